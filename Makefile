@@ -1,0 +1,76 @@
+# vrs_edu — every set-up step lives here, so a fresh clone needs nothing installed by hand.
+#   make lab    set up (once) and open the course in JupyterLab on 127.0.0.1
+#   make test   set up (once) and run every test: unit tests, notebook sync, nbval on every chapter, book, browser
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.vrs_edu-installed
+EXTRAS := notebooks,test,book,browser,real-model
+LAB_PORT ?= 8888
+# Notebooks are executed single-threaded both when their outputs are regenerated and when nbval re-runs them:
+# float sums differ between thread counts, and nbval compares the printed numbers.
+NB_ENV := VRS_EDU_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline
+NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
+ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
+
+.PHONY: setup lab test unit nbval book browser browser-deps notebooks bench assignments clean help
+
+help:
+	@sed -n '2,4p' Makefile
+
+setup: $(STAMP)
+
+$(STAMP): pyproject.toml
+	@command -v $(PYTHON) >/dev/null || { echo "error: '$(PYTHON)' not found. vrs_edu needs Python >= 3.10: install it, or run 'make PYTHON=/path/to/python3.11 ...'"; exit 1; }
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 10))' || { echo "error: vrs_edu needs Python >= 3.10, but $(PYTHON) is $$($(PYTHON) --version 2>&1). Run 'make PYTHON=python3.11 ...' or use the conda path (environment.yml)."; exit 1; }
+	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "error: $(PYTHON) lacks the venv/ensurepip modules (Debian/Ubuntu: apt-get install python3-venv)"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@# torch is pinned in pyproject (torch==2.13.0 is the CPU wheel here); --prefer-binary avoids source builds.
+	$(BIN)/python -m pip install --prefer-binary -e '.[$(EXTRAS)]' || { echo "error: pip could not install the course's packages. If it tried to compile something, no wheel exists for your platform and Python (a C compiler would be needed): use Python 3.10-3.12 on x86-64 or arm64, or the conda path (environment.yml)."; exit 1; }
+	$(BIN)/python -m ipykernel install --sys-prefix --name vrs_edu --display-name "Python (vrs_edu)" >/dev/null
+	touch $(STAMP)
+
+lab: setup
+	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (token authentication on; the URL with the token is printed below)"
+	$(BIN)/jupyter lab --no-browser $(ROOT_FLAG) --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
+
+test: setup browser-deps
+	$(MAKE) unit-and-notebooks
+	$(MAKE) book
+	$(MAKE) browser
+
+unit-and-notebooks: setup
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" $(NBVAL) tests notebooks
+
+unit: setup
+	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" tests
+
+nbval: setup
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) notebooks
+
+# Debian's chromium for the browser tests (never `playwright install`). Needs root or sudo; without them the
+# browser tests are skipped with a message that says so.
+browser-deps:
+	@if command -v chromium >/dev/null; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then S=; elif command -v sudo >/dev/null; then S=sudo; else echo "chromium missing and no root: browser tests will be skipped"; exit 0; fi; \
+	$$S apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$S apt-get install -y -qq chromium >/dev/null && echo "installed $$(chromium --version)"
+
+browser: setup
+	$(BIN)/python -m pytest -q -p no:xdist -m browser tests
+
+book: setup
+	$(BIN)/python -m vrs_edu.course.book build
+
+# Re-execute every chapter from its jupytext source (the .py), writing the .ipynb with outputs. Two at a time.
+notebooks: setup
+	ls notebooks/[0-9]*.py | $(NB_ENV) xargs -P 2 -I{} $(BIN)/jupytext --sync --execute --set-kernel python3 {}
+
+bench: setup
+	$(BIN)/python -m vrs_edu.bench
+
+assignments: setup
+	$(BIN)/vrs-edu assignments build
+
+clean:
+	rm -rf _build .pytest_cache

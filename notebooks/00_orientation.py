@@ -1,0 +1,172 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 · Orientation
+#
+# **Goals.** Learn how the course works (chapters in order, widgets, exercises that check themselves), check that
+# your environment has everything, and take a first look at a *residual stream* — the running sum every layer of a
+# Transformer reads from and writes into.
+#
+# **Question.** How do I use this course, and what does a residual stream look like?
+#
+# **Prerequisites.** Python and a first contact with PyTorch tensors. Nothing about Transformers yet.
+#
+# **Expected run time.** About 20 seconds on a 2-core laptop CPU (budget in `book.toml`: 60 s).
+
+# %% [markdown]
+# ## How the course works
+#
+# The course asks one question from two sides: *how does information flow through a Transformer?* Along the
+# **sequence**, attention moves information between tokens; along **depth**, the residual stream carries it from
+# layer to layer. Attention itself has two halves — **Q·K decides where to look, V is what gets moved** — and the
+# course builds up, with measurements, why the V path decides what deep layers carry.
+#
+# * **Order.** Follow the chapters in order; each one lists its prerequisites. The map is below.
+# * **Measurements.** Every number you see was computed by the code above it, on a CPU. Long training runs are
+#   made by a command (`vrs-edu reproduce …`) whose saved results the chapter loads; the chapter prints the command
+#   and how long it took. Where a published claim does not reproduce at our scale, the chapter says so.
+# * **Widgets.** Sliders re-run a small experiment when you move them. A static figure of the default setting sits
+#   next to each widget, so the rendered book shows something too.
+# * **Exercises.** You write a function; a checker compares it with the reference on random inputs. If it
+#   disagrees, it names the likely mistake. "Public checks passed" means your function agrees on these inputs —
+#   in a class, hidden checks run when the assignment is graded.
+
+# %%
+from vrs_edu.course.setup import check_environment, setup_notebook
+
+setup_notebook(seed=0)
+versions = check_environment()  # raises, listing every missing or too-old package, if something is wrong
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+# Versions and threads differ from machine to machine: this cell's output is not compared by the tests.
+import platform
+
+import torch
+
+print(f"Python {platform.python_version()}, {torch.get_num_threads()} torch threads")
+for name, version in versions.items():
+    print(f"{name:12s} {version}")
+
+# %% [markdown]
+# ## The map
+#
+# The chapter list comes from `book.toml`, the course's single table of contents.
+
+# %%
+from vrs_edu.course.book import chapters
+
+for c in chapters():
+    print(f"{c.title:45s} {c.budget_s:>3d} s  {c.question}")
+
+# %% [markdown]
+# ## A first look at a residual stream
+#
+# A decoder-only Transformer turns token ids into vectors (the **embedding**, depth 0), then runs L blocks. Each
+# block *reads* the current state, computes something (attention, then an MLP) and *adds* its result back:
+#
+# $$h^{(l+1)} = h^{(l)} + \mathrm{block}_l\big(h^{(l)}\big).$$
+#
+# The sequence of states $h^{(0)}, h^{(1)}, \dots, h^{(L)}$ of one token is its **residual stream**: the path
+# information takes along depth. We build a small model from the companion package and record every state with
+# `trace=True`: `trace.stack("resid")` is the depth stack, shape `(L+1, B, T, D)`.
+
+# %%
+from vrs_edu.lab.data import make_token_data
+from vrs_edu.nn import TinyGPT, TinyGPTConfig
+
+data = make_token_data(tokenizer="char", block_size=64)
+model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layers=6, d_model=64, n_heads=4, block_size=64, seed=0))
+x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
+stack = model(x, trace=True).trace.stack("resid")
+print("depth stack shape (L+1, B, T, D):", tuple(stack.shape))
+print("text of the first sequence:", repr(data.tokenizer.decode(x[0])[:60]))
+
+# %% [markdown]
+# ### Exercise 0 — the norm of the stream at each depth
+#
+# Write `mean_stream_norms(stack)`: for a depth stack of shape `(L+1, B, T, D)` return a tensor of shape `(L+1,)`
+# holding, at each depth, the L2 norm of every token's D-dimensional state averaged over batch and tokens.
+
+
+# %%
+def mean_stream_norms(stack):
+    return stack.norm(dim=-1).mean(dim=(1, 2))
+
+
+from vrs_edu.course.exercises.ch00 import check_stream_norms
+
+check_stream_norms(mean_stream_norms)
+
+# %% [markdown]
+# Now measure the stream of the untrained model, train it for 150 steps on the Python reference documentation
+# (about 10 s), and measure again.
+
+# %%
+from vrs_edu.lab.train import TrainConfig, train
+
+before = mean_stream_norms(stack).tolist()
+history = train(model, data, TrainConfig(steps=150, batch_size=32, warmup=20, eval_every=150, seed=0), progress=False)
+after = mean_stream_norms(model(x, trace=True).trace.stack("resid")).tolist()
+print(f"validation loss after 150 steps: {history.val_loss[-1]:.2f} nats")
+print("norm by depth, untrained:", [round(v, 2) for v in before])
+print("norm by depth, trained:  ", [round(v, 2) for v in after])
+
+# %%
+import matplotlib.pyplot as plt
+
+from vrs_edu.viz.plots import plot_stream_norms
+
+plot_stream_norms({"untrained": before, "after 150 steps": after}, title="residual stream norm along depth")
+plt.show()
+
+# %% [markdown]
+# The stream **grows along depth**: each block adds a vector, and nothing ever subtracts the old state. Training
+# makes the blocks write larger outputs, so the growth is steeper. Chapter 01 takes this apart: the final state *is*
+# the embedding plus every block's output, and we will read each block's contribution to a prediction.
+#
+# ### Widget — depth and initial scale
+#
+# Move the sliders: the number of layers and a multiplier on the output projections of every block (how much each
+# block writes at initialisation). Watch how fast the stream grows. The static figure below the widget shows the
+# default setting.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from vrs_edu.viz.widgets import stream_norm_widget
+
+stream_norm_widget()
+
+# %%
+from vrs_edu.viz.widgets import stream_norm_figure
+
+fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
+plt.show()
+print(f"default setting: final/embedding norm ratio {norms[-1] / norms[0]:.2f}")
+
+# %% [markdown]
+# ### Exercises to think about
+#
+# 1. With `init scale` at 0, every block writes nothing at initialisation. What does the stream look like, and why
+#    does training still work? (Hint: gradients flow through the identity path.)
+# 2. Double the number of layers. Does the final norm double? What would a LayerNorm-free model without the
+#    `1/sqrt(2L)` scaling of output projections do?
+#
+# ## What we measured
+#
+# * The depth stack of a 6-layer TinyGPT has shape (7, 8, 64, 64).
+# * Its stream norm grows along depth, before and after 150 steps of training (numbers printed above).
+# * Next: chapter 01 decomposes the stream into per-block contributions.

@@ -1,0 +1,60 @@
+"""book.toml is the course's single table of contents: it must list every notebook exactly once, in order, with
+titles equal to each notebook's first heading, and the README's chapter table must be generated from it."""
+import re
+import tomllib
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from vrs_edu.course.book import BOOK_TOML, chapter_table_markdown, chapters, load_book
+
+ROOT = Path(__file__).resolve().parents[1]
+NB = ROOT / "notebooks"
+
+
+def test_book_toml_parses_with_tomllib_and_keeps_mdbook_keys():
+    with BOOK_TOML.open("rb") as f:
+        book = tomllib.load(f)
+    assert set(book) <= {"book", "build", "rust", "output", "preprocessor"}, "mdBook 0.5 rejects other top-level keys"
+    assert {"title", "authors", "description", "language"} <= set(book["book"])
+    assert "build-dir" in book["build"]
+
+
+def test_every_notebook_is_listed_exactly_once_and_every_listed_one_exists():
+    listed = [c.file for c in chapters()]
+    duplicates = sorted({f for f in listed if listed.count(f) > 1})
+    assert not duplicates, f"listed more than once in book.toml: {duplicates}"
+    on_disk = sorted(p.name for p in NB.glob("[0-9][0-9]_*.ipynb"))
+    unlisted = sorted(set(on_disk) - set(listed))
+    missing = sorted(set(listed) - set(on_disk))
+    assert not unlisted, f"notebooks present but not listed in book.toml: {unlisted}"
+    assert not missing, f"listed in book.toml but missing from notebooks/: {missing}"
+    assert listed == sorted(listed), "chapters must be listed in their numbered order"
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.stem)
+def test_title_matches_first_heading_and_chapter_is_complete(chapter):
+    nb = jupytext.read(NB / (chapter.stem + ".py"))
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    heading = re.match(r"#\s+(.*)", first_md.source.strip())
+    assert heading and heading.group(1).strip() == chapter.title, \
+        f"{chapter.file}: first heading {heading and heading.group(1)!r} != book.toml title {chapter.title!r}"
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").lower()
+    for part in ("**goals.**", "**question.**", "**prerequisites.**", "**expected run time.**", "## what we measured"):
+        assert part in text, f"{chapter.file} lacks the section {part!r}"
+    assert chapter.goals and 0 < chapter.budget_s <= 90, f"{chapter.file}: goals and a budget of at most 90 s"
+
+
+def test_readme_chapter_table_equals_book_toml():
+    readme = (ROOT / "README.md").read_text()
+    assert chapter_table_markdown() in readme, (
+        "README's chapter table differs from book.toml; paste the output of "
+        "`python -m vrs_edu.course.book chapters` between the chapter-table markers")
+
+
+def test_load_book_names_the_missing_table(tmp_path):
+    bad = tmp_path / "book.toml"
+    bad.write_text('[book]\ntitle = "x"\n[build]\n')
+    with pytest.raises(ValueError, match=r"\[preprocessor\]"):
+        load_book(bad)

@@ -1,0 +1,6 @@
+"""Benchmarks (`make bench`): measured side by side in one run, printed as ratios. Never wall-clock assertions.
+
+Sections (each a module with ``run(args) -> None``): ``training`` (TinyGPT step vs a plain reference, variant
+overheads, FLOP/s), ``depth`` (depth ShortSWA vs full-window cost), ``notebooks`` (each chapter's execution time next to
+its book.toml budget). ``python -m vrs_edu.bench [section ...]`` runs the named ones (default: all).
+"""

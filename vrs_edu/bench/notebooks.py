@@ -1,0 +1,29 @@
+"""Execute every chapter (as `make notebooks` does, single-threaded, in a fresh kernel) and print its wall time
+next to its budget in book.toml. Outputs are discarded: this never rewrites the committed notebooks."""
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import nbformat
+from nbclient import NotebookClient
+
+from ..course.book import ROOT, chapters
+
+
+def run(args) -> None:
+    os.environ.setdefault("VRS_EDU_THREADS", "1")
+    total = 0.0
+    print(f"{'chapter':32s} {'time':>8s} {'budget':>8s}  ratio")
+    for c in chapters():
+        path = ROOT / "notebooks" / c.file
+        nb = nbformat.read(path, as_version=4)
+        t0 = time.perf_counter()
+        NotebookClient(nb, timeout=900, kernel_name="python3",
+                       resources={"metadata": {"path": str(path.parent)}}).execute()
+        dt = time.perf_counter() - t0
+        total += dt
+        flag = "" if dt <= c.budget_s else "  OVER BUDGET"
+        print(f"{c.stem:32s} {dt:7.1f}s {c.budget_s:7d}s  {dt / c.budget_s:5.2f}{flag}", flush=True)
+    print(f"{'whole course':32s} {total:7.1f}s")

@@ -1,0 +1,120 @@
+"""Training-step cost of TinyGPT against a plain reference of the same shape, measured side by side.
+
+* TinyGPT (hook points, explicit attention) vs ``PlainGPT`` below: a nanoGPT-style model with no hooks and the
+  same arithmetic (RoPE, parameter-free RMSNorm, explicit softmax attention, GELU MLP) — target ratio <= 1.10.
+* Value residual and x0 injection vs the baseline TinyGPT — target <= 1.05.
+* Achieved training FLOP/s (6·N·tokens + attention) as a fraction of a large ``torch.mm`` on this machine.
+Each configuration is timed in interleaved rounds and the median step time is reported.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ..nn.layers import RoPE, rms_norm
+from ..nn.model import TinyGPT, TinyGPTConfig
+
+
+class PlainBlock(nn.Module):
+    def __init__(self, d, h, rope):
+        super().__init__()
+        self.h, self.rope = h, rope
+        self.qkv = nn.Linear(d, 3 * d, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.up = nn.Linear(d, 4 * d, bias=False)
+        self.down = nn.Linear(4 * d, d, bias=False)
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = self.qkv(rms_norm(x)).view(B, T, 3, self.h, D // self.h).permute(2, 0, 3, 1, 4)
+        q, k = self.rope(q), self.rope(k)
+        att = (q @ k.transpose(-2, -1)) / math.sqrt(D // self.h)
+        att = att.masked_fill(torch.ones(T, T, dtype=torch.bool).tril().logical_not(), float("-inf")).softmax(-1)
+        x = x + self.o((att @ v).transpose(1, 2).reshape(B, T, D))
+        return x + self.down(F.gelu(self.up(rms_norm(x))))
+
+
+class PlainGPT(nn.Module):
+    def __init__(self, cfg: TinyGPTConfig):
+        super().__init__()
+        rope = RoPE(cfg.d_model // cfg.n_heads, cfg.block_size)
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.blocks = nn.ModuleList([PlainBlock(cfg.d_model, cfg.n_heads, rope) for _ in range(cfg.n_layers)])
+        self.head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx)
+        for b in self.blocks:
+            x = b(x)
+        logits = self.head(rms_norm(x))
+        return F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+
+
+def _step_fn(model, plain: bool):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def step(x, y):
+        loss = model(x, y) if plain else model(x, y).loss
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def time_steps(configs: dict, B: int, T: int, vocab: int, rounds: int, steps_per_round: int) -> dict[str, float]:
+    """Median seconds per training step for each named step function, interleaved round by round."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(vocab, (B, T), generator=g)
+    y = torch.randint(vocab, (B, T), generator=g)
+    for fn in configs.values():  # warm-up
+        fn(x, y)
+    times = {k: [] for k in configs}
+    for _ in range(rounds):
+        for name, fn in configs.items():
+            t0 = time.perf_counter()
+            for _ in range(steps_per_round):
+                fn(x, y)
+            times[name].append((time.perf_counter() - t0) / steps_per_round)
+    return {k: statistics.median(v) for k, v in times.items()}
+
+
+def mm_flops(n: int = 1024, repeats: int = 20) -> float:
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    a @ b
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        a @ b
+    return 2 * n ** 3 * repeats / (time.perf_counter() - t0)
+
+
+def run(args) -> None:
+    torch.manual_seed(0)
+    B, T, vocab = 32, 64, 2048
+    base = TinyGPTConfig(vocab_size=vocab, d_model=64, n_layers=8, n_heads=4, block_size=T)
+    rounds, spr = (3, 3) if args.quick else (7, 5)
+    models = {
+        "plain reference": (PlainGPT(base), True),
+        "TinyGPT": (TinyGPT(base), False),
+        "TinyGPT + value residual (learnable)": (TinyGPT(TinyGPTConfig(**{**base.__dict__, "value_residual": "learnable"})), False),
+        "TinyGPT + x0 injection (qkv)": (TinyGPT(TinyGPTConfig(**{**base.__dict__, "x0_mode": "qkv"})), False),
+    }
+    t = time_steps({k: _step_fn(m, plain) for k, (m, plain) in models.items()}, B, T, vocab, rounds, spr)
+    print(f"shape: B={B} T={T} D={base.d_model} L={base.n_layers} H={base.n_heads} vocab={vocab}; "
+          f"{torch.get_num_threads()} threads; median of {rounds} rounds x {spr} steps")
+    for k, v in t.items():
+        print(f"  {k:40s} {v * 1e3:7.1f} ms/step")
+    print(f"  ratio TinyGPT / plain reference:          {t['TinyGPT'] / t['plain reference']:.3f}  (target <= 1.10)")
+    for k in list(t)[2:]:
+        print(f"  ratio {k.split('+')[1].strip():32s} / TinyGPT: {t[k] / t['TinyGPT']:.3f}  (target <= 1.05)")
+    m = models["TinyGPT"][0]
+    n_params = sum(p.numel() for p in m.parameters())
+    flops = 6 * n_params * B * T + 12 * base.n_layers * B * T * T * base.d_model  # matmuls fwd+bwd, attention incl.
+    peak = mm_flops()
+    achieved = flops / t["TinyGPT"]
+    print(f"  TinyGPT training: {achieved / 1e9:.2f} GFLOP/s = {achieved / peak:.1%} of a 1024x1024 torch.mm "
+          f"({peak / 1e9:.1f} GFLOP/s)")

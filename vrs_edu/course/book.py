@@ -1,0 +1,98 @@
+"""book.toml: the course's table of contents, read by the tests, the notebooks and the book builder.
+
+    python -m vrs_edu.course.book chapters     # print the chapter table
+    python -m vrs_edu.course.book build        # build the HTML book (Sphinx + myst-nb) into [build] build-dir
+"""
+from __future__ import annotations
+
+import sys
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+BOOK_TOML = ROOT / "book.toml"
+
+
+@dataclass(frozen=True)
+class Chapter:
+    file: str
+    title: str
+    question: str
+    goals: tuple[str, ...]
+    budget_s: int
+
+    @property
+    def stem(self) -> str:
+        return Path(self.file).stem
+
+    @property
+    def number(self) -> str:
+        return self.file[:2]
+
+
+def load_book(path: str | Path = BOOK_TOML) -> dict:
+    """Parse book.toml with tomllib. Raises ValueError naming the file when a required table is missing."""
+    path = Path(path)
+    with path.open("rb") as f:
+        book = tomllib.load(f)
+    for key in ("book", "build", "preprocessor"):
+        if key not in book:
+            raise ValueError(f"{path}: missing the [{key}] table")
+    if "chapters" not in book["preprocessor"].get("course", {}):
+        raise ValueError(f"{path}: missing [[preprocessor.course.chapters]]")
+    return book
+
+
+def chapters(path: str | Path = BOOK_TOML) -> list[Chapter]:
+    """The ordered chapters. Raises ValueError naming the chapter and field when one is incomplete."""
+    out = []
+    for i, c in enumerate(load_book(path)["preprocessor"]["course"]["chapters"]):
+        missing = [k for k in ("file", "title", "question", "goals", "budget_s") if k not in c]
+        if missing:
+            raise ValueError(f"book.toml chapter #{i} ({c.get('file', '?')}) lacks {missing}")
+        out.append(Chapter(c["file"], c["title"], c["question"], tuple(c["goals"]), int(c["budget_s"])))
+    return out
+
+
+def chapter(number_or_stem: str) -> Chapter:
+    """Look a chapter up by its two-digit number ("03") or its file stem ("03_value_residual")."""
+    for c in chapters():
+        if number_or_stem in (c.number, c.stem, c.file):
+            return c
+    raise KeyError(f"no chapter {number_or_stem!r} in book.toml")
+
+
+def chapter_table_markdown() -> str:
+    """The README's chapter table, generated from book.toml (a test keeps the README equal to it)."""
+    rows = ["| # | chapter | question it answers | budget |", "|---|---|---|---|"]
+    for c in chapters():
+        title = c.title.split("·", 1)[-1].strip()
+        rows.append(f"| {c.number} | [{title}](notebooks/{c.file}) | {c.question} | {c.budget_s} s |")
+    return "\n".join(rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    cmd = argv[0] if argv else "chapters"
+    if cmd == "chapters":
+        print(chapter_table_markdown())
+        return 0
+    if cmd == "build":
+        from .book_build import build
+
+        return build()
+    if cmd == "mdbook-preprocess":  # mdBook preprocessor protocol: echo the book unchanged
+        import json
+
+        if len(argv) > 1 and argv[1] == "supports":
+            return 0
+        ctx, book = json.load(sys.stdin)
+        json.dump(book, sys.stdout)
+        return 0
+    print(f"unknown command {cmd!r}; use chapters | build", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

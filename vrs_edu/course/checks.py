@@ -1,0 +1,97 @@
+"""Exercise checkers: compare a learner's function with the reference on seeded random inputs, and when they
+disagree, name the likely mistake.
+
+The pattern (ARENA's): the learner writes ``def f(...)``, then calls ``check_<exercise>(f)``. The checker runs
+``f`` and the reference on the same random inputs of several shapes. On a mismatch it tries each *known mistake*
+(a deliberately wrong variant of the reference: mask in the wrong direction, missing scale, softmax over the wrong
+axis...) and, if the learner's output matches one, prints that hint. It ends with "public checks passed — hidden
+checks run when graded", so nobody mistakes local success for the grade.
+
+Every checker returns True/False and prints; with ``raise_on_fail=True`` (used by the grader) it raises
+``CheckFailed`` instead.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import torch
+
+PASSED = "public checks passed — hidden checks run when graded"
+
+
+class CheckFailed(AssertionError):
+    """A learner's function disagrees with the reference; the message holds the hint."""
+
+
+@dataclass
+class Mistake:
+    """A known wrong variant of the reference, and what to tell a learner whose output matches it."""
+
+    fn: Callable
+    hint: str
+
+
+def _close(a, b, atol: float) -> bool:
+    if isinstance(a, (tuple, list)):
+        return isinstance(b, (tuple, list)) and len(a) == len(b) and all(_close(x, y, atol) for x, y in zip(a, b))
+    if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
+        try:
+            return abs(float(a) - float(b)) <= atol
+        except (TypeError, ValueError):
+            return False
+    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=1e-4)
+
+
+def _describe(x) -> str:
+    if isinstance(x, torch.Tensor):
+        return f"tensor of shape {tuple(x.shape)}"
+    return type(x).__name__
+
+
+def check_function(name: str, student: Callable, reference: Callable, inputs: Sequence[tuple],
+                   mistakes: Sequence[Mistake] = (), atol: float = 1e-5, raise_on_fail: bool = False,
+                   quiet: bool = False) -> bool:
+    """Run ``student(*args)`` and ``reference(*args)`` for every ``args`` in ``inputs`` and compare.
+
+    Returns True when every case matches. Prints (and, with ``raise_on_fail``, raises) the first disagreement with
+    a hint: a shape problem, a known mistake it matches, or the largest difference.
+    """
+    def fail(msg: str) -> bool:
+        text = f"✗ {name}: {msg}"
+        if raise_on_fail:
+            raise CheckFailed(text)
+        print(text)
+        return False
+
+    for i, args in enumerate(inputs):
+        expected = reference(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+        try:
+            got = student(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+        except NotImplementedError:
+            return fail("not implemented yet — replace the `raise NotImplementedError` with your code")
+        except Exception as e:  # the learner's code may raise anything; report it, don't crash the notebook
+            return fail(f"raised {type(e).__name__}: {e}")
+        if _close(got, expected, atol):
+            continue
+        if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
+            return fail(f"case {i}: expected a {_describe(expected)}, got a {_describe(got)}")
+        for m in mistakes:
+            try:
+                if _close(got, m.fn(*args), atol):
+                    return fail(f"case {i}: {m.hint}")
+            except Exception:  # a mistake variant that cannot run on these inputs simply does not match
+                continue
+        if isinstance(expected, torch.Tensor):
+            diff = (got.float() - expected.float()).abs().max().item()
+            return fail(f"case {i}: values differ from the reference (largest difference {diff:.3g})")
+        return fail(f"case {i}: expected {expected!r}, got {got!r}")
+    if not quiet:
+        print(f"✓ {name}: {PASSED}")
+    return True
+
+
+def random_inputs(seed: int, *shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:
+    """Standard-normal tensors of the given shapes from a generator seeded with ``seed``."""
+    g = torch.Generator().manual_seed(seed)
+    return tuple(torch.randn(*s, generator=g) for s in shapes)

@@ -1,0 +1,30 @@
+"""Chapter 00 exercise: the norm of the residual stream at each depth.
+"""
+from __future__ import annotations
+
+import torch
+
+from ..checks import Mistake, check_function, random_inputs
+
+
+# --- chapter 00 ------------------------------------------------------------------------------------------------
+
+def _ref_stream_norms(stack: torch.Tensor) -> torch.Tensor:
+    return stack.norm(dim=-1).mean(dim=(1, 2))
+
+
+def check_stream_norms(fn, **kw) -> bool:
+    """Exercise 00: ``fn(stack (L+1, B, T, D)) -> (L+1,)`` mean L2 norm of every token's state at each depth."""
+    cases = [random_inputs(s, shape) for s, shape in enumerate([(3, 2, 4, 8), (7, 1, 5, 16), (2, 3, 3, 4)])]
+    cases = [(c[0] * (1 + torch.arange(c[0].size(0)).view(-1, 1, 1, 1)),) for c in cases]  # norms grow with depth
+    mistakes = [
+        Mistake(lambda s: s.norm(dim=-1).mean(dim=(0, 1)), "you averaged over depth: keep axis 0 (depth), average "
+                "over batch and tokens (axes 1 and 2)"),
+        Mistake(lambda s: s.pow(2).sum(-1).mean(dim=(1, 2)), "that is the squared norm: take the square root "
+                "(torch.linalg.vector_norm or .norm(dim=-1))"),
+        Mistake(lambda s: s.mean(dim=(1, 2)).norm(dim=-1), "you took the norm of the average state: take each "
+                "token's norm first, then average the norms"),
+        Mistake(lambda s: s.abs().mean(dim=(1, 2, 3)), "that is the mean absolute entry, not the L2 norm of each "
+                "token's D-dimensional state"),
+    ]
+    return check_function("stream norms", fn, _ref_stream_norms, cases, mistakes, **kw)

@@ -1,0 +1,60 @@
+"""What the first cell of every chapter calls: seeds, threads, plotting style, and the environment check."""
+from __future__ import annotations
+
+import importlib
+import os
+import random
+
+REQUIRED = {  # package (import name) -> minimum version
+    "torch": "2.4", "numpy": "1.26", "matplotlib": "3.8", "seaborn": "0.13", "ipywidgets": "8.1",
+    "jupytext": "1.16", "nbval": "0.11", "einops": "0.8", "safetensors": "0.4", "tokenizers": "0.20", "tqdm": "4.66",
+}
+
+
+def setup_notebook(seed: int = 0) -> None:
+    """Seed Python and torch, fix the thread count (``VRS_EDU_THREADS``, set by ``make notebooks`` and the tests so
+    that stored outputs are reproducible), and set one plotting style for the whole course."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+    import torch
+
+    threads = os.environ.get("VRS_EDU_THREADS")
+    if threads:
+        torch.set_num_threads(int(threads))
+    random.seed(seed)
+    torch.manual_seed(seed)
+    sns.set_theme(context="notebook", style="whitegrid")
+    plt.rcParams.update({"figure.figsize": (6.4, 3.6), "figure.dpi": 80, "savefig.dpi": 80})
+
+
+def _version_tuple(v: str) -> tuple[int, ...]:
+    out = []
+    for part in v.split("+")[0].split("."):
+        digits = "".join(ch for ch in part if ch.isdigit())
+        if not digits:
+            break
+        out.append(int(digits))
+    return tuple(out)
+
+
+def check_environment(required: dict[str, str] = REQUIRED) -> dict[str, str]:
+    """Import every required package and compare its version with the minimum.
+
+    Returns ``{package: version}``. Raises RuntimeError listing *every* missing or too-old package (with the
+    version found and the one needed) and the command that fixes it.
+    """
+    found, problems = {}, []
+    for name, minimum in required.items():
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            problems.append(f"{name}: not installed (need >= {minimum})")
+            continue
+        version = getattr(mod, "__version__", "0")
+        found[name] = version
+        if _version_tuple(version) < _version_tuple(minimum):
+            problems.append(f"{name}: version {version} is too old (need >= {minimum})")
+    if problems:
+        raise RuntimeError("the course's environment is incomplete:\n  " + "\n  ".join(problems)
+                           + "\nfix: run `make lab` (or `pip install -e '.[notebooks,test]'`) from the repository root")
+    return found

@@ -1,0 +1,269 @@
+"""Corpora, tokenizers, batches and synthetic tasks.
+
+Default corpus: the Python reference documentation that ships with every Python installation
+(``pydoc_data.topics``, ~465 k characters of real English technical prose), so the course runs offline with
+nothing to download. Any UTF-8 text file can replace it (:func:`load_corpus`).
+
+Tokenizers (pick per chapter what makes the mechanism visible):
+
+* ``char``: one token per character (vocab ~100). Good for watching attention patterns on readable text; but a
+  character carries little identity worth re-reading, so the x0 / value findings hardly show (cpu-regime notes).
+* ``word``: a word-level vocabulary of the most frequent words and punctuation (HF ``tokenizers`` WordLevel),
+  rare words -> ``[UNK]``. Each token *is* an identity; chapters 03–05 use it.
+* ``bpe``: byte-level BPE trained on the corpus with HF ``tokenizers`` in about a second.
+
+Synthetic tasks isolate a mechanism: :func:`associative_recall` (keys need context, values need token identity) and
+:func:`induction_copy` (repeat a random sequence: needs an induction head).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from jaxtyping import Int
+from torch import Tensor
+
+TOKENIZERS = ("char", "word", "bpe")
+
+
+def default_corpus_text() -> str:
+    """The Python reference documentation (``pydoc_data.topics``), topics joined in sorted-key order."""
+    from pydoc_data.topics import topics
+
+    return "\n\n".join(topics[k] for k in sorted(topics))
+
+
+def load_corpus(path: str | Path | None = None) -> str:
+    """Read a UTF-8 text file, or the default corpus when ``path`` is None.
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the file is empty or not valid UTF-8 (the message names the file and the byte offset).
+    """
+    if path is None:
+        return default_corpus_text()
+    path = Path(path)
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"corpus {path} is not UTF-8 text (bad byte at offset {e.start})") from None
+    if not text.strip():
+        raise ValueError(f"corpus {path} is empty")
+    return text
+
+
+class Tokenizer:
+    """A thin wrapper with one interface for the three kinds: ``encode(str) -> list[int]``, ``decode``,
+    ``vocab_size``, ``token(i)`` (the string of one id), ``to_json`` / ``from_json`` for checkpoints."""
+
+    def __init__(self, kind: str, hf=None, chars: list[str] | None = None):
+        self.kind, self.hf, self.chars = kind, hf, chars
+        if kind == "char":
+            self.stoi = {c: i for i, c in enumerate(chars)}
+
+    @property
+    def vocab_size(self) -> int:
+        return len(self.chars) if self.kind == "char" else self.hf.get_vocab_size()
+
+    def encode(self, text: str) -> list[int]:
+        if self.kind == "char":
+            missing = sorted(set(text) - set(self.stoi))
+            if missing:
+                raise ValueError(f"characters not in the tokenizer's vocabulary: {missing[:10]}")
+            return [self.stoi[c] for c in text]
+        return self.hf.encode(text).ids
+
+    def decode(self, ids) -> str:
+        ids = [int(i) for i in ids]
+        if self.kind == "char":
+            return "".join(self.chars[i] for i in ids)
+        return self.hf.decode(ids)
+
+    def token(self, i: int) -> str:
+        """The surface string of one token id (for plots and tables)."""
+        return self.chars[int(i)] if self.kind == "char" else self.hf.id_to_token(int(i))
+
+    def to_json(self) -> str:
+        if self.kind == "char":
+            return json.dumps({"kind": "char", "chars": self.chars})
+        return json.dumps({"kind": self.kind, "hf": self.hf.to_str()})
+
+    @classmethod
+    def from_json(cls, s: str) -> "Tokenizer":
+        from tokenizers import Tokenizer as HFTokenizer
+
+        d = json.loads(s)
+        if d["kind"] == "char":
+            return cls("char", chars=d["chars"])
+        return cls(d["kind"], hf=HFTokenizer.from_str(d["hf"]))
+
+
+def train_tokenizer(text: str, kind: str = "char", vocab_size: int = 2048) -> Tokenizer:
+    """Build a tokenizer from ``text``. ``vocab_size`` is ignored for ``char``.
+
+    Raises:
+        ValueError: an unknown kind, or ``vocab_size`` < 16 for word/bpe.
+    """
+    if kind not in TOKENIZERS:
+        raise ValueError(f"tokenizer kind must be one of {TOKENIZERS}, got {kind!r}")
+    if kind == "char":
+        return Tokenizer("char", chars=sorted(set(text)))
+    if vocab_size < 16:
+        raise ValueError(f"vocab_size must be >= 16 for a {kind} tokenizer, got {vocab_size}")
+    from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers
+
+    if kind == "word":
+        tok = HFTokenizer(models.WordLevel(unk_token="[UNK]"))
+        tok.pre_tokenizer = pre_tokenizers.Whitespace()  # words and punctuation runs
+        trainer = trainers.WordLevelTrainer(vocab_size=vocab_size, special_tokens=["[UNK]"])
+        tok.decoder = decoders.WordPiece(prefix="##")  # joins with spaces
+    else:
+        tok = HFTokenizer(models.BPE())
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+        tok.decoder = decoders.ByteLevel()
+        trainer = trainers.BpeTrainer(vocab_size=vocab_size, show_progress=False,
+                                      initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    tok.train_from_iterator(text.split("\n\n"), trainer=trainer)
+    return Tokenizer(kind, hf=tok)
+
+
+@dataclass
+class TokenData:
+    """A tokenised corpus split deterministically: the first ``1 - val_fraction`` for training, the rest for
+    validation (a contiguous tail, so no validation text leaks into training windows)."""
+
+    train: Int[Tensor, "N"]
+    val: Int[Tensor, "M"]
+    tokenizer: Tokenizer
+    block_size: int
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tokenizer.vocab_size
+
+    def batch(self, split: str, batch_size: int, generator: torch.Generator) -> tuple[Tensor, Tensor]:
+        """Random windows (B, T) of inputs and next-token targets, drawn with ``generator`` (repeatable)."""
+        data = self._split(split)
+        ix = torch.randint(len(data) - self.block_size - 1, (batch_size,), generator=generator)
+        x = torch.stack([data[i:i + self.block_size] for i in ix.tolist()])
+        y = torch.stack([data[i + 1:i + 1 + self.block_size] for i in ix.tolist()])
+        return x, y
+
+    def eval_batches(self, split: str = "val", batch_size: int = 32, max_batches: int | None = None):
+        """Consecutive non-overlapping windows covering the split (the whole split when ``max_batches`` is None)."""
+        data = self._split(split)
+        T = self.block_size
+        n = (len(data) - 1) // T
+        starts = torch.arange(n) * T
+        if max_batches is not None:
+            starts = starts[: max_batches * batch_size]
+        for i in range(0, len(starts), batch_size):
+            s = starts[i:i + batch_size].tolist()
+            yield (torch.stack([data[j:j + T] for j in s]), torch.stack([data[j + 1:j + 1 + T] for j in s]))
+
+    def _split(self, split: str) -> Tensor:
+        if split not in ("train", "val"):
+            raise ValueError(f"split must be 'train' or 'val', got {split!r}")
+        return self.train if split == "train" else self.val
+
+
+def make_token_data(text: str | None = None, tokenizer: str | Tokenizer = "char", vocab_size: int = 2048,
+                    block_size: int = 64, val_fraction: float = 0.1) -> TokenData:
+    """Tokenise a corpus (default: :func:`default_corpus_text`) and split it.
+
+    Raises:
+        ValueError: ``val_fraction`` outside (0, 0.5], or a split shorter than one block plus one token.
+    """
+    if not 0 < val_fraction <= 0.5:
+        raise ValueError(f"val_fraction must be in (0, 0.5], got {val_fraction}")
+    text = default_corpus_text() if text is None else text
+    tok = tokenizer if isinstance(tokenizer, Tokenizer) else train_tokenizer(text, tokenizer, vocab_size)
+    ids = torch.tensor(tok.encode(text), dtype=torch.long)
+    n_val = int(len(ids) * val_fraction)
+    train, val = ids[: len(ids) - n_val], ids[len(ids) - n_val:]
+    for name, part in (("training", train), ("validation", val)):
+        if len(part) < block_size + 2:
+            raise ValueError(f"the corpus is too short: its {name} split has {len(part)} tokens, "
+                             f"fewer than one block (block_size={block_size}) plus one")
+    return TokenData(train, val, tok, block_size)
+
+
+def unigram_loss(data: TokenData) -> float:
+    """Cross-entropy (nats) of the best context-free predictor: training-split unigram frequencies, scored on
+    the validation split (add-one smoothing). A model must beat this to have learned anything from context."""
+    counts = torch.bincount(data.train, minlength=data.vocab_size).double() + 1
+    logp = (counts / counts.sum()).log()
+    return float(-logp[data.val].mean())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Synthetic tasks
+
+
+@dataclass
+class SyntheticTask:
+    """A generator of (inputs, targets, mask) batches; ``mask`` marks the positions that are scored."""
+
+    name: str
+    vocab_size: int
+    block_size: int
+    make: callable
+
+    def batch(self, batch_size: int, generator: torch.Generator):
+        return self.make(batch_size, generator)
+
+
+def associative_recall(n_pairs: int = 8, n_key_symbols: int = 8, n_value_symbols: int = 16, key_len: int = 2,
+                       n_queries: int = 4) -> SyntheticTask:
+    """Multi-query associative recall: ``k1 v1 k2 v2 ... | q1 a1 q2 a2 ...``.
+
+    Keys are ``key_len`` tokens long (so a key is only identified by *context*: the tokens before it), values are
+    single tokens (a value is *token identity*). After the separator, a key is repeated and the model must emit its
+    value. Vocabulary: key symbols, then value symbols, then the separator. Only answer positions are scored.
+    """
+    V = n_key_symbols + n_value_symbols + 1
+    sep = V - 1
+    T = n_pairs * (key_len + 1) + 1 + n_queries * (key_len + 1)
+
+    def make(B: int, g: torch.Generator):
+        keys = torch.stack([_distinct_keys(n_pairs, n_key_symbols, key_len, g) for _ in range(B)])  # (B, P, K)
+        vals = n_key_symbols + torch.randint(n_value_symbols, (B, n_pairs), generator=g)
+        ctx = torch.cat([keys, vals[..., None]], -1).flatten(1)
+        qi = torch.stack([torch.randperm(n_pairs, generator=g)[:n_queries] for _ in range(B)])
+        qk = torch.gather(keys, 1, qi[..., None].expand(-1, -1, key_len))
+        qv = torch.gather(vals, 1, qi)
+        query = torch.cat([qk, qv[..., None]], -1).flatten(1)
+        seq = torch.cat([ctx, torch.full((B, 1), sep), query], 1)
+        x, y = seq[:, :-1], seq[:, 1:]
+        mask = torch.zeros_like(y, dtype=torch.bool)
+        first_answer = n_pairs * (key_len + 1) + 1 + key_len - 1  # target index of the first answer
+        mask[:, first_answer::key_len + 1] = True
+        return x, y, mask
+
+    return SyntheticTask("associative_recall", V, T - 1, make)
+
+
+def _distinct_keys(n: int, n_symbols: int, key_len: int, g: torch.Generator) -> Tensor:
+    if n > n_symbols ** key_len:
+        raise ValueError(f"cannot draw {n} distinct keys from {n_symbols}**{key_len} combinations")
+    codes = torch.randperm(n_symbols ** key_len, generator=g)[:n]
+    digits = [(codes // n_symbols ** i) % n_symbols for i in reversed(range(key_len))]
+    return torch.stack(digits, -1)
+
+
+def induction_copy(length: int = 16, vocab_size: int = 32) -> SyntheticTask:
+    """A random sequence of ``length`` tokens followed by itself: the second half is predictable only by
+    looking back (an induction head). Only the second half is scored (its first token excepted)."""
+
+    def make(B: int, g: torch.Generator):
+        s = torch.randint(vocab_size, (B, length), generator=g)
+        seq = torch.cat([s, s], 1)
+        x, y = seq[:, :-1], seq[:, 1:]
+        mask = torch.zeros_like(y, dtype=torch.bool)
+        mask[:, length:] = True
+        return x, y, mask
+
+    return SyntheticTask("induction_copy", vocab_size, 2 * length - 1, make)

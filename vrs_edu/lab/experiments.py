@@ -1,0 +1,151 @@
+"""Reproduce recipes: long runs whose results the notebooks load from ``data/results/<name>.json``.
+
+A recipe is a function ``fn(quick: bool, seeds: list[int]) -> dict`` registered with :func:`recipe`. The runner
+(:func:`run_recipe`, the ``vrs-edu reproduce NAME`` command) adds what makes a result file honest: the command
+that made it, the seeds, the package and torch versions, the thread count, the machine, the date and the wall time.
+``--quick`` runs the same code at a size that finishes in about a minute (for tests); its file is named
+``<name>.quick.json`` so a quick run never overwrites a full one.
+"""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from pathlib import Path
+
+import torch
+
+from ..nn.model import TinyGPT
+from .data import make_token_data, unigram_loss
+from .metrics import coefficient_readout, layer_metrics, substitution_ablation
+from .presets import make_run
+from .train import evaluate, save_checkpoint, train
+
+RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
+CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
+
+
+@dataclass
+class Recipe:
+    name: str
+    fn: Callable[[bool, list[int]], dict]
+    about: str
+    default_seeds: tuple[int, ...] = (0, 1, 2)
+
+
+RECIPES: dict[str, Recipe] = {}
+
+
+def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2)):
+    """Register ``fn(quick, seeds) -> dict`` as ``vrs-edu reproduce NAME``."""
+    def register(fn):
+        RECIPES[name] = Recipe(name, fn, about, default_seeds)
+        return fn
+    return register
+
+
+def environment_info() -> dict:
+    from .. import __version__
+
+    return {"vrs_edu": __version__, "torch": torch.__version__, "python": platform.python_version(),
+            "threads": torch.get_num_threads(), "machine": platform.machine(), "processor": platform.processor(),
+            "cpu_count": os.cpu_count()}
+
+
+def results_path(name: str, quick: bool = False, out_dir: str | Path | None = None) -> Path:
+    return Path(out_dir or RESULTS_DIR) / f"{name}{'.quick' if quick else ''}.json"
+
+
+def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
+               out_dir: str | Path | None = None) -> Path:
+    """Run a registered recipe and write its JSON result. Returns the file's path.
+
+    Raises:
+        ValueError: an unknown recipe name (the message lists the known ones).
+    """
+    _load_recipes()
+    if name not in RECIPES:
+        raise ValueError(f"unknown recipe {name!r}; known recipes: {sorted(RECIPES)}")
+    r = RECIPES[name]
+    seeds = list(r.default_seeds if seeds is None else seeds)
+    t0 = time.perf_counter()
+    payload = r.fn(quick, seeds)
+    wall = time.perf_counter() - t0
+    cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
+    result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
+              "wall_time_s": round(wall, 1), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "environment": environment_info(), **payload}
+    path = results_path(name, quick, out_dir)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, default=float) + "\n")
+    return path
+
+
+def load_results(name: str, quick: bool = False, out_dir: str | Path | None = None) -> dict:
+    """Read a result file, with a clear error naming the command that makes it when it is missing."""
+    path = results_path(name, quick, out_dir)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: run `vrs-edu reproduce {name}{' --quick' if quick else ''}`")
+    return json.loads(path.read_text())
+
+
+def _load_recipes() -> None:
+    """Import the modules that register recipes (kept separate so this module stays small)."""
+    import importlib
+
+    for mod in ("vrs_edu.lab.recipes",):
+        try:
+            importlib.import_module(mod)
+        except ModuleNotFoundError as e:
+            if e.name != mod:
+                raise
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The shared experiment: train variants of one preset on the same data, same seeds, same batches.
+
+
+def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *, quick: bool = False,
+                     quick_steps: int = 60, corpus: str | None = None, ablation: bool = False,
+                     checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "") -> dict:
+    """Train every variant (config overrides on ``preset``) for every seed and measure it.
+
+    Same seed ⇒ same initial weights for every parameter two variants share (see ``TinyGPT._init_weights``) and
+    the same batches in the same order, so per-seed differences are paired. For each run it records the loss
+    history, the coefficient trajectories, per-layer metrics on ``metric_batches`` validation batches, optionally
+    the substitution ablation, and (seed 0, when ``checkpoint_as`` is set) a safetensors checkpoint under
+    ``data/checkpoints/<checkpoint_as>/<variant>/``.
+    """
+    base_preset, _, _ = make_run(preset)
+    overrides = {"steps": quick_steps, "eval_every": max(10, quick_steps // 3), "eval_batches": 4} if quick else {}
+    _, mcfg0, _ = make_run(preset, **overrides)
+    text = None if corpus is None else Path(corpus).read_text(encoding="utf-8")
+    data = make_token_data(text, base_preset.tokenizer, base_preset.vocab_size or 2048, mcfg0.block_size)
+    runs: dict[str, list[dict]] = {}
+    configs: dict[str, dict] = {}
+    for vname, vover in variants.items():
+        runs[vname] = []
+        for seed in seeds:
+            _, mcfg, tcfg = make_run(preset, **{**overrides, **vover}, seed=seed)
+            mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
+            model = TinyGPT(mcfg)
+            hist = train(model, data, tcfg, progress=True, desc=f"{desc}{vname} s{seed}")
+            batches = list(data.eval_batches("val", tcfg.batch_size, metric_batches))
+            run = {"seed": seed, "history": hist.to_dict(), "final_val_loss": hist.val_loss[-1],
+                   "final_val_acc": hist.val_acc[-1], "n_params": model.num_params(),
+                   "layer_metrics": layer_metrics(model, batches), "coefficients": coefficient_readout(model)}
+            if ablation:
+                run["ablation"] = substitution_ablation(model, batches)
+            if checkpoint_as and seed == seeds[0] and not quick:
+                save_checkpoint(CHECKPOINT_DIR / checkpoint_as / vname, model, data.tokenizer,
+                                {"train": tcfg.__dict__, "variant": vname})
+            runs[vname].append(run)
+            configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
+    return {"preset": preset, "corpus": corpus or "pydoc_data.topics", "tokenizer": base_preset.tokenizer,
+            "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data),
+            "configs": configs, "runs": runs}

@@ -1,0 +1,35 @@
+"""Small, fast experiments behind the widgets: plain functions that return numbers, so they are tested without a
+browser and the widgets (vrs_edu.viz.widgets) stay thin."""
+from __future__ import annotations
+
+import torch
+
+from ..nn.model import TinyGPT, TinyGPTConfig
+
+
+@torch.no_grad()
+def stream_norms(model: TinyGPT, idx: torch.Tensor) -> list[float]:
+    """Mean L2 norm of the residual stream at every depth l = 0..L (0: the embedding, L: the final state)."""
+    stack = model(idx, trace=True).trace.stack("resid")             # (L+1, B, T, D)
+    return stack.norm(dim=-1).mean(dim=(1, 2)).tolist()
+
+
+@torch.no_grad()
+def untrained_stream_norms(n_layers: int = 6, init_scale: float = 1.0, seed: int = 0, d_model: int = 64,
+                           seq_len: int = 32) -> list[float]:
+    """Residual-stream norm across depth of a *freshly initialised* TinyGPT whose block output projections
+    (attention ``o_proj`` and MLP ``down``) are multiplied by ``init_scale``. Random token ids, fixed by ``seed``.
+
+    Raises:
+        ValueError: ``n_layers`` outside 1..48 or ``init_scale`` negative.
+    """
+    if not 1 <= n_layers <= 48:
+        raise ValueError(f"n_layers must be in 1..48, got {n_layers}")
+    if init_scale < 0:
+        raise ValueError(f"init_scale must be >= 0, got {init_scale}")
+    model = TinyGPT(TinyGPTConfig(n_layers=n_layers, d_model=d_model, block_size=seq_len, seed=seed))
+    for block in model.blocks:
+        block.attn.o_proj.weight.mul_(init_scale)
+        block.mlp.down.weight.mul_(init_scale)
+    idx = torch.randint(model.cfg.vocab_size, (4, seq_len), generator=torch.Generator().manual_seed(seed))
+    return stream_norms(model, idx)

@@ -1,0 +1,139 @@
+"""Measurements on a trained model: attention concentration, sinks, over-smoothing, coefficients, and the
+context-free substitution ablation. Every function takes tensors (or a model and batches) and returns numbers.
+
+Sources:
+* attention entropy of token importance: ResFormer (arXiv 2410.17897), Fig. 1 / eq. 11, official
+  ``analyze/get_entropy.py``;
+* over-smoothing as mean pairwise cosine similarity: ResFormer Fig. 15, ``analyze/get_similarity.py``;
+* sink mass and value-state drain: Guo et al., arXiv 2410.13835 (active-dormant heads), cited by ResFormer v3.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float
+from torch import Tensor
+
+from ..nn.model import TinyGPT, is_coefficient
+
+
+def _check_pattern(pattern: Tensor) -> None:
+    if pattern.dim() != 4 or pattern.size(-1) != pattern.size(-2):
+        raise ValueError(f"pattern must be (B, H, T, T), got shape {tuple(pattern.shape)}")
+
+
+def attention_entropy(pattern: Float[Tensor, "B H T T"]) -> Float[Tensor, "B"]:
+    """Entropy (nats) of token importance, per sequence: average the heads, sum each key's column (the attention
+    it receives), normalise to a distribution p over keys, return ``-Σ p log p``. Low = concentrated.
+    Maximum is log T (uniform importance). Raises ValueError on a non-(B, H, T, T) input."""
+    _check_pattern(pattern)
+    importance = pattern.mean(1).sum(1)                       # (B, T): attention received by each key
+    p = importance / importance.sum(-1, keepdim=True)
+    return -(p * p.clamp_min(1e-12).log()).sum(-1)
+
+
+def sink_mass(pattern: Float[Tensor, "B H T T"]) -> float:
+    """Mean attention weight that queries at positions 1..T-1 put on position 0 (the attention sink)."""
+    _check_pattern(pattern)
+    return float(pattern[:, :, 1:, 0].mean())
+
+
+def sink_value_norm(v: Float[Tensor, "B H T Dh"]) -> float:
+    """Norm of the values at position 0 divided by the mean norm at the other positions (value-state drain:
+    a sink that receives much attention but writes little has a ratio well below 1)."""
+    if v.dim() != 4:
+        raise ValueError(f"v must be (B, H, T, Dh), got shape {tuple(v.shape)}")
+    norms = v.norm(dim=-1)                                    # (B, H, T)
+    return float(norms[..., 0].mean() / norms[..., 1:].mean())
+
+
+def oversmoothing(h: Float[Tensor, "B T D"]) -> float:
+    """Mean off-diagonal cosine similarity between the token states of a sequence, averaged over the batch.
+    1 = every token has the same direction (fully over-smoothed). Raises ValueError unless (B, T, D) with T >= 2."""
+    if h.dim() != 3 or h.size(1) < 2:
+        raise ValueError(f"h must be (B, T, D) with T >= 2, got shape {tuple(h.shape)}")
+    u = F.normalize(h, dim=-1)
+    sim = u @ u.transpose(1, 2)                               # (B, T, T)
+    T = h.size(1)
+    off = sim.sum((1, 2)) - sim.diagonal(dim1=1, dim2=2).sum(-1)
+    return float((off / (T * (T - 1))).mean())
+
+
+def coefficient_readout(model: torch.nn.Module) -> dict[str, float | list]:
+    """Every learnable coefficient's current value (scalars as floats, vectors as lists)."""
+    return {n: (p.item() if p.ndim == 0 else p.detach().tolist())
+            for n, p in model.named_parameters() if is_coefficient(n, p)}
+
+
+def _batches(batches: Iterable) -> list[tuple[Tensor, Tensor, Tensor | None]]:
+    out = []
+    for b in batches:
+        x, y, *rest = b
+        out.append((x, y, rest[0] if rest else None))
+    if not out:
+        raise ValueError("batches is empty")
+    return out
+
+
+@torch.no_grad()
+def mean_loss(model: TinyGPT, batches, hooks_for=None) -> float:
+    """Mean cross-entropy (nats) over (x, y[, mask]) batches; ``hooks_for(x, trace)`` may build patches per batch."""
+    total, count = 0.0, 0
+    for x, y, mask in _batches(batches):
+        hooks = None
+        if hooks_for is not None:
+            hooks = hooks_for(x, model(x, trace=True).trace)
+        logits = model(x, hooks=hooks).logits
+        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
+        if mask is not None:
+            loss = loss[mask.flatten()]
+        total += loss.sum().item()
+        count += loss.numel()
+    return total / count
+
+
+@torch.no_grad()
+def layer_metrics(model: TinyGPT, batches) -> dict[str, list[float]]:
+    """Per layer, averaged over the batches: attention entropy, sink mass, sink value-norm ratio, and
+    over-smoothing of the block's input residual stream (``resid`` has L + 1 entries: the final state last)."""
+    sums: dict[str, list[float]] = {}
+    bl = _batches(batches)
+    for x, _, _ in bl:
+        tr = model(x, trace=True).trace
+        rows = {
+            "entropy": [float(attention_entropy(p).mean()) for p in tr.layers("attn.pattern")],
+            "sink_mass": [sink_mass(p) for p in tr.layers("attn.pattern")],
+            "sink_value_norm": [sink_value_norm(v) for v in tr.layers("attn.v_mix")],
+            "oversmoothing": [oversmoothing(h) for h in tr.stack("resid")],
+        }
+        for k, vals in rows.items():
+            acc = sums.setdefault(k, [0.0] * len(vals))
+            for i, v in enumerate(vals):
+                acc[i] += v / len(bl)
+    return sums
+
+
+@torch.no_grad()
+def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None = None) -> dict[str, list[float]]:
+    """Context-free substitution ablation: for each layer, replace the input of Q, of K or of V (one at a time)
+    by x0 = RMSNorm(token embedding) and report the change in mean loss (nats, ablated − clean).
+
+    A path that only needs token identity tolerates the swap (change near 0); a path that needs context does not.
+    Returns ``{"clean": [loss], "layers": [...], "q": [Δ per layer], "k": [...], "v": [...]}``.
+    Layers without their own W_V (SVFormer, bank of values) get NaN for v.
+    """
+    bl = _batches(batches)
+    layers = list(range(model.cfg.n_layers)) if layers is None else list(layers)
+    clean = mean_loss(model, bl)
+    out: dict[str, list[float]] = {"clean": [clean], "layers": layers, "q": [], "k": [], "v": []}
+    for l in layers:
+        for s in ("q", "k", "v"):
+            if s == "v" and model.blocks[l].attn.v_proj is None:
+                out[s].append(float("nan"))
+                continue
+            name = f"blocks.{l}.attn.{s}_in"
+            loss = mean_loss(model, bl, hooks_for=lambda x, tr, name=name: {name: lambda t, x0=tr["x0"]: x0})
+            out[s].append(loss - clean)
+    return out

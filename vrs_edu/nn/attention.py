@@ -1,0 +1,125 @@
+"""Causal multi-head self-attention, written out so that each half can be seen and swapped.
+
+Attention has two halves (chapter 02):
+
+* **QK decides where to look**: ``pattern = softmax(q kᵀ / sqrt(Dh) + causal mask)``, shape (B, H, T, T), rows sum to 1.
+* **V is what gets moved**: ``z = pattern @ v``, shape (B, H, T, Dh), then ``out = W_O · concat_heads(z)``.
+
+Source: Vaswani et al., "Attention Is All You Need", arXiv 1706.03762, eq. 1 (scaled dot-product attention).
+The module computes q, k, v, the pattern and z explicitly (never a fused kernel), and passes each through a named
+hook point so that a caller can record or replace it (see :mod:`vrs_edu.nn.hooks`).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from einops import rearrange
+from jaxtyping import Float
+from torch import Tensor, nn
+
+from .hooks import no_hook
+from .layers import RoPE, check_heads
+
+
+def causal_mask(T: int, device: torch.device | str | None = None) -> Float[Tensor, "T T"]:
+    """Boolean (T, T) mask, True where query position i may look at key position j (j <= i)."""
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
+
+
+def attention_pattern(q: Float[Tensor, "B H T Dh"], k: Float[Tensor, "B H T Dh"],
+                      temperature: float = 1.0) -> Float[Tensor, "B H T T"]:
+    """Causal attention pattern ``softmax(q kᵀ / (sqrt(Dh)·temperature))`` over the key axis (the last one).
+
+    Row i is a probability distribution over key positions 0..i; entries j > i are exactly 0.
+
+    Raises:
+        ValueError: if q and k differ in shape or ``temperature`` is not positive.
+    """
+    if q.shape != k.shape:
+        raise ValueError(f"q and k must have the same shape (B, H, T, Dh), got {tuple(q.shape)} and {tuple(k.shape)}")
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    T, Dh = q.size(-2), q.size(-1)
+    scores = q @ k.transpose(-2, -1) / (math.sqrt(Dh) * temperature)  # (B, H, T, T)
+    scores = scores.masked_fill(~causal_mask(T, q.device), float("-inf"))
+    return scores.softmax(dim=-1)
+
+
+def attend(pattern: Float[Tensor, "B H T T"], v: Float[Tensor, "B H T Dh"]) -> Float[Tensor, "B H T Dh"]:
+    """Value-weighted sum: ``z_i = Σ_j pattern_ij · v_j`` (what attention moves into position i)."""
+    return pattern @ v
+
+
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention with separate inputs for Q, K and V.
+
+    ``forward(q_in, k_in, v_in)`` takes the (already normalised) inputs of the three projections; in a plain
+    Transformer all three are the same tensor ``norm(x_i)``. Chapter 04 feeds x0 into some of them, chapter 05 feeds
+    each a different mixture of earlier layers.
+
+    Parameters: ``q_proj, k_proj, v_proj, o_proj`` (D -> D, no bias). ``v_proj`` is absent when ``has_v_proj`` is
+    False (SVFormer's later layers, bank-of-values layers): the caller then passes ``v``.
+
+    Hook points (relative to this module): ``q_in k_in v_in`` (B, T, D), ``q k v`` (B, H, T, Dh) (q and k after
+    RoPE; v is this layer's own values), ``pattern`` (B, H, T, T), ``v_mix`` (the values the pattern averages,
+    after a value residual), ``z`` (B, H, T, Dh), ``out`` (B, T, D).
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``n_heads``.
+    """
+
+    def __init__(self, d_model: int, n_heads: int, has_v_proj: bool = True):
+        super().__init__()
+        self.head_dim = check_heads(d_model, n_heads)
+        self.n_heads = n_heads
+        self.q_proj = nn.Linear(d_model, d_model, bias=False)
+        self.k_proj = nn.Linear(d_model, d_model, bias=False)
+        self.v_proj = nn.Linear(d_model, d_model, bias=False) if has_v_proj else None
+        self.o_proj = nn.Linear(d_model, d_model, bias=False)
+        self.temperature = 1.0  # an inference-time knob for chapter 02's widget; training never changes it
+
+    def split_heads(self, x: Float[Tensor, "B T D"]) -> Float[Tensor, "B H T Dh"]:
+        return rearrange(x, "b t (h dh) -> b h t dh", h=self.n_heads)
+
+    def merge_heads(self, z: Float[Tensor, "B H T Dh"]) -> Float[Tensor, "B T D"]:
+        return rearrange(z, "b h t dh -> b t (h dh)")
+
+    def forward(self, q_in: Float[Tensor, "B T D"], k_in: Float[Tensor, "B T D"] | None = None,
+                v_in: Float[Tensor, "B T D"] | None = None, *, rope: RoPE | None = None,
+                v: Float[Tensor, "B H T Dh"] | None = None, v_first: Float[Tensor, "B H T Dh"] | None = None,
+                value_residual: nn.Module | None = None, hook=no_hook):
+        """Returns ``(out (B, T, D), v (B, H, T, Dh))`` where ``v`` is this layer's own values (or the given ``v``).
+
+        Args:
+            q_in, k_in, v_in: inputs of the three projections; k_in and v_in default to q_in.
+            rope: rotary embedding applied to q and k (None: no positions at all).
+            v: values supplied by the caller instead of ``v_proj(v_in)`` (SVFormer, bank of values).
+            v_first: V_1, the first layer's values, for a value residual.
+            value_residual: a :class:`~vrs_edu.nn.value_residual.ValueResidual` (mixes v with v_first).
+            hook: a hook point callable, see :mod:`vrs_edu.nn.hooks`.
+        Raises:
+            ValueError: if neither ``v_proj`` nor ``v`` can provide values.
+        """
+        k_in = q_in if k_in is None else k_in
+        v_in = q_in if v_in is None else v_in
+        q_in, k_in, v_in = hook("q_in", q_in), hook("k_in", k_in), hook("v_in", v_in)
+        q = self.split_heads(self.q_proj(q_in))
+        k = self.split_heads(self.k_proj(k_in))
+        if v is None:
+            if self.v_proj is None:
+                raise ValueError("this attention layer has no v_proj: pass v= (e.g. V_1 for SVFormer)")
+            v = self.split_heads(self.v_proj(v_in))
+        if rope is not None:  # positions enter through q and k only; v stays position-free
+            q, k = rope(q), rope(k)
+        q, k, v = hook("q", q), hook("k", k), hook("v", v)
+
+        pattern = hook("pattern", attention_pattern(q, k, self.temperature))  # QK: where to look
+        v_mix = v if value_residual is None else value_residual.mix(v, v_first)
+        v_mix = hook("v_mix", v_mix)
+        z = attend(pattern, v_mix)                                             # V: what gets moved
+        if value_residual is not None:
+            z = value_residual.after_attention(z, v, v_first)                 # NeuTRENO's correction term
+        z = hook("z", z)
+        out = hook("out", self.o_proj(self.merge_heads(z)))
+        return out, v

@@ -1,0 +1,266 @@
+"""TinyGPT: a small decoder-only Transformer whose every intermediate tensor can be read or replaced.
+
+Readable top to bottom, in the style of nanoGPT's ``model.py``: a config dataclass, a pre-norm ``Block``
+(attention then MLP, each adding into the residual stream) and ``TinyGPT``. On top of the plain model it carries
+the course's variants, each switched on by one config field:
+
+* ``value_residual``: ``none | resformer | learnable | svformer | neutreno`` (:mod:`vrs_edu.nn.value_residual`)
+* ``x0_mode``: ``none | qkv | shared | substitute_v | bank`` on ``x0_layers`` (:mod:`vrs_edu.nn.x0`)
+* ``depth_mixer``: ``residual | denseformer | elcbert | attnres | shortswa | ...`` (:mod:`vrs_edu.nn.depth`)
+
+Shapes: B batch, T sequence, D = d_model, H = n_heads, L = n_layers, V = vocab_size.
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float, Int
+from torch import Tensor, nn
+
+from . import value_residual as vr
+from . import x0 as x0mod
+from .attention import CausalSelfAttention
+from .depth import make_depth_mixer
+from .hooks import HookPoints, no_hook
+from .layers import MLP, RoPE, check_heads, residual_std, rms_norm
+
+
+@dataclass
+class TinyGPTConfig:
+    """Everything that defines a TinyGPT. Invalid combinations raise ValueError in :meth:`validate`."""
+
+    vocab_size: int = 256
+    d_model: int = 64
+    n_layers: int = 6
+    n_heads: int = 4
+    block_size: int = 64          # longest sequence T the model accepts
+    mlp_ratio: int = 4
+    value_residual: str = "none"  # none | resformer | learnable | svformer | neutreno
+    neutreno_lambda: float = 0.4
+    x0_mode: str = "none"         # none | qkv | shared | substitute_v | bank
+    x0_layers: tuple[int, ...] | None = None  # None: the last third of the layers
+    depth_mixer: str = "residual"
+    depth_window: int | None = None  # K for depth_mixer="shortswa"; None = full memory
+    tie_embeddings: bool = False
+    seed: int = 0
+
+    def validate(self) -> "TinyGPTConfig":
+        for name in ("vocab_size", "d_model", "n_layers", "n_heads", "block_size", "mlp_ratio"):
+            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
+                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
+        if (check_heads(self.d_model, self.n_heads)) % 2:
+            raise ValueError(f"head dim d_model/n_heads = {self.d_model // self.n_heads} must be even for RoPE")
+        if self.value_residual not in vr.MODES:
+            raise ValueError(f"value_residual must be one of {vr.MODES}, got {self.value_residual!r}")
+        if self.x0_mode not in x0mod.MODES:
+            raise ValueError(f"x0_mode must be one of {x0mod.MODES}, got {self.x0_mode!r}")
+        bad = [l for l in self.resolved_x0_layers() if not 0 <= l < self.n_layers]
+        if bad:
+            raise ValueError(f"x0_layers must be in 0..{self.n_layers - 1}, got {bad}")
+        if self.x0_mode == "bank" and self.value_residual != "none" and 0 in self.resolved_x0_layers():
+            raise ValueError("a bank-of-values layer 0 cannot provide V_1 for a value residual")
+        return self
+
+    def resolved_x0_layers(self) -> tuple[int, ...]:
+        if self.x0_mode == "none":
+            return ()
+        return tuple(self.x0_layers) if self.x0_layers is not None else x0mod.default_x0_layers(self.n_layers)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "TinyGPTConfig":
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(d) - known)
+        if unknown:
+            raise ValueError(f"unknown TinyGPTConfig fields: {unknown}")
+        d = dict(d)
+        if d.get("x0_layers") is not None:
+            d["x0_layers"] = tuple(d["x0_layers"])
+        return cls(**d).validate()
+
+
+@dataclass
+class Trace:
+    """Every tensor that passed a hook point during one forward pass, by name (detached).
+
+    ``trace["blocks.2.attn.pattern"]`` is one tensor; ``trace.stack("resid")`` is the depth stack
+    (L+1, B, T, D): the input of every block and the final state; ``trace.layers("attn.v")`` lists one per block.
+    """
+
+    tensors: dict[str, Tensor] = field(default_factory=dict)
+    n_layers: int = 0
+
+    def __getitem__(self, name: str) -> Tensor:
+        if name not in self.tensors:
+            raise KeyError(f"no hook point {name!r} in this trace; valid names: trace.names()")
+        return self.tensors[name]
+
+    def names(self) -> list[str]:
+        return list(self.tensors)
+
+    def layers(self, suffix: str) -> list[Tensor]:
+        return [self[f"blocks.{l}.{suffix}"] for l in range(self.n_layers)]
+
+    def stack(self, what: str = "resid") -> Float[Tensor, "L1 B T D"]:
+        if what != "resid":
+            return torch.stack(self.layers(what))
+        return torch.stack(self.layers("resid_pre") + [self["resid_final"]])
+
+
+@dataclass
+class ModelOutput:
+    logits: Float[Tensor, "B T V"]
+    loss: Tensor | None = None
+    trace: Trace | None = None
+
+
+class Block(nn.Module):
+    """Pre-norm Transformer block. Reads the residual input x (and optional separate q/k/v stream inputs) and
+    returns what it *writes*: ``attn_out + mlp_out`` (B, T, D), plus its own values v (B, H, T, Dh)."""
+
+    def __init__(self, cfg: TinyGPTConfig, layer: int):
+        super().__init__()
+        self.layer = layer
+        self.svformer = cfg.value_residual == "svformer" and layer > 0
+        self.x0 = (x0mod.X0Injection(cfg.x0_mode, cfg.d_model, cfg.vocab_size)
+                   if layer in cfg.resolved_x0_layers() else None)
+        owns_v = not self.svformer and (self.x0 is None or self.x0.owns_v_proj)
+        self.attn = CausalSelfAttention(cfg.d_model, cfg.n_heads, has_v_proj=owns_v)
+        self.value_residual = (vr.ValueResidual(cfg.value_residual, cfg.neutreno_lambda)
+                               if layer > 0 and cfg.value_residual != "none" else None)
+        self.mlp = MLP(cfg.d_model, cfg.mlp_ratio)
+
+    def forward(self, x, streams, *, x0, idx, v_first, rope, hook=no_hook):
+        xn = rms_norm(x)
+        q_in, k_in, v_in = (rms_norm(streams[s]) if s in streams else xn for s in ("q", "k", "v"))
+        v = v_first if self.svformer else None
+        if self.x0 is not None:
+            if self.x0.mode in ("qkv", "shared"):  # the coefficients act on each projection's own input
+                q_in = x0mod.inject_x0(q_in, x0, *self._coef("q"))
+                k_in = x0mod.inject_x0(k_in, x0, *self._coef("k"))
+                v_in = x0mod.inject_x0(v_in, x0, *self._coef("v"))
+            elif self.x0.mode == "substitute_v":
+                v_in = self.x0.gamma * x0
+            else:
+                v = self.x0.bank_values(idx, self.attn.n_heads)
+        attn_out, v = self.attn(q_in, k_in, v_in, rope=rope, v=v, v_first=v_first,
+                                value_residual=self.value_residual, hook=hook.scoped("attn"))
+        mlp_out = hook("mlp.out", self.mlp(rms_norm(x + attn_out)))
+        return attn_out + mlp_out, v
+
+    def _coef(self, which: str):
+        if self.x0.mode == "shared":
+            return self.x0.alpha, self.x0.beta
+        return getattr(self.x0, f"alpha_{which}"), getattr(self.x0, f"beta_{which}")
+
+
+class TinyGPT(nn.Module):
+    """Decoder-only Transformer with RoPE, parameter-free RMSNorm, pre-norm blocks and an untied LM head.
+
+    ``forward(idx, targets=None, trace=False, hooks=None)`` returns a :class:`ModelOutput`:
+    logits (B, T, V), mean cross-entropy in nats when ``targets`` is given, and a :class:`Trace` when asked.
+
+    Hook points: ``embed``, ``x0`` (B, T, D); ``blocks.{l}.resid_pre`` (B, T, D); ``blocks.{l}.attn.{q_in, k_in,
+    v_in, q, k, v, pattern, v_mix, z, out}``; ``blocks.{l}.mlp.out``; ``depth.{l}.weights``; ``resid_final``.
+
+    Raises:
+        ValueError: on an invalid config, token ids outside 0..V-1, a sequence longer than ``block_size``,
+            targets of another shape than idx, or a hook naming a point that does not exist.
+    """
+
+    def __init__(self, cfg: TinyGPTConfig):
+        super().__init__()
+        self.cfg = cfg.validate()
+        self.wte = nn.Embedding(cfg.vocab_size, cfg.d_model)
+        self.rope = RoPE(cfg.d_model // cfg.n_heads, cfg.block_size)
+        self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg.n_layers)])
+        self.depth = make_depth_mixer(cfg.depth_mixer, cfg.n_layers, cfg.d_model, cfg.depth_window)
+        self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        self._init_weights()
+        if cfg.tie_embeddings:
+            self.lm_head.weight = self.wte.weight
+
+    @torch.no_grad()
+    def _init_weights(self) -> None:
+        """GPT-2 style init, drawn per parameter from a generator seeded by (seed, parameter name).
+
+        Seeding by name means a variant and the baseline built with the same seed share *identical* values for
+        every parameter they have in common: a paired comparison then differs only in the variant itself.
+        Coefficients keep their documented initial values; the depth mixer's output projection stays zero.
+        """
+        for name, p in self.named_parameters():
+            if is_coefficient(name, p) or name.endswith("E_v"):
+                continue
+            if name == "depth.o_proj.weight":
+                nn.init.zeros_(p)
+                continue
+            writes_to_stream = name.startswith("blocks.") and name.endswith(("o_proj.weight", "mlp.down.weight"))
+            std = residual_std(self.cfg.n_layers) if writes_to_stream else 0.02
+            p.normal_(0.0, std, generator=_generator(self.cfg.seed, name))
+        for l, block in enumerate(self.blocks):
+            if block.x0 is not None and block.x0.mode == "bank":
+                # The table starts as x0 · W_V with the W_V the baseline would have had at this layer.
+                w_v = torch.empty(self.cfg.d_model, self.cfg.d_model).normal_(
+                    0.0, 0.02, generator=_generator(self.cfg.seed, f"blocks.{l}.attn.v_proj.weight"))
+                block.x0.init_bank(rms_norm(self.wte.weight), w_v)
+
+    def forward(self, idx: Int[Tensor, "B T"], targets: Int[Tensor, "B T"] | None = None, *,
+                trace: bool = False, hooks: dict | None = None) -> ModelOutput:
+        self._check_input(idx, targets)
+        hook = HookPoints(hooks, record=trace)
+        emb = hook("embed", self.wte(idx))
+        x0 = hook("x0", rms_norm(emb))   # context-free token identity (positions enter only through RoPE)
+        states, outputs = [emb], [emb]
+        v_first = None
+        for l, block in enumerate(self.blocks):
+            streams = self.depth(l, states, outputs, hook)
+            x = hook(f"blocks.{l}.resid_pre", streams["r"])
+            y, v = block(x, streams, x0=x0, idx=idx, v_first=v_first, rope=self.rope, hook=hook.scoped(f"blocks.{l}"))
+            if l == 0:
+                v_first = v   # V_1: the first layer's values, for value residuals
+            outputs.append(y)
+            states.append(x + y)
+        final = hook("resid_final", self.depth(self.cfg.n_layers, states, outputs, hook)["r"])
+        logits = self.lm_head(rms_norm(final))
+        hook.check_all_used()
+        loss = None
+        if targets is not None:
+            loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
+        return ModelOutput(logits, loss, Trace(hook.store, self.cfg.n_layers) if trace else None)
+
+    def _check_input(self, idx, targets) -> None:
+        if idx.dim() != 2:
+            raise ValueError(f"idx must be (B, T) token ids, got shape {tuple(idx.shape)}")
+        if idx.size(1) > self.cfg.block_size:
+            raise ValueError(f"sequence length T={idx.size(1)} exceeds block_size={self.cfg.block_size}")
+        if idx.numel() and (idx.min() < 0 or idx.max() >= self.cfg.vocab_size):
+            raise ValueError(f"token ids must be in 0..{self.cfg.vocab_size - 1}, "
+                             f"got range {int(idx.min())}..{int(idx.max())}")
+        if targets is not None and targets.shape != idx.shape:
+            raise ValueError(f"targets must have the shape of idx {tuple(idx.shape)}, got {tuple(targets.shape)}")
+
+    def num_params(self) -> int:
+        return sum(p.numel() for p in self.parameters())
+
+    def coefficients(self) -> dict[str, Tensor]:
+        """Every learnable coefficient (scalars and depth-mixing weights), by parameter name."""
+        return {n: p for n, p in self.named_parameters() if is_coefficient(n, p)}
+
+
+def _generator(seed: int, name: str) -> torch.Generator:
+    return torch.Generator().manual_seed(zlib.crc32(f"{seed}:{name}".encode()))
+
+
+COEFFICIENT_NAMES = ("alpha", "beta", "gamma", "lambda_1", "lambda_2", "dwa", "logits", "pseudo_query")
+
+
+def is_coefficient(name: str, p: Tensor) -> bool:
+    """A "coefficient" is a scalar or a small named mixing weight: trained with its own optimizer group."""
+    parts = name.split(".")
+    return p.ndim == 0 or any(part.startswith(COEFFICIENT_NAMES) for part in parts)
