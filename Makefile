@@ -14,7 +14,7 @@ NB_ENV := VRS_EDU_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inli
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup lab test unit nbval book browser browser-deps notebooks bench assignments clean help
+.PHONY: setup lab test unit unit-and-notebooks nbval book browser browser-deps notebooks notebook bench assignments clean help
 
 help:
 	@sed -n '2,4p' Makefile
@@ -65,6 +65,10 @@ book: setup
 # Re-execute every chapter from its jupytext source (the .py), writing the .ipynb with outputs. Two at a time.
 notebooks: setup
 	ls notebooks/[0-9]*.py | $(NB_ENV) xargs -P 2 -I{} $(BIN)/jupytext --sync --execute --set-kernel python3 {}
+
+# One chapter: make notebook NB=notebooks/01_two_axes.py
+notebook: setup
+	$(NB_ENV) $(BIN)/jupytext --sync --execute --set-kernel python3 $(NB)
 
 bench: setup
 	$(BIN)/python -m vrs_edu.bench

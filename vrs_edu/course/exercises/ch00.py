@@ -13,9 +13,11 @@ def _ref_stream_norms(stack: torch.Tensor) -> torch.Tensor:
     return stack.norm(dim=-1).mean(dim=(1, 2))
 
 
-def check_stream_norms(fn, **kw) -> bool:
-    """Exercise 00: ``fn(stack (L+1, B, T, D)) -> (L+1,)`` mean L2 norm of every token's state at each depth."""
-    cases = [random_inputs(s, shape) for s, shape in enumerate([(3, 2, 4, 8), (7, 1, 5, 16), (2, 3, 3, 4)])]
+def check_stream_norms(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 00: ``fn(stack (L+1, B, T, D)) -> (L+1,)`` mean L2 norm of every token's state at each depth.
+    ``seed`` picks the random cases (0: the public checks; graders use others)."""
+    shapes = [(3, 2, 4, 8), (7, 1, 5, 16), (2, 3, 3, 4)]
+    cases = [random_inputs(1000 * seed + i, shape) for i, shape in enumerate(shapes)]
     cases = [(c[0] * (1 + torch.arange(c[0].size(0)).view(-1, 1, 1, 1)),) for c in cases]  # norms grow with depth
     mistakes = [
         Mistake(lambda s: s.norm(dim=-1).mean(dim=(0, 1)), "you averaged over depth: keep axis 0 (depth), average "
