@@ -198,3 +198,18 @@ def test_cli_unknown_preset_is_a_clear_error():
     r = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "train", "--preset", "huge"],
                        capture_output=True, text=True)
     assert r.returncode == 2 and "unknown preset 'huge'" in r.stderr
+
+
+# --- exercise checkers -----------------------------------------------------------------------------------------
+
+def test_checker_names_the_mistake_when_printing_and_when_raising(capsys):
+    from vrs_edu.course.checks import CheckFailed
+    from vrs_edu.course.exercises.ch00 import check_stream_norms
+
+    squared = lambda s: s.pow(2).sum(-1).mean(dim=(1, 2))  # noqa: E731
+    assert check_stream_norms(squared) is False
+    assert "squared norm" in capsys.readouterr().out
+    with pytest.raises(CheckFailed, match="squared norm"):
+        check_stream_norms(squared, raise_on_fail=True)
+    assert check_stream_norms(lambda s: s.norm(dim=-1).mean(dim=(1, 2)), seed=5) is True
+    assert "public checks passed — hidden checks run when graded" in capsys.readouterr().out

@@ -21,7 +21,7 @@ from pathlib import Path
 import torch
 
 from ..nn.model import TinyGPT
-from .data import make_token_data, unigram_loss
+from .data import SyntheticTask, make_token_data, unigram_loss
 from .metrics import coefficient_readout, layer_metrics, substitution_ablation
 from .presets import make_run
 from .train import evaluate, save_checkpoint, train
@@ -57,6 +57,14 @@ def environment_info() -> dict:
             "cpu_count": os.cpu_count()}
 
 
+def _load_average() -> float | None:
+    """The 1-minute load average (None where the OS has none): a wall time measured on a busy machine says so."""
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):
+        return None
+
+
 def results_path(name: str, quick: bool = False, out_dir: str | Path | None = None) -> Path:
     return Path(out_dir or RESULTS_DIR) / f"{name}{'.quick' if quick else ''}.json"
 
@@ -73,13 +81,15 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
         raise ValueError(f"unknown recipe {name!r}; known recipes: {sorted(RECIPES)}")
     r = RECIPES[name]
     seeds = list(r.default_seeds if seeds is None else seeds)
+    load_before = _load_average()
     t0 = time.perf_counter()
     payload = r.fn(quick, seeds)
     wall = time.perf_counter() - t0
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
     result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
               "wall_time_s": round(wall, 1), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "environment": environment_info(), **payload}
+              "environment": {**environment_info(), "load_average_1m": [load_before, _load_average()]},
+              **payload}
     path = results_path(name, quick, out_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1, default=float) + "\n")
@@ -112,7 +122,8 @@ def _load_recipes() -> None:
 
 def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *, quick: bool = False,
                      quick_steps: int = 60, corpus: str | None = None, ablation: bool = False,
-                     checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "") -> dict:
+                     checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "",
+                     task: SyntheticTask | None = None) -> dict:
     """Train every variant (config overrides on ``preset``) for every seed and measure it.
 
     Same seed ⇒ same initial weights for every parameter two variants share (see ``TinyGPT._init_weights``) and
@@ -120,12 +131,16 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     history, the coefficient trajectories, per-layer metrics on ``metric_batches`` validation batches, optionally
     the substitution ablation, and (seed 0, when ``checkpoint_as`` is set) a safetensors checkpoint under
     ``data/checkpoints/<checkpoint_as>/<variant>/``.
+
+    With ``task`` (a :class:`~vrs_edu.lab.data.SyntheticTask`) the runs train on it instead of the corpus: only the
+    task's masked (answer) positions are scored, and the metric batches are drawn with seed ``20_000 + seed``.
     """
     base_preset, _, _ = make_run(preset)
     overrides = {"steps": quick_steps, "eval_every": max(10, quick_steps // 3), "eval_batches": 4} if quick else {}
     _, mcfg0, _ = make_run(preset, **overrides)
     text = None if corpus is None else Path(corpus).read_text(encoding="utf-8")
-    data = make_token_data(text, base_preset.tokenizer, base_preset.vocab_size or 2048, mcfg0.block_size)
+    data = task if task is not None else make_token_data(text, base_preset.tokenizer,
+                                                         base_preset.vocab_size or 2048, mcfg0.block_size)
     runs: dict[str, list[dict]] = {}
     configs: dict[str, dict] = {}
     for vname, vover in variants.items():
@@ -135,17 +150,22 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
             mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
             model = TinyGPT(mcfg)
             hist = train(model, data, tcfg, progress=True, desc=f"{desc}{vname} s{seed}")
-            batches = list(data.eval_batches("val", tcfg.batch_size, metric_batches))
+            batches = (list(data.eval_batches("val", tcfg.batch_size, metric_batches)) if task is None else
+                       [task.batch(tcfg.batch_size, torch.Generator().manual_seed(20_000 + seed))
+                        for _ in range(metric_batches)])
             run = {"seed": seed, "history": hist.to_dict(), "final_val_loss": hist.val_loss[-1],
                    "final_val_acc": hist.val_acc[-1], "n_params": model.num_params(),
                    "layer_metrics": layer_metrics(model, batches), "coefficients": coefficient_readout(model)}
             if ablation:
                 run["ablation"] = substitution_ablation(model, batches)
             if checkpoint_as and seed == seeds[0] and not quick:
-                save_checkpoint(CHECKPOINT_DIR / checkpoint_as / vname, model, data.tokenizer,
+                save_checkpoint(CHECKPOINT_DIR / checkpoint_as / vname, model, getattr(data, "tokenizer", None),
                                 {"train": tcfg.__dict__, "variant": vname})
             runs[vname].append(run)
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
+    if task is not None:
+        return {"preset": preset, "task": task.name, "vocab_size": data.vocab_size, "configs": configs,
+                "runs": runs}
     return {"preset": preset, "corpus": corpus or "pydoc_data.topics", "tokenizer": base_preset.tokenizer,
             "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data),
             "configs": configs, "runs": runs}

@@ -1,0 +1,68 @@
+"""Chapter 01 and 02 exercises: the reference solutions pass on every seed, and each known wrong variant gets its
+own hint (not another mistake's, not the generic "values differ")."""
+import pytest
+import torch
+
+from vrs_edu.course.checks import CheckFailed
+from vrs_edu.course.exercises import ch01, ch02
+from vrs_edu.lab.residual_stream import logit_contributions, residual_stack
+from vrs_edu.nn.attention import attend, attention_pattern
+
+EXERCISES = [
+    (ch01.check_residual_stack, residual_stack, ch01.STACK_MISTAKES),
+    (ch01.check_logit_contributions, logit_contributions, ch01.DLA_MISTAKES),
+    (ch02.check_attention_pattern, attention_pattern, ch02.PATTERN_MISTAKES),
+    (ch02.check_attend, attend, ch02.ATTEND_MISTAKES),
+]
+IDS = [e[0].__name__ for e in EXERCISES]
+
+
+@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
+@pytest.mark.parametrize("seed", [0, 1, 7])
+def test_reference_passes(check, reference, mistakes, seed, capsys):
+    assert check(reference, seed=seed) is True
+    assert "public checks passed" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
+@pytest.mark.parametrize("seed", [0, 3])
+def test_each_mistake_gets_its_own_hint(check, reference, mistakes, seed, capsys):
+    for m in mistakes:
+        assert check(m.fn, seed=seed) is False
+        out = capsys.readouterr().out
+        assert m.hint in out, f"{m.hint!r} not in {out}"
+
+
+def test_hand_written_wrong_solutions_get_the_hints_a_learner_needs(capsys):
+    def pattern_without_scale(q, k):
+        T = q.size(-2)
+        scores = q @ k.transpose(-2, -1)
+        return scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf")).softmax(-1)
+
+    assert not ch02.check_attention_pattern(pattern_without_scale)
+    assert "divide the scores q·k by sqrt(Dh)" in capsys.readouterr().out
+
+    def stack_forgetting_embedding(embedding, outputs):
+        return torch.cat([embedding[None], outputs.cumsum(0)])
+
+    assert not ch01.check_residual_stack(stack_forgetting_embedding)
+    assert "lack the embedding" in capsys.readouterr().out
+
+    def stack_with_wrong_shape(embedding, outputs):
+        return outputs.cumsum(0)
+
+    with pytest.raises(CheckFailed, match="expected a tensor of shape"):
+        ch01.check_residual_stack(stack_with_wrong_shape, raise_on_fail=True)
+
+
+def test_unimplemented_exercise_says_so(capsys):
+    def todo(*args):
+        raise NotImplementedError
+
+    assert ch02.check_attend(todo) is False
+    assert "not implemented yet" in capsys.readouterr().out
+
+
+def test_seeds_change_the_cases():
+    a, b = ch02._pattern_cases(0), ch02._pattern_cases(1)
+    assert not torch.equal(a[0][0], b[0][0])

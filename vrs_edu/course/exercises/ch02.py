@@ -1,0 +1,98 @@
+"""Chapter 02 exercises: the causal attention pattern from q and k, and the value-weighted sum.
+
+``check_<name>(fn, *, seed=0, **kw)``: seed 0 gives the public cases; graders call with other seeds. Extra keyword
+arguments go to :func:`vrs_edu.course.checks.check_function` (``raise_on_fail``, ``quiet``).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ...nn.attention import attend, attention_pattern
+from ..checks import Mistake, check_function, random_inputs
+
+SHAPES = [(2, 3, 5, 4), (1, 2, 7, 16), (3, 1, 4, 8)]   # (B, H, T, Dh): T != Dh so transposes show up as shapes
+
+
+def _scores(q, k, scale):
+    return q @ k.transpose(-2, -1) * scale
+
+
+def _tril(T):
+    return torch.ones(T, T, dtype=torch.bool).tril()
+
+
+def _masked_softmax(scores, allowed, dim=-1):
+    return scores.masked_fill(~allowed, float("-inf")).softmax(dim=dim)
+
+
+# --- exercise 1: the causal pattern ---------------------------------------------------------------------------
+
+def _pattern_cases(seed: int):
+    cases = []
+    for i, shape in enumerate(SHAPES):
+        q, k = random_inputs(1000 * seed + i, shape, shape)
+        cases.append((2 * q, 2 * k))   # scores large enough that the 1/sqrt(Dh) scale matters
+    return cases
+
+
+def _dh(q):
+    return q.size(-1)
+
+
+PATTERN_MISTAKES = [
+    Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1 / math.sqrt(_dh(q))), _tril(q.size(-2)).T),
+            "the mask points the wrong way: query i may look at keys j <= i (lower triangle, torch.tril), "
+            "not at the future"),
+    Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1.0), _tril(q.size(-2))),
+            "the scale is missing: divide the scores q·k by sqrt(Dh) (Dh = q.size(-1)) before the softmax"),
+    Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1 / _dh(q)), _tril(q.size(-2))),
+            "you divided by Dh: the scale is 1/sqrt(Dh)"),
+    Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1 / math.sqrt(_dh(q))), _tril(q.size(-2)), dim=-2),
+            "softmax over the wrong axis: each *row* (one query, over its keys) must sum to 1 — softmax(dim=-1)"),
+    Mistake(lambda q, k: _scores(q, k, 1 / math.sqrt(_dh(q))).softmax(-1),
+            "no causal mask: set the scores of future keys (j > i) to -inf before the softmax"),
+    Mistake(lambda q, k: _scores(q, k, 1 / math.sqrt(_dh(q))).softmax(-1) * _tril(q.size(-2)),
+            "you masked after the softmax: the rows no longer sum to 1 — mask the scores with -inf first"),
+    Mistake(lambda q, k: _scores(q, k, 1 / math.sqrt(_dh(q))).masked_fill(~_tril(q.size(-2)), 0.0).softmax(-1),
+            "you filled the future with 0, not -inf: exp(0) = 1 still gives future keys weight"),
+]
+
+
+def check_attention_pattern(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 02.1: ``fn(q (B, H, T, Dh), k (B, H, T, Dh)) -> (B, H, T, T)``, the causal pattern
+    ``softmax(q kᵀ / sqrt(Dh))`` with future keys masked; rows sum to 1."""
+    return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed), PATTERN_MISTAKES, **kw)
+
+
+# --- exercise 2: the value-weighted sum -----------------------------------------------------------------------
+
+def _attend_cases(seed: int):
+    cases = []
+    for i, (B, H, T, Dh) in enumerate(SHAPES):
+        g = torch.Generator().manual_seed(1000 * seed + 100 + i)
+        scores = torch.randn(B, H, T, T, generator=g) * 2
+        pattern = _masked_softmax(scores, _tril(T))
+        (v,) = random_inputs(1000 * seed + i, (B, H, T, Dh))
+        cases.append((pattern, v))
+    return cases
+
+
+ATTEND_MISTAKES = [
+    Mistake(lambda p, v: p.transpose(-2, -1) @ v,
+            "you used the transposed pattern: row i holds query i's weights over keys j, so z_i = Σ_j p[i, j] v_j "
+            "(pattern @ v)"),
+    Mistake(lambda p, v: v.cumsum(-2) / torch.arange(1, v.size(-2) + 1).view(-1, 1),
+            "that is the plain average of the earlier values: weight each value by the pattern"),
+    Mistake(lambda p, v: p.sum(-1, keepdim=True) * v,
+            "you scaled each position's own value: z_i mixes *all* positions j with weights p[i, j]"),
+    Mistake(lambda p, v: (p @ v).sum(1, keepdim=True).expand_as(v),
+            "you summed over heads: every head moves its own values, keep the head axis"),
+]
+
+
+def check_attend(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 02.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh)) -> (B, H, T, Dh)`` with
+    ``z[..., i, :] = Σ_j pattern[..., i, j] · v[..., j, :]``."""
+    return check_function("attend", fn, attend, _attend_cases(seed), ATTEND_MISTAKES, **kw)
