@@ -1,0 +1,16 @@
+"""Classroom assignments: one source per assignment, generated student / solution / grader notebooks, grading.
+
+* :mod:`.source` — the source format (jupytext py:percent in ``vrs_edu/course/assignment_sources/``): cell tags
+  ``solution``, ``public-test``, ``hidden-test`` and the ``### BEGIN SOLUTION`` / ``### HINT:`` / ``### END
+  SOLUTION`` markers.
+* :mod:`.build` — ``build()`` writes ``data/assignments/{student,solution,grader}/<name>.ipynb`` (deterministic).
+* :mod:`.grade` — ``grade_submission()`` runs a submission in a fresh kernel with the canonical checks and writes
+  JSON/CSV reports.
+* :mod:`.cli` — ``vrs-edu assignments list | build | grade``, registered here on the ``vrs-edu`` command.
+"""
+from vrs_edu.cli import EXTRA_COMMANDS
+
+from .cli import add_commands
+
+if add_commands not in EXTRA_COMMANDS:
+    EXTRA_COMMANDS.append(add_commands)
