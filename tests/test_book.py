@@ -1,0 +1,195 @@
+"""The course book (`make book`): Sphinx + myst-nb rendering book.toml's chapters. Checks without a browser.
+
+What the book must be: every chapter of book.toml, in its order, with its title, under numbered titles; an index
+generated from book.toml (questions, goals); the committed outputs rendered, never re-executed; widgets replaced by a
+note, their static figure following; warnings are errors; a missing notebook stops the build and names the file;
+the output stays out of pytest's and nbval's collection. tests/test_browser.py looks at the built pages in Chromium.
+"""
+import base64
+import io
+import runpy
+import tomllib
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from vrs_edu.course.book import BOOK_TOML, chapters
+from vrs_edu.course.book_build import (CONF_DIR, WIDGET_MIME, WIDGET_NOTE, BookPaths, build, sphinx_command,
+                                       stage_notebook)
+
+ROOT = Path(__file__).resolve().parents[1]
+V4 = nbformat.v4
+
+
+# ------------------------------------------------------------------------------------------- a tiny book to build
+
+def _png() -> str:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(2, 1.5), dpi=40)
+    ax.plot([0, 1, 2], [0, 1, 4])
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png")
+    plt.close(fig)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def _notebook(title: str, body: str = "Some prose.") -> nbformat.NotebookNode:
+    widget = V4.new_code_cell("# NBVAL_IGNORE_OUTPUT\nw = make_widget()\nw", execution_count=2, outputs=[
+        V4.new_output("execute_result", execution_count=2, data={
+            WIDGET_MIME: {"model_id": "abc", "version_major": 2, "version_minor": 0},
+            "text/plain": "interactive(children=(FloatSlider(value=1.0),))"})])
+    figure = V4.new_code_cell("show_default_figure()", execution_count=3, outputs=[
+        V4.new_output("display_data", data={"image/png": _png(), "text/plain": "<Figure size 80x60 with 1 Axes>"}),
+        V4.new_output("stream", name="stdout", text="default ratio 1.45\n")])
+    nb = V4.new_notebook(cells=[
+        V4.new_markdown_cell(f"# {title}\n\n{body}\n\n$$h^{{(l+1)}} = h^{{(l)}} + f(h^{{(l)}})$$"),
+        V4.new_code_cell("print(1 + 1)", execution_count=1,
+                         outputs=[V4.new_output("stream", name="stdout", text="2\n")]),
+        V4.new_markdown_cell("## A widget"), widget, figure])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python", "pygments_lexer": "ipython3"}
+    nb.metadata["widgets"] = {"application/vnd.jupyter.widget-state+json": {"state": {}, "version_major": 2,
+                                                                            "version_minor": 0}}
+    return nb
+
+
+TINY_CHAPTERS = [  # titles and questions with characters Markdown would read as markup
+    ("00_start.ipynb", "00 · Start", "Does V_1 reach layer *L*?", ["Read [x0] at depth", "Count `tokens`"]),
+    ("01_next.ipynb", "01 · Next", "What does <V> carry?", ["Measure a_1 and b_2"]),
+]
+
+
+def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1)) -> Path:
+    lines = ['[book]', 'title = "Tiny Book"', 'authors = ["someone"]', 'description = "A test book."',
+             'language = "en"', 'src = "notebooks"', '[build]', 'build-dir = "_build/book"',
+             '[preprocessor.course]', 'command = "true"']
+    for file, title, question, goals in TINY_CHAPTERS:
+        lines += ['[[preprocessor.course.chapters]]', f'file = "{file}"', f'title = "{title}"',
+                  f'question = "{question}"', "goals = [" + ", ".join(f'"{g}"' for g in goals) + "]",
+                  "budget_s = 30"]
+    (tmp_path / "book.toml").write_text("\n".join(lines) + "\n")
+    (tmp_path / "notebooks").mkdir()
+    for i in write:
+        file, title, *_ = TINY_CHAPTERS[i]
+        nbformat.write(_notebook(title), tmp_path / "notebooks" / file)
+    return tmp_path / "book.toml"
+
+
+# ------------------------------------------------------------------------------------------------------- tests
+
+def test_conf_takes_title_authors_and_language_from_book_toml(tmp_path, monkeypatch):
+    monkeypatch.setenv("VRS_EDU_BOOK_TOML", str(_tiny_book(tmp_path)))
+    conf = runpy.run_path(str(CONF_DIR / "conf.py"))
+    assert (conf["project"], conf["author"], conf["language"]) == ("Tiny Book", "someone", "en")
+    assert conf["root_doc"] == "index"
+    assert "myst_nb" in conf["extensions"] and conf["html_theme"] == "sphinx_book_theme"
+    assert conf["nb_execution_mode"] == "off", "the book renders the committed outputs; CI executes under nbval"
+    assert conf["nb_ipywidgets_js"] == {}, "no widget JavaScript from a CDN: the book must work offline"
+
+
+def test_conf_reads_the_course_book_toml_by_default(monkeypatch):
+    monkeypatch.delenv("VRS_EDU_BOOK_TOML", raising=False)
+    with BOOK_TOML.open("rb") as f:
+        title = tomllib.load(f)["book"]["title"]
+    assert runpy.run_path(str(CONF_DIR / "conf.py"))["project"] == title
+
+
+def test_sphinx_runs_with_warnings_as_errors_a_fresh_environment_and_the_package_conf():
+    cmd = sphinx_command(BookPaths.from_toml(BOOK_TOML))
+    assert {"-W", "--keep-going", "-E"} <= set(cmd)
+    assert cmd[cmd.index("-c") + 1] == str(CONF_DIR)
+
+
+def test_book_output_stays_out_of_pytest_and_nbval_collection():
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        ini = tomllib.load(f)["tool"]["pytest"]["ini_options"]
+    paths = BookPaths.from_toml(BOOK_TOML)
+    for p in (paths.out, paths.stage, paths.doctrees):  # all hold copies of the notebooks
+        top = p.relative_to(ROOT).parts[0]
+        assert top in ini["norecursedirs"], f"{p} is not under a norecursedirs entry"
+        assert top not in ini["testpaths"] and top != "notebooks", f"{p} is inside a collected folder"
+
+
+def test_chapter_titles_carry_their_number_for_the_navigation():
+    for c in chapters():
+        assert c.title.startswith(f"{c.number} · "), f"{c.file}: title {c.title!r} must start with '{c.number} · '"
+
+
+def test_staged_notebook_shows_a_note_instead_of_the_widget_and_keeps_every_other_output(tmp_path):
+    src, dst = tmp_path / "in.ipynb", tmp_path / "out" / "in.ipynb"
+    nbformat.write(_notebook("00 · Start"), src)
+    assert stage_notebook(src, dst) == 1
+    before, after = nbformat.read(src, 4), nbformat.read(dst, 4)
+    widget_out = after.cells[3].outputs[0]
+    assert WIDGET_MIME not in widget_out.data and widget_out.data["text/markdown"] == WIDGET_NOTE
+    assert "widgets" not in after.metadata
+    assert after.cells[4].outputs == before.cells[4].outputs, "the static figure after the widget is untouched"
+    assert [c.source for c in after.cells] == [c.source for c in before.cells]
+
+
+@pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.stem)
+def test_every_widget_is_followed_by_its_static_figure(chapter):
+    path = ROOT / "notebooks" / chapter.file
+    if not path.exists():
+        pytest.skip(f"{path.name} not written yet (tests/test_manifest.py fails for it)")
+    cells = [c for c in nbformat.read(path, 4).cells if c.cell_type == "code"]
+    for i, cell in enumerate(cells):
+        if any(WIDGET_MIME in o.get("data", {}) for o in cell.outputs):
+            following = cells[i + 1].outputs if i + 1 < len(cells) else []
+            assert any("image/png" in o.get("data", {}) for o in following), \
+                f"{chapter.file}: code cell {i} shows a widget, but the next code cell shows no static figure"
+
+
+def test_a_missing_notebook_stops_the_build_and_names_the_file(tmp_path, capfd):
+    book = _tiny_book(tmp_path, write=(0,))
+    assert build(book, draft=False) != 0
+    err = capfd.readouterr().err
+    assert "notebooks/01_next.ipynb" in err and "00_start" not in err
+    assert not (tmp_path / "_build" / "book" / "index.html").exists()
+
+
+@pytest.mark.slow
+def test_tiny_book_builds_with_chapters_in_order_goals_offline_math_and_search(tmp_path):
+    book = _tiny_book(tmp_path)
+    assert build(book, draft=False) == 0
+    out = tmp_path / "_build" / "book"
+    index = (out / "index.html").read_text()
+    # the index, generated from book.toml: chapters in order, linked, with their questions and goals verbatim
+    positions = [index.index(f'href="{Path(f).stem}.html"') for f, *_ in TINY_CHAPTERS]
+    assert positions == sorted(positions)
+    for _, title, question, goals in TINY_CHAPTERS:
+        for text in (title, question, *goals):
+            html_text = text.replace("<", "&lt;").replace(">", "&gt;")
+            assert html_text in index, f"index lacks {text!r}"
+    page = (out / "00_start.html").read_text()
+    assert "<title>00 · Start &#8212; Tiny Book</title>" in page
+    assert "Interactive widget" in page and "default ratio 1.45" in page and "<img" in page
+    assert "01_next.html" in page, "the next-chapter link"
+    assert "_static/mathjax/tex-chtml.js" in page and (out / "_static/mathjax/tex-chtml.js").exists()
+    assert "cdn." not in page, "every script and style comes from the book itself"
+    assert (out / "searchindex.js").exists()
+
+
+@pytest.mark.slow
+def test_a_sphinx_warning_fails_the_build(tmp_path, capfd):
+    book = _tiny_book(tmp_path)
+    nb_path = tmp_path / "notebooks" / "01_next.ipynb"
+    nb = nbformat.read(nb_path, 4)
+    nb.cells[0].source += "\n\nSee {ref}`a-label-that-does-not-exist`."
+    nbformat.write(nb, nb_path)
+    assert build(book, draft=False) != 0
+    assert "a-label-that-does-not-exist" in capfd.readouterr().err
+
+
+@pytest.mark.slow
+def test_draft_build_leaves_out_unwritten_chapters_and_says_so(tmp_path, capfd):
+    book = _tiny_book(tmp_path, write=(0,))
+    assert build(book, draft=True) == 0
+    out = tmp_path / "_build" / "book"
+    assert "01_next.ipynb" in capfd.readouterr().out
+    assert (out / "00_start.html").exists() and not (out / "01_next.html").exists()
+    assert "(not written yet)" in (out / "index.html").read_text()

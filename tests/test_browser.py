@@ -1,0 +1,367 @@
+"""The course seen the way a person sees it: the built book and JupyterLab, in Debian's headless Chromium.
+
+    make browser        # = pytest -q -p no:xdist -m browser tests   (make test installs chromium first)
+
+Book: serve the built book (`make book`; built here if missing or older than its inputs) on a free loopback port,
+follow the sidebar navigation from the index to every chapter of book.toml, and check each page: its title, that
+every image loaded, that math was typeset, that no output is a traceback and no admonition an error, that every
+request was answered (no 404) by the book itself (it must work offline), and that previous/next follow book.toml's
+order. A screenshot of each page goes to _build/screenshots/.
+
+JupyterLab: start `jupyter lab` (tokenless, loopback only, a test server) on a copy of the notebooks, open chapter
+00, run all cells, move the widget's "init scale" slider with the keyboard and check that the widget's printed
+output changes to the value the package computes for the new setting.
+
+Driven with the Python playwright package and /usr/bin/chromium (never `playwright install`); skipped, saying why,
+when either is missing.
+"""
+from __future__ import annotations
+
+import functools
+import http.server
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from vrs_edu.course.book import BOOK_TOML, chapters, load_book
+from vrs_edu.course.book_build import CONF_DIR, WIDGET_MIME, BookPaths, build
+
+ROOT = Path(__file__).resolve().parents[1]
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = ROOT / "_build" / "screenshots"
+PATHS = BookPaths.from_toml(BOOK_TOML)
+BOOK_TITLE = load_book()["book"]["title"]
+CHAPTERS = chapters()
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync"]
+
+
+def _why_skip() -> str | None:
+    if not CHROMIUM.exists():
+        return f"{CHROMIUM} not found: install Debian's chromium (`make browser-deps`, needs root) to run browser tests"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing: pip install -e '.[browser]' (never `playwright install`)"
+    return None
+
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why_skip() is not None, reason=_why_skip() or "")]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+# --------------------------------------------------------------------------------------------------- fixtures
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def _book_inputs() -> list[Path]:
+    nbs = [PATHS.notebooks / c.file for c in CHAPTERS]
+    return [BOOK_TOML, CONF_DIR / "conf.py", Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
+
+
+@pytest.fixture(scope="session")
+def book_url():
+    """The built book served on a free loopback port; built first if missing or older than any input."""
+    index = PATHS.out / "index.html"
+    if not index.exists() or index.stat().st_mtime < max(p.stat().st_mtime for p in _book_inputs()):
+        rc = build()
+        if rc != 0:
+            pytest.fail(f"`make book` failed (exit status {rc}); its messages are in the captured output above")
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(PATHS.out)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(10)
+
+
+class PageLog:
+    """What happened while a page was open: failed responses, blocked outside requests, script errors."""
+
+    def __init__(self):
+        self.bad_responses, self.outside, self.errors = [], [], []
+
+
+@pytest.fixture
+def page(browser, book_url):
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = context.new_page()
+    log = PageLog()
+
+    def only_the_book(route):  # the book must be self-contained: anything from elsewhere is refused and recorded
+        if route.request.url.startswith(book_url + "/"):
+            route.continue_()
+        else:
+            log.outside.append(route.request.url)
+            route.abort()
+
+    pg.route("**/*", only_the_book)
+    pg.on("response", lambda r: r.status >= 400 and log.bad_responses.append(f"{r.status} {r.url}"))
+    pg.on("pageerror", lambda e: log.errors.append(f"script error: {e}"))
+    pg.on("console", lambda m: m.type == "error" and log.errors.append(f"console error: {m.text}"))
+    pg.log = log
+    yield pg
+    context.close()
+
+
+def _screenshot(pg, name: str) -> None:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pg.screenshot(path=str(SCREENSHOTS / f"{name}.png"), full_page=True)
+
+
+# ------------------------------------------------------------------------------------------------------ book
+
+SIDEBAR_LINKS = "nav.bd-docs-nav ul.bd-sidenav:not(.bd-sidenav__home-link) li.toctree-l1 > a.reference"
+ARTICLE = "article.bd-article"
+
+
+def _sidebar_titles(pg) -> list[str]:
+    return [t.strip() for t in pg.locator(SIDEBAR_LINKS).all_inner_texts()]
+
+
+def test_index_page_lists_every_chapter_in_book_toml_order(page, book_url):
+    response = page.goto(f"{book_url}/index.html")
+    assert response.status == 200
+    assert page.title().startswith(BOOK_TITLE)
+    page.wait_for_load_state("networkidle")
+    _screenshot(page, "book_index")
+    missing = [c.file for c in CHAPTERS if not (PATHS.notebooks / c.file).exists()]
+    assert _sidebar_titles(page) == [c.title for c in CHAPTERS], \
+        f"the sidebar must list book.toml's chapters in order (notebooks missing: {missing or 'none'})"
+    article = page.locator(ARTICLE).inner_text()
+    for c in CHAPTERS:
+        assert c.question in article and all(g in article for g in c.goals), f"index lacks {c.file}'s question/goals"
+    assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
+
+
+def _expected_counts(nb_path: Path) -> dict[str, int]:
+    """From the committed notebook: how many figures and widgets the page must show, how many tracebacks it may."""
+    nb = nbformat.read(nb_path, 4)
+    outputs = [(c, o) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
+    deliberate = sum(1 for c, o in outputs if o.output_type == "error" and (
+        "NBVAL_RAISES_EXCEPTION" in c.source or "raises-exception" in c.metadata.get("tags", [])))
+    return {"images": sum(1 for _, o in outputs if {"image/png", "image/jpeg", "image/svg+xml"} & set(o.get("data", {}))),
+            "widgets": sum(1 for _, o in outputs if WIDGET_MIME in o.get("data", {})),
+            "deliberate_tracebacks": deliberate}
+
+
+def _neighbours(i: int) -> tuple[str, str | None]:
+    """The pages previous/next must point at: the nearest chapters in book.toml's order that the book contains
+    (all of them, once every chapter is written), the index before the first, nothing after the last."""
+    built = [j for j, c in enumerate(CHAPTERS) if (PATHS.out / f"{c.stem}.html").exists()]
+    before = [j for j in built if j < i]
+    after = [j for j in built if j > i]
+    return (f"{CHAPTERS[before[-1]].stem}.html" if before else "index.html",
+            f"{CHAPTERS[after[0]].stem}.html" if after else None)
+
+
+@pytest.mark.parametrize("i", range(len(CHAPTERS)), ids=[c.stem for c in CHAPTERS])
+def test_chapter_page_through_the_navigation(page, book_url, i):
+    chapter = CHAPTERS[i]
+    nb_path = PATHS.notebooks / chapter.file
+    assert nb_path.exists(), f"{nb_path.relative_to(ROOT)} does not exist, so the book cannot show {chapter.title!r}"
+    assert (PATHS.out / f"{chapter.stem}.html").exists(), \
+        f"the built book has no page for {chapter.file}: rebuild it with `make book`"
+
+    page.goto(f"{book_url}/index.html")
+    with page.expect_navigation():
+        page.locator(SIDEBAR_LINKS).get_by_text(chapter.title, exact=True).click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{book_url}/{chapter.stem}.html"
+
+    # title: the browser tab and the page's heading (without its "#" anchor)
+    assert page.title() == f"{chapter.title} — {BOOK_TITLE}"
+    h1 = page.locator(f"{ARTICLE} h1").first.evaluate(
+        "h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains('headerlink')))"
+        ".map(n => n.textContent).join('').trim()")
+    assert h1 == chapter.title
+
+    expected = _expected_counts(nb_path)
+    # figures: every image on the page decoded, and at least one per figure the notebook holds
+    page.wait_for_function("() => [...document.images].every(img => img.complete)", timeout=30_000)
+    images = page.evaluate("() => [...document.querySelectorAll('article img')]"
+                           ".map(img => ({src: img.getAttribute('src'), w: img.naturalWidth}))")
+    broken = [im["src"] for im in images if im["w"] == 0]
+    assert not broken, f"images that did not load: {broken}"
+    assert len(images) >= expected["images"], f"{len(images)} images shown, the notebook has {expected['images']}"
+
+    # math: MathJax (served from the book) typeset every formula
+    page.wait_for_function("() => [...document.querySelectorAll('.math')].every(m => m.querySelector('mjx-container'))",
+                           timeout=30_000)
+
+    # widgets: each shows the note, and the next cell its static figure
+    widget_cells = page.evaluate("""() => [...document.querySelectorAll('div.cell')]
+        .filter(c => c.innerText.includes('Interactive widget: it runs in JupyterLab'))
+        .map(c => { let n = c.nextElementSibling;
+                    while (n && !(n.matches && n.matches('div.cell'))) n = n.nextElementSibling;
+                    return !!(n && n.querySelector('img')); })""")
+    assert len(widget_cells) == expected["widgets"] and all(widget_cells), \
+        f"widgets: {widget_cells} (True = followed by a static figure), notebook has {expected['widgets']}"
+
+    # nothing on the page is an error message
+    text = page.locator(ARTICLE).inner_text()
+    tracebacks = page.locator(f"{ARTICLE} .output.traceback").count()
+    assert tracebacks <= expected["deliberate_tracebacks"], f"{tracebacks} traceback output(s) on the page"
+    assert text.count("Traceback (most recent call last)") <= expected["deliberate_tracebacks"]
+    assert page.locator(f"{ARTICLE} .admonition.error, {ARTICLE} .system-message").count() == 0
+    assert not re.search(r"\b404\b.*not found", text, re.I)
+    assert not page.log.bad_responses, f"requests that failed: {page.log.bad_responses}"
+    assert not page.log.outside, f"the page asked for something outside the book: {page.log.outside}"
+    assert not page.log.errors, page.log.errors
+
+    # previous / next follow book.toml's order
+    prev_href, next_href = _neighbours(i)
+    assert page.locator(".prev-next-area a.left-prev").get_attribute("href") == prev_href
+    nxt = page.locator(".prev-next-area a.right-next")
+    assert (nxt.get_attribute("href") if nxt.count() else None) == next_href
+
+    _screenshot(page, f"book_{chapter.stem}")
+
+
+def test_search_finds_the_chapters(page, book_url):
+    page.goto(f"{book_url}/search.html?q=residual")
+    page.wait_for_selector("#search-results li a", timeout=30_000)
+    found = {a.split("#")[0].split("?")[0] for a in
+             page.locator("#search-results li a").evaluate_all("links => links.map(a => a.getAttribute('href'))")}
+    built = {f"{c.stem}.html" for c in CHAPTERS if (PATHS.out / f"{c.stem}.html").exists()}
+    assert built & found, f"searching 'residual' found {sorted(found)}, no chapter page"
+    _screenshot(page, "book_search")
+
+
+# ------------------------------------------------------------------------------------------------ JupyterLab
+
+@pytest.fixture(scope="module")
+def lab_url(tmp_path_factory):
+    """`jupyter lab` on a copy of the notebooks (it autosaves), tokenless on a free loopback port; stopped after."""
+    work = tmp_path_factory.mktemp("lab")
+    shutil.copytree(ROOT / "notebooks", work / "notebooks")
+    cfg = work / "config"
+    (cfg / "labconfig").mkdir(parents=True)
+    # the "get notified about news?" toast would cover the page (and ask the network)
+    (cfg / "labconfig" / "page_config.json").write_text(
+        '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
+    env = dict(os.environ, JUPYTER_CONFIG_DIR=str(cfg), JUPYTER_RUNTIME_DIR=str(work / "runtime"),
+               VRS_EDU_THREADS="1")
+    port = _free_port()
+    log = (work / "server.log").open("w")
+    server = subprocess.Popen(
+        [str(Path(sys.executable).with_name("jupyter")), "lab", "--no-browser", "--allow-root", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
+         "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work / 'notebooks'}",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 180
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/status", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"jupyter lab did not start:\n{(work / 'server.log').read_text()[-3000:]}")
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()  # the server shuts its kernels down on SIGTERM
+        try:
+            server.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(server.pid, signal.SIGKILL)  # its own session: the server and the kernels it started
+            server.wait(10)
+        log.close()
+
+
+def _ratio_for(init_scale: float) -> str:
+    """What the widget prints for a setting, computed here by the package function behind it."""
+    from vrs_edu.lab.explore import untrained_stream_norms
+
+    norms = untrained_stream_norms(n_layers=6, init_scale=init_scale)
+    return f"final/embedding norm ratio: {norms[-1] / norms[0]:.2f}"
+
+
+def test_jupyterlab_runs_chapter_00_and_its_widget_follows_the_keyboard(browser, lab_url):
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{lab_url}/lab/tree/00_orientation.ipynb?reset")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
+        kernel_idle = ("() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status"
+                       " === 'idle'")
+        page.wait_for_function(kernel_idle, timeout=120_000)
+        # clear the committed outputs and execution counts, so that what follows can only come from this kernel;
+        # then run all cells (not awaited here: the wait below has the timeout)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+        assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets"
+                             ".every(c => c.model.type !== 'code' || c.model.executionCount === null)")
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        # done when every code cell has an execution count and the kernel is idle again
+        page.wait_for_function(
+            "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+            " return nb.widgets.filter(c => c.model.type === 'code').every(c => c.model.executionCount !== null)"
+            " && nb.widgets.some(c => c.model.type === 'code')"
+            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'; }",
+            timeout=600_000, polling=1000)
+        failed = page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.widgets"
+            ".map((c, i) => [i, c.model.type === 'code' ? c.model.outputs.toJSON() : []])"
+            ".filter(([i, outs]) => outs.some(o => o.output_type === 'error'))"
+            ".map(([i, outs]) => [i, outs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)])")
+        assert not failed, f"cells that raised: {failed}"
+
+        widget = page.locator(".widget-interact").first
+        slider = widget.locator(".widget-slider").filter(has_text="init scale")
+        readout = slider.locator(".widget-readout")
+        output = widget.locator(".widget-output")
+        expect(readout).to_have_text("1.00", timeout=60_000)
+        expect(output).to_contain_text(_ratio_for(1.0), timeout=60_000)
+        image_before = output.locator("img").first.get_attribute("src")
+        widget.scroll_into_view_if_needed()
+        _screenshot(page, "lab_00_before")
+
+        handle = slider.locator(".noUi-handle")
+        handle.focus()
+        handle.press("ArrowRight")  # one step of 0.25
+        expect(readout).to_have_text("1.25", timeout=30_000)
+        expect(output).to_contain_text(_ratio_for(1.25), timeout=60_000)
+        assert _ratio_for(1.25) != _ratio_for(1.0), "the test needs two settings that print differently"
+        expect(output.locator("img").first).not_to_have_attribute("src", image_before, timeout=30_000)
+        _screenshot(page, "lab_00_after")
+        assert not errors, errors
+    finally:
+        context.close()

@@ -1,0 +1,189 @@
+"""Build the course as a static HTML book: Sphinx + myst-nb + sphinx-book-theme, driven by book.toml.
+
+    make book                                  # = python -m vrs_edu.course.book build
+    VRS_EDU_BOOK_DRAFT=1 make book             # draft: leave out chapters whose notebook is not written yet
+
+What a build does, in order:
+
+1. **Stage** the sources in ``<build-dir>_src`` (``_build/book_src``): every chapter notebook listed in book.toml,
+   in its order, plus ``index.md`` generated from book.toml (description, and per chapter its title, question,
+   goals and run-time budget). A chapter listed in book.toml whose notebook is missing stops the build with a message
+   naming the file (draft mode leaves it out and says so instead). The staged copy of a notebook differs from the
+   committed one in one way only: a widget output, which needs a running kernel, is replaced by a note that says so;
+   the cell after it already shows the widget's static default figure (a course rule).
+2. **Render** with ``sphinx-build -W --keep-going -E``: every warning fails the build (after reporting all of them),
+   and each build starts from a fresh environment, because an incremental build does not repeat the warnings of
+   documents it does not re-read. The configuration is ``vrs_edu/course/sphinx/conf.py``; notebooks are not executed
+   (``nb_execution_mode = "off"``): the book shows the outputs committed with them, which CI re-checks under nbval.
+
+Everything lands under ``_build/``, which pytest and nbval never collect (``norecursedirs`` in pyproject.toml).
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import nbformat
+
+from .book import BOOK_TOML, Chapter, chapters, load_book
+
+CONF_DIR = Path(__file__).resolve().parent / "sphinx"
+DRAFT_ENV = "VRS_EDU_BOOK_DRAFT"
+WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+WIDGET_NOTE = ("*Interactive widget: it runs in JupyterLab (`make lab`), where moving a slider re-runs the "
+               "experiment. The figure below shows its default setting.*")
+
+
+class MissingChapterError(FileNotFoundError):
+    """A chapter listed in book.toml has no notebook."""
+
+
+@dataclass(frozen=True)
+class BookPaths:
+    """Where a book's inputs and outputs live, all derived from its book.toml."""
+    book_toml: Path
+    notebooks: Path   # [book] src
+    out: Path         # [build] build-dir: the HTML site
+    stage: Path       # staged Sphinx sources (generated; rewritten by every build)
+    doctrees: Path    # Sphinx's pickled environment
+
+    @classmethod
+    def from_toml(cls, book_toml: str | Path = BOOK_TOML) -> "BookPaths":
+        book_toml = Path(book_toml).resolve()
+        cfg = load_book(book_toml)
+        root = book_toml.parent
+        out = root / cfg["build"].get("build-dir", "book")
+        return cls(book_toml, root / cfg["book"].get("src", "src"), out,
+                   out.with_name(out.name + "_src"), out.with_name(out.name + "_doctrees"))
+
+
+def is_draft() -> bool:
+    return os.environ.get(DRAFT_ENV, "").strip().lower() not in ("", "0", "false", "no")
+
+
+# ---------------------------------------------------------------------------------------------------- staging
+
+def _md_escape(text: str) -> str:
+    """Escape the characters MyST would read as markup (``V_1`` must stay ``V_1``, not start an emphasis)."""
+    return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|$" else ch for ch in text)
+
+
+def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
+    """The book's home page (MyST markdown): title, description, and the chapter list with questions and goals.
+
+    The hidden toctree lists the chapters in book.toml's order: it is what Sphinx and the theme turn into the
+    sidebar navigation and the previous/next links. Chapters not in ``present`` (draft builds only) are listed
+    without a link.
+    """
+    meta = book["book"]
+    lines = [f"# {_md_escape(meta['title'])}", ""]
+    if meta.get("description"):
+        lines += [_md_escape(meta["description"]), ""]
+    lines += ["```{toctree}", ":hidden:", ":maxdepth: 2", ":caption: Chapters", ""]
+    lines += [c.stem for c in chs if c.file in present]
+    lines += ["```", "", "## Chapters", "",
+              "Each chapter is a notebook: read it here with the outputs it produced, or run it yourself in "
+              "JupyterLab (`make lab`), move its widgets and do its exercises.", ""]
+    for c in chs:
+        title = _md_escape(c.title)
+        lines.append(f"### [{title}]({c.file})" if c.file in present else f"### {title} (not written yet)")
+        lines += ["", f"**Question.** {_md_escape(c.question)}", "", "**Goals.**", ""]
+        lines += [f"- {_md_escape(g)}" for g in c.goals]
+        lines += ["", f"**Run-time budget.** {c.budget_s} s on a laptop CPU.", ""]
+    return "\n".join(lines)
+
+
+def stage_notebook(src: Path, dst: Path) -> int:
+    """Copy one chapter notebook for the book, replacing widget outputs by a note. Returns how many it replaced.
+
+    A widget's view only renders next to a live kernel (or with widget JavaScript from a CDN, which an offline
+    book cannot load), so the note says where it runs; the saved widget state is dropped for the same reason.
+    """
+    nb = nbformat.read(src, as_version=4)
+    replaced = 0
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        for i, out in enumerate(cell.get("outputs", [])):
+            if WIDGET_MIME in out.get("data", {}):
+                cell.outputs[i] = nbformat.v4.new_output(
+                    "display_data", data={"text/markdown": WIDGET_NOTE, "text/plain": WIDGET_NOTE})
+                replaced += 1
+    nb.metadata.get("widgets", {}).pop(WIDGET_STATE, None)
+    if not nb.metadata.get("widgets"):
+        nb.metadata.pop("widgets", None)
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dst)
+    return replaced
+
+
+def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
+    """Write the Sphinx sources into ``paths.stage`` (emptied first). Returns the chapters staged.
+
+    Raises:
+        MissingChapterError: a chapter's notebook does not exist (unless ``draft``), naming the file.
+    """
+    chs = chapters(paths.book_toml)
+    missing = [c for c in chs if not (paths.notebooks / c.file).is_file()]
+    if missing and not draft:
+        names = ", ".join(str((paths.notebooks / c.file).relative_to(paths.book_toml.parent)) for c in missing)
+        raise MissingChapterError(
+            f"book.toml lists chapters whose notebook does not exist: {names}. Write them (and run "
+            f"`make notebook NB=...`), or build a draft without them: {DRAFT_ENV}=1 make book")
+    if paths.stage.exists():
+        shutil.rmtree(paths.stage)
+    paths.stage.mkdir(parents=True)
+    present = [c for c in chs if c not in missing]
+    for c in present:
+        stage_notebook(paths.notebooks / c.file, paths.stage / c.file)
+    # Files the notebooks point at (images in markdown cells, e.g. notebooks/figures/) come along.
+    for extra in paths.notebooks.iterdir():
+        if extra.is_dir() and not extra.name.startswith((".", "_")) and extra.name != "__pycache__":
+            shutil.copytree(extra, paths.stage / extra.name)
+    (paths.stage / "index.md").write_text(render_index(load_book(paths.book_toml), chs, {c.file for c in present}))
+    return present
+
+
+# ---------------------------------------------------------------------------------------------------- rendering
+
+def sphinx_command(paths: BookPaths) -> list[str]:
+    """``-W --keep-going``: warnings are errors, all of them reported; ``-E``: fresh environment, so that every
+    document is re-read and its warnings repeated; ``-c``: the configuration kept in the package."""
+    return [sys.executable, "-m", "sphinx", "-b", "html", "-W", "--keep-going", "-E", "-q",
+            "-c", str(CONF_DIR), "-d", str(paths.doctrees), str(paths.stage), str(paths.out)]
+
+
+def build(book_toml: str | Path = BOOK_TOML, draft: bool | None = None) -> int:
+    """Build the HTML book into book.toml's ``[build] build-dir``. Returns the exit status (0: built, no warning).
+
+    ``draft`` (default: the ``VRS_EDU_BOOK_DRAFT`` environment variable) leaves out chapters not written yet.
+    """
+    draft = is_draft() if draft is None else draft
+    paths = BookPaths.from_toml(book_toml)
+    t0 = time.perf_counter()
+    try:
+        staged = stage(paths, draft=draft)
+    except MissingChapterError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 1
+    left_out = [c.file for c in chapters(paths.book_toml) if c not in staged]
+    if left_out:
+        print(f"draft book: left out {len(left_out)} chapter(s) not written yet: {', '.join(left_out)}")
+    for d in (paths.out, paths.doctrees):  # start clean: no page of a renamed or removed chapter survives
+        if d.exists():
+            shutil.rmtree(d)
+    env = dict(os.environ, VRS_EDU_BOOK_TOML=str(paths.book_toml))
+    rc = subprocess.run(sphinx_command(paths), env=env).returncode
+    took = time.perf_counter() - t0
+    if rc != 0:
+        print(f"error: the book did not build (sphinx exit status {rc}; every warning above is an error)",
+              file=sys.stderr)
+        return rc
+    print(f"book built: {len(staged)} chapter(s) in {took:.1f} s -> {paths.out / 'index.html'}")
+    return 0

@@ -1,0 +1,49 @@
+"""Sphinx configuration of the course book, kept inside the package and driven by book.toml.
+
+`python -m vrs_edu.course.book build` (`make book`) stages the chapter notebooks and an index page generated from
+book.toml into a source folder, then runs Sphinx with this folder as its configuration directory (`-c`). The book's
+title, authors, language and description come from book.toml's [book] table; the chapter order is the toctree of
+the generated index, in book.toml's order. Notebooks are rendered with the outputs committed with them (CI executes
+them separately under nbval), so building the book runs no code.
+"""
+import os
+from pathlib import Path
+
+from vrs_edu.course.book import BOOK_TOML, load_book
+
+# book_build sets this when it builds another book.toml (its tests build a tiny book); the course's file otherwise.
+_book = load_book(Path(os.environ.get("VRS_EDU_BOOK_TOML", BOOK_TOML)))["book"]
+
+project = _book["title"]
+author = ", ".join(_book.get("authors", []))
+copyright = author
+language = _book.get("language", "en")
+root_doc = "index"
+
+extensions = [
+    "myst_nb",                    # .ipynb and MyST markdown as Sphinx sources
+    "sphinx.ext.mathjax",
+    "sphinx-mathjax-offline",     # MathJax 3 copied into _static, so math renders without network
+]
+
+# Notebooks: render the committed, executed outputs; never execute while building.
+nb_execution_mode = "off"
+nb_ipywidgets_js = {}             # no widget JavaScript from a CDN: the book shows each widget's static figure
+nb_output_stderr = "show"
+myst_enable_extensions = ["dollarmath", "amsmath"]   # $...$ and $$...$$ as in Jupyter
+myst_heading_anchors = 3
+
+exclude_patterns = ["**.ipynb_checkpoints"]
+
+html_theme = "sphinx_book_theme"
+html_title = project
+html_context = {"default_mode": "light"}
+html_theme_options = {
+    "home_page_in_toc": True,
+    "show_navbar_depth": 1,
+    "show_toc_level": 2,
+    "use_download_button": True,
+    "use_fullscreen_button": False,
+    "navigation_with_keys": False,
+}
+html_show_sourcelink = False
