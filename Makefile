@@ -10,7 +10,9 @@ EXTRAS := notebooks,test,book,browser,real-model
 LAB_PORT ?= 8888
 # Notebooks are executed single-threaded both when their outputs are regenerated and when nbval re-runs them:
 # float sums differ between thread counts, and nbval compares the printed numbers.
-NB_ENV := VRS_EDU_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline
+# One thread per process in tests too: with pytest -n 2 on 2 cores, torch's default of one thread per core
+# oversubscribes the CPU and its OpenMP workers spin (measured: ~15x slower steps on a busy machine).
+NB_ENV := VRS_EDU_THREADS=1 OMP_NUM_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -44,7 +46,7 @@ unit-and-notebooks: setup
 	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" $(NBVAL) tests notebooks
 
 unit: setup
-	$(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" tests
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" tests
 
 nbval: setup
 	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) notebooks

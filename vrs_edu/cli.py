@@ -3,13 +3,69 @@
     vrs-edu train --preset char-6x64 --steps 300 --out runs/char
     vrs-edu reproduce value-residual [--quick]
     vrs-edu info
+
+Scaling up (README, "Scaling up"): ``--device auto|cpu|cuda|mps``, ``--compile``, ``--checkpoint-every N`` and
+``--resume`` on ``train`` and ``reproduce``; several processes with ``torchrun --nproc-per-node N -m vrs_edu.cli ...``.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from dataclasses import replace
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def _scaled(args, checkpoint_root: str | None = None):
+    """Resolve ``--device``, join the torchrun process group (if launched by torchrun) and set the run options of
+    every ``train`` call inside. Yields the :class:`~vrs_edu.lab.distributed.World`; leaves the group at the end."""
+    from .lab import distributed
+    from .lab.device import autocast_dtype, describe, resolve_device
+    from .lab.train import run_options
+
+    device = resolve_device(args.device)
+    world = distributed.init_from_env(device)
+    args.resolved_device = describe(device, autocast_dtype(device, args.precision))
+    try:
+        if world.is_main:
+            print(f"device: {args.resolved_device}"
+                  + (f"; {world.size} processes (DDP, {distributed.backend_for(device)})" if world.size > 1 else ""))
+        with run_options(device=device, precision=args.precision, compile=args.compile,
+                         checkpoint_root=checkpoint_root, checkpoint_every=args.checkpoint_every,
+                         resume=args.resume):
+            yield world
+    except BaseException:
+        distributed.shutdown(wait=False)
+        raise
+    distributed.shutdown()
+
+
+def _parse_settings(items: list[str] | None) -> dict:
+    """``["value_residual=resformer", "x0_layers=[8,9,10,11]"]`` -> a dict of preset overrides (JSON values,
+    else strings; lists become tuples). Raises ValueError for an item without ``=``."""
+    out = {}
+    for item in items or []:
+        key, eq, raw = item.partition("=")
+        if not eq or not key:
+            raise ValueError(f"--set takes KEY=VALUE (e.g. value_residual=resformer), got {item!r}")
+        try:
+            value = json.loads(raw)
+        except json.JSONDecodeError:
+            value = raw
+        out[key.strip()] = tuple(value) if isinstance(value, list) else value
+    return out
+
+
+def _add_scale_flags(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU) | cpu | cuda | mps")
+    p.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"),
+                   help="auto = bf16 autocast on CUDA, fp32 elsewhere")
+    p.add_argument("--compile", action="store_true", help="run the model through torch.compile (off by default)")
+    p.add_argument("--checkpoint-dir", help="folder for the training state (weights, optimizer, data order)")
+    p.add_argument("--checkpoint-every", type=int, help="write the training state every N steps and at the end")
+    p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --checkpoint-dir")
 
 
 def cmd_train(args) -> int:
@@ -18,23 +74,30 @@ def cmd_train(args) -> int:
     from .lab.train import save_checkpoint, train
     from .nn.model import TinyGPT
 
-    over = {k: v for k, v in (("steps", args.steps), ("seed", args.seed)) if v is not None}
-    preset, mcfg, tcfg = make_run(args.preset, **over)
-    text = load_corpus(args.corpus)
-    data = make_token_data(text, args.tokenizer or preset.tokenizer, preset.vocab_size or 2048, mcfg.block_size)
-    mcfg = replace(mcfg, vocab_size=data.vocab_size)
-    model = TinyGPT(mcfg)
-    print(f"preset {args.preset}: {model.num_params():,} parameters, {len(data.train):,} training tokens "
-          f"({data.tokenizer.kind} tokenizer, vocab {data.vocab_size})")
-    hist = train(model, data, tcfg)
-    uni = unigram_loss(data)
-    print(f"{tcfg.steps} steps in {hist.wall_time_s:.1f} s; validation loss {hist.val_loss[-1]:.3f} nats "
-          f"(unigram baseline {uni:.3f})")
-    if args.out:
-        path = save_checkpoint(args.out, model, data.tokenizer,
-                               {"train": tcfg.__dict__, "history": hist.to_dict(), "unigram_val_loss": uni,
-                                "corpus": args.corpus or "pydoc_data.topics"})
-        print(f"checkpoint written to {path}")
+    over = {k: v for k, v in (("steps", args.steps), ("seed", args.seed), ("batch_size", args.batch_size))
+            if v is not None}
+    preset, mcfg, tcfg = make_run(args.preset, **{**_parse_settings(args.set), **over})  # explicit flags win
+    ckpt = args.checkpoint_dir or (str(Path(args.out) / "training-state") if args.out else None)
+    if (args.resume or args.checkpoint_every) and ckpt is None:
+        raise ValueError("--resume and --checkpoint-every need --checkpoint-dir (or --out)")
+    with _scaled(args) as world:
+        say = print if world.is_main else (lambda *a, **k: None)
+        text = load_corpus(args.corpus)
+        data = make_token_data(text, args.tokenizer or preset.tokenizer, preset.vocab_size or 2048,
+                               mcfg.block_size)
+        mcfg = replace(mcfg, vocab_size=data.vocab_size)
+        model = TinyGPT(mcfg)
+        say(f"preset {args.preset}: {model.num_params():,} parameters, {len(data.train):,} training tokens "
+            f"({data.tokenizer.kind} tokenizer, vocab {data.vocab_size})")
+        hist = train(model, data, tcfg, checkpoint_dir=ckpt)
+        uni = unigram_loss(data)
+        say(f"{tcfg.steps} steps in {hist.wall_time_s:.1f} s; validation loss {hist.val_loss[-1]:.3f} nats "
+            f"(unigram baseline {uni:.3f})")
+        if args.out:
+            path = save_checkpoint(args.out, model, data.tokenizer,
+                                   {"train": tcfg.__dict__, "history": hist.to_dict(), "unigram_val_loss": uni,
+                                    "corpus": args.corpus or "pydoc_data.topics", "processes": world.size})
+            say(f"checkpoint written to {path}")
     return 0
 
 
@@ -47,8 +110,22 @@ def cmd_reproduce(args) -> int:
             print(f"{r.name:20s} {r.about}")
         return 0
     seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
-    path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out)
+    root = None
+    if args.checkpoint_every or args.resume:  # one folder per training run inside (see train.run_key)
+        root = args.checkpoint_dir or str(Path("runs") / "resume" / f"{args.name}{'.quick' if args.quick else ''}")
+    with _scaled(args, checkpoint_root=root) as world:
+        if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
+            import tempfile
+
+            with tempfile.TemporaryDirectory() as scratch:
+                run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=scratch)
+            return 0
+        path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out)
     result = json.loads(path.read_text())
+    # Where and how it ran belongs to the result (run_recipe records the command, versions and threads).
+    result["scale"] = {"device": args.resolved_device, "compile": args.compile, "processes": world.size,
+                       "resumed": args.resume}
+    path.write_text(json.dumps(result, indent=1, default=float) + "\n")
     print(f"wrote {path} ({result['wall_time_s']} s)")
     return 0
 
@@ -72,13 +149,18 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the preset's tokenizer")
     t.add_argument("--steps", type=int)
     t.add_argument("--seed", type=int)
+    t.add_argument("--batch-size", type=int, help="global batch (split over torchrun processes)")
+    t.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override any model or training setting, e.g. --set value_residual=resformer (repeatable)")
     t.add_argument("--out", help="checkpoint folder (model.safetensors, config.json, tokenizer.json)")
+    _add_scale_flags(t)
     t.set_defaults(fn=cmd_train)
     r = sub.add_parser("reproduce", help="run a chapter's long experiment and write data/results/NAME.json")
     r.add_argument("name", nargs="?", help="recipe name, or `list`")
     r.add_argument("--quick", action="store_true", help="a small run of the same code (about a minute)")
     r.add_argument("--seeds", help="comma-separated seeds (default: the recipe's, at least 3)")
     r.add_argument("--out", help="results folder (default: data/results)")
+    _add_scale_flags(r)
     r.set_defaults(fn=cmd_reproduce)
     i = sub.add_parser("info", help="versions, threads and presets")
     i.set_defaults(fn=cmd_info)

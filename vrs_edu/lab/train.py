@@ -5,13 +5,26 @@ The recipe follows the pilot runs (``shared/research/cpu-regime-notes.md``) and 
 (0.9, 0.95), weight decay on matrices only, coefficients (alpha, beta, lambda, depth weights) in their own group with
 a higher learning rate and no weight decay (modded-nanogpt trains its lambdas at 0.02), linear warmup, constant LR,
 then linear decay to 10 % over the last ``decay_frac`` of the steps.
+
+Scaling up (``README.md``, "Scaling up"): ``train`` also takes a ``device`` (:mod:`vrs_edu.lab.device`: bf16
+autocast on CUDA, fp32 on CPU), an optional ``torch.compile``, DistributedDataParallel when the process was started
+by ``torchrun`` (:mod:`vrs_edu.lab.distributed`), and checkpoint/resume: with ``checkpoint_dir`` and
+``checkpoint_every`` it writes the full training state (weights, optimizer moments, the batch generator's state,
+the history so far), and ``resume=True`` continues from the last one with the same results as an uninterrupted run.
+Commands set these for every ``train`` call they make with :func:`run_options` (recipes need no change).
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import math
+import os
+import re
+import shutil
 import time
-from dataclasses import asdict, dataclass, field
+import zlib
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
 import torch
@@ -20,7 +33,9 @@ from safetensors.torch import load_file, save_file
 from tqdm.auto import tqdm
 
 from ..nn.model import TinyGPT, TinyGPTConfig, is_coefficient
+from . import distributed
 from .data import SyntheticTask, TokenData, Tokenizer
+from .device import autocast, autocast_dtype, resolve_device
 
 
 @dataclass
@@ -103,11 +118,20 @@ def masked_loss(logits, targets, mask=None):
 
 @torch.no_grad()
 def evaluate(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig,
-             max_batches: int | None | str = "cfg") -> tuple[float, float]:
+             max_batches: int | None | str = "cfg", *, precision: str = "auto",
+             world: distributed.World | None = None) -> tuple[float, float]:
     """Validation loss (nats) and next-token accuracy. For a corpus: consecutive windows of the validation split
-    (all of it when ``eval_batches`` is None); for a synthetic task: a fixed set drawn with seed 10_000 + seed."""
+    (all of it when ``eval_batches`` is None); for a synthetic task: a fixed set drawn with seed 10_000 + seed.
+
+    Runs on the model's device (bf16 autocast on CUDA unless ``precision="fp32"``). With ``world`` (what
+    :func:`train` passes under ``torchrun``) the batches are dealt out over the ranks and the sums all-reduced, so
+    every rank returns the same numbers; every rank must then call it.
+    """
     was_training = model.training
     model.eval()
+    device = next(model.parameters()).device
+    amp = autocast_dtype(device, precision)
+    w = world or distributed.World()
     max_batches = cfg.eval_batches if max_batches == "cfg" else max_batches
     total, correct, count = 0.0, 0, 0
     if isinstance(data, SyntheticTask):
@@ -115,15 +139,20 @@ def evaluate(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig,
         batches = [data.batch(cfg.batch_size, g) for _ in range(max_batches or 20)]
     else:
         batches = [(x, y, None) for x, y in data.eval_batches("val", cfg.batch_size, max_batches)]
-    for x, y, mask in batches:
-        logits = model(x).logits
-        per_tok = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
+    for x, y, mask in batches[w.rank::w.size]:
+        x, y = x.to(device), y.to(device)
+        with autocast(device, amp):
+            logits = model(x).logits
+        per_tok = F.cross_entropy(logits.flatten(0, 1).float(), y.flatten(), reduction="none")
         hit = (logits.argmax(-1) == y).flatten()
         if mask is not None:
-            per_tok, hit = per_tok[mask.flatten()], hit[mask.flatten()]
+            mask = mask.to(device).flatten()
+            per_tok, hit = per_tok[mask], hit[mask]
         total += per_tok.sum().item()
         correct += hit.sum().item()
         count += per_tok.numel()
+    if w.size > 1:
+        total, correct, count = distributed.all_reduce_sum([total, correct, count], device)
     model.train(was_training)
     return total / count, correct / count
 
@@ -134,47 +163,155 @@ def _snapshot_coefficients(model, history: History) -> None:
             history.coefficients.setdefault(name, []).append(p.detach().tolist())
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Run options: how and where ``train`` runs, as opposed to what it trains (TrainConfig). Commands set them once for
+# every ``train`` call they make (``with run_options(device="cuda"): run_recipe(...)``); keywords passed to
+# ``train`` itself win.
+
+
+@dataclass
+class RunOptions:
+    device: str | None = None            # auto | cpu | cuda | cuda:N | mps; None: wherever the model already is
+    precision: str = "auto"              # auto (bf16 autocast on CUDA, fp32 elsewhere) | fp32 | bf16
+    compile: bool | str = False          # True: torch.compile(model); a string: that torch.compile backend
+    checkpoint_root: str | None = None   # each train() call checkpoints to its own folder under it
+    checkpoint_every: int | None = None  # steps between checkpoints (the last step is always written)
+    resume: bool = False                 # continue from the last checkpoint, if there is one
+
+
+_RUN_OPTIONS = RunOptions()
+
+
+@contextlib.contextmanager
+def run_options(**options):
+    """Set :class:`RunOptions` for every :func:`train` call inside the ``with`` block.
+
+    Raises:
+        ValueError: an unknown option name.
+    """
+    global _RUN_OPTIONS
+    known = {f.name for f in fields(RunOptions)}
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ValueError(f"unknown run options {unknown}; known: {sorted(known)}")
+    previous = _RUN_OPTIONS
+    _RUN_OPTIONS = replace(previous, **options)
+    try:
+        yield _RUN_OPTIONS
+    finally:
+        _RUN_OPTIONS = previous
+
+
 def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | None = None, *,
-          progress: bool = True, desc: str = "train") -> History:
+          progress: bool = True, desc: str = "train", device: str | torch.device | None = None,
+          precision: str | None = None, compile: bool | str | None = None,
+          checkpoint_dir: str | Path | None = None, checkpoint_every: int | None = None,
+          resume: bool | None = None) -> History:
     """Train ``model`` in place and return its :class:`History`.
 
     The batches come from a generator seeded with ``cfg.seed``: two models trained with the same seed see the same
     batches in the same order (a paired comparison). Coefficients are logged at every evaluation.
+
+    Args:
+        device: where to train (see :func:`~vrs_edu.lab.device.resolve_device`); None = the :func:`run_options`
+            default, else wherever the model is. The model is moved back to where it came from afterwards, so
+            callers that measure it on CPU tensors keep working.
+        precision: ``auto`` = bf16 autocast on CUDA, fp32 elsewhere; ``fp32`` turns autocast off.
+        compile: ``True`` runs the model through ``torch.compile`` (a string names its backend); off by default.
+        checkpoint_dir: folder for the training state; written every ``checkpoint_every`` steps and at the end.
+        resume: continue from the newest checkpoint in ``checkpoint_dir`` (start from step 0 when there is none).
+            The checkpoint's training config, model config and data must equal this call's.
+
+    Under ``torchrun`` (a process group initialised, see :mod:`vrs_edu.lab.distributed`) the model is wrapped in
+    DistributedDataParallel; ``cfg.batch_size`` is the *global* batch, split over the ranks; rank 0 alone shows
+    the progress bar and writes checkpoints; every rank returns the same history.
+
+    Raises:
+        ValueError: a bad config, a data vocabulary larger than the model's, a global batch that the processes
+            cannot share equally, or a checkpoint that does not belong to this run.
+        FloatingPointError: the loss became NaN or infinite.
     """
     cfg = (cfg or TrainConfig()).validate()
     if isinstance(data, TokenData) and data.vocab_size > model.cfg.vocab_size:
         raise ValueError(f"the data has vocab_size={data.vocab_size} but the model only {model.cfg.vocab_size}")
+    opts = _RUN_OPTIONS
+    precision = opts.precision if precision is None else precision
+    compile = opts.compile if compile is None else compile
+    resume = opts.resume if resume is None else resume
+    every = opts.checkpoint_every if checkpoint_every is None else checkpoint_every
+    if every is not None and every < 1:
+        raise ValueError(f"checkpoint_every must be >= 1, got {every}")
+    if checkpoint_dir is None and opts.checkpoint_root is not None:
+        checkpoint_dir = Path(opts.checkpoint_root) / run_key(model, data, cfg, desc)
+    if resume and checkpoint_dir is None:
+        raise ValueError("resume=True needs a checkpoint_dir (or run_options(checkpoint_root=...))")
+    w = distributed.world()
+    distributed.check_batch(cfg.batch_size, w)
+
+    home = next(model.parameters()).device
+    device = opts.device if device is None else device
+    dev = home if device is None else resolve_device(device)
+    amp = autocast_dtype(dev, precision)
+    model.to(dev)
     opt = make_optimizer(model, cfg)
     g = torch.Generator().manual_seed(cfg.seed)
-    history = History()
+    history, start, wall_before = History(), 0, 0.0
+    fingerprint = data_fingerprint(data)
+    if resume:
+        state = load_training_state(checkpoint_dir, model, opt, g, cfg, fingerprint)
+        if state is not None:
+            history, start, wall_before = state["history"], state["step"], state["history"].wall_time_s
+        if progress and w.is_main:
+            print(f"{desc}: " + (f"resumed from step {start} of {cfg.steps} ({checkpoint_dir})" if state else
+                                 f"no checkpoint in {checkpoint_dir} yet: starting from step 0"))
+    net = distributed.wrap(model, dev, model.cfg.vocab_size) if w.size > 1 else model
+    if compile:
+        net = torch.compile(net) if compile is True else torch.compile(net, backend=compile)
+
     model.train()
     t0 = time.perf_counter()
-    bar = tqdm(range(cfg.steps), desc=desc, disable=not progress, leave=False)
+    bar = tqdm(range(start, cfg.steps), desc=desc, disable=not (progress and w.is_main), leave=False,
+               initial=start, total=cfg.steps)
     for step in bar:
         for group in opt.param_groups:
             group["lr"] = group["base_lr"] * lr_factor(step, cfg)
+        # Every rank draws the whole global batch (same generator, same order as one process) and keeps its rows.
         if isinstance(data, SyntheticTask):
             x, y, mask = data.batch(cfg.batch_size, g)
         else:
             (x, y), mask = data.batch("train", cfg.batch_size, g), None
-        loss = masked_loss(model(x).logits, y, mask)
-        if not math.isfinite(loss.item()):
-            raise FloatingPointError(f"loss became {loss.item()} at step {step}; lower lr (now {cfg.lr})")
+        n_scored = int(mask.sum()) if mask is not None else y.numel()
+        x, y, mask = (None if t is None else distributed.shard(t, w).to(dev, non_blocking=True) for t in (x, y, mask))
+        with autocast(dev, amp):
+            logits = net(x).logits
+            if w.size == 1:
+                loss = masked_loss(logits, y, mask)
+            else:
+                loss = distributed.shard_loss(logits, y, mask, n_scored, w)
+        value = loss.item() if w.size == 1 else distributed.all_reduce_sum([loss.item() / w.size], dev)[0]
+        if not math.isfinite(value):
+            raise FloatingPointError(f"loss became {value} at step {step}; lower lr (now {cfg.lr})")
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), cfg.grad_clip)
         opt.step()
         history.steps.append(step)
-        history.train_loss.append(loss.item())
+        history.train_loss.append(value)
         if (step + 1) % cfg.eval_every == 0 or step + 1 == cfg.steps:
-            vl, va = evaluate(model, data, cfg)
+            vl, va = evaluate(model, data, cfg, precision=precision, world=w)
             history.eval_steps.append(step + 1)
             history.val_loss.append(vl)
             history.val_acc.append(va)
             _snapshot_coefficients(model, history)
             bar.set_postfix(val=f"{vl:.3f}")
-    history.wall_time_s = time.perf_counter() - t0
+        history.wall_time_s = wall_before + time.perf_counter() - t0
+        if checkpoint_dir is not None and ((every and (step + 1) % every == 0) or step + 1 == cfg.steps):
+            save_training_state(checkpoint_dir, model, opt, g, step + 1, history, cfg, fingerprint,
+                                getattr(data, "tokenizer", None))
+    bar.close()
+    history.wall_time_s = wall_before + time.perf_counter() - t0
     model.eval()
+    model.to(home)
     return history
 
 
@@ -184,10 +321,15 @@ def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | No
 
 def save_checkpoint(out_dir: str | Path, model: TinyGPT, tokenizer: Tokenizer | None = None,
                     extra: dict | None = None) -> Path:
-    """Write ``model.safetensors``, ``config.json`` (model config + ``extra``) and ``tokenizer.json``."""
+    """Write ``model.safetensors``, ``config.json`` (model config + ``extra``) and ``tokenizer.json``.
+
+    Under ``torchrun`` only rank 0 writes (every rank holds the same weights); the others just return the path.
+    """
     out = Path(out_dir)
+    if not distributed.is_main():
+        return out
     out.mkdir(parents=True, exist_ok=True)
-    state = {k: v.contiguous() for k, v in model.state_dict().items()}
+    state = {k: v.detach().cpu().contiguous() for k, v in model.state_dict().items()}
     if model.cfg.tie_embeddings:
         state.pop("lm_head.weight", None)
     save_file(state, out / "model.safetensors")
@@ -211,7 +353,21 @@ def load_checkpoint(path: str | Path) -> tuple[TinyGPT, Tokenizer | None, dict]:
             raise FileNotFoundError(f"checkpoint {path} has no {f}")
     meta = json.loads((path / "config.json").read_text())
     model = TinyGPT(TinyGPTConfig.from_dict(meta["model"]))
-    state = load_file(path / "model.safetensors")
+    _load_weights(model, path)
+    tokenizer = None
+    if (path / "tokenizer.json").exists():
+        tokenizer = Tokenizer.from_json((path / "tokenizer.json").read_text())
+        if tokenizer.vocab_size != model.cfg.vocab_size:
+            raise ValueError(f"checkpoint {path}: tokenizer vocabulary {tokenizer.vocab_size} != model vocab_size "
+                             f"{model.cfg.vocab_size}")
+    model.eval()
+    return model, tokenizer, meta
+
+
+def _load_weights(model: TinyGPT, path: Path) -> None:
+    """Load ``path/model.safetensors`` into ``model`` (on its device), naming every tensor that does not fit."""
+    device = next(model.parameters()).device
+    state = load_file(path / "model.safetensors", device=str(device))
     expected = model.state_dict()
     if model.cfg.tie_embeddings:
         state["lm_head.weight"] = state["wte.weight"]
@@ -222,11 +378,111 @@ def load_checkpoint(path: str | Path) -> tuple[TinyGPT, Tokenizer | None, dict]:
         raise ValueError(f"checkpoint {path} does not match its config: missing={missing[:5]} "
                          f"unexpected={unexpected[:5]} shape mismatches={shapes[:5]}")
     model.load_state_dict(state)
-    tokenizer = None
-    if (path / "tokenizer.json").exists():
-        tokenizer = Tokenizer.from_json((path / "tokenizer.json").read_text())
-        if tokenizer.vocab_size != model.cfg.vocab_size:
-            raise ValueError(f"checkpoint {path}: tokenizer vocabulary {tokenizer.vocab_size} != model vocab_size "
-                             f"{model.cfg.vocab_size}")
-    model.eval()
-    return model, tokenizer, meta
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Training state for resume: everything that decides the rest of a run. A checkpoint folder ``step-NNNNNNN/``
+# holds the weights (a normal checkpoint, :func:`load_checkpoint` reads it), the AdamW moments and step counts
+# (``optimizer.safetensors`` + ``optimizer.json``), the batch generator's state (``rng.safetensors``) and the history
+# so far (``state.json``). The file ``latest`` names the newest complete folder; it is replaced atomically after
+# the folder is written, so an interruption while writing leaves the previous checkpoint in charge.
+# (TinyGPT has no dropout, so no other random state influences training.)
+
+
+def data_fingerprint(data: TokenData | SyntheticTask) -> dict:
+    """What identifies the training data: a CRC of the token ids (corpus) or the task's name and shape."""
+    if isinstance(data, SyntheticTask):
+        return {"task": data.name, "vocab_size": data.vocab_size, "block_size": data.block_size}
+    return {"train_tokens": len(data.train), "val_tokens": len(data.val), "block_size": data.block_size,
+            "vocab_size": data.vocab_size, "crc32": zlib.crc32(data.train.numpy().tobytes())}
+
+
+def run_key(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig, desc: str) -> str:
+    """A folder name for one run: its description plus a hash of model config, training config and data.
+
+    Two calls get the same key only when they would compute the same thing, so a recipe rerun with ``--resume``
+    finds each of its runs' checkpoints (finished runs load at once, the interrupted one continues).
+    """
+    blob = json.dumps([model.cfg.to_dict(), asdict(cfg), data_fingerprint(data)], sort_keys=True, default=str)
+    slug = re.sub(r"[^A-Za-z0-9_.-]+", "-", desc).strip("-") or "run"
+    return f"{slug}-{hashlib.sha1(blob.encode()).hexdigest()[:10]}"
+
+
+def latest_checkpoint(checkpoint_dir: str | Path) -> Path | None:
+    """The newest complete training-state folder in ``checkpoint_dir``, or None."""
+    pointer = Path(checkpoint_dir) / "latest"
+    if not pointer.exists():
+        return None
+    path = Path(checkpoint_dir) / pointer.read_text().strip()
+    if not (path / "state.json").exists():
+        raise FileNotFoundError(f"{pointer} names {path.name}, which has no state.json: the checkpoint folder is "
+                                f"damaged; delete {checkpoint_dir} to start over")
+    return path
+
+
+def save_training_state(checkpoint_dir: str | Path, model: TinyGPT, opt: torch.optim.Optimizer,
+                        generator: torch.Generator, step: int, history: History, cfg: TrainConfig,
+                        fingerprint: dict, tokenizer: Tokenizer | None = None) -> Path:
+    """Write ``checkpoint_dir/step-{step}/`` (rank 0 only), point ``latest`` at it, delete older ones."""
+    root = Path(checkpoint_dir)
+    out = root / f"step-{step:07d}"
+    if distributed.is_main():
+        save_checkpoint(out, model, tokenizer, {"train": asdict(cfg), "step": step})
+        sd = opt.state_dict()
+        tensors, scalars = {}, {}
+        for pid, st in sd["state"].items():
+            for k, v in st.items():
+                if torch.is_tensor(v):
+                    tensors[f"{pid}.{k}"] = v.detach().cpu().contiguous()
+                else:
+                    scalars.setdefault(str(pid), {})[k] = v
+        save_file(tensors, out / "optimizer.safetensors")
+        (out / "optimizer.json").write_text(json.dumps({"param_groups": sd["param_groups"], "state": scalars}))
+        save_file({"generator": generator.get_state()}, out / "rng.safetensors")
+        (out / "state.json").write_text(json.dumps(
+            {"step": step, "train": asdict(cfg), "model": model.cfg.to_dict(), "data": fingerprint,
+             "world_size": distributed.world().size, "history": history.to_dict()}, indent=1))
+        tmp = root / "latest.tmp"
+        tmp.write_text(out.name)
+        os.replace(tmp, root / "latest")
+        for old in root.glob("step-*"):
+            if old != out and old.is_dir():
+                shutil.rmtree(old)
+    distributed.barrier()
+    return out
+
+
+def load_training_state(checkpoint_dir: str | Path, model: TinyGPT, opt: torch.optim.Optimizer,
+                        generator: torch.Generator, cfg: TrainConfig, fingerprint: dict) -> dict | None:
+    """Restore weights, optimizer and generator from the newest checkpoint in ``checkpoint_dir`` (in place).
+
+    Returns ``{"step": steps done, "history": History}``, or None when there is no checkpoint yet.
+
+    Raises:
+        ValueError: the checkpoint was written by a run with another training config, model config or data
+            (the message names the fields that differ).
+    """
+    path = latest_checkpoint(checkpoint_dir)
+    if path is None:
+        return None
+    state = json.loads((path / "state.json").read_text())
+    now = {"train": asdict(cfg), "model": model.cfg.to_dict(), "data": fingerprint}
+    now = json.loads(json.dumps(now))  # tuples -> lists, as in the file
+    diff = [f"{part}.{k}: checkpoint {state[part].get(k)!r} vs now {v!r}"
+            for part in now for k, v in now[part].items() if state[part].get(k) != v]
+    if diff:
+        raise ValueError(f"checkpoint {path} belongs to another run: {diff[:6]}; use another checkpoint folder "
+                         f"or drop --resume")
+    _load_weights(model, path)
+    tensors = load_file(path / "optimizer.safetensors")
+    meta = json.loads((path / "optimizer.json").read_text())
+    opt_state: dict[int, dict] = {}
+    for key, v in tensors.items():
+        pid, name = key.split(".", 1)
+        opt_state.setdefault(int(pid), {})[name] = v
+    for pid, st in meta["state"].items():
+        opt_state.setdefault(int(pid), {}).update(st)
+    groups = [{**g, "betas": tuple(g["betas"])} if "betas" in g else g for g in meta["param_groups"]]
+    opt.load_state_dict({"state": opt_state, "param_groups": groups})
+    generator.set_state(load_file(path / "rng.safetensors")["generator"])
+    return {"step": state["step"], "history": History(**state["history"])}
