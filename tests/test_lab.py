@@ -213,3 +213,25 @@ def test_checker_names_the_mistake_when_printing_and_when_raising(capsys):
         check_stream_norms(squared, raise_on_fail=True)
     assert check_stream_norms(lambda s: s.norm(dim=-1).mean(dim=(1, 2)), seed=5) is True
     assert "public checks passed — hidden checks run when graded" in capsys.readouterr().out
+
+
+def test_scaled_runs_replace_a_recipes_preset_and_apply_settings_last():
+    from vrs_edu.lab.presets import make_run, scaled_runs
+
+    with scaled_runs("tiny", steps=3, value_residual="resformer"):
+        preset, mcfg, tcfg = make_run("word-8x64", steps=240, eval_every=20)
+    assert preset.name == "tiny" and mcfg.n_layers == 2 and tcfg.steps == 3 and tcfg.eval_every == 20
+    assert mcfg.value_residual == "resformer"
+    assert make_run("word-8x64")[1].n_layers == 8  # outside the block nothing changes
+    with pytest.raises(ValueError, match="unknown preset 'huge'"):
+        with scaled_runs("huge"):
+            pass
+
+
+def test_cli_reproduce_at_another_scale_records_it(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "reproduce", "char-6x64", "--quick", "--preset", "tiny",
+                        "--set", "steps=4", "--set", "eval_every=2", "--out", str(tmp_path), "--device", "cpu"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    result = json.loads((tmp_path / "char-6x64.quick.json").read_text())
+    assert result["scale"]["preset"] == "tiny" and result["scale"]["settings"] == {"steps": 4, "eval_every": 2}

@@ -113,7 +113,9 @@ def cmd_reproduce(args) -> int:
     root = None
     if args.checkpoint_every or args.resume:  # one folder per training run inside (see train.run_key)
         root = args.checkpoint_dir or str(Path("runs") / "resume" / f"{args.name}{'.quick' if args.quick else ''}")
-    with _scaled(args, checkpoint_root=root) as world:
+    from .lab.presets import scaled_runs
+
+    with _scaled(args, checkpoint_root=root) as world, scaled_runs(args.preset, **_parse_settings(args.set)):
         if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
             import tempfile
 
@@ -124,7 +126,7 @@ def cmd_reproduce(args) -> int:
     result = json.loads(path.read_text())
     # Where and how it ran belongs to the result (run_recipe records the command, versions and threads).
     result["scale"] = {"device": args.resolved_device, "compile": args.compile, "processes": world.size,
-                       "resumed": args.resume}
+                       "resumed": args.resume, "preset": args.preset, "settings": _parse_settings(args.set)}
     path.write_text(json.dumps(result, indent=1, default=float) + "\n")
     print(f"wrote {path} ({result['wall_time_s']} s)")
     return 0
@@ -159,6 +161,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("name", nargs="?", help="recipe name, or `list`")
     r.add_argument("--quick", action="store_true", help="a small run of the same code (about a minute)")
     r.add_argument("--seeds", help="comma-separated seeds (default: the recipe's, at least 3)")
+    r.add_argument("--preset", help="run the recipe's variants at another size (e.g. paper-12x768; see `vrs-edu info`)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+                   help="override a model or training setting in every run of the recipe, e.g. --set steps=20000")
     r.add_argument("--out", help="results folder (default: data/results)")
     _add_scale_flags(r)
     r.set_defaults(fn=cmd_reproduce)

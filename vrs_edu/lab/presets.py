@@ -12,6 +12,7 @@ all computed by the functions below).
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -138,6 +139,9 @@ def make_run(preset: str, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConf
         ValueError: an unknown preset (the message lists the known ones), an unknown override key, or a
             combination that cannot run.
     """
+    if _SCALE_OVERRIDE:  # inside `scaled_runs(...)`: a recipe's preset and settings give way to the caller's
+        preset = _SCALE_OVERRIDE.get("preset") or preset
+        overrides = {**overrides, **_SCALE_OVERRIDE.get("settings", {})}
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; known presets: {sorted(PRESETS)}")
     p = PRESETS[preset]
@@ -154,6 +158,30 @@ def make_run(preset: str, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConf
     except ValueError as e:
         raise ValueError(f"preset {preset!r} with {overrides}: {e}") from None
     return p, mcfg, tcfg
+
+
+_SCALE_OVERRIDE: dict = {}
+
+
+@contextmanager
+def scaled_runs(preset: str | None = None, **settings):
+    """Inside this block every :func:`make_run` uses ``preset`` instead of the one its caller names, and applies
+    ``settings`` last. This is how ``vrs-edu reproduce value-residual --preset paper-12x768 --set steps=20000``
+    reruns a chapter's recipe at a larger scale without another codebase (the recipe's variants still apply).
+
+    Raises:
+        ValueError: an unknown preset, checked on entry.
+    """
+    if preset is not None and preset not in PRESETS:
+        raise ValueError(f"unknown preset {preset!r}; known presets: {sorted(PRESETS)}")
+    saved = dict(_SCALE_OVERRIDE)
+    _SCALE_OVERRIDE.clear()
+    _SCALE_OVERRIDE.update({"preset": preset, "settings": settings})
+    try:
+        yield
+    finally:
+        _SCALE_OVERRIDE.clear()
+        _SCALE_OVERRIDE.update(saved)
 
 
 # ---------------------------------------------------------------------------------------------------------------
