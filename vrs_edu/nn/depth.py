@@ -15,7 +15,21 @@ With the standard residual, X_l = y_0 + y_1 + ... + y_l: the residual stream is 
 Every mixer is called as ``mixer(l, states, outputs, hook)`` with lists of (B, T, D) tensors of length l + 1 and
 returns a dict of stream inputs for block l (``l == L`` is the final read-out before the LM head):
 ``{"r": residual input}``, plus ``"q", "k", "v"`` for mixers that give each projection its own depth mixture.
-Mixers record their weights at hook point ``depth.{l}.weights`` so that chapter 05 can draw them.
+
+Single-stream mixers (fixed -> adaptive): ``residual`` (unit weights), ``denseformer`` (learned static weights),
+``elcbert`` (learned convex combination), ``attnres`` (softmax over depth, learned pseudo-query), ``shortswa``
+(causal attention over the last K layer states; K = L + 1 is the full-memory limit).
+Multi-stream routers, which give Q, K and V their *own* depth mixture: ``dca`` (DeepCrossAttention's GRN-v3
+combiners), ``mudd`` (MUDDFormer's per-position dynamic weights for Q, K, V and the residual), ``vertical``
+(Vertical Attention: a small attention over earlier layers per stream).
+
+Mixers record their weights at hook point ``depth.{l}.weights`` (one stream) or ``depth.{l}.weights_{q,k,v,r}``
+(per stream), always with the *source* axis last, so that chapter 05 can draw them (:func:`depth_weight_matrices`).
+
+Initialisation: ``residual``, ``denseformer``, ``shortswa``, ``dca``, ``mudd`` and ``vertical`` start *exactly* as
+the standard residual; ``elcbert`` and ``attnres`` start as a uniform average over their sources (their papers' inits).
+Parameters whose initial value matters are named so that ``TinyGPT._init_weights`` keeps it: mixing weights start
+with ``dwa``/``logits``/``pseudo_query`` (see ``vrs_edu.nn.model.COEFFICIENT_NAMES``), gates are scalars.
 """
 from __future__ import annotations
 
@@ -30,7 +44,8 @@ from torch import Tensor, nn
 from .hooks import no_hook
 from .layers import rms_norm
 
-MIXERS = ("residual", "denseformer", "elcbert", "attnres", "shortswa")
+MIXERS = ("residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical")
+ROUTERS = ("dca", "mudd", "vertical")  # the mixers that build separate q, k, v inputs
 
 
 def residual_sum(outputs: Float[Tensor, "N B T D"] | list[Tensor]) -> Float[Tensor, "B T D"]:
@@ -63,7 +78,7 @@ class DenseFormerDWA(nn.Module):
     def __init__(self, n_layers: int, d_model: int):
         super().__init__()
         self.dwa = nn.ParameterList(
-            [nn.Parameter(F.one_hot(torch.tensor(l), l + 1).float()) for l in range(1, n_layers + 1)])
+            [nn.Parameter(torch.eye(l + 1)[l]) for l in range(1, n_layers + 1)])
 
     def forward(self, l, states, outputs, hook=no_hook):
         if l == 0:
@@ -131,23 +146,29 @@ def short_swa(x: Float[Tensor, "N S D"], window: int, w_q: Tensor, w_k: Tensor, 
     Args:
         x: N independent sequences of length S (for depth: N = B·T tokens, S = L + 1 layers).
         window: K >= 1.
-        w_q, w_k, w_v: (D, D) projection weights (``nn.Linear`` layout).
-        n_heads: heads; D must be divisible by it.
+        w_q, w_k, w_v: (E, D) projection weights (``nn.Linear`` layout); E = D in the paper, smaller for a
+            low-rank read. The output has E features.
+        n_heads: heads; E must be divisible by it.
     Raises:
-        ValueError: if ``window`` < 1 or D is not divisible by ``n_heads``.
+        ValueError: if ``window`` < 1, x is not 3-D, the weights do not fit D, or E is not divisible by ``n_heads``.
     """
     if window < 1:
         raise ValueError(f"window must be >= 1, got {window}")
+    if x.dim() != 3:
+        raise ValueError(f"x must be (N, S, D), got shape {tuple(x.shape)}")
     N, S, D = x.shape
-    if D % n_heads:
-        raise ValueError(f"D={D} must be divisible by n_heads={n_heads}")
+    for name, w in (("w_q", w_q), ("w_k", w_k), ("w_v", w_v)):
+        if w.dim() != 2 or w.size(1) != D or w.size(0) != w_q.size(0):
+            raise ValueError(f"{name} must be (E, D={D}) with the same E for all three, got {tuple(w.shape)}")
+    if w_q.size(0) % n_heads:
+        raise ValueError(f"E={w_q.size(0)} must be divisible by n_heads={n_heads}")
     K = min(window, S)
     q = rearrange(x @ w_q.T, "n s (h e) -> n h s e", h=n_heads)
     kv = torch.stack([x @ w_k.T, x @ w_v.T])                                  # (2, N, S, D)
     kv = F.pad(kv, (0, 0, K - 1, 0))                                          # K-1 empty slots before position 0
     kv = kv.unfold(2, K, 1)                                                   # (2, N, S, D, K): window per position
     k, v = rearrange(kv, "two n s (h e) k -> two n h s k e", h=n_heads)
-    scores = torch.einsum("nhse,nhske->nhsk", q, k) / math.sqrt(D // n_heads)
+    scores = torch.einsum("nhse,nhske->nhsk", q, k) / math.sqrt(q.size(-1))   # sqrt(d_k), d_k = E / H
     valid = torch.arange(S, device=x.device)[:, None] + torch.arange(K, device=x.device)[None, :] >= K - 1
     scores = scores.masked_fill(~valid, float("-inf"))                        # the padded slots before position 0
     z = torch.einsum("nhsk,nhske->nhse", scores.softmax(-1), v)
@@ -158,8 +179,14 @@ def depth_short_swa(stack: Float[Tensor, "L1 B T D"], window: int, w_q: Tensor, 
                     n_heads: int = 1) -> Float[Tensor, "L1 B T D"]:
     """Causal ShortSWA over depth on a depth stack (L+1, B, T, D): each token's layer states are its sequence.
 
-    This *is* :func:`short_swa` on the transposed tensor — the duality of arXiv 2603.16039, sec. 2.2.
+    This *is* :func:`short_swa` on the transposed tensor — the duality of arXiv 2603.16039, sec. 2.2. Returns
+    (L+1, B, T, E): ``out[l]`` is the read of layer l over its window ``W_{t,l} = [h^(max(0, l-K+1)); ...; h^(l)]``.
+
+    Raises:
+        ValueError: if ``stack`` is not 4-D (and as :func:`short_swa`).
     """
+    if stack.dim() != 4:
+        raise ValueError(f"stack must be (L+1, B, T, D), got shape {tuple(stack.shape)}")
     L1, B, T, D = stack.shape
     z = short_swa(rearrange(stack, "l b t d -> (b t) l d"), window, w_q, w_k, w_v, n_heads)
     return rearrange(z, "(b t) l d -> l b t d", b=B, t=T)
@@ -169,30 +196,43 @@ class ShortSWADepth(nn.Module):
     """A depth-wise residual read: causal ShortSWA over the last K layer states of the same token.
 
     Block l reads ``X_l + W_O · z_l`` where ``z_l = softmax(q kᵀ/sqrt(Dh)) v`` with the query from RMSNorm(X_l) and
-    keys / values projected from RMSNorm(X_{l-K+1}), ..., RMSNorm(X_l). One set of weights ``q_proj, k_proj,
-    v_proj, o_proj`` serves every layer (as sequence attention shares weights over positions); ``o_proj`` starts at
-    zero, so at init the model is exactly the standard residual. ``window=None`` is the full-memory variant
-    (K = l + 1 at every layer). Cost per block O(T·K·D) vs O(T·L·D) for the full window.
+    keys / values projected from RMSNorm(X_{l-K+1}), ..., RMSNorm(X_l) (Zhang, arXiv 2603.16039, sec. 2.2: the
+    window ``W_{t,l}``). One set of weights ``q_proj, k_proj, v_proj`` (D -> E) and ``o_proj`` (E -> D) serves
+    every layer (as sequence attention shares weights over positions); ``o_proj`` starts at zero, so at init the
+    model is exactly the standard residual. E = ``d_attn`` (default D/4: a low-rank read keeps the parameter
+    budget within 1 % of the baseline at D = 64). ``window=None`` is the full-memory variant (K = l + 1 at every
+    layer). Cost per block O(T·K·E) vs O(T·l·E) for the full window; over the whole depth O(T·K·L·d) vs O(T·L²·d).
+
+    Hook point ``depth.{l}.weights`` (B, T, H, K_l): the softmax over the window, oldest source first.
 
     Raises:
-        ValueError: if ``window`` is < 1 or larger than L + 1 (a window that can never be filled).
+        ValueError: if ``window`` is < 1 or larger than L + 1 (a window that can never be filled), or ``d_attn``
+            is not divisible by ``n_heads``.
     """
 
     streams = ("r",)
 
-    def __init__(self, n_layers: int, d_model: int, window: int | None = None, n_heads: int = 1):
+    def __init__(self, n_layers: int, d_model: int, window: int | None = None, n_heads: int = 1,
+                 d_attn: int | None = None):
         super().__init__()
         if window is not None and not 1 <= window <= n_layers + 1:
             raise ValueError(f"depth window K must be in 1..L+1 = 1..{n_layers + 1}, got {window}")
+        d_attn = d_attn or max(n_heads, d_model // 4)
+        if d_attn % n_heads:
+            raise ValueError(f"d_attn={d_attn} must be divisible by n_heads={n_heads}")
         self.window, self.n_heads = window, n_heads
-        self.q_proj = nn.Linear(d_model, d_model, bias=False)
-        self.k_proj = nn.Linear(d_model, d_model, bias=False)
-        self.v_proj = nn.Linear(d_model, d_model, bias=False)
-        self.o_proj = nn.Linear(d_model, d_model, bias=False)
+        self.q_proj = nn.Linear(d_model, d_attn, bias=False)
+        self.k_proj = nn.Linear(d_model, d_attn, bias=False)
+        self.v_proj = nn.Linear(d_model, d_attn, bias=False)
+        self.o_proj = nn.Linear(d_attn, d_model, bias=False)
         nn.init.zeros_(self.o_proj.weight)
 
+    def window_at(self, l: int) -> int:
+        """K_l = min(K, l + 1): how many layer states block l reads."""
+        return l + 1 if self.window is None else min(self.window, l + 1)
+
     def forward(self, l, states, outputs, hook=no_hook):
-        K = l + 1 if self.window is None else min(self.window, l + 1)
+        K = self.window_at(l)
         win = rms_norm(torch.stack(states[-K:]))                              # (K, B, T, D)
         q = rearrange(self.q_proj(win[-1]), "b t (h e) -> b t h e", h=self.n_heads)
         k = rearrange(self.k_proj(win), "k b t (h e) -> b t h k e", h=self.n_heads)
@@ -202,11 +242,154 @@ class ShortSWADepth(nn.Module):
         z = rearrange(torch.einsum("bthk,bthke->bthe", w, v), "b t h e -> b t (h e)")
         return {"r": states[-1] + self.o_proj(z)}
 
+    def to_sources(self, l: int, w: Tensor) -> Tensor:
+        """Mean weight per source layer 0..l (zeros outside the window) from the hooked (B, T, H, K_l) weights."""
+        K = w.size(-1)
+        out = torch.zeros(l + 1, dtype=w.dtype)
+        out[l + 1 - K:] = w.reshape(-1, K).mean(0)
+        return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Routers: separate depth mixtures for the inputs of Q, K and V (and sometimes the residual).
+
+
+class DeepCrossAttention(nn.Module):
+    """DeepCrossAttention (Heddes et al., arXiv 2502.06785): three GRN-v3 combiners build the q, k, v inputs.
+
+    GRN-v3 ("generalized residual network", input-dependent), per stream c ∈ {q, k, v}, over the embedding and
+    every earlier block output y_0..y_l (as in the unofficial reference implementation lucidrains/deep-cross-
+    attention)::
+
+        x^c_l = Σ_j ( b_{c,j} + ReLU(w_c · RMSNorm(y_j)) ) ⊙ y_j        b_{c,j} ∈ R^D, w_c ∈ R^D
+
+    ``dwa.{l-1}`` holds b (3, l+1, D), initialised to 1; ``pseudo_query.{l-1}`` holds w (3, D), initialised to 0.
+    At init every stream is Σ_j y_j = X_l: exactly the standard residual. The residual input is the q stream
+    (as in the reference implementation); the final read-out uses one more combiner. All earlier layers are read
+    (the paper's k-DCA subsampling is not needed at L = 8).
+
+    The per-feature weight is split exactly into a part shared by all D features and a static per-feature
+    deviation: ``b_{c,j} + a_{c,j} = (mean_D b_{c,j} + a_{c,j}) + (b_{c,j} − mean_D b_{c,j})``, so that the mixture
+    costs two small einsums instead of a (B, T, D, l+1) weight tensor.
+
+    Hook points ``depth.{l}.weights_{q,k,v}`` (B, T, l+1): the shared part ``mean_D b + ReLU(w · RMSNorm(y_j))``.
+    """
+
+    streams = ("q", "k", "v")
+
+    def __init__(self, n_layers: int, d_model: int):
+        super().__init__()
+        n_out = [3] * n_layers + [1]             # blocks 1..L-1 need q, k, v; the final read-out only r
+        self.dwa = nn.ParameterList([nn.Parameter(torch.ones(n_out[l], l + 1, d_model))
+                                     for l in range(1, n_layers + 1)])
+        self.pseudo_query = nn.ParameterList([nn.Parameter(torch.zeros(n_out[l], d_model))
+                                              for l in range(1, n_layers + 1)])
+        self.n_layers = n_layers
+
+    def forward(self, l, states, outputs, hook=no_hook):
+        if l == 0:
+            return {"r": outputs[0]}
+        ys = torch.stack(outputs)                                               # (n, B, T, D)
+        dynamic = torch.einsum("cd,nbtd->cbtn", self.pseudo_query[l - 1], rms_norm(ys)).relu()
+        b = self.dwa[l - 1]                                                     # (C, n, D)
+        b_shared = b.mean(-1)                                                   # (C, n)
+        names = ("r",) if l == self.n_layers else self.streams
+        out = {}
+        for c, s in enumerate(names):
+            w = hook(f"depth.{l}.weights_{s}", b_shared[c] + dynamic[c])        # (B, T, n)
+            out[s] = (torch.einsum("btn,nbtd->btd", w, ys)
+                      + torch.einsum("nd,nbtd->btd", b[c] - b_shared[c, :, None], ys))
+        if l < self.n_layers:
+            out["r"] = out["q"]
+        return out
+
+
+class MUDDFormer(nn.Module):
+    """MUDDFormer's multiway dynamic dense connections (Xiao et al., arXiv 2502.12170, sec. 3).
+
+    For block l and each stream c ∈ {q, k, v, r}, per position, over the states X_0..X_l::
+
+        a_c = s_c + gamma · (W2 · GELU(W1 · RMSNorm(X_l)))_c      x^c_l = Σ_j a_{c,j} X_j
+
+    ``dwa.{l-1}`` holds the static weights s (C, l+1), initialised to 1 on the latest state and 0 elsewhere;
+    ``dyn_up.{l-1}`` (D -> l+1) and ``dyn_down.{l-1}`` (l+1 -> C·(l+1)) compute the dynamic part. The paper's
+    hidden width is C·(l+1); we use l+1 to keep the added parameters under 1 % at D = 64. The dynamic part is
+    scaled by the scalar ``gamma.{l-1}`` (init 0; modded-nanogpt's MUDD record also starts as a no-op), so at init
+    every stream is X_l: exactly the standard residual. The final read-out (l = L) has one stream, r (C = 1).
+
+    Hook points ``depth.{l}.weights_{q,k,v,r}`` (B, T, l+1).
+    """
+
+    streams = ("q", "k", "v", "r")
+
+    def __init__(self, n_layers: int, d_model: int):
+        super().__init__()
+        self.n_layers = n_layers
+        C = [4] * n_layers + [1]
+        self.dwa = nn.ParameterList([nn.Parameter(torch.eye(l + 1)[l].repeat(C[l], 1))
+                                     for l in range(1, n_layers + 1)])
+        self.dyn_up = nn.ModuleList([nn.Linear(d_model, l + 1, bias=False) for l in range(1, n_layers + 1)])
+        self.dyn_down = nn.ModuleList([nn.Linear(l + 1, C[l] * (l + 1), bias=False) for l in range(1, n_layers + 1)])
+        self.gamma = nn.ParameterList([nn.Parameter(torch.tensor(0.0)) for _ in range(n_layers)])
+
+    def forward(self, l, states, outputs, hook=no_hook):
+        if l == 0:
+            return {"r": states[0]}
+        xs = torch.stack(states)                                                # (n, B, T, D)
+        names = ("r",) if l == self.n_layers else self.streams
+        dyn = self.dyn_down[l - 1](F.gelu(self.dyn_up[l - 1](rms_norm(states[-1]))))
+        dyn = rearrange(dyn, "b t (c n) -> c b t n", c=len(names))
+        a = self.dwa[l - 1][:, None, None, :] + self.gamma[l - 1] * dyn         # (C, B, T, n)
+        return {s: torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", a[c]), xs)
+                for c, s in enumerate(names)}
+
+
+class VerticalAttention(nn.Module):
+    """Vertical Attention (Kojima et al., OpenReview A6uabXKiXc): small attention modules at the start of each
+    layer choose which earlier layers feed it.
+
+    Our minimal form: for block l and stream c ∈ {q, k, v}, a one-head attention over depth with ``d_key`` = 4
+    dimensions, the query from the current state and the keys from the embedding and each earlier block output::
+
+        w_c = softmax_j( (P_c RMSNorm(X_l)) · (K RMSNorm(y_j)) / sqrt(d_key) )     x^c_l = (l+1) · Σ_j w_{c,j} y_j
+
+    The factor l + 1 (the number of sources) makes uniform weights give the sum y_0 + ... + y_l = X_l.
+    ``pseudo_query.{l-1}`` (P, D -> 3·d_key) starts at zero, so every weight is 1/(l+1) and every stream is X_l:
+    exactly the standard residual at init. ``key_proj`` (D -> d_key) is per layer. The residual stream itself stays
+    the standard sum (r = X_l): the routers choose what Q, K and V read, not what the stream carries.
+
+    Hook points ``depth.{l}.weights_{q,k,v}`` (B, T, l+1).
+    """
+
+    streams = ("q", "k", "v")
+
+    def __init__(self, n_layers: int, d_model: int, d_key: int = 4):
+        super().__init__()
+        self.d_key = d_key
+        self.pseudo_query = nn.ModuleList([nn.Linear(d_model, 3 * d_key, bias=False) for _ in range(n_layers - 1)])
+        self.key_proj = nn.ModuleList([nn.Linear(d_model, d_key, bias=False) for _ in range(n_layers - 1)])
+        for m in self.pseudo_query:
+            nn.init.zeros_(m.weight)
+
+    def forward(self, l, states, outputs, hook=no_hook):
+        if l == 0 or l > len(self.pseudo_query):                                # embedding, and the final read-out
+            return {"r": states[-1]}
+        ys = torch.stack(outputs)                                               # (n, B, T, D)
+        q = rearrange(self.pseudo_query[l - 1](rms_norm(states[-1])), "b t (c e) -> c b t e", c=3)
+        k = self.key_proj[l - 1](rms_norm(ys))                                  # (n, B, T, e)
+        w = (torch.einsum("cbte,nbte->cbtn", q, k) / math.sqrt(self.d_key)).softmax(-1)
+        out = {"r": states[-1]}
+        for c, s in enumerate(self.streams):
+            out[s] = (l + 1) * torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", w[c]), ys)
+        return out
+
 
 def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None = None) -> nn.Module:
-    """Build a depth mixer by name (one of :data:`MIXERS`). Raises ValueError on an unknown name."""
+    """Build a depth mixer by name (one of :data:`MIXERS`). Raises ValueError on an unknown name, or a
+    ``window`` given to a mixer other than ``shortswa``."""
     classes = {"residual": ResidualSum, "denseformer": DenseFormerDWA, "elcbert": ELCBERT,
-               "attnres": AttentionResiduals}
+               "attnres": AttentionResiduals, "dca": DeepCrossAttention, "mudd": MUDDFormer,
+               "vertical": VerticalAttention}
     classes.update(EXTRA_MIXERS)
     if name == "shortswa":
         return ShortSWADepth(n_layers, d_model, window)
@@ -217,5 +400,73 @@ def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None 
     return classes[name](n_layers, d_model)
 
 
-# Mixers that give Q, K and V their own depth mixtures register here (name -> class with the same interface).
+# Further mixers can register here (name -> class with the same interface).
 EXTRA_MIXERS: dict[str, type[nn.Module]] = {}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading the learned weights: one (L+1, L+1) matrix per stream, row = reading layer, column = source layer.
+
+
+def weight_hook_names(n_layers: int, names) -> dict[str, list[tuple[int, str]]]:
+    """Group the ``depth.{l}.weights[_s]`` hook names found in ``names`` by stream (``"r"`` for single-stream)."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for name in names:
+        parts = name.split(".")
+        if len(parts) == 3 and parts[0] == "depth" and parts[2].startswith("weights"):
+            stream = parts[2][len("weights_"):] or "r"
+            out.setdefault(stream, []).append((int(parts[1]), name))
+    return out
+
+
+def depth_weight_matrices(mixer: nn.Module, tensors: dict[str, Tensor], n_layers: int) -> dict[str, Tensor]:
+    """Mean depth weights as (L+1, L+1) matrices, one per stream: ``M[l, j]`` = the average weight that the read
+    for block l (row L: the final read-out) puts on source j (0 = embedding). Averaged over every axis but the
+    source axis (batch, tokens, heads, and the feature axis of DCA). Rows a mixer does not weight are NaN.
+
+    Args:
+        mixer: the model's depth mixer (``model.depth``), which knows how its weights map to source layers.
+        tensors: hook name -> tensor, e.g. ``trace.tensors`` of a forward pass with ``trace=True``.
+    """
+    to_sources = getattr(mixer, "to_sources", None)
+    out = {}
+    for stream, items in weight_hook_names(n_layers, tensors).items():
+        m = torch.full((n_layers + 1, n_layers + 1), float("nan"))
+        for l, name in items:
+            w = tensors[name].detach().float()
+            row = to_sources(l, w) if to_sources else w.reshape(-1, w.size(-1)).mean(0)
+            m[l, : l + 1] = row
+        out[stream] = m
+    return out
+
+
+def depth_window_mask(n_layers: int, window: int | None) -> Tensor:
+    """Which sources each read may use under a causal depth window K: a boolean (L+1, L+1) matrix with
+    ``mask[l, j] = max(0, l-K+1) <= j <= l`` (row L: the final read-out). ``window=None`` is the full window.
+
+    Raises:
+        ValueError: ``n_layers`` < 1 or ``window`` < 1.
+    """
+    if n_layers < 1:
+        raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+    if window is not None and window < 1:
+        raise ValueError(f"window must be >= 1 (or None for the full window), got {window}")
+    K = n_layers + 1 if window is None else window
+    l = torch.arange(n_layers + 1)[:, None]
+    j = torch.arange(n_layers + 1)[None, :]
+    return (j <= l) & (j >= l - K + 1)
+
+
+def states_from_trace(tensors: dict[str, Tensor], n_layers: int) -> Float[Tensor, "L1 B T D"]:
+    """The depth stack of *states* X_0..X_L from a trace (``trace.tensors``): X_0 = the embedding and
+    X_{j+1} = (input of block j) + (what block j wrote: ``attn.out + mlp.out``). For the standard residual this is
+    ``trace.stack("resid")``; for other mixers it is the sequence their depth reads run over.
+
+    Raises:
+        KeyError: the trace lacks one of the hook points (record it with ``trace=True``).
+    """
+    states = [tensors["embed"]]
+    for j in range(n_layers):
+        states.append(tensors[f"blocks.{j}.resid_pre"] + tensors[f"blocks.{j}.attn.out"]
+                      + tensors[f"blocks.{j}.mlp.out"])
+    return torch.stack(states)

@@ -1,0 +1,328 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 06 · What V reuse buys
+#
+# **Goals.** Measure the KV-cache memory of a decoder whose deep layers reuse values — SVFormer (every layer reads
+# V_1) and the bank of values (deep layers look their values up by token id) — from the cache tensors the model
+# really builds, and check the bank-of-values paper's break-even formula against the measurement. See what a head
+# writes when its values come from a token table: it can be read off the table. Then answer the course's four
+# questions with the course's own measurements.
+#
+# **Question.** Can efficiency or interpretability come from V reuse rather than QK?
+#
+# **Prerequisites.** Chapters 02 (what V carries), 03 (SVFormer), 04 (x0 and the bank of values) and 05.
+#
+# **Expected run time.** About 25 seconds on a 2-core laptop CPU (budget in `book.toml`: 90 s).
+
+# %%
+from vrs_edu.course.setup import setup_notebook
+
+setup_notebook(seed=0)
+
+# %% [markdown]
+# ## The KV cache, measured
+#
+# A decoder generating text keeps, for every layer, the keys and values of every token it has read — the **KV
+# cache** — so that each new token attends to the past without recomputing it. Reusing V changes the V half:
+#
+# * **baseline**: each of the L layers caches K and V, $2\,L\,d$ numbers per token;
+# * **SVFormer** (arXiv 2410.17897): layers 2..L own no $W_V$ and attend over $V_1$, so V is cached once:
+#   $(L+1)\,d$ per token;
+# * **bank of values** (arXiv 2606.02780, sec. 4): a bank layer's value is $\gamma\,E_v[\text{token id}]$ — a table
+#   lookup — so it caches no V; instead it keeps a table of $|V|\cdot d$ numbers, whatever the context.
+#
+# `build_kv_cache(model, idx)` runs the model once over `idx` and collects the tensors a decoder would keep: each
+# layer's keys after RoPE, and its values — the layer's own, layer 0's tensor itself for SVFormer (stored once), or
+# nothing for a bank layer. `tests/test_kv_cache.py` checks the cache is complete: the last token's attention,
+# recomputed from the cache alone, equals the model's. We measure the course's 8-layer, 64-wide word model.
+
+# %%
+from vrs_edu.lab.kv_cache import kv_bytes_per_token, measure, measured_saving, bov_saving, n_bank_layers
+from vrs_edu.nn import TinyGPTConfig
+
+course_cfg = TinyGPTConfig(vocab_size=2048, d_model=64, n_layers=8, n_heads=4, block_size=1024)
+lengths = [64, 256, 1024]
+rows = measure(course_cfg, lengths)
+print(f"L = {course_cfg.n_layers}, d = {course_cfg.d_model}, |V| = {course_cfg.vocab_size}, float32; one sequence")
+print(f"{'variant':9s} {'T':>5s} {'cache KB':>9s} {'bytes/token':>12s} {'formula':>8s} {'V tensors':>10s} {'tables KB':>10s}")
+for r in rows:
+    formula = kv_bytes_per_token(r["n_layers"], r["d_model"], r["variant"])
+    print(f"{r['variant']:9s} {r['T']:5d} {r['cache_bytes'] / 1024:9.1f} {r['bytes_per_token']:12.0f} {formula:8d} "
+          f"{r['n_cached_v']:10d} {r['table_bytes'] / 1024:10.1f}")
+base = {r["T"]: r["bytes_per_token"] for r in rows if r["variant"] == "baseline"}
+for v in ("svformer", "bank"):
+    ratio = [r["bytes_per_token"] / base[r["T"]] for r in rows if r["variant"] == v]
+    print(f"{v} cache / baseline cache: {ratio[0]:.3f} at every length: {len(set(ratio)) == 1}")
+
+# %% [markdown]
+# The measured bytes per token equal the formulas at every length. SVFormer's cache is $(L+1)/(2L)$ of the
+# baseline's, the bank's $(2L - n_\text{bank})/(2L)$ — but the bank also holds its tables.
+#
+# ### The break-even context
+#
+# The bank-of-values paper gives the saving for $n_\text{bank} = L/3$ bank layers at context $T$:
+#
+# $$\Delta KV = \tfrac{L}{3}\, d\, (T - |V|)\ \text{numbers},$$
+#
+# the V cache no longer kept for $T$ tokens minus the tables: positive only once the context is longer than the
+# vocabulary. Check it against the measurement — the measured saving is (baseline cache) − (bank cache + tables):
+
+# %%
+nb = n_bank_layers(course_cfg.n_layers)
+print(f"course model: {nb} bank layers (the last third), break-even at T = |V| = {course_cfg.vocab_size}")
+for T in lengths:
+    m = measured_saving(rows, T)
+    f = bov_saving(nb, course_cfg.d_model, T, course_cfg.vocab_size) * 4
+    print(f"  T = {T:5d}: measured ΔKV {m / 1024:+9.1f} KB, formula {f / 1024:+9.1f} KB, equal: {m == f}")
+
+# With a character vocabulary the break-even falls inside contexts we can measure:
+from vrs_edu.lab.data import default_corpus_text, train_tokenizer
+
+char_vocab = train_tokenizer(default_corpus_text(), "char").vocab_size
+char_cfg = TinyGPTConfig(vocab_size=char_vocab, d_model=64, n_layers=6, n_heads=4, block_size=512)
+char_lengths = [char_vocab // 2, char_vocab, 2 * char_vocab, 4 * char_vocab]
+char_rows = measure(char_cfg, char_lengths)
+nb_c = n_bank_layers(char_cfg.n_layers)
+print(f"\ncharacter model: |V| = {char_vocab}, L = {char_cfg.n_layers} ({nb_c} = L/3 bank layers)")
+signs = []
+for T in char_lengths:
+    m = measured_saving(char_rows, T)
+    f = bov_saving(nb_c, char_cfg.d_model, T, char_vocab) * 4
+    signs.append(m)
+    print(f"  T = {T:4d}: measured ΔKV {m / 1024:+8.1f} KB, formula {f / 1024:+8.1f} KB, equal: {m == f}")
+print(f"measured saving changes sign at T = |V| = {char_vocab}: "
+      f"{signs[0] < 0 and signs[1] == 0 and all(s > 0 for s in signs[2:])}")
+
+# %% [markdown]
+# So the bank of values saves memory only for contexts longer than the vocabulary: at the course's scale it
+# *costs* memory, at the paper's (a large vocabulary but longer contexts still) it saves. SVFormer saves at every
+# length.
+#
+# **And what does the saving cost in quality?** Chapters 03 and 04 trained SVFormer and the bank of values against
+# the baseline (same seeds, same batches). Their paired loss differences:
+
+# %%
+from vrs_edu.lab.experiments import load_results
+
+for recipe, variant, chapter in (("value-residual", "svformer", "03"), ("bank-of-values", "bank", "04")):
+    try:
+        res = load_results(recipe)
+    except FileNotFoundError as e:
+        print(f"chapter {chapter}: {e}")
+        continue
+    comp = res["corpus"]["comparison"][variant]
+    d = comp["paired_final"]
+    lo, hi = d["ci"]
+    print(f"chapter {chapter} (`{res['command']}`, {res['wall_time_s'] / 60:.0f} min): {variant} − baseline final "
+          f"val loss {d['mean']:+.3f} nats [95% CI {lo:+.3f}, {hi:+.3f}], {d['n_negative']}/{d['n']} seeds better")
+
+# %% [markdown]
+# ### Widget — the cache at any size
+#
+# Move the sliders to size a real model (the defaults describe a GPT-2-small-sized model with the nanochat
+# tokenizer's vocabulary, in bf16, as the bank-of-values paper's smallest model). The figure draws memory per
+# sequence against context; the dashed line is the break-even context. The static figure below shows the default
+# setting.
+
+# %%
+# NBVAL_IGNORE_OUTPUT
+from vrs_edu.viz.kv_cache import kv_widget
+
+kv_widget()
+
+# %%
+import matplotlib.pyplot as plt
+
+from vrs_edu.viz.kv_cache import kv_figure
+
+fig, s = kv_figure()
+plt.show()
+print(f"default: T = 2048 → baseline {s['baseline'] / 1e6:.1f} MB, SVFormer {s['svformer'] / 1e6:.1f} MB, "
+      f"bank {s['bank_total'] / 1e6:.1f} MB per sequence; break-even at T = {s['break_even_context']}")
+
+# %% [markdown]
+# ## Reading what a head writes off the token table
+#
+# In a bank layer the value at position $j$ is $\gamma\,E_v[x_j]$: it depends on the token and nothing else. So a
+# head's output at position $i$ is
+#
+# $$\text{out}_h(i) = \sum_j a^h_{ij}\; \underbrace{W_O^h\,\gamma\,E_v^h[x_j]}_{\mathrm{OV}_h(x_j)},$$
+#
+# an attention-weighted sum of **rows of one table** $\mathrm{OV}_h$, indexed by token. QK decides *which* tokens'
+# rows are summed; *what* they contribute can be read once, for the whole vocabulary, without running the model. In
+# an ordinary layer, the value of the same token changes with its context, and no such table exists.
+#
+# We train a small word model whose last third of layers are bank layers (`x0_mode="bank"`), briefly.
+
+# %%
+from dataclasses import replace
+
+import torch
+
+from vrs_edu.lab.data import make_token_data
+from vrs_edu.lab.presets import make_run
+from vrs_edu.lab.train import train
+from vrs_edu.nn import TinyGPT
+
+_, bank_cfg, bank_train = make_run("word-8x64", n_layers=6, x0_mode="bank", steps=150, batch_size=16, warmup=20,
+                                   eval_every=150, eval_batches=8)
+data = make_token_data(tokenizer="word", vocab_size=2048, block_size=bank_cfg.block_size)
+bank_model = TinyGPT(replace(bank_cfg, vocab_size=data.vocab_size))
+history = train(bank_model, data, bank_train, progress=False)
+bank_layers = bank_model.cfg.resolved_x0_layers()
+print(f"bank layers {list(bank_layers)}, {bank_train.steps} steps: validation loss {history.val_loss[-1]:.3f} nats")
+
+# %% [markdown]
+# First, the values themselves: for every token that occurs several times in a validation batch, how alike are its
+# value vectors at its different positions (mean cosine similarity)? In a bank layer they are the same vector by
+# construction; in the layer just below, an ordinary one, they depend on the context.
+
+# %%
+import torch.nn.functional as F
+
+x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
+trace = bank_model(x, trace=True).trace
+
+
+def same_token_value_cosine(v, idx):
+    """Mean cosine similarity between the values (all heads concatenated) of equal tokens at different positions."""
+    v = F.normalize(v.transpose(1, 2).flatten(2).flatten(0, 1), dim=-1)        # (B·T, D)
+    ids = idx.flatten()
+    sims = []
+    for tok in ids.unique():
+        rows = v[ids == tok]
+        if len(rows) > 1:
+            c = rows @ rows.T
+            sims.append((c.sum() - c.diagonal().sum()) / (len(rows) * (len(rows) - 1)))
+    return float(torch.stack(sims).mean())
+
+
+for l in (bank_layers[0] - 1, *bank_layers):
+    kind = "bank" if l in bank_layers else "ordinary"
+    print(f"layer {l} ({kind:8s}): same token, different positions → value cosine "
+          f"{same_token_value_cosine(trace[f'blocks.{l}.attn.v'], x):.3f}")
+
+# %% [markdown]
+# Now the decomposition, checked on the trained model: summing each head's pattern times the rows of its OV table
+# gives exactly the layer's attention output.
+
+# %%
+layer = bank_layers[-1]
+block = bank_model.blocks[layer]
+H, Dh = block.attn.n_heads, bank_model.cfg.d_model // block.attn.n_heads
+with torch.no_grad():
+    E = block.x0.gamma * block.x0.E_v                                             # (|V|, D): the layer's values
+    W_O = block.attn.o_proj.weight                                                # (D, D)
+    ov = torch.stack([E[:, h * Dh:(h + 1) * Dh] @ W_O[:, h * Dh:(h + 1) * Dh].T for h in range(H)])  # (H, |V|, D)
+    pattern = trace[f"blocks.{layer}.attn.pattern"]                               # (B, H, T, T)
+    from_table = torch.einsum("bhij,bhjd->bid", pattern, ov[:, x].transpose(0, 1))
+print(f"layer {layer}: Σ_h Σ_j a_ij · OV_h[x_j] equals the attention output: "
+      f"{torch.allclose(from_table, trace[f'blocks.{layer}.attn.out'], atol=1e-5)}")
+
+# %% [markdown]
+# So what each head can write is a property of the table. Among the most frequent training tokens, which rows
+# write the most (largest $\lVert \mathrm{OV}_h[\text{token}]\rVert$), and which next tokens does that row push up
+# when read directly through the unembedding ($W_U\,\mathrm{OV}_h[\text{token}]$, ignoring the final norm's
+# rescaling)?
+
+# %%
+tok = data.tokenizer
+freq = torch.bincount(data.train, minlength=data.vocab_size)
+common = freq.argsort(descending=True)[:400]
+with torch.no_grad():
+    norms = ov[:, common].norm(dim=-1)                                            # (H, 400)
+    head = int(norms.mean(1).argmax())                                            # the head that writes the most
+    top = common[norms[head].argsort(descending=True)[:6]]
+    promoted = (ov[head, top] @ bank_model.lm_head.weight.T).topk(4, dim=-1).indices
+print(f"layer {layer}, head {head} (largest mean row norm {norms[head].mean():.3f} vs "
+      f"{norms.mean(1).min():.3f} for the quietest head)")
+print(f"{'token':>12s} {'‖OV row‖':>9s}   promotes")
+for t, p in zip(top.tolist(), promoted.tolist()):
+    print(f"{tok.token(t)!r:>12s} {ov[head, t].norm():9.3f}   " + "  ".join(repr(tok.token(i)) for i in p))
+
+# %% [markdown]
+# A short run gives a rough table; the point is the method: every row above was read off $E_v$, $W_O$ and $W_U$ —
+# parameters — not from a forward pass. With V reading x0 through a table, "what does this head write when it
+# attends to token *w*?" has one answer per token, which is what makes such layers readable. The QK half still
+# decides where each head looks, and that part stays contextual.
+#
+# ## The course's four questions, answered with its own measurements
+#
+# Each answer below is computed from a result file made by a `vrs-edu reproduce` command and cites the chapter that
+# measured it (`vrs_edu.lab.answers`). A missing file is named with the command that makes it.
+
+# %%
+from vrs_edu.lab.answers import course_answers
+
+for a in course_answers():
+    print(f"Q{a['n']} — {a['title']} (chapter {a['chapter']}): {a['question']}")
+    if a["missing"]:
+        print(f"    not measured yet: {a['missing']}")
+    else:
+        print(f"    source: `{a['command']}` ({a['wall_time_s'] / 60:.0f} min)")
+        for line in a["lines"]:
+            print(f"    {line}")
+
+# %% [markdown]
+# Read each line as a verdict on a published claim at *our* scale: "reproduced" means the 95 % interval over
+# paired seeds excludes zero in the published direction; "not reproduced" means it does not — either the effect is
+# absent at this size, or too small for three seeds to resolve. Chapters 03–05 show the curves behind each number.
+#
+# ## Exercise — estimate a KV cache, then check it against the model
+#
+# Write `kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number)`: the bytes a decoder keeps for one
+# sequence of `seq_len` tokens, for `variant` in `"baseline"`, `"svformer"`, `"bank"` (the bank layers are the last
+# third: `n_layers // 3` of them, at least one).
+
+
+# %%
+def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
+    v_layers = {"baseline": n_layers, "svformer": 1, "bank": n_layers - max(1, n_layers // 3)}[variant]
+    return (n_layers + v_layers) * d_model * seq_len * bytes_per_number    # K in every layer, V where cached
+
+
+from vrs_edu.course.exercises.ch06 import check_kv_cache_bytes
+
+check_kv_cache_bytes(kv_cache_bytes)
+
+# %%
+for r in rows:
+    estimate = kv_cache_bytes(r["n_layers"], r["d_model"], r["T"], r["variant"], 4)
+    print(f"{r['variant']:9s} T = {r['T']:5d}: your estimate {estimate:8d} B, measured cache {r['cache_bytes']:8d} B, "
+          f"equal: {estimate == r['cache_bytes']}")
+
+# %% [markdown]
+# ### Exercises to think about
+#
+# 1. Grouped-query attention shares K *and* V between heads of one layer; SVFormer shares V between layers. Write
+#    the bytes per token of a model that does both, and check which saves more at L = 12.
+# 2. The bank's break-even is T = |V|. Why does a larger vocabulary make the bank *less* attractive for memory, and
+#    why might it still be worth it (chapter 04's loss numbers)?
+# 3. The OV table tells what a head writes for each token. What would you still need in order to predict the
+#    head's output on a sentence?
+#
+# ## What we measured
+#
+# * KV-cache bytes per token from the cache tensors the model builds, for the baseline, SVFormer and the bank of
+#   values at three context lengths: equal to the formulas; SVFormer's ratio to the baseline printed above.
+# * The bank-of-values saving ΔKV measured and computed with the paper's formula, equal at every length, with its
+#   sign change at T = |V| measured on a character vocabulary.
+# * Next to it, the quality cost of each reuse from chapters 03–04 (paired over seeds), when their results exist.
+# * In a trained bank layer: values of a token identical across contexts (and not in the ordinary layer below), the
+#   attention output rebuilt exactly from the pattern and a per-token OV table, and the tokens whose rows write the
+#   most and what they promote.
+# * The course's four questions answered from the result files of chapters 03, 04 and 05.

@@ -1,0 +1,89 @@
+"""`vrs-edu reproduce depth-mixers`: the quick run writes a complete, honest result file (schema, finite numbers,
+parameter budget, learned depth weights with the right shapes); the readers compute what the chapter prints.
+Only the quick mode runs here (it is the same code at 6 steps per run); the direction of the results is not tested."""
+import json
+import math
+
+import pytest
+import torch
+
+from vrs_edu.cli import main
+from vrs_edu.lab.experiments import load_results, run_recipe
+from vrs_edu.lab.recipes import depth_mixers as dm
+from vrs_edu.nn.depth import depth_window_mask
+
+pytestmark = pytest.mark.slow   # one quick recipe run (10 variants x 6 steps), about 30 s on 2 cores
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    path = run_recipe("depth-mixers", quick=True, seeds=[0], out_dir=out)
+    return json.loads(path.read_text()), out
+
+
+def test_quick_result_has_every_variant_with_finite_numbers(quick):
+    r, out = quick
+    assert r["command"] == "vrs-edu reproduce depth-mixers --quick" and r["seeds"] == [0]
+    assert r["wall_time_s"] > 0 and "torch" in r["environment"]
+    assert set(r["runs"]) == set(dm.VARIANTS)
+    for name, runs in r["runs"].items():
+        (run,) = runs
+        assert math.isfinite(run["final_val_loss"]) and 0 <= run["final_val_acc"] <= 1
+        assert run["eval_steps"] == [dm.QUICK["steps"]] and len(run["val_loss"]) == 1
+        assert all(math.isfinite(x) for x in run["train_loss_every_10"])
+        assert run["n_params"] == r["parameter_counts"][name]["n_params"]
+        assert r["configs"][name]["model"]["depth_mixer"] == dm.VARIANTS[name]["depth_mixer"]
+    assert load_results("depth-mixers", quick=True, out_dir=out)["recipe"] == "depth-mixers"
+
+
+def test_every_mixer_stays_within_the_parameter_budget(quick):
+    r, _ = quick
+    counts = r["parameter_counts"]
+    assert counts["residual"]["extra"] == 0
+    for name, c in counts.items():
+        assert 0 <= c["overhead"] <= dm.BUDGET_TOLERANCE, name
+    with pytest.raises(ValueError, match="over the parameter budget"):
+        dm.run_depth_mixers(True, [0], {"residual": {}, "deeper": {"n_layers": 9}})
+
+
+def test_learned_depth_weights_have_one_lower_triangular_matrix_per_stream(quick):
+    r, _ = quick
+    L = r["configs"]["residual"]["model"]["n_layers"]
+    assert r["runs"]["residual"][0]["depth_weights"] == {}
+    for name in ("denseformer", "elcbert", "attnres", "shortswa-k2", "shortswa-full"):
+        assert set(r["runs"][name][0]["depth_weights"]) == {"r"}
+    assert set(r["runs"]["mudd"][0]["depth_weights"]) == {"q", "k", "v", "r"}
+    assert set(r["runs"]["dca"][0]["depth_weights"]) == {"q", "k", "v", "r"}      # r: the final read-out's combiner
+    assert [row[0] is None for row in r["runs"]["dca"][0]["depth_weights"]["r"]] == [True] * L + [False]
+    assert set(r["runs"]["vertical"][0]["depth_weights"]) == {"q", "k", "v"}      # the stream itself stays X_l
+    for name in dm.VARIANTS:
+        for m in r["runs"][name][0]["depth_weights"].values():
+            assert len(m) == L + 1 and all(len(row) == L + 1 for row in m)
+            assert all(m[l][j] is None for l in range(L + 1) for j in range(l + 1, L + 1))
+    k2 = dm.mean_weights(r, "shortswa-k2")["r"]
+    outside = ~depth_window_mask(L, 2) & torch.ones(L + 1, L + 1, dtype=torch.bool).tril()
+    assert (k2[outside] == 0).all()
+    assert torch.allclose(torch.nansum(k2, 1), torch.ones(L + 1), atol=1e-4)   # a softmax over the window
+
+
+def test_loss_table_pairs_each_variant_with_the_residual(quick):
+    r, _ = quick
+    rows = {row["variant"]: row for row in dm.loss_table(r)}
+    assert rows["residual"]["delta"] == 0.0
+    for name, row in rows.items():
+        assert row["mean"] == r["runs"][name][0]["final_val_loss"]
+        assert row["delta"] == pytest.approx(row["mean"] - rows["residual"]["mean"])
+        assert row["n_seeds"] == 1 and math.isnan(row["sd"])
+
+
+def test_source_share_by_hand():
+    m = torch.tensor([[1.0, float("nan"), float("nan")], [0.5, 0.5, float("nan")], [0.2, -0.2, 0.6]])
+    assert dm.source_share(m, rows=[1]) == pytest.approx(0.5)
+    assert dm.source_share(m, rows=[2]) == pytest.approx(0.2)
+    assert dm.source_share(m, rows=[1, 2], source=-1) == pytest.approx((0.5 + 0.6) / 2)
+
+
+def test_cli_lists_the_recipe(capsys):
+    assert main(["reproduce", "list"]) == 0
+    assert "depth-mixers" in capsys.readouterr().out

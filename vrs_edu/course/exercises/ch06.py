@@ -1,0 +1,62 @@
+"""Chapter 06 exercise: estimate the KV cache of a configuration (ResFormer/SVFormer, arXiv 2410.17897; bank of
+values, arXiv 2606.02780 sec. 4).
+
+The learner writes ``kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number)``: the bytes a decoder
+keeps for one sequence of ``seq_len`` tokens — keys and values of every layer (``baseline``), with V stored once
+(``svformer``: layers 2..L reuse V_1), or with no V in the bank layers (``bank``: the last third of the layers,
+``n_layers // 3`` of them, at least 1, look their values up by token id). The chapter then checks the estimate
+against the cache the model really builds (:func:`vrs_edu.lab.kv_cache.build_kv_cache`).
+"""
+from __future__ import annotations
+
+import math
+
+from ...lab.kv_cache import kv_bytes_per_token
+from ..checks import Mistake, check_function
+
+
+def _ref_kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
+    return kv_bytes_per_token(n_layers, d_model, variant, bytes_per_number) * seq_len
+
+
+def _wrong(n_layers, d_model, seq_len, variant, bpn, *, keys=True, sv_once=True, bank_keys=True,
+           n_bank=None, bytes_=True, per_seq=True):
+    nb = max(1, n_layers // 3) if n_bank is None else n_bank(n_layers)
+    k = n_layers if keys else 0
+    if variant == "baseline":
+        v = n_layers
+    elif variant == "svformer":
+        v = 1 if sv_once else n_layers
+    else:
+        v = n_layers - nb
+        k = k if bank_keys else k - nb
+    return (k + v) * d_model * (bpn if bytes_ else 1) * (seq_len if per_seq else 1)
+
+
+KV_MISTAKES = [
+    Mistake(lambda *a: _wrong(*a, keys=False), "a KV cache stores the keys too: K and V, D numbers each per "
+            "layer and token"),
+    Mistake(lambda *a: _wrong(*a, sv_once=False), "SVFormer's layers 2..L reuse V_1: its values are stored "
+            "once, not per layer (the keys are still per layer)"),
+    Mistake(lambda *a: _wrong(*a, bank_keys=False), "bank layers still compute and cache their keys: only V "
+            "comes from the table"),
+    Mistake(lambda *a: _wrong(*a, n_bank=lambda L: math.ceil(L / 3)), "the bank layers are the last third, "
+            "n_layers // 3 of them (at least 1), as vrs_edu.nn.x0.default_x0_layers places them"),
+    Mistake(lambda *a: _wrong(*a, n_bank=lambda L: 1), "every layer of the last third is a bank layer "
+            "(n_layers // 3 of them), not just the last one"),
+    Mistake(lambda *a: _wrong(*a, bytes_=False), "that is a count of numbers: multiply by bytes_per_number "
+            "(4 for float32, 2 for bf16)"),
+    Mistake(lambda *a: _wrong(*a, per_seq=False), "that is the cache of one token: multiply by seq_len"),
+]
+
+
+def check_kv_cache_bytes(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 06: ``fn(n_layers, d_model, seq_len, variant, bytes_per_number) -> int`` bytes of KV cache for one
+    sequence. ``seed`` picks the cases (0: the public checks; graders use others)."""
+    base = [(8, 64, 64, 4), (12, 768, 2048, 2), (4, 32, 100, 4), (24, 1536, 4096, 2), (2, 16, 10, 4)]
+    cases = []
+    for L, D, T, b in base:
+        L, T = L + (seed % 3) * 3, T + 7 * seed                                  # graders shift the sizes
+        for variant in ("baseline", "svformer", "bank"):
+            cases.append((L, D, T, variant, b))
+    return check_function("KV-cache bytes", fn, _ref_kv_cache_bytes, cases, KV_MISTAKES, atol=0.5, **kw)

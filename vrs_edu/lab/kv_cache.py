@@ -1,0 +1,151 @@
+"""KV-cache memory: measured from the cache tensors the model builds, next to the formulas (chapter 06).
+
+A decoder that generates token by token keeps, for every layer, the keys and values of every token it has read: the
+KV cache. What V reuse changes is the V half of it:
+
+* **baseline**: every layer caches its own K and V — ``2 · L · D`` numbers per token.
+* **SVFormer** (Zhou et al., arXiv 2410.17897): layers 2..L own no W_V and attend over V_1, so V is cached once —
+  ``(L + 1) · D`` numbers per token, about half.
+* **bank of values** (He et al., arXiv 2606.02780, sec. 4): a bank layer's values are ``γ · E_v[token id]``, a table
+  lookup, so the layer caches no V at all; it pays a per-layer table of ``|V| · D`` numbers instead, independent of
+  the context. The paper's saving for ``L/3`` bank layers and context T: ``ΔKV = (L/3) · d · (T − |V|)`` numbers per
+  sequence, positive once T exceeds the vocabulary size |V| (the break-even context).
+
+:func:`build_kv_cache` collects the tensors a decoder would keep after reading ``idx`` *from a real forward pass* of
+the model (its hook points ``blocks.{l}.attn.k`` / ``attn.v``), sharing one tensor where layers share values;
+:func:`cache_bytes` counts the bytes of the distinct tensors. The formulas (:func:`kv_bytes_per_token`,
+:func:`bov_saving`) are checked against those measurements in the tests and in chapter 06.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import torch
+from torch import Tensor
+
+from ..nn.model import TinyGPT, TinyGPTConfig
+
+VARIANTS = {"baseline": {}, "svformer": {"value_residual": "svformer"}, "bank": {"x0_mode": "bank"}}
+
+
+def value_source(model: TinyGPT, layer: int) -> str:
+    """Where layer ``layer`` gets its values at decode time: ``"own"`` (its W_V: cached), ``"first"`` (SVFormer:
+    V_1, cached once by layer 0) or ``"table"`` (bank of values: looked up from the token id, nothing cached)."""
+    block = model.blocks[layer]
+    if block.x0 is not None and block.x0.mode == "bank":
+        return "table"
+    if block.svformer:
+        return "first"
+    return "own"
+
+
+@torch.no_grad()
+def build_kv_cache(model: TinyGPT, idx: Tensor) -> dict[str, Tensor | None]:
+    """The KV cache after reading ``idx`` (B, T): ``{"blocks.{l}.k": (B, H, T, Dh), "blocks.{l}.v": ... or None}``.
+
+    Keys are cached after RoPE (as decoders do). Values: a layer with its own W_V caches its own values; an
+    SVFormer layer's entry *is* layer 0's tensor (the same object: stored once); a bank layer's entry is None (its
+    values are a table lookup of the token ids). Raises ValueError (from the model) on bad token ids or T.
+    """
+    model.eval()
+    tr = model(idx, trace=True).trace
+    cache: dict[str, Tensor | None] = {}
+    for l in range(model.cfg.n_layers):
+        cache[f"blocks.{l}.k"] = tr[f"blocks.{l}.attn.k"].contiguous()
+        src = value_source(model, l)
+        if src == "own":
+            cache[f"blocks.{l}.v"] = tr[f"blocks.{l}.attn.v"].contiguous()
+        elif src == "first":
+            cache[f"blocks.{l}.v"] = cache["blocks.0.v"]
+        else:
+            cache[f"blocks.{l}.v"] = None
+    return cache
+
+
+def cache_bytes(cache: dict[str, Tensor | None]) -> int:
+    """Bytes held by the distinct tensors of a cache (a tensor shared by several layers counts once)."""
+    seen: dict[int, int] = {}
+    for t in cache.values():
+        if t is not None:
+            seen[id(t)] = t.numel() * t.element_size()
+    return sum(seen.values())
+
+
+def table_bytes(model: TinyGPT) -> int:
+    """Bytes of the bank-of-values tables E_v (|V| × D per bank layer): fixed memory, independent of the context."""
+    return sum(b.x0.E_v.numel() * b.x0.E_v.element_size() for b in model.blocks
+               if b.x0 is not None and b.x0.mode == "bank")
+
+
+def measure(cfg: TinyGPTConfig, lengths: list[int], batch: int = 1, seed: int = 0) -> list[dict]:
+    """Build each variant of :data:`VARIANTS` from ``cfg`` and measure its cache after reading random token ids
+    of every length in ``lengths``. Returns one row per (variant, T): ``cache_bytes``, ``bytes_per_token`` (per
+    sequence position of one sequence), ``table_bytes`` and ``n_cached_v`` (distinct V tensors).
+
+    Raises:
+        ValueError: a length outside 1..cfg.block_size.
+    """
+    bad = [T for T in lengths if not 1 <= T <= cfg.block_size]
+    if bad:
+        raise ValueError(f"lengths must be in 1..block_size={cfg.block_size}, got {bad}")
+    g = torch.Generator().manual_seed(seed)
+    rows = []
+    for name, over in VARIANTS.items():
+        model = TinyGPT(replace(cfg, **over))
+        for T in lengths:
+            idx = torch.randint(cfg.vocab_size, (batch, T), generator=g)
+            cache = build_kv_cache(model, idx)
+            nbytes = cache_bytes(cache)
+            n_v = len({id(t) for k, t in cache.items() if k.endswith(".v") and t is not None})
+            rows.append({"variant": name, "T": T, "batch": batch, "cache_bytes": nbytes,
+                         "bytes_per_token": nbytes / (batch * T), "table_bytes": table_bytes(model),
+                         "n_cached_v": n_v, "n_layers": cfg.n_layers, "d_model": cfg.d_model})
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The formulas.
+
+
+def n_bank_layers(n_layers: int) -> int:
+    """Bank layers in the course's default placement, the last third (``vrs_edu.nn.x0.default_x0_layers``)."""
+    from ..nn.x0 import default_x0_layers
+
+    return len(default_x0_layers(n_layers))
+
+
+def kv_bytes_per_token(n_layers: int, d_model: int, variant: str = "baseline", bytes_per_number: int = 4,
+                       bank_layers: int | None = None) -> int:
+    """KV-cache bytes per token of one sequence: ``baseline`` 2·L·D, ``svformer`` (L+1)·D, ``bank`` (2·L − n_bank)·D
+    numbers (K in every layer; V in every non-bank layer), times ``bytes_per_number`` (4 for float32, 2 for bf16).
+
+    Raises:
+        ValueError: an unknown variant, or non-positive sizes.
+    """
+    if variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {tuple(VARIANTS)}, got {variant!r}")
+    if n_layers < 1 or d_model < 1 or bytes_per_number < 1:
+        raise ValueError(f"n_layers, d_model and bytes_per_number must be >= 1, got {n_layers}, {d_model}, "
+                         f"{bytes_per_number}")
+    if variant == "baseline":
+        numbers = 2 * n_layers * d_model
+    elif variant == "svformer":
+        numbers = (n_layers + 1) * d_model
+    else:
+        nb = n_bank_layers(n_layers) if bank_layers is None else bank_layers
+        numbers = (2 * n_layers - nb) * d_model
+    return numbers * bytes_per_number
+
+
+def bov_saving(n_bank: int, d_model: int, context: int, vocab_size: int) -> int:
+    """The bank-of-values paper's memory saving in numbers, ``ΔKV = n_bank · d · (T − |V|)`` (arXiv 2606.02780,
+    sec. 4, with n_bank = L/3): V cache no longer kept for T tokens, minus the tables' |V|·d per bank layer.
+    Positive when T > |V|; zero at the break-even context T = |V|."""
+    return n_bank * d_model * (context - vocab_size)
+
+
+def measured_saving(rows: list[dict], T: int) -> int:
+    """ΔKV in bytes from :func:`measure` rows at context T: (baseline cache) − (bank cache + bank tables)."""
+    by = {(r["variant"], r["T"]): r for r in rows}
+    base, bank = by[("baseline", T)], by[("bank", T)]
+    return base["cache_bytes"] - (bank["cache_bytes"] + bank["table_bytes"])

@@ -1,0 +1,189 @@
+"""``vrs-edu reproduce depth-mixers``: every depth mixer of chapter 05, trained side by side (>= 3 seeds).
+
+The same 8-layer word-level TinyGPT (preset ``word-8x64``, default corpus) with only the depth mixer changed:
+standard residual, DenseFormer (arXiv 2402.02622), ELC-BERT (arXiv 2311.02265), Attention Residuals
+(arXiv 2603.15031), ShortSWA over depth with K = 2, 4 and the full window (arXiv 2603.16039), and the routers that give
+Q, K and V their own depth mixture: DeepCrossAttention (arXiv 2502.06785), MUDDFormer (arXiv 2502.12170) and
+Vertical Attention (OpenReview A6uabXKiXc).
+
+**Equal parameter budget.** Every variant shares every parameter of the baseline (same seed ⇒ identical values, so
+per-seed differences are paired) and adds only its mixer; each mixer is sized to add at most
+:data:`BUDGET_TOLERANCE` of the baseline's parameters (the result file records every count, and the recipe refuses to
+run a variant over budget).
+
+For each run the result holds the validation-loss curve, the final loss and accuracy, the parameter counts, the
+training time and the learned depth weights: one (L+1, L+1) matrix per stream (row = reading layer, L = the final
+read-out; column = source layer, 0 = embedding), averaged over :data:`WEIGHT_BATCHES` validation batches.
+Budget: about 12 minutes on an idle 2-core CPU (``--quick``: 6 steps per run, well under a minute).
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import replace
+
+import torch
+
+from ...nn.depth import depth_weight_matrices
+from ...nn.model import TinyGPT
+from ..analysis import paired_difference
+from ..data import make_token_data, unigram_loss
+from ..experiments import recipe
+from ..presets import make_run
+from ..train import train
+
+PRESET = "word-8x64"
+VARIANTS: dict[str, dict] = {
+    "residual": {"depth_mixer": "residual"},
+    "denseformer": {"depth_mixer": "denseformer"},
+    "elcbert": {"depth_mixer": "elcbert"},
+    "attnres": {"depth_mixer": "attnres"},
+    "shortswa-k2": {"depth_mixer": "shortswa", "depth_window": 2},
+    "shortswa-k4": {"depth_mixer": "shortswa", "depth_window": 4},
+    "shortswa-full": {"depth_mixer": "shortswa", "depth_window": None},
+    "dca": {"depth_mixer": "dca"},
+    "mudd": {"depth_mixer": "mudd"},
+    "vertical": {"depth_mixer": "vertical"},
+}
+# Training length: sized so that 10 variants x 3 seeds fit the recipe's budget on 2 cores. Measured step times
+# (2 threads, lightly loaded machine): 71 ms (residual) to 173 ms (DCA), 1.7 s per step of all ten variants,
+# so 3 seeds x 200 steps are about 10 minutes of training plus the evaluations.
+FULL = dict(steps=200, batch_size=16, warmup=20, eval_every=50, eval_batches=None)
+QUICK = dict(steps=6, batch_size=4, warmup=2, eval_every=6, eval_batches=1)
+BUDGET_TOLERANCE = 0.015   # largest allowed relative parameter overhead of a mixer
+WEIGHT_BATCHES = 4          # validation batches the learned weights are averaged over (1 in --quick)
+
+
+def parameter_counts(variants: dict[str, dict] = VARIANTS, vocab_size: int = 2048) -> dict[str, dict]:
+    """Parameters of every variant built on :data:`PRESET`: ``{"n_params", "extra", "overhead"}`` per variant
+    (extra = parameters the mixer adds to the standard residual; overhead = extra / baseline)."""
+    _, base_cfg, _ = make_run(PRESET)
+    base = TinyGPT(replace(base_cfg, vocab_size=vocab_size)).num_params()
+    out = {}
+    for name, over in variants.items():
+        _, cfg, _ = make_run(PRESET, **over)
+        n = TinyGPT(replace(cfg, vocab_size=vocab_size)).num_params()
+        out[name] = {"n_params": n, "extra": n - base, "overhead": (n - base) / base}
+    return out
+
+
+def _matrix_to_json(m: torch.Tensor) -> list[list[float | None]]:
+    return [[None if math.isnan(v) else round(v, 5) for v in row] for row in m.tolist()]
+
+
+@torch.no_grad()
+def learned_depth_weights(model: TinyGPT, batches) -> dict[str, torch.Tensor]:
+    """Mean depth-weight matrices per stream (see :func:`vrs_edu.nn.depth.depth_weight_matrices`) over batches.
+    Empty for the standard residual, which has no weights."""
+    acc: dict[str, torch.Tensor] = {}
+    for x, _ in batches:
+        tr = model(x, trace=True).trace
+        for s, m in depth_weight_matrices(model.depth, tr.tensors, model.cfg.n_layers).items():
+            acc[s] = acc.get(s, 0) + m / len(batches)
+    return acc
+
+
+def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | None = None) -> dict:
+    """Train every variant for every seed; return the payload the runner writes to ``depth-mixers.json``.
+
+    Raises:
+        ValueError: a variant whose mixer adds more than :data:`BUDGET_TOLERANCE` of the baseline's parameters.
+    """
+    variants = VARIANTS if variants is None else variants
+    schedule = QUICK if quick else FULL
+    preset, mcfg0, _ = make_run(PRESET, **schedule)
+    data = make_token_data(None, preset.tokenizer, preset.vocab_size, mcfg0.block_size)
+    counts = parameter_counts(variants, data.vocab_size)
+    over = {k: v["overhead"] for k, v in counts.items() if v["overhead"] > BUDGET_TOLERANCE}
+    if over:
+        raise ValueError(f"variants over the parameter budget (> {BUDGET_TOLERANCE:.1%} extra): {over}")
+    weight_batches = list(data.eval_batches("val", schedule["batch_size"], 1 if quick else WEIGHT_BATCHES))
+    runs: dict[str, list[dict]] = {}
+    configs: dict[str, dict] = {}
+    for vname, vover in variants.items():
+        runs[vname] = []
+        for seed in seeds:
+            _, mcfg, tcfg = make_run(PRESET, **schedule, **vover, seed=seed)
+            mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
+            model = TinyGPT(mcfg)
+            t0 = time.process_time()
+            hist = train(model, data, tcfg, progress=True, desc=f"depth-mixers {vname} s{seed}")
+            cpu = time.process_time() - t0
+            weights = learned_depth_weights(model, weight_batches)
+            k = 10 if len(hist.train_loss) >= 10 else 1   # train loss in chunks of 10 steps (keeps the file small)
+            runs[vname].append({
+                "seed": seed, "final_val_loss": hist.val_loss[-1], "final_val_acc": hist.val_acc[-1],
+                "eval_steps": hist.eval_steps, "val_loss": hist.val_loss,
+                "train_loss_every_10": [sum(hist.train_loss[i:i + k]) / len(hist.train_loss[i:i + k])
+                                        for i in range(0, len(hist.train_loss), k)],
+                "n_params": model.num_params(), "train_wall_s": round(hist.wall_time_s, 2),
+                "train_cpu_s": round(cpu, 2),
+                "depth_weights": {s: _matrix_to_json(m) for s, m in weights.items()},
+            })
+            configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
+    return {"preset": PRESET, "corpus": "pydoc_data.topics", "tokenizer": preset.tokenizer,
+            "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data), "schedule": schedule,
+            "budget_tolerance": BUDGET_TOLERANCE, "parameter_counts": counts, "configs": configs, "runs": runs}
+
+
+@recipe("depth-mixers", "chapter 05: residual, DenseFormer, ELC-BERT, AttnRes, ShortSWA over depth (K=2, 4, full), "
+        "DCA, MUDDFormer, Vertical Attention at equal parameter budget; losses and learned depth weights")
+def depth_mixers(quick: bool, seeds: list[int]) -> dict:
+    return run_depth_mixers(quick, seeds)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading the result file (used by chapter 05 and its tests).
+
+
+def loss_table(result: dict) -> list[dict]:
+    """One row per variant: mean and sd of the final validation loss over seeds, the mean paired difference to
+    the standard residual (same seed, same init, same batches) with its standard error and Student-t 95 % interval
+    (:func:`vrs_edu.lab.analysis.paired_difference`), and parameter counts."""
+    base = {r["seed"]: r["final_val_loss"] for r in result["runs"].get("residual", [])}
+    rows = []
+    for name, runs in result["runs"].items():
+        losses = [r["final_val_loss"] for r in runs]
+        paired = [(r["final_val_loss"], base[r["seed"]]) for r in runs if r["seed"] in base]
+        diffs = [a - b for a, b in paired]
+        ci = paired_difference(*zip(*paired))["ci"] if paired else (float("nan"), float("nan"))
+        counts = result["parameter_counts"][name]
+        rows.append({"variant": name, "mean": _mean(losses), "sd": _sd(losses), "n_seeds": len(losses),
+                     "delta": _mean(diffs) if diffs else float("nan"),
+                     "delta_se": _sd(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else float("nan"),
+                     "delta_ci": tuple(ci), "n_better": sum(d < 0 for d in diffs),
+                     "n_params": counts["n_params"], "extra": counts["extra"], "overhead": counts["overhead"],
+                     "train_cpu_s": _mean([r["train_cpu_s"] for r in runs])})
+    return rows
+
+
+def mean_weights(result: dict, variant: str) -> dict[str, torch.Tensor]:
+    """The learned depth-weight matrices of ``variant`` per stream, averaged over seeds (NaN above the diagonal)."""
+    out: dict[str, torch.Tensor] = {}
+    runs = result["runs"][variant]
+    for run in runs:
+        for s, m in run["depth_weights"].items():
+            t = torch.tensor([[float("nan") if v is None else v for v in row] for row in m])
+            out[s] = out.get(s, 0) + t / len(runs)
+    return out
+
+
+def source_share(matrix: torch.Tensor, rows, source: int = 0) -> float:
+    """Share of the absolute weight that the reads in ``rows`` put on ``source`` (0 = the embedding), averaged over
+    the rows: ``mean_l |M[l, source]| / Σ_j |M[l, j]|``. A uniform read over l + 1 sources gives 1 / (l + 1)."""
+    vals = []
+    for l in rows:
+        row = matrix[l, : l + 1].abs()
+        vals.append(float(row[source] / row.sum()))
+    return sum(vals) / len(vals)
+
+
+def _mean(xs):
+    return sum(xs) / len(xs)
+
+
+def _sd(xs):
+    if len(xs) < 2:
+        return float("nan")
+    m = _mean(xs)
+    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))

@@ -1,0 +1,127 @@
+"""Chapter 05's plots and widget: learned depth weights as heatmaps (reading layer × source layer), one panel per
+stream for the routers, and the window-K widget — a thin ``ipywidgets.interactive`` over :func:`window_readout`
+(a plain function, tested without a browser)."""
+from __future__ import annotations
+
+import math
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from ..nn.depth import depth_window_mask
+
+# In which basis each mixer's weights are expressed: states X_j = the stream after block j, or outputs y_j = what
+# block j wrote (y_0 = X_0 = the embedding). Source 0 is the embedding in both.
+BASIS = {"denseformer": "states X_j", "elcbert": "outputs y_j", "attnres": "outputs y_j", "shortswa": "states X_j",
+         "dca": "outputs y_j", "mudd": "states X_j", "vertical": "outputs y_j"}
+# (a figure's x label says "source j: X_j" or "source j: y_j"; j = 0 is the embedding in both)
+
+
+def _basis(variant: str) -> str:
+    return BASIS.get(variant.split("-")[0], "sources")
+
+
+def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: str = "sources", vmax: float | None = None,
+                       cmap: str = "viridis"):
+    """Heatmap of a (L+1, L+1) depth-weight matrix: row = the read for block l (last row: the final read-out),
+    column = source layer j (0 = embedding). Entries above the diagonal (never readable) are blank."""
+    m = np.asarray(matrix, dtype=float)
+    if ax is None:
+        _, ax = plt.subplots(figsize=(3.6, 3.2))
+    L1 = m.shape[0]
+    im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=min(0.0, np.nanmin(m)), vmax=vmax)
+    ax.set_xlabel(f"source j: {basis.split()[-1]} (0 = embedding)")
+    ax.set_ylabel("reading layer l")
+    ax.grid(False)
+    ax.set_xticks(range(L1))
+    ax.set_yticks(range(L1))
+    ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} (out)" for l in range(L1)])
+    if title:
+        ax.set_title(title, fontsize=10)
+    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    return ax.figure
+
+
+def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 4):
+    """One heatmap per single-stream mixer: ``weights`` maps a variant name to its (L+1, L+1) matrix."""
+    n = len(weights)
+    ncols = min(ncols, n)
+    nrows = math.ceil(n / ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.3 * nrows), squeeze=False)
+    for ax, (name, m) in zip(axes.flat, weights.items()):
+        plot_depth_weights(m, ax=ax, title=name, basis=_basis(name))
+    for ax in list(axes.flat)[n:]:
+        ax.axis("off")
+    fig.tight_layout()
+    return fig
+
+
+def plot_router_streams(routers: dict[str, dict[str, torch.Tensor]], streams=("q", "k", "v")):
+    """Rows = routers, columns = streams: where Q, K and V of each layer read from. Each row shares one colour
+    scale, so the streams of one router can be compared."""
+    fig, axes = plt.subplots(len(routers), len(streams), figsize=(3.4 * len(streams), 3.1 * len(routers)),
+                             squeeze=False)
+    for row, (name, mats) in zip(axes, routers.items()):
+        vmax = max(float(np.nanmax(np.abs(np.asarray(mats[s], dtype=float)))) for s in streams)
+        for ax, s in zip(row, streams):
+            plot_depth_weights(mats[s], ax=ax, title=f"{name}: {s.upper()} input", basis=_basis(name), vmax=vmax)
+    fig.tight_layout()
+    return fig
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The window-K widget: which earlier layers each layer can read, and the learned weights for that K.
+
+
+def window_readout(n_layers: int, window: int, learned: dict[int, torch.Tensor] | None = None) -> dict:
+    """The numbers the widget shows for window K: the readable-sources mask, how many sources each read has, and —
+    when a trained ShortSWA model with this K exists in ``learned`` (K -> mean weight matrix) — its weights and the
+    mean weight its deep reads (last third of the rows, read-out included) put on the *oldest* source in the window.
+
+    Raises:
+        ValueError: ``window`` outside 1..n_layers + 1.
+    """
+    if not 1 <= window <= n_layers + 1:
+        raise ValueError(f"window K must be in 1..L+1 = 1..{n_layers + 1}, got {window}")
+    mask = depth_window_mask(n_layers, window)
+    out = {"K": window, "mask": mask, "n_sources": mask.sum(1).tolist(), "weights": None, "oldest_weight": None}
+    if learned and window in learned:
+        m = torch.as_tensor(learned[window], dtype=torch.float32)
+        rows = range(n_layers + 1 - (n_layers + 1) // 3, n_layers + 1)
+        out["weights"] = m
+        out["oldest_weight"] = float(sum(m[l, max(0, l - window + 1)] for l in rows) / len(rows))
+    return out
+
+
+def window_figure(n_layers: int, window: int, learned: dict[int, torch.Tensor] | None = None):
+    """Left: the window mask (which sources each read may use). Right: the learned weights for this K, if trained."""
+    r = window_readout(n_layers, window, learned)
+    fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4))
+    plot_depth_weights(r["mask"].float(), ax=axes[0], title=f"readable sources, K = {window}", basis="states X_j",
+                       cmap="Greys", vmax=1.0)
+    if r["weights"] is not None:
+        plot_depth_weights(r["weights"], ax=axes[1], title=f"learned ShortSWA weights, K = {window}",
+                           basis="states X_j")
+    else:
+        trained = ", ".join(str(k) for k in sorted(learned or {})) or "none"
+        axes[1].text(0.5, 0.5, f"no trained model with K = {window}\n(trained: K = {trained})", ha="center",
+                     va="center")
+        axes[1].axis("off")
+    fig.tight_layout()
+    return fig, r
+
+
+def window_widget(n_layers: int, learned: dict[int, torch.Tensor] | None = None, window: int = 2):
+    """Slider K = 1..L+1; shows :func:`window_figure` and prints the deep reads' weight on their oldest source."""
+    def show(window=window):
+        fig, r = window_figure(n_layers, window, learned)
+        plt.show()
+        line = f"K = {window}: reads use {r['n_sources'][-1]} of {n_layers + 1} sources at the read-out"
+        if r["oldest_weight"] is not None:
+            line += f"; deep reads put {r['oldest_weight']:.3f} on their oldest source"
+        print(line)
+
+    return W.interactive(show, window=W.IntSlider(value=window, min=1, max=n_layers + 1, step=1,
+                                                  description="window K"))
