@@ -1,0 +1,120 @@
+"""`vrs-edu reproduce value-residual --quick` and `bank-of-values --quick`: the result files have the schema the
+chapters read, every number is finite and logged, and the chapters' plots draw from them. (The direction of the
+effects is not tested: a quick run is too short to have one, and the full runs report whatever they find.)"""
+import json
+import math
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from vrs_edu.cli import main  # noqa: E402
+from vrs_edu.lab.experiments import load_results  # noqa: E402
+from vrs_edu.lab.recipes import bank_of_values as bov  # noqa: E402
+from vrs_edu.lab.recipes import value_residual as vr  # noqa: E402
+from vrs_edu.viz import bank as vbank  # noqa: E402
+from vrs_edu.viz import value_residual as vvr  # noqa: E402
+
+SEEDS = [0, 1]
+
+
+def _run(name, folder):
+    assert main(["reproduce", name, "--quick", "--seeds", ",".join(map(str, SEEDS)), "--out", str(folder)]) == 0
+    return load_results(name, quick=True, out_dir=folder)
+
+
+@pytest.fixture(scope="module")
+def vr_result(tmp_path_factory):
+    return _run("value-residual", tmp_path_factory.mktemp("vr"))
+
+
+@pytest.fixture(scope="module")
+def bov_result(tmp_path_factory):
+    return _run("bank-of-values", tmp_path_factory.mktemp("bov"))
+
+
+def _finite(xs):
+    return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
+
+
+def _check_common(result, name, variants):
+    assert result["recipe"] == name and result["quick"] is True and result["seeds"] == SEEDS
+    assert result["command"] == f"vrs-edu reproduce {name} --quick"
+    assert result["wall_time_s"] > 0 and result["cpu_time_s"] > 0
+    assert {"torch", "vrs_edu", "threads"} <= set(result["environment"])
+    for p in ("corpus", "recall"):
+        part = result[p]
+        assert list(part["runs"]) == list(variants)
+        assert set(part["step_seconds"]) == set(variants) and all(s > 0 for s in part["step_seconds"].values())
+        for v, runs in part["runs"].items():
+            assert [r["seed"] for r in runs] == SEEDS
+            n_layers = part["configs"][v]["model"]["n_layers"]
+            for r in runs:
+                h = r["history"]
+                assert len(h["train_loss"]) == vr.QUICK_STEPS and _finite(h["train_loss"])
+                assert h["eval_steps"][-1] == vr.QUICK_STEPS and len(h["val_loss"]) == len(h["eval_steps"])
+                assert _finite(h["val_loss"]) and _finite(h["val_acc"]) and h["wall_time_s"] > 0
+                assert r["final_val_loss"] == h["val_loss"][-1]
+                lm = r["layer_metrics"]
+                for metric in ("entropy", "sink_mass", "sink_value_norm"):
+                    assert len(lm[metric]) == n_layers and _finite(lm[metric])
+                assert len(lm["oversmoothing"]) == n_layers + 1 and _finite(lm["oversmoothing"])
+                for coef, traj in h["coefficients"].items():   # every coefficient logged at every evaluation
+                    assert len(traj) == len(h["eval_steps"])
+        comp = part["comparison"]
+        for v in variants[1:]:
+            assert _finite(comp[v]["paired_final"]["diffs"]) and len(comp[v]["paired_final"]["diffs"]) == 2
+            assert _finite(comp[v]["paired_final"]["ci"])
+            assert _finite(comp[v]["equal_time"]["paired"]["diffs"])
+            assert len(comp[v]["sample_efficiency"]["per_seed"]) == 2
+        for claim in result["summary"][p].values():
+            assert claim["verdict"] in ("reproduced", "not reproduced")
+
+
+def test_value_residual_quick_result_schema(vr_result):
+    _check_common(vr_result, "value-residual", list(vr.VARIANTS))
+    for p in ("corpus", "recall"):
+        lam = vr.lambda_profiles(vr_result[p]["runs"]["learnable"])
+        assert [len(x) for x in lam] == [7, 7] and all(_finite(x) for x in lam)   # layers 1..7 of 8
+        assert set(vr_result["summary"][p]) == {"loss_gain_final", "loss_gain_before_decay",
+                                                "lambda_1_grows_with_depth", "entropy_higher", "oversmoothing_lower"}
+    # the saved file is plain JSON (tuples become lists, no objects)
+    json.dumps(vr_result)
+
+
+def test_bank_of_values_quick_result_schema(bov_result):
+    _check_common(bov_result, "bank-of-values", list(bov.VARIANTS))
+    for p in ("corpus", "recall"):
+        t = bov_result[p]["coefficient_table"]
+        assert t["layers"] == [6, 7] and t["seeds"] == SEEDS
+        for name in ("alpha_q", "beta_q", "alpha_k", "beta_k", "alpha_v", "beta_v"):
+            assert [len(row) for row in t[name]] == [2, 2] and all(_finite(row) for row in t[name])
+        for r in bov_result[p]["runs"]["baseline"]:
+            a = r["ablation"]
+            assert a["layers"] == list(range(8))
+            assert all(len(a[s]) == 8 and _finite(a[s]) for s in "qkv")
+        assert "ablation" not in bov_result[p]["runs"]["qkv"][0]   # only the baselines are ablated
+        assert bov_result["summary"][p]["beta_v_large_while_beta_qk_near_zero"]["verdict"] in (
+            "reproduced", "not reproduced")
+
+
+def test_quick_mode_writes_no_checkpoint(vr_result, bov_result, tmp_path):
+    # checkpoints are only saved by full runs (seed 0); a quick file is named *.quick.json and loads as such
+    with pytest.raises(FileNotFoundError, match="vrs-edu reproduce value-residual"):
+        load_results("value-residual", out_dir=tmp_path)
+
+
+def test_chapter_plots_draw_from_the_results(vr_result, bov_result):
+    figs = [vvr.plot_loss_curves(vr_result), vvr.plot_paired_curves(vr_result),
+            vvr.plot_layer_metrics(vr_result["corpus"]), vvr.plot_lambdas(vr_result["corpus"]),
+            vbank.plot_betas({p: bov_result[p]["coefficient_table"] for p in ("corpus", "recall")}),
+            vbank.plot_beta_trajectories(bov_result["corpus"]["runs"]["qkv"]),
+            vbank.plot_ablation({p: vbank.ablation_table(bov_result[p]["runs"]["baseline"])
+                                 for p in ("corpus", "recall")}, deep_layers=[6, 7])]
+    assert [len(f.axes) for f in figs] == [2, 2, 4, 2, 4, 3, 2]
+    # the loss-curve panel has one line per variant, at the evaluation steps
+    lines = figs[0].axes[0].get_lines()
+    assert len(lines) == len(vr.VARIANTS) and list(lines[0].get_xdata()) == [10, 12]
+    plt.close("all")

@@ -1,0 +1,117 @@
+"""Chapter 03 and 04 widgets, without a browser: the readouts compute what the sliders promise (checked against
+models built to do the same thing by construction), leave the model as it was, and the widgets have their knobs."""
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from vrs_edu.lab.metrics import mean_loss  # noqa: E402
+from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
+from vrs_edu.viz import bank as vbank  # noqa: E402
+from vrs_edu.viz import value_residual as vvr  # noqa: E402
+
+CFG = dict(vocab_size=13, d_model=16, n_layers=3, n_heads=2, block_size=8, seed=0)
+
+
+@pytest.fixture
+def batches():
+    g = torch.Generator().manual_seed(0)
+    seq = torch.randint(13, (2, 4, 9), generator=g)
+    yield [(s[:, :-1], s[:, 1:]) for s in seq]
+    plt.close("all")
+
+
+def _perturb(model, seed=1):
+    """Trained-looking weights: random, larger than the init, so that every path matters."""
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if p.ndim >= 2:
+                p.add_(0.3 * torch.randn(p.shape, generator=g))
+    return model
+
+
+def test_lambda_readout_at_0_1_equals_the_same_weights_without_value_residual(batches):
+    vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
+    plain = TinyGPT(TinyGPTConfig(**CFG))
+    missing, unexpected = plain.load_state_dict(vr.state_dict(), strict=False)
+    assert not missing and all("lambda" in k for k in unexpected)
+    r = vvr.lambda_readout(vr, batches, 0.0, 1.0)          # λ1 = 0: V_1 removed, V_n kept
+    assert r["loss"] == pytest.approx(mean_loss(plain, batches), abs=1e-6)
+    assert len(r["entropy"]) == 3
+
+
+def test_lambda_readout_at_the_trained_values_is_the_model_and_restores_it(batches):
+    vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="learnable")))
+    with torch.no_grad():
+        vr.blocks[1].value_residual.lambda_1.fill_(0.8)
+        vr.blocks[2].value_residual.lambda_1.fill_(0.3)
+    before = {k: v.clone() for k, v in vr.state_dict().items()}
+    clean = mean_loss(vr, batches)
+    r = vvr.lambda_readout(vr, batches, 1.0, 0.0)
+    assert r["loss"] != pytest.approx(clean)
+    assert all(torch.equal(before[k], v) for k, v in vr.state_dict().items()), "λ not restored"
+    with vvr.lambdas_set_to(vr, 0.25, 0.75):
+        assert vr.blocks[2].value_residual.lambda_1.item() == 0.25
+        assert vr.blocks[2].value_residual.lambda_2.item() == 0.75
+    assert vr.blocks[2].value_residual.lambda_1.item() == pytest.approx(0.3)
+
+
+def test_lambda_readout_refuses_a_model_without_value_residual(batches):
+    with pytest.raises(ValueError, match="no ResFormer value residual"):
+        vvr.lambda_readout(TinyGPT(TinyGPTConfig(**CFG)), batches, 0.5, 0.5)
+
+
+def test_lambda_widget_has_two_sliders_and_updates(batches):
+    vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
+    w = vvr.lambda_widget(vr, batches)
+    sliders = {c.description: c for c in w.children if hasattr(c, "min")}
+    assert set(sliders) == {"λ1 (V_1)", "λ2 (V_n)"}
+    assert all(s.value == 0.5 and s.min == 0.0 and s.max == 1.5 for s in sliders.values())
+    sliders["λ1 (V_1)"].value = 0.0
+    sliders["λ2 (V_n)"].value = 1.0
+    assert w.result["loss"] == pytest.approx(vvr.lambda_readout(vr, batches, 0.0, 1.0)["loss"])
+
+
+def test_lambda_figure_draws_both_settings_with_their_losses(batches):
+    vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
+    fig, now, trained = vvr.lambda_figure(vr, batches, 0.0, 1.0)
+    labels = [l.get_label() for l in fig.axes[0].get_lines()]
+    assert f"{trained['loss']:.3f}" in labels[0] and f"{now['loss']:.3f}" in labels[1]
+
+
+def test_beta_readout_shift_equals_setting_the_coefficient_by_hand(batches):
+    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))   # 3 layers: the x0 layer is layer 2
+    r = vbank.beta_readout(m, batches, d_beta_v=1.5)
+    assert r["betas"]["v"] == [1.5] and r["betas"]["q"] == [0.0]
+    assert m.blocks[2].x0.beta_v.item() == 0.0, "β not restored"
+    with torch.no_grad():
+        m.blocks[2].x0.beta_v.fill_(1.5)
+    assert r["loss"] == pytest.approx(mean_loss(m, batches), abs=1e-6)
+    assert r["delta"] == pytest.approx(r["loss"] - r["trained_loss"])
+    zero = vbank.beta_readout(m, batches)
+    assert zero["delta"] == 0.0
+
+
+def test_beta_sweep_is_zero_at_zero_shift(batches):
+    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
+    sweep = vbank.beta_sweep(m, batches, shifts=(-1.0, 0.0, 2.0))
+    for s in "qkv":
+        assert sweep[s][1] == 0.0 and len(sweep[s]) == 3
+
+
+def test_beta_readout_refuses_other_x0_modes(batches):
+    with pytest.raises(ValueError, match="x0_mode"):
+        vbank.beta_readout(TinyGPT(TinyGPTConfig(**CFG, x0_mode="shared")), batches)
+
+
+def test_beta_widget_has_three_sliders_and_updates(batches):
+    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
+    w = vbank.beta_widget(m, batches)
+    sliders = {c.description: c for c in w.children if hasattr(c, "min")}
+    assert set(sliders) == {"+β_q", "+β_k", "+β_v"}
+    assert all(s.value == 0.0 for s in sliders.values())
+    sliders["+β_k"].value = 1.0
+    assert w.result["delta"] == pytest.approx(vbank.beta_readout(m, batches, d_beta_k=1.0)["delta"])

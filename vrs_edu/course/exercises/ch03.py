@@ -1,0 +1,56 @@
+"""Chapter 03 exercise: attention with a value residual (ResFormer, arXiv 2410.17897).
+
+The learner writes ``value_residual_attention(pattern, v, v_first, lambda_1, lambda_2)`` returning
+``U_n = A_n · (λ1·V_1 + λ2·V_n)``: the first layer's values are mixed in *before* the attention-weighted sum, so
+V_1 is averaged with the current layer's own pattern A_n.
+"""
+from __future__ import annotations
+
+import torch
+
+from ...nn.attention import attend, causal_mask
+from ...nn.value_residual import mix_values
+from ..checks import Mistake, check_function, random_inputs
+
+
+def _ref_value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
+    return attend(pattern, mix_values(v, v_first, lambda_1, lambda_2))
+
+
+def _random_pattern(seed: int, B: int, H: int, T: int) -> torch.Tensor:
+    """A valid causal attention pattern (B, H, T, T): softmax of random scores, masked above the diagonal."""
+    (scores,) = random_inputs(seed, (B, H, T, T))
+    return torch.softmax(scores.masked_fill(~causal_mask(T), float("-inf")), dim=-1)
+
+
+# Known wrong variants and what to tell a learner whose function matches one.
+MISTAKES = [
+    Mistake(lambda a, v, v1, l1, l2: attend(a, l2 * v1 + l1 * v),
+            "λ1 and λ2 are swapped: λ1 weighs V_1 (the first layer's values), λ2 this layer's own V_n"),
+    Mistake(lambda a, v, v1, l1, l2: l1 * v1 + l2 * attend(a, v),
+            "V_1 was added after the weighted sum: mix the values first (V_n' = λ1·V_1 + λ2·V_n), then "
+            "average V_n' with the pattern, so that V_1 is read at the positions this layer attends to"),
+    Mistake(lambda a, v, v1, l1, l2: attend(a, v) + l1 * (v1 - v),
+            "that is NeuTRENO (U = A·V_n + λ(V_1 − V_n), a correction added after attention), not ResFormer"),
+    Mistake(lambda a, v, v1, l1, l2: attend(a, l1 * v1 + v),
+            "λ2 is missing: scale this layer's values V_n by λ2 as well"),
+    Mistake(lambda a, v, v1, l1, l2: attend(a.transpose(-1, -2), l1 * v1 + l2 * v),
+            "the pattern is transposed: row i of A holds query i's weights over keys, so U = A @ V'"),
+    Mistake(lambda a, v, v1, l1, l2: attend(a, 0.5 * v1 + 0.5 * v),
+            "you used the fixed 0.5/0.5 of the official code: use the lambda_1 and lambda_2 you are given"),
+]
+
+
+def check_value_residual_attention(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 03: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
+    -> (B, H, T, Dh)`` = ``pattern @ (lambda_1 * v_first + lambda_2 * v)``. ``seed`` picks the random cases
+    (0: the public checks; graders use others)."""
+    shapes = [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
+    cases = []
+    for i, (B, H, T, Dh) in enumerate(shapes):
+        s = 1000 * seed + 10 * i
+        v, v_first = random_inputs(s + 1, (B, H, T, Dh), (B, H, T, Dh))
+        g = torch.Generator().manual_seed(s + 2)
+        lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()   # distinct, so a swap shows
+        cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
+    return check_function("value residual attention", fn, _ref_value_residual_attention, cases, MISTAKES, **kw)

@@ -1,0 +1,307 @@
+"""Statistics for comparing training runs across seeds: the numbers chapters 03–04 print from saved results.
+
+Everything here takes plain lists of numbers (one entry per seed, or one curve per seed) and returns plain numbers,
+so the recipes, the notebooks and the tests all use the same arithmetic.
+
+* :func:`mean_sd` — mean and sample standard deviation (ddof = 1) across seeds.
+* :func:`paired_difference` — per-seed ``variant − baseline`` differences, their mean, sd, a Student-t 95 %
+  confidence interval and t statistic. Same seed ⇒ same initial weights and batches, so the pairing removes most of
+  the seed-to-seed spread (``shared/research/cpu-regime-notes.md``: the baseline's spread is as large as the effect).
+* :func:`steps_to_reach` / :func:`sample_efficiency_ratio` — ResFormer's data-efficiency measure (arXiv 2410.17897,
+  "X % less data for equal loss"): how many steps the variant needs to reach the baseline's final validation loss,
+  linearly interpolated on the evaluation curve, divided by the baseline's steps. Below 1 = the variant needs less.
+* :func:`loss_at_equal_time` — compare at equal wall time: the variant's loss after as many seconds as the baseline
+  used, given each run's measured seconds per step.
+* :func:`depth_slope` — least-squares slope of a per-layer profile (e.g. the learned λ on V_1) against layer index.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+
+def _floats(values, name: str) -> list[float]:
+    out = [float(v) for v in values]
+    if not out:
+        raise ValueError(f"{name} is empty: need at least one number")
+    return out
+
+
+def mean_sd(values: Sequence[float]) -> tuple[float, float]:
+    """Mean and sample standard deviation (ddof = 1; ``nan`` for a single value). Raises ValueError when empty."""
+    xs = _floats(values, "values")
+    m = sum(xs) / len(xs)
+    if len(xs) == 1:
+        return m, float("nan")
+    return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+def student_t_cdf(t: float, df: int) -> float:
+    """CDF of Student's t distribution with ``df`` degrees of freedom, by Simpson integration of the density
+    (accurate to about 1e-8 for |t| < 100 — plenty for a confidence interval). Raises ValueError if df < 1."""
+    if df < 1:
+        raise ValueError(f"df must be >= 1, got {df}")
+    log_c = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
+
+    def pdf(x: float) -> float:
+        return math.exp(log_c - (df + 1) / 2 * math.log1p(x * x / df))
+
+    a, n = abs(t), 4000                     # integrate 0..|t| (the density is symmetric around 0)
+    h = a / n
+    s = pdf(0.0) + pdf(a) + sum((4 if i % 2 else 2) * pdf(i * h) for i in range(1, n))
+    half = s * h / 3
+    return 0.5 + half if t >= 0 else 0.5 - half
+
+
+def t_critical(df: int, level: float = 0.95) -> float:
+    """Two-sided critical value of Student's t: ``P(|T| <= c) = level`` (df = 2, level 0.95 → 4.303).
+    Found by bisection on :func:`student_t_cdf`. Raises ValueError on df < 1 or level outside (0, 1)."""
+    if not 0 < level < 1:
+        raise ValueError(f"level must be in (0, 1), got {level}")
+    target = 0.5 + level / 2
+    lo, hi = 0.0, 1.0
+    while student_t_cdf(hi, df) < target:
+        hi *= 2
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if student_t_cdf(mid, df) < target else (lo, mid)
+    return (lo + hi) / 2
+
+
+def paired_difference(variant: Sequence[float], baseline: Sequence[float], level: float = 0.95) -> dict:
+    """Per-seed differences ``variant[i] − baseline[i]`` and their summary.
+
+    Returns ``{"diffs", "mean", "sd", "n", "ci": (low, high), "t", "n_negative"}``; the CI is the Student-t
+    interval ``mean ± t_crit · sd / sqrt(n)`` (``nan`` bounds when n = 1). For losses, negative = the variant is better.
+
+    Raises:
+        ValueError: the two lists differ in length or are empty.
+    """
+    a, b = _floats(variant, "variant"), _floats(baseline, "baseline")
+    if len(a) != len(b):
+        raise ValueError(f"variant and baseline must have one value per seed each, got {len(a)} and {len(b)}")
+    d = [x - y for x, y in zip(a, b)]
+    m, sd = mean_sd(d)
+    n = len(d)
+    if n < 2:
+        ci, t = (float("nan"), float("nan")), float("nan")
+    else:
+        se = sd / math.sqrt(n)
+        half = t_critical(n - 1, level) * se
+        ci = (m - half, m + half)
+        t = m / se if se > 0 else math.copysign(math.inf, m) if m else float("nan")
+    return {"diffs": d, "mean": m, "sd": sd, "n": n, "ci": ci, "t": t, "n_negative": sum(x < 0 for x in d)}
+
+
+def ci_excludes_zero(summary: dict, direction: str = "negative") -> bool:
+    """True when the confidence interval of :func:`paired_difference` (or any dict with ``"ci"``) lies entirely on
+    the ``direction`` side of 0 (``"negative"`` or ``"positive"``). NaN bounds never count as excluding 0."""
+    if direction not in ("negative", "positive"):
+        raise ValueError(f"direction must be 'negative' or 'positive', got {direction!r}")
+    low, high = summary["ci"]
+    if math.isnan(low) or math.isnan(high):
+        return False
+    return high < 0 if direction == "negative" else low > 0
+
+
+def verdict(reproduced: bool) -> str:
+    """The word a chapter prints for a computed test."""
+    return "reproduced" if reproduced else "not reproduced"
+
+
+def _check_curve(steps, values) -> tuple[list[float], list[float]]:
+    xs, ys = _floats(steps, "steps"), _floats(values, "values")
+    if len(xs) != len(ys):
+        raise ValueError(f"steps and values must have the same length, got {len(xs)} and {len(ys)}")
+    if any(b <= a for a, b in zip(xs, xs[1:])):
+        raise ValueError("steps must be strictly increasing")
+    return xs, ys
+
+
+def interpolate(steps: Sequence[float], values: Sequence[float], at: float) -> float:
+    """Linear interpolation of a curve at ``at``; clamps to the end values outside the measured range."""
+    xs, ys = _check_curve(steps, values)
+    if at <= xs[0]:
+        return ys[0]
+    if at >= xs[-1]:
+        return ys[-1]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if x0 <= at <= x1:
+            return y0 + (y1 - y0) * (at - x0) / (x1 - x0)
+    raise AssertionError("unreachable")
+
+
+def steps_to_reach(steps: Sequence[float], losses: Sequence[float], target: float) -> float | None:
+    """First step at which the loss curve reaches ``target`` (≤), linearly interpolated between the two evaluations
+    that bracket the crossing. ``None`` when the curve never gets there; the first step if it starts below."""
+    xs, ys = _check_curve(steps, losses)
+    if ys[0] <= target:
+        return xs[0]
+    for (x0, y0), (x1, y1) in zip(zip(xs, ys), zip(xs[1:], ys[1:])):
+        if y1 <= target:
+            return x0 + (x1 - x0) * (y0 - target) / (y0 - y1)
+    return None
+
+
+def sample_efficiency_ratio(var_steps, var_losses, base_steps, base_losses) -> float | None:
+    """Steps the variant needs to reach the baseline's *final* validation loss, divided by the baseline's steps.
+    0.8 = "20 % less data" (ResFormer's measure). ``None`` when the variant never reaches it in its run."""
+    _, base = _check_curve(base_steps, base_losses)
+    need = steps_to_reach(var_steps, var_losses, base[-1])
+    return None if need is None else need / float(base_steps[-1])
+
+
+def loss_at_equal_time(var_steps, var_losses, var_s_per_step: float, seconds: float) -> float:
+    """The variant's loss after ``seconds`` of training, at its measured ``var_s_per_step`` (interpolated on its
+    eval curve; its final loss if it would have finished sooner). Raises ValueError on non-positive times."""
+    if var_s_per_step <= 0 or seconds <= 0:
+        raise ValueError(f"seconds per step and seconds must be > 0, got {var_s_per_step} and {seconds}")
+    return interpolate(var_steps, var_losses, seconds / var_s_per_step)
+
+
+def band(curves: Sequence[Sequence[float]]) -> tuple[list[float], list[float]]:
+    """Pointwise mean and sample sd of equally long curves (one per seed): the line and band of a seed plot."""
+    curves = [list(c) for c in curves]
+    if not curves or any(len(c) != len(curves[0]) for c in curves):
+        raise ValueError("curves must be a non-empty list of equally long sequences")
+    stats = [mean_sd(col) for col in zip(*curves)]
+    return [m for m, _ in stats], [0.0 if math.isnan(s) else s for _, s in stats]
+
+
+def depth_slope(values: Sequence[float], layers: Sequence[float] | None = None) -> float:
+    """Least-squares slope of ``values`` against ``layers`` (default 0, 1, 2, ...). Positive = grows with depth.
+    Raises ValueError with fewer than two points."""
+    ys = _floats(values, "values")
+    xs = list(range(len(ys))) if layers is None else _floats(layers, "layers")
+    if len(xs) != len(ys) or len(ys) < 2:
+        raise ValueError(f"need at least two (layer, value) pairs of equal length, got {len(xs)} and {len(ys)}")
+    mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    if sxx == 0:
+        raise ValueError("layers must not all be equal")
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+
+
+def fmt_mean_sd(values: Sequence[float], digits: int = 3) -> str:
+    """``"4.123 ± 0.012"`` for a list of per-seed values."""
+    m, sd = mean_sd(values)
+    return f"{m:.{digits}f} ± {sd:.{digits}f}"
+
+
+def _by_seed(runs: list[dict]) -> dict[int, dict]:
+    return {r["seed"]: r for r in runs}
+
+
+def before_decay_step(eval_steps: Sequence[int], steps: int, decay_frac: float = 0.3) -> int:
+    """The last evaluation step at or before the learning-rate decay starts (``train.lr_factor``: the decay begins
+    at ``int(steps · (1 − decay_frac))``): the "full learning rate" point of a loss curve. When no evaluation comes
+    that early (very short runs), the first evaluation step. Raises ValueError on an empty ``eval_steps``."""
+    steps_list = [int(s) for s in eval_steps]
+    if not steps_list:
+        raise ValueError("eval_steps is empty")
+    start = int(steps * (1 - decay_frac))
+    before = [s for s in steps_list if s <= start]
+    return before[-1] if before else steps_list[0]
+
+
+def compare_to_baseline(runs: dict[str, list[dict]], step_seconds: dict[str, float] | None = None,
+                        baseline: str = "baseline", decay_frac: float = 0.3) -> dict:
+    """Compare every variant with the baseline, seed by seed (runs as written by ``compare_variants``).
+
+    For each variant: final validation loss per seed and mean ± sd; the run wall times; and, for non-baseline
+    variants, the paired difference (variant − baseline) of the final loss, of the loss at the last evaluation
+    before the LR decay, at every evaluation step (the curve of mean and CI), at equal wall time (both losses
+    interpolated at the shorter of the two runs' durations, from ``step_seconds``), and the per-seed
+    :func:`sample_efficiency_ratio`.
+
+    Raises:
+        ValueError: the baseline is missing, or a variant has a seed the baseline lacks.
+    """
+    if baseline not in runs:
+        raise ValueError(f"runs has no {baseline!r} entry (has {sorted(runs)})")
+    base = _by_seed(runs[baseline])
+    out = {}
+    for name, rs in runs.items():
+        rs = sorted(rs, key=lambda r: r["seed"])
+        seeds = [r["seed"] for r in rs]
+        missing = [s for s in seeds if s not in base]
+        if missing:
+            raise ValueError(f"variant {name!r} has seeds {missing} that the baseline lacks")
+        finals = [r["final_val_loss"] for r in rs]
+        m, sd = mean_sd(finals)
+        entry = {"seeds": seeds, "final_val_loss": finals, "final_mean": m, "final_sd": sd,
+                 "final_val_acc": [r["final_val_acc"] for r in rs],
+                 "run_wall_time_s": [r["history"]["wall_time_s"] for r in rs],
+                 "s_per_step": (step_seconds or {}).get(name)}
+        if name != baseline:
+            bs = [base[s] for s in seeds]
+            entry["paired_final"] = paired_difference(finals, [b["final_val_loss"] for b in bs])
+            steps = rs[0]["history"]["eval_steps"]
+            curve = {"steps": steps, "mean": [], "ci_low": [], "ci_high": []}
+            for i, _ in enumerate(steps):
+                d = paired_difference([r["history"]["val_loss"][i] for r in rs],
+                                      [b["history"]["val_loss"][i] for b in bs])
+                curve["mean"].append(d["mean"])
+                curve["ci_low"].append(d["ci"][0])
+                curve["ci_high"].append(d["ci"][1])
+            entry["paired_curve"] = curve
+            n_steps = rs[0]["history"]["steps"][-1] + 1
+            mid = before_decay_step(steps, n_steps, decay_frac)
+            entry["before_decay_step"] = mid
+            entry["paired_before_decay"] = paired_difference(
+                [interpolate(r["history"]["eval_steps"], r["history"]["val_loss"], mid) for r in rs],
+                [interpolate(b["history"]["eval_steps"], b["history"]["val_loss"], mid) for b in bs])
+            ratios = [sample_efficiency_ratio(r["history"]["eval_steps"], r["history"]["val_loss"],
+                                              b["history"]["eval_steps"], b["history"]["val_loss"])
+                      for r, b in zip(rs, bs)]
+            reached = [x for x in ratios if x is not None]
+            entry["sample_efficiency"] = {"per_seed": ratios, "n_reached": len(reached),
+                                          "mean": mean_sd(reached)[0] if reached else None,
+                                          "sd": mean_sd(reached)[1] if reached else None}
+            sv, sb = (step_seconds or {}).get(name), (step_seconds or {}).get(baseline)
+            if sv and sb:
+                nb = bs[0]["history"]["steps"][-1] + 1
+                seconds = min(sv * n_steps, sb * nb)
+                entry["equal_time"] = {
+                    "seconds": seconds, "variant_steps": seconds / sv, "baseline_steps": seconds / sb,
+                    "paired": paired_difference(
+                        [loss_at_equal_time(r["history"]["eval_steps"], r["history"]["val_loss"], sv, seconds)
+                         for r in rs],
+                        [loss_at_equal_time(b["history"]["eval_steps"], b["history"]["val_loss"], sb, seconds)
+                         for b in bs])}
+        out[name] = entry
+    return out
+
+
+def _signed(x: float | None, digits: int = 3) -> str:
+    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.{digits}f}"
+
+
+def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False) -> str:
+    """Two text tables of a :func:`compare_to_baseline` result: final loss per variant (mean ± sd across seeds) with
+    the paired difference to the baseline and its 95 % CI; then the difference before the LR decay, at equal wall
+    time, and the sample-efficiency ratio (mean ± sd over the seeds that reached the baseline's final loss)."""
+    lines = [f"{'variant':13s}{'final val loss':>17s}" + (f"{'accuracy':>10s}" if accuracy else "")
+             + f"{'Δ vs baseline [95% CI]':>30s}{'seeds below 0':>15s}"]
+    for name, c in comparison.items():
+        acc = f"{mean_sd(c['final_val_acc'])[0]:>10.3f}" if accuracy else ""
+        row = f"{name:13s}{c['final_mean']:>10.{digits}f} ± {c['final_sd']:.{digits}f}{acc}"
+        if "paired_final" in c:
+            d = c["paired_final"]
+            row += (f"{_signed(d['mean'], digits):>11s} [{_signed(d['ci'][0], digits)}, {_signed(d['ci'][1], digits)}]"
+                    f"{d['n_negative']:>8d} / {d['n']}")
+        lines.append(row)
+    lines.append("")
+    lines.append(f"{'variant':13s}{'Δ before decay [95% CI]':>34s}{'Δ at equal time':>17s}{'sample efficiency':>20s}")
+    for name, c in comparison.items():
+        if "paired_final" not in c:
+            continue
+        d = c["paired_before_decay"]
+        mid = (f"step {c['before_decay_step']}: {_signed(d['mean'], digits)} "
+               f"[{_signed(d['ci'][0], digits)}, {_signed(d['ci'][1], digits)}]")
+        et = _signed(c["equal_time"]["paired"]["mean"], digits) if "equal_time" in c else "n/a"
+        se = c["sample_efficiency"]
+        eff = (f"{se['mean']:.2f} ± {0.0 if math.isnan(se['sd']) else se['sd']:.2f} ({se['n_reached']}/"
+               f"{len(se['per_seed'])})" if se["n_reached"] else f"not reached (0/{len(se['per_seed'])})")
+        lines.append(f"{name:13s}{mid:>34s}{et:>17s}{eff:>20s}")
+    return "\n".join(lines)

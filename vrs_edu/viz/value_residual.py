@@ -1,0 +1,219 @@
+"""Chapter 03's plots and widget: loss curves with seed bands, paired differences, per-layer metrics, learned λ, and
+the λ1/λ2 inference widget — a thin ``ipywidgets.interactive`` over :func:`lambda_readout` (a plain function,
+tested without a browser).
+
+Every plot takes the numbers a recipe saved (``load_results("value-residual")``) and returns the Figure.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+import torch
+
+from ..lab.analysis import band
+from ..lab.metrics import attention_entropy, mean_loss
+from ..nn.model import TinyGPT
+
+COLORS = {"baseline": "black", "resformer": "C0", "learnable": "C1", "svformer": "C2", "neutreno": "C3",
+          "qkv": "C0", "shared": "C1", "substitute_v": "C2", "bank": "C3"}
+PART_TITLES = {"corpus": "Python docs, word tokens", "recall": "associative recall (answers only)"}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The widget's logic: change λ1, λ2 of a trained value-residual model at inference, measure.
+
+
+def _value_residuals(model: TinyGPT):
+    mods = [b.value_residual for b in model.blocks
+            if b.value_residual is not None and b.value_residual.mode in ("resformer", "learnable")]
+    if not mods:
+        raise ValueError(f"the model has no ResFormer value residual to change (value_residual="
+                         f"{model.cfg.value_residual!r}; need 'resformer' or 'learnable')")
+    return mods
+
+
+@contextmanager
+def lambdas_set_to(model: TinyGPT, lambda_1: float, lambda_2: float):
+    """Temporarily set λ1 (weight on V_1) and λ2 (weight on V_n) of every value-residual layer; restored on exit.
+
+    Raises:
+        ValueError: the model has no ``resformer`` / ``learnable`` value residual.
+    """
+    mods = _value_residuals(model)
+    saved = [(m.lambda_1.detach().clone(), m.lambda_2.detach().clone()) for m in mods]
+    try:
+        with torch.no_grad():
+            for m in mods:
+                m.lambda_1.fill_(float(lambda_1))
+                m.lambda_2.fill_(float(lambda_2))
+        yield model
+    finally:
+        with torch.no_grad():
+            for m, (a, b) in zip(mods, saved):
+                m.lambda_1.copy_(a)
+                m.lambda_2.copy_(b)
+
+
+@torch.no_grad()
+def lambda_readout(model: TinyGPT, batches, lambda_1: float, lambda_2: float) -> dict:
+    """Loss (nats) and per-layer attention entropy (nats, token-importance entropy) of a trained value-residual
+    model whose every λ1, λ2 is set to the given values at inference. ``batches`` are (x, y) validation batches.
+
+    λ1 = 0, λ2 = 1 removes V_1 (the values a plain Transformer would use); λ1 = 1, λ2 = 0 is SVFormer-like.
+    Returns ``{"loss": float, "entropy": [per layer]}``. Raises ValueError on a model without value residual.
+    """
+    batches = list(batches)
+    with lambdas_set_to(model, lambda_1, lambda_2):
+        loss = mean_loss(model, batches)
+        ent = [0.0] * model.cfg.n_layers
+        for x, *_ in batches:
+            tr = model(x, trace=True).trace
+            for l, p in enumerate(tr.layers("attn.pattern")):
+                ent[l] += float(attention_entropy(p).mean()) / len(batches)
+    return {"loss": loss, "entropy": ent}
+
+
+def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: float = 0.5,
+                  trained: dict | None = None):
+    """The widget's figure: per-layer attention entropy at the chosen λ1, λ2 next to the trained setting.
+    Returns ``(fig, readout, trained_readout)``."""
+    batches = list(batches)
+    trained = trained or lambda_readout(model, batches, *_trained_lambdas(model))
+    now = lambda_readout(model, batches, lambda_1, lambda_2)
+    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    layers = range(model.cfg.n_layers)
+    ax.plot(layers, trained["entropy"], marker="o", color="gray", label=f"as trained (loss {trained['loss']:.3f})")
+    ax.plot(layers, now["entropy"], marker="o", color="C0",
+            label=f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})")
+    ax.set_xlabel("layer")
+    ax.set_ylabel("attention entropy (nats)")
+    ax.set_title("token-importance entropy per layer")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return fig, now, trained
+
+
+def _trained_lambdas(model: TinyGPT) -> tuple[float, float]:
+    m = _value_residuals(model)[0]
+    return m.lambda_1.item(), m.lambda_2.item()
+
+
+def lambda_widget(model: TinyGPT, batches):
+    """λ1 / λ2 sliders over a trained value-residual model: loss and per-layer entropy update on every move."""
+    batches = list(batches)
+    trained = lambda_readout(model, batches, *_trained_lambdas(model))
+
+    def show(lambda_1=0.5, lambda_2=0.5):
+        fig, now, _ = lambda_figure(model, batches, lambda_1, lambda_2, trained)
+        plt.show()
+        print(f"loss {now['loss']:.3f} nats (as trained: {trained['loss']:.3f}); entropy per layer: "
+              + " ".join(f"{e:.2f}" for e in now["entropy"]))
+        return now
+
+    slider = dict(min=0.0, max=1.5, step=0.05, readout_format=".2f")
+    return W.interactive(show, lambda_1=W.FloatSlider(value=0.5, description="λ1 (V_1)", **slider),
+                         lambda_2=W.FloatSlider(value=0.5, description="λ2 (V_n)", **slider))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Plots of saved results.
+
+
+def _variants(part: dict, variants):
+    return [v for v in (variants or part["runs"]) if v in part["runs"]]
+
+
+def plot_loss_curves(result: dict, variants=None, parts=("corpus", "recall")):
+    """Validation loss against step, mean ± sd across seeds (the band), one panel per data set."""
+    fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
+    for ax, p in zip(axes[0], parts):
+        part = result[p]
+        for v in _variants(part, variants):
+            runs = part["runs"][v]
+            steps = runs[0]["history"]["eval_steps"]
+            m, s = band([r["history"]["val_loss"] for r in runs])
+            ax.plot(steps, m, color=COLORS.get(v), label=v, lw=1.4)
+            ax.fill_between(steps, [a - b for a, b in zip(m, s)], [a + b for a, b in zip(m, s)],
+                            color=COLORS.get(v), alpha=0.15)
+        ax.set_title(PART_TITLES.get(p, p), fontsize=10)
+        ax.set_xlabel("step")
+        ax.set_ylabel("validation loss (nats)")
+        lo = min(min(band([r["history"]["val_loss"] for r in part["runs"][v]])[0]) for v in _variants(part, variants))
+        start = [band([r["history"]["val_loss"] for r in part["runs"][v]])[0] for v in _variants(part, variants)]
+        ax.set_ylim(lo - 0.05, lo + 0.6 * (max(c[len(c) // 4] for c in start) - lo) + 0.1)
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+def plot_paired_curves(result: dict, variants=None, parts=("corpus", "recall")):
+    """Paired difference variant − baseline of the validation loss at every evaluation step: mean across seeds and
+    its 95 % confidence band. Below 0 = the variant is ahead at that step."""
+    fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
+    for ax, p in zip(axes[0], parts):
+        comp = result[p]["comparison"]
+        for v in [v for v in (variants or comp) if v in comp and v != "baseline"]:
+            c = comp[v]["paired_curve"]
+            ax.plot(c["steps"], c["mean"], color=COLORS.get(v), label=v, lw=1.4)
+            ax.fill_between(c["steps"], c["ci_low"], c["ci_high"], color=COLORS.get(v), alpha=0.15)
+        ax.axhline(0, color="black", lw=0.8)
+        ax.set_title(PART_TITLES.get(p, p), fontsize=10)
+        ax.set_xlabel("step")
+        ax.set_ylabel("Δ val loss vs baseline (nats)")
+    axes[0][0].legend(fontsize=8)
+    fig.tight_layout()
+    return fig
+
+
+METRIC_LABELS = {"entropy": "attention entropy (nats)", "sink_mass": "attention on position 0",
+                 "sink_value_norm": "‖v₀‖ / mean ‖v‖ (drain < 1)", "oversmoothing": "mean cosine similarity"}
+
+
+def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: str = ""):
+    """Per-layer metrics (entropy, sink mass, sink value norm, over-smoothing), mean ± sd across seeds."""
+    fig, axes = plt.subplots(1, 4, figsize=(13, 3.0))
+    for ax, (metric, label) in zip(axes, METRIC_LABELS.items()):
+        for v in _variants(part, variants):
+            m, s = band([r["layer_metrics"][metric] for r in part["runs"][v]])
+            xs = range(len(m))
+            ax.errorbar(xs, m, yerr=s, marker="o", ms=3, capsize=2, color=COLORS.get(v), label=v)
+        ax.set_xlabel("layer" if metric != "oversmoothing" else "depth (0 = embedding)")
+        ax.set_title(label, fontsize=9)
+    axes[0].legend(fontsize=8)
+    if title:
+        fig.suptitle(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def plot_lambdas(part: dict, name: str = "learnable"):
+    """Learned λ1 (on V_1) and λ2 (on V_n) per layer, one marker per seed, and their trajectories during training
+    (mean across seeds, one line per layer, darker = deeper)."""
+    runs = part["runs"][name]
+    keys = sorted({k for k in runs[0]["coefficients"] if k.endswith("value_residual.lambda_1")},
+                  key=lambda k: int(k.split(".")[1]))
+    layers = [int(k.split(".")[1]) for k in keys]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    for lam, color, marker in (("lambda_1", "C0", "o"), ("lambda_2", "C1", "s")):
+        for i, r in enumerate(runs):
+            ys = [r["coefficients"][f"blocks.{l}.value_residual.{lam}"] for l in layers]
+            axes[0].plot(layers, ys, marker=marker, color=color, alpha=0.6, lw=0.8,
+                         label=f"{'λ1 (V_1)' if lam == 'lambda_1' else 'λ2 (V_n)'}" if i == 0 else None)
+    axes[0].axhline(0.5, color="gray", lw=0.8, ls=":")
+    axes[0].set_xlabel("layer")
+    axes[0].set_ylabel("learned value")
+    axes[0].set_title("final λ per layer (one line per seed)", fontsize=10)
+    axes[0].legend(fontsize=8)
+    steps = runs[0]["history"]["eval_steps"]
+    cmap = plt.get_cmap("viridis")
+    for j, l in enumerate(layers):
+        traj = band([r["history"]["coefficients"][f"blocks.{l}.value_residual.lambda_1"] for r in runs])[0]
+        axes[1].plot(steps, traj, color=cmap(j / max(1, len(layers) - 1)), label=f"layer {l}")
+    axes[1].set_xlabel("step")
+    axes[1].set_ylabel("λ1 (mean across seeds)")
+    axes[1].set_title("λ1 during training", fontsize=10)
+    axes[1].legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    return fig
