@@ -42,7 +42,10 @@
 #   next to each widget, so the rendered book shows something too.
 # * **Exercises.** You write a function; a checker compares it with the reference on random inputs. If it
 #   disagrees, it names the likely mistake. "Public checks passed" means your function agrees on these inputs —
-#   in a class, hidden checks run when the assignment is graded.
+#   in a class, hidden checks run when the assignment is graded. In the chapters each exercise cell holds a worked
+#   solution, so that the chapter runs end to end: replace it with your own (or break it on purpose) and re-run
+#   the checker. The classroom assignments (see the README's teacher's guide) hand out the same exercises as
+#   empty stubs.
 
 # %%
 from vrs_edu.course.setup import check_environment, setup_notebook
@@ -113,7 +116,7 @@ check_stream_norms(mean_stream_norms)
 
 # %% [markdown]
 # Now measure the stream of the untrained model, train it for 150 steps on the Python reference documentation
-# (about 10 s), and measure again.
+# (10–20 s on a laptop CPU), and measure again.
 
 # %%
 from vrs_edu.lab.train import TrainConfig, train
@@ -124,6 +127,9 @@ after = mean_stream_norms(model(x, trace=True).trace.stack("resid")).tolist()
 print(f"validation loss after 150 steps: {history.val_loss[-1]:.2f} nats")
 print("norm by depth, untrained:", [round(v, 2) for v in before])
 print("norm by depth, trained:  ", [round(v, 2) for v in after])
+for name, norms in (("untrained", before), ("trained", after)):
+    grows = sum(b > a for a, b in zip(norms, norms[1:]))
+    print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; final / embedding = {norms[-1] / norms[0]:.1f}")
 
 # %%
 import matplotlib.pyplot as plt
@@ -134,8 +140,9 @@ plot_stream_norms({"untrained": before, "after 150 steps": after}, title="residu
 plt.show()
 
 # %% [markdown]
-# The stream **grows along depth**: each block adds a vector, and nothing ever subtracts the old state. Training
-# makes the blocks write larger outputs, so the growth is steeper. Chapter 01 takes this apart: the final state *is*
+# The stream **grows along depth** (the counts above): each block *adds* a vector to the state. A block can write
+# against the stream and shrink it — count the blocks where the norm did not grow — but nothing ever replaces the
+# old state. Training makes the blocks write larger outputs, so the growth is steeper. Chapter 01 takes this apart: the final state *is*
 # the embedding plus every block's output, and we will read each block's contribution to a prediction.
 #
 # ### Widget — depth and initial scale
@@ -162,11 +169,12 @@ print(f"default setting: final/embedding norm ratio {norms[-1] / norms[0]:.2f}")
 #
 # 1. With `init scale` at 0, every block writes nothing at initialisation. What does the stream look like, and why
 #    does training still work? (Hint: gradients flow through the identity path.)
-# 2. Double the number of layers. Does the final norm double? What would a LayerNorm-free model without the
-#    `1/sqrt(2L)` scaling of output projections do?
+# 2. Move `layers` from 6 to 24 at init scale 1: the final/embedding ratio hardly changes. That is the
+#    `1/sqrt(2L)` scaling of the output projections at work (GPT-2's init). What would the stream do without it?
 #
 # ## What we measured
 #
 # * The depth stack of a 6-layer TinyGPT has shape (7, 8, 64, 64).
-# * Its stream norm grows along depth, before and after 150 steps of training (numbers printed above).
+# * Its stream norm grows along depth at most blocks, before and after 150 steps of training, and ends far above
+#   the embedding's norm once trained (counts and ratios printed above).
 # * Next: chapter 01 decomposes the stream into per-block contributions.

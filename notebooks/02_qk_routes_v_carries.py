@@ -171,7 +171,9 @@ print(f"layer 3, your z vs the model's: largest difference {(mine - trace['block
 # * **value swap** — keep this sequence's pattern, move the values the layer computed on the *other* sequence.
 #
 # Both are paired: the same sequences with and without the swap. The table gives the loss change in nats,
-# `± one standard error` over the 128 sequences.
+# `± one standard error` over the 128 sequences. The experiments use 4 validation batches (128 sequences), so
+# their "clean loss" differs from the checkpoint's validation loss printed above, which averages the whole
+# validation split: these batches happen to be harder than the average.
 
 # %%
 from vrs_edu.lab.routing import effect_table, swap_experiment
@@ -231,7 +233,7 @@ print(f"previous layer costs more than uniform at {sum(p.mean > q.mean for p, q 
 #   deep layers pay a fraction of it (printed as a share of the clean loss above).
 # * **Batch mean** keeps what the pattern does by position alone. Its Δ is the price of forgetting the content of
 #   this particular input; **uniform** minus **batch mean** is what positional routing alone was worth.
-# * **Previous layer** is the costliest substitute in most layers: a pattern computed for another layer is not
+# * **Previous layer** is the costliest substitute in the layers counted above: a pattern computed for another layer is not
 #   a free replacement for a layer's own, at least in this small model.
 #
 # So, the first answer to the seed question at our scale: deep layers *do* depend on their freshly computed
@@ -275,7 +277,8 @@ for i in frequent[:5].tolist():
           f"attending to {tok.token(i)!r} raises {[tok.token(j) for j in outs]}")
 
 # %% [markdown]
-# The copying scores sit at chance (printed above): no head of this character model copies the character it reads.
+# Layer 0's copying scores sit at chance (1/V, printed above) and no head anywhere scores far above it: no head
+# of this character model copies the character it reads.
 # That is no surprise — repeating the character you just saw is rarely the right next character. Nor do the OV rows
 # tell a readable story through the unembedding: their top entries (printed) are often rare characters. A layer-0
 # head writes mostly for *later layers* to read, and the unembedding's direct reading of its write is only part of
