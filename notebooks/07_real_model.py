@@ -190,21 +190,22 @@ for l in range(L):
 # The same probes, applied to one held-out sentence: per token, how much of its q, k and v at the chosen layer its
 # identity explains (per-token R², $1 - \lVert y_t - \hat y_t\rVert^2 / \lVert y_t - \bar y\rVert^2$; negative when
 # the probe is further off than the average vector). The sentences in the menu are from the test fifth: the
-# probes never saw them. The static figure below shows the default setting.
-
-# %%
-from vrs_edu.viz.real_model import identity_figure, identity_summary
-
-held_out = [s for i, s in enumerate(sentences) if i % 5 == 4]
-fig, tokens, scores = identity_figure(real, table["probes"], held_out[0], layer=3)
-plt.show()
-print(identity_summary(scores))
+# probes never saw them. The static figure below the widget shows the default setting.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
 from vrs_edu.viz.real_model import identity_widget
 
+held_out = [s for i, s in enumerate(sentences) if i % 5 == 4]
+
 identity_widget(real, table["probes"], held_out[:20], layer=3)
+
+# %%
+from vrs_edu.viz.real_model import identity_figure, identity_summary
+
+fig, tokens, scores = identity_figure(real, table["probes"], held_out[0], layer=3)
+plt.show()
+print(identity_summary(scores))
 
 # %% [markdown]
 # ## Chapter 02 on the real model: QK routes, V carries
