@@ -158,7 +158,8 @@ def test_index_page_lists_every_chapter_in_book_toml_order(page, book_url):
     missing = [c.file for c in CHAPTERS if not (PATHS.notebooks / c.file).exists()]
     assert _sidebar_titles(page) == [c.title for c in CHAPTERS], \
         f"the sidebar must list book.toml's chapters in order (notebooks missing: {missing or 'none'})"
-    article = page.locator(ARTICLE).inner_text()
+    # Sphinx typesets quotes (smartquotes: ' -> ’); compare with book.toml's plain ASCII quotes.
+    article = page.locator(ARTICLE).inner_text().translate(str.maketrans("‘’“”", "''\"\""))
     for c in CHAPTERS:
         assert c.question in article and all(g in article for g in c.goals), f"index lacks {c.file}'s question/goals"
     assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
