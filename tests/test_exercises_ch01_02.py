@@ -8,29 +8,15 @@ from vrs_edu.course.exercises import ch01, ch02
 from vrs_edu.lab.residual_stream import logit_contributions, residual_stack
 from vrs_edu.nn.attention import attend, attention_pattern
 
+from exercise_spec import exercise_specs
+
 EXERCISES = [
     (ch01.check_residual_stack, residual_stack, ch01.STACK_MISTAKES),
     (ch01.check_logit_contributions, logit_contributions, ch01.DLA_MISTAKES),
     (ch02.check_attention_pattern, attention_pattern, ch02.PATTERN_MISTAKES),
     (ch02.check_attend, attend, ch02.ATTEND_MISTAKES),
 ]
-IDS = [e[0].__name__ for e in EXERCISES]
-
-
-@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 1, 7])
-def test_reference_passes(check, reference, mistakes, seed, capsys):
-    assert check(reference, seed=seed) is True
-    assert "public checks passed" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 3])
-def test_each_mistake_gets_its_own_hint(check, reference, mistakes, seed, capsys):
-    for m in mistakes:
-        assert check(m.fn, seed=seed) is False
-        out = capsys.readouterr().out
-        assert m.hint in out, f"{m.hint!r} not in {out}"
+test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
 
 
 def test_hand_written_wrong_solutions_get_the_hints_a_learner_needs(capsys):

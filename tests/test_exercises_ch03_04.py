@@ -9,6 +9,8 @@ from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.value_residual import mix_values
 from vrs_edu.nn.x0 import inject_x0
 
+from exercise_spec import exercise_specs
+
 
 def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
     return attend(pattern, mix_values(v, v_first, lambda_1, lambda_2))
@@ -20,23 +22,7 @@ def x0_projection(x, embedding, weight, alpha, beta):
 
 EXERCISES = [(ch03.check_value_residual_attention, value_residual_attention, ch03.MISTAKES),
              (ch04.check_x0_projection, x0_projection, ch04.MISTAKES)]
-IDS = [e[0].__name__ for e in EXERCISES]
-
-
-@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 1, 7])
-def test_reference_passes(check, reference, mistakes, seed, capsys):
-    assert check(reference, seed=seed) is True
-    assert "public checks passed" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 3])
-def test_each_mistake_gets_its_own_hint(check, reference, mistakes, seed, capsys):
-    for m in mistakes:
-        assert check(m.fn, seed=seed) is False
-        out = capsys.readouterr().out
-        assert m.hint in out, f"{m.hint!r} not in {out}"
+test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
 
 
 def test_value_residual_by_hand():

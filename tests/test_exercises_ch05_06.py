@@ -9,27 +9,13 @@ from vrs_edu.course.checks import CheckFailed
 from vrs_edu.course.exercises import ch05, ch06
 from vrs_edu.lab.kv_cache import kv_bytes_per_token
 
+from exercise_spec import exercise_specs
+
 EXERCISES = [
     (ch05.check_depth_swa_one_token, ch05._ref_depth_swa_one_token, ch05.SWA_MISTAKES),
     (ch06.check_kv_cache_bytes, ch06._ref_kv_cache_bytes, ch06.KV_MISTAKES),
 ]
-IDS = [e[0].__name__ for e in EXERCISES]
-
-
-@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 1, 7])
-def test_reference_passes(check, reference, mistakes, seed, capsys):
-    assert check(reference, seed=seed) is True
-    assert "public checks passed" in capsys.readouterr().out
-
-
-@pytest.mark.parametrize("check, reference, mistakes", EXERCISES, ids=IDS)
-@pytest.mark.parametrize("seed", [0, 3])
-def test_each_mistake_gets_its_own_hint(check, reference, mistakes, seed, capsys):
-    for m in mistakes:
-        assert check(m.fn, seed=seed) is False
-        out = capsys.readouterr().out
-        assert m.hint in out, f"{m.hint!r} not in {out}"
+test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
 
 
 def test_a_hand_written_loop_over_layers_passes(capsys):
