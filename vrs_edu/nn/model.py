@@ -167,7 +167,8 @@ class TinyGPT(nn.Module):
     logits (B, T, V), mean cross-entropy in nats when ``targets`` is given, and a :class:`Trace` when asked.
 
     Hook points: ``embed``, ``x0`` (B, T, D); ``blocks.{l}.resid_pre`` (B, T, D); ``blocks.{l}.attn.{q_in, k_in,
-    v_in, q, k, v, pattern, v_mix, z, out}``; ``blocks.{l}.mlp.out``; ``depth.{l}.weights``; ``resid_final``.
+    v_in, q, k, v, pattern, v_mix, z, out}``; ``blocks.{l}.mlp.out``; ``depth.{l}.weights`` (and
+    ``depth.{l}.weights_{q,k,v,r}`` for the routers that give each stream its own depth mixture); ``resid_final``.
 
     Raises:
         ValueError: on an invalid config, token ids outside 0..V-1, a sequence longer than ``block_size``,
