@@ -17,20 +17,6 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 TOL = 1e-4   # the bound on |MiniBert − BertModel| for every hidden state
 
 
-def _real_or_skip():
-    from vrs_edu.lab.real_model import RealModelMissing, load_real_model
-
-    try:
-        return load_real_model()
-    except RealModelMissing as e:
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="module")
-def real():
-    return _real_or_skip()
-
-
 @pytest.fixture(scope="module")
 def hf_model(real):
     transformers = pytest.importorskip("transformers", reason="the parity test needs transformers (real-model extra)")

@@ -106,14 +106,6 @@ def test_missing_extra_says_how_to_install(monkeypatch):
 
 
 @pytest.fixture(scope="module")
-def real():
-    try:
-        return R.load_real_model()
-    except R.RealModelMissing as e:
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="module")
 def sentences(real):
     return R.corpus_sentences(40, real=real)
 

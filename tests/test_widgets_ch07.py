@@ -16,14 +16,6 @@ from vrs_edu.viz import real_model as V  # noqa: E402
 
 
 @pytest.fixture(scope="module")
-def real():
-    try:
-        return R.load_real_model()
-    except R.RealModelMissing as e:
-        pytest.skip(str(e))
-
-
-@pytest.fixture(scope="module")
 def fitted(real):
     sentences = R.corpus_sentences(30, real=real)
     table = P.probe_table(P.collect_activations(real, sentences))
