@@ -2,7 +2,7 @@
 
 A recipe is a function ``fn(quick: bool, seeds: list[int]) -> dict`` registered with :func:`recipe`. The runner
 (:func:`run_recipe`, the ``vrs-edu reproduce NAME`` command) adds what makes a result file honest: the command
-that made it, the seeds, the package and torch versions, the thread count, the machine, the date and the wall time.
+that made it, the seeds, the package and torch versions, the thread count, the machine, the date, the wall time and the CPU time.
 ``--quick`` runs the same code at a size that finishes in about a minute (for tests); its file is named
 ``<name>.quick.json`` so a quick run never overwrites a full one.
 """
@@ -82,12 +82,13 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
     r = RECIPES[name]
     seeds = list(r.default_seeds if seeds is None else seeds)
     load_before = _load_average()
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     payload = r.fn(quick, seeds)
-    wall = time.perf_counter() - t0
+    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
     result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
-              "wall_time_s": round(wall, 1), "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+              "wall_time_s": round(wall, 1), "cpu_time_s": round(cpu, 1),
+              "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "environment": {**environment_info(), "load_average_1m": [load_before, _load_average()]},
               **payload}
     path = results_path(name, quick, out_dir)

@@ -16,7 +16,6 @@ independent way to ask the same question.
 """
 from __future__ import annotations
 
-import time
 
 from ..analysis import ci_excludes_zero, paired_difference, verdict
 from ..data import associative_recall
@@ -122,7 +121,6 @@ def claims(part: dict) -> dict:
 @recipe("bank-of-values", "x0 coefficients for Q, K, V in the last third, shared control, V := γ·W_V(x0), bank of "
         "values, and the substitution ablation (word-8x64 corpus and associative recall, 3 seeds)")
 def bank_of_values(quick: bool, seeds: list[int]) -> dict:
-    cpu0 = time.process_time()
     task = associative_recall(**RECALL_TASK)
     corpus = run_suite(CORPUS["preset"], VARIANTS, seeds, quick, CORPUS["train"], ablation_for=("baseline",),
                        checkpoint_for=("qkv",), checkpoint_as="bank-of-values", desc="corpus ")
@@ -134,5 +132,4 @@ def bank_of_values(quick: bool, seeds: list[int]) -> dict:
     return {"variants": VARIANTS, "corpus": corpus, "recall": recall,
             "summary": {"corpus": claims(corpus), "recall": claims(recall)},
             "settings": {"corpus": CORPUS, "recall": RECALL, "quick_steps": QUICK_STEPS,
-                         "paper_beta_v": PAPER_BETA_V},
-            "cpu_time_s": round(time.process_time() - cpu0, 1)}
+                         "paper_beta_v": PAPER_BETA_V}}

@@ -146,7 +146,6 @@ def claims(part: dict) -> dict:
 @recipe("value-residual", "ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO vs baseline (word-8x64 corpus and "
         "associative recall, 3 seeds)")
 def value_residual(quick: bool, seeds: list[int]) -> dict:
-    cpu0 = time.process_time()
     task = associative_recall(**RECALL_TASK)
     corpus = run_suite(CORPUS["preset"], VARIANTS, seeds, quick, CORPUS["train"], checkpoint_for=("resformer",),
                        checkpoint_as="value-residual", desc="corpus ")
@@ -154,5 +153,4 @@ def value_residual(quick: bool, seeds: list[int]) -> dict:
     recall["task_settings"] = RECALL_TASK
     return {"variants": VARIANTS, "corpus": corpus, "recall": recall,
             "summary": {"corpus": claims(corpus), "recall": claims(recall)},
-            "settings": {"corpus": CORPUS, "recall": RECALL, "quick_steps": QUICK_STEPS},
-            "cpu_time_s": round(time.process_time() - cpu0, 1)}
+            "settings": {"corpus": CORPUS, "recall": RECALL, "quick_steps": QUICK_STEPS}}
