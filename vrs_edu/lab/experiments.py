@@ -2,7 +2,8 @@
 
 A recipe is a function ``fn(quick: bool, seeds: list[int]) -> dict`` registered with :func:`recipe`. The runner
 (:func:`run_recipe`, the ``vrs-edu reproduce NAME`` command) adds what makes a result file honest: the command
-that made it, the seeds, the package and torch versions, the thread count, the machine, the date, the wall time and the CPU time.
+that made it, the seeds, the package and torch versions, the thread count, the machine, the date, the wall time
+and the CPU time.
 ``--quick`` runs the same code at a size that finishes in about a minute (for tests); its file is named
 ``<name>.quick.json`` so a quick run never overwrites a full one.
 """
