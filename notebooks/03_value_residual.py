@@ -317,6 +317,10 @@ for l1 in (0.0, 0.25, 0.5, 0.75, 1.0):
 # runs and after the learning-rate decay that lead shrank to within seed noise. So compare our gain with the
 # paper's, below, as a statement about *early* training of a small, narrow model; the paired curves above show how
 # the gap evolves, and the seed-to-seed spread printed below says how large an effect three seeds can resolve.
+# Even the torch thread count matters: it changes the order of floating-point sums, so the same command run with 1
+# and with 2 threads trains slightly different models (the thread count is recorded in the result file). On the
+# recall task that alone can move a verdict whose interval edge sits near zero across the line: read such a
+# verdict as undecided, not as evidence either way.
 
 # %%
 PAPER = {"params": 82e6, "tokens": 10_000 * 2 ** 21, "gain": -0.027}  # ResFormer v1 Table 5, 82M: 10k steps × 2M tokens

@@ -38,10 +38,11 @@ VARIANTS = {
 
 # Sizes, from measured step times. Planned with word-8x64 ≈ 0.1 s/step at 2 threads on the idle machine; measured
 # (best of 5 interleaved rounds, 1 thread, shared machine) word-8x64 ≈ 0.17 s/step and the 4-pair recall task
-# (T = 24) ≈ 0.06 s/step. A full run of this recipe used ≈ 21 CPU-minutes at 1 thread, i.e. an estimated 12–13 min of
-# wall time at 2 threads on an idle machine. The pilot recall task (8 pairs) learned too slowly for this budget; with
-# 4 pairs the models get well past copying a random context value but do not solve the task: the chapters print the
-# accuracy reached.
+# (T = 24) ≈ 0.06 s/step. Measured full runs on the idle 2-core machine at 2 threads (the CLI's default): this recipe
+# 14.3 min wall, bank-of-values 14.8 min (budget 20 min each; `python -m vrs_edu.bench recipes` reprints them).
+# The thread count changes floating-point summation order, so a 1-thread run gives slightly different numbers.
+# The pilot recall task (8 pairs) learned too slowly for this budget; with 4 pairs the models get well past copying
+# a random context value but do not solve the task: the chapters print the accuracy reached.
 CORPUS = {"preset": "word-8x64", "train": {"steps": 240, "eval_every": 20}}
 RECALL_TASK = {"n_pairs": 4, "n_key_symbols": 8, "n_value_symbols": 16, "key_len": 2, "n_queries": 4}
 RECALL = {"preset": "word-8x64", "train": {"steps": 500, "eval_every": 25, "eval_batches": 8}}
