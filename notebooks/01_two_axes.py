@@ -43,10 +43,11 @@ setup_notebook(seed=0)
 # come from the saved result file. The unigram loss is what a model that ignores all context would reach.
 
 # %%
+from vrs_edu.lab.experiments import provenance
 from vrs_edu.lab.recipes.char_model import load_char_model
 
 model, tok, run = load_char_model()
-print(f"made by `{run['command']}` in {run['wall_time_s']:.0f} s ({run['environment']['threads']} thread(s))")
+print(provenance(run))
 print(f"{run['n_params']:,} parameters, {run['configs']['train']['steps']} steps; validation loss "
       f"{run['final_val_loss']:.3f} nats vs unigram {run['unigram_val_loss']:.3f} nats")
 

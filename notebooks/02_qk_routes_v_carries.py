@@ -42,11 +42,12 @@ setup_notebook(seed=0)
 import torch
 
 from vrs_edu.lab.data import make_token_data
+from vrs_edu.lab.experiments import provenance
 from vrs_edu.lab.recipes.char_model import load_char_model
 
 model, tok, run = load_char_model()
-print(f"made by `{run['command']}` in {run['wall_time_s']:.0f} s; validation loss {run['final_val_loss']:.3f} "
-      f"nats (unigram {run['unigram_val_loss']:.3f})")
+print(provenance(run))
+print(f"validation loss {run['final_val_loss']:.3f} nats (unigram {run['unigram_val_loss']:.3f})")
 data = make_token_data(tokenizer=tok, block_size=model.cfg.block_size)
 batches = list(data.eval_batches("val", batch_size=32, max_batches=4))
 L, H = model.cfg.n_layers, model.cfg.n_heads

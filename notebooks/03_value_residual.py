@@ -106,12 +106,10 @@ print(f"largest difference from the model's own layer-3 attention output: {(mine
 
 # %%
 from vrs_edu.lab.analysis import compare_to_baseline, format_comparison
-from vrs_edu.lab.experiments import load_results
+from vrs_edu.lab.experiments import load_results, provenance
 
 R = load_results("value-residual")
-env = R["environment"]
-print(f"made by `{R['command']}` on {R['date'][:10]}: {R['wall_time_s'] / 60:.1f} min wall time, "
-      f"{R['cpu_time_s'] / 60:.1f} CPU-minutes, {env['threads']} torch thread(s), seeds {R['seeds']}")
+print(provenance(R))
 for p in ("corpus", "recall"):
     part = R[p]
     m, t = part["configs"]["baseline"]["model"], part["configs"]["baseline"]["train"]

@@ -110,12 +110,10 @@ print(f"largest difference from the model's own v projection in layer 2: {(mine 
 
 # %%
 from vrs_edu.lab.analysis import compare_to_baseline, format_comparison
-from vrs_edu.lab.experiments import load_results
+from vrs_edu.lab.experiments import load_results, provenance
 
 R = load_results("bank-of-values")
-env = R["environment"]
-print(f"made by `{R['command']}` on {R['date'][:10]}: {R['wall_time_s'] / 60:.1f} min wall time, "
-      f"{R['cpu_time_s'] / 60:.1f} CPU-minutes, {env['threads']} torch thread(s), seeds {R['seeds']}")
+print(provenance(R))
 for p in ("corpus", "recall"):
     part = R[p]
     t = part["configs"]["baseline"]["train"]

@@ -160,7 +160,7 @@ for name, c in counts.items():
 # difference per seed.
 
 # %%
-from vrs_edu.lab.experiments import load_results
+from vrs_edu.lab.experiments import load_results, provenance
 from vrs_edu.lab.recipes.depth_mixers import loss_table, mean_weights, source_share
 
 try:
@@ -170,9 +170,8 @@ except FileNotFoundError as e:
     print(f"no saved results yet: {e}\n(run it from the repository root; the cells below then use it)")
 else:
     cpu_min = sum(r["train_cpu_s"] for runs in result["runs"].values() for r in runs) / 60
-    print(f"`{result['command']}`: seeds {result['seeds']}, {result['schedule']['steps']} steps each, "
-          f"wall time {result['wall_time_s'] / 60:.1f} min ({cpu_min:.1f} CPU-min of training), "
-          f"{result['environment']['threads']} thread(s)")
+    print(provenance(result))
+    print(f"{result['schedule']['steps']} steps per run; {cpu_min:.1f} CPU-minutes of training in all")
     print(f"unigram baseline (context-free) {result['unigram_val_loss']:.3f} nats\n")
     print(f"{'variant':14s} {'val loss':>15s} {'Δ vs residual (paired)':>24s} {'95% CI':>18s} {'better':>7s}")
     for row in loss_table(result):

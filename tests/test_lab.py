@@ -235,3 +235,20 @@ def test_cli_reproduce_at_another_scale_records_it(tmp_path):
     assert r.returncode == 0, r.stderr
     result = json.loads((tmp_path / "char-6x64.quick.json").read_text())
     assert result["scale"]["preset"] == "tiny" and result["scale"]["settings"] == {"steps": 4, "eval_every": 2}
+    # the recorded command remakes these numbers: the flags that change them are in it, where files went is not
+    assert result["command"] == ("vrs-edu reproduce char-6x64 --quick --preset tiny --set steps=4 --set eval_every=2"
+                                 " --device cpu")
+
+
+def test_provenance_names_command_date_time_threads_and_seeds():
+    from vrs_edu.lab.experiments import provenance
+
+    full = {"command": "vrs-edu reproduce value-residual", "date": "2026-11-29T19:18:00+00:00", "wall_time_s": 856.9,
+            "cpu_time_s": 1689.6, "environment": {"threads": 2}, "seeds": [0, 1, 2]}
+    assert provenance(full) == ("made by `vrs-edu reproduce value-residual` on 2026-11-29: 14.3 min wall time, "
+                                "28.2 CPU-minutes, 2 torch thread(s), seeds [0, 1, 2]")
+    short = {"command": "vrs-edu reproduce x --quick", "date": "2026-01-02", "wall_time_s": 41.3,
+             "environment": {"threads": 1}}  # under 2 minutes: seconds; no CPU time or seeds recorded: not printed
+    assert provenance(short) == "made by `vrs-edu reproduce x --quick` on 2026-01-02: 41 s wall time, 1 torch thread(s)"
+    with pytest.raises(KeyError):
+        provenance({"wall_time_s": 1.0})

@@ -41,7 +41,7 @@ def _finite(xs):
 
 def _check_common(result, name, variants):
     assert result["recipe"] == name and result["quick"] is True and result["seeds"] == SEEDS
-    assert result["command"] == f"vrs-edu reproduce {name} --quick"
+    assert result["command"] == f"vrs-edu reproduce {name} --quick --seeds 0,1"  # the command that remakes it
     assert result["wall_time_s"] > 0 and result["cpu_time_s"] > 0
     assert {"torch", "vrs_edu", "threads"} <= set(result["environment"])
     for p in ("corpus", "recall"):

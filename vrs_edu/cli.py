@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -101,6 +102,14 @@ def cmd_train(args) -> int:
     return 0
 
 
+def _result_flags(args) -> list[str]:
+    """The ``reproduce`` flags given on the command line that change the numbers a recipe writes, as arguments."""
+    pairs = [("--seeds", args.seeds), ("--preset", args.preset)] + [("--set", item) for item in args.set or []]
+    pairs += [("--device", None if args.device == "auto" else args.device),
+              ("--precision", None if args.precision == "auto" else args.precision)]
+    return [a for flag, value in pairs if value for a in (flag, value)] + (["--compile"] if args.compile else [])
+
+
 def cmd_reproduce(args) -> int:
     from .lab.experiments import RECIPES, _load_recipes, run_recipe
 
@@ -124,7 +133,11 @@ def cmd_reproduce(args) -> int:
             return 0
         path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out)
     result = json.loads(path.read_text())
-    # Where and how it ran belongs to the result (run_recipe records the command, versions and threads).
+    # The recorded command must make the same numbers again: add the flags that change them (run_recipe only knows
+    # the name and --quick). Where the files went (--out, --checkpoint-*) does not change a number, so it is left out.
+    if _result_flags(args):
+        result["command"] += " " + shlex.join(_result_flags(args))
+    # Where and how it ran belongs to the result (run_recipe records the versions and threads).
     result["scale"] = {"device": args.resolved_device, "compile": args.compile, "processes": world.size,
                        "resumed": args.resume, "preset": args.preset, "settings": _parse_settings(args.set)}
     path.write_text(json.dumps(result, indent=1, default=float) + "\n")

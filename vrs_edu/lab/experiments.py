@@ -106,6 +106,23 @@ def load_results(name: str, quick: bool = False, out_dir: str | Path | None = No
     return json.loads(path.read_text())
 
 
+def provenance(result: dict) -> str:
+    """The line a chapter prints above numbers it loads: which command made them, when, how long it ran (wall time
+    in s below 2 minutes, else min; CPU time where recorded), on how many torch threads, with which seeds.
+
+    Raises:
+        KeyError: ``result`` lacks ``command``, ``date``, ``wall_time_s`` or ``environment`` (not a recipe result).
+    """
+    wall = result["wall_time_s"]
+    parts = [f"{wall:.0f} s wall time" if wall < 120 else f"{wall / 60:.1f} min wall time"]
+    if "cpu_time_s" in result:
+        parts.append(f"{result['cpu_time_s'] / 60:.1f} CPU-minutes")
+    parts.append(f"{result['environment']['threads']} torch thread(s)")
+    if result.get("seeds"):
+        parts.append(f"seeds {result['seeds']}")
+    return f"made by `{result['command']}` on {result['date'][:10]}: " + ", ".join(parts)
+
+
 def _load_recipes() -> None:
     """Import the modules that register recipes (kept separate so this module stays small)."""
     import importlib
