@@ -105,8 +105,9 @@ print(f"largest difference from the model's own v projection in layer 2: {(mine 
 #
 # `vrs-edu reproduce bank-of-values` trains the five variants on the same two data sets as chapter 03 — the
 # `word-8x64` corpus model and the associative-recall task (two-token keys, single-token answers) — three seeds
-# each, paired. With 8 layers, "the last third" is layers 6 and 7. On the trained baselines it also runs the
-# substitution ablation.
+# each, paired. With 8 layers, "the last third" is layers 6 and 7 — counted from 0, as in the code and in every
+# printout (`blocks.0` is the paper's layer 1), so these are the last two of eight. On the trained baselines it also
+# runs the substitution ablation.
 
 # %%
 from vrs_edu.lab.analysis import compare_to_baseline, format_comparison
@@ -221,7 +222,10 @@ for p, t in tables.items():
 # * **direction** — per seed, the mean over x0 layers of $\beta_v - \max(\beta_q, \beta_k)$ is above 0;
 # * **direction, by share** — the same with the x0 share $\beta/(|\alpha|+|\beta|)$ in place of $\beta$;
 # * **magnitude** — per seed, the mean $\beta_v$ over x0 layers exceeds 2, the paper's learned coefficient;
-# * **the full claim** — both;
+# * **near zero** — the mean $\beta_q$ (and, separately, $\beta_k$) over x0 layers is within ±0.5 of 0: its whole
+#   interval lies inside that band. The paper reports no Q/K numbers, so the band is our choice — a quarter of the
+#   paper's $\beta_v$ — and an interval that is merely wide does *not* count as "near zero";
+# * **the full claim** — direction, magnitude and both near-zero tests;
 # * **substitutive coefficient** — when V reads *only* $x_0$ (`substitute_v`, `bank`), its learned scale $\gamma$
 #   exceeds 2, as the paper's substitutive variants do;
 # * **ablation** — in the x0 layers, replacing V's input by $x_0$ costs less than replacing Q's or K's;
@@ -234,9 +238,9 @@ C = {p: claims(R[p]) for p in ("corpus", "recall")}
 for p in ("corpus", "recall"):
     for key, c in C[p].items():
         s = c.get("stat")
-        nums = (f": mean {s['mean']:+.4f}, 95% CI [{s['ci'][0]:+.4f}, {s['ci'][1]:+.4f}], per seed "
+        nums = (f"\n{'':24s}mean {s['mean']:+.4f}, 95% CI [{s['ci'][0]:+.4f}, {s['ci'][1]:+.4f}], per seed "
                 + ", ".join(f"{d:+.3f}" for d in s["diffs"])) if s else ""
-        print(f"{p:7s} {c['verdict']:15s} {key}{nums}")
+        print(f"{p:7s} {c['verdict']:15s} {c['test']}{nums}")
 
 # %% [markdown]
 # ## A live run: the coefficients of one short training
@@ -267,16 +271,22 @@ for l, b in enumerate(live.blocks):
               f"β_k {x.beta_k.item():+.3f} | α_v {x.alpha_v.item():+.3f} β_v {x.beta_v.item():+.3f}")
         margins.append(x.beta_v.item() - max(x.beta_q.item(), x.beta_k.item()))
 live_margin = sum(margins) / len(margins)
-saved_margin = C["corpus"]["beta_v_exceeds_beta_q_and_beta_k"]["stat"]["mean"]
-print(f"live run: mean β_v − max(β_q, β_k) = {live_margin:+.3f}; saved runs: {saved_margin:+.3f} → "
-      f"{'same sign' if (live_margin > 0) == (saved_margin > 0) else 'opposite sign'}")
+saved = C["corpus"]["beta_v_exceeds_beta_q_and_beta_k"]["stat"]
+print(f"live run: mean β_v − max(β_q, β_k) = {live_margin:+.3f}; saved runs: {saved['mean']:+.3f} "
+      f"(sd across seeds {saved['sd']:.3f})")
+print("the live run " + ("points the same way as the saved runs" if (live_margin > 0) == (saved["mean"] > 0)
+                         else "points the other way from the saved runs")
+      + (", by more than the seed-to-seed sd" if abs(live_margin) > saved["sd"]
+         else ", but by less than the seed-to-seed sd: one short run cannot tell the direction"))
 
 # %% [markdown]
-# ## Widget — which path tolerates more x0?
+# ## Widget — which path uses its x0, and which tolerates more?
 #
 # The checkpoint is the seed-0 `qkv` model of the saved corpus runs. The sliders *add* extra $x_0$ to the input of
 # Q, K or V in every x0 layer, on top of the learned $\beta$, at inference; the readout gives the loss and its
-# change from the trained model. Feel which path lets you push token identity in without hurting the prediction.
+# change from the trained model. Two questions hide in the sliders. Moving a slider *left* takes away the $x_0$ that
+# training gave the path: a path that relies on its $x_0$ hurts. Moving it *right* pushes in more than training
+# chose: a path that tolerates token identity does not mind.
 
 # %%
 # NBVAL_IGNORE_OUTPUT
@@ -287,12 +297,22 @@ beta_widget(qkv_model, wbatches)
 
 # %% [markdown]
 # The default state as a static figure: the loss change when only one path's $\beta$ is shifted, for each path.
+# Below it, the cleanest version of the left-hand question: set one path's learned $\beta$ to 0 in both x0
+# layers (that path then reads only the residual stream) and measure what the model loses.
 
 # %%
+from vrs_edu.viz.bank import x0_removal_cost
+
 fig, now, sweep = beta_figure(qkv_model, wbatches)
 plt.show()
 for s in "qkv":
     print(f"only β_{s} shifted: " + ", ".join(f"{d:+.1f} → {x:+.3f}" for d, x in zip(sweep["shifts"], sweep[s])))
+cost = x0_removal_cost(qkv_model, wbatches)
+print("loss change when a path's learned x0 is removed (β := 0): "
+      + ", ".join(f"{s} {cost[s]:+.3f}" for s in "qkv") + " nats")
+uses = max("qkv", key=lambda s: cost[s])
+tolerates = min("qkv", key=lambda s: sweep[s][-1])
+print(f"relies most on its x0: {uses}; tolerates extra x0 (+{sweep['shifts'][-1]:.0f}) best: {tolerates}")
 
 # %% [markdown]
 # ### Exercises to think about
@@ -321,6 +341,7 @@ n_params = ours["runs"]["qkv"][0]["n_params"]
 print(f"ours: {ours['configs']['qkv']['model']['n_layers']} layers, {n_params:,} parameters, {tokens:,} tokens, "
       f"{t['steps']} steps; paper: {PAPER['layers']} layers, {PAPER['params'] / n_params:.0f}× the parameters, "
       f"{PAPER['tokens'] / tokens:,.0f}× the tokens")
+print(f"our word vocabulary (data.vocab_size, for exercise 2): {data.vocab_size:,} entries")
 
 # %% [markdown]
 # ## What we measured
@@ -343,6 +364,7 @@ for p in ("corpus", "recall"):
           f"(direction {C[p]['beta_v_exceeds_beta_q_and_beta_k']['verdict']}, "
           f"direction by share {C[p]['x0_share_v_exceeds_q_and_k']['verdict']}, "
           f"magnitude {C[p]['beta_v_above_paper_magnitude']['verdict']}, "
+          f"β_q near zero {C[p]['beta_q_near_zero']['verdict']}, β_k near zero {C[p]['beta_k_near_zero']['verdict']}, "
           f"ablation {C[p]['v_tolerates_x0_substitution']['verdict']})")
 
 # %% [markdown]

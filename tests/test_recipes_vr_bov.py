@@ -118,3 +118,29 @@ def test_chapter_plots_draw_from_the_results(vr_result, bov_result):
     lines = figs[0].axes[0].get_lines()
     assert len(lines) == len(vr.VARIANTS) and list(lines[0].get_xdata()) == [10, 12]
     plt.close("all")
+
+
+def _bov_part(beta_q, beta_k, beta_v):
+    """A hand-made bank-of-values result for three seeds: x0 layers 6 and 7, the given β per seed (same in both
+    layers, α = 1), every other measurement neutral."""
+    qkv = [{"seed": s, "coefficients": {f"blocks.{l}.x0.{n}": v for l in (6, 7) for n, v in
+                                        (("alpha_q", 1.0), ("beta_q", bq), ("alpha_k", 1.0), ("beta_k", bk),
+                                         ("alpha_v", 1.0), ("beta_v", bv))}}
+           for s, (bq, bk, bv) in enumerate(zip(beta_q, beta_k, beta_v))]
+    gamma = [{"coefficients": {f"blocks.{l}.x0.gamma": 3.0 for l in (6, 7)}} for _ in range(3)]
+    ablation = {"layers": list(range(8)), "q": [0.1] * 8, "k": [0.1] * 8, "v": [0.0] * 8}
+    final = {"ci": (-0.2, -0.1)}
+    return {"runs": {"qkv": qkv, "baseline": [{"ablation": ablation}] * 3, "substitute_v": gamma, "bank": gamma},
+            "comparison": {n: {"paired_final": final} for n in ("qkv", "substitute_v", "bank")}}
+
+
+def test_bank_of_values_whole_claim_needs_beta_q_and_beta_k_near_zero():
+    # as published: β_v ≈ 3 > 2 and above β_q, β_k ≈ 0 (within ±0.5 = a quarter of the paper's β_v) → reproduced
+    c = bov.claims(_bov_part([0.05, -0.05, 0.0], [0.0, 0.1, -0.1], [3.0, 3.2, 2.9]))
+    assert c["beta_q_near_zero"]["verdict"] == c["beta_k_near_zero"]["verdict"] == "reproduced"
+    assert c["beta_v_large_while_beta_qk_near_zero"]["verdict"] == "reproduced"
+    # β_k ≈ 1: β_v still above both and above 2, but K reads x0 too → the whole claim is not reproduced
+    c = bov.claims(_bov_part([0.05, -0.05, 0.0], [1.0, 1.1, 0.9], [3.0, 3.2, 2.9]))
+    assert c["beta_v_exceeds_beta_q_and_beta_k"]["verdict"] == "reproduced"
+    assert c["beta_k_near_zero"]["verdict"] == "not reproduced"
+    assert c["beta_v_large_while_beta_qk_near_zero"]["verdict"] == "not reproduced"

@@ -115,3 +115,27 @@ def test_beta_widget_has_three_sliders_and_updates(batches):
     assert all(s.value == 0.0 for s in sliders.values())
     sliders["+β_k"].value = 1.0
     assert w.result["delta"] == pytest.approx(vbank.beta_readout(m, batches, d_beta_k=1.0)["delta"])
+
+
+def test_readouts_refuse_non_finite_slider_values_naming_the_argument(batches):
+    vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
+    with pytest.raises(ValueError, match="lambda_2 must be a finite number.*got nan"):
+        vvr.lambda_readout(vr, batches, 0.5, float("nan"))
+    x0 = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
+    with pytest.raises(ValueError, match="d_beta_k must be a finite number.*got inf"):
+        vbank.beta_readout(x0, batches, d_beta_k=float("inf"))
+    assert x0.blocks[2].x0.beta_k.item() == 0.0   # nothing was changed before the error
+
+
+def test_x0_removal_cost_equals_setting_that_beta_to_zero_by_hand(batches):
+    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
+    with torch.no_grad():                       # a "trained" x0 layer: every path reads some x0
+        for s, b in zip("qkv", (0.3, -0.4, 1.2)):
+            getattr(m.blocks[2].x0, f"beta_{s}").fill_(b)
+    trained = mean_loss(m, batches)
+    cost = vbank.x0_removal_cost(m, batches)
+    assert [getattr(m.blocks[2].x0, f"beta_{s}").item() for s in "qkv"] == pytest.approx([0.3, -0.4, 1.2])
+    with torch.no_grad():
+        m.blocks[2].x0.beta_v.fill_(0.0)
+    assert cost["v"] == pytest.approx(mean_loss(m, batches) - trained, abs=1e-6)
+    assert cost["v"] != 0.0

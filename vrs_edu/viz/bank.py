@@ -3,6 +3,7 @@ the substitution-ablation table, and the beta_q / beta_k / beta_v inference widg
 ``ipywidgets.interactive`` over :func:`beta_readout` (a plain function, tested without a browser)."""
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import ipywidgets as W
@@ -33,10 +34,13 @@ def betas_shifted(model: TinyGPT, d_beta_q: float = 0.0, d_beta_k: float = 0.0, 
     """Temporarily add ``d_beta_*`` to the learned beta_q / beta_k / beta_v of every x0 layer; restored on exit.
 
     Raises:
-        ValueError: the model was not trained with ``x0_mode="qkv"``.
+        ValueError: the model was not trained with ``x0_mode="qkv"``, or a shift is not a finite number.
     """
-    blocks = _x0_blocks(model)
     shifts = {"q": float(d_beta_q), "k": float(d_beta_k), "v": float(d_beta_v)}
+    for s, d in shifts.items():
+        if not math.isfinite(d):
+            raise ValueError(f"d_beta_{s} must be a finite number (the sliders span -1 to 2), got {d}")
+    blocks = _x0_blocks(model)
     saved = [{s: getattr(b.x0, f"beta_{s}").detach().clone() for s in shifts} for b in blocks]
     try:
         with torch.no_grad():
@@ -64,6 +68,31 @@ def beta_readout(model: TinyGPT, batches, d_beta_q: float = 0.0, d_beta_k: float
     return {"loss": loss, "trained_loss": trained, "delta": loss - trained, "betas": betas}
 
 
+def x0_removal_cost(model: TinyGPT, batches) -> dict[str, float]:
+    """Which path *uses* the x0 it learned: the validation loss change (nats) when one path's learned β is set to 0
+    in every x0 layer (that path then reads only the residual stream), ``{"q": Δ, "k": Δ, "v": Δ}``.
+
+    Raises:
+        ValueError: the model was not trained with ``x0_mode="qkv"``.
+    """
+    batches = list(batches)
+    blocks = _x0_blocks(model)
+    trained = mean_loss(model, batches)
+    out = {}
+    for s in "qkv":
+        saved = [getattr(b.x0, f"beta_{s}").detach().clone() for b in blocks]
+        try:
+            with torch.no_grad():
+                for b in blocks:
+                    getattr(b.x0, f"beta_{s}").zero_()
+            out[s] = mean_loss(model, batches) - trained
+        finally:
+            with torch.no_grad():
+                for b, t in zip(blocks, saved):
+                    getattr(b.x0, f"beta_{s}").copy_(t)
+    return out
+
+
 def beta_sweep(model: TinyGPT, batches, shifts=(-1.0, -0.5, 0.0, 0.5, 1.0, 2.0)) -> dict:
     """Loss change when only one path's beta is shifted, for every shift: ``{"shifts", "q", "k", "v"}``."""
     batches = list(batches)
@@ -88,7 +117,7 @@ def beta_figure(model: TinyGPT, batches, d_beta_q: float = 0.0, d_beta_k: float 
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xlabel("extra x0 weight added to the learned β")
     ax.set_ylabel("Δ validation loss (nats)")
-    ax.set_title("which path tolerates more x0?")
+    ax.set_title("which path tolerates extra x0?")
     ax.legend(fontsize=8)
     fig.tight_layout()
     return fig, now, sweep

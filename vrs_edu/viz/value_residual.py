@@ -6,6 +6,7 @@ Every plot takes the numbers a recipe saved (``load_results("value-residual")``)
 """
 from __future__ import annotations
 
+import math
 from contextlib import contextmanager
 
 import ipywidgets as W
@@ -39,8 +40,11 @@ def lambdas_set_to(model: TinyGPT, lambda_1: float, lambda_2: float):
     """Temporarily set λ1 (weight on V_1) and λ2 (weight on V_n) of every value-residual layer; restored on exit.
 
     Raises:
-        ValueError: the model has no ``resformer`` / ``learnable`` value residual.
+        ValueError: the model has no ``resformer`` / ``learnable`` value residual, or a λ is not a finite number.
     """
+    for name, value in (("lambda_1", lambda_1), ("lambda_2", lambda_2)):
+        if not math.isfinite(float(value)):
+            raise ValueError(f"{name} must be a finite number (the sliders span 0 to 1), got {value}")
     mods = _value_residuals(model)
     saved = [(m.lambda_1.detach().clone(), m.lambda_2.detach().clone()) for m in mods]
     try:

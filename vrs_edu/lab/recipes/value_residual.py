@@ -102,13 +102,16 @@ def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: b
     return part
 
 
-def lambda_profiles(runs: list[dict]) -> list[list[float]]:
-    """Per seed, the learned λ1 (weight on V_1) of layers 1..L-1 of a ``learnable`` run, in layer order."""
+def lambda_profiles(runs: list[dict], which: str = "lambda_1") -> list[list[float]]:
+    """Per seed, the learned λ1 (``which="lambda_1"``, weight on V_1) or λ2 (``"lambda_2"``, weight on the layer's
+    own V_n) of blocks 1..L-1 of a ``learnable`` run, in layer order. Raises ValueError for another ``which``."""
+    if which not in ("lambda_1", "lambda_2"):
+        raise ValueError(f"which must be 'lambda_1' or 'lambda_2', got {which!r}")
     out = []
     for run in runs:
         coef = run["coefficients"]
-        layers = sorted(int(k.split(".")[1]) for k in coef if k.endswith("value_residual.lambda_1"))
-        out.append([coef[f"blocks.{l}.value_residual.lambda_1"] for l in layers])
+        layers = sorted(int(k.split(".")[1]) for k in coef if k.endswith(f"value_residual.{which}"))
+        out.append([coef[f"blocks.{l}.value_residual.{which}"] for l in layers])
     return out
 
 
