@@ -26,7 +26,7 @@
 # **Prerequisites.** Chapter 02 (attention = a pattern from Q·K that moves values V; the value-blend slider).
 # Knowing what a confidence interval is helps.
 #
-# **Expected run time.** About 60 seconds on a 2-core laptop CPU, most of it one short live training run (budget in
+# **Expected run time.** About 50 seconds on a 2-core laptop CPU, most of it one short live training run (budget in
 # `book.toml`: 90 s). The long runs were made beforehand by `vrs-edu reproduce value-residual`; this chapter loads
 # their results.
 
