@@ -38,6 +38,10 @@ MISTAKES = [
             "the pattern is transposed: row i of A holds query i's weights over keys, so U = A @ V'"),
     Mistake(lambda a, v, v1, l1, l2: attend(a, 0.5 * v1 + 0.5 * v),
             "you used the fixed 0.5/0.5 of the official code: use the lambda_1 and lambda_2 you are given"),
+    Mistake(lambda a, v, v1, l1, l2: l1 * v1 + l2 * v,
+            "you returned the mixed values V_n' without the attention: average them with the pattern, U = A @ V_n'"),
+    Mistake(lambda a, v, v1, l1, l2: attend(a, l1 * v1),
+            "this layer's own values are missing: V_n' = λ1·V_1 + λ2·V_n keeps V_n, weighted by λ2"),
 ]
 
 

@@ -8,6 +8,7 @@ The learner writes ``x0_projection(x, embedding, weight, alpha, beta)`` returnin
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from ...nn.layers import rms_norm
 from ...nn.x0 import inject_x0
@@ -34,6 +35,16 @@ MISTAKES = [
             "normalise the embedding alone (x0 = RMSNorm(embedding)), not the mixed input"),
     Mistake(lambda x, e, w, a, b: (x + b * rms_norm(e)) @ w.T,
             "alpha is missing: the residual-stream part is alpha · W(x)"),
+    Mistake(lambda x, e, w, a, b: (a * x + rms_norm(e)) @ w.T,
+            "beta is missing: the token-identity part is beta · W(x0)"),
+    Mistake(lambda x, e, w, a, b: (a * rms_norm(x) + b * rms_norm(e)) @ w.T,
+            "x is already the normalised residual stream (the block normalised it): normalise only the embedding"),
+    Mistake(lambda x, e, w, a, b: (a * x + b * F.layer_norm(e, e.shape[-1:])) @ w.T,
+            "that is LayerNorm, which also subtracts the mean: x0 = RMSNorm(embedding) only divides by the root "
+            "mean square (vrs_edu.nn.layers.rms_norm)"),
+    Mistake(lambda x, e, w, a, b: (a * x + b * F.normalize(e, dim=-1)) @ w.T,
+            "that is L2 normalisation (unit length): RMSNorm gives unit root mean square, i.e. length √D "
+            "(vrs_edu.nn.layers.rms_norm)"),
 ]
 
 
