@@ -140,6 +140,11 @@ for p in ("corpus", "recall"):
     print()
 
 # %% [markdown]
+# On the recall task, read the accuracy next to the loss. The loss scores the whole predicted distribution over the
+# answer; the accuracy only asks whether the top guess is right. A model can put more probability on the right answer
+# on average (lower loss) while its top guess is right less often, and with three seeds an accuracy gap within the
+# printed ± is not a difference at all.
+#
 # The loss curves, mean ± sd across seeds (band), and — more telling — the paired difference from the baseline at
 # every evaluation, with its 95 % confidence band. A band that stays below zero is a reproducible lead.
 

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from vrs_edu.lab.analysis import (before_decay_step, band, ci_excludes_zero, compare_to_baseline, depth_slope,
-                                  interpolate, loss_at_equal_time, mean_sd, paired_difference,
+                                  format_comparison, interpolate, loss_at_equal_time, mean_sd, paired_difference,
                                   sample_efficiency_ratio, steps_to_reach, student_t_cdf, t_critical, verdict)
 
 
@@ -103,9 +103,9 @@ def test_before_decay_step():
     assert before_decay_step([10, 12], 12) == 10
 
 
-def _run(seed, losses, wall=10.0):
+def _run(seed, losses, wall=10.0, acc=0.5):
     steps = [10 * (i + 1) for i in range(len(losses))]
-    return {"seed": seed, "final_val_loss": losses[-1], "final_val_acc": 0.5,
+    return {"seed": seed, "final_val_loss": losses[-1], "final_val_acc": acc,
             "history": {"eval_steps": steps, "val_loss": losses, "steps": list(range(steps[-1])),
                         "wall_time_s": wall}}
 
@@ -128,3 +128,12 @@ def test_compare_to_baseline_pairs_by_seed():
     assert "paired_final" not in comp["baseline"]
     with pytest.raises(ValueError, match="seeds"):
         compare_to_baseline({"baseline": [_run(0, [1.0])], "v": [_run(5, [1.0])]})
+
+
+def test_format_comparison_gives_accuracy_with_its_seed_spread():
+    runs = {"baseline": [_run(0, [5.0, 3.0], acc=0.50), _run(1, [5.2, 3.2], acc=0.60)],
+            "v": [_run(0, [4.9, 2.9], acc=0.40), _run(1, [5.1, 3.1], acc=0.44)]}
+    table = format_comparison(compare_to_baseline(runs), accuracy=True)
+    # baseline: mean 0.55, sd = sqrt(((0.05)^2 + (0.05)^2) / 1) = 0.0707; v: mean 0.42, sd 0.0283
+    assert "0.550 ± 0.071" in table and "0.420 ± 0.028" in table
+    assert "accuracy" not in format_comparison(compare_to_baseline(runs))

@@ -266,13 +266,16 @@ def _signed(x: float | None, digits: int = 3) -> str:
 
 
 def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False) -> str:
-    """Two text tables of a :func:`compare_to_baseline` result: final loss per variant (mean ± sd across seeds) with
-    the paired difference to the baseline and its 95 % CI; then the difference before the LR decay, at equal wall
+    """Two text tables of a :func:`compare_to_baseline` result: final loss per variant (mean ± sd across seeds; with
+    ``accuracy``, also the final answer accuracy, mean ± sd) with the paired difference to the baseline and its 95 % CI; then the difference before the LR decay, at equal wall
     time, and the sample-efficiency ratio (mean ± sd over the seeds that reached the baseline's final loss)."""
-    lines = [f"{'variant':13s}{'final val loss':>17s}" + (f"{'accuracy':>10s}" if accuracy else "")
+    lines = [f"{'variant':13s}{'final val loss':>17s}" + (f"{'accuracy':>18s}" if accuracy else "")
              + f"{'Δ vs baseline [95% CI]':>30s}{'seeds below 0':>15s}"]
     for name, c in comparison.items():
-        acc = f"{mean_sd(c['final_val_acc'])[0]:>10.3f}" if accuracy else ""
+        acc = ""
+        if accuracy:
+            m, sd = mean_sd(c["final_val_acc"])
+            acc = f"{m:>10.3f} ± {0.0 if math.isnan(sd) else sd:.3f}"
         row = f"{name:13s}{c['final_mean']:>10.{digits}f} ± {c['final_sd']:.{digits}f}{acc}"
         if "paired_final" in c:
             d = c["paired_final"]
