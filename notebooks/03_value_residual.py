@@ -276,17 +276,14 @@ print("baseline        ", " ".join(f"{x:7.3f}" for x in live["baseline"].val_los
 print("resformer − base", " ".join(f"{d:+7.3f}" for d in deltas))
 
 # %%
-from vrs_edu.lab.analysis import before_decay_step
+from vrs_edu.lab.analysis import before_decay_step, read_live_run
 
 live_mid = before_decay_step(steps, 100)
 saved = compare_to_baseline(R["corpus"]["runs"])["resformer"]["paired_before_decay"]
 live_d = deltas[steps.index(live_mid)]
 print(f"live run, step {live_mid} (last eval before the decay): resformer − baseline {live_d:+.4f} nats; saved runs "
       f"(mean of {len(R['seeds'])} seeds, before their decay): {saved['mean']:+.4f}, sd across seeds {saved['sd']:.4f}")
-print("the live run " + ("points the same way as the saved runs" if (live_d < 0) == (saved["mean"] < 0)
-                         else "points the other way from the saved runs")
-      + (", by more than the seed-to-seed sd" if abs(live_d) > saved["sd"]
-         else ", but by less than the seed-to-seed sd: one short run cannot tell the direction"))
+print(read_live_run(live_d, saved["mean"], saved["sd"]))
 
 # %% [markdown]
 # One seed, 100 steps: a single live run is noisier than the saved comparison, which is why the saved runs pair

@@ -252,6 +252,7 @@ for p in ("corpus", "recall"):
 # %%
 from dataclasses import replace
 
+from vrs_edu.lab.analysis import read_live_run
 from vrs_edu.lab.data import make_token_data
 from vrs_edu.lab.experiments import CHECKPOINT_DIR
 from vrs_edu.lab.presets import make_run
@@ -274,10 +275,7 @@ live_margin = sum(margins) / len(margins)
 saved = C["corpus"]["beta_v_exceeds_beta_q_and_beta_k"]["stat"]
 print(f"live run: mean β_v − max(β_q, β_k) = {live_margin:+.3f}; saved runs: {saved['mean']:+.3f} "
       f"(sd across seeds {saved['sd']:.3f})")
-print("the live run " + ("points the same way as the saved runs" if (live_margin > 0) == (saved["mean"] > 0)
-                         else "points the other way from the saved runs")
-      + (", by more than the seed-to-seed sd" if abs(live_margin) > saved["sd"]
-         else ", but by less than the seed-to-seed sd: one short run cannot tell the direction"))
+print(read_live_run(live_margin, saved["mean"], saved["sd"]))
 
 # %% [markdown]
 # ## Widget — which path uses its x0, and which tolerates more?

@@ -5,6 +5,7 @@ import pytest
 
 from vrs_edu.lab.analysis import (before_decay_step, band, ci_excludes_zero, compare_to_baseline, depth_slope,
                                   format_comparison, interpolate, loss_at_equal_time, mean_sd, paired_difference,
+                                  read_live_run,
                                   sample_efficiency_ratio, steps_to_reach, student_t_cdf, t_critical, verdict)
 
 
@@ -137,3 +138,11 @@ def test_format_comparison_gives_accuracy_with_its_seed_spread():
     # baseline: mean 0.55, sd = sqrt(((0.05)^2 + (0.05)^2) / 1) = 0.0707; v: mean 0.42, sd 0.0283
     assert "0.550 ± 0.071" in table and "0.420 ± 0.028" in table
     assert "accuracy" not in format_comparison(compare_to_baseline(runs))
+
+
+def test_read_live_run_needs_the_sign_and_a_size_above_the_seed_spread():
+    # saved runs: mean −0.110, sd 0.032 (chapter 03's shape of numbers)
+    assert read_live_run(-0.05, -0.110, 0.032) == \
+        "the live run points the same way as the saved runs, by more than the seed-to-seed sd"
+    assert read_live_run(+0.002, -0.110, 0.032).startswith("the live run points the other way from the saved runs, "
+                                                           "but by less than the seed-to-seed sd")

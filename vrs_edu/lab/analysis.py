@@ -97,6 +97,15 @@ def verdict(reproduced: bool) -> str:
     return "reproduced" if reproduced else "not reproduced"
 
 
+def read_live_run(live: float, saved_mean: float, saved_sd: float) -> str:
+    """How a chapter reads one short live run against the saved runs: the same direction (sign) as the saved mean or
+    not, and whether the live value is larger than the saved runs' seed-to-seed sd — if not, one run cannot tell."""
+    side = "points the same way as" if (live > 0) == (saved_mean > 0) else "points the other way from"
+    size = (", by more than the seed-to-seed sd" if abs(live) > saved_sd
+            else ", but by less than the seed-to-seed sd: one short run cannot tell the direction")
+    return f"the live run {side} the saved runs{size}"
+
+
 def _check_curve(steps, values) -> tuple[list[float], list[float]]:
     xs, ys = _floats(steps, "steps"), _floats(values, "values")
     if len(xs) != len(ys):

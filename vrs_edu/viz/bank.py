@@ -30,8 +30,34 @@ def _x0_blocks(model: TinyGPT):
 
 
 @contextmanager
+def betas_set(model: TinyGPT, values: dict[str, list[float]]):
+    """Temporarily set the learned ``beta_q`` / ``beta_k`` / ``beta_v`` of the x0 layers to ``values`` (a dict from
+    path ``"q"``, ``"k"``, ``"v"`` to one value per x0 layer; paths not named keep theirs); restored on exit.
+
+    Raises:
+        ValueError: the model was not trained with ``x0_mode="qkv"``, or a list has the wrong length.
+    """
+    blocks = _x0_blocks(model)
+    for s, vals in values.items():
+        if len(vals) != len(blocks):
+            raise ValueError(f"values[{s!r}] needs one value per x0 layer ({len(blocks)}), got {len(vals)}")
+    saved = [{s: getattr(b.x0, f"beta_{s}").detach().clone() for s in values} for b in blocks]
+    try:
+        with torch.no_grad():
+            for i, b in enumerate(blocks):
+                for s, vals in values.items():
+                    getattr(b.x0, f"beta_{s}").fill_(float(vals[i]))
+        yield model
+    finally:
+        with torch.no_grad():
+            for b, old in zip(blocks, saved):
+                for s, t in old.items():
+                    getattr(b.x0, f"beta_{s}").copy_(t)
+
+
 def betas_shifted(model: TinyGPT, d_beta_q: float = 0.0, d_beta_k: float = 0.0, d_beta_v: float = 0.0):
-    """Temporarily add ``d_beta_*`` to the learned beta_q / beta_k / beta_v of every x0 layer; restored on exit.
+    """Temporarily add ``d_beta_*`` to the learned beta_q / beta_k / beta_v of every x0 layer; restored on exit
+    (a context manager, like :func:`betas_set`).
 
     Raises:
         ValueError: the model was not trained with ``x0_mode="qkv"``, or a shift is not a finite number.
@@ -41,18 +67,7 @@ def betas_shifted(model: TinyGPT, d_beta_q: float = 0.0, d_beta_k: float = 0.0, 
         if not math.isfinite(d):
             raise ValueError(f"d_beta_{s} must be a finite number (the sliders span -1 to 2), got {d}")
     blocks = _x0_blocks(model)
-    saved = [{s: getattr(b.x0, f"beta_{s}").detach().clone() for s in shifts} for b in blocks]
-    try:
-        with torch.no_grad():
-            for b in blocks:
-                for s, d in shifts.items():
-                    getattr(b.x0, f"beta_{s}").add_(d)
-        yield model
-    finally:
-        with torch.no_grad():
-            for b, old in zip(blocks, saved):
-                for s, t in old.items():
-                    getattr(b.x0, f"beta_{s}").copy_(t)
+    return betas_set(model, {s: [getattr(b.x0, f"beta_{s}").item() + d for b in blocks] for s, d in shifts.items()})
 
 
 def beta_readout(model: TinyGPT, batches, d_beta_q: float = 0.0, d_beta_k: float = 0.0,
@@ -76,20 +91,12 @@ def x0_removal_cost(model: TinyGPT, batches) -> dict[str, float]:
         ValueError: the model was not trained with ``x0_mode="qkv"``.
     """
     batches = list(batches)
-    blocks = _x0_blocks(model)
+    n = len(_x0_blocks(model))
     trained = mean_loss(model, batches)
     out = {}
     for s in "qkv":
-        saved = [getattr(b.x0, f"beta_{s}").detach().clone() for b in blocks]
-        try:
-            with torch.no_grad():
-                for b in blocks:
-                    getattr(b.x0, f"beta_{s}").zero_()
+        with betas_set(model, {s: [0.0] * n}):
             out[s] = mean_loss(model, batches) - trained
-        finally:
-            with torch.no_grad():
-                for b, t in zip(blocks, saved):
-                    getattr(b.x0, f"beta_{s}").copy_(t)
     return out
 
 
