@@ -135,8 +135,9 @@ def cmd_reproduce(args) -> int:
     result = json.loads(path.read_text())
     # The recorded command must make the same numbers again: add the flags that change them (run_recipe only knows
     # the name and --quick). Where the files went (--out, --checkpoint-*) does not change a number, so it is left out.
-    if _result_flags(args):
-        result["command"] += " " + shlex.join(_result_flags(args))
+    flags = _result_flags(args)
+    if flags:
+        result["command"] += " " + shlex.join(flags)
     # Where and how it ran belongs to the result (run_recipe records the versions and threads).
     result["scale"] = {"device": args.resolved_device, "compile": args.compile, "processes": world.size,
                        "resumed": args.resume, "preset": args.preset, "settings": _parse_settings(args.set)}

@@ -276,7 +276,8 @@ def _signed(x: float | None, digits: int = 3) -> str:
 
 def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False) -> str:
     """Two text tables of a :func:`compare_to_baseline` result: final loss per variant (mean ± sd across seeds; with
-    ``accuracy``, also the final answer accuracy, mean ± sd) with the paired difference to the baseline and its 95 % CI; then the difference before the LR decay, at equal wall
+    ``accuracy``, also the final answer accuracy, mean ± sd) with the paired difference to the baseline and its
+    95 % CI; then the difference before the LR decay, at equal wall
     time, and the sample-efficiency ratio (mean ± sd over the seeds that reached the baseline's final loss)."""
     lines = [f"{'variant':13s}{'final val loss':>17s}" + (f"{'accuracy':>18s}" if accuracy else "")
              + f"{'Δ vs baseline [95% CI]':>30s}{'seeds below 0':>15s}"]

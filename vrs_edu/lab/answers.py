@@ -18,6 +18,8 @@ import math
 from pathlib import Path
 
 from .experiments import load_results
+from .recipes.bank_of_values import claims as bov_claims
+from .recipes.value_residual import claims as vr_claims
 
 QUESTIONS = {
     1: ("QK vs V", "Does a deep layer need context in Q and K more than in V?", "04", "bank-of-values"),
@@ -42,31 +44,27 @@ def _claim(summary: dict, key: str) -> str:
     return f"{c['test']}{stat} → {c['verdict']}"
 
 
-def _corpus_claims(result: dict, recipe: str) -> dict:
-    """The corpus claims, recomputed from the saved runs with the recipe's current tests (as chapters 03 and 04 do,
-    so the answers and the chapters agree), or the summary the run stored when the file has no runs."""
+def _corpus_claims(result: dict, claims) -> dict:
+    """The corpus claims, recomputed from the saved runs with the recipe's current ``claims`` tests (as chapters 03
+    and 04 do, so the answers and the chapters agree), or the summary the run stored when the file has no runs."""
     if "runs" not in result.get("corpus", {}):
         return result["summary"]["corpus"]
-    if recipe == "value-residual":
-        from .recipes.value_residual import claims
-    else:
-        from .recipes.bank_of_values import claims
     return claims(result["corpus"])
 
 
 def answer_qk_vs_v(bov: dict) -> list[str]:
-    s = _corpus_claims(bov, "bank-of-values")
+    s = _corpus_claims(bov, bov_claims)
     return [_claim(s, "v_tolerates_x0_substitution")]
 
 
 def answer_value_residual(vr: dict) -> list[str]:
-    s = _corpus_claims(vr, "value-residual")
+    s = _corpus_claims(vr, vr_claims)
     return [_claim(s, k) for k in ("loss_gain_final", "loss_gain_before_decay", "entropy_higher",
                                    "oversmoothing_lower", "lambda_1_grows_with_depth") if k in s]
 
 
 def answer_bank_of_values(bov: dict) -> list[str]:
-    s = _corpus_claims(bov, "bank-of-values")
+    s = _corpus_claims(bov, bov_claims)
     return [_claim(s, k) for k in ("beta_v_exceeds_beta_q_and_beta_k", "beta_v_above_paper_magnitude",
                                    "beta_q_near_zero", "beta_k_near_zero", "substitute_v_loss_gain_final",
                                    "bank_loss_gain_final") if k in s]
