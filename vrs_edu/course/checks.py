@@ -4,8 +4,12 @@ disagree, name the likely mistake.
 The pattern (ARENA's): the learner writes ``def f(...)``, then calls ``check_<exercise>(f)``. The checker runs
 ``f`` and the reference on the same random inputs of several shapes. On a mismatch it tries each *known mistake*
 (a deliberately wrong variant of the reference: mask in the wrong direction, missing scale, softmax over the wrong
-axis...) and, if the learner's output matches one, prints that hint. It ends with "public checks passed — hidden
-checks run when graded", so nobody mistakes local success for the grade.
+axis...) and, if the learner's output matches one, prints that hint. For an exercise that is also a graded
+assignment it ends with "public checks passed — hidden checks run when graded", so nobody mistakes local success for
+the grade; the others end with "public checks passed".
+
+A stub (a body of ``raise NotImplementedError`` or ``...``) is not an error: the checker says "not implemented yet"
+and gives the exercise's first hint, so a chapter runs top to bottom before the learner has written anything.
 
 Every checker returns True/False and prints; with ``raise_on_fail=True`` (used by the grader) it raises
 ``CheckFailed`` instead.
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 import torch
 
 PASSED = "public checks passed — hidden checks run when graded"
+PASSED_UNGRADED = "public checks passed"
 
 
 class CheckFailed(AssertionError):
@@ -33,6 +38,7 @@ class Mistake:
 
 
 def _close(a, b, atol: float) -> bool:
+    # equal_nan: a mistake that produces NaN (a fully masked softmax row) must still be recognised as that mistake
     if isinstance(a, (tuple, list)):
         return isinstance(b, (tuple, list)) and len(a) == len(b) and all(_close(x, y, atol) for x, y in zip(a, b))
     if not isinstance(a, torch.Tensor) or not isinstance(b, torch.Tensor):
@@ -40,7 +46,7 @@ def _close(a, b, atol: float) -> bool:
             return abs(float(a) - float(b)) <= atol
         except (TypeError, ValueError):
             return False
-    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=1e-4)
+    return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=1e-4, equal_nan=True)
 
 
 def _describe(x) -> str:
@@ -51,12 +57,20 @@ def _describe(x) -> str:
 
 def check_function(name: str, student: Callable, reference: Callable, inputs: Sequence[tuple],
                    mistakes: Sequence[Mistake] = (), atol: float = 1e-5, raise_on_fail: bool = False,
-                   quiet: bool = False) -> bool:
+                   quiet: bool = False, stub_hint: str = "", graded: bool = True) -> bool:
     """Run ``student(*args)`` and ``reference(*args)`` for every ``args`` in ``inputs`` and compare.
 
     Returns True when every case matches. Prints (and, with ``raise_on_fail``, raises) the first disagreement with
-    a hint: a shape problem, a known mistake it matches, or the largest difference.
+    a hint: "not implemented yet" with ``stub_hint`` for a stub (it raises NotImplementedError, whose own message
+    wins when it has one, or returns None), a shape problem, a known mistake it matches, NaN where the reference
+    has none, or the largest difference. ``graded``: whether hidden checks of this exercise run in an assignment
+    (it decides the closing line).
     """
+    def not_written(detail: str) -> bool:
+        hint = detail or stub_hint
+        return fail("not implemented yet — write your code in place of the stub's body"
+                    + (f". Hint: {hint}" if hint else ""))
+
     def fail(msg: str) -> bool:
         text = f"✗ {name}: {msg}"
         if raise_on_fail:
@@ -68,10 +82,12 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
         expected = reference(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
         try:
             got = student(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
-        except NotImplementedError:
-            return fail("not implemented yet — replace the `raise NotImplementedError` with your code")
+        except NotImplementedError as e:
+            return not_written(str(e))
         except Exception as e:  # the learner's code may raise anything; report it, don't crash the notebook
             return fail(f"raised {type(e).__name__}: {e}")
+        if got is None and expected is not None:   # a body of `...` or `pass`
+            return not_written("")
         if _close(got, expected, atol):
             continue
         if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
@@ -83,12 +99,15 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
                 matches = False
             if matches:
                 return fail(f"case {i}: {m.hint}")
+        if isinstance(expected, torch.Tensor) and got.isnan().any() and not expected.isnan().any():
+            return fail(f"case {i}: {int(got.isnan().sum())} of {got.numel()} values are NaN where the reference "
+                        "has none (a softmax over a row whose every score is -inf gives NaN)")
         if isinstance(expected, torch.Tensor):
             diff = (got.float() - expected.float()).abs().max().item()
             return fail(f"case {i}: values differ from the reference (largest difference {diff:.3g})")
         return fail(f"case {i}: expected {expected!r}, got {got!r}")
     if not quiet:
-        print(f"✓ {name}: {PASSED}")
+        print(f"✓ {name}: {PASSED if graded else PASSED_UNGRADED}")
     return True
 
 

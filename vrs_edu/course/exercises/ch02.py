@@ -45,6 +45,9 @@ PATTERN_MISTAKES = [
     Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1 / math.sqrt(_dh(q))), _tril(q.size(-2)).T),
             "the mask points the wrong way: query i may look at keys j <= i (lower triangle, torch.tril), "
             "not at the future"),
+    Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1 / math.sqrt(_dh(q))), _tril(q.size(-2)).tril(-1)),
+            "you masked the diagonal too (triu(0) instead of triu(1)): query i may look at itself, so mask only "
+            "the keys j > i; with the diagonal masked, query 0 has no key left and its row is NaN"),
     Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1.0), _tril(q.size(-2))),
             "the scale is missing: divide the scores q·k by sqrt(Dh) (Dh = q.size(-1)) before the softmax"),
     Mistake(lambda q, k: _masked_softmax(_scores(q, k, 1 / _dh(q)), _tril(q.size(-2))),
@@ -63,6 +66,8 @@ PATTERN_MISTAKES = [
 def check_attention_pattern(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 02.1: ``fn(q (B, H, T, Dh), k (B, H, T, Dh)) -> (B, H, T, T)``, the causal pattern
     ``softmax(q kᵀ / sqrt(Dh))`` with future keys masked; rows sum to 1."""
+    kw.setdefault("stub_hint", "scores = q @ k.transpose(-2, -1) / sqrt(Dh); set the scores of future keys (j > i) "
+                  "to -inf (torch.triu(..., diagonal=1) marks them), then softmax over the last axis")
     return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed), PATTERN_MISTAKES, **kw)
 
 
@@ -95,4 +100,6 @@ ATTEND_MISTAKES = [
 def check_attend(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 02.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh)) -> (B, H, T, Dh)`` with
     ``z[..., i, :] = Σ_j pattern[..., i, j] · v[..., j, :]``."""
+    kw.setdefault("stub_hint", "row i of the pattern holds query i's weights over the keys j: one matrix product, "
+                  "pattern @ v")
     return check_function("attend", fn, attend, _attend_cases(seed), ATTEND_MISTAKES, **kw)

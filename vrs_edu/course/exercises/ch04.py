@@ -61,4 +61,6 @@ def check_x0_projection(fn, *, seed: int = 0, **kw) -> bool:
         g = torch.Generator().manual_seed(s + 1)
         alpha, beta = (0.3 + torch.rand(2, generator=g)).tolist()
         cases.append((x, emb, w, alpha, beta))
+    kw.setdefault("stub_hint", "x0 = rms_norm(embedding) (vrs_edu.nn.layers.rms_norm); W(z) = z @ weight.T; "
+                  "return alpha * W(x) + beta * W(x0)")
     return check_function("x0 projection", fn, _ref_x0_projection, cases, MISTAKES, **kw)

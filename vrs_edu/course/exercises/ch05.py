@@ -58,5 +58,7 @@ def check_depth_swa_one_token(fn, *, seed: int = 0, **kw) -> bool:
     for i, (S, D, E, K) in enumerate(sizes):
         h, wq, wk, wv = random_inputs(1000 * seed + i, (S, D), (E, D), (E, D), (E, D))
         cases.append((2.0 * h, K, wq, wk, wv))                                   # sharp enough that mistakes show
+    kw.setdefault("stub_hint", "loop over l: the window is h[max(0, l - K + 1): l + 1]; q = w_q @ h[l], keys and "
+                  "values are the window @ w_k.T and @ w_v.T; z = softmax(keys @ q / sqrt(E)) @ values")
     return check_function("ShortSWA over depth, one token", fn, _ref_depth_swa_one_token, cases, SWA_MISTAKES,
                           **kw)

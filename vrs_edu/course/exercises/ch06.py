@@ -59,4 +59,7 @@ def check_kv_cache_bytes(fn, *, seed: int = 0, **kw) -> bool:
         L, T = L + (seed % 3) * 3, T + 7 * seed                                  # graders shift the sizes
         for variant in ("baseline", "svformer", "bank"):
             cases.append((L, D, T, variant, b))
+    kw.setdefault("stub_hint", "per token, every layer caches d_model keys and (unless it reuses or looks up its "
+                  "values) d_model values: count them per variant, then multiply by seq_len and bytes_per_number")
+    kw.setdefault("graded", False)   # chapter 06 has no assignment: no hidden checks run on this exercise
     return check_function("KV-cache bytes", fn, _ref_kv_cache_bytes, cases, KV_MISTAKES, atol=0.5, **kw)

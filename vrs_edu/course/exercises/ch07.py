@@ -56,6 +56,9 @@ def check_sentence_embedding(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(normalised_tokens, "you normalised each token before averaging: average the raw states first, then "
                 "normalise the mean"),
     ]
+    kw.setdefault("stub_hint", "multiply hidden by mask[..., None], sum over T, divide by the number of real tokens "
+                  "per sentence, then F.normalize(..., dim=-1)")
+    kw.setdefault("graded", False)   # chapter 07 has no assignment: no hidden checks run on this exercise
     return check_function("sentence embedding", fn, sentence_embedding, cases, mistakes, **kw)
 
 
@@ -89,4 +92,7 @@ def check_held_out_r2(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(ratio_only, "that is the fraction left unexplained: R² is 1 minus it"),
         Mistake(absolute, "R² uses squared errors, not absolute ones"),
     ]
+    kw.setdefault("stub_hint", "1 - ((y - y_hat) ** 2).sum() / ((y - baseline) ** 2).sum(), returned as a Python "
+                  "float")
+    kw.setdefault("graded", False)
     return check_function("held-out R²", fn, r2_score, cases, mistakes, atol=1e-6, **kw)

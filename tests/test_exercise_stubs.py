@@ -1,0 +1,101 @@
+"""Every chapter exercise ships as a stub: the checker must meet the stub with "not implemented yet" and a hint
+(not a traceback, not a failed notebook), and must only promise hidden checks where an assignment grades them."""
+import pytest
+import torch
+
+from vrs_edu.course.checks import CheckFailed
+from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07
+
+# (checker, chapter has a graded assignment)
+CHECKERS = [
+    (ch00.check_stream_norms, True),
+    (ch01.check_residual_stack, True),
+    (ch01.check_logit_contributions, True),
+    (ch02.check_attention_pattern, True),
+    (ch02.check_attend, True),
+    (ch03.check_value_residual_attention, True),
+    (ch04.check_x0_projection, True),
+    (ch05.check_depth_swa_one_token, True),
+    (ch06.check_kv_cache_bytes, False),
+    (ch07.check_sentence_embedding, False),
+    (ch07.check_held_out_r2, False),
+]
+IDS = [c.__name__ for c, _ in CHECKERS]
+
+
+def raises_stub(*args):
+    """The chapters' stub body."""
+    raise NotImplementedError
+
+
+def ellipsis_stub(*args):
+    """A learner who wrote `...` as the body: the function returns None."""
+    ...
+
+
+@pytest.mark.parametrize("check, graded", CHECKERS, ids=IDS)
+@pytest.mark.parametrize("stub", [raises_stub, ellipsis_stub], ids=["raise", "ellipsis"])
+def test_stub_is_reported_with_a_hint_not_raised(check, graded, stub, capsys):
+    assert check(stub) is False
+    out = capsys.readouterr().out
+    assert "not implemented yet" in out and "Hint: " in out, out
+    assert "largest difference" not in out and "expected a" not in out
+
+
+@pytest.mark.parametrize("check, graded", CHECKERS, ids=IDS)
+def test_the_stubs_own_message_is_the_hint_when_it_has_one(check, graded, capsys):
+    def stub(*args):
+        raise NotImplementedError("use torch.cumsum")
+
+    assert check(stub) is False
+    assert "Hint: use torch.cumsum" in capsys.readouterr().out
+
+
+def test_the_grader_still_fails_a_stub():
+    with pytest.raises(CheckFailed, match="not implemented yet"):
+        ch01.check_residual_stack(raises_stub, raise_on_fail=True)
+
+
+@pytest.mark.parametrize("check, graded", CHECKERS, ids=IDS)
+def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, graded, capsys):
+    # each checker's reference solution passes; only the closing line differs
+    reference = {
+        "check_stream_norms": ch00._ref_stream_norms,
+        "check_residual_stack": ch01.residual_stack,
+        "check_logit_contributions": ch01.logit_contributions,
+        "check_attention_pattern": ch02.attention_pattern,
+        "check_attend": ch02.attend,
+        "check_value_residual_attention": ch03._ref_value_residual_attention,
+        "check_x0_projection": ch04._ref_x0_projection,
+        "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
+        "check_kv_cache_bytes": ch06._ref_kv_cache_bytes,
+        "check_sentence_embedding": ch07.sentence_embedding,
+        "check_held_out_r2": ch07.r2_score,
+    }[check.__name__]
+    assert check(reference) is True
+    out = capsys.readouterr().out
+    assert "public checks passed" in out
+    assert ("hidden checks run when graded" in out) is graded, out
+
+
+def test_masking_the_diagonal_gets_its_own_hint_not_nan(capsys):
+    # a learner's chapter-02 pattern with triu(0): the diagonal is masked too, so query 0 has no key left (NaN row)
+    def pattern_masking_the_diagonal(q, k):
+        T = q.size(-2)
+        scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+        return scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(0), float("-inf")).softmax(-1)
+
+    assert ch02.check_attention_pattern(pattern_masking_the_diagonal) is False
+    out = capsys.readouterr().out
+    assert "you masked the diagonal too" in out and "largest difference" not in out, out
+
+
+def test_nan_without_a_known_mistake_is_named(capsys):
+    def pattern_with_a_nan(q, k):
+        p = ch02.attention_pattern(q, k).clone()
+        p[..., -1, 0] = float("nan")
+        return p
+
+    assert ch02.check_attention_pattern(pattern_with_a_nan) is False
+    out = capsys.readouterr().out
+    assert "values are NaN where the reference has none" in out, out
