@@ -6,20 +6,26 @@ Attention has two halves (chapter 02):
 * **V is what gets moved**: ``z = pattern @ v``, shape (B, H, T, Dh), then ``out = W_O · concat_heads(z)``.
 
 Source: Vaswani et al., "Attention Is All You Need", arXiv 1706.03762, eq. 1 (scaled dot-product attention).
-The module computes q, k, v, the pattern and z explicitly (never a fused kernel), and passes each through a named
-hook point so that a caller can record or replace it (see :mod:`vrs_edu.nn.hooks`).
+Two paths compute the same numbers. The **explicit** path computes q, k, v, the pattern and z one by one and passes
+each through a named hook point, so that a caller can record or replace it (see :mod:`vrs_edu.nn.hooks`). When no
+hook point is listened to (no trace, no patch) and the temperature is 1, the **fast** path hands ``softmax(q kᵀ /
+sqrt(Dh)) v`` to PyTorch's fused ``F.scaled_dot_product_attention(is_causal=True)``, which never materialises the
+(T, T) pattern: this is what training runs. A test checks that both paths give the same logits and gradients.
 """
 from __future__ import annotations
 
 import math
 
 import torch
+import torch.nn.functional as F
 from einops import rearrange
 from jaxtyping import Float
 from torch import Tensor, nn
 
 from .hooks import no_hook
-from .layers import RoPE, check_heads
+from .layers import RoPE, check_heads, rms_norm
+
+QK_NORM_SCALE = 1.2  # nanochat's factor after QK-norm
 
 
 def causal_mask(T: int, device: torch.device | str | None = None) -> Float[Tensor, "T T"]:
@@ -63,14 +69,19 @@ class CausalSelfAttention(nn.Module):
 
     Hook points (relative to this module): ``q_in k_in v_in`` (B, T, D), ``q k v`` (B, H, T, Dh) (q and k after
     RoPE; v is this layer's own values), ``pattern`` (B, H, T, T), ``v_mix`` (the values the pattern averages,
-    after a value residual), ``z`` (B, H, T, Dh), ``out`` (B, T, D).
+    after a value residual), ``z`` (B, H, T, Dh), ``out`` (B, T, D). ``pattern`` and ``v_mix`` exist only on the
+    explicit path: it runs whenever ``hook.active`` is true (a trace or any patch), ``temperature`` is not 1 or
+    ``fast_path`` is False; otherwise the fused kernel computes z (same numbers up to float rounding).
 
     Raises:
         ValueError: if ``d_model`` is not divisible by ``n_heads``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, has_v_proj: bool = True):
+    def __init__(self, d_model: int, n_heads: int, has_v_proj: bool = True, qk_norm: bool = False):
         super().__init__()
+        # QK-norm as in the official bank-of-values code (nanochat: ``q, k = norm(q), norm(k); q *= 1.2; k *= 1.2``):
+        # the common scale of q's (or k's) input then no longer sets the attention temperature.
+        self.qk_norm = qk_norm
         self.head_dim = check_heads(d_model, n_heads)
         self.n_heads = n_heads
         self.q_proj = nn.Linear(d_model, d_model, bias=False)
@@ -78,6 +89,7 @@ class CausalSelfAttention(nn.Module):
         self.v_proj = nn.Linear(d_model, d_model, bias=False) if has_v_proj else None
         self.o_proj = nn.Linear(d_model, d_model, bias=False)
         self.temperature = 1.0  # an inference-time knob for chapter 02's widget; training never changes it
+        self.fast_path = True   # False forces the explicit path even when nobody listens (to compare the two)
 
     def split_heads(self, x: Float[Tensor, "B T D"]) -> Float[Tensor, "B H T Dh"]:
         return rearrange(x, "b t (h dh) -> b h t dh", h=self.n_heads)
@@ -112,14 +124,28 @@ class CausalSelfAttention(nn.Module):
             v = self.split_heads(self.v_proj(v_in))
         if rope is not None:  # positions enter through q and k only; v stays position-free
             q, k = rope(q), rope(k)
+        if self.qk_norm:  # per head; RMSNorm commutes with RoPE (a rotation keeps the norm)
+            q, k = QK_NORM_SCALE * rms_norm(q), QK_NORM_SCALE * rms_norm(k)
         q, k, v = hook("q", q), hook("k", k), hook("v", v)
 
-        pattern = hook("pattern", attention_pattern(q, k, self.temperature))  # QK: where to look
-        v_mix = v if value_residual is None else value_residual.mix(v, v_first)
-        v_mix = hook("v_mix", v_mix)
-        z = attend(pattern, v_mix)                                             # V: what gets moved
+        v_mix = v if value_residual is None else value_residual.mix(v, v_first)  # mixed before the sum: V_n'
+        if self.fast_path and self.temperature == 1.0 and not getattr(hook, "active", True):
+            z = F.scaled_dot_product_attention(q, k, v_mix, is_causal=True)     # fused, same softmax(QKᵀ/√Dh)·V
+        else:
+            pattern = hook("pattern", attention_pattern(q, k, self.temperature))  # QK: where to look
+            z = attend(pattern, hook("v_mix", v_mix))                              # V: what gets moved
         if value_residual is not None:
             z = value_residual.after_attention(z, v, v_first)                 # NeuTRENO's correction term
         z = hook("z", z)
         out = hook("out", self.o_proj(self.merge_heads(z)))
         return out, v
+
+
+def set_fast_path(model: nn.Module, on: bool) -> nn.Module:
+    """Allow (``on=True``, the default of every layer) or forbid the fused fast path in every
+    :class:`CausalSelfAttention` of ``model``; returns the model. Forbidding it makes an un-hooked forward pass run
+    the explicit path, e.g. to compare the two or to time the price of the hooks."""
+    for m in model.modules():
+        if isinstance(m, CausalSelfAttention):
+            m.fast_path = on
+    return model

@@ -34,6 +34,11 @@ class HookPoints:
         self.store: dict[str, Tensor] = {}
         self.used: set[str] = set()
 
+    @property
+    def active(self) -> bool:
+        """True when someone listens (a trace or any patch): modules then take their explicit, hooked path."""
+        return self.record or bool(self.hooks)
+
     def __call__(self, name: str, x: Tensor) -> Tensor:
         fn = self.hooks.get(name)
         if fn is not None:
@@ -64,6 +69,10 @@ class ScopedHook:
     def __init__(self, root: HookPoints, prefix: str):
         self.root, self.prefix = root, prefix
 
+    @property
+    def active(self) -> bool:
+        return self.root.active
+
     def __call__(self, name: str, x: Tensor) -> Tensor:
         return self.root(f"{self.prefix}.{name}", x)
 
@@ -77,3 +86,4 @@ def no_hook(name: str, x: Tensor) -> Tensor:  # noqa: ARG001 - same signature as
 
 
 no_hook.scoped = lambda prefix: no_hook  # type: ignore[attr-defined]
+no_hook.active = False  # type: ignore[attr-defined]  # nobody listens: modules may take their fused fast path
