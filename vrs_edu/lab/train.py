@@ -30,12 +30,12 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
-from tqdm.auto import tqdm
 
 from ..nn.model import TinyGPT, TinyGPTConfig, is_coefficient
 from . import distributed
 from .data import SyntheticTask, TokenData, Tokenizer
 from .device import autocast, autocast_dtype, resolve_device
+from .progress import progress_bar
 
 
 @dataclass
@@ -177,6 +177,7 @@ class RunOptions:
     checkpoint_root: str | None = None   # each train() call checkpoints to its own folder under it
     checkpoint_every: int | None = None  # steps between checkpoints (the last step is always written)
     resume: bool = False                 # continue from the last checkpoint, if there is one
+    progress: bool = True                # False: no progress bar in any train() call (the commands' --quiet)
 
 
 _RUN_OPTIONS = RunOptions()
@@ -213,6 +214,8 @@ def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | No
     batches in the same order (a paired comparison). Coefficients are logged at every evaluation.
 
     Args:
+        progress: draw a progress bar. It stays off under ``run_options(progress=False)`` (the commands'
+            ``--quiet``) and when ``TQDM_DISABLE`` is set (see :mod:`vrs_edu.lab.progress`).
         device: where to train (see :func:`~vrs_edu.lab.device.resolve_device`); None = the :func:`run_options`
             default, else wherever the model is. The model is moved back to where it came from afterwards, so
             callers that measure it on CPU tensors keep working.
@@ -270,8 +273,9 @@ def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | No
 
     model.train()
     t0 = time.perf_counter()
-    bar = tqdm(range(start, cfg.steps), desc=desc, disable=not (progress and w.is_main), leave=False,
-               initial=start, total=cfg.steps)
+    # TQDM_DISABLE=1 switches the bar off as well (progress_bar reads it; tqdm ignores it once disable= is passed).
+    bar = progress_bar(range(start, cfg.steps), show=progress and opts.progress and w.is_main, desc=desc,
+                       leave=False, initial=start, total=cfg.steps)
     for step in bar:
         for group in opt.param_groups:
             group["lr"] = group["base_lr"] * lr_factor(step, cfg)
