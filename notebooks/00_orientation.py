@@ -40,12 +40,14 @@
 #   and how long it took. Where a published claim does not reproduce at our scale, the chapter says so.
 # * **Widgets.** Sliders re-run a small experiment when you move them. A static figure of the default setting sits
 #   next to each widget, so the rendered book shows something too.
-# * **Exercises.** You write a function; a checker compares it with the reference on random inputs. If it
-#   disagrees, it names the likely mistake. "Public checks passed" means your function agrees on these inputs —
-#   in a class, hidden checks run when the assignment is graded. In the chapters each exercise cell holds a worked
-#   solution, so that the chapter runs end to end: replace it with your own (or break it on purpose) and re-run
-#   the checker. The classroom assignments (see the README's teacher's guide) hand out the same exercises as
-#   empty stubs.
+# * **Exercises.** Each one gives a difficulty (🔴⚪⚪⚪⚪ easy to 🔴🔴🔴🔴🔴 hard) and an expected time. The
+#   exercise cell is a stub: the signature, a docstring with the shapes, and `raise NotImplementedError`. Write your
+#   code in its place and run the cell; a checker compares your function with the reference on random inputs and,
+#   if they disagree, names the likely mistake (on the untouched stub it says "not implemented yet" and gives a
+#   hint). "Public checks passed" means your function agrees on these inputs; for chapters 00–05, hidden checks
+#   run when the classroom assignment is graded (see the README's teacher's guide). The worked solution follows in
+#   a collapsed cell (click its bar to open it); running it replaces your function, so the chapter runs end to end
+#   either way.
 
 # %%
 from vrs_edu.course.setup import check_environment, setup_notebook
@@ -101,16 +103,30 @@ print("text of the first sequence:", repr(data.tokenizer.decode(x[0])[:60]))
 # %% [markdown]
 # ### Exercise 0 — the norm of the stream at each depth
 #
+# *Difficulty 🔴⚪⚪⚪⚪ · about 5 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `mean_stream_norms(stack)`: for a depth stack of shape `(L+1, B, T, D)` return a tensor of shape `(L+1,)`
 # holding, at each depth, the L2 norm of every token's D-dimensional state averaged over batch and tokens.
 
 
 # %%
 def mean_stream_norms(stack):
-    return stack.norm(dim=-1).mean(dim=(1, 2))
+    """stack (L+1, B, T, D) -> (L+1,): at each depth, every token's L2 norm averaged over
+    batch and tokens.
+    """
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch00 import check_stream_norms
+
+check_stream_norms(mean_stream_norms)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def mean_stream_norms(stack):
+    return stack.norm(dim=-1).mean(dim=(1, 2))
+
 
 check_stream_norms(mean_stream_norms)
 

@@ -117,6 +117,9 @@ print(f"largest |h_L - (embedding + sum of block outputs)|: {diff:.1e}  (entries
 # %% [markdown]
 # ### Exercise 1 — build the depth stack
 #
+# *Difficulty 🔴🔴⚪⚪⚪ · about 10 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `residual_stack(embedding, outputs)`: given the embedding `(B, T, D)` and what each block wrote
 # `(L, B, T, D)`, return the depth stack `(L+1, B, T, D)` with `stack[0] = embedding` and
 # `stack[l] = embedding + outputs[0] + … + outputs[l-1]`. The checker compares it with the package on random
@@ -125,10 +128,19 @@ print(f"largest |h_L - (embedding + sum of block outputs)|: {diff:.1e}  (entries
 
 # %%
 def residual_stack(embedding, outputs):
-    return torch.cat([embedding[None], outputs]).cumsum(0)
+    """embedding (B, T, D), outputs (L, B, T, D) -> the depth stack (L+1, B, T, D)."""
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch01 import check_residual_stack
+
+check_residual_stack(residual_stack)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def residual_stack(embedding, outputs):
+    return torch.cat([embedding[None], outputs]).cumsum(0)
+
 
 check_residual_stack(residual_stack)
 mine = residual_stack(trace["embed"], ys)
@@ -165,6 +177,9 @@ plt.show()
 # %% [markdown]
 # ### Exercise 2 — split a logit into contributions
 #
+# *Difficulty 🔴🔴🔴⚪⚪ · about 15 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `logit_contributions(components, unembed)`: `components` is `(N, D)`, terms whose sum is the final state
 # of one token; `unembed` is `(D,)`, the unembedding row of one output token. Return the `(N,)` contributions
 # `c_n · w_U / rms(Σ c_n)` with `rms(h) = sqrt(mean(h²) + 1e-6)`. They must add up to the logit.
@@ -172,13 +187,26 @@ plt.show()
 
 # %%
 def logit_contributions(components, unembed):
+    """components (N, D), unembed (D,) -> (N,): each component's share of the logit; the
+    shares sum to it.
+    """
+    raise NotImplementedError  # replace with your code
+
+
+from vrs_edu.course.exercises.ch01 import check_logit_contributions
+
+check_logit_contributions(logit_contributions)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+from vrs_edu.lab.residual_stream import stream_components
+
+
+def logit_contributions(components, unembed):
     final = components.sum(0)
     rms = (final.pow(2).mean() + 1e-6).sqrt()
     return components @ unembed / rms
 
-
-from vrs_edu.course.exercises.ch01 import check_logit_contributions
-from vrs_edu.lab.residual_stream import stream_components
 
 check_logit_contributions(logit_contributions)
 labels, comps = stream_components(trace)

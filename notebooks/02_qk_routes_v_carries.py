@@ -122,6 +122,9 @@ print(f"largest write: layer {lw} head {hw}, mean norm {write_norm.max():.3f}; s
 # %% [markdown]
 # ### Exercise 1 — the causal pattern
 #
+# *Difficulty 🔴🔴⚪⚪⚪ · about 10 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `attention_pattern(q, k)` for `q, k` of shape `(B, H, T, Dh)`: the scores `q kᵀ / sqrt(Dh)`, future keys
 # (`j > i`) set to `-inf`, softmax over the keys. Return `(B, H, T, T)`; every row sums to 1. The checker names the
 # usual mistakes (mask direction, missing scale, softmax axis). Then we feed it the model's own `q` and `k`.
@@ -132,13 +135,22 @@ import math
 
 
 def attention_pattern(q, k):
+    """q, k (B, H, T, Dh) -> the causal pattern (B, H, T, T); every row sums to 1."""
+    raise NotImplementedError  # replace with your code
+
+
+from vrs_edu.course.exercises.ch02 import check_attention_pattern
+
+check_attention_pattern(attention_pattern)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def attention_pattern(q, k):
     T, Dh = q.size(-2), q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
     future = torch.ones(T, T, dtype=torch.bool).triu(1)
     return scores.masked_fill(future, float("-inf")).softmax(dim=-1)
 
-
-from vrs_edu.course.exercises.ch02 import check_attention_pattern
 
 check_attention_pattern(attention_pattern)
 mine = attention_pattern(trace["blocks.3.attn.q"], trace["blocks.3.attn.k"])
@@ -147,16 +159,30 @@ print(f"layer 3, your pattern vs the model's: largest difference {(mine - trace[
 # %% [markdown]
 # ### Exercise 2 — the value-weighted sum
 #
+# *Difficulty 🔴⚪⚪⚪⚪ · about 5 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `attend(pattern, v)`: `pattern (B, H, T, T)`, `v (B, H, T, Dh)`; return `z (B, H, T, Dh)` with
 # `z_i = Σ_j pattern[i, j] · v_j`.
 
 
 # %%
 def attend(pattern, v):
-    return pattern @ v
+    """pattern (B, H, T, T), v (B, H, T, Dh) -> z (B, H, T, Dh), z_i = sum_j pattern[i, j]
+    v_j.
+    """
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch02 import check_attend
+
+check_attend(attend)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def attend(pattern, v):
+    return pattern @ v
+
 
 check_attend(attend)
 mine = attend(trace["blocks.3.attn.pattern"], trace["blocks.3.attn.v_mix"])

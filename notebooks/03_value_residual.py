@@ -62,6 +62,9 @@ setup_notebook(seed=0)
 #
 # ### Exercise 3.1 — attention with a value residual
 #
+# *Difficulty 🔴🔴⚪⚪⚪ · about 10 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `value_residual_attention(pattern, v, v_first, lambda_1, lambda_2)`: given a causal pattern $A_n$ of shape
 # `(B, H, T, T)`, this layer's values $V_n$ and the first layer's values $V_1$ (both `(B, H, T, Dh)`), return
 # $U_n = A_n(\lambda_1 V_1 + \lambda_2 V_n)$, shape `(B, H, T, Dh)`.
@@ -69,10 +72,21 @@ setup_notebook(seed=0)
 
 # %%
 def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
-    return pattern @ (lambda_1 * v_first + lambda_2 * v)
+    """pattern (B, H, T, T), v and v_first (B, H, T, Dh), floats lambda_1, lambda_2 -> U_n
+    (B, H, T, Dh).
+    """
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch03 import check_value_residual_attention
+
+check_value_residual_attention(value_residual_attention)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
+    return pattern @ (lambda_1 * v_first + lambda_2 * v)
+
 
 check_value_residual_attention(value_residual_attention)
 

@@ -61,6 +61,9 @@ setup_notebook(seed=0)
 #
 # ### Exercise 4.1 — x0 injection for one projection
 #
+# *Difficulty 🔴🔴⚪⚪⚪ · about 10 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `x0_projection(x, embedding, weight, alpha, beta)`: `x` is the normalised stream `(B, T, D)`, `embedding`
 # the raw token embeddings `(B, T, D)`, `weight` an `nn.Linear` weight `(D, D)` (no bias). Return
 # $\alpha\, W x + \beta\, W x_0$ with $x_0 = \mathrm{RMSNorm}(\text{embedding})$, shape `(B, T, D)`. The
@@ -71,11 +74,22 @@ from vrs_edu.nn.layers import rms_norm
 
 
 def x0_projection(x, embedding, weight, alpha, beta):
-    x0 = rms_norm(embedding)
-    return alpha * x @ weight.T + beta * x0 @ weight.T
+    """x, embedding (B, T, D), weight (D, D), floats alpha, beta -> alpha W(x) + beta W(x0),
+    shape (B, T, D).
+    """
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch04 import check_x0_projection
+
+check_x0_projection(x0_projection)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def x0_projection(x, embedding, weight, alpha, beta):
+    x0 = rms_norm(embedding)
+    return alpha * x @ weight.T + beta * x0 @ weight.T
+
 
 check_x0_projection(x0_projection)
 

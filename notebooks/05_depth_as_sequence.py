@@ -331,6 +331,9 @@ print(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 
 # %% [markdown]
 # ## Exercise — ShortSWA over depth for one token
 #
+# *Difficulty 🔴🔴🔴🔴⚪ · about 20 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `depth_swa_one_token(h, window, w_q, w_k, w_v)`: `h` is one token's depth trajectory, shape `(L+1, D)`;
 # the weights are `nn.Linear` weights of shape `(E, D)`. Return `(L+1, E)`: for every layer $l$, the causal read
 # $z^{(l)}$ over the window $W_l = [h^{(\max(0,l-K+1))}; \dots; h^{(l)}]$ from the equation at the top of this chapter.
@@ -340,6 +343,19 @@ import math
 
 
 def depth_swa_one_token(h, window, w_q, w_k, w_v):
+    """h (L+1, D), int window K, w_q, w_k, w_v (E, D) -> (L+1, E): the causal read over each
+    layer's window.
+    """
+    raise NotImplementedError  # replace with your code
+
+
+from vrs_edu.course.exercises.ch05 import check_depth_swa_one_token
+
+check_depth_swa_one_token(depth_swa_one_token)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def depth_swa_one_token(h, window, w_q, w_k, w_v):
     out = []
     for l in range(h.size(0)):
         W = h[max(0, l - window + 1): l + 1]                   # the layer itself and up to K-1 layers below
@@ -348,8 +364,6 @@ def depth_swa_one_token(h, window, w_q, w_k, w_v):
         out.append(torch.softmax(scores, dim=0) @ (W @ w_v.T))
     return torch.stack(out)
 
-
-from vrs_edu.course.exercises.ch05 import check_depth_swa_one_token
 
 check_depth_swa_one_token(depth_swa_one_token)
 

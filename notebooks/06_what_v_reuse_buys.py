@@ -284,6 +284,9 @@ for a in course_answers():
 #
 # ## Exercise — estimate a KV cache, then check it against the model
 #
+# *Difficulty 🔴🔴🔴⚪⚪ · about 15 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Write `kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number)`: the bytes a decoder keeps for one
 # sequence of `seq_len` tokens, for `variant` in `"baseline"`, `"svformer"`, `"bank"` (the bank layers are the last
 # third: `n_layers // 3` of them, at least one).
@@ -291,11 +294,22 @@ for a in course_answers():
 
 # %%
 def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
-    v_layers = {"baseline": n_layers, "svformer": 1, "bank": n_layers - max(1, n_layers // 3)}[variant]
-    return (n_layers + v_layers) * d_model * seq_len * bytes_per_number    # K in every layer, V where cached
+    """ints n_layers, d_model, seq_len, bytes_per_number; variant 'baseline', 'svformer' or
+    'bank' -> int bytes.
+    """
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch06 import check_kv_cache_bytes
+
+check_kv_cache_bytes(kv_cache_bytes)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
+    v_layers = {"baseline": n_layers, "svformer": 1, "bank": n_layers - max(1, n_layers // 3)}[variant]
+    return (n_layers + v_layers) * d_model * seq_len * bytes_per_number    # K in every layer, V where cached
+
 
 check_kv_cache_bytes(kv_cache_bytes)
 

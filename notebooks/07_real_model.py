@@ -278,6 +278,9 @@ print(f"layers {deep.start}-{deep.stop - 1}: mean cosine Q {deep_abl['q']:.3f}, 
 #
 # ### Exercise 7a — the sentence embedding
 #
+# *Difficulty 🔴🔴⚪⚪⚪ · about 10 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
+#
 # Every cosine above compares sentence embeddings. Write `sentence_embedding(hidden, mask)`: for hidden states of
 # shape `(B, T, D)` and a padding mask `(B, T)` (True = real token), return `(B, D)`: the mean of each sentence's
 # real-token states, L2-normalised (all-MiniLM-L6-v2's pooling).
@@ -288,16 +291,30 @@ import torch.nn.functional as F
 
 
 def sentence_embedding(hidden, mask):
-    m = mask.unsqueeze(-1).to(hidden.dtype)
-    return F.normalize((hidden * m).sum(1) / m.sum(1), dim=-1)
+    """hidden (B, T, D), mask (B, T) bool (True = real token) -> (B, D), L2-normalised mean
+    of the real tokens.
+    """
+    raise NotImplementedError  # replace with your code
 
 
 from vrs_edu.course.exercises.ch07 import check_held_out_r2, check_sentence_embedding
 
 check_sentence_embedding(sentence_embedding)
 
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def sentence_embedding(hidden, mask):
+    m = mask.unsqueeze(-1).to(hidden.dtype)
+    return F.normalize((hidden * m).sum(1) / m.sum(1), dim=-1)
+
+
+check_sentence_embedding(sentence_embedding)
+
 # %% [markdown]
 # ### Exercise 7b — held-out R²
+#
+# *Difficulty 🔴🔴⚪⚪⚪ · about 10 min.* Write it in the stub below; the check says what is missing.
+# The worked solution sits in the collapsed cell after it.
 #
 # Write `held_out_r2(y, y_hat, baseline)` for targets and predictions of shape `(N, D)` and a baseline `(D,)` (the
 # training mean): the variance-weighted $R^2 = 1 - \sum\lVert y - \hat y\rVert^2 / \sum\lVert y - \text{baseline}\rVert^2$,
@@ -305,6 +322,17 @@ check_sentence_embedding(sentence_embedding)
 
 
 # %%
+def held_out_r2(y, y_hat, baseline):
+    """y, y_hat (N, D), baseline (D,) -> float, the variance-weighted R² over all rows and
+    dimensions.
+    """
+    raise NotImplementedError  # replace with your code
+
+
+check_held_out_r2(held_out_r2)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
 def held_out_r2(y, y_hat, baseline):
     return 1.0 - float((y - y_hat).pow(2).sum() / (y - baseline).pow(2).sum())
 
