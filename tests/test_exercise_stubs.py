@@ -99,3 +99,43 @@ def test_nan_without_a_known_mistake_is_named(capsys):
     assert ch02.check_attention_pattern(pattern_with_a_nan) is False
     out = capsys.readouterr().out
     assert "values are NaN where the reference has none" in out, out
+
+
+# --- the chapters: every exercise is a stub followed by its collapsed worked solution -------------------------
+
+def _chapter_exercises():
+    import re
+    from pathlib import Path
+
+    import jupytext
+
+    found = []
+    for path in sorted((Path(__file__).parent.parent / "notebooks").glob("0*.py")):
+        cells = jupytext.read(path).cells
+        for i, c in enumerate(cells):
+            if c.cell_type == "markdown" and re.search(r"(?m)^#{2,3} Exercise(?!s to think)", c.source):
+                found.append(pytest.param(c, cells[i + 1:], id=f"{path.stem[:2]}-{len(found)}"))
+    return found
+
+
+EXERCISE_CELLS = _chapter_exercises()
+
+
+def test_every_chapter_has_its_exercises():
+    assert len(EXERCISE_CELLS) == len(CHECKERS)          # one exercise per checker, 11 in chapters 00-07
+
+
+@pytest.mark.parametrize("heading, following", EXERCISE_CELLS)
+def test_exercise_is_a_stub_then_a_collapsed_solution(heading, following):
+    import re
+
+    assert re.search(r"Difficulty 🔴{1,5}⚪{0,4} · about \d+ min", heading.source), heading.source
+    code = [c for c in following if c.cell_type == "code"]
+    stub, solution = code[0], code[1]
+    func = re.search(r"^def (\w+)\(", stub.source, re.M).group(1)
+    assert "raise NotImplementedError" in stub.source and '"""' in stub.source   # signature, docstring, stub body
+    assert re.search(rf"^check_\w+\({func}\)$", stub.source, re.M)              # the check meets the stub
+    assert solution.metadata.get("jupyter", {}).get("source_hidden") is True     # collapsed in JupyterLab
+    assert "hide-input" in solution.metadata.get("tags", [])                    # a dropdown in the book
+    assert re.search(rf"^def {func}\(", solution.source, re.M) and "NotImplementedError" not in solution.source
+    assert re.search(rf"^check_\w+\({func}\)$", solution.source, re.M)          # nbval compares its passing line
