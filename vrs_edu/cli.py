@@ -1,7 +1,8 @@
 """The ``vrs-edu`` command: train a model, reproduce a chapter's long runs, build and grade assignments.
 
     vrs-edu train --preset char-6x64 --steps 300 --out runs/char
-    vrs-edu reproduce value-residual [--quick]
+    vrs-edu reproduce value-residual [--quick] [--corpus kjv|FILE] [--tokenizer char|word|bpe]
+    vrs-edu corpora
     vrs-edu info
 
 Scaling up (README, "Scaling up"): ``--device auto|cpu|cuda|mps``, ``--compile``, ``--checkpoint-every N`` and
@@ -131,9 +132,11 @@ def cmd_reproduce(args) -> int:
             import tempfile
 
             with tempfile.TemporaryDirectory() as scratch:
-                run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=scratch)
+                run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=scratch, corpus=args.corpus,
+                           tokenizer=args.tokenizer)
             return 0
-        path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out)
+        path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out, corpus=args.corpus,
+                          tokenizer=args.tokenizer)
     result = json.loads(path.read_text())
     # The recorded command must make the same numbers again: add the flags that change them (run_recipe only knows
     # the name and --quick). Where the files went (--out, --checkpoint-*) does not change a number, so it is left out.
@@ -155,6 +158,13 @@ def cmd_info(args) -> int:
     print(json.dumps(environment_info(), indent=1))
     for p in PRESETS.values():
         print(f"preset {p.name:12s} {p.about}")
+    return 0
+
+
+def cmd_corpora(args) -> int:
+    from .lab.corpora import describe
+
+    print(describe())
     return 0
 
 
@@ -181,10 +191,15 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE",
                    help="override a model or training setting in every run of the recipe, e.g. --set steps=20000")
     r.add_argument("--out", help="results folder (default: data/results)")
+    r.add_argument("--corpus", help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
+                                    "text file; writes NAME.corpus-<name>.json beside the default results")
+    r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")
     _add_scale_flags(r)
     r.set_defaults(fn=cmd_reproduce)
     i = sub.add_parser("info", help="versions, threads and presets")
     i.set_defaults(fn=cmd_info)
+    c = sub.add_parser("corpora", help="the named corpora: size, licence, word tokens, [UNK] share (2,048 words)")
+    c.set_defaults(fn=cmd_corpora)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap

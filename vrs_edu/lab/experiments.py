@@ -6,9 +6,13 @@ that made it, the seeds, the package and torch versions, the thread count, the m
 and the CPU time.
 ``--quick`` runs the same code at a size that finishes in about a minute (for tests); its file is named
 ``<name>.quick.json`` so a quick run never overwrites a full one.
+A recipe that trains on text takes ``corpus`` and ``tokenizer`` keywords (``vrs-edu reproduce NAME --corpus FILE
+--tokenizer word``); its file is then ``<name>.corpus-<stem>[.tokenizer-<kind>][.quick].json`` (see
+:mod:`vrs_edu.lab.corpora`), and :func:`load_results` reads those files when ``VRS_EDU_CORPUS=<stem>`` is set.
 """
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import platform
@@ -22,7 +26,8 @@ from pathlib import Path
 import torch
 
 from ..nn.model import TinyGPT
-from .data import SyntheticTask, make_token_data, unigram_loss
+from .corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
+from .data import TOKENIZERS, SyntheticTask, unigram_loss
 from .metrics import coefficient_readout, layer_metrics, substitution_ablation
 from .presets import make_run
 from .train import evaluate, save_checkpoint, train
@@ -43,7 +48,9 @@ RECIPES: dict[str, Recipe] = {}
 
 
 def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2)):
-    """Register ``fn(quick, seeds) -> dict`` as ``vrs-edu reproduce NAME``."""
+    """Register ``fn(quick, seeds) -> dict`` as ``vrs-edu reproduce NAME``. A recipe that trains on text says so
+    by taking keyword arguments ``corpus`` (a :class:`~vrs_edu.lab.corpora.Corpus` or None for the default) and
+    ``tokenizer`` (a kind or None for the preset's), which it passes on to :func:`compare_variants`."""
     def register(fn):
         RECIPES[name] = Recipe(name, fn, about, default_seeds)
         return fn
@@ -66,43 +73,80 @@ def _load_average() -> float | None:
         return None
 
 
-def results_path(name: str, quick: bool = False, out_dir: str | Path | None = None) -> Path:
-    return Path(out_dir or RESULTS_DIR) / f"{name}{'.quick' if quick else ''}.json"
+def results_path(name: str, quick: bool = False, out_dir: str | Path | None = None, corpus: str | None = None,
+                 tokenizer: str | None = None) -> Path:
+    """``<out_dir>/<name>[.corpus-<corpus>][.tokenizer-<tokenizer>][.quick].json`` (``corpus``: the short name
+    of :class:`~vrs_edu.lab.corpora.Corpus`; None for the default corpus)."""
+    return Path(out_dir or RESULTS_DIR) / f"{name}{run_suffix(corpus, tokenizer)}{'.quick' if quick else ''}.json"
+
+
+def trains_on_text(name: str) -> bool:
+    """Whether recipe ``name`` takes a corpus (its function has a ``corpus`` keyword)."""
+    _load_recipes()
+    return "corpus" in inspect.signature(RECIPES[name].fn).parameters
 
 
 def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
-               out_dir: str | Path | None = None) -> Path:
+               out_dir: str | Path | None = None, corpus: str | Path | Corpus | None = None,
+               tokenizer: str | None = None) -> Path:
     """Run a registered recipe and write its JSON result. Returns the file's path.
 
+    ``corpus`` (a name in :data:`vrs_edu.lab.corpora.NAMED` or a UTF-8 text file) and ``tokenizer`` (char, word or
+    bpe) replace the default corpus and the preset's tokenizer in the recipe's text runs; both are checked before
+    any training, recorded in the result (``text_corpus``: name, source, bytes, sha256, licence) and in the file
+    name (:func:`results_path`), so the default results are never overwritten.
+
     Raises:
-        ValueError: an unknown recipe name (the message lists the known ones).
+        ValueError: an unknown recipe name (the message lists the known ones); ``corpus``/``tokenizer`` for a
+            recipe that does not train on text; an unknown tokenizer; a corpus file that is a folder, empty,
+            binary or not UTF-8 (one line naming the file).
+        FileNotFoundError: a corpus file that does not exist.
     """
     _load_recipes()
     if name not in RECIPES:
         raise ValueError(f"unknown recipe {name!r}; known recipes: {sorted(RECIPES)}")
     r = RECIPES[name]
+    text_recipe = trains_on_text(name)
+    if not text_recipe and (corpus is not None or tokenizer is not None):
+        raise ValueError(f"recipe {name!r} does not train on text: --corpus and --tokenizer do not apply to it")
+    if tokenizer is not None and tokenizer not in TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
+    text = None if corpus is None else get_corpus(corpus)  # checked here, before any training
     seeds = list(r.default_seeds if seeds is None else seeds)
     load_before = _load_average()
     t0, cpu0 = time.perf_counter(), time.process_time()
-    payload = r.fn(quick, seeds)
+    payload = r.fn(quick, seeds, corpus=text, tokenizer=tokenizer) if text_recipe else r.fn(quick, seeds)
     wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
+    cmd += (f" --corpus {corpus.name if isinstance(corpus, Corpus) else corpus}" if corpus is not None else "")
+    cmd += f" --tokenizer {tokenizer}" if tokenizer else ""
     result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
               "wall_time_s": round(wall, 1), "cpu_time_s": round(cpu, 1),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "environment": {**environment_info(), "load_average_1m": [load_before, _load_average()]},
               **payload}
-    path = results_path(name, quick, out_dir)
+    if text_recipe:  # which text the numbers come from (the default's record too, so every file says)
+        result["text_corpus"] = (text or named_corpus(DEFAULT_NAME)).record()
+    path = results_path(name, quick, out_dir, None if text is None else text.name, tokenizer)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1, default=float) + "\n")
     return path
 
 
-def load_results(name: str, quick: bool = False, out_dir: str | Path | None = None) -> dict:
-    """Read a result file, with a clear error naming the command that makes it when it is missing."""
-    path = results_path(name, quick, out_dir)
+def load_results(name: str, quick: bool = False, out_dir: str | Path | None = None,
+                 corpus: str | None = None) -> dict:
+    """Read a result file, with a clear error naming the command that makes it when it is missing.
+
+    ``corpus`` (a corpus' short name, e.g. ``kjv`` or a teacher's file stem) reads the runs on that corpus; when
+    it is None the environment variable ``VRS_EDU_CORPUS`` gives it, so a teacher re-points every chapter at the
+    results of their own corpus with one setting (README, teacher's guide). Empty or unset: the default corpus.
+    """
+    corpus = corpus or os.environ.get("VRS_EDU_CORPUS") or None
+    path = results_path(name, quick, out_dir, corpus)
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: run `vrs-edu reproduce {name}{' --quick' if quick else ''}`")
+        how = "" if not corpus else f" --corpus {corpus}" if corpus in NAMED else f" --corpus <your {corpus} file>"
+        raise FileNotFoundError(f"{path} does not exist: run `vrs-edu reproduce {name}{how}"
+                                f"{' --quick' if quick else ''}`")
     return json.loads(path.read_text())
 
 
@@ -142,7 +186,7 @@ def _load_recipes() -> None:
 def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *, quick: bool = False,
                      quick_steps: int = 60, corpus: str | None = None, ablation: bool = False,
                      checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "",
-                     task: SyntheticTask | None = None) -> dict:
+                     task: SyntheticTask | None = None, tokenizer: str | None = None) -> dict:
     """Train every variant (config overrides on ``preset``) for every seed and measure it.
 
     Same seed ⇒ same initial weights for every parameter two variants share (see ``TinyGPT._init_weights``) and
@@ -153,13 +197,19 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
 
     With ``task`` (a :class:`~vrs_edu.lab.data.SyntheticTask`) the runs train on it instead of the corpus: only the
     task's masked (answer) positions are scored, and the metric batches are drawn with seed ``20_000 + seed``.
+    Otherwise ``corpus`` (a :class:`~vrs_edu.lab.corpora.Corpus`, a name or a file path; None: the default corpus)
+    and ``tokenizer`` (None: the preset's) choose the text; a checkpoint then goes to
+    ``<checkpoint_as>.corpus-<name>`` so the chapters' checkpoints are never overwritten.
     """
     base_preset, _, _ = make_run(preset)
     overrides = {"steps": quick_steps, "eval_every": max(10, quick_steps // 3), "eval_batches": 4} if quick else {}
     _, mcfg0, _ = make_run(preset, **overrides)
-    text = None if corpus is None else Path(corpus).read_text(encoding="utf-8")
-    data = task if task is not None else make_token_data(text, base_preset.tokenizer,
-                                                         base_preset.vocab_size or 2048, mcfg0.block_size)
+    corpus = None if corpus is None else get_corpus(corpus)
+    kind = tokenizer or base_preset.tokenizer
+    data = task if task is not None else corpus_token_data(corpus, kind, base_preset.vocab_size or 2048,
+                                                           mcfg0.block_size)
+    if checkpoint_as and task is None:
+        checkpoint_as += run_suffix(corpus, tokenizer)
     runs: dict[str, list[dict]] = {}
     configs: dict[str, dict] = {}
     for vname, vover in variants.items():
@@ -185,6 +235,7 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     if task is not None:
         return {"preset": preset, "task": task.name, "vocab_size": data.vocab_size, "configs": configs,
                 "runs": runs}
-    return {"preset": preset, "corpus": corpus or "pydoc_data.topics", "tokenizer": base_preset.tokenizer,
+    return {"preset": preset, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
+            "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data),
             "configs": configs, "runs": runs}

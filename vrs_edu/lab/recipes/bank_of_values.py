@@ -131,10 +131,11 @@ def claims(part: dict) -> dict:
 
 @recipe("bank-of-values", "x0 coefficients for Q, K, V in the last third, shared control, V := γ·W_V(x0), bank of "
         "values, and the substitution ablation (word-8x64 corpus and associative recall, 3 seeds)")
-def bank_of_values(quick: bool, seeds: list[int]) -> dict:
+def bank_of_values(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
     task = associative_recall(**RECALL_TASK)
     corpus = run_suite(CORPUS["preset"], VARIANTS, seeds, quick, CORPUS["train"], ablation_for=("baseline",),
-                       checkpoint_for=("qkv",), checkpoint_as="bank-of-values", desc="corpus ")
+                       checkpoint_for=("qkv",), checkpoint_as="bank-of-values", desc="corpus ", corpus=corpus,
+                       tokenizer=tokenizer)
     recall = run_suite(RECALL["preset"], VARIANTS, seeds, quick, RECALL["train"], task=task,
                        ablation_for=("baseline",), desc="recall ")
     recall["task_settings"] = RECALL_TASK

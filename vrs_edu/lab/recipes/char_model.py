@@ -17,7 +17,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import experiments
-from ..data import make_token_data, unigram_loss
+from ..corpora import corpus_token_data, run_suffix
+from ..data import unigram_loss
 from ..experiments import load_results, recipe
 from ..presets import make_run
 from ..train import evaluate, load_checkpoint, save_checkpoint, train
@@ -27,26 +28,30 @@ NAME = "char-6x64"
 FULL_STEPS = 2000
 
 
-def checkpoint_dir(quick: bool = False) -> Path:
-    """Where the recipe writes (and the chapters read) the checkpoint."""
-    return experiments.CHECKPOINT_DIR / (NAME + (".quick" if quick else ""))
+def checkpoint_dir(quick: bool = False, suffix: str = "") -> Path:
+    """Where the recipe writes (and the chapters read) the checkpoint; ``suffix`` (``.corpus-<name>``, from
+    :func:`~vrs_edu.lab.corpora.run_suffix`) keeps a run on another corpus apart from the chapters' model."""
+    return experiments.CHECKPOINT_DIR / (NAME + suffix + (".quick" if quick else ""))
 
 
 @recipe(NAME, "6-layer character model trained longer than the live preset; chapters 01-02 load it",
         default_seeds=(0,))
-def run(quick: bool, seeds: list[int]) -> dict:
+def run(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
     if len(seeds) != 1:
         raise ValueError(f"recipe {NAME} trains one model: give exactly one seed, got {seeds}")
     steps = 60 if quick else FULL_STEPS
     preset, mcfg, tcfg = make_run(NAME, steps=steps, warmup=min(50, steps // 4), eval_every=max(20, steps // 8),
                                   eval_batches=None, seed=seeds[0])
-    data = make_token_data(tokenizer=preset.tokenizer, block_size=mcfg.block_size)
+    kind = tokenizer or preset.tokenizer  # corpus / tokenizer: None = the default corpus / the preset's
+    data = corpus_token_data(corpus, kind, preset.vocab_size or 2048, mcfg.block_size)
     model = TinyGPT(replace(mcfg, vocab_size=data.vocab_size, seed=seeds[0]))
     hist = train(model, data, tcfg, progress=not quick, desc=NAME)
     val_loss, val_acc = evaluate(model, data, tcfg, max_batches=None)
-    path = save_checkpoint(checkpoint_dir(quick), model, data.tokenizer, {"train": tcfg.__dict__})
+    path = save_checkpoint(checkpoint_dir(quick, run_suffix(corpus, tokenizer)), model, data.tokenizer,
+                           {"train": tcfg.__dict__})
     root = experiments.CHECKPOINT_DIR.parent.parent
-    return {"preset": NAME, "corpus": "pydoc_data.topics", "tokenizer": preset.tokenizer,
+    return {"preset": NAME, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
+            "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "vocab_size": data.vocab_size, "n_params": model.num_params(),
             "unigram_val_loss": unigram_loss(data), "final_val_loss": val_loss, "final_val_acc": val_acc,
             "train_wall_time_s": hist.wall_time_s,

@@ -27,7 +27,8 @@ import torch
 from ...nn.depth import depth_weight_matrices
 from ...nn.model import TinyGPT
 from ..analysis import paired_difference
-from ..data import make_token_data, unigram_loss
+from ..corpora import corpus_token_data
+from ..data import unigram_loss
 from ..experiments import recipe
 from ..presets import make_run
 from ..train import train
@@ -83,7 +84,8 @@ def learned_depth_weights(model: TinyGPT, batches) -> dict[str, torch.Tensor]:
     return acc
 
 
-def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | None = None) -> dict:
+def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | None = None, *, corpus=None,
+                     tokenizer: str | None = None) -> dict:
     """Train every variant for every seed; return the payload the runner writes to ``depth-mixers.json``.
 
     Raises:
@@ -92,7 +94,8 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
     variants = VARIANTS if variants is None else variants
     schedule = QUICK if quick else FULL
     preset, mcfg0, _ = make_run(PRESET, **schedule)
-    data = make_token_data(None, preset.tokenizer, preset.vocab_size, mcfg0.block_size)
+    kind = tokenizer or preset.tokenizer  # corpus / tokenizer: None = the default corpus / the preset's
+    data = corpus_token_data(corpus, kind, preset.vocab_size or 2048, mcfg0.block_size)
     counts = parameter_counts(variants, data.vocab_size)
     over = {k: v["overhead"] for k, v in counts.items() if v["overhead"] > BUDGET_TOLERANCE}
     if over:
@@ -121,15 +124,16 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
                 "depth_weights": {s: _matrix_to_json(m) for s, m in weights.items()},
             })
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
-    return {"preset": PRESET, "corpus": "pydoc_data.topics", "tokenizer": preset.tokenizer,
+    return {"preset": PRESET, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
+            "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data), "schedule": schedule,
             "budget_tolerance": BUDGET_TOLERANCE, "parameter_counts": counts, "configs": configs, "runs": runs}
 
 
 @recipe("depth-mixers", "chapter 05: residual, DenseFormer, ELC-BERT, AttnRes, ShortSWA over depth (K=2, 4, full), "
         "DCA, MUDDFormer, Vertical Attention at equal parameter budget; losses and learned depth weights")
-def depth_mixers(quick: bool, seeds: list[int]) -> dict:
-    return run_depth_mixers(quick, seeds)
+def depth_mixers(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
+    return run_depth_mixers(quick, seeds, corpus=corpus, tokenizer=tokenizer)
 
 
 # ---------------------------------------------------------------------------------------------------------------

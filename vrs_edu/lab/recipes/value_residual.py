@@ -78,17 +78,19 @@ def step_seconds(preset: str, variants: dict[str, dict], vocab_size: int, seq_le
 
 def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: bool, train: dict, *,
               task=None, ablation_for: tuple[str, ...] = (), checkpoint_for: tuple[str, ...] = (),
-              checkpoint_as: str | None = None, desc: str = "") -> dict:
+              checkpoint_as: str | None = None, desc: str = "", corpus=None, tokenizer: str | None = None) -> dict:
     """Train every variant on one data set (the corpus, or ``task``) for every seed with
     :func:`~vrs_edu.lab.experiments.compare_variants`, one variant at a time so that the substitution ablation
     (``ablation_for``) and the seed-0 checkpoint (``checkpoint_for``) are only paid for where a chapter uses them.
-    Adds the interleaved step times and the comparison with the baseline."""
+    Adds the interleaved step times and the comparison with the baseline. ``corpus`` and ``tokenizer`` (None: the
+    defaults) go to ``compare_variants`` unchanged (``vrs-edu reproduce NAME --corpus FILE --tokenizer KIND``)."""
     part: dict = {}
     for name, over in variants.items():
         res = compare_variants(preset, {name: {**({} if quick else train), **over}}, seeds, quick=quick,
                                quick_steps=QUICK_STEPS, ablation=name in ablation_for,
                                checkpoint_as=checkpoint_as if name in checkpoint_for else None,
-                               metric_batches=2 if quick else 4, desc=desc, task=task)
+                               metric_batches=2 if quick else 4, desc=desc, task=task, corpus=corpus,
+                               tokenizer=tokenizer)
         if not part:
             part = {k: v for k, v in res.items() if k not in ("configs", "runs")}
             part.update(configs={}, runs={})
@@ -149,10 +151,10 @@ def claims(part: dict) -> dict:
 
 @recipe("value-residual", "ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO vs baseline (word-8x64 corpus and "
         "associative recall, 3 seeds)")
-def value_residual(quick: bool, seeds: list[int]) -> dict:
+def value_residual(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
     task = associative_recall(**RECALL_TASK)
     corpus = run_suite(CORPUS["preset"], VARIANTS, seeds, quick, CORPUS["train"], checkpoint_for=("resformer",),
-                       checkpoint_as="value-residual", desc="corpus ")
+                       checkpoint_as="value-residual", desc="corpus ", corpus=corpus, tokenizer=tokenizer)
     recall = run_suite(RECALL["preset"], VARIANTS, seeds, quick, RECALL["train"], task=task, desc="recall ")
     recall["task_settings"] = RECALL_TASK
     return {"variants": VARIANTS, "corpus": corpus, "recall": recall,

