@@ -12,7 +12,9 @@ LAB_PORT ?= 8888
 # float sums differ between thread counts, and nbval compares the printed numbers.
 # One thread per process in tests too: with pytest -n 2 on 2 cores, torch's default of one thread per core
 # oversubscribes the CPU and its OpenMP workers spin (measured: ~15x slower steps on a busy machine).
-NB_ENV := VRS_EDU_THREADS=1 OMP_NUM_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline
+# TQDM_DISABLE=1: no progress bar reaches a stored output (tqdm's own switch; vrs_edu.lab.progress honours it).
+NB_ENV := VRS_EDU_THREADS=1 OMP_NUM_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline \
+	TQDM_DISABLE=1
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
@@ -65,12 +67,15 @@ book: setup
 	$(BIN)/python -m vrs_edu.course.book build
 
 # Re-execute every chapter from its jupytext source (the .py), writing the .ipynb with outputs. Two at a time.
+# Then no stored output may hold stderr or a warning (nbval does not compare stderr; learners would read it).
 notebooks: setup
 	ls notebooks/[0-9]*.py | $(NB_ENV) xargs -P 2 -I{} $(BIN)/jupytext --sync --execute --set-kernel python3 {}
+	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py
 
 # One chapter: make notebook NB=notebooks/01_two_axes.py
 notebook: setup
 	$(NB_ENV) $(BIN)/jupytext --sync --execute --set-kernel python3 $(NB)
+	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py -k "$$(basename $(NB) .py)"
 
 bench: setup
 	$(BIN)/python -m vrs_edu.bench

@@ -29,7 +29,7 @@ extensions = [
 # Notebooks: render the committed, executed outputs; never execute while building.
 nb_execution_mode = "off"
 nb_ipywidgets_js = {}             # no widget JavaScript from a CDN: the book shows each widget's static figure
-nb_output_stderr = "show"
+nb_output_stderr = "remove-warn"    # a stored warning never reaches a reader, and with -W it stops the build
 myst_enable_extensions = ["dollarmath", "amsmath"]   # $...$ and $$...$$ as in Jupyter
 myst_heading_anchors = 3
 

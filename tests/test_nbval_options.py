@@ -1,0 +1,59 @@
+"""nbval, run with the project's options (the Makefile's NBVAL flags, the sanitize file, the repository's
+conftest.py), fails a notebook only when a lesson's printed result changes: a warning or a progress bar that appears
+on stderr (after a library upgrade, say) does not fail a cell whose numbers are unchanged."""
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LIB = ("import os, sys, warnings\n"
+       "def lib():\n"
+       "    if os.environ.get('WARN'):\n"
+       "        warnings.warn('default will change', FutureWarning)\n"
+       "        sys.stderr.write('\\r 50%|#####     | 1/2\\r100%|##########| 2/2\\n')\n"
+       "    return 1.2345\n")
+
+
+def _cell(source: str, stdout: str, n: int):
+    return nbformat.v4.new_code_cell(source, execution_count=n,
+                                     outputs=[nbformat.v4.new_output("stream", name="stdout", text=stdout)])
+
+
+def _nbval_flags() -> list[str]:
+    """The NBVAL flags of the Makefile, as `make test` and `make nbval` pass them."""
+    m = re.search(r"^NBVAL\s*:=\s*(.+)$", (ROOT / "Makefile").read_text(), flags=re.M)
+    assert m, "the Makefile defines no NBVAL flags"
+    return shlex.split(m.group(1))
+
+
+@pytest.mark.slow
+def test_only_a_changed_lesson_number_fails_a_notebook(tmp_path):
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [
+        _cell(LIB + "print(f'value {lib():.3f}')", "value 1.234\n", 1),        # warns and draws a bar when WARN=1
+        _cell("print(f'twice {2 * lib():.3f}')", "twice 2.469\n", 2),          # the same, in a later cell
+        _cell("print(f'lesson {lib() + 0.01:.3f}')", "lesson 1.234\n", 3),     # the result changed: must fail
+    ]
+    nbformat.write(nb, tmp_path / "demo.ipynb")
+    (tmp_path / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "nbval_sanitize.cfg", tmp_path / "tests")
+    if (ROOT / "conftest.py").exists():            # the project's hooks, whatever they are
+        shutil.copy(ROOT / "conftest.py", tmp_path)
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    env = {**os.environ, "WARN": "1", "OMP_NUM_THREADS": "1"}
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:xdist",
+                        *_nbval_flags(), "demo.ipynb"], cwd=tmp_path, env=env, capture_output=True, text=True)
+    out = r.stdout + r.stderr
+    results = {cell: status for status, cell in re.findall(r"^(PASSED|FAILED) demo\.ipynb::(Cell \d)", out,
+                                                           flags=re.M)}
+    assert results == {"Cell 0": "PASSED", "Cell 1": "PASSED", "Cell 2": "FAILED"}, out[-3000:]
+    assert "lesson 1.244" in out, "the failure shows the changed number"
