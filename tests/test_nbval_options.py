@@ -1,5 +1,5 @@
 """nbval, run with the project's options (the Makefile's NBVAL flags, the sanitize file, the repository's
-conftest.py), fails a notebook only when a lesson's printed result changes: a warning or a progress bar that appears
+conftest.py), fails a notebook only when a lesson's printed result changes (or a cell raises): a warning or a progress bar that appears
 on stderr (after a library upgrade, say) does not fail a cell whose numbers are unchanged."""
 import os
 import re
@@ -42,6 +42,7 @@ def test_only_a_changed_lesson_number_fails_a_notebook(tmp_path):
         _cell(LIB + "print(f'value {lib():.3f}')", "value 1.234\n", 1),        # warns and draws a bar when WARN=1
         _cell("print(f'twice {2 * lib():.3f}')", "twice 2.469\n", 2),          # the same, in a later cell
         _cell("print(f'lesson {lib() + 0.01:.3f}')", "lesson 1.234\n", 3),     # the result changed: must fail
+        _cell("print('done'); lib(1)", "done\n", 4),                            # an exception: must fail
     ]
     nbformat.write(nb, tmp_path / "demo.ipynb")
     (tmp_path / "tests").mkdir()
@@ -55,5 +56,6 @@ def test_only_a_changed_lesson_number_fails_a_notebook(tmp_path):
     out = r.stdout + r.stderr
     results = {cell: status for status, cell in re.findall(r"^(PASSED|FAILED) demo\.ipynb::(Cell \d)", out,
                                                            flags=re.M)}
-    assert results == {"Cell 0": "PASSED", "Cell 1": "PASSED", "Cell 2": "FAILED"}, out[-3000:]
+    assert results == {"Cell 0": "PASSED", "Cell 1": "PASSED", "Cell 2": "FAILED",
+                       "Cell 3": "FAILED"}, out[-3000:]
     assert "lesson 1.244" in out, "the failure shows the changed number"
