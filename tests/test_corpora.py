@@ -144,3 +144,15 @@ def test_unk_share_counts_the_words_outside_the_vocabulary():
     assert unk_share(text, vocab_size=2048) == 0.0  # every word fits
     with pytest.raises(ValueError, match="at least one token"):
         unk_share(" ", vocab_size=16)
+
+
+def test_the_setting_also_points_the_chapters_at_the_char_model_of_that_corpus(tmp_path, monkeypatch):
+    from vrs_edu.lab.recipes import char_model
+
+    monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
+    monkeypatch.setenv("VRS_EDU_CORPUS", "kjv")
+    with pytest.raises(FileNotFoundError, match=r"no checkpoint at \S*char-6x64\.corpus-kjv:"):
+        char_model.load_char_model()
+    monkeypatch.delenv("VRS_EDU_CORPUS")
+    with pytest.raises(FileNotFoundError, match=r"no checkpoint at \S*char-6x64:"):
+        char_model.load_char_model()

@@ -141,13 +141,19 @@ def load_results(name: str, quick: bool = False, out_dir: str | Path | None = No
     it is None the environment variable ``VRS_EDU_CORPUS`` gives it, so a teacher re-points every chapter at the
     results of their own corpus with one setting (README, teacher's guide). Empty or unset: the default corpus.
     """
-    corpus = corpus or os.environ.get("VRS_EDU_CORPUS") or None
+    corpus = chosen_corpus(corpus)
     path = results_path(name, quick, out_dir, corpus)
     if not path.exists():
         how = "" if not corpus else f" --corpus {corpus}" if corpus in NAMED else f" --corpus <your {corpus} file>"
         raise FileNotFoundError(f"{path} does not exist: run `vrs-edu reproduce {name}{how}"
                                 f"{' --quick' if quick else ''}`")
     return json.loads(path.read_text())
+
+
+def chosen_corpus(corpus: str | None = None) -> str | None:
+    """``corpus``, else the environment variable ``VRS_EDU_CORPUS``, else None (the default corpus; an empty
+    variable counts as unset): the corpus whose results and checkpoints the chapters read."""
+    return corpus or os.environ.get("VRS_EDU_CORPUS") or None
 
 
 def provenance(result: dict) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from .. import experiments
 from ..corpora import corpus_token_data, run_suffix
 from ..data import unigram_loss
-from ..experiments import load_results, recipe
+from ..experiments import chosen_corpus, load_results, recipe
 from ..presets import make_run
 from ..train import evaluate, load_checkpoint, save_checkpoint, train
 from ...nn.model import TinyGPT
@@ -67,7 +67,7 @@ def load_char_model(quick: bool = False):
         FileNotFoundError: the checkpoint or the result file is missing; the message names the command that makes
             them (``vrs-edu reproduce char-6x64``).
     """
-    path = checkpoint_dir(quick)
+    path = checkpoint_dir(quick, run_suffix(chosen_corpus()))  # VRS_EDU_CORPUS: the model of a teacher's corpus
     cmd = f"vrs-edu reproduce {NAME}" + (" --quick" if quick else "")
     if not (path / "model.safetensors").exists():
         raise FileNotFoundError(f"no checkpoint at {path}: run `{cmd}` (a few minutes on 2 cores)")
