@@ -66,15 +66,17 @@ browser: setup
 book: setup
 	$(BIN)/python -m vrs_edu.course.book build
 
-# Re-execute every chapter from its jupytext source (the .py), writing the .ipynb with outputs. Two at a time.
+# Re-execute every chapter from its jupytext source (the .py), writing the .ipynb with outputs and widget state.
+# Two at a time. vrs_edu.course.execute, not `jupytext --execute`: plain nbclient can wait a whole cell timeout
+# (or for ever) on an idle kernel after a widget cell; the module's docstring says why.
 # Then no stored output may hold stderr or a warning (nbval does not compare stderr; learners would read it).
 notebooks: setup
-	ls notebooks/[0-9]*.py | $(NB_ENV) xargs -P 2 -I{} $(BIN)/jupytext --sync --execute --set-kernel python3 {}
+	ls notebooks/[0-9]*.py | $(NB_ENV) xargs -P 2 -I{} $(BIN)/python -m vrs_edu.course.execute {}
 	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py
 
 # One chapter: make notebook NB=notebooks/01_two_axes.py
 notebook: setup
-	$(NB_ENV) $(BIN)/jupytext --sync --execute --set-kernel python3 $(NB)
+	$(NB_ENV) $(BIN)/python -m vrs_edu.course.execute $(NB)
 	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py -k "$$(basename $(NB) .py)"
 
 bench: setup

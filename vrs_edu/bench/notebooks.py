@@ -3,13 +3,12 @@ next to its budget in book.toml. Outputs are discarded: this never rewrites the 
 from __future__ import annotations
 
 import os
-import time
 from pathlib import Path
 
 import nbformat
-from nbclient import NotebookClient
 
 from ..course.book import ROOT, chapters
+from ..course.execute import execute_notebook
 
 
 def run(args) -> None:
@@ -19,10 +18,7 @@ def run(args) -> None:
     for c in chapters():
         path = ROOT / "notebooks" / c.file
         nb = nbformat.read(path, as_version=4)
-        t0 = time.perf_counter()
-        NotebookClient(nb, timeout=900, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-        dt = time.perf_counter() - t0
+        dt = execute_notebook(nb, path.parent, timeout=900).wall_s
         total += dt
         flag = "" if dt <= c.budget_s else "  OVER BUDGET"
         print(f"{c.stem:32s} {dt:7.1f}s {c.budget_s:7d}s  {dt / c.budget_s:5.2f}{flag}", flush=True)
