@@ -76,6 +76,6 @@ def test_static_plots_draw(setup):
     fig = vrout.plot_layer_effects(res, ["uniform", "previous layer"])
     assert len(fig.axes[0].patches) == 3 + 2                   # "previous layer" has no bar at layer 0
     fig = vrout.plot_patterns({0: tr["blocks.0.attn.pattern"][0]}, list("abcdefgh"))
-    assert len(fig.axes) == 2
+    assert len(fig.axes) == 2 + 1                              # two heads and their shared colour bar
     fig = vrout.plot_circuits(rt.qk_circuit(model, 0, 0)[:4, :4], rt.ov_circuit(model, 0, 0)[:4, :4], list("abcd"))
     assert len(fig.axes) == 4 and "row mean removed" in fig.axes[0].get_title()

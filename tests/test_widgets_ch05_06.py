@@ -73,4 +73,4 @@ def test_kv_summary_matches_the_formulas():
 def test_kv_widget_has_the_sliders_the_chapter_names():
     w = vkv.kv_widget()
     names = [c.description for c in w.children[:-1]]
-    assert names == ["layers L", "width d", "context T", "vocab |V|", "bytes/number"]
+    assert names == ["layers L", "width d", "context T", "vocab |V|", "batch B", "bytes/number"]

@@ -2,6 +2,8 @@
 browser and the widgets (vrs_edu.viz.widgets) stay thin."""
 from __future__ import annotations
 
+import math
+
 import torch
 
 from ..nn.model import TinyGPT, TinyGPTConfig
@@ -21,12 +23,12 @@ def untrained_stream_norms(n_layers: int = 6, init_scale: float = 1.0, seed: int
     (attention ``o_proj`` and MLP ``down``) are multiplied by ``init_scale``. Random token ids, fixed by ``seed``.
 
     Raises:
-        ValueError: ``n_layers`` outside 1..48 or ``init_scale`` negative.
+        ValueError: ``n_layers`` outside 1..48, or ``init_scale`` negative, NaN or infinite.
     """
     if not 1 <= n_layers <= 48:
         raise ValueError(f"n_layers must be in 1..48, got {n_layers}")
-    if init_scale < 0:
-        raise ValueError(f"init_scale must be >= 0, got {init_scale}")
+    if not (math.isfinite(init_scale) and init_scale >= 0):   # NaN fails every comparison: test it by name
+        raise ValueError(f"init_scale must be a finite number >= 0, got {init_scale}")
     model = TinyGPT(TinyGPTConfig(n_layers=n_layers, d_model=d_model, block_size=seq_len, seed=seed))
     for block in model.blocks:
         block.attn.o_proj.weight.mul_(init_scale)

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from ..nn.depth import depth_window_mask
+from .controls import label_style
 
 # In which basis each mixer's weights are expressed: states X_j = the stream after block j, or outputs y_j = what
 # block j wrote (y_0 = X_0 = the embedding). Source 0 is the embedding in both.
@@ -24,9 +25,10 @@ def _basis(variant: str) -> str:
 
 
 def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: str = "sources", vmax: float | None = None,
-                       cmap: str = "viridis"):
+                       cmap: str = "viridis", colorbar: bool = True):
     """Heatmap of a (L+1, L+1) depth-weight matrix: row = the read for block l (last row: the final read-out),
-    column = source layer j (0 = embedding). Entries above the diagonal (never readable) are blank."""
+    column = source layer j (0 = embedding). Entries above the diagonal (never readable) are blank.
+    ``colorbar=False`` for a yes/no mask (its two colours are named in the title instead)."""
     m = np.asarray(matrix, dtype=float)
     if ax is None:
         _, ax = plt.subplots(figsize=(3.6, 3.2))
@@ -40,11 +42,12 @@ def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: st
     ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} (out)" for l in range(L1)])
     if title:
         ax.set_title(title, fontsize=10)
-    ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04)
+    if colorbar:
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
     return ax.figure
 
 
-def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 4):
+def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 3):
     """One heatmap per single-stream mixer: ``weights`` maps a variant name to its (L+1, L+1) matrix."""
     n = len(weights)
     ncols = min(ncols, n)
@@ -99,8 +102,8 @@ def window_figure(n_layers: int, window: int, learned: dict[int, torch.Tensor] |
     """Left: the window mask (which sources each read may use). Right: the learned weights for this K, if trained."""
     r = window_readout(n_layers, window, learned)
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4))
-    plot_depth_weights(r["mask"].float(), ax=axes[0], title=f"readable sources, K = {window}", basis="states X_j",
-                       cmap="Greys", vmax=1.0)
+    plot_depth_weights(r["mask"].float(), ax=axes[0], title=f"readable sources (black), K = {window}",
+                       basis="states X_j", cmap="Greys", vmax=1.0, colorbar=False)
     if r["weights"] is not None:
         plot_depth_weights(r["weights"], ax=axes[1], title=f"learned ShortSWA weights, K = {window}",
                            basis="states X_j")
@@ -123,5 +126,7 @@ def window_widget(n_layers: int, learned: dict[int, torch.Tensor] | None = None,
             line += f"; deep reads put {r['oldest_weight']:.3f} on their oldest source"
         print(line)
 
+    # One step of K adds (or removes) one readable source in every row with that many predecessors: the mask
+    # changes visibly at every step.
     return W.interactive(show, window=W.IntSlider(value=window, min=1, max=n_layers + 1, step=1,
-                                                  description="window K"))
+                                                  description="window K", style=label_style()))

@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from ..lab.probes import PATHS, token_identity_scores
+from .controls import label_style
 
 COLORS = {"q": "tab:blue", "k": "tab:orange", "v": "tab:green", "resid": "tab:gray"}
 
@@ -33,8 +34,11 @@ def plot_probe_table(table: dict, ax=None, title: str | None = None):
     return ax.figure
 
 
-def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], layer: int, ax=None):
-    """Grouped bars: per token, the per-token R² of its q, k and v from its identity (1 = all explained)."""
+def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], layer: int, ax=None,
+                         y_low: float | None = None):
+    """Grouped bars: per token, the per-token R² of its q, k and v from its identity (1 = all explained).
+    ``y_low``: the lower end of the y-axis (the widget passes the lowest score of the sentence over every layer, so
+    the axis stays fixed while the layer moves); it must not cut any bar."""
     if ax is None:
         fig, ax = plt.subplots(figsize=(max(6.4, 0.32 * len(tokens) + 1.5), 3.6))
     x = np.arange(len(tokens))
@@ -44,7 +48,9 @@ def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], laye
     ax.set_xticks(x, tokens, rotation=60, ha="right", fontsize="small")
     ax.axhline(0, color="black", lw=0.6)
     low = min(min(v) for v in scores.values())
-    ax.set_ylim(min(0.0, low) - 0.05, 1.05)      # the whole range of the data is shown, nothing cut off
+    if y_low is not None and y_low > low:
+        raise ValueError(f"y_low = {y_low} would cut bars that go down to {low}")
+    ax.set_ylim(min(0.0, low if y_low is None else y_low) - 0.05, 1.05)   # the whole range of the data is shown
     ax.set_ylabel("per-token R² from identity")
     ax.set_title(f"layer {layer}: how much of each token's q, k, v is its identity")
     ax.legend(fontsize="small", loc="upper left", bbox_to_anchor=(1.0, 1.0))   # outside: bars reach every corner
@@ -52,10 +58,16 @@ def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], laye
     return ax.figure
 
 
-def identity_figure(real, probes: dict, sentence: str, layer: int):
+def identity_figure(real, probes: dict, sentence: str, layer: int, y_low: float | None = None):
     """The widget's figure for one sentence and layer; returns ``(fig, tokens, scores)``."""
     tokens, scores = token_identity_scores(real, probes, sentence, layer)
-    return plot_identity_scores(tokens, scores, layer), tokens, scores
+    return plot_identity_scores(tokens, scores, layer, y_low=y_low), tokens, scores
+
+
+def sentence_low(real, probes: dict, sentence: str) -> float:
+    """The lowest per-token R² of ``sentence`` over every layer and path: one y-axis for all its layers."""
+    return min(min(v) for l in range(real.model.cfg.n_layers)
+               for v in token_identity_scores(real, probes, sentence, l)[1].values())
 
 
 def identity_summary(scores: dict[str, list[float]]) -> str:
@@ -74,12 +86,17 @@ def identity_widget(real, probes: dict, sentences: list[str], layer: int = 3):
     if not sentences:
         raise ValueError("sentences is empty")
 
+    lows: dict[str, float] = {}    # per sentence, computed on first use: the y-axis does not move with the layer
+
     def show(sentence=sentences[0], layer=layer):
-        fig, tokens, scores = identity_figure(real, probes, sentence, layer)
+        if sentence not in lows:
+            lows[sentence] = sentence_low(real, probes, sentence)
+        fig, tokens, scores = identity_figure(real, probes, sentence, layer, y_low=lows[sentence])
         plt.show()
         print(identity_summary(scores))
 
     options = [(s if len(s) <= 70 else s[:67] + "...", s) for s in sentences]
     return W.interactive(show, sentence=W.Dropdown(options=options, value=sentences[0], description="sentence",
-                                                   layout=W.Layout(width="95%")),
-                         layer=W.IntSlider(value=layer, min=0, max=L - 1, step=1, description="layer"))
+                                                   layout=W.Layout(width="95%"), style=label_style()),
+                         layer=W.IntSlider(value=layer, min=0, max=L - 1, step=1, description="layer",
+                                           style=label_style()))

@@ -16,6 +16,7 @@ import torch
 from ..lab.analysis import band
 from ..lab.metrics import attention_entropy, mean_loss
 from ..nn.model import TinyGPT
+from .controls import change_from_default, label_style
 
 COLORS = {"baseline": "black", "resformer": "C0", "learnable": "C1", "svformer": "C2", "neutreno": "C3",
           "qkv": "C0", "shared": "C1", "substitute_v": "C2", "bank": "C3"}
@@ -81,20 +82,32 @@ def lambda_readout(model: TinyGPT, batches, lambda_1: float, lambda_2: float) ->
 
 def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: float = 0.5,
                   trained: dict | None = None):
-    """The widget's figure: per-layer attention entropy at the chosen λ1, λ2 next to the trained setting.
-    Returns ``(fig, readout, trained_readout)``."""
+    """The widget's figure. Left: per-layer attention entropy at the chosen λ1, λ2 minus the trained setting's
+    (the trained line is 0; the changes are small, a few hundredths of a nat, so absolute curves would sit on top
+    of each other). Right: the (λ1, λ2) plane with the trained setting (grey) and this setting (red), each with
+    its loss. Returns ``(fig, readout, trained_readout)``."""
     batches = list(batches)
-    trained = trained or lambda_readout(model, batches, *_trained_lambdas(model))
+    t1, t2 = _trained_lambdas(model)
+    trained = trained or lambda_readout(model, batches, t1, t2)
     now = lambda_readout(model, batches, lambda_1, lambda_2)
-    fig, ax = plt.subplots(figsize=(6.4, 3.2))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 3.6), gridspec_kw={"width_ratios": [1.6, 1]})
     layers = range(model.cfg.n_layers)
-    ax.plot(layers, trained["entropy"], marker="o", color="gray", label=f"as trained (loss {trained['loss']:.3f})")
-    ax.plot(layers, now["entropy"], marker="o", color="C0",
+    ax.plot(layers, [0.0] * len(layers), marker="o", color="gray", label=f"as trained (loss {trained['loss']:.3f})")
+    ax.plot(layers, [a - b for a, b in zip(now["entropy"], trained["entropy"])], marker="o", color="C0",
             label=f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})")
     ax.set_xlabel("layer")
-    ax.set_ylabel("attention entropy (nats)")
-    ax.set_title("token-importance entropy per layer")
-    ax.legend(fontsize=8)
+    ax.set_ylabel("Δ attention entropy (nats)")
+    ax.set_title("token-importance entropy per layer, change from the trained setting", fontsize=10)
+    ax.legend(fontsize=9)
+    ax2.plot([0, 1.5], [1.5, 0], color="0.8", ls=":", lw=1, label="λ1 + λ2 = 1.5")
+    ax2.scatter([t1], [t2], s=90, color="0.5", zorder=3, label=f"trained: {trained['loss']:.3f}")
+    ax2.scatter([lambda_1], [lambda_2], s=60, color="red", zorder=4, label=f"this setting: {now['loss']:.3f}")
+    ax2.set_xlim(-0.05, 1.55)
+    ax2.set_ylim(-0.05, 1.55)
+    ax2.set_xlabel("λ1 (weight on V_1)")
+    ax2.set_ylabel("λ2 (weight on V_n)")
+    ax2.set_title(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}", fontsize=10)
+    ax2.legend(fontsize=9, title="loss (nats)", title_fontsize=9)
     fig.tight_layout()
     return fig, now, trained
 
@@ -112,11 +125,14 @@ def lambda_widget(model: TinyGPT, batches):
     def show(lambda_1=0.5, lambda_2=0.5):
         fig, now, _ = lambda_figure(model, batches, lambda_1, lambda_2, trained)
         plt.show()
-        print(f"loss {now['loss']:.3f} nats (as trained: {trained['loss']:.3f}); entropy per layer: "
+        print(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}; entropy per layer: "
               + " ".join(f"{e:.2f}" for e in now["entropy"]))
         return now
 
-    slider = dict(min=0.0, max=1.5, step=0.05, readout_format=".2f")
+    # Step 0.25 from the measured sensitivity of chapter 03's checkpoint (2 validation batches): one step of 0.05
+    # or 0.10 from the trained 0.5/0.5 moved the loss by ≤ 0.0015 nats (the issue's "4.865 stays 4.865"); one
+    # step of 0.25 moves it by 0.005–0.045 nats (λ1 0.75: +0.005, λ1 0.25: +0.023, λ2 0.25: +0.045).
+    slider = dict(min=0.0, max=1.5, step=0.25, readout_format=".2f", continuous_update=False, style=label_style())
     return W.interactive(show, lambda_1=W.FloatSlider(value=0.5, description="λ1 (V_1)", **slider),
                          lambda_2=W.FloatSlider(value=0.5, description="λ2 (V_n)", **slider))
 
@@ -177,15 +193,16 @@ METRIC_LABELS = {"entropy": "attention entropy (nats)", "sink_mass": "attention 
 
 def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: str = ""):
     """Per-layer metrics (entropy, sink mass, sink value norm, over-smoothing), mean ± sd across seeds."""
-    fig, axes = plt.subplots(1, 4, figsize=(13, 3.0))
+    fig, axes = plt.subplots(2, 2, figsize=(10, 5.6))      # 2 × 2, not 1 × 4: the page is 12 inches wide at most
+    axes = list(axes.flat)
     for ax, (metric, label) in zip(axes, METRIC_LABELS.items()):
         for v in _variants(part, variants):
             m, s = band([r["layer_metrics"][metric] for r in part["runs"][v]])
             xs = range(len(m))
             ax.errorbar(xs, m, yerr=s, marker="o", ms=3, capsize=2, color=COLORS.get(v), label=v)
         ax.set_xlabel("layer" if metric != "oversmoothing" else "depth (0 = embedding)")
-        ax.set_title(label, fontsize=9)
-    axes[0].legend(fontsize=8)
+        ax.set_title(label, fontsize=10)
+    axes[0].legend(fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()

@@ -47,3 +47,6 @@ html_theme_options = {
     "navigation_with_keys": False,
 }
 html_show_sourcelink = False
+# The page layout for code, outputs and figures (no sideways scrolling at 1280 px): see _static/course.css.
+html_static_path = ["_static"]
+html_css_files = ["course.css"]
