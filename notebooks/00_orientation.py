@@ -55,9 +55,8 @@ from vrs_edu.course.setup import check_environment, setup_notebook
 setup_notebook(seed=0)
 versions = check_environment()  # raises, listing every missing or too-old package, if something is wrong
 
-# %%
-# NBVAL_IGNORE_OUTPUT
-# Versions and threads differ from machine to machine: this cell's output is not compared by the tests.
+# %% tags=["nbval-ignore-output"]
+# Versions and threads differ from machine to machine.
 import platform
 
 import torch
@@ -75,7 +74,7 @@ for name, version in versions.items():
 from vrs_edu.course.book import chapters
 
 for c in chapters():
-    print(f"{c.title:45s} {c.budget_s:>3d} s  {c.question}")
+    print(f"{c.title:50s} budget {c.budget_s:>3d} s\n    {c.question}")
 
 # %% [markdown]
 # ## A first look at a residual stream
@@ -132,7 +131,7 @@ check_stream_norms(mean_stream_norms)
 
 # %% [markdown]
 # Now measure the stream of the untrained model, train it for 150 steps on the Python reference documentation
-# (10–20 s on a laptop CPU), and measure again.
+# (most of this chapter's run time), and measure again.
 
 # %%
 from vrs_edu.lab.train import TrainConfig, train
@@ -146,6 +145,9 @@ print("norm by depth, trained:  ", [round(v, 2) for v in after])
 for name, norms in (("untrained", before), ("trained", after)):
     grows = sum(b > a for a, b in zip(norms, norms[1:]))
     print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; final / embedding = {norms[-1] / norms[0]:.1f}")
+r_before, r_after = before[-1] / before[0], after[-1] / after[0]
+print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding as before: the blocks "
+      f"write {'larger' if r_after > r_before else 'smaller'} outputs relative to the embedding")
 
 # %%
 import matplotlib.pyplot as plt
@@ -158,17 +160,18 @@ plt.show()
 # %% [markdown]
 # The stream **grows along depth** (the counts above): each block *adds* a vector to the state. A block can write
 # against the stream and shrink it — count the blocks where the norm did not grow — but nothing ever replaces the
-# old state. Training makes the blocks write larger outputs, so the growth is steeper. Chapter 01 takes this apart: the final state *is*
-# the embedding plus every block's output, and we will read each block's contribution to a prediction.
+# old state. Training changes how much the blocks write (the last line above). Chapter 01 takes this apart: the
+# final state *is* the embedding plus every block's output, and we will read each block's contribution to a
+# prediction.
 #
 # ### Widget — depth and initial scale
 #
 # Move the sliders: the number of layers and a multiplier on the output projections of every block (how much each
-# block writes at initialisation). Watch how fast the stream grows. The static figure below the widget shows the
-# default setting.
+# block writes at initialisation), in steps of 1 and 0.25. The printed line gives the final/embedding ratio and its
+# change from the default; the grey curve is the default setting. The static figure below the widget shows the
+# default setting, and the ratios one step away from it.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.widgets import stream_norm_widget
 
 stream_norm_widget()
@@ -176,21 +179,28 @@ stream_norm_widget()
 # %%
 from vrs_edu.viz.widgets import stream_norm_figure
 
+from vrs_edu.viz.widgets import stream_norm_readout
+
 fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
 plt.show()
 print(f"default setting: final/embedding norm ratio {norms[-1] / norms[0]:.2f}")
+for n_layers in (6, 24):
+    for scale in (1.0, 1.25):
+        ratio = stream_norm_readout(n_layers, scale)["ratio"]
+        print(f"{n_layers:2d} layers, init scale {scale:.2f}: ratio {ratio:.2f}")
 
 # %% [markdown]
 # ### Exercises to think about
 #
 # 1. With `init scale` at 0, every block writes nothing at initialisation. What does the stream look like, and why
 #    does training still work? (Hint: gradients flow through the identity path.)
-# 2. Move `layers` from 6 to 24 at init scale 1: the final/embedding ratio hardly changes. That is the
-#    `1/sqrt(2L)` scaling of the output projections at work (GPT-2's init). What would the stream do without it?
+# 2. Move `layers` from 6 to 24 at init scale 1 and compare the ratios printed above with the change one step of
+#    `init scale` makes. The output projections are initialised with the `1/sqrt(2L)` scaling of GPT-2: what
+#    would the stream do without it?
 #
 # ## What we measured
 #
 # * The depth stack of a 6-layer TinyGPT has shape (7, 8, 64, 64).
-# * Its stream norm grows along depth at most blocks, before and after 150 steps of training, and ends far above
-#   the embedding's norm once trained (counts and ratios printed above).
+# * Its stream norm grows along depth at most blocks, before and after 150 steps of training; the counts and the
+#   final/embedding ratios are printed above.
 # * Next: chapter 01 decomposes the stream into per-block contributions.

@@ -39,8 +39,8 @@ setup_notebook(seed=0)
 #
 # We need a model that has *learned* something, or there is nothing to attribute. The chapter loads a 6-layer,
 # 64-wide TinyGPT trained on the characters of the Python reference documentation, made by one reproduce command
-# (a few minutes on 2 cores; longer than a chapter should run). The command, its wall time and its validation loss
-# come from the saved result file. The unigram loss is what a model that ignores all context would reach.
+# (its wall time, printed below, is far longer than a chapter should run). The command, its wall time and its
+# validation loss come from the saved result file. The unigram loss is what a model that ignores all context would reach.
 
 # %%
 from vrs_edu.lab.experiments import provenance
@@ -319,8 +319,7 @@ print(f"loss the blocks remove after depth 0: {gain_live:.3f} nats (150 steps) v
 # probabilities after the context `…in insert` (the true next character is green); the title holds the loss over the
 # whole sentence. The static figure below the widget is the default setting (all ones).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.residual import block_scale_widget
 
 block_scale_widget(model, x, y, position=pos, decode=tok.token)

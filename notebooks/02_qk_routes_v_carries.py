@@ -78,14 +78,14 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.viz.routing import plot_patterns
 
-n = 24
+n = 16
 plot_patterns({l: trace[f"blocks.{l}.attn.pattern"][0, :, :n, :n].numpy() for l in (0, L - 1)}, tokens[:n])
 plt.show()
 
 # %% [markdown]
 # Some heads have a shape you can name. Two numbers per head, averaged over the validation batches: the weight on
-# the **previous** character (a previous-token head scores near 1) and the pattern's **entropy** in nats (0 = looks
-# at one position; large = spreads over many).
+# the **previous** character (1 = a pure previous-token head, every query on the character just before it) and the
+# pattern's **entropy** in nats (0 = looks at one position; large = spreads over many).
 
 # %%
 from vrs_edu.lab.routing import head_entropy, head_writes, offset_mass
@@ -106,6 +106,9 @@ for l in range(L):
     print(f"{l:5d}  " + "  ".join(f"     {prev[l, h]:.3f} / {entropy[l, h]:.3f}  " for h in range(H)))
 best = divmod(int(prev.argmax()), H)
 print(f"strongest previous-token head: layer {best[0]} head {best[1]} ({prev.max():.3f} of its weight)")
+share = float(prev.max())
+print(f"so even the strongest one puts {'most' if share > 0.5 else 'less than half'} of its weight on the previous "
+      f"character and {1 - share:.3f} elsewhere: {'a' if share > 0.9 else 'no'} pure previous-token head here")
 
 # %% [markdown]
 # **What each head writes.** A head's write into the stream is `z_h W_O[:, h]ᵀ`; the heads of a layer sum to its
@@ -318,11 +321,13 @@ for i in frequent[:5].tolist():
 # For the last layer: the first slider mixes the values it moves between its own `V` (0) and the first layer's
 # values `V₁` (1) — a fixed-weight preview of chapter 03's value residual; the second divides the scores by a
 # temperature (above 1 flattens the pattern, below 1 sharpens it); the third picks the head shown. The heatmap is
-# that head's pattern on the sentence, the title the loss over the sentence. Neither knob retrains anything. The
-# static figure below the widget is the default setting.
+# that head's pattern on the first 16 characters of the sentence. Blending values does not move the pattern of
+# the same layer (Q·K never reads V), so the first slider shows on the right: the loss over the sentence along
+# w(V_1) at the current temperature, with the current setting in red and the default in grey; the titles give the
+# change from the default. Neither knob retrains anything. The static figure below the widget is the default
+# setting.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.routing import blend_widget
 
 blend_widget(model, x, y, layer=L - 1, tokens=tokens)
@@ -358,8 +363,9 @@ for w in (0.0, 0.5, 1.0):
 
 # %%
 print(f"1. Strongest previous-token head: layer {best[0]} head {best[1]}, {prev.max():.3f} of its weight.")
-print("2. Swaps, Δ loss per layer (nats): pattern " + ", ".join(f"{e.mean:+.3f}" for e in swaps["pattern swap"])
-      + "; value " + ", ".join(f"{e.mean:+.3f}" for e in swaps["value swap"]))
+print("2. Swaps, Δ loss per layer (nats):")
+for name in ("pattern swap", "value swap"):
+    print(f"   {name:15s}" + ", ".join(f"{e.mean:+.3f}" for e in swaps[name]))
 print(f"3. Frozen routing, Δ loss per layer (nats); uniform in layers {deep.start}-{deep.stop - 1} costs "
       f"{100 * deep_mean['uniform'] / frozen['clean']:.1f} % of the clean loss {frozen['clean']:.3f}:")
 for mode in ("uniform", "previous layer", "batch mean"):

@@ -186,8 +186,8 @@ for p in ("corpus", "recall"):
     for key in ("loss_gain_final", "loss_gain_before_decay"):
         c = C[p][key]
         s = c["stat"]
-        print(f"{p:7s} {c['verdict']:15s} {c['test']}: {s['mean']:+.4f} [{s['ci'][0]:+.4f}, {s['ci'][1]:+.4f}], "
-              f"{s['n_negative']}/{s['n']} seeds below 0")
+        print(f"{p:7s} {c['verdict']:15s} {c['test']}:\n{'':24s}{s['mean']:+.4f} [{s['ci'][0]:+.4f}, "
+              f"{s['ci'][1]:+.4f}], {s['n_negative']}/{s['n']} seeds below 0")
 
 # %% [markdown]
 # ## Per layer: attention entropy, sinks and over-smoothing
@@ -217,12 +217,14 @@ from vrs_edu.lab.analysis import band
 for p in ("corpus", "recall"):
     for metric in ("entropy", "sink_mass", "sink_value_norm", "oversmoothing"):
         rows = {v: band([r["layer_metrics"][metric] for r in R[p]["runs"][v]])[0] for v in ("baseline", "resformer")}
-        print(f"{p:7s} {metric:16s}", "  ".join(f"{v} " + " ".join(f"{x:.2f}" for x in rows[v]) for v in rows))
+        print(f"{p:7s} {metric:16s}" + "".join(f"{'':2s}{v:>9s} " + " ".join(f"{x:.2f}" for x in rows[v])
+                                             + ("\n" + " " * 24 if v == "baseline" else "") for v in rows))
 for p in ("corpus", "recall"):
     for key in ("entropy_higher", "oversmoothing_lower"):
         c = C[p][key]
         s = c["stat"]
-        print(f"{p:7s} {c['verdict']:15s} {c['test']}: {s['mean']:+.4f} [{s['ci'][0]:+.4f}, {s['ci'][1]:+.4f}]")
+        print(f"{p:7s} {c['verdict']:15s} {c['test']}:\n{'':24s}{s['mean']:+.4f} [{s['ci'][0]:+.4f}, "
+              f"{s['ci'][1]:+.4f}]")
 
 # %% [markdown]
 # ## The learned λ: does the weight on V_1 grow with depth?
@@ -310,8 +312,7 @@ print(read_live_run(live_d, saved["mean"], saved["sd"]))
 # inference*, without retraining: the loss and the per-layer attention entropy update. λ1 = 0, λ2 = 1 removes
 # the first layer's values altogether; λ1 = 1, λ2 = 0 keeps only them (SVFormer-like).
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.value_residual import lambda_figure, lambda_readout, lambda_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))

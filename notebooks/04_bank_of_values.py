@@ -300,8 +300,7 @@ print(read_live_run(live_margin, saved["mean"], saved["sd"]))
 # training gave the path: a path that relies on its $x_0$ hurts. Moving it *right* pushes in more than training
 # chose: a path that tolerates token identity does not mind.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.bank import beta_figure, beta_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))

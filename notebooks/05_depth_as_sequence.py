@@ -208,10 +208,21 @@ if result is not None:
     for name, m in weights.items():
         print(f"  {name:14s} {source_share(m, deep_rows, 0):.3f}   (on the latest source: "
               f"{sum(source_share(m, [l], l) for l in deep_rows) / len(deep_rows):.3f})")
+    swa = source_share(weights["shortswa-full"], deep_rows, 0)
+    print(f"shortswa-full's {swa:.3f} is a share of its correction only: block l reads X_l + W_O·z_l, and "
+          f"{swa:.3f} of z_l's attention goes to the normalised embedding")
 else:
     print("heatmaps need data/results/depth-mixers.json: `vrs-edu reproduce depth-mixers`")
 
 # %% [markdown]
+# **Reading ShortSWA's row.** The mixers weigh different things. DenseFormer's, ELC-BERT's and Attention Residuals'
+# weights *are* the block's input: a large weight on source 0 means the block reads mostly the embedding. ShortSWA
+# over depth keeps the whole residual and adds a correction on top: block $l$ reads $X_l + W_O\,z_l$, where $z_l$
+# is a softmax attention over the RMS-normalised states in its window. Its heatmap shows that softmax, so a large
+# weight on source 0 says that the *correction* is built almost entirely from the embedding — not that the block
+# stops reading its own stream, which still enters with weight 1. How large the correction is next to $X_l$ depends
+# on $W_O$, which the heatmap does not show.
+#
 # ### Per stream: do V's inputs read the embedding while Q and K read recent layers?
 #
 # Chapter 04 asked which path re-reads x0 by giving each projection its own x0 coefficient. The routers ask the
@@ -268,8 +279,7 @@ else:
 # `vrs_edu.bench.depth.PeakMemory`, which adds up the bytes of the tensors the computation allocates; the full table
 # at a larger size is `make bench`.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 # Timings vary from run to run and machine to machine; the memory counts below do not.
 from vrs_edu.bench.depth import cost_table, format_table, ratios
 
@@ -289,7 +299,7 @@ for r in ratios(costs):
 # The full window's memory grows like $L^2$ while a fixed window's grows only like $L$, so their ratio climbs with
 # depth, as the cost model's $(L+1)/K$ does — but it stays below it, because both also hold the stack itself and its
 # projections, which cost the same for any window. Time follows the same direction, noisily at these small sizes
-# (the timing cell's output is not checked by the tests; `make bench` measures at a larger size).
+# (timings vary from run to run and from machine to machine; `make bench` measures at a larger size).
 #
 # **Why the duality paper recommends ShortSWA on the sequence axis.** The same window on the sequence axis needs
 # only one layer's states at a time — the last column above: a fraction of the depth read's memory for the same
@@ -305,8 +315,7 @@ for r in ratios(costs):
 # weights of the trained model with that K (the recipe trains K = 2, 4 and the full window). The static figure below
 # the widget shows K = 2.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.depth import window_widget
 
 if result is not None:

@@ -58,7 +58,8 @@ course_cfg = TinyGPTConfig(vocab_size=2048, d_model=64, n_layers=8, n_heads=4, b
 lengths = [64, 256, 1024]
 rows = measure(course_cfg, lengths)
 print(f"L = {course_cfg.n_layers}, d = {course_cfg.d_model}, |V| = {course_cfg.vocab_size}, float32; one sequence")
-print(f"{'variant':9s} {'T':>5s} {'cache KB':>9s} {'bytes/token':>12s} {'formula':>8s} {'V tensors':>10s} {'tables KB':>10s}")
+header = ("variant", "T", "cache KB", "bytes/token", "formula", "V tensors", "tables KB")
+print(f"{header[0]:9s} " + " ".join(f"{h:>{w}s}" for h, w in zip(header[1:], (5, 9, 12, 8, 10, 10))))
 for r in rows:
     formula = kv_bytes_per_token(r["n_layers"], r["d_model"], r["variant"])
     print(f"{r['variant']:9s} {r['T']:5d} {r['cache_bytes'] / 1024:9.1f} {r['bytes_per_token']:12.0f} {formula:8d} "
@@ -83,7 +84,8 @@ for v in ("svformer", "bank"):
 
 # %%
 nb = n_bank_layers(course_cfg.n_layers)
-print(f"course model: {nb} bank layers (the last third), break-even at T = |V| = {course_cfg.vocab_size}")
+print(f"course model, one sequence: {nb} bank layers (the last third), break-even at T = |V| = "
+      f"{course_cfg.vocab_size}")
 for T in lengths:
     m = measured_saving(rows, T)
     f = bov_saving(nb, course_cfg.d_model, T, course_cfg.vocab_size) * 4
@@ -108,9 +110,10 @@ print(f"measured saving changes sign at T = |V| = {char_vocab}: "
       f"{signs[0] < 0 and signs[1] == 0 and all(s > 0 for s in signs[2:])}")
 
 # %% [markdown]
-# So the bank of values saves memory only for contexts longer than the vocabulary: at the course's scale it
-# *costs* memory, at the paper's (a large vocabulary but longer contexts still) it saves. SVFormer saves at every
-# length.
+# These counts are for **one sequence**: its cache, plus the tables. A decoder serving a batch of B sequences
+# keeps B caches but one copy of the tables — they are parameters, shared by every sequence — so the bank saves
+# memory once B·T exceeds |V|: the break-even context is T = |V|/B. The widget below computes it for any model size
+# and batch. SVFormer's cache is smaller than the baseline's at every length and batch.
 #
 # **And what does the saving cost in quality?** Chapters 03 and 04 trained SVFormer and the bank of values against
 # the baseline (same seeds, same batches). Their paired loss differences:
@@ -127,32 +130,36 @@ for recipe, variant, chapter in (("value-residual", "svformer", "03"), ("bank-of
     comp = res["corpus"]["comparison"][variant]
     d = comp["paired_final"]
     lo, hi = d["ci"]
-    print(f"chapter {chapter} (`{res['command']}`, {res['wall_time_s'] / 60:.0f} min): {variant} − baseline final "
-          f"val loss {d['mean']:+.3f} nats [95% CI {lo:+.3f}, {hi:+.3f}], {d['n_negative']}/{d['n']} seeds better")
+    print(f"chapter {chapter} (`{res['command']}`, {res['wall_time_s'] / 60:.0f} min):\n"
+          f"    {variant} − baseline final val loss {d['mean']:+.3f} nats [95% CI {lo:+.3f}, {hi:+.3f}], "
+          f"{d['n_negative']}/{d['n']} seeds better")
 
 # %% [markdown]
 # ### Widget — the cache at any size
 #
-# Move the sliders to size a real model (the defaults describe a GPT-2-small-sized model with the nanochat
-# tokenizer's vocabulary, in bf16, as the bank-of-values paper's smallest model). The figure draws memory per
-# sequence against context; the dashed line is the break-even context. The static figure below shows the default
-# setting.
+# Move the sliders to size a model. The defaults are a GPT-2-small-sized model (L = 12, d = 768) with a
+# 32,768-token vocabulary, in bf16, serving a batch of B = 32 sequences of T = 2048 tokens. Memory is counted
+# **for the whole batch**: B caches and one copy of the bank's tables. The figure draws it against the context on
+# log axes; the dashed line is the break-even context T = |V|/B, the solid line the current T. Every step of T,
+# |V| or B doubles it. The static figure below shows the default setting, and the readout below it the same model
+# for one sequence.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.kv_cache import kv_widget
 
-kv_widget()
+kv_widget(batch=32)
 
 # %%
 import matplotlib.pyplot as plt
 
 from vrs_edu.viz.kv_cache import kv_figure
 
-fig, s = kv_figure()
+from vrs_edu.viz.kv_cache import kv_summary, kv_text
+
+fig, s = kv_figure(batch=32)
 plt.show()
-print(f"default: T = 2048 → baseline {s['baseline'] / 1e6:.1f} MB, SVFormer {s['svformer'] / 1e6:.1f} MB, "
-      f"bank {s['bank_total'] / 1e6:.1f} MB per sequence; break-even at T = {s['break_even_context']}")
+for batch in (32, 1):
+    print(kv_text(kv_summary(batch=batch), 2048))
 
 # %% [markdown]
 # ## Reading what a head writes off the token table
@@ -164,7 +171,8 @@ print(f"default: T = 2048 → baseline {s['baseline'] / 1e6:.1f} MB, SVFormer {s
 #
 # an attention-weighted sum of **rows of one table** $\mathrm{OV}_h$, indexed by token. QK decides *which* tokens'
 # rows are summed; *what* they contribute can be read once, for the whole vocabulary, without running the model. In
-# an ordinary layer, the value of the same token changes with its context, and no such table exists.
+# an ordinary layer, the value of a token is computed from the stream at its position, so it may change with the
+# context; a table of its values is then at best an approximation.
 #
 # We train a small word model whose last third of layers are bank layers (`x0_mode="bank"`), briefly.
 
@@ -189,7 +197,8 @@ print(f"bank layers {list(bank_layers)}, {bank_train.steps} steps: validation lo
 # %% [markdown]
 # First, the values themselves: for every token that occurs several times in a validation batch, how alike are its
 # value vectors at its different positions (mean cosine similarity)? In a bank layer they are the same vector by
-# construction; in the layer just below, an ordinary one, they depend on the context.
+# construction; in the layer just below, an ordinary one, they *can* depend on the context — the measurement says
+# how much they do here.
 
 # %%
 import torch.nn.functional as F
@@ -211,10 +220,15 @@ def same_token_value_cosine(v, idx):
     return float(torch.stack(sims).mean())
 
 
+cosines = {}
 for l in (bank_layers[0] - 1, *bank_layers):
     kind = "bank" if l in bank_layers else "ordinary"
-    print(f"layer {l} ({kind:8s}): same token, different positions → value cosine "
-          f"{same_token_value_cosine(trace[f'blocks.{l}.attn.v'], x):.3f}")
+    cosines[l] = same_token_value_cosine(trace[f"blocks.{l}.attn.v"], x)
+    print(f"layer {l} ({kind:8s}): same token, different positions → value cosine {cosines[l]:.3f}")
+c = cosines[bank_layers[0] - 1]
+print(f"the ordinary layer's values of one token are {'nearly' if c > 0.9 else 'far from'} one vector (cosine "
+      f"{c:.3f}): after {bank_train.steps} steps its values depend on the context "
+      f"{'only a little' if c > 0.9 else 'strongly'}; a bank layer's cannot depend on it at all")
 
 # %% [markdown]
 # Now the decomposition, checked on the trained model: summing each head's pattern times the rows of its OV table
@@ -324,8 +338,9 @@ for r in rows:
 #
 # 1. Grouped-query attention shares K *and* V between heads of one layer; SVFormer shares V between layers. Write
 #    the bytes per token of a model that does both, and check which saves more at L = 12.
-# 2. The bank's break-even is T = |V|. Why does a larger vocabulary make the bank *less* attractive for memory, and
-#    why might it still be worth it (chapter 04's loss numbers)?
+# 2. For one sequence the bank's break-even is T = |V|; for a batch of B sequences, T = |V|/B. Why does a larger
+#    vocabulary make the bank *less* attractive for memory, and why might it still be worth it (chapter 04's loss
+#    numbers)?
 # 3. The OV table tells what a head writes for each token. What would you still need in order to predict the
 #    head's output on a sentence?
 #

@@ -47,8 +47,11 @@ n_params = sum(p.numel() for p in real.model.parameters())
 card = (real.folder / "README.md").read_text()
 licence = next(line.split(":", 1)[1].strip() for line in card.splitlines() if line.startswith("license:"))
 print(f"{MODEL_NAME}: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads, "
-      f"MLP {cfg.d_mlp}, vocabulary {cfg.vocab_size:,}, {n_params / 1e6:.1f} M parameters; licence {licence}")
-print("files:", ", ".join(sorted(p.name for p in real.folder.iterdir() if p.is_file() and p.suffix != ".txt")))
+      f"MLP {cfg.d_mlp},\n    vocabulary {cfg.vocab_size:,}, {n_params / 1e6:.1f} M parameters; licence {licence}")
+import textwrap
+
+files = ", ".join(sorted(p.name for p in real.folder.iterdir() if p.is_file() and p.suffix != ".txt"))
+print(textwrap.fill(f"files: {files}", width=100, subsequent_indent="    "))
 
 # %% [markdown]
 # ## A BERT encoder in a hundred lines
@@ -84,9 +87,8 @@ print(real.model.blocks[0])
 # the six layers). The test suite repeats this check (`tests/test_bert_parity.py`), together with the attention
 # patterns and the sentence embedding of the `sentence-transformers` library.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
-# transformers may print loading messages that change between versions: this cell's output is not compared.
+# %% tags=["nbval-ignore-output"]
+# transformers may print loading messages, which change between versions.
 import torch
 
 from vrs_edu.lab.real_model import corpus_sentences, require_transformers
@@ -108,9 +110,8 @@ parity = [(ours[d] - h)[mask].abs().max().item() for d, h in enumerate(theirs)]
 print(f"{len(parity_sentences)} sentences, {int(mask.sum())} real tokens, {len(theirs)} depths compared")
 print(f"every hidden state agrees with transformers.BertModel within 1e-4: {max(parity) < 1e-4}")
 
-# %%
-# NBVAL_IGNORE_OUTPUT
-# The exact float differences depend on the CPU's instruction set: shown, not compared.
+# %% tags=["nbval-ignore-output"]
+# The exact float differences depend on the CPU's instruction set.
 print(f"transformers {transformers.__version__}; max |MiniBert − BertModel| per depth:",
       ", ".join(f"{d:.1e}" for d in parity))
 
@@ -192,8 +193,7 @@ for l in range(L):
 # the probe is further off than the average vector). The sentences in the menu are from the test fifth: the
 # probes never saw them. The static figure below the widget shows the default setting.
 
-# %%
-# NBVAL_IGNORE_OUTPUT
+# %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.real_model import identity_widget
 
 held_out = [s for i, s in enumerate(sentences) if i % 5 == 4]
@@ -372,9 +372,10 @@ else:
         toy_frozen = routing.frozen_routing(toy, toy_batches, modes=("uniform",))
         toy_swaps = routing.swap_experiment(toy, toy_batches)
     print(f"toy (chapter 02, `{toy_run['command']}`, {toy_run['wall_time_s']:.0f} s; Δ loss in nats, "
-          f"0 = unchanged): uniform routing", [round(e.mean, 3) for e in toy_frozen["uniform"]])
+          "0 = unchanged):")
+    print(f"{'':36s}uniform routing", [round(e.mean, 3) for e in toy_frozen["uniform"]])
     for name in ("pattern swap", "value swap"):
-        print(f"{'':>60s}{name:15s}", [round(e.mean, 3) for e in toy_swaps[name]])
+        print(f"{'':36s}{name:15s}", [round(e.mean, 3) for e in toy_swaps[name]])
     toy_worse_v = sum(v.mean > p.mean for p, v in zip(toy_swaps["pattern swap"], toy_swaps["value swap"]))
     print(f"value swap changes more than pattern swap: real model at {worse_v} of {L} layers, "
           f"toy at {toy_worse_v} of {toy.cfg.n_layers}")
@@ -393,11 +394,11 @@ print(f"real model, layers {deep.start}-{deep.stop - 1}: probe R² from identity
       + "; ablation cosine " + ", ".join(f"{s} {deep_abl[s]:.3f}" for s in "qkv"))
 coef_rows, abl_rows = toy_x0_coefficients(results), toy_ablations(results)
 for r in coef_rows:
-    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds: β/α "
-          + ", ".join(f"{s} {r['beta_over_alpha'][s]:+.3f}" for s in "qkv"))
+    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds:\n"
+          "    β/α " + ", ".join(f"{s} {r['beta_over_alpha'][s]:+.3f}" for s in "qkv"))
 for r in abl_rows:
-    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds: ablation "
-          "Δ loss in the last third " + ", ".join(f"{s} {r['deep'][s]:+.3f}" for s in "qkv"))
+    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds:\n"
+          "    ablation Δ loss in the last third " + ", ".join(f"{s} {r['deep'][s]:+.3f}" for s in "qkv"))
 if not coef_rows and not abl_rows:
     print("toy (chapter 04): no result file with x0 coefficients or an ablation in data/results yet — "
           "`vrs-edu reproduce bank-of-values` makes it")
@@ -410,12 +411,28 @@ if not coef_rows and not abl_rows:
 
 # %%
 stats = layer_statistics(real, probe_sentences)
-print("real model: attention entropy / log T per layer", [round(e, 3) for e in stats["entropy_rel"]])
-print("            over-smoothing per depth           ", [round(o, 3) for o in stats["oversmoothing"]])
 stat_rows = toy_layer_statistics(results)
-for r in stat_rows:
-    print(f"toy `{r['command']}` {r['part']}/{r['variant']}: entropy (nats)", [round(e, 3) for e in r["entropy"]],
-          "over-smoothing", [round(o, 3) for o in r["oversmoothing"]])
+
+
+def trend(xs):
+    return "rises" if xs[-1] > xs[0] else "falls" if xs[-1] < xs[0] else "flat"
+
+
+# One row per model: the shape of each curve along depth. Entropy is in nats for every model, but its ceiling is
+# log T and the contexts differ (the real model's sentences are short, the toys read 64-128 tokens), so compare
+# the directions, not the values.
+print(f"{'model':40s} {'entropy (nats): first → last':>29s}   {'over-smoothing (cosine): x0 → max → last':>41s}")
+rows_to_show = [("real model (post-LN encoder)", stats)] + [
+    (f"toy {r['command'].split()[-1]} {r['part']}/{r['variant']}", r) for r in stat_rows]
+for name, r in rows_to_show:
+    e, o = r["entropy"], r["oversmoothing"]
+    print(f"{name[:40]:40s} {e[0]:6.2f} → {e[-1]:5.2f} ({trend(e):5s})       "
+          f"{o[0]:5.2f} → {max(o):5.2f} (depth {o.index(max(o))}) → {o[-1]:5.2f} ({trend(o)})")
+for part in sorted({r["part"] for r in stat_rows}):
+    toys = [r for r in stat_rows if r["part"] == part]
+    falls = sum(trend(r["entropy"]) == "falls" for r in toys)
+    print(f"{part}: entropy falls along depth in {falls} of {len(toys)} toy runs; in the real model it "
+          f"{trend(stats['entropy'])}")
 if not stat_rows:
     print("toys (chapters 03, 05): no result file with per-layer metrics in data/results yet — "
           "`vrs-edu reproduce value-residual` and `vrs-edu reproduce depth-mixers` make them")
@@ -462,12 +479,16 @@ print("substitution ablation (cosine to the clean sentence embedding)")
 for s in "qkv":
     print(f"{s.upper()} := x0   " + "".join(f"{ablation[s][l]:7.3f}" for l in range(L)))
 print(f"parity with transformers.BertModel: max |difference| below 1e-4 at every depth: {max(parity) < 1e-4}")
+margin = [table["v"][l] - max(table["q"][l], table["k"][l]) for l in range(L)]
+print("v's R² minus the larger of q's and k's, per layer: " + ", ".join(f"{m:+.3f}" for m in margin))
+print(f"v is explained best at {sum(m > 0 for m in margin)} of {L} layers; largest margin at layer "
+      f"{max(range(L), key=margin.__getitem__)}, smallest at layer {min(range(L), key=margin.__getitem__)}")
 
 # %% [markdown]
-# * **The minimal encoder is the real model**: every hidden state agrees with Hugging Face's `BertModel` within 1e-4.
-# * **The minimal encoder is the real model**: every hidden state agrees with Hugging Face's `BertModel` within 1e-4.
-# * **Token identity explains v better than q or k** (the probe table), by far in the first layers, narrowly in the
-#   middle ones, clearly again in the last. Adding the position to the probe's input explains most of q and k in the
+# * **The minimal encoder is the real model**: every hidden state agrees with Hugging Face's `BertModel` within 1e-4
+#   (the parity line above).
+# * **Token identity explains v better than q or k** at the layers counted above; the margin per layer (v's R² minus
+#   the larger of q's and k's) is printed, with the layers where it is largest and smallest. Adding the position to the probe's input explains most of q and k in the
 #   early layers too: there they are positional rather than contextual.
 # * **The output is more sensitive to the values than to the pattern** (swap experiments), and **freezing a layer's
 #   routing** changes the sentence embedding less than swapping its values at most layers (counts printed above);
