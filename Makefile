@@ -36,6 +36,9 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 lab: setup
+	@# JupyterLab draws a widget from its stored state only in a trusted notebook (otherwise it prints the widget's
+	@# text repr): sign the course's own notebooks in this user's Jupyter, so an unexecuted chapter shows its widgets.
+	$(BIN)/jupyter trust notebooks/[0-9]*.ipynb
 	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (token authentication on; the URL with the token is printed below)"
 	$(BIN)/jupyter lab --no-browser $(ROOT_FLAG) --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
 

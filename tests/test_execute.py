@@ -104,3 +104,24 @@ def test_widget_cell_sends_on_the_shell_socket_only_with_plain_nbclient(client_c
     assert any("value 4" in o.get("text", "") for out in outputs for o in out), outputs
     assert nb.cells[2].outputs[0]["text"] == "next cell\n"
     assert [w.after_widget for w in run.waits] == [False, True, False]
+
+
+def test_make_notebooks_writes_the_pair_keeping_ids_and_collapsed_cells(tmp_path):
+    import jupytext
+
+    py = tmp_path / "ch.py"
+    py.write_text('# ---\n# jupyter:\n#   jupytext:\n#     formats: ipynb,py:percent\n# ---\n\n'
+                  '# %%\nprint(1 + 1)\n\n# %% [markdown]\n# text\n\n'
+                  '# %% jupyter={"source_hidden": true} tags=["hide-input"]\nprint("solution")\n')
+    jupytext.write(jupytext.read(py), tmp_path / "ch.ipynb")              # the stored pair, no outputs yet
+    ids = [c.id for c in nbformat.read(tmp_path / "ch.ipynb", as_version=4).cells]
+    source = py.read_text()
+
+    execute.execute_paired(py)
+
+    nb = nbformat.read(tmp_path / "ch.ipynb", as_version=4)
+    assert [c.id for c in nb.cells] == ids                                # no churn of cell ids between runs
+    assert nb.cells[0].outputs[0]["text"] == "2\n" and nb.cells[2].outputs[0]["text"] == "solution\n"
+    assert nb.cells[2].metadata["jupyter"] == {"source_hidden": True}
+    assert nb.cells[2].metadata["tags"] == ["hide-input"]
+    assert py.read_text() == source                                       # the source of truth is not rewritten

@@ -1,6 +1,7 @@
-"""Execute chapters several times in a row (single-threaded, fresh kernel each time, outputs discarded) and report,
-for each run, the longest time the client took to see a cell's reply after the kernel sent it. A healthy run waits
-milliseconds; a lost wake-up shows as a wait of about the cell timeout (see vrs_edu.course.execute).
+"""Execute chapters' sources (notebooks/NN_name.py) several times in a row (single-threaded, a fresh kernel each
+time, outputs discarded) and report, for each run, the longest time the client took to see a cell's reply after the
+kernel sent it. A healthy run waits milliseconds; a lost wake-up shows as a wait of about the cell timeout (see
+vrs_edu.course.execute).
 
 ``python -m vrs_edu.bench stalls`` runs every chapter ``--repeat`` times (default 5; 1 with ``--quick``);
 ``python -m vrs_edu.bench.stalls --repeat 3 --client nbclient 04 07`` picks chapters and compares with plain nbclient.
@@ -11,7 +12,7 @@ import argparse
 import os
 import sys
 
-import nbformat
+import jupytext
 from nbclient import NotebookClient
 
 from ..course.book import ROOT, chapters
@@ -32,9 +33,9 @@ def measure(stems: list[str] | None = None, repeat: int = 5, client: str = "cour
     print(f"client: {client}; a wait over {STALL_S:g} s counts as a stall; cell timeout {timeout} s")
     print(f"{'chapter':28s} {'run':>3s} {'time':>7s} {'longest wait':>13s}  cell  stalls")
     for c in picked:
-        path = ROOT / "notebooks" / c.file
+        path = ROOT / "notebooks" / f"{c.stem}.py"        # the source: what the chapter is now
         for r in range(repeat):
-            nb = nbformat.read(path, as_version=4)
+            nb = jupytext.read(path)
             run = execute_notebook(nb, path.parent, timeout=timeout, client_class=CLIENTS[client])
             w = run.longest
             stalls = sum(x.wait_s > STALL_S for x in run.waits)

@@ -124,11 +124,15 @@ def execute_paired(py: Path, timeout: int | None = None) -> Execution:
     """``make notebooks`` for one chapter: read the jupytext source ``py``, execute it (kernel ``python3``, in its
     folder) and write the paired ``.ipynb`` with outputs and widget state, as ``jupytext --sync --execute`` did."""
     import jupytext
+    from jupytext.combine import combine_inputs_with_outputs
 
     nb = jupytext.read(py)
+    ipynb = py.with_suffix(".ipynb")
+    if ipynb.exists():   # keep the stored cell ids and notebook-only metadata, as `jupytext --sync` does
+        nb = combine_inputs_with_outputs(nb, jupytext.read(ipynb))
     nb.metadata["kernelspec"] = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
     run = execute_notebook(nb, py.parent, timeout=timeout)
-    jupytext.write(nb, py.with_suffix(".ipynb"))
+    jupytext.write(nb, ipynb)
     return run
 
 

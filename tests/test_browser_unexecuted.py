@@ -1,0 +1,60 @@
+"""A chapter opened in JupyterLab without running anything shows its widgets, not their text repr.
+
+    pytest -q -p no:xdist -m browser tests/test_browser_unexecuted.py
+
+The committed notebooks store each widget's state (nbclient stores it when `make notebooks` executes them). JupyterLab
+renders a widget from that state only in a *trusted* notebook; in an untrusted one (any notebook this user's Jupyter
+has not signed, e.g. a fresh clone) it falls back to the output's text, `interactive(children=(IntSlider(...`.
+`make lab` therefore trusts the course's notebooks (`jupyter trust notebooks/*.ipynb`) before it starts JupyterLab;
+this test does the same step, then opens every chapter as stored, runs nothing, and looks at what a learner sees.
+
+Uses tests/test_browser.py's fixtures (Chromium, a JupyterLab server on a copy of the notebooks); skipped, saying why,
+when Chromium or playwright is missing.
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_browser import CHAPTERS, ROOT, _screenshot, _why_skip, browser, lab_url  # noqa: F401  (fixtures by name)
+
+pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why_skip() is not None, reason=_why_skip() or "")]
+
+REPR = "interactive(children="
+
+
+def _trust_as_make_lab_does(paths: list[Path]) -> None:
+    # the same command as the Makefile's `lab` target (signatures are per content, so the server's copies match)
+    subprocess.run([str(Path(sys.executable).with_name("jupyter")), "trust", *map(str, paths)], check=True,
+                   capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def trusted_lab(lab_url):
+    _trust_as_make_lab_does([ROOT / "notebooks" / c.file for c in CHAPTERS])
+    return lab_url
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.file.removesuffix(".ipynb") for c in CHAPTERS])
+def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trusted_lab, chapter):
+    from playwright.sync_api import expect
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    try:
+        page.goto(f"{trusted_lab}/lab/tree/{chapter.file}?reset")
+        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
+        # the widget manager restores the stored state once the notebook's kernel is ready; nothing is executed
+        widget = page.locator(".jp-OutputArea-output .widget-interact").first
+        expect(widget).to_be_attached(timeout=120_000)
+        widget.scroll_into_view_if_needed()
+        expect(widget.locator(".widget-slider, .widget-dropdown, .widget-hslider").first).to_be_visible()
+        expect(widget.locator(".widget-output img").first).to_be_visible(timeout=60_000)   # the stored figure
+        _screenshot(page, f"lab_unexecuted_{chapter.file.removesuffix('.ipynb')}")
+        texts = page.locator(".jp-OutputArea-output").all_inner_texts()
+        assert not [t for t in texts if REPR in t], f"a widget shown as its text repr in {chapter.file}"
+    finally:
+        context.close()
