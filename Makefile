@@ -8,6 +8,11 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.vrs_edu-installed
 EXTRAS := notebooks,test,book,browser,real-model
 LAB_PORT ?= 8888
+# Where torch comes from. Empty (the default): wherever pip is configured to look — on this project's machines a
+# local CPU wheel; from PyPI on Linux that is the CUDA build. Set it to a PyTorch wheel index to install torch from
+# there first, e.g. the CPU build: make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
+TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
 # Notebooks are executed single-threaded both when their outputs are regenerated and when nbval re-runs them:
 # float sums differ between thread counts, and nbval compares the printed numbers.
 # One thread per process in tests too: with pytest -n 2 on 2 cores, torch's default of one thread per core
@@ -31,6 +36,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import venv, ensurepip' 2>/dev/null || { echo "error: $(PYTHON) lacks the venv/ensurepip modules (Debian/Ubuntu: apt-get install python3-venv)"; exit 1; }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@# torch is pinned in pyproject (torch==2.13.0 is the CPU wheel here); --prefer-binary avoids source builds.
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --prefer-binary --index-url '$(TORCH_INDEX)' '$(TORCH_PIN)' || { echo "error: pip could not install $(TORCH_PIN) from TORCH_INDEX=$(TORCH_INDEX)"; exit 1; },@true)
 	$(BIN)/python -m pip install --prefer-binary -e '.[$(EXTRAS)]' || { echo "error: pip could not install the course's packages. If it tried to compile something, no wheel exists for your platform and Python (a C compiler would be needed): use Python 3.10-3.12 on x86-64 or arm64, or the conda path (environment.yml)."; exit 1; }
 	$(BIN)/python -m ipykernel install --sys-prefix --name vrs_edu --display-name "Python (vrs_edu)" >/dev/null
 	touch $(STAMP)

@@ -230,84 +230,232 @@ def test_the_student_copy_runs_its_stubs_and_every_check_fails_with_a_hint(grade
         assert [o.data["text/plain"] for o in cell.outputs if o.output_type == "execute_result"] == ["False"]
 
 
+def _answered(copies: dict) -> nbformat.NotebookNode:
+    """The student copy with the worked solution in its solution cells: what a good student hands in."""
+    nb = copy.deepcopy(copies["student"])
+    for mine, theirs in zip(_cells(nb, SOLUTION), _cells(copies["solution"], SOLUTION)):
+        mine.source = theirs.source
+    return nb
+
+
+def _edit(nb, edit) -> nbformat.NotebookNode:
+    nb = copy.deepcopy(nb)
+    edit(nb)
+    return nb
+
+
+def _set_solution(nb, index: int, source: str) -> None:
+    _cells(nb, SOLUTION)[index].source = source
+
+
+def _no_metadata(nb) -> None:
+    del nb.metadata["vrs_edu"]
+
+
+def _insert(cell_source: str, at: int = 2):
+    return lambda nb: nb.cells.insert(at, nbformat.v4.new_code_cell(cell_source))
+
+
+HANG_T9 = ("def attention_pattern(q, k):\n"
+           "    if q.size(-2) == 9:  # only the hidden causality check uses T = 9\n"
+           "        while True:\n"
+           "            pass\n"
+           "    T, Dh = q.size(-2), q.size(-1)\n"
+           "    scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)\n"
+           "    return scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float('-inf')).softmax(-1)\n")
+STUBBORN_T9 = HANG_T9.replace("        while True:\n            pass\n",
+                              "        import time\n        while True:\n            try:\n                time.sleep(1)\n"
+                              "            except KeyboardInterrupt:\n                pass\n")
+TAMPER = ("\nimport vrs_edu.course.exercises.ch02 as _c\n_c.check_attention_pattern = lambda *a, **k: True\n"
+          "_c.check_attend = lambda *a, **k: True\ntorch.allclose = lambda *a, **k: True\n")
+STUCK_CELL = "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass"
+
+
 @pytest.fixture(scope="module")
-def tampered(tmp_path_factory):
-    """Submissions of assignment 00 that break the rules, graded in one CLI call."""
-    root = tmp_path_factory.mktemp("tampered")
-    copies = make_copies(next(a for a in ASSIGNMENTS if a.name.startswith("00")))
-    right = copies["solution"]
-    wrong = copy.deepcopy(copies["student"])
-    solution_cell = _cells(wrong, SOLUTION)[0]
-    solution_cell.source = _cells(right, SOLUTION)[0].source.replace("norm(dim=-1)", "pow(2).sum(-1)")
+def graded_class(tmp_path_factory):
+    """A class handed in as the README says (collected/<student>/NN_name.ipynb or collected/<student>.ipynb) with
+    every case a teacher meets, graded in one CLI call; then dave's notebook regraded with --assignment."""
+    root = tmp_path_factory.mktemp("class")
+    c00 = make_copies(next(a for a in ASSIGNMENTS if a.name == "00_stream_norms"))
+    c02 = make_copies(next(a for a in ASSIGNMENTS if a.name == "02_causal_attention"))
+    right00, right02 = _answered(c00), _answered(c02)
+    wrong00 = _edit(right00, lambda nb: _set_solution(
+        nb, 0, _cells(right00, SOLUTION)[0].source.replace("norm(dim=-1)", "pow(2).sum(-1)")))
+    noscale02 = _edit(right02, lambda nb: _set_solution(
+        nb, 0, _cells(right02, SOLUTION)[0].source.replace("/ math.sqrt(Dh)", "")))
 
-    def variant(nb, name, edit):
-        nb = copy.deepcopy(nb)
-        edit(nb)
-        nbformat.write(nb, root / "in" / f"{name}.ipynb")
+    def tamper(nb):  # the first code cell rebinds the checkers and torch.allclose
+        next(c for c in nb.cells if c.cell_type == "code").source += TAMPER
 
-    (root / "in").mkdir()
-    variant(wrong, "deleted_test", lambda nb: nb.cells.remove(_cells(nb, PUBLIC)[0]))
-    variant(wrong, "edited_test", lambda nb: setattr(_cells(nb, PUBLIC)[0], "source", "True"))
-    variant(right, "infinite_loop", lambda nb: nb.cells.insert(2, nbformat.v4.new_code_cell("while True:\n    pass")))
-    variant(right, "syntax_error", lambda nb: setattr(_cells(nb, SOLUTION)[0], "source",
-                                                        _cells(nb, SOLUTION)[0].source.replace("return", "return (")))
-    variant(right, "kernel_dies", lambda nb: nb.cells.insert(2, nbformat.v4.new_code_cell("import os\nos._exit(1)")))
-    variant(right, "ignores_interrupts", lambda nb: nb.cells.insert(2, nbformat.v4.new_code_cell(
-        "import time\nwhile True:\n    try:\n        time.sleep(1)\n    except KeyboardInterrupt:\n        pass")))
-    (root / "in" / "not_a_notebook.ipynb").write_text("{ this is not JSON")
-    # A short per-cell limit for the loops; the course's imports are preloaded outside it.
-    _grade(root / "grades", root / "in", timeout=8, total_timeout=40)
-    return root / "grades", copies["grader"]
+    def bob(nb):     # a wrong answer, its check cell edited to say True
+        _cells(nb, PUBLIC)[0].source = "True  # edited"
+
+    def deleted_check(nb):
+        nb.cells.remove(_cells(nb, PUBLIC)[0])
+
+    def reference(nb):  # attention_pattern *is* the reference; attend is the student's own
+        _set_solution(nb, 0, "from vrs_edu.nn.attention import attention_pattern")
+
+    subs = {
+        "alice/00_stream_norms.ipynb": _edit(right00, deleted_check),
+        "alice/old/00_stream_norms.ipynb": "{ not JSON",                       # a second, broken file of alice's
+        "bob.ipynb": _edit(wrong00, bob),
+        "carol/02_causal_attention.ipynb": _edit(noscale02, lambda nb: (_no_metadata(nb), tamper(nb))),
+        "dave/notes.ipynb": _edit(right00, _no_metadata),                       # no metadata, no telling name
+        "erin/02_causal_attention.ipynb": _edit(right02, reference),
+        "frank/02_causal_attention.ipynb": _edit(right02, lambda nb: _set_solution(nb, 0, HANG_T9)),
+        "gina/02_causal_attention.ipynb": _edit(right02, lambda nb: _set_solution(nb, 0, STUBBORN_T9)),
+        "hank.ipynb": "{ not JSON",
+        "ivan/00_stream_norms.ipynb": _edit(right00, lambda nb: _set_solution(
+            nb, 0, _cells(right00, SOLUTION)[0].source.replace("return", "return ("))),
+        "judy/00_stream_norms.ipynb": _edit(right00, _insert("import os\nos._exit(1)")),
+        "ken/00_stream_norms.ipynb": _edit(right00, _insert("while True:\n    pass")),
+        "leo/00_stream_norms.ipynb": _edit(right00, _insert(STUCK_CELL)),
+    }
+    for name, nb in subs.items():
+        path = root / "collected" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(nb) if isinstance(nb, str) else nbformat.write(nb, path)
+    grades = root / "grades"
+    # A short per-cell limit for the loops and hangs; the course's imports are preloaded outside it.
+    _grade(grades, root / "collected", timeout=6, total_timeout=60)
+    first = (grades / "summary.csv").read_text()
+    _grade(grades, root / "collected" / "dave" / "notes.ipynb", assignment="00_stream_norms", timeout=6,
+           total_timeout=60)
+    return grades, first
 
 
-def _by_kind(report):
-    return {c["kind"]: c for c in report["checks"]}
+def _rows(text: str) -> list[dict]:
+    import csv
+    import io
+
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+# student, assignment, status, points, max points, flagged?  (the summary's rows, in its order)
+CLASS_TABLE = [
+    ("alice", "00_stream_norms", "graded", 4, 4, False),
+    ("alice", "00_stream_norms", "unreadable", 0, 4, False),
+    ("bob", "00_stream_norms", "graded", 0, 4, False),
+    ("dave", "00_stream_norms", "graded", 4, 4, False),
+    ("ivan", "00_stream_norms", "graded", 0, 4, False),
+    ("judy", "00_stream_norms", "kernel died", 0, 4, False),
+    ("ken", "00_stream_norms", "graded", 4, 4, False),
+    ("leo", "00_stream_norms", "graded", 4, 4, False),
+    ("carol", "02_causal_attention", "graded", 5, 9, True),
+    ("erin", "02_causal_attention", "graded", 4, 9, True),
+    ("frank", "02_causal_attention", "graded", 8, 9, False),
+    ("gina", "02_causal_attention", "graded", 8, 9, False),
+    ("hank", "unknown", "unreadable", 0, 0, False),
+]
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("student", ["deleted_test", "edited_test"])
-def test_a_deleted_or_edited_check_cell_cannot_change_the_grade(tampered, student):
-    grades, grader = tampered
-    r = _report(grades, "00_stream_norms", student)
+def test_the_class_summary_has_one_honest_row_per_handed_in_file(graded_class):
+    grades, first = graded_class
+    rows = _rows((grades / "summary.csv").read_text())
+    got = [(r["student"], r["assignment"], r["status"], float(r["points"]), float(r["max_points"]),
+            int(r["flags"]) > 0) for r in rows]
+    assert got == [(s, a, st, float(p), float(m), f) for s, a, st, p, m, f in CLASS_TABLE]
+    assert len({r["submission"] for r in rows}) == len(rows) == 13, "one row per collected file"
+    before = {(r["student"], r["assignment"]): r for r in _rows(first)}
+    assert before["dave", "unknown"]["status"] == "unknown assignment", "no metadata, no telling name: asks for it"
+    assert ("dave", "00_stream_norms") not in before
+    assert ("dave", "unknown") not in {(r["student"], r["assignment"]) for r in rows}, "the regrade left a stale row"
+
+
+@pytest.mark.slow
+def test_two_files_of_one_student_keep_both_rows(graded_class):
+    grades, _ = graded_class
+    second = _report(grades, "00_stream_norms", "alice~2")
+    assert second["student"] == "alice" and second["status"] == "unreadable"
+    assert any("handed in 2 files" in e for e in second["errors"])
+    first = _report(grades, "00_stream_norms", "alice")
+    assert first["points"] == 4 and len(first["checks"]) == 3, "her deleted check cell ran all the same"
+
+
+@pytest.mark.slow
+def test_rebinding_the_checkers_and_torch_cannot_buy_points_and_is_flagged(graded_class):
+    r = _report(graded_class[0], "02_causal_attention", "carol")
+    assert r["points"] == 5, "the honest grade of the missing scale (the tampering is worth nothing)"
+    public = _by_check(r)["attention_pattern_public"]
+    assert not public["passed"] and "the scale is missing" in public["message"]
+    flags = "\n".join(r["flags"])
+    for name in ("torch.allclose", "vrs_edu.course.exercises.ch02.check_attention_pattern",
+                 "vrs_edu.course.exercises.ch02.check_attend"):
+        assert f"rebound by the learner's cells: " in flags and name in flags, (name, flags)
+    assert "cell 2, line 9: _c.check_attention_pattern rebound" in flags
+
+
+@pytest.mark.slow
+def test_the_reference_implementation_earns_no_points_and_is_reported(graded_class):
+    r = _report(graded_class[0], "02_causal_attention", "erin")
+    checks = _by_check(r)
+    for name, c in checks.items():
+        if name.startswith("attention_pattern"):
+            assert not c["passed"] and c["message"].startswith(
+                "no points: attention_pattern uses the course's reference implementation (the check itself passed)")
+        else:
+            assert c["passed"], c
+    assert any(f.startswith("attention_pattern uses the course's reference implementation: cell ")
+               and "from vrs_edu.nn.attention import attention_pattern" in f for f in r["flags"]), r["flags"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("student", ["frank", "gina"])
+def test_a_hung_check_costs_only_its_own_points(graded_class, student):
+    r = _report(graded_class[0], "02_causal_attention", student)
+    failed = {name: c["message"] for name, c in _by_check(r).items() if not c["passed"]}
+    assert list(failed) == ["attention_pattern_no_future"]
+    assert failed["attention_pattern_no_future"].startswith(
+        "TimeoutError: attention_pattern ran longer than the check's 6 s limit")
+
+
+def _by_check(report):
+    return {c["check"]: c for c in report["checks"]}
+
+
+@pytest.mark.slow
+def test_a_deleted_or_edited_check_cell_cannot_change_the_grade(graded_class):
+    r = _report(graded_class[0], "00_stream_norms", "bob")
     assert r["status"] == "graded" and r["points"] == 0
-    assert len(r["checks"]) == len(_cells(grader, PUBLIC) + _cells(grader, HIDDEN)), "every canonical check ran"
-    public = _by_kind(r)["public"]
+    public = _by_check(r)["stream_norms_public"]
     assert not public["passed"] and "squared norm" in public["message"], "the canonical check and its hint"
+    assert len(r["checks"]) == 3, "every canonical check ran"
 
 
 @pytest.mark.slow
-def test_an_infinite_loop_is_interrupted_and_the_checks_still_run(tampered):
-    r = _report(tampered[0], "00_stream_norms", "infinite_loop")
-    assert r["status"] == "graded" and r["points"] == r["max_points"]
-    assert any(e.startswith("cell 3 ('while True:'): TimeoutError") for e in r["errors"]), r["errors"]
+def test_loops_in_the_learners_cells_are_interrupted_or_skipped_and_the_checks_still_run(graded_class):
+    ken = _report(graded_class[0], "00_stream_norms", "ken")
+    assert ken["points"] == ken["max_points"]
+    assert any(e.startswith("cell 3 of the submission ('while True:'): TimeoutError") for e in ken["errors"])
+    leo = _report(graded_class[0], "00_stream_norms", "leo")
+    assert leo["points"] == leo["max_points"]
+    assert any("ignored the interrupt after 6 s; skipped" in e for e in leo["errors"]), leo["errors"]
 
 
 @pytest.mark.slow
-def test_a_syntax_error_is_reported_and_the_checks_fail_without_crashing_the_grader(tampered):
-    r = _report(tampered[0], "00_stream_norms", "syntax_error")
+def test_a_syntax_error_is_reported_and_the_checks_fail_without_crashing_the_grader(graded_class):
+    r = _report(graded_class[0], "00_stream_norms", "ivan")
     assert r["status"] == "graded" and r["points"] == 0
     assert any("SyntaxError" in e for e in r["errors"]), r["errors"]
     assert all("NameError: name 'mean_stream_norms' is not defined" in c["message"] for c in r["checks"])
 
 
 @pytest.mark.slow
-def test_a_dead_kernel_or_an_uninterruptible_loop_still_gives_a_report(tampered):
-    dead = _report(tampered[0], "00_stream_norms", "kernel_dies")
-    assert dead["status"] == "kernel died" and dead["points"] == 0
+def test_a_dead_kernel_or_an_unreadable_file_still_gives_a_report(graded_class):
+    grades, _ = graded_class
+    dead = _report(grades, "00_stream_norms", "judy")
     assert all("not run: the kernel died in cell 3 of the submission" in c["message"] for c in dead["checks"])
-    stuck = _report(tampered[0], "00_stream_norms", "ignores_interrupts")
-    assert stuck["status"] == "time limit" and stuck["points"] == 0
-    assert all(c["message"].startswith("not run: the notebook hit the 40 s limit") for c in stuck["checks"])
-
-
-@pytest.mark.slow
-def test_an_unreadable_file_gets_a_report_and_the_summary_lists_everyone(tampered):
-    grades, _ = tampered
-    r = _report(grades, "unknown", "not_a_notebook")
+    r = _report(grades, "unknown", "hank")
     assert r["status"] == "unreadable" and "NotJSONError" in r["errors"][0]
-    rows = (grades / "summary.csv").read_text().splitlines()
-    assert rows[0].startswith("student,assignment,status,points,max_points")
-    assert len(rows) == 1 + 7
-    per_check = (grades / "00_stream_norms" / "edited_test.csv").read_text().splitlines()
+    per_check = (grades / "00_stream_norms" / "bob.csv").read_text().splitlines()
     assert per_check[0] == "student,assignment,check,kind,passed,points,max_points,message"
     assert len(per_check) == 1 + 3
+
+
+def test_hidden_tests_cannot_be_committed_by_accident():
+    import subprocess
+
+    for path in ("grades/02_causal_attention/alice.graded.ipynb", "collected/alice/02_causal_attention.ipynb"):
+        assert subprocess.run(["git", "check-ignore", "-q", path], cwd=DEFAULT_OUT.parents[1]).returncode == 0, path

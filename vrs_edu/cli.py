@@ -18,6 +18,9 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
+from .cli_args import (UsageError, device_name, int_list, natural_int, one_of, output_dir, positive_int, setting,
+                       text_file)
+
 
 @contextlib.contextmanager
 def _scaled(args, checkpoint_root: str | None = None):
@@ -61,12 +64,15 @@ def _parse_settings(items: list[str] | None) -> dict:
 
 
 def _add_scale_flags(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--device", default="auto", help="auto (CUDA if present, else CPU) | cpu | cuda | mps")
+    p.add_argument("--device", default="auto", type=device_name,
+                   help="auto (CUDA if present, else CPU) | cpu | cuda | cuda:N | mps")
     p.add_argument("--precision", default="auto", choices=("auto", "fp32", "bf16"),
                    help="auto = bf16 autocast on CUDA, fp32 elsewhere")
     p.add_argument("--compile", action="store_true", help="run the model through torch.compile (off by default)")
-    p.add_argument("--checkpoint-dir", help="folder for the training state (weights, optimizer, data order)")
-    p.add_argument("--checkpoint-every", type=int, help="write the training state every N steps and at the end")
+    p.add_argument("--checkpoint-dir", type=output_dir,
+                   help="folder for the training state (weights, optimizer, data order)")
+    p.add_argument("--checkpoint-every", type=positive_int,
+                   help="write the training state every N steps and at the end")
     p.add_argument("--resume", action="store_true", help="continue from the last checkpoint in --checkpoint-dir")
     p.add_argument("--quiet", "--no-progress", dest="quiet", action="store_true",
                    help="draw no progress bars (as the environment variable TQDM_DISABLE=1 does)")
@@ -172,30 +178,33 @@ def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="vrs-edu", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
     t = sub.add_parser("train", help="train a TinyGPT on a corpus and save a checkpoint")
-    t.add_argument("--corpus", help="UTF-8 text file (default: the Python reference docs, pydoc_data.topics)")
-    t.add_argument("--preset", default="char-6x64", help="model/training size (see `vrs-edu info`)")
+    t.add_argument("--corpus", type=text_file,
+                   help="UTF-8 text file (default: the Python reference docs, pydoc_data.topics)")
+    t.add_argument("--preset", default="char-6x64", type=one_of(_preset_names, "preset"),
+                   help="model/training size (see `vrs-edu info`)")
     t.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the preset's tokenizer")
-    t.add_argument("--steps", type=int)
-    t.add_argument("--seed", type=int)
-    t.add_argument("--batch-size", type=int, help="global batch (split over torchrun processes)")
-    t.add_argument("--set", action="append", metavar="KEY=VALUE",
+    t.add_argument("--steps", type=positive_int)
+    t.add_argument("--seed", type=natural_int)
+    t.add_argument("--batch-size", type=positive_int, help="global batch (split over torchrun processes)")
+    t.add_argument("--set", action="append", metavar="KEY=VALUE", type=setting,
                    help="override any model or training setting, e.g. --set value_residual=resformer (repeatable)")
-    t.add_argument("--out", help="checkpoint folder (model.safetensors, config.json, tokenizer.json)")
+    t.add_argument("--out", type=output_dir, help="checkpoint folder (model.safetensors, config.json, tokenizer.json)")
     _add_scale_flags(t)
-    t.set_defaults(fn=cmd_train)
+    t.set_defaults(fn=cmd_train, check=check_train, parser=t)
     r = sub.add_parser("reproduce", help="run a chapter's long experiment and write data/results/NAME.json")
-    r.add_argument("name", nargs="?", help="recipe name, or `list`")
+    r.add_argument("name", nargs="?", type=one_of(_recipe_names, "recipe"), help="recipe name, or `list`")
     r.add_argument("--quick", action="store_true", help="a small run of the same code (about a minute)")
-    r.add_argument("--seeds", help="comma-separated seeds (default: the recipe's, at least 3)")
-    r.add_argument("--preset", help="run the recipe's variants at another size (e.g. paper-12x768; see `vrs-edu info`)")
-    r.add_argument("--set", action="append", metavar="KEY=VALUE",
+    r.add_argument("--seeds", type=int_list, help="comma-separated seeds (default: the recipe's, at least 3)")
+    r.add_argument("--preset", type=one_of(_preset_names, "preset"),
+                   help="run the recipe's variants at another size (e.g. paper-12x768; see `vrs-edu info`)")
+    r.add_argument("--set", action="append", metavar="KEY=VALUE", type=setting,
                    help="override a model or training setting in every run of the recipe, e.g. --set steps=20000")
-    r.add_argument("--out", help="results folder (default: data/results)")
+    r.add_argument("--out", type=output_dir, help="results folder (default: data/results)")
     r.add_argument("--corpus", help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
                                     "text file; writes NAME.corpus-<name>.json beside the default results")
     r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")
     _add_scale_flags(r)
-    r.set_defaults(fn=cmd_reproduce)
+    r.set_defaults(fn=cmd_reproduce, check=check_reproduce, parser=r)
     i = sub.add_parser("info", help="versions, threads and presets")
     i.set_defaults(fn=cmd_info)
     c = sub.add_parser("corpora", help="the named corpora: size, licence, word tokens, [UNK] share (2,048 words)")
@@ -209,9 +218,58 @@ def build_parser() -> argparse.ArgumentParser:
 EXTRA_COMMANDS: list = []
 
 
-def main(argv: list[str] | None = None) -> int:
+def _preset_names() -> list[str]:
+    from .lab.presets import PRESETS
+
+    return sorted(PRESETS)
+
+
+def _recipe_names() -> list[str]:
+    from .lab.experiments import RECIPES, _load_recipes
+
+    _load_recipes()
+    return ["list", *RECIPES]
+
+
+def check_train(args) -> None:
+    """What no single flag can check: the flags together (before any data is read or a model built)."""
+    from .lab.presets import make_run
+
+    if (args.resume or args.checkpoint_every) and not (args.checkpoint_dir or args.out):
+        raise UsageError("--resume and --checkpoint-every need --checkpoint-dir (or --out)")
+    over = {k: v for k, v in (("steps", args.steps), ("seed", args.seed), ("batch_size", args.batch_size))
+            if v is not None}
+    try:
+        make_run(args.preset, **{**_parse_settings(args.set), **over})
+    except ValueError as e:
+        raise UsageError(f"--preset/--set: {e}") from None
+
+
+def check_reproduce(args) -> None:
+    if args.preset:  # without --preset each recipe picks its own: only the settings' names and types are known here
+        from .lab.presets import make_run
+
+        try:  # the recipe's own variants are applied later; this checks --preset with the settings
+            make_run(args.preset, **_parse_settings(args.set))
+        except ValueError as e:
+            raise UsageError(f"--preset/--set: {e}") from None
+
+
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    """Parse and validate the command line; a bad argument exits with status 2 and one line naming it."""
     _load_extra_commands()
     args = build_parser().parse_args(argv)
+    check = getattr(args, "check", None)
+    if check is not None:
+        try:
+            check(args)
+        except UsageError as e:
+            args.parser.error(str(e))
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     try:
         return args.fn(args)
     except (ValueError, FileNotFoundError) as e:
@@ -231,4 +289,8 @@ def _load_extra_commands() -> None:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    # `python -m vrs_edu.cli` runs this file as __main__, a second copy of the module: the sub-commands that other
+    # modules register (assignments) are registered on the importable vrs_edu.cli, so run that one.
+    from vrs_edu.cli import main as _main
+
+    sys.exit(_main())

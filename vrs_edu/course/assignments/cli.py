@@ -8,6 +8,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vrs_edu.cli_args import input_dir, input_path, output_dir, positive_float
+
 
 def cmd_list(args) -> int:
     from .build import make_copies
@@ -41,39 +43,97 @@ def cmd_build(args) -> int:
     return 0
 
 
-def _submissions(paths: list[str]) -> list[Path]:
+def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, str]]:
+    """Every submitted notebook with its student's name, by the README's layout. In a folder given on the command
+    line, ``<folder>/<student>/...ipynb`` belongs to ``<student>`` (whatever the file is called, however deep), and
+    ``<folder>/<student>.ipynb`` to ``<student>``; a file given by itself is its stem's (or its folder's when it is
+    named after an assignment; see :func:`.grade.student_name`). ``.ipynb_checkpoints`` are skipped."""
+    from .grade import safe_name, student_name
+
     out = []
     for p in map(Path, paths):
         if p.is_dir():
-            out += sorted(q for q in p.rglob("*.ipynb") if ".ipynb_checkpoints" not in q.parts)
+            for q in sorted(p.rglob("*.ipynb")):
+                if ".ipynb_checkpoints" in q.parts:
+                    continue
+                rel = q.relative_to(p)
+                out.append((q, safe_name(rel.parts[0]) if len(rel.parts) > 1 else student_name(q, None, known)))
         else:
-            out.append(p)
+            out.append((p, student_name(p, None, known)))
     return out
 
 
 def cmd_grade(args) -> int:
-    from .grade import grade_submission
-    from .source import SOURCES
+    from .grade import grade_submission, safe_name, write_report
+    from .source import SOURCES, discover
 
-    subs = _submissions(args.submissions)
-    if not subs:
-        raise ValueError(f"no .ipynb files in {args.submissions}")
-    if args.student and len(subs) > 1:
-        raise ValueError("--student names one submission; with several, names come from the file or folder names")
-    seen: dict[tuple[str, str], Path] = {}
-    for path in subs:
-        r = grade_submission(path, assignment=args.assignment, student=args.student, sources=args.sources or SOURCES,
-                             cell_timeout=args.timeout, total_timeout=args.total_timeout, out_dir=args.out)
-        if (r.assignment, r.student) in seen:
-            print(f"warning: {path} and {seen[r.assignment, r.student]} are both {r.student}'s {r.assignment}: "
-                  "the later report replaced the earlier one")
-        seen[r.assignment, r.student] = path
+    sources = args.sources or SOURCES
+    known = tuple(a.name for a in discover(sources))
+    subs = collect(args.submissions, known)
+    previous = _previous_students(Path(args.out))   # a regrade of a file keeps the student it was graded as
+    subs = [(path, previous.get(_resolved(path), student)) for path, student in subs]
+    if args.student:
+        subs = [(path, safe_name(args.student)) for path, _ in subs]
+    taken: dict[tuple[str, str], list[Path]] = {}
+    for path, student in subs:
+        r = grade_submission(path, assignment=args.assignment, student=student, sources=sources,
+                             cell_timeout=args.timeout, total_timeout=args.total_timeout, out_dir=None,
+                             allow_reference=args.allow_reference)
+        earlier = taken.setdefault((r.assignment, r.student), [])
+        earlier.append(path)
+        if len(earlier) > 1:  # one row per file: a second file of the same student and assignment gets its own
+            r.key = f"{safe_name(r.student)}~{len(earlier)}"
+            r.errors.append(f"note: {r.student} handed in {len(earlier)} files for {r.assignment}: "
+                            + ", ".join(map(str, earlier)))
+        write_report(r, Path(args.out), r.graded)
         print(f"{r.student:16s} {r.assignment:22s} {r.points:g}/{r.max_points:g} points  "
               f"{r.checks_passed}/{len(r.checks)} checks  {r.status}  ({r.wall_s:.1f} s)  {path}")
-        for e in r.errors:
+        for e in r.flags + r.errors:
             print(f"{'':18s}{e.splitlines()[0][:120]}")
-    print(f"reports in {args.out}/<assignment>/<student>.json|.csv; class summary {Path(args.out) / 'summary.csv'}")
+    print(f"{len(subs)} notebooks graded; reports in {args.out}/<assignment>/<student>.json|.csv; "
+          f"class summary {Path(args.out) / 'summary.csv'} (flags: read the report)")
     return 0
+
+
+def _resolved(path: Path) -> str:
+    try:
+        return str(path.resolve())
+    except OSError:
+        return str(path)
+
+
+def _previous_students(out: Path) -> dict[str, str]:
+    """{submitted file: student} of the reports already in ``out``."""
+    import json
+
+    found = {}
+    for p in sorted(out.glob("*/*.json")):
+        try:
+            r = json.loads(p.read_text())
+            found[_resolved(Path(r["submission"]))] = r["student"]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def check_grade(args) -> None:
+    """The arguments together, before anything is graded."""
+    from vrs_edu.cli_args import UsageError
+
+    from .source import SOURCES, discover
+
+    known = [a.name for a in discover(args.sources or SOURCES)]
+    if args.assignment is not None and args.assignment not in known:
+        raise UsageError(f"argument --assignment: unknown assignment {args.assignment!r}; expected one of "
+                         f"{', '.join(known) or '(none in --sources)'}")
+    subs = collect(args.submissions, tuple(known))
+    empty = [p for p in args.submissions if Path(p).is_dir() and not any(Path(p).rglob("*.ipynb"))]
+    if empty:
+        raise UsageError(f"argument submissions: {empty[0]!r} holds no .ipynb file; expected notebooks or folders "
+                         "of notebooks")
+    if args.student and len(subs) > 1:
+        raise UsageError(f"argument --student: names one submission, but {len(subs)} were given; without it each "
+                         "student's name comes from the folder or file name")
 
 
 def add_commands(sub) -> None:
@@ -81,24 +141,31 @@ def add_commands(sub) -> None:
     a = sub.add_parser("assignments", help="build student/solution/grader notebooks and grade submissions")
     asub = a.add_subparsers(dest="assignments_command", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--sources", help="folder of assignment sources (default: the package's own)")
+    common.add_argument("--sources", type=input_dir, help="folder of assignment sources (default: the package's own)")
 
     ls = asub.add_parser("list", parents=[common], help="the assignments and their points")
     ls.set_defaults(fn=cmd_list)
 
     b = asub.add_parser("build", parents=[common], help="generate OUT/{student,solution,grader}/<name>.ipynb")
-    b.add_argument("--out", help="output folder (default: data/assignments in a checkout of the course)")
+    b.add_argument("--out", type=output_dir, help="output folder (default: data/assignments in a checkout of the course)")
     b.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if a generated notebook differs from a fresh build (for CI)")
     b.add_argument("--verbose", action="store_true", help="also list unchanged files")
     b.set_defaults(fn=cmd_build)
 
     g = asub.add_parser("grade", parents=[common], help="grade submitted notebooks, write JSON/CSV reports")
-    g.add_argument("submissions", nargs="+", help="submitted .ipynb files, or folders searched for them")
-    g.add_argument("--assignment", help="assignment name (default: read from each notebook's metadata)")
-    g.add_argument("--student", help="student name for a single submission (default: the file or folder name)")
-    g.add_argument("--out", default="grades", help="report folder (default: ./grades)")
-    g.add_argument("--timeout", type=float, default=60, help="seconds one cell may run (default 60)")
-    g.add_argument("--total-timeout", type=float, default=300,
-                   help="seconds one whole notebook may run, kernel start included (default 300)")
-    g.set_defaults(fn=cmd_grade)
+    g.add_argument("submissions", nargs="+", type=input_path,
+                   help="submitted .ipynb files, or folders of them: collected/<student>/NN_name.ipynb or "
+                        "collected/<student>.ipynb")
+    g.add_argument("--assignment", help="assignment of the notebooks whose metadata and file name do not say")
+    g.add_argument("--student", help="student name for a single submission (default: the folder or file name)")
+    g.add_argument("--out", default="grades", type=output_dir,
+                   help="report folder (default: ./grades; keep it out of any repository: it holds the hidden tests)")
+    g.add_argument("--timeout", type=positive_float, default=60,
+                   help="seconds one cell of the notebook, and one check, may run (default 60)")
+    g.add_argument("--total-timeout", type=positive_float, default=300,
+                   help="seconds the notebook's own cells may run in all, kernel start included (default 300); "
+                        "the checks each have --timeout on top")
+    g.add_argument("--allow-reference", action="store_true",
+                   help="give points to a function that uses the course's reference implementation (flagged anyway)")
+    g.set_defaults(fn=cmd_grade, check=check_grade, parser=g)
