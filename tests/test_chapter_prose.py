@@ -58,3 +58,25 @@ def test_no_bullet_or_sentence_is_repeated_in_a_chapter(path):
     cells = [c.source for c in nb.cells if c.cell_type == "markdown"]
     dups = repeated(cells)
     assert not dups, f"{path.name} says this more than once: {dups}"
+
+
+# --- what the learner reads is about the subject, not about the test suite -----------------------------------------
+
+MAINTAINER_SPEAK = re.compile(r"not compared|not checked by the tests|compared by the tests|NBVAL_", re.I)
+
+
+def test_the_maintainer_speak_check_finds_a_marker_and_passes_prose():
+    assert MAINTAINER_SPEAK.search("# NBVAL_IGNORE_OUTPUT")
+    assert MAINTAINER_SPEAK.search("# this cell's output is not compared by the tests")
+    assert not MAINTAINER_SPEAK.search("# Versions and threads differ from machine to machine.")
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
+def test_test_markers_are_cell_tags_and_widget_cells_carry_them(path):
+    nb = jupytext.read(path)
+    speak = [c.source.splitlines()[0] for c in nb.cells if MAINTAINER_SPEAK.search(c.source)]
+    assert not speak, f"{path.name}: cells that speak to maintainers or carry a test marker in their source: {speak}"
+    untagged = [c.source.splitlines()[-1] for c in nb.cells
+                if c.cell_type == "code" and re.search(r"^\w+_widget\(.*\)\s*$", c.source.strip().splitlines()[-1])
+                and "nbval-ignore-output" not in c.metadata.get("tags", [])]
+    assert not untagged, f"{path.name}: widget cells without the nbval-ignore-output tag: {untagged}"
