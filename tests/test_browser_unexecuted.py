@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHAPTERS, ROOT, _screenshot, _why_skip, browser, lab_url  # noqa: F401  (fixtures by name)
+from test_browser import CHAPTERS, ROOT, SCREENSHOTS, _why_skip, browser, lab_url  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why_skip() is not None, reason=_why_skip() or "")]
 
@@ -53,7 +53,8 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trus
         widget.scroll_into_view_if_needed()
         expect(widget.locator(".widget-slider, .widget-dropdown, .widget-hslider").first).to_be_visible()
         expect(widget.locator(".widget-output img").first).to_be_visible(timeout=60_000)   # the stored figure
-        _screenshot(page, f"lab_unexecuted_{chapter.file.removesuffix('.ipynb')}")
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        widget.screenshot(path=str(SCREENSHOTS / f"lab_unexecuted_{chapter.file.removesuffix('.ipynb')}.png"))
         texts = page.locator(".jp-OutputArea-output").all_inner_texts()
         assert not [t for t in texts if REPR in t], f"a widget shown as its text repr in {chapter.file}"
     finally:
