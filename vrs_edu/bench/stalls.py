@@ -25,9 +25,10 @@ CLIENTS = {"course": CourseNotebookClient, "nbclient": NotebookClient}
 def measure(stems: list[str] | None = None, repeat: int = 5, client: str = "course", timeout: int = 600) -> list[dict]:
     """Run each chapter (all when ``stems`` is None; a stem may be its number, "04") ``repeat`` times; print one line
     per run and return them as dicts (chapter, run, wall_s, longest_wait_s, cell, after_widget, stalls)."""
-    os.environ.setdefault("VRS_EDU_THREADS", "1")
-    os.environ.setdefault("OMP_NUM_THREADS", "1")
-    os.environ.setdefault("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    # the kernels inherit this environment: the same settings as `make notebooks` (the Makefile's NB_ENV)
+    for k, v in (("VRS_EDU_THREADS", "1"), ("OMP_NUM_THREADS", "1"), ("PYTHONHASHSEED", "0"), ("TQDM_DISABLE", "1"),
+                 ("MPLBACKEND", "module://matplotlib_inline.backend_inline")):
+        os.environ.setdefault(k, v)
     picked = [c for c in chapters() if not stems or any(c.stem.startswith(s) for s in stems)]
     rows = []
     print(f"client: {client}; a wait over {STALL_S:g} s counts as a stall; cell timeout {timeout} s")
