@@ -316,8 +316,9 @@ print(f"loss the blocks remove after depth 0: {gain_live:.3f} nats (150 steps) v
 #
 # Each slider multiplies what one block writes (0 = the block is silenced, 1 = the model as trained, 2 = doubled).
 # The model runs forward with the scaled writes, so later blocks see the change. The bars are the top next-character
-# probabilities after the context `…in insert` (the true next character is green); the title holds the loss over the
-# whole sentence. The static figure below the widget is the default setting (all ones).
+# probabilities after the context `…in insert` (the true next character is green) and the black ticks the same
+# characters' probabilities in the model as trained; the title holds the loss over the whole sentence and its change
+# from the default, in steps of 0.25. The static figure below the widget is the default setting (all ones).
 
 # %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.residual import block_scale_widget

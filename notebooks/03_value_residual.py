@@ -309,8 +309,10 @@ print(read_live_run(live_d, saved["mean"], saved["sd"]))
 #
 # The checkpoint below is the seed-0 `resformer` model of the saved corpus runs, trained with λ1 = λ2 = 0.5 in
 # every layer. The sliders set λ1 (weight on $V_1$) and λ2 (weight on the layer's own $V_n$) of all its layers *at
-# inference*, without retraining: the loss and the per-layer attention entropy update. λ1 = 0, λ2 = 1 removes
-# the first layer's values altogether; λ1 = 1, λ2 = 0 keeps only them (SVFormer-like).
+# inference*, without retraining, in steps of 0.25: the loss (and its change from the trained setting) and the
+# per-layer attention entropy update. The left panel draws each layer's entropy as a change from the trained
+# setting; the right panel marks the setting (red) and the trained one (grey) in the (λ1, λ2) plane. λ1 = 0,
+# λ2 = 1 removes the first layer's values altogether; λ1 = 1, λ2 = 0 keeps only them (SVFormer-like).
 
 # %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.value_residual import lambda_figure, lambda_readout, lambda_widget

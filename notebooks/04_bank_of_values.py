@@ -298,7 +298,8 @@ print(read_live_run(live_margin, saved["mean"], saved["sd"]))
 # Q, K or V in every x0 layer, on top of the learned $\beta$, at inference; the readout gives the loss and its
 # change from the trained model. Two questions hide in the sliders. Moving a slider *left* takes away the $x_0$ that
 # training gave the path: a path that relies on its $x_0$ hurts. Moving it *right* pushes in more than training
-# chose: a path that tolerates token identity does not mind.
+# chose: a path that tolerates token identity does not mind. The sliders move in steps of 0.5; each path's setting
+# is the large dot on its own curve.
 
 # %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.bank import beta_figure, beta_widget
