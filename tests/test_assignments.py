@@ -159,13 +159,20 @@ def test_reports_are_written_per_student_and_summarised(tmp_path):
     checks = [CheckResult("a_public", "public", True, 1.0, 1.0), CheckResult("a_hidden", "hidden", False, 0.0, 2.0,
                                                                              "✗ a: case 0: the scale is missing")]
     for student in ("ann.lee", "bo"):
-        write_report(Report(student, "01_x", "x.ipynb", "graded", 1.0, 3.0, checks), tmp_path)
+        write_report(Report(student, "01_x", f"{student}.ipynb", "graded", 1.0, 3.0, checks), tmp_path)
     report = json.loads((tmp_path / "01_x" / "ann.lee.json").read_text())
     assert (report["points"], report["max_points"], report["checks_passed"], report["checks_total"]) == (1, 3, 1, 2)
     rows = (tmp_path / "01_x" / "ann.lee.csv").read_text().splitlines()
     assert rows[2] == "ann.lee,01_x,a_hidden,hidden,False,0.0,2.0,✗ a: case 0: the scale is missing"
     summary = (tmp_path / "summary.csv").read_text().splitlines()
     assert [r.split(",")[0] for r in summary[1:]] == ["ann.lee", "bo"]
+    assert summary[0] == ("student,assignment,status,points,max_points,checks_passed,checks_total,errors,flags,"
+                          "submission,report")
+    # bo's file graded again as another assignment: its report replaces the earlier one, no stale row stays
+    write_report(Report("bo", "02_y", "bo.ipynb", "graded", 0.0, 1.0, checks[:1]), tmp_path)
+    summary = (tmp_path / "summary.csv").read_text().splitlines()
+    assert [r.split(",")[:2] for r in summary[1:]] == [["ann.lee", "01_x"], ["bo", "02_y"]]
+    assert not (tmp_path / "01_x" / "bo.json").exists() and not (tmp_path / "01_x" / "bo.csv").exists()
 
 
 # --- grading real notebooks (one fresh kernel per submission) ------------------------------------------------

@@ -190,7 +190,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override any model or training setting, e.g. --set value_residual=resformer (repeatable)")
     t.add_argument("--out", type=output_dir, help="checkpoint folder (model.safetensors, config.json, tokenizer.json)")
     _add_scale_flags(t)
-    t.set_defaults(fn=cmd_train, check=check_train, parser=t)
+    t.set_defaults(fn=cmd_train, validate=check_train, parser=t)
     r = sub.add_parser("reproduce", help="run a chapter's long experiment and write data/results/NAME.json")
     r.add_argument("name", nargs="?", type=one_of(_recipe_names, "recipe"), help="recipe name, or `list`")
     r.add_argument("--quick", action="store_true", help="a small run of the same code (about a minute)")
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
                                     "text file; writes NAME.corpus-<name>.json beside the default results")
     r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")
     _add_scale_flags(r)
-    r.set_defaults(fn=cmd_reproduce, check=check_reproduce, parser=r)
+    r.set_defaults(fn=cmd_reproduce, validate=check_reproduce, parser=r)
     i = sub.add_parser("info", help="versions, threads and presets")
     i.set_defaults(fn=cmd_info)
     c = sub.add_parser("corpora", help="the named corpora: size, licence, word tokens, [UNK] share (2,048 words)")
@@ -259,10 +259,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate the command line; a bad argument exits with status 2 and one line naming it."""
     _load_extra_commands()
     args = build_parser().parse_args(argv)
-    check = getattr(args, "check", None)
-    if check is not None:
+    validate = getattr(args, "validate", None)   # a command's checks of its flags together
+    if validate is not None:
         try:
-            check(args)
+            validate(args)
         except UsageError as e:
             args.parser.error(str(e))
     return args

@@ -3,15 +3,22 @@ a ``--quick`` run in 2 minutes.
 
 A full run is too long for a benchmark, so its line reports what the run itself recorded in ``data/results/`` (wall
 and CPU time, thread count, load average when it started and ended: a wall time measured on a busy machine says
-so). To re-time one, rerun it: ``time vrs-edu reproduce NAME``. The quick runs are executed here, into a temporary
-folder, so the committed results are never touched.
+so, and how many runs it trained at a time: ``jobs``). To re-time one, rerun it: ``time vrs-edu reproduce NAME``. The
+quick runs are executed here, into a temporary folder, so the committed results are never touched.
+
+``--jobs``: a reduced but representative set of runs — the value-residual recipe's corpus runs (word-8x64, its
+full per-run schedule), 2 variants × 2 seeds — is timed in 2 worker processes at one torch thread each and one
+after another at 2 threads, side by side: the ratio parallel / sequential should be <= 0.7.
 """
 from __future__ import annotations
 
+import os
 import tempfile
 import time
 
-from ..lab.experiments import RECIPES, _load_recipes, load_results, run_recipe
+import torch
+
+from ..lab.experiments import RECIPES, _load_recipes, compare_variants, load_results, run_recipe
 
 FULL_BUDGET_S = 20 * 60
 QUICK_BUDGET_S = 2 * 60
@@ -21,10 +28,44 @@ def _flag(seconds: float, budget: float) -> str:
     return "" if seconds <= budget else "  OVER BUDGET"
 
 
+def _load() -> str:
+    try:
+        return "load average 1/5/15 min: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
+    except (AttributeError, OSError):
+        return "load average: unknown"
+
+
+def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds=(0, 1)) -> dict:
+    """Wall time of the same runs with ``jobs=2`` (one torch thread per worker) and with ``jobs=1`` at 2 torch
+    threads: the value-residual recipe's corpus runs of ``variants`` × ``seeds``, ``steps`` steps each."""
+    from ..lab.recipes.value_residual import CORPUS, VARIANTS
+
+    runs = {v: {**CORPUS["train"], "steps": steps, **VARIANTS[v]} for v in variants}
+    out = {"runs": len(variants) * len(seeds), "steps": steps}
+    before = torch.get_num_threads()
+    try:
+        for label, jobs, threads in (("sequential", 1, 2), ("parallel", 2, 1)):
+            torch.set_num_threads(threads)
+            out[f"load_{label}"] = _load()
+            t0 = time.perf_counter()
+            compare_variants(CORPUS["preset"], runs, list(seeds), jobs=jobs, metric_batches=4)
+            out[label] = time.perf_counter() - t0
+    finally:
+        torch.set_num_threads(before)
+    return out
+
+
 def run(args) -> None:
     _load_recipes()
+    steps = 60 if getattr(args, "quick", False) else 240
+    print(f"--jobs 2 (1 thread each) vs one after another at 2 threads, 2 variants x 2 seeds of value-residual's "
+          f"corpus runs, {steps} steps each (a reduced set: the full recipe trains more runs of the same kind):")
+    r = parallel_vs_sequential(steps)
+    print(f"  sequential, 2 threads: {r['sequential']:7.1f}s  ({r['load_sequential']})")
+    print(f"  parallel, --jobs 2:    {r['parallel']:7.1f}s  ({r['load_parallel']})")
+    print(f"  ratio parallel / sequential: {r['parallel'] / r['sequential']:.3f}  (target <= 0.7)", flush=True)
     print("full runs, as recorded in data/results/ (budget 20 min):")
-    print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'threads':>7s}  load (start, end)")
+    print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'threads':>7s} {'jobs':>4s}  load (start, end)")
     for name in sorted(RECIPES):
         try:
             r = load_results(name)
@@ -33,7 +74,8 @@ def run(args) -> None:
             continue
         wall, env = r["wall_time_s"], r["environment"]
         cpu = f"{r['cpu_time_s'] / 60:6.1f}m" if "cpu_time_s" in r else "      -"
-        print(f"  {name:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {env['threads']:7d}  "
+        print(f"  {name:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {env['threads']:7d} "
+              f"{env.get('jobs', 1):4d}  "
               f"{env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
     print("quick runs, executed now (budget 2 min):")
     with tempfile.TemporaryDirectory() as out:

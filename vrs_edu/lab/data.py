@@ -17,6 +17,7 @@ Synthetic tasks isolate a mechanism: :func:`associative_recall` (keys need conte
 """
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -216,6 +217,26 @@ class SyntheticTask:
         return self.make(batch_size, generator)
 
 
+def _recall_batch(B: int, g: torch.Generator, *, n_pairs: int, n_key_symbols: int, n_value_symbols: int,
+                  key_len: int, n_queries: int):
+    """One batch of :func:`associative_recall` (module level, so that a task can be sent to a worker
+    process: ``vrs-edu reproduce --jobs``)."""
+    sep = n_key_symbols + n_value_symbols  # the separator: the last token id
+    keys = torch.stack([_distinct_keys(n_pairs, n_key_symbols, key_len, g) for _ in range(B)])  # (B, P, K)
+    vals = n_key_symbols + torch.randint(n_value_symbols, (B, n_pairs), generator=g)
+    ctx = torch.cat([keys, vals[..., None]], -1).flatten(1)
+    qi = torch.stack([torch.randperm(n_pairs, generator=g)[:n_queries] for _ in range(B)])
+    qk = torch.gather(keys, 1, qi[..., None].expand(-1, -1, key_len))
+    qv = torch.gather(vals, 1, qi)
+    query = torch.cat([qk, qv[..., None]], -1).flatten(1)
+    seq = torch.cat([ctx, torch.full((B, 1), sep), query], 1)
+    x, y = seq[:, :-1], seq[:, 1:]
+    mask = torch.zeros_like(y, dtype=torch.bool)
+    first_answer = n_pairs * (key_len + 1) + 1 + key_len - 1  # target index of the first answer
+    mask[:, first_answer::key_len + 1] = True
+    return x, y, mask
+
+
 def associative_recall(n_pairs: int = 8, n_key_symbols: int = 8, n_value_symbols: int = 16, key_len: int = 2,
                        n_queries: int = 4) -> SyntheticTask:
     """Multi-query associative recall: ``k1 v1 k2 v2 ... | q1 a1 q2 a2 ...``.
@@ -225,24 +246,10 @@ def associative_recall(n_pairs: int = 8, n_key_symbols: int = 8, n_value_symbols
     value. Vocabulary: key symbols, then value symbols, then the separator. Only answer positions are scored.
     """
     V = n_key_symbols + n_value_symbols + 1
-    sep = V - 1
     T = n_pairs * (key_len + 1) + 1 + n_queries * (key_len + 1)
 
-    def make(B: int, g: torch.Generator):
-        keys = torch.stack([_distinct_keys(n_pairs, n_key_symbols, key_len, g) for _ in range(B)])  # (B, P, K)
-        vals = n_key_symbols + torch.randint(n_value_symbols, (B, n_pairs), generator=g)
-        ctx = torch.cat([keys, vals[..., None]], -1).flatten(1)
-        qi = torch.stack([torch.randperm(n_pairs, generator=g)[:n_queries] for _ in range(B)])
-        qk = torch.gather(keys, 1, qi[..., None].expand(-1, -1, key_len))
-        qv = torch.gather(vals, 1, qi)
-        query = torch.cat([qk, qv[..., None]], -1).flatten(1)
-        seq = torch.cat([ctx, torch.full((B, 1), sep), query], 1)
-        x, y = seq[:, :-1], seq[:, 1:]
-        mask = torch.zeros_like(y, dtype=torch.bool)
-        first_answer = n_pairs * (key_len + 1) + 1 + key_len - 1  # target index of the first answer
-        mask[:, first_answer::key_len + 1] = True
-        return x, y, mask
-
+    make = functools.partial(_recall_batch, n_pairs=n_pairs, n_key_symbols=n_key_symbols,
+                             n_value_symbols=n_value_symbols, key_len=key_len, n_queries=n_queries)
     return SyntheticTask("associative_recall", V, T - 1, make)
 
 

@@ -18,7 +18,7 @@ import os
 import platform
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +29,7 @@ from ..nn.model import TinyGPT
 from .corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
 from .data import TOKENIZERS, SyntheticTask, unigram_loss
 from .metrics import coefficient_readout, layer_metrics, substitution_ablation
+from .parallel import map_runs, usable_jobs
 from .presets import make_run
 from .train import evaluate, save_checkpoint, train
 
@@ -73,6 +74,12 @@ def _load_average() -> float | None:
         return None
 
 
+def _cpu_seconds() -> float:
+    """CPU seconds of this process and of its finished child processes (the workers of ``--jobs``)."""
+    t = os.times()
+    return time.process_time() + t.children_user + t.children_system
+
+
 def results_path(name: str, quick: bool = False, out_dir: str | Path | None = None, corpus: str | None = None,
                  tokenizer: str | None = None) -> Path:
     """``<out_dir>/<name>[.corpus-<corpus>][.tokenizer-<tokenizer>][.quick].json`` (``corpus``: the short name
@@ -114,16 +121,18 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
     text = None if corpus is None else get_corpus(corpus)  # checked here, before any training
     seeds = list(r.default_seeds if seeds is None else seeds)
     load_before = _load_average()
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    jobs = usable_jobs()   # worker processes for the recipe's runs (run_options(jobs=...), `reproduce --jobs`)
+    t0, cpu0 = time.perf_counter(), _cpu_seconds()
     payload = r.fn(quick, seeds, corpus=text, tokenizer=tokenizer) if text_recipe else r.fn(quick, seeds)
-    wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+    wall, cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
     cmd += (f" --corpus {corpus.name if isinstance(corpus, Corpus) else corpus}" if corpus is not None else "")
     cmd += f" --tokenizer {tokenizer}" if tokenizer else ""
     result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
               "wall_time_s": round(wall, 1), "cpu_time_s": round(cpu, 1),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-              "environment": {**environment_info(), "load_average_1m": [load_before, _load_average()]},
+              "environment": {**environment_info(), "jobs": jobs,
+                              "load_average_1m": [load_before, _load_average()]},
               **payload}
     if text_recipe:  # which text the numbers come from (the default's record too, so every file says)
         result["text_corpus"] = (text or named_corpus(DEFAULT_NAME)).record()
@@ -167,7 +176,9 @@ def provenance(result: dict) -> str:
     parts = [f"{wall:.0f} s wall time" if wall < 120 else f"{wall / 60:.1f} min wall time"]
     if "cpu_time_s" in result:
         parts.append(f"{result['cpu_time_s'] / 60:.1f} CPU-minutes")
-    parts.append(f"{result['environment']['threads']} torch thread(s)")
+    jobs = result["environment"].get("jobs", 1)
+    parts.append(f"{jobs} runs at a time, 1 torch thread each" if jobs > 1
+                 else f"{result['environment']['threads']} torch thread(s)")
     if result.get("seeds"):
         parts.append(f"seeds {result['seeds']}")
     return f"made by `{result['command']}` on {result['date'][:10]}: " + ", ".join(parts)
@@ -190,16 +201,22 @@ def _load_recipes() -> None:
 
 
 def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *, quick: bool = False,
-                     quick_steps: int = 60, corpus: str | None = None, ablation: bool = False,
+                     quick_steps: int = 60, corpus: str | None = None, ablation: bool | Collection[str] = False,
                      checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "",
+                     checkpoint_for: Collection[str] | None = None, jobs: int | None = None,
                      task: SyntheticTask | None = None, tokenizer: str | None = None) -> dict:
     """Train every variant (config overrides on ``preset``) for every seed and measure it.
 
     Same seed ⇒ same initial weights for every parameter two variants share (see ``TinyGPT._init_weights``) and
     the same batches in the same order, so per-seed differences are paired. For each run it records the loss
     history, the coefficient trajectories, per-layer metrics on ``metric_batches`` validation batches, optionally
-    the substitution ablation, and (seed 0, when ``checkpoint_as`` is set) a safetensors checkpoint under
-    ``data/checkpoints/<checkpoint_as>/<variant>/``.
+    the substitution ablation (``ablation``: True for every variant, or a collection of variant names), and (first
+    seed, full runs, when ``checkpoint_as`` is set) a safetensors checkpoint under
+    ``data/checkpoints/<checkpoint_as>/<variant>/`` for every variant in ``checkpoint_for`` (None: all).
+
+    The runs (variants × seeds) are independent: ``jobs`` worker processes train them side by side, one torch
+    thread each (:func:`~vrs_edu.lab.parallel.map_runs`); None takes the run options' ``jobs`` (``vrs-edu
+    reproduce --jobs``, 1 by default). The numbers equal those of a one-thread run in this process.
 
     With ``task`` (a :class:`~vrs_edu.lab.data.SyntheticTask`) the runs train on it instead of the corpus: only the
     task's masked (answer) positions are scored, and the metric batches are drawn with seed ``20_000 + seed``.
@@ -216,28 +233,25 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
                                                            mcfg0.block_size)
     if checkpoint_as and task is None:
         checkpoint_as += run_suffix(corpus, tokenizer)
-    runs: dict[str, list[dict]] = {}
-    configs: dict[str, dict] = {}
+    tasks, configs = [], {}
     for vname, vover in variants.items():
-        runs[vname] = []
         for seed in seeds:
             _, mcfg, tcfg = make_run(preset, **{**overrides, **vover}, seed=seed)
             mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
-            model = TinyGPT(mcfg)
-            hist = train(model, data, tcfg, progress=True, desc=f"{desc}{vname} s{seed}")
-            batches = (list(data.eval_batches("val", tcfg.batch_size, metric_batches)) if task is None else
-                       [task.batch(tcfg.batch_size, torch.Generator().manual_seed(20_000 + seed))
-                        for _ in range(metric_batches)])
-            run = {"seed": seed, "history": hist.to_dict(), "final_val_loss": hist.val_loss[-1],
-                   "final_val_acc": hist.val_acc[-1], "n_params": model.num_params(),
-                   "layer_metrics": layer_metrics(model, batches), "coefficients": coefficient_readout(model)}
-            if ablation:
-                run["ablation"] = substitution_ablation(model, batches)
-            if checkpoint_as and seed == seeds[0] and not quick:
-                save_checkpoint(CHECKPOINT_DIR / checkpoint_as / vname, model, getattr(data, "tokenizer", None),
-                                {"train": tcfg.__dict__, "variant": vname})
-            runs[vname].append(run)
+            keep = (checkpoint_as and seed == seeds[0] and not quick
+                    and (checkpoint_for is None or vname in checkpoint_for))
+            tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "seed": seed, "metric_batches": metric_batches,
+                          "ablation": ablation is True or (ablation is not False and vname in ablation),
+                          "checkpoint_dir": CHECKPOINT_DIR / checkpoint_as / vname if keep else None,
+                          "variant": vname, "desc": f"{desc}{vname} s{seed}"})
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
+    jobs = usable_jobs(jobs)
+    for t in tasks:   # a worker draws no bar of its own: the overall bar counts finished runs
+        t["progress"] = jobs == 1
+    results = map_runs(train_and_measure, tasks, jobs, desc=f"{desc}runs")
+    runs: dict[str, list[dict]] = {vname: [] for vname in variants}
+    for t, run in zip(tasks, results):
+        runs[t["variant"]].append(run)
     if task is not None:
         return {"preset": preset, "task": task.name, "vocab_size": data.vocab_size, "configs": configs,
                 "runs": runs}
@@ -245,3 +259,24 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
             "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data),
             "configs": configs, "runs": runs}
+
+
+def train_and_measure(mcfg, tcfg, data, seed: int, metric_batches: int, ablation: bool, checkpoint_dir: Path | None,
+                      variant: str, desc: str, progress: bool) -> dict:
+    """One run of :func:`compare_variants`: build ``TinyGPT(mcfg)``, train it on ``data`` with ``tcfg``, measure it
+    (module level, so that a worker process can run it; the trained model stays where it was trained, only the
+    returned dict and the checkpoint in ``checkpoint_dir`` leave)."""
+    model = TinyGPT(mcfg)
+    hist = train(model, data, tcfg, progress=progress, desc=desc)
+    batches = ([data.batch(tcfg.batch_size, torch.Generator().manual_seed(20_000 + seed))
+                for _ in range(metric_batches)] if isinstance(data, SyntheticTask)
+               else list(data.eval_batches("val", tcfg.batch_size, metric_batches)))
+    run = {"seed": seed, "history": hist.to_dict(), "final_val_loss": hist.val_loss[-1],
+           "final_val_acc": hist.val_acc[-1], "n_params": model.num_params(),
+           "layer_metrics": layer_metrics(model, batches), "coefficients": coefficient_readout(model)}
+    if ablation:
+        run["ablation"] = substitution_ablation(model, batches)
+    if checkpoint_dir is not None:
+        save_checkpoint(checkpoint_dir, model, getattr(data, "tokenizer", None), {"train": tcfg.__dict__,
+                                                                                   "variant": variant})
+    return run

@@ -177,6 +177,7 @@ class RunOptions:
     checkpoint_root: str | None = None   # each train() call checkpoints to its own folder under it
     checkpoint_every: int | None = None  # steps between checkpoints (the last step is always written)
     resume: bool = False                 # continue from the last checkpoint, if there is one
+    jobs: int = 1                        # worker processes for a recipe's independent runs (see lab/parallel.py)
     progress: bool = True                # False: no progress bar in any train() call (the commands' --quiet)
 
 

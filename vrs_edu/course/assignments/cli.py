@@ -168,4 +168,4 @@ def add_commands(sub) -> None:
                         "the checks each have --timeout on top")
     g.add_argument("--allow-reference", action="store_true",
                    help="give points to a function that uses the course's reference implementation (flagged anyway)")
-    g.set_defaults(fn=cmd_grade, check=check_grade, parser=g)
+    g.set_defaults(fn=cmd_grade, validate=check_grade, parser=g)

@@ -30,6 +30,7 @@ from ..analysis import paired_difference
 from ..corpora import corpus_token_data
 from ..data import unigram_loss
 from ..experiments import recipe
+from ..parallel import map_runs, usable_jobs
 from ..presets import make_run
 from ..train import train
 
@@ -101,33 +102,44 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
     if over:
         raise ValueError(f"variants over the parameter budget (> {BUDGET_TOLERANCE:.1%} extra): {over}")
     weight_batches = list(data.eval_batches("val", schedule["batch_size"], 1 if quick else WEIGHT_BATCHES))
-    runs: dict[str, list[dict]] = {}
-    configs: dict[str, dict] = {}
+    tasks, names, configs = [], [], {}
     for vname, vover in variants.items():
-        runs[vname] = []
         for seed in seeds:
             _, mcfg, tcfg = make_run(PRESET, **schedule, **vover, seed=seed)
             mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
-            model = TinyGPT(mcfg)
-            t0 = time.process_time()
-            hist = train(model, data, tcfg, progress=True, desc=f"depth-mixers {vname} s{seed}")
-            cpu = time.process_time() - t0
-            weights = learned_depth_weights(model, weight_batches)
-            k = 10 if len(hist.train_loss) >= 10 else 1   # train loss in chunks of 10 steps (keeps the file small)
-            runs[vname].append({
-                "seed": seed, "final_val_loss": hist.val_loss[-1], "final_val_acc": hist.val_acc[-1],
-                "eval_steps": hist.eval_steps, "val_loss": hist.val_loss,
-                "train_loss_every_10": [sum(hist.train_loss[i:i + k]) / len(hist.train_loss[i:i + k])
-                                        for i in range(0, len(hist.train_loss), k)],
-                "n_params": model.num_params(), "train_wall_s": round(hist.wall_time_s, 2),
-                "train_cpu_s": round(cpu, 2),
-                "depth_weights": {s: _matrix_to_json(m) for s, m in weights.items()},
-            })
+            tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "weight_batches": weight_batches,
+                          "desc": f"depth-mixers {vname} s{seed}"})
+            names.append(vname)
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
+    jobs = usable_jobs()   # `vrs-edu reproduce --jobs N`: the runs side by side, one thread each
+    results = map_runs(train_one_mixer, [{**t, "progress": jobs == 1} for t in tasks], jobs,
+                       desc="depth-mixers runs")
+    runs: dict[str, list[dict]] = {vname: [] for vname in variants}
+    for vname, run in zip(names, results):
+        runs[vname].append(run)
     return {"preset": PRESET, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
             "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data), "schedule": schedule,
             "budget_tolerance": BUDGET_TOLERANCE, "parameter_counts": counts, "configs": configs, "runs": runs}
+
+
+def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool) -> dict:
+    """One run of :func:`run_depth_mixers` (module level, so that a worker process can run it)."""
+    model = TinyGPT(mcfg)
+    t0 = time.process_time()
+    hist = train(model, data, tcfg, progress=progress, desc=desc)
+    cpu = time.process_time() - t0
+    weights = learned_depth_weights(model, weight_batches)
+    k = 10 if len(hist.train_loss) >= 10 else 1   # train loss in chunks of 10 steps (keeps the file small)
+    return {
+        "seed": mcfg.seed, "final_val_loss": hist.val_loss[-1], "final_val_acc": hist.val_acc[-1],
+        "eval_steps": hist.eval_steps, "val_loss": hist.val_loss,
+        "train_loss_every_10": [sum(hist.train_loss[i:i + k]) / len(hist.train_loss[i:i + k])
+                                for i in range(0, len(hist.train_loss), k)],
+        "n_params": model.num_params(), "train_wall_s": round(hist.wall_time_s, 2),
+        "train_cpu_s": round(cpu, 2),
+        "depth_weights": {s: _matrix_to_json(m) for s, m in weights.items()},
+    }
 
 
 @recipe("depth-mixers", "chapter 05: residual, DenseFormer, ELC-BERT, AttnRes, ShortSWA over depth (K=2, 4, full), "

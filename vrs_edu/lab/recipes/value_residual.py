@@ -80,22 +80,16 @@ def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: b
               task=None, ablation_for: tuple[str, ...] = (), checkpoint_for: tuple[str, ...] = (),
               checkpoint_as: str | None = None, desc: str = "", corpus=None, tokenizer: str | None = None) -> dict:
     """Train every variant on one data set (the corpus, or ``task``) for every seed with
-    :func:`~vrs_edu.lab.experiments.compare_variants`, one variant at a time so that the substitution ablation
-    (``ablation_for``) and the seed-0 checkpoint (``checkpoint_for``) are only paid for where a chapter uses them.
+    :func:`~vrs_edu.lab.experiments.compare_variants` (its runs side by side under ``--jobs``); the substitution
+    ablation (``ablation_for``) and the seed-0 checkpoint (``checkpoint_for``) are only paid for where a chapter
+    uses them.
     Adds the interleaved step times and the comparison with the baseline. ``corpus`` and ``tokenizer`` (None: the
     defaults) go to ``compare_variants`` unchanged (``vrs-edu reproduce NAME --corpus FILE --tokenizer KIND``)."""
-    part: dict = {}
-    for name, over in variants.items():
-        res = compare_variants(preset, {name: {**({} if quick else train), **over}}, seeds, quick=quick,
-                               quick_steps=QUICK_STEPS, ablation=name in ablation_for,
-                               checkpoint_as=checkpoint_as if name in checkpoint_for else None,
-                               metric_batches=2 if quick else 4, desc=desc, task=task, corpus=corpus,
-                               tokenizer=tokenizer)
-        if not part:
-            part = {k: v for k, v in res.items() if k not in ("configs", "runs")}
-            part.update(configs={}, runs={})
-        part["configs"].update(res["configs"])
-        part["runs"].update(res["runs"])
+    part = compare_variants(preset, {name: {**({} if quick else train), **over} for name, over in variants.items()},
+                            seeds, quick=quick, quick_steps=QUICK_STEPS, ablation=tuple(ablation_for),
+                            checkpoint_as=checkpoint_as, checkpoint_for=tuple(checkpoint_for),
+                            metric_batches=2 if quick else 4, desc=desc, task=task, corpus=corpus,
+                            tokenizer=tokenizer)
     vocab = part["vocab_size"]
     seq_len = task.block_size if task is not None else make_run(preset)[1].block_size
     part["step_seconds"] = step_seconds(preset, variants, vocab, seq_len, rounds=1 if quick else 5,
