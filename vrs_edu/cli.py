@@ -133,7 +133,12 @@ def cmd_reproduce(args) -> int:
         root = args.checkpoint_dir or str(Path("runs") / "resume" / f"{args.name}{'.quick' if args.quick else ''}")
     from .lab.presets import scaled_runs
 
-    with _scaled(args, checkpoint_root=root) as world, scaled_runs(args.preset, **_parse_settings(args.set)):
+    from .lab.parallel import default_jobs
+    from .lab.train import run_options
+
+    jobs = default_jobs() if args.jobs is None else args.jobs   # independent runs side by side, one thread each
+    with (_scaled(args, checkpoint_root=root) as world, scaled_runs(args.preset, **_parse_settings(args.set)),
+          run_options(jobs=jobs)):
         if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
             import tempfile
 
@@ -200,6 +205,9 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--set", action="append", metavar="KEY=VALUE", type=setting,
                    help="override a model or training setting in every run of the recipe, e.g. --set steps=20000")
     r.add_argument("--out", type=output_dir, help="results folder (default: data/results)")
+    r.add_argument("--jobs", type=int, metavar="N",
+                   help="train the recipe's independent runs (variants x seeds) in N worker processes, one torch "
+                        "thread each; same numbers as one after another (default: the number of CPU cores)")
     r.add_argument("--corpus", help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
                                     "text file; writes NAME.corpus-<name>.json beside the default results")
     r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")
