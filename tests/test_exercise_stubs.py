@@ -139,3 +139,25 @@ def test_exercise_is_a_stub_then_a_collapsed_solution(heading, following):
     assert "hide-input" in solution.metadata.get("tags", [])                    # a dropdown in the book
     assert re.search(rf"^def {func}\(", solution.source, re.M) and "NotImplementedError" not in solution.source
     assert re.search(rf"^check_\w+\({func}\)$", solution.source, re.M)          # nbval compares its passing line
+
+
+def test_the_book_shows_a_collapsed_solution_as_a_closed_dropdown_with_its_output_visible(tmp_path):
+    import nbformat
+
+    from test_book import TINY_CHAPTERS, _tiny_book
+    from vrs_edu.course.book_build import build
+
+    book = _tiny_book(tmp_path)
+    path = tmp_path / "notebooks" / TINY_CHAPTERS[0][0]
+    nb = nbformat.read(path, as_version=4)
+    solution = nbformat.v4.new_code_cell("def secret_solution(x):\n    return x\n", execution_count=9, outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text="✓ public checks passed\n")])
+    solution.metadata.update({"jupyter": {"source_hidden": True}, "tags": ["hide-input"]})
+    nb.cells.append(solution)
+    nbformat.write(nb, path)
+    assert build(book, draft=False) == 0
+    page = (tmp_path / "_build" / "book" / f"{path.stem}.html").read_text()
+    details = page[page.rindex("<details", 0, page.index("secret_solution")):]
+    assert details.startswith("<details") and " open" not in details[:details.index(">")]   # closed by default
+    assert "secret_solution" in details[:details.index("</details>")]                       # the code is inside
+    assert "✓ public checks passed" in details[details.index("</details>"):]               # the output is shown
