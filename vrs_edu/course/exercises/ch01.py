@@ -37,6 +37,8 @@ STACK_MISTAKES = [
             "you averaged the writes: the residual adds them with unit weights (a sum, not a mean)"),
     Mistake(_exclusive, "off by one: state l must include the writes of blocks 0..l-1, so the last state contains "
             "every block's write"),
+    Mistake(lambda e, o: torch.cat([e[None], o]).cumsum(1),
+            "the running sum goes over depth (axis 0 of the stack), not over the batch (axis 1)"),
     Mistake(lambda e, o: torch.cat([e[None], o.cumsum(0)]),
             "the later states lack the embedding: it stays in the stream at every depth (stack[l] = embedding + "
             "the writes of blocks 0..l-1)"),

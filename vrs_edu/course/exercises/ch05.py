@@ -21,14 +21,15 @@ def _ref_depth_swa_one_token(h, window, w_q, w_k, w_v):
     return short_swa(h[None], window, w_q, w_k, w_v)[0]
 
 
-def _windowed(h, w_q, w_k, w_v, sources, scale=True):
+def _windowed(h, w_q, w_k, w_v, sources, scale=True, scale_by_input_width=False):
     """Attention of every layer l over the layers ``sources(l, S)`` (a list of indices)."""
     S = h.size(0)
     out = []
     for l in range(S):
         src = sources(l, S)
         q, k, v = w_q @ h[l], h[src] @ w_k.T, h[src] @ w_v.T
-        s = k @ q / (math.sqrt(q.numel()) if scale else 1.0)
+        d = h.size(1) if scale_by_input_width else q.numel()
+        s = k @ q / (math.sqrt(d) if scale else 1.0)
         out.append(torch.softmax(s, 0) @ v)
     return torch.stack(out)
 
@@ -45,6 +46,9 @@ SWA_MISTAKES = [
     Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(max(0, l - K + 1), l + 1)),
                                             scale=False),
             "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
+    Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(max(0, l - K + 1), l + 1)),
+                                            scale_by_input_width=True),
+            "you scaled by sqrt(D), the width of h: d_k is the width of the projected keys, E = w_k.size(0)"),
     Mistake(lambda h, K, q, k, v: _windowed(h, q, v, k, lambda l, S: list(range(max(0, l - K + 1), l + 1))),
             "keys and values are swapped: scores come from W_K, the mixed vectors from W_V"),
 ]
