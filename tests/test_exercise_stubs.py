@@ -161,3 +161,20 @@ def test_the_book_shows_a_collapsed_solution_as_a_closed_dropdown_with_its_outpu
     assert details.startswith("<details") and " open" not in details[:details.index(">")]   # closed by default
     assert "secret_solution" in details[:details.index("</details>")]                       # the code is inside
     assert "✓ public checks passed" in details[details.index("</details>"):]               # the output is shown
+
+
+@pytest.mark.parametrize("name", ["00_orientation", "02_qk_routes_v_carries", "07_real_model"])
+def test_jupytext_keeps_the_collapsed_solution_through_a_round_trip(name, tmp_path):
+    # .py -> .ipynb -> .py (what `jupytext --sync` does in either direction) keeps the cell metadata in the source
+    import jupytext
+
+    from pathlib import Path
+
+    py = Path(__file__).parent.parent / "notebooks" / f"{name}.py"
+    text = py.read_text()
+    assert '# %% jupyter={"source_hidden": true} tags=["hide-input"]' in text
+    jupytext.write(jupytext.read(py), tmp_path / "nb.ipynb")
+    back = jupytext.read(tmp_path / "nb.ipynb")
+    hidden = [c for c in back.cells if c.metadata.get("jupyter", {}).get("source_hidden")]
+    assert hidden and all("hide-input" in c.metadata["tags"] for c in hidden)
+    assert jupytext.writes(back, fmt="py:percent") == text
