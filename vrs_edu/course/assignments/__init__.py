@@ -4,8 +4,9 @@
   ``solution``, ``public-test``, ``hidden-test`` and the ``### BEGIN SOLUTION`` / ``### HINT:`` / ``### END
   SOLUTION`` markers.
 * :mod:`.build` — ``build()`` writes ``data/assignments/{student,solution,grader}/<name>.ipynb`` (deterministic).
-* :mod:`.grade` — ``grade_submission()`` runs a submission in a fresh kernel with the canonical checks and writes
-  JSON/CSV reports.
+* :mod:`.grade` — ``grade_submission()`` runs a submission's cells in a fresh kernel (:mod:`.kernel`), the canonical
+  checks in the grader's own process (:mod:`.remote`), reads whether the graded functions are the learner's own code
+  (:mod:`.integrity`), and writes JSON/CSV reports.
 * :mod:`.cli` — ``vrs-edu assignments list | build | grade``, registered here on the ``vrs-edu`` command.
 """
 from vrs_edu.cli import EXTRA_COMMANDS

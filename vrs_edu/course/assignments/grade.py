@@ -32,39 +32,30 @@ string) — passes them. Read the flags and the graded notebook of any surprisin
 from __future__ import annotations
 
 import asyncio
-import builtins
-import contextlib
 import copy
 import csv
-import io
 import json
-import os
 import re
 import tempfile
-import threading
 import time
-import traceback
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 import nbformat
-from jupyter_client.manager import AsyncKernelManager
-from nbclient import NotebookClient
 from nbclient.exceptions import DeadKernelError
 from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbformat import NotebookNode
 
 from . import integrity
 from .build import make_copies, notebook_bytes
+from .kernel import AUDIT_SOURCE, PROBE_TIMEOUT, TIMEOUT_ENAME, Kernel, audit_names, preload_cell
+from .remote import CheckRunner, free_names
 from .source import HIDDEN, PUBLIC, SOLUTION, SOURCES, discover, find, is_test, tags
 
-KERNEL_ENV = {"VRS_EDU_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
-              "MPLBACKEND": "Agg"}
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 MAX_MESSAGE = 500
 PRELOAD_TIMEOUT = 180.0   # the first cell imports torch & co.: not the learner's time
-PROBE_TIMEOUT = 5.0       # after an interrupt: how long a kernel has to answer again before it counts as stuck
 MAX_RESTARTS = 2          # kernel restarts per submission (stuck cells, hung or crashing functions)
 
 
@@ -143,82 +134,6 @@ def resolve_assignment(meta_name: str, path: Path, given: str | None, known: lis
 
 # --- the notebook that runs in the kernel ------------------------------------------------------------------------
 
-PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "seaborn", "vrs_edu.nn", "vrs_edu.course.setup",
-           "vrs_edu.course.checks")
-WATCHED = ("torch", "torch.nn", "torch.nn.functional", "torch.linalg", "math", "builtins", "numpy")
-AUDIT_NAME = "_vrs_edu_grader_audit"
-
-# Runs before the learner's cells: imports the heavy libraries into sys.modules without binding a name (so the
-# per-cell limit measures the learner's code, and a learner who deleted the import cell still finds `torch`
-# undefined) and keeps a private snapshot of the watched modules' attributes, for the audit after the learner's code.
-_PRELOAD_SOURCE = '''\
-def _vrs_edu_grader_preload(modules, watched):
-    import importlib, sys
-    for m in modules:
-        importlib.import_module(m)
-    import torch
-    objects = {{n: sys.modules[n] for n in sys.modules if n in watched or n == "vrs_edu" or n.startswith("vrs_edu.")}}
-    objects.update({{"torch.Tensor": torch.Tensor, "torch.nn.Module": torch.nn.Module}})
-    before = {{n: (o, dict(vars(o))) for n, o in objects.items() if o is not None}}
-    skip = {{"_", "__", "___", "input", "__warningregistry__", "__loader__", "__spec__", "__cached__", "__builtins__"}}
-    missing = object()
-
-    def audit():
-        return sorted(f"{{n}}.{{k}}" for n, (o, attrs) in before.items() for k, v in attrs.items()
-                      if k not in skip and vars(o).get(k, missing) is not v)
-    return audit
-{audit} = _vrs_edu_grader_preload({modules!r}, {watched!r})
-del _vrs_edu_grader_preload
-'''
-
-_AUDIT_SOURCE = f'print("VRS_EDU_AUDIT", __import__("json").dumps({AUDIT_NAME}()))'
-
-# One call of a learner's function (or a look-up of the learner's names), in the kernel. The arguments come from
-# the grader; the result goes back as tensors and plain values only.
-_CALL_SOURCE = '''\
-def _vrs_edu_grader_call(mode, name, path_in, path_out):
-    import torch
-    def plain(x, depth=0):
-        if isinstance(x, torch.Tensor):
-            return x.detach().as_subclass(torch.Tensor).clone()
-        if x is None or isinstance(x, (bool, int, float, str)):
-            return x
-        if isinstance(x, (list, tuple)) and depth < 8:
-            items = [plain(y, depth + 1) for y in x]
-            return tuple(items) if isinstance(x, tuple) else items
-        if isinstance(x, dict) and depth < 8 and all(isinstance(k, str) for k in x):
-            return {{k: plain(v, depth + 1) for k, v in x.items()}}
-        return {{"__vrs_edu_opaque__": type(x).__name__}}
-    ns = globals()
-    try:
-        if mode == "names":
-            value = {{n: ("missing", None) if n not in ns else ("callable", None) if callable(ns[n])
-                     else ("value", plain(ns[n])) for n in name}}
-        else:
-            spec = torch.load(path_in, weights_only=True)
-            value = plain(ns[name](*spec["args"], **spec["kwargs"]))
-        result = {{"ok": True, "value": value}}
-    except KeyboardInterrupt:
-        raise
-    except BaseException as e:
-        result = {{"ok": False, "ename": type(e).__name__, "evalue": str(e)[:2000]}}
-    torch.save(result, path_out)
-_vrs_edu_grader_call({mode!r}, {name!r}, {path_in!r}, {path_out!r})
-del _vrs_edu_grader_call
-'''
-
-
-def _preload_cell(tests: list[NotebookNode]) -> NotebookNode:
-    """The first cell: preload (and watch) the libraries, the course's package and the checks' modules."""
-    modules = list(PRELOAD)
-    for cell in tests:
-        for _, module, _, _ in integrity.imports(integrity.parse_cell(cell.source)):
-            if module not in modules:
-                modules.append(module)
-    return nbformat.v4.new_code_cell(_PRELOAD_SOURCE.format(audit=AUDIT_NAME, modules=modules, watched=list(WATCHED)),
-                                     id="grader-preload")
-
-
 def grading_notebook(submission: NotebookNode, grader: NotebookNode) -> tuple[NotebookNode, dict[int, int], list[int]]:
     """The graded notebook: a preload cell, the learner's cells without any test cell, then every canonical test
     cell (these run in the grader's process; their outputs are filled in afterwards).
@@ -227,7 +142,7 @@ def grading_notebook(submission: NotebookNode, grader: NotebookNode) -> tuple[No
     tests = [c for c in grader.cells if is_test(c)]
     test_ids = {c.id for c in tests}
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": grader.metadata["kernelspec"]})
-    nb.cells = [_preload_cell(tests)]
+    nb.cells = [preload_cell(tests)]
     origin = {}
     for i, cell in enumerate(submission.cells):
         if is_test(cell) or cell.get("id") in test_ids or cell.get("cell_type") not in ("code", "markdown", "raw"):
@@ -245,226 +160,6 @@ def grading_notebook(submission: NotebookNode, grader: NotebookNode) -> tuple[No
     return nb, origin, list(range(first_test, len(nb.cells)))
 
 
-# --- the kernel ----------------------------------------------------------------------------------------------
-
-TIMEOUT_ENAME = "TimeoutError"
-
-
-class _Kernel:
-    """A kernel that runs cells with a per-cell limit, tells a stuck kernel from a slow cell, and can be
-    restarted."""
-
-    def __init__(self, nb: NotebookNode, workdir: str):
-        self.nb, self.workdir = nb, workdir
-        # nbclient stores each executed cell back at its index: the grader's own cells (calls, probes, audits) use
-        # a spare slot at the end of a list of its own, so they never replace a cell of the graded notebook.
-        self.cells = nbformat.v4.new_notebook(metadata=nb.metadata)
-        self.cells.cells = list(nb.cells) + [nbformat.v4.new_code_cell("")]
-        self.slot = len(self.cells.cells) - 1
-        self.client: NotebookClient | None = None
-        self._ctx = None
-        self.replies: dict[int, dict] = {}
-        self.calls = 0
-
-    async def start(self) -> None:
-        # IPC sockets in the temporary folder, not TCP ports, where the OS has them (POSIX): no other user on the
-        # machine can talk to this kernel.
-        km = (AsyncKernelManager(kernel_name="python3", transport="ipc",
-                                 ip=str(Path(self.workdir) / f"kernel{self.calls}"))
-              if os.name == "posix" else AsyncKernelManager(kernel_name="python3"))
-        self.calls += 1
-        self.client = NotebookClient(
-            self.cells, km=km, allow_errors=True, interrupt_on_timeout=True,
-            timeout_func=lambda cell: cell.metadata.get("vrs_edu_timeout"),
-            error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "the time limit was reached and the cell was "
-                              "interrupted", "traceback": []},
-            shutdown_kernel="immediate", startup_timeout=120, resources={"metadata": {"path": self.workdir}})
-        self.client.on_cell_executed = lambda cell, cell_index, execute_reply: self.replies.__setitem__(
-            id(cell), (execute_reply or {}).get("content", {}))
-        self._ctx = self.client.async_setup_kernel(env={**os.environ, **KERNEL_ENV}, cleanup_kc=True)
-        await self._ctx.__aenter__()
-
-    async def stop(self) -> None:
-        if self._ctx is not None:
-            ctx, self._ctx = self._ctx, None
-            with contextlib.suppress(Exception):
-                await ctx.__aexit__(None, None, None)
-        if self.client is not None and self.client.km is not None and self.client.km.has_kernel:
-            with contextlib.suppress(Exception):
-                await self.client.km.shutdown_kernel(now=True)
-
-    async def run(self, cell: NotebookNode, index: int | None, timeout: float) -> dict:
-        """Execute one cell; returns the reply (``status`` ok/error, ``ename``...) plus ``stuck: True`` when the
-        cell ran over and the kernel did not answer again after the interrupt. Raises DeadKernelError."""
-        index = self.slot if index is None else index
-        cell.metadata["vrs_edu_timeout"] = max(1.0, timeout)
-        try:
-            await self.client.async_execute_cell(cell, index)
-        finally:
-            cell.metadata.pop("vrs_edu_timeout", None)
-        reply = dict(self.replies.pop(id(cell), {"status": "ok"}))
-        if reply.get("ename") == TIMEOUT_ENAME and reply.get("traceback") == []:
-            probe = nbformat.v4.new_code_cell("None")
-            probe.metadata["vrs_edu_timeout"] = PROBE_TIMEOUT
-            await self.client.async_execute_cell(probe, self.slot)
-            answered = self.replies.pop(id(probe), {})
-            reply["stuck"] = answered.get("ename") == TIMEOUT_ENAME and answered.get("traceback") == []
-        return reply
-
-
-# --- the checks, in the grader's process ---------------------------------------------------------------------
-
-def _opaque(type_name: str):
-    """Stands for a returned object that is neither a tensor nor a plain value: it compares equal to nothing and
-    is described by the learner's type name."""
-    return type(type_name, (), {"__repr__": lambda self: f"<{type_name} object>"})()
-
-
-def _unwrap(x):
-    if isinstance(x, dict):
-        if set(x) == {"__vrs_edu_opaque__"}:
-            return _opaque(str(x["__vrs_edu_opaque__"]))
-        return {k: _unwrap(v) for k, v in x.items()}
-    if isinstance(x, (list, tuple)):
-        items = [_unwrap(v) for v in x]
-        return tuple(items) if isinstance(x, tuple) else items
-    return x
-
-
-def _exception(ename: str, evalue: str) -> BaseException:
-    """The learner's exception, re-raised in the grader under its own name (the checkers special-case
-    NotImplementedError: "not implemented yet")."""
-    known = getattr(builtins, ename, None)
-    if isinstance(known, type) and issubclass(known, Exception) and known.__module__ == "builtins":
-        try:
-            return known(evalue)
-        except Exception:  # noqa: BLE001 — an exception type with another signature
-            pass
-    return type(ename, (Exception,), {})(evalue)
-
-
-class _Remote:
-    """The learner's function ``name`` as the grader's checks see it: a call runs it in the kernel."""
-
-    def __init__(self, name: str, session: "_Checks"):
-        self.__name__ = self.__qualname__ = name
-        self._session = session
-
-    def __call__(self, *args, **kwargs):
-        return self._session.call("call", self.__name__, args, kwargs)
-
-    def __repr__(self):
-        return f"<the learner's {self.__name__}>"
-
-
-class _Checks:
-    """Runs the canonical checks in this process, calling into the kernel for the learner's names."""
-
-    def __init__(self, kernel: _Kernel, loop: asyncio.AbstractEventLoop, workdir: str):
-        self.kernel, self.loop, self.workdir = kernel, loop, Path(workdir)
-        self.spent = 0.0        # seconds this check has spent in the learner's code (the kernel calls)
-        self.stuck = False      # the kernel stopped answering (or died): restart before the next check
-        self.dead = False
-        self.n = 0
-        self.limit = 0.0
-
-    def call(self, mode: str, name, args=(), kwargs=None):
-        import torch
-
-        remaining = self.limit - self.spent
-        if self.stuck or self.dead:
-            raise RuntimeError("not run: the kernel stopped answering earlier in this check")
-        if remaining <= 0:
-            raise TimeoutError(f"the learner's functions used up the check's {self.limit:g} s limit")
-        self.n += 1
-        path_in, path_out = self.workdir / f"call{self.n}.in.pt", self.workdir / f"call{self.n}.out.pt"
-        if mode == "call":
-            detach = lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x  # noqa: E731
-            torch.save({"args": [detach(a) for a in args], "kwargs": {k: detach(v) for k, v in (kwargs or {}).items()}},
-                       path_in)
-        cell = nbformat.v4.new_code_cell(_CALL_SOURCE.format(mode=mode, name=name, path_in=str(path_in),
-                                                             path_out=str(path_out)))
-        future = asyncio.run_coroutine_threadsafe(self.kernel.run(cell, None, remaining),
-                                                  self.loop)
-        started = time.monotonic()
-        try:
-            reply = future.result()
-        except DeadKernelError:
-            self.dead = True
-            raise RuntimeError(f"the kernel died while running {name}") from None
-        finally:
-            self.spent += time.monotonic() - started
-        if reply.get("ename") == TIMEOUT_ENAME and reply.get("traceback") == []:
-            self.stuck = bool(reply.get("stuck"))
-            raise TimeoutError(f"{name} ran longer than the check's {self.limit:g} s limit and was interrupted")
-        if reply.get("status") != "ok" or not path_out.exists():
-            raise RuntimeError(f"the grader could not call {name}: {reply.get('ename')}: {reply.get('evalue')}")
-        try:
-            result = torch.load(path_out, weights_only=True)
-        except Exception as e:  # noqa: BLE001 — whatever the kernel wrote, only tensors and plain values are read
-            raise TypeError(f"{name} returned something the grader cannot read back ({type(e).__name__})") from None
-        finally:
-            for p in (path_in, path_out):
-                p.unlink(missing_ok=True)
-        if not result.get("ok"):
-            raise _exception(str(result.get("ename")), str(result.get("evalue")))
-        return _unwrap(result["value"])
-
-    def run_check(self, cell: NotebookNode, limit: float) -> tuple[bool, str, list]:
-        """Execute one check cell here. Returns (passed, message, outputs for the graded notebook)."""
-        self.limit, self.spent = limit, 0.0
-        tree = integrity.parse_cell(cell.source)
-        namespace = {"__name__": "__main__", "__builtins__": builtins}
-        out = io.StringIO()
-        outputs, value, error = [], None, None
-        try:
-            free = _free_names(tree)
-            if free:
-                for name, (kind, val) in self.call("names", sorted(free)).items():
-                    if kind == "callable":
-                        namespace[name] = _Remote(name, self)
-                    elif kind == "value":
-                        namespace[name] = _unwrap(val)
-            body = tree.body
-            last = body.pop() if body and isinstance(body[-1], __import__("ast").Expr) else None
-            with contextlib.redirect_stdout(out):
-                exec(compile(__import__("ast").Module(body, []), f"<check {cell.metadata['check']}>", "exec"),
-                     namespace)
-                if last is not None:
-                    value = eval(compile(__import__("ast").Expression(last.value), "<check>", "eval"), namespace)
-        except Exception as e:  # noqa: BLE001 — the check's verdict
-            error = e
-        printed = out.getvalue()
-        if printed:
-            outputs.append(nbformat.v4.new_output("stream", name="stdout", text=printed))
-        if error is not None:
-            outputs.append(nbformat.v4.new_output("error", ename=type(error).__name__, evalue=str(error),
-                                                  traceback=traceback.format_exception_only(type(error), error)))
-            return False, _clean(f"{type(error).__name__}: {error}"), outputs
-        outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(value)}, execution_count=None))
-        if value is True:
-            return True, "", outputs
-        hints = [line for line in printed.splitlines() if line.startswith("✗")]
-        return False, _clean("\n".join(hints) or f"the check evaluated to {value!r}"), outputs
-
-
-def _free_names(tree) -> set[str]:
-    """Names a check reads but never binds (nor imports): the learner's functions and variables it uses."""
-    import ast
-
-    bound, used = set(dir(builtins)), set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            (used if isinstance(node.ctx, ast.Load) else bound).add(node.id)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            bound |= {a.asname or a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.FunctionDef, ast.Lambda)):
-            bound |= {a.arg for a in node.args.args}
-        elif isinstance(node, ast.comprehension):
-            bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
-    return used - bound
-
-
 # --- one submission ------------------------------------------------------------------------------------------
 
 def _describe_cell(nb: NotebookNode, index: int) -> str:
@@ -480,7 +175,7 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                        workdir: str, t0: float, state: dict) -> tuple[dict[int, tuple[bool, str]], list[str]]:
     """Run the learner's cells, then the checks. Returns ({test index: (passed, message)}, audit results);
     ``state["not_run"]`` says why checks did not run, if they did not."""
-    kernel = _Kernel(nb, workdir)
+    kernel = Kernel(nb, workdir)
     deadline = t0 + total_timeout
     skipped: set[int] = set()
     restarts = 0
@@ -545,11 +240,11 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
         report.status = status
         if status != "graded":
             return results, audits
-        audit = nbformat.v4.new_code_cell(_AUDIT_SOURCE)
+        audit = nbformat.v4.new_code_cell(AUDIT_SOURCE)
         await kernel.run(audit, None, PROBE_TIMEOUT)
-        before = _audit_names(audit)
+        before = audit_names(audit)
         audits.append(_audit_flag(before, "by the learner's cells"))
-        checks = _Checks(kernel, asyncio.get_running_loop(), workdir)
+        checks = CheckRunner(kernel, asyncio.get_running_loop(), workdir)
         for i in test_index:
             if checks.stuck or checks.dead:
                 await kernel.stop()
@@ -565,25 +260,14 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
             nb.cells[i].outputs = outputs
             results[i] = (passed, message)
         if not (checks.stuck or checks.dead):
-            audit = nbformat.v4.new_code_cell(_AUDIT_SOURCE)
+            audit = nbformat.v4.new_code_cell(AUDIT_SOURCE)
             await kernel.run(audit, None, PROBE_TIMEOUT)
-            after = _audit_names(audit)
+            after = audit_names(audit)
             new = [n for n in after if n not in (before or [])] if after is not None else None
             audits.append(_audit_flag(new, "by the learner's functions while the checks called them"))
         return results, audits
     finally:
         await kernel.stop()
-
-
-def _audit_names(cell) -> list[str] | None:
-    """The names the audit cell found rebound; None when it printed no result."""
-    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-    line = next((ln for ln in text.splitlines() if ln.startswith("VRS_EDU_AUDIT ")), None)
-    try:
-        names = json.loads(line.split(" ", 1)[1]) if line else None
-    except ValueError:
-        return None
-    return names if isinstance(names, list) else None
 
 
 def _audit_flag(names: list[str] | None, when: str) -> str:
@@ -672,7 +356,7 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
         cell = nb.cells[i]
         passed, message = results.get(i, (False, not_run))
         pts = float(cell.metadata["points"])
-        uses = _free_names(integrity.parse_cell(cell.source)) & set(found.reference)
+        uses = free_names(integrity.parse_cell(cell.source)) & set(found.reference)
         if uses and not allow_reference:
             message = (f"no points: {', '.join(sorted(uses))} uses the course's reference implementation"
                        + (" (the check itself passed)" if passed else f" (and the check failed: {message})"))
