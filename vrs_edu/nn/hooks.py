@@ -6,6 +6,9 @@ as in TransformerLens (``blocks.3.attn.pattern``, ``blocks.3.resid_pre``). A cal
 * **trace**: record every tensor (detached) and read it afterwards, and
 * **patch**: pass ``{name: fn}``; ``fn(tensor)`` returns the tensor to use instead (same shape).
 
+A hook is handed a copy of the tensor, and the trace keeps copies: an edit, in place or not, changes exactly the
+tensor at that point and what is computed from it, and a recorded tensor never changes after it is recorded.
+
 Chapter 02's pattern swap is ``{"blocks.4.attn.pattern": lambda p: other_pattern}``.
 """
 from __future__ import annotations
@@ -42,14 +45,17 @@ class HookPoints:
     def __call__(self, name: str, x: Tensor) -> Tensor:
         fn = self.hooks.get(name)
         if fn is not None:
-            y = fn(x)
+            # The hook gets its own copy. Tensors at different points often share storage (q_in, k_in and v_in are
+            # one tensor; block 0's resid_pre is the embedding; SVFormer's v is layer 0's V_1; a depth weight is a
+            # parameter), so an in-place edit of the original would also change the others (and the model).
+            y = fn(x.clone())
             if not isinstance(y, Tensor) or y.shape != x.shape:
                 got = tuple(y.shape) if isinstance(y, Tensor) else type(y).__name__
                 raise ValueError(f"hook for '{name}' must return a tensor of shape {tuple(x.shape)}, got {got}")
             x = y
             self.used.add(name)
-        if self.record:
-            self.store[name] = x.detach()
+        if self.record:  # a copy, not a view: nothing done later (a hook, an optimizer step) changes the record
+            self.store[name] = x.detach().clone()
         return x
 
     def scoped(self, prefix: str) -> "ScopedHook":
