@@ -1,8 +1,9 @@
 """Classroom assignments: the build (student / solution / grader copies from one source) and the grader.
 
 The kernel-based tests grade real notebooks with ``vrs-edu assignments grade`` — once per submission, as a teacher
-would — in two module-scoped runs (every assignment's solution and untouched student copy; a set of tampered
-submissions), then each test reads one report.
+would — in two module-scoped runs (every assignment's solution and untouched student copy; a class of thirteen
+files covering every case a teacher meets, see ``graded_class``), then each test reads the summary or one report.
+The class run takes about 3 minutes on a busy 2-core machine (hangs are waited for), hence ``slow``.
 """
 import copy
 import json
