@@ -24,7 +24,8 @@
 #
 # **Prerequisites.** Python and a first contact with PyTorch tensors. Nothing about Transformers yet.
 #
-# **Expected run time.** About 20 seconds on a 2-core laptop CPU (budget in `book.toml`: 60 s).
+# **Expected run time.** About 40 seconds at one thread on an idle 2-core laptop CPU, most of it a short live
+# training run (budget in `book.toml`: 60 s).
 
 # %% [markdown]
 # ## How the course works

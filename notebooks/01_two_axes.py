@@ -26,8 +26,8 @@
 # **Prerequisites.** Chapter 00 (what a residual stream is, how exercises work). PyTorch tensors and
 # `softmax`/cross-entropy. No interpretability background needed.
 #
-# **Expected run time.** About 30 seconds on an idle 2-core laptop CPU, half of it a short live training run
-# (budget in `book.toml`: 90 s).
+# **Expected run time.** About 40 seconds at one thread on an idle 2-core laptop CPU, half of it a short live
+# training run (budget in `book.toml`: 60 s).
 
 # %%
 from vrs_edu.course.setup import setup_notebook

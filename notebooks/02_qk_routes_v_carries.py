@@ -24,7 +24,7 @@
 #
 # **Prerequisites.** Chapter 01 (the residual stream, direct logit attribution). Matrix products and `softmax`.
 #
-# **Expected run time.** About 20 seconds on an idle 2-core laptop CPU (budget in `book.toml`: 90 s).
+# **Expected run time.** About 25 seconds at one thread on an idle 2-core laptop CPU (budget in `book.toml`: 60 s).
 
 # %%
 from vrs_edu.course.setup import setup_notebook

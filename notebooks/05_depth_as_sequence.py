@@ -28,7 +28,7 @@
 # **Prerequisites.** Chapter 01 (the residual stream as a running sum), chapter 02 (attention: pattern and values),
 # chapter 04 (x0, the token embedding, and which path re-reads it).
 #
-# **Expected run time.** About 25 seconds on a 2-core laptop CPU (budget in `book.toml`: 90 s).
+# **Expected run time.** About 30 seconds at one thread on an idle 2-core laptop CPU (budget in `book.toml`: 60 s).
 
 # %%
 from vrs_edu.course.setup import setup_notebook

@@ -26,7 +26,7 @@
 #
 # **Prerequisites.** Chapters 02 (what V carries), 03 (SVFormer), 04 (x0 and the bank of values) and 05.
 #
-# **Expected run time.** About 25 seconds on a 2-core laptop CPU (budget in `book.toml`: 90 s).
+# **Expected run time.** About 30 seconds at one thread on an idle 2-core laptop CPU (budget in `book.toml`: 60 s).
 
 # %%
 from vrs_edu.course.setup import setup_notebook

