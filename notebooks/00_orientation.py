@@ -145,7 +145,8 @@ print("norm by depth, untrained:", [round(v, 2) for v in before])
 print("norm by depth, trained:  ", [round(v, 2) for v in after])
 for name, norms in (("untrained", before), ("trained", after)):
     grows = sum(b > a for a, b in zip(norms, norms[1:]))
-    print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; final / embedding = {norms[-1] / norms[0]:.1f}")
+    print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; "
+          f"final / embedding = {norms[-1] / norms[0]:.1f}")
 r_before, r_after = before[-1] / before[0], after[-1] / after[0]
 print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding as before: the blocks "
       f"write {'larger' if r_after > r_before else 'smaller'} outputs relative to the embedding")

@@ -157,7 +157,8 @@ def attention_pattern(q, k):
 
 check_attention_pattern(attention_pattern)
 mine = attention_pattern(trace["blocks.3.attn.q"], trace["blocks.3.attn.k"])
-print(f"layer 3, your pattern vs the model's: largest difference {(mine - trace['blocks.3.attn.pattern']).abs().max():.1e}")
+diff = (mine - trace["blocks.3.attn.pattern"]).abs().max()
+print(f"layer 3, your pattern vs the model's: largest difference {diff:.1e}")
 
 # %% [markdown]
 # ### Exercise 2 — the value-weighted sum
@@ -189,7 +190,8 @@ def attend(pattern, v):
 
 check_attend(attend)
 mine = attend(trace["blocks.3.attn.pattern"], trace["blocks.3.attn.v_mix"])
-print(f"layer 3, your z vs the model's: largest difference {(mine - trace['blocks.3.attn.z']).abs().max():.1e}")
+diff = (mine - trace["blocks.3.attn.z"]).abs().max()
+print(f"layer 3, your z vs the model's: largest difference {diff:.1e}")
 
 # %% [markdown]
 # ## (a) Pattern swap and (b) value swap

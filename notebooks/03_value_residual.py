@@ -102,7 +102,8 @@ from vrs_edu.nn import TinyGPT, TinyGPTConfig
 toy = TinyGPT(TinyGPTConfig(vocab_size=100, n_layers=4, d_model=32, n_heads=2, value_residual="resformer", seed=0))
 tr = toy(torch.randint(100, (2, 16), generator=torch.Generator().manual_seed(0)), trace=True).trace
 mine = value_residual_attention(tr["blocks.3.attn.pattern"], tr["blocks.3.attn.v"], tr["blocks.0.attn.v"], 0.5, 0.5)
-print(f"largest difference from the model's own layer-3 attention output: {(mine - tr['blocks.3.attn.z']).abs().max():.1e}")
+diff = (mine - tr["blocks.3.attn.z"]).abs().max()
+print(f"largest difference from the model's own layer-3 attention output: {diff:.1e}")
 
 # %% [markdown]
 # ## The saved experiment
@@ -328,8 +329,9 @@ fig, now, trained = lambda_figure(vr_model, wbatches, 0.5, 0.5)
 plt.show()
 for l1 in (0.0, 0.25, 0.5, 0.75, 1.0):
     r = lambda_readout(vr_model, wbatches, l1, 1 - l1)
-    print(f"λ1 = {l1:.2f}, λ2 = {1 - l1:.2f}: loss {r['loss']:.3f} nats, mean entropy of layers 1-{len(r['entropy']) - 1} "
-          f"{sum(r['entropy'][1:]) / len(r['entropy'][1:]):.3f}")
+    deep = r["entropy"][1:]
+    print(f"λ1 = {l1:.2f}, λ2 = {1 - l1:.2f}: loss {r['loss']:.3f} nats, mean entropy of layers 1-{len(deep)} "
+          f"{sum(deep) / len(deep):.3f}")
 
 # %% [markdown]
 # The loss answers the sliders; the entropy barely does. At inference λ changes what a layer *writes* (its mix of

@@ -202,7 +202,8 @@ plt.show()
 for p in ("corpus", "recall"):
     for variant, name in (("shared", "beta"), ("substitute_v", "gamma"), ("bank", "gamma")):
         runs = R[p]["runs"][variant]
-        keys = sorted((k for k in runs[0]["coefficients"] if k.endswith(f"x0.{name}")), key=lambda k: int(k.split(".")[1]))
+        keys = sorted((k for k in runs[0]["coefficients"] if k.endswith(f"x0.{name}")),
+                      key=lambda k: int(k.split(".")[1]))
         vals = [mean_sd([r["coefficients"][k] for r in runs]) for k in keys]
         print(f"{p:7s} {variant:13s} {name:5s} per layer " + ", ".join(
             f"{k.split('.')[1]}: {m:+.3f} ± {sd:.3f}" for k, (m, sd) in zip(keys, vals)))

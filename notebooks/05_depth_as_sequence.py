@@ -260,8 +260,8 @@ except FileNotFoundError as e:
 else:
     table = bov["corpus"]["coefficient_table"]
     betas = {s: sum(sum(r) / len(r) for r in table[f"beta_{s}"]) / len(table["seeds"]) for s in "qkv"}
-    print(f"chapter 04 (`{bov['command']}`), layers {table['layers']}, {len(table['seeds'])} seeds: mean learned x0 "
-          "weight " + ", ".join(f"β_{s} {betas[s]:+.3f}" for s in "qkv"))
+    print(f"chapter 04 (`{bov['command']}`), layers {table['layers']}, {len(table['seeds'])} seeds:\n"
+          "    mean learned x0 weight " + ", ".join(f"β_{s} {betas[s]:+.3f}" for s in "qkv"))
     verdicts = bov["summary"]["corpus"]
     print(f"chapter 04's test 'β_v exceeds β_q and β_k': {verdicts['beta_v_exceeds_beta_q_and_beta_k']['verdict']}")
 
