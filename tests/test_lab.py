@@ -245,8 +245,8 @@ def test_provenance_names_command_date_time_threads_and_seeds():
 
     full = {"command": "vrs-edu reproduce value-residual", "date": "2026-11-29T19:18:00+00:00", "wall_time_s": 856.9,
             "cpu_time_s": 1689.6, "environment": {"threads": 2}, "seeds": [0, 1, 2]}
-    assert provenance(full) == ("made by `vrs-edu reproduce value-residual` on 2026-11-29: 14.3 min wall time, "
-                                "28.2 CPU-minutes, 2 torch thread(s), seeds [0, 1, 2]")
+    assert provenance(full) == ("made by `vrs-edu reproduce value-residual` on 2026-11-29:\n    14.3 min wall time, "
+                                "28.2 CPU-minutes, 2 torch thread(s), seeds [0, 1, 2]")   # over 100 columns: 2 lines
     short = {"command": "vrs-edu reproduce x --quick", "date": "2026-01-02", "wall_time_s": 41.3,
              "environment": {"threads": 1}}  # under 2 minutes: seconds; no CPU time or seeds recorded: not printed
     assert provenance(short) == "made by `vrs-edu reproduce x --quick` on 2026-01-02: 41 s wall time, 1 torch thread(s)"

@@ -167,7 +167,8 @@ def chosen_corpus(corpus: str | None = None) -> str | None:
 
 def provenance(result: dict) -> str:
     """The line a chapter prints above numbers it loads: which command made them, when, how long it ran (wall time
-    in s below 2 minutes, else min; CPU time where recorded), on how many torch threads, with which seeds.
+    in s below 2 minutes, else min; CPU time where recorded), on how many torch threads, with which seeds. Two
+    lines (the details indented) when one would be longer than 100 characters.
 
     Raises:
         KeyError: ``result`` lacks ``command``, ``date``, ``wall_time_s`` or ``environment`` (not a recipe result).
@@ -181,7 +182,10 @@ def provenance(result: dict) -> str:
                  else f"{result['environment']['threads']} torch thread(s)")
     if result.get("seeds"):
         parts.append(f"seeds {result['seeds']}")
-    return f"made by `{result['command']}` on {result['date'][:10]}: " + ", ".join(parts)
+    line = f"made by `{result['command']}` on {result['date'][:10]}: " + ", ".join(parts)
+    if len(line) <= 100:   # chapters print it: a longer line goes on two, so that it fits the book's page
+        return line
+    return f"made by `{result['command']}` on {result['date'][:10]}:\n    " + ", ".join(parts)
 
 
 def _load_recipes() -> None:
