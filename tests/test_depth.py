@@ -205,14 +205,31 @@ def test_dca_is_three_grn_v3_combiners():
     mixer = _perturb(DeepCrossAttention(n_layers=5, d_model=8))
     ys = _sources(4)
     out = mixer(3, ys, ys)
-    b, w = mixer.dwa[2], mixer.pseudo_query[2]                                  # (3, 4, D), (3, D)
+    b, w, gamma = mixer.dwa[2], mixer.dyn_proj[2], mixer.gamma[2]               # (3, 4, D), (3, D), ()
+    assert gamma != 0                                                           # _perturb moved it off its init
     for c, s in enumerate(("q", "k", "v")):
-        # x^c = Σ_j (b_{c,j} + ReLU(w_c · RMSNorm(y_j))) ⊙ y_j, the per-feature GRN-v3 weight
-        expected = sum((b[c, j] + torch.relu((rms_norm(ys[j]) * w[c]).sum(-1, keepdim=True))) * ys[j] for j in range(4))
+        # x^c = Σ_j (b_{c,j} + gamma·ReLU(w_c · RMSNorm(y_j))) ⊙ y_j, the per-feature GRN-v3 weight
+        expected = sum((b[c, j] + gamma * torch.relu((rms_norm(ys[j]) * w[c]).sum(-1, keepdim=True))) * ys[j]
+                       for j in range(4))
         assert torch.allclose(out[s], expected, atol=1e-12)
     assert torch.equal(out["r"], out["q"])
     six = _sources(6, seed=1)
     assert set(mixer(5, six, six)) == {"r"}                                    # the read-out: one combiner, r only
+
+
+def test_dca_input_dependent_weights_learn():
+    """The input-dependent part must get a gradient: gamma at the first step, w once gamma is off 0 (with w at 0
+    behind a ReLU, as the reference code starts it, neither would ever move)."""
+    model = _model("dca")
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(2):
+        opt.zero_grad()
+        model(IDX, IDX).loss.backward()
+        gates = torch.stack([g.grad for g in model.depth.gamma])
+        assert (gates != 0).all()
+        w_grad = torch.stack([w.grad.abs().sum() for w in model.depth.dyn_proj])
+        assert (w_grad == 0).all() if step == 0 else (w_grad > 0).all()
+        opt.step()
 
 
 def test_mudd_is_static_plus_dynamic_dense_weights_per_stream():

@@ -5,6 +5,7 @@ import pytest
 from vrs_edu.lab import presets as P
 from vrs_edu.lab.presets import PRESETS, Preset, make_run
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
+from vrs_edu.nn.attention import set_fast_path
 
 
 @pytest.mark.parametrize("name", sorted(PRESETS))
@@ -65,9 +66,13 @@ def test_training_flops_follow_6_N_plus_attention():
 def test_activation_memory_is_measured_and_grows_with_the_sequence():
     m = TinyGPT(TinyGPTConfig(vocab_size=16, d_model=32, n_layers=2, n_heads=2, block_size=32))
     a16, a32 = P.activation_bytes(m, 16, bf16=False), P.activation_bytes(m, 32, bf16=False)
-    # At least the fp32 logits kept for the loss (T x V x 4 bytes) and each block's (H, T, T) attention pattern.
-    assert a16 >= 16 * 16 * 4 + 2 * 2 * 16 * 16 * 4
-    assert a32 > 2 * a16 * 0.99          # the T x T patterns make it grow faster than linearly in T
+    explicit = set_fast_path(TinyGPT(m.cfg), False)   # the hooked path: softmax(QKᵀ)V written out
+    e16, e32 = P.activation_bytes(explicit, 16, bf16=False), P.activation_bytes(explicit, 32, bf16=False)
+    # At least the fp32 logits kept for the loss (T x V x 4 bytes) and, on the explicit path, each block's (H, T, T)
+    # attention pattern, which makes it grow faster than linearly in T.
+    assert e16 >= 16 * 16 * 4 + 2 * 2 * 16 * 16 * 4
+    assert e32 > 2 * e16 * 0.99
+    assert a16 >= 16 * 16 * 4 and a32 < e32   # the fused kernel (training's path) keeps no T x T pattern
     assert all(p.grad is None for p in m.parameters())
     mem = P.training_memory(m, batch_size=8, world_size=2, act_bytes_per_seq=a32)
     assert mem["states"] == 16 * m.num_params() and mem["activations"] == 4 * a32

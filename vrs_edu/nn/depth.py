@@ -258,21 +258,26 @@ class DeepCrossAttention(nn.Module):
     """DeepCrossAttention (Heddes et al., arXiv 2502.06785): three GRN-v3 combiners build the q, k, v inputs.
 
     GRN-v3 ("generalized residual network", input-dependent), per stream c ∈ {q, k, v}, over the embedding and
-    every earlier block output y_0..y_l (as in the unofficial reference implementation lucidrains/deep-cross-
-    attention)::
+    every earlier block output y_0..y_l (the paper's form, as in the unofficial reference implementation
+    lucidrains/deep-cross-attention)::
 
-        x^c_l = Σ_j ( b_{c,j} + ReLU(w_c · RMSNorm(y_j)) ) ⊙ y_j        b_{c,j} ∈ R^D, w_c ∈ R^D
+        x^c_l = Σ_j ( b_{c,j} + gamma_l · ReLU(w_c · RMSNorm(y_j)) ) ⊙ y_j        b_{c,j} ∈ R^D, w_c ∈ R^D
 
-    ``dwa.{l-1}`` holds b (3, l+1, D), initialised to 1; ``pseudo_query.{l-1}`` holds w (3, D), initialised to 0.
-    At init every stream is Σ_j y_j = X_l: exactly the standard residual. The residual input is the q stream
-    (as in the reference implementation); the final read-out uses one more combiner. All earlier layers are read
-    (the paper's k-DCA subsampling is not needed at L = 8).
+    ``dwa.{l-1}`` holds b (3, l+1, D), initialised to 1; ``dyn_proj.{l-1}`` holds w (3, D), drawn like every other
+    weight (normal, std 0.02); ``gamma.{l-1}`` is a scalar gate, initialised to 0, so that at init every stream is
+    Σ_j y_j = X_l: exactly the standard residual. Why the gate: the reference code starts w at 0 instead, but the
+    gradient of ReLU at 0 is 0, so w (and with it every input-dependent weight) would never move from 0. With w
+    random and gamma = 0, gamma gets a gradient at the first step and w from the second on; for gamma > 0 the
+    combiner is exactly the paper's, with w_c scaled by gamma (gamma · ReLU(w·x) = ReLU(gamma·w·x)). The residual
+    input is the q stream (as in the reference implementation); the final read-out uses one more combiner. All
+    earlier layers are read (the paper's k-DCA subsampling is not needed at L = 8).
 
     The per-feature weight is split exactly into a part shared by all D features and a static per-feature
     deviation: ``b_{c,j} + a_{c,j} = (mean_D b_{c,j} + a_{c,j}) + (b_{c,j} − mean_D b_{c,j})``, so that the mixture
     costs two small einsums instead of a (B, T, D, l+1) weight tensor.
 
-    Hook points ``depth.{l}.weights_{q,k,v}`` (B, T, l+1): the shared part ``mean_D b + ReLU(w · RMSNorm(y_j))``.
+    Hook points ``depth.{l}.weights_{q,k,v}`` (B, T, l+1): the shared part
+    ``mean_D b + gamma · ReLU(w · RMSNorm(y_j))``.
     """
 
     streams = ("q", "k", "v")
@@ -282,15 +287,16 @@ class DeepCrossAttention(nn.Module):
         n_out = [3] * n_layers + [1]             # blocks 1..L-1 need q, k, v; the final read-out only r
         self.dwa = nn.ParameterList([nn.Parameter(torch.ones(n_out[l], l + 1, d_model))
                                      for l in range(1, n_layers + 1)])
-        self.pseudo_query = nn.ParameterList([nn.Parameter(torch.zeros(n_out[l], d_model))
-                                              for l in range(1, n_layers + 1)])
+        self.dyn_proj = nn.ParameterList([nn.Parameter(0.02 * torch.randn(n_out[l], d_model))
+                                          for l in range(1, n_layers + 1)])   # TinyGPT re-draws it from its seed
+        self.gamma = nn.ParameterList([nn.Parameter(torch.tensor(0.0)) for _ in range(n_layers)])
         self.n_layers = n_layers
 
     def forward(self, l, states, outputs, hook=no_hook):
         if l == 0:
             return {"r": outputs[0]}
         ys = torch.stack(outputs)                                               # (n, B, T, D)
-        dynamic = torch.einsum("cd,nbtd->cbtn", self.pseudo_query[l - 1], rms_norm(ys)).relu()
+        dynamic = self.gamma[l - 1] * torch.einsum("cd,nbtd->cbtn", self.dyn_proj[l - 1], rms_norm(ys)).relu()
         b = self.dwa[l - 1]                                                     # (C, n, D)
         b_shared = b.mean(-1)                                                   # (C, n)
         names = ("r",) if l == self.n_layers else self.streams

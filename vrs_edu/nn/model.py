@@ -24,7 +24,7 @@ from torch import Tensor, nn
 from . import value_residual as vr
 from . import x0 as x0mod
 from .attention import CausalSelfAttention
-from .depth import make_depth_mixer
+from .depth import ROUTERS, make_depth_mixer
 from .hooks import HookPoints, no_hook
 from .layers import MLP, RoPE, check_heads, residual_std, rms_norm
 
@@ -63,6 +63,7 @@ class TinyGPTConfig:
             raise ValueError(f"x0_layers must be in 0..{self.n_layers - 1}, got {bad}")
         if self.x0_mode == "bank" and self.value_residual != "none" and 0 in self.resolved_x0_layers():
             raise ValueError("a bank-of-values layer 0 cannot provide V_1 for a value residual")
+        refuse_dead_parts(self)
         return self
 
     def resolved_x0_layers(self) -> tuple[int, ...]:
@@ -252,6 +253,39 @@ class TinyGPT(nn.Module):
     def coefficients(self) -> dict[str, Tensor]:
         """Every learnable coefficient (scalars and depth-mixing weights), by parameter name."""
         return {n: p for n, p in self.named_parameters() if is_coefficient(n, p)}
+
+
+def refuse_dead_parts(cfg: TinyGPTConfig) -> None:
+    """Refuse the combinations that would build parts nothing reads (parameters that never get a gradient, or a
+    setting that changes nothing), naming both settings. A test trains every value_residual × x0_mode ×
+    depth_mixer combination and checks that every parameter of an accepted one gets a gradient.
+
+    Raises:
+        ValueError: SVFormer with x0 on a layer >= 1 (those layers attend over V_1: their x0 path to V, or their
+            table, is never read); SVFormer with a router depth mixer (its V inputs of layers >= 1 are never
+            read); a router with an x0 mode that replaces V's input (``substitute_v``, ``bank``: the router's V
+            stream at those layers is never read); a value residual with a single layer (there is no later layer
+            to re-read V_1); ShortSWA over a window of one state (softmax over one score is 1 whatever q and k
+            are: q_proj and k_proj would never learn). ``x0_layers`` with ``x0_mode='none'`` builds nothing and is
+            accepted: it is the baseline of a paired comparison that shares every other setting.
+    """
+    late_x0 = [l for l in cfg.resolved_x0_layers() if l > 0]
+    if cfg.value_residual == "svformer" and late_x0:
+        raise ValueError(f"value_residual='svformer' with x0_mode={cfg.x0_mode!r} on layers {late_x0}: SVFormer "
+                         f"layers >= 1 attend over V_1, so their x0 parameters for V would never be used; put x0 on "
+                         f"layer 0 only (x0_layers=(0,)) or choose another value_residual")
+    if cfg.value_residual == "svformer" and cfg.depth_mixer in ROUTERS:
+        raise ValueError(f"value_residual='svformer' with depth_mixer={cfg.depth_mixer!r}: the router builds a V "
+                         f"input for every layer, but SVFormer layers >= 1 attend over V_1 and never read it")
+    if cfg.depth_mixer in ROUTERS and cfg.x0_mode in ("substitute_v", "bank"):
+        raise ValueError(f"depth_mixer={cfg.depth_mixer!r} with x0_mode={cfg.x0_mode!r}: the router's V input of "
+                         f"layers {list(cfg.resolved_x0_layers())} is never read (x0 or the table replaces it)")
+    if cfg.value_residual != "none" and cfg.n_layers < 2:
+        raise ValueError(f"value_residual={cfg.value_residual!r} with n_layers={cfg.n_layers}: a value residual "
+                         f"mixes V_1 into layers 2..L, and there are none")
+    if cfg.depth_mixer == "shortswa" and cfg.depth_window == 1:
+        raise ValueError("depth_mixer='shortswa' with depth_window=1: a softmax over one state is 1 whatever q and k "
+                         "are, so q_proj and k_proj would never learn; use depth_window >= 2")
 
 
 def _generator(seed: int, name: str) -> torch.Generator:

@@ -1,0 +1,73 @@
+"""Every configuration either works as described or is refused, naming both settings (issue 18, kind 4).
+
+Known input: a 3-layer TinyGPT for every value_residual × x0_mode × depth_mixer combination. Expected: either
+``TinyGPTConfig.validate`` raises a ValueError that names both conflicting settings, or every parameter of the built
+model gets a nonzero gradient within three Adam steps (zero-initialised gates open after one step: MUDD's and DCA's
+gamma, ShortSWA's and Vertical Attention's zero projections).
+"""
+import itertools
+
+import pytest
+import torch
+
+from vrs_edu.nn import TinyGPT, TinyGPTConfig
+from vrs_edu.nn import depth, value_residual, x0
+
+SMALL = dict(vocab_size=24, d_model=16, n_layers=3, n_heads=2, block_size=8)
+IDX = torch.randint(24, (4, 8), generator=torch.Generator().manual_seed(0))
+COMBOS = list(itertools.product(value_residual.MODES, x0.MODES, depth.MIXERS))
+
+
+def dead_parameters(model: TinyGPT, steps: int = 3) -> list[str]:
+    """Names of the parameters whose gradient stayed exactly zero (or None) at every one of ``steps`` steps."""
+    opt = torch.optim.Adam(model.parameters(), lr=1e-2)
+    alive = set()
+    for _ in range(steps):
+        opt.zero_grad(set_to_none=True)
+        model(IDX, IDX).loss.backward()
+        alive |= {n for n, p in model.named_parameters() if p.grad is not None and p.grad.abs().sum() > 0}
+        opt.step()
+    return [n for n, _ in model.named_parameters() if n not in alive]
+
+
+def settings_named(message: str, vr: str, mode: str, mixer: str) -> int:
+    """How many of the three settings the message names as ``name='value'``."""
+    return sum(f"{k}={v!r}" in message for k, v in
+               (("value_residual", vr), ("x0_mode", mode), ("depth_mixer", mixer)))
+
+
+@pytest.mark.parametrize("vr,mode,mixer", COMBOS, ids=lambda v: str(v))
+def test_every_combination_works_or_is_refused_naming_both_settings(vr, mode, mixer):
+    cfg = TinyGPTConfig(**SMALL, value_residual=vr, x0_mode=mode, depth_mixer=mixer)
+    try:
+        cfg.validate()
+    except ValueError as e:
+        assert settings_named(str(e), vr, mode, mixer) == 2, str(e)
+        return
+    assert dead_parameters(TinyGPT(cfg)) == []
+
+
+def test_the_reproduction_svformer_with_a_bank_is_refused():
+    with pytest.raises(ValueError, match=r"value_residual='svformer' with x0_mode='bank' on layers \[3\]"):
+        TinyGPTConfig(vocab_size=50, d_model=32, n_layers=4, n_heads=2, block_size=16, value_residual="svformer",
+                      x0_mode="bank").validate()
+
+
+@pytest.mark.parametrize("mode", [m for m in x0.MODES if m not in ("none", "bank")])
+def test_svformer_with_x0_on_layer_zero_only_works(mode):
+    """Layer 0 computes V_1 itself, so x0 there reaches every layer through V_1: accepted, and nothing is dead."""
+    cfg = TinyGPTConfig(**SMALL, value_residual="svformer", x0_mode=mode, x0_layers=(0,))
+    assert dead_parameters(TinyGPT(cfg)) == []
+
+
+@pytest.mark.parametrize("over,named", [
+    ({"value_residual": "resformer", "n_layers": 1}, "value_residual='resformer' with n_layers=1"),
+    ({"depth_mixer": "shortswa", "depth_window": 1}, "depth_mixer='shortswa' with depth_window=1"),
+])
+def test_settings_that_would_change_nothing_are_refused(over, named):
+    with pytest.raises(ValueError, match=named.replace("(", r"\(").replace(")", r"\)")):
+        TinyGPTConfig(**{**SMALL, **over}).validate()
+
+
+def test_shortswa_window_two_learns_every_projection():
+    assert dead_parameters(TinyGPT(TinyGPTConfig(**SMALL, depth_mixer="shortswa", depth_window=2))) == []
