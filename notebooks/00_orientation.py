@@ -148,8 +148,8 @@ for name, norms in (("untrained", before), ("trained", after)):
     print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; "
           f"final / embedding = {norms[-1] / norms[0]:.1f}")
 r_before, r_after = before[-1] / before[0], after[-1] / after[0]
-print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding as before: the blocks "
-      f"write {'larger' if r_after > r_before else 'smaller'} outputs relative to the embedding")
+print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding as before:\n"
+      f"the blocks write {'larger' if r_after > r_before else 'smaller'} outputs relative to the embedding")
 
 # %%
 import matplotlib.pyplot as plt

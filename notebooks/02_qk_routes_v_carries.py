@@ -108,7 +108,7 @@ best = divmod(int(prev.argmax()), H)
 print(f"strongest previous-token head: layer {best[0]} head {best[1]} ({prev.max():.3f} of its weight)")
 share = float(prev.max())
 print(f"so even the strongest one puts {'most' if share > 0.5 else 'less than half'} of its weight on the previous "
-      f"character and {1 - share:.3f} elsewhere: {'a' if share > 0.9 else 'no'} pure previous-token head here")
+      f"character\nand {1 - share:.3f} elsewhere: {'a' if share > 0.9 else 'no'} pure previous-token head here")
 
 # %% [markdown]
 # **What each head writes.** A head's write into the stream is `z_h W_O[:, h]ᵀ`; the heads of a layer sum to its

@@ -209,8 +209,8 @@ if result is not None:
         print(f"  {name:14s} {source_share(m, deep_rows, 0):.3f}   (on the latest source: "
               f"{sum(source_share(m, [l], l) for l in deep_rows) / len(deep_rows):.3f})")
     swa = source_share(weights["shortswa-full"], deep_rows, 0)
-    print(f"shortswa-full's {swa:.3f} is a share of its correction only: block l reads X_l + W_O·z_l, and "
-          f"{swa:.3f} of z_l's attention goes to the normalised embedding")
+    print(f"shortswa-full's {swa:.3f} is a share of its correction only: block l reads X_l + W_O·z_l,\n"
+          f"and {swa:.3f} of z_l's attention goes to the normalised embedding")
 else:
     print("heatmaps need data/results/depth-mixers.json: `vrs-edu reproduce depth-mixers`")
 

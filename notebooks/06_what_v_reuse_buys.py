@@ -227,7 +227,7 @@ for l in (bank_layers[0] - 1, *bank_layers):
     print(f"layer {l} ({kind:8s}): same token, different positions → value cosine {cosines[l]:.3f}")
 c = cosines[bank_layers[0] - 1]
 print(f"the ordinary layer's values of one token are {'nearly' if c > 0.9 else 'far from'} one vector (cosine "
-      f"{c:.3f}): after {bank_train.steps} steps its values depend on the context "
+      f"{c:.3f}):\nafter {bank_train.steps} steps its values depend on the context "
       f"{'only a little' if c > 0.9 else 'strongly'}; a bank layer's cannot depend on it at all")
 
 # %% [markdown]
@@ -264,9 +264,17 @@ with torch.no_grad():
     promoted = (ov[head, top] @ bank_model.lm_head.weight.T).topk(4, dim=-1).indices
 print(f"layer {layer}, head {head} (largest mean row norm {norms[head].mean():.3f} vs "
       f"{norms.mean(1).min():.3f} for the quietest head)")
-print(f"{'token':>12s} {'‖OV row‖':>9s}   promotes")
+
+
+def short(token: str) -> str:
+    """A token as Python writes it, cut to 14 characters (some tokens of the corpus are long runs of symbols)."""
+    r = repr(token)
+    return r if len(r) <= 14 else r[:13] + "…"
+
+
+print(f"{'token':>14s} {'‖OV row‖':>9s}   promotes")
 for t, p in zip(top.tolist(), promoted.tolist()):
-    print(f"{tok.token(t)!r:>12s} {ov[head, t].norm():9.3f}   " + "  ".join(repr(tok.token(i)) for i in p))
+    print(f"{short(tok.token(t)):>14s} {ov[head, t].norm():9.3f}   " + "  ".join(short(tok.token(i)) for i in p))
 
 # %% [markdown]
 # A short run gives a rough table; the point is the method: every row above was read off $E_v$, $W_O$ and $W_U$ —
