@@ -7,7 +7,8 @@ For every chapter of book.toml, on its page of the built book (built first if mi
 tests/test_browser.py, whose fixtures this file uses):
 
 * the code column holds at least 100 characters of code (the course's code and printed tables are written for it);
-* no code cell and no output (printed text, HTML table) is wider than its box, so nothing needs a sideways scroll;
+* no code cell and no output (printed text, HTML table) is wider than its box, so nothing needs a sideways scroll
+  (a printed line longer than the page wraps at a space: only a single word wider than the page would overflow);
 * every figure is shown at its own size or larger: matplotlib draws the course's text at 9-10 pt at the figure's
   own size, so a figure the page shrinks has text below 9 pt (the issue found 5-7 px).
 
