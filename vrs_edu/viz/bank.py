@@ -184,7 +184,7 @@ def plot_betas(tables: dict[str, dict]):
             ax.set_xlabel("layer")
             ax.set_ylabel(f"learned {coef}")
             ax.set_title(f"{name}: {coef} (init {0 if coef == 'beta' else 1})", fontsize=10)
-            ax.legend(fontsize=7)
+            ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -203,7 +203,7 @@ def plot_beta_trajectories(runs: list[dict], title: str = ""):
         ax.set_title(f"β_{s}", fontsize=10)
         ax.set_xlabel("step")
     axes[0].set_ylabel("β (mean across seeds)")
-    axes[0].legend(fontsize=7)
+    axes[0].legend(fontsize=9)
     if title:
         fig.suptitle(title, fontsize=10)
     fig.tight_layout()
@@ -236,6 +236,6 @@ def plot_ablation(tables: dict[str, dict], deep_layers: list[int] | None = None)
         ax.set_xlabel("layer")
         ax.set_ylabel("Δ loss (nats)")
         ax.set_title(f"{name}: substitution ablation on trained baselines", fontsize=10)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=9)
     fig.tight_layout()
     return fig

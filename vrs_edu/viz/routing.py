@@ -65,7 +65,7 @@ def plot_layer_effects(result: dict, names: list[str], title: str = ""):
     ax.axhline(0, color="black", lw=0.8)
     if title:
         ax.set_title(title)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=9)
     fig.tight_layout()
     return fig
 

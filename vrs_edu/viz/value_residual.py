@@ -163,7 +163,7 @@ def plot_loss_curves(result: dict, variants=None, parts=("corpus", "recall")):
         lo = min(min(band([r["history"]["val_loss"] for r in part["runs"][v]])[0]) for v in _variants(part, variants))
         start = [band([r["history"]["val_loss"] for r in part["runs"][v]])[0] for v in _variants(part, variants)]
         ax.set_ylim(lo - 0.05, lo + 0.6 * (max(c[len(c) // 4] for c in start) - lo) + 0.1)
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -182,7 +182,7 @@ def plot_paired_curves(result: dict, variants=None, parts=("corpus", "recall")):
         ax.set_title(PART_TITLES.get(p, p), fontsize=10)
         ax.set_xlabel("step")
         ax.set_ylabel("Δ val loss vs baseline (nats)")
-    axes[0][0].legend(fontsize=8)
+    axes[0][0].legend(fontsize=9)
     fig.tight_layout()
     return fig
 
@@ -226,7 +226,7 @@ def plot_lambdas(part: dict, name: str = "learnable"):
     axes[0].set_xlabel("layer")
     axes[0].set_ylabel("learned value")
     axes[0].set_title("final λ per layer (one line per seed)", fontsize=10)
-    axes[0].legend(fontsize=8)
+    axes[0].legend(fontsize=9)
     steps = runs[0]["history"]["eval_steps"]
     cmap = plt.get_cmap("viridis")
     for j, l in enumerate(layers):
@@ -235,6 +235,6 @@ def plot_lambdas(part: dict, name: str = "learnable"):
     axes[1].set_xlabel("step")
     axes[1].set_ylabel("λ1 (mean across seeds)")
     axes[1].set_title("λ1 during training", fontsize=10)
-    axes[1].legend(fontsize=7, ncol=2)
+    axes[1].legend(fontsize=9, ncol=2)
     fig.tight_layout()
     return fig
