@@ -71,3 +71,26 @@ def test_settings_that_would_change_nothing_are_refused(over, named):
 
 def test_shortswa_window_two_learns_every_projection():
     assert dead_parameters(TinyGPT(TinyGPTConfig(**SMALL, depth_mixer="shortswa", depth_window=2))) == []
+
+
+@pytest.mark.parametrize("vr,mode,mixer", [c for c in COMBOS if c[2] in depth.ROUTERS], ids=lambda v: str(v))
+def test_every_stream_a_router_builds_reaches_the_loss(vr, mode, mixer):
+    """A router's weights for Q, K, V (and r) are slices of shared parameters, so a dead stream does not show as a
+    parameter without gradient: here every hooked depth weight must itself move the loss."""
+    cfg = TinyGPTConfig(**SMALL, value_residual=vr, x0_mode=mode, depth_mixer=mixer)
+    try:
+        cfg.validate()
+    except ValueError:
+        pytest.skip("refused (the test above checks the message)")
+    model = TinyGPT(cfg)
+    names = [n for n in model(IDX, trace=True).trace.names() if n.startswith("depth.")]
+    kept = {}
+
+    def keep(name):
+        def fn(t):
+            t.retain_grad()
+            kept[name] = t
+            return t
+        return fn
+    model(IDX, IDX, hooks={n: keep(n) for n in names}).loss.backward()
+    assert [n for n, t in kept.items() if t.grad is None or t.grad.abs().sum() == 0] == []
