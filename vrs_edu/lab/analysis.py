@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from scipy import stats
 
@@ -306,3 +307,192 @@ def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False)
                f"{len(se['per_seed'])})" if se["n_reached"] else f"not reached (0/{len(se['per_seed'])})")
         lines.append(f"{name:13s}{mid:>34s}{et:>17s}{eff:>20s}")
     return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Pre-declared tests and their three-way verdicts
+#
+# A recipe declares its tests (``DeclaredTest``) in code *before* the full run; git history shows the order. A test
+# compares one per-seed quantity with a threshold: ``reproduced`` when the evidence puts it on the published side,
+# ``contradicted`` when it puts it on the opposite side, ``undecided`` otherwise, reported with the power the test
+# had. Tests are grouped in families; within a family the p-values are Holm-corrected (Holm 1979, step-down), so a
+# chapter's many secondary tests cannot produce a "finding" by sheer number. The primary tests form their own family.
+
+VERDICTS = ("reproduced", "contradicted", "undecided")
+
+
+@dataclass(frozen=True)
+class DeclaredTest:
+    """One pre-declared test.
+
+    Attributes:
+        name: key of the test in a recipe's table.
+        claim: the published claim in words, with its source (paper figure/table, or "author's post").
+        quantity: what is computed per seed (a paired difference, a coefficient, ...), in words.
+        comparison: against what (e.g. "− baseline, same seed", "− scale_v control, same seed").
+        direction: ``"negative"`` or ``"positive"``: the side of ``threshold`` the claim predicts.
+        threshold: the value the quantity must clear (0 for a sign claim).
+        family: ``"primary"`` or the name of a family of secondary tests (Holm-corrected together).
+        effect_for_power: the published effect, in the quantity's units, measured from ``threshold`` (signed: it
+            points in ``direction``); None = "an effect of one observed seed sd" (d = 1).
+    """
+
+    name: str
+    claim: str
+    quantity: str
+    comparison: str
+    direction: str
+    threshold: float = 0.0
+    family: str = "primary"
+    effect_for_power: float | None = None
+
+    def __post_init__(self):
+        if self.direction not in ("negative", "positive"):
+            raise ValueError(f"direction must be 'negative' or 'positive', got {self.direction!r}")
+
+
+def t_test(values: Sequence[float], threshold: float = 0.0, level: float = 0.95) -> dict:
+    """One-sample Student-t summary of per-seed ``values`` against ``threshold``: ``{"values", "n", "mean", "sd",
+    "ci", "t", "p"}`` with the two-sided ``level`` interval of the mean and the two-sided p-value (SciPy). With n < 2
+    the interval, t and p are NaN. Raises ValueError when ``values`` is empty."""
+    xs = _floats(values, "values")
+    m, sd = mean_sd(xs)
+    n = len(xs)
+    if n < 2:
+        nan = float("nan")
+        return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": (nan, nan), "t": nan, "p": nan}
+    se = sd / math.sqrt(n)
+    half = t_critical(n - 1, level) * se
+    if se > 0:
+        t = (m - threshold) / se
+        p = float(2 * stats.t.sf(abs(t), n - 1))
+    else:
+        t = math.copysign(math.inf, m - threshold) if m != threshold else float("nan")
+        p = 0.0 if m != threshold else 1.0
+    return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": (m - half, m + half), "t": t, "p": p}
+
+
+def power_paired_t(effect: float, sd: float, n: int, alpha: float = 0.05) -> float:
+    """Power of the two-sided one-sample t-test at level ``alpha`` to detect a true mean shift ``effect`` when the
+    per-seed sd is ``sd``, with ``n`` seeds (noncentral t, SciPy ``nct``). n = 3, d = effect/sd = 2: 0.47 (the
+    review's figure); n = 5, d = 2: 0.91. NaN when sd is not positive or n < 2. Raises ValueError on alpha ∉ (0, 1)."""
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
+    if n < 2 or not sd > 0 or math.isnan(effect):
+        return float("nan")
+    df, nc = n - 1, effect / (sd / math.sqrt(n))
+    c = float(stats.t.ppf(1 - alpha / 2, df))
+    return float(stats.nct.sf(c, df, nc) + stats.nct.cdf(-c, df, nc))
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values (same order as given): sort ascending, multiply the i-th smallest by
+    (m − i), take the running maximum, cap at 1. NaN p-values stay NaN and do not count in m."""
+    ps = [float(p) for p in pvalues]
+    idx = sorted((i for i, p in enumerate(ps) if not math.isnan(p)), key=lambda i: ps[i])
+    m, out, running = len(idx), [float("nan")] * len(ps), 0.0
+    for rank, i in enumerate(idx):
+        running = max(running, min(1.0, (m - rank) * ps[i]))
+        out[i] = running
+    return out
+
+
+def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alpha: float = 0.05) -> list[dict]:
+    """Three-way verdicts of declared tests, Holm-corrected within each family.
+
+    ``values[test.name]`` holds the per-seed quantity. A test is decided when its Holm-adjusted p < ``alpha``: then
+    *reproduced* if the mean lies on the declared side of the threshold, *contradicted* if on the other. Otherwise
+    *undecided*, with ``power``: the chance the test had (same n, observed sd, level alpha / family size — the Holm
+    level of its family's last step, so a lower bound) to detect ``effect_for_power`` (or d = 1 when None).
+    The 95 % interval printed is the unadjusted one. Returns one dict per test, in the given order.
+
+    Raises:
+        ValueError: a test has no values.
+    """
+    missing = [t.name for t in tests if t.name not in values]
+    if missing:
+        raise ValueError(f"no per-seed values for declared tests {missing}")
+    rows = []
+    for t in tests:
+        r = t_test(values[t.name], t.threshold, 1 - alpha)
+        rows.append({"test": t, **r})
+    for fam in {t.family for t in tests}:
+        members = [r for r in rows if r["test"].family == fam]
+        for r, adj in zip(members, holm([r["p"] for r in members])):
+            r["p_holm"], r["family_size"] = adj, len(members)
+    for r in rows:
+        t = r["test"]
+        decided = not math.isnan(r["p_holm"]) and r["p_holm"] < alpha
+        side = (r["mean"] - t.threshold) * (1 if t.direction == "positive" else -1)
+        r["verdict"] = ("reproduced" if side > 0 else "contradicted") if decided else "undecided"
+        effect = t.effect_for_power if t.effect_for_power is not None else r["sd"]
+        r["power_effect"] = effect
+        r["power"] = power_paired_t(effect, r["sd"], r["n"], alpha / r["family_size"])
+    return rows
+
+
+def format_verdicts(rows: Sequence[dict], digits: int = 3) -> str:
+    """A text table of :func:`judge` rows: family, test, mean [95 % CI] against the threshold, Holm p, verdict (with
+    the power for undecided ones)."""
+    lines = [f"{'family':14s}{'test':34s}{'mean [95% CI]':>28s}{'vs':>8s}{'p (Holm)':>10s}  verdict"]
+    for r in rows:
+        t = r["test"]
+        ci = f"{_signed(r['mean'], digits)} [{_signed(r['ci'][0], digits)}, {_signed(r['ci'][1], digits)}]"
+        ph = "n/a" if math.isnan(r["p_holm"]) else f"{r['p_holm']:.3f}"
+        v = r["verdict"]
+        if v == "undecided":
+            pw = "n/a" if math.isnan(r["power"]) else f"{r['power']:.0%}"
+            v += f" (power {pw} at effect {_signed(r['power_effect'], digits)}, n = {r['n']})"
+        lines.append(f"{t.family:14s}{t.name:34s}{ci:>28s}{_signed(t.threshold, 2):>8s}{ph:>10s}  {v}")
+    return "\n".join(lines)
+
+
+def plateau(steps: Sequence[float], values: Sequence[float], window: tuple[float, float],
+            tol: float = 0.1) -> dict:
+    """Has a coefficient trajectory stopped moving? Compares the change inside ``window`` = (start, end) steps
+    (interpolated on the logged curve) with the whole change from the first logged value to ``end``.
+
+    Returns ``{"window_change", "total_change", "ratio", "reached"}`` with ``reached = |window change| ≤ tol ·
+    |total change|``. Recipes pass the last quarter of the constant-LR phase, so that the LR decay cannot produce
+    a plateau by itself. Raises ValueError on a window outside the logged steps or with start ≥ end.
+    """
+    xs, ys = _check_curve(steps, values)
+    a, b = float(window[0]), float(window[1])
+    if not xs[0] <= a < b <= xs[-1]:
+        raise ValueError(f"window must satisfy {xs[0]} <= start < end <= {xs[-1]}, got {window}")
+    end = interpolate(xs, ys, b)
+    win = end - interpolate(xs, ys, a)
+    total = end - ys[0]
+    ratio = abs(win) / abs(total) if total else float("inf") if win else 0.0
+    return {"window_change": win, "total_change": total, "ratio": ratio, "reached": ratio <= tol}
+
+
+def per_seed(runs: Sequence[dict], value=lambda r: r["final_val_loss"]) -> dict[int, float]:
+    """``{seed: value(run)}`` for a list of runs (as written by ``compare_variants``)."""
+    return {r["seed"]: float(value(r)) for r in runs}
+
+
+def paired_values(variant: Sequence[dict], baseline: Sequence[dict], value=lambda r: r["final_val_loss"]
+                  ) -> list[float]:
+    """Per-seed ``value(variant run) − value(baseline run)`` over the seeds both have, in seed order.
+    Raises ValueError when they share no seed."""
+    a, b = per_seed(variant, value), per_seed(baseline, value)
+    common = sorted(set(a) & set(b))
+    if not common:
+        raise ValueError(f"the two run lists share no seed ({sorted(a)} vs {sorted(b)})")
+    return [a[s] - b[s] for s in common]
+
+
+def verdict_records(rows: Sequence[dict]) -> list[dict]:
+    """:func:`judge` rows as plain JSON-ready dicts (the declaration's fields, then the numbers and the verdict):
+    what a recipe stores under ``result["verdicts"]``."""
+    out = []
+    for r in rows:
+        t = r["test"]
+        out.append({"name": t.name, "claim": t.claim, "quantity": t.quantity, "comparison": t.comparison,
+                    "direction": t.direction, "threshold": t.threshold, "family": t.family,
+                    "effect_for_power": t.effect_for_power, "values": r["values"], "n": r["n"], "mean": r["mean"],
+                    "sd": r["sd"], "ci": list(r["ci"]), "p": r["p"], "p_holm": r["p_holm"],
+                    "family_size": r["family_size"], "verdict": r["verdict"], "power": r["power"],
+                    "power_effect": r["power_effect"]})
+    return out

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+import torch.nn.functional as F
 from jaxtyping import Int
 from torch import Tensor
 
@@ -218,14 +219,17 @@ class SyntheticTask:
 
 
 def _recall_batch(B: int, g: torch.Generator, *, n_pairs: int, n_key_symbols: int, n_value_symbols: int,
-                  key_len: int, n_queries: int):
+                  key_len: int, n_queries: int, with_replacement: bool):
     """One batch of :func:`associative_recall` (module level, so that a task can be sent to a worker
     process: ``vrs-edu reproduce --jobs``)."""
     sep = n_key_symbols + n_value_symbols  # the separator: the last token id
     keys = torch.stack([_distinct_keys(n_pairs, n_key_symbols, key_len, g) for _ in range(B)])  # (B, P, K)
     vals = n_key_symbols + torch.randint(n_value_symbols, (B, n_pairs), generator=g)
     ctx = torch.cat([keys, vals[..., None]], -1).flatten(1)
-    qi = torch.stack([torch.randperm(n_pairs, generator=g)[:n_queries] for _ in range(B)])
+    if with_replacement:
+        qi = torch.randint(n_pairs, (B, n_queries), generator=g)
+    else:
+        qi = torch.stack([torch.randperm(n_pairs, generator=g)[:n_queries] for _ in range(B)])
     qk = torch.gather(keys, 1, qi[..., None].expand(-1, -1, key_len))
     qv = torch.gather(vals, 1, qi)
     query = torch.cat([qk, qv[..., None]], -1).flatten(1)
@@ -238,19 +242,71 @@ def _recall_batch(B: int, g: torch.Generator, *, n_pairs: int, n_key_symbols: in
 
 
 def associative_recall(n_pairs: int = 8, n_key_symbols: int = 8, n_value_symbols: int = 16, key_len: int = 2,
-                       n_queries: int = 4) -> SyntheticTask:
+                       n_queries: int = 4, with_replacement: bool = False) -> SyntheticTask:
     """Multi-query associative recall: ``k1 v1 k2 v2 ... | q1 a1 q2 a2 ...``.
 
     Keys are ``key_len`` tokens long (so a key is only identified by *context*: the tokens before it), values are
     single tokens (a value is *token identity*). After the separator, a key is repeated and the model must emit its
     value. Vocabulary: key symbols, then value symbols, then the separator. Only answer positions are scored.
+
+    Queries are distinct pairs (``with_replacement=False``) or drawn independently (``True``). With distinct queries
+    and ``n_queries == n_pairs`` the task needs no lookup at all: answering "a context value not yet given" gets the
+    last query right for free (see :func:`no_lookup_reference`). Fewer queries than pairs leaves *distractor* values
+    in the context that are never asked for; drawing with replacement makes elimination useless.
+    Raises ValueError when distinct queries outnumber the pairs.
     """
+    if not with_replacement and n_queries > n_pairs:
+        raise ValueError(f"n_queries={n_queries} distinct queries need n_pairs >= n_queries, got n_pairs={n_pairs}")
     V = n_key_symbols + n_value_symbols + 1
     T = n_pairs * (key_len + 1) + 1 + n_queries * (key_len + 1)
 
     make = functools.partial(_recall_batch, n_pairs=n_pairs, n_key_symbols=n_key_symbols,
-                             n_value_symbols=n_value_symbols, key_len=key_len, n_queries=n_queries)
+                             n_value_symbols=n_value_symbols, key_len=key_len, n_queries=n_queries,
+                             with_replacement=with_replacement)
     return SyntheticTask("associative_recall", V, T - 1, make)
+
+
+def recall_layout(n_pairs: int, key_len: int = 2, **_) -> dict:
+    """Where things sit in an :func:`associative_recall` input ``x`` (length T − 1): ``value_positions`` (the context
+    values, in x), ``answer_targets`` (the target indices of the answers, in y; answer q is ``y[:, answer_targets[q]]``).
+    """
+    stride = key_len + 1
+    first_answer = n_pairs * stride + 1 + key_len - 1
+    return {"value_positions": [p * stride + key_len for p in range(n_pairs)], "first_answer": first_answer,
+            "stride": stride}
+
+
+def no_lookup_reference(n_pairs: int, n_key_symbols: int, n_value_symbols: int, key_len: int = 2,
+                        n_queries: int = 4, with_replacement: bool = False, n_sequences: int = 20_000,
+                        seed: int = 0) -> dict:
+    """The best strategy that never looks a key up: it knows the context values and the answers already given, not
+    which key holds which value. For distinct queries each remaining pair is equally likely to be asked next, so it
+    predicts ``P(v) = (count of v among the not-yet-answered pairs) / (pairs left)`` (elimination); for queries with
+    replacement ``P(v) = count of v in the context / n_pairs``. Scored on ``n_sequences`` sequences of the task.
+
+    Returns ``{"loss", "acc", "loss_by_query", "acc_by_query"}``: cross-entropy (nats) of the true answer and the
+    expected accuracy of the argmax (ties split evenly), overall and per query index (1st answer, 2nd, ...).
+    A trained model that does not beat this has not shown key → value retrieval.
+    """
+    task = associative_recall(n_pairs, n_key_symbols, n_value_symbols, key_len, n_queries, with_replacement)
+    x, y, mask = task.batch(n_sequences, torch.Generator().manual_seed(seed))
+    lay = recall_layout(n_pairs, key_len)
+    ctx = x[:, lay["value_positions"]] - n_key_symbols                        # (N, P) context values
+    counts = F.one_hot(ctx, n_value_symbols).sum(1).double()                  # (N, n_value_symbols)
+    answers = y[mask].view(n_sequences, n_queries) - n_key_symbols           # (N, Q)
+    losses, accs = [], []
+    for q in range(n_queries):
+        p = counts / counts.sum(-1, keepdim=True)
+        truth = answers[:, q]
+        p_true = p.gather(1, truth[:, None]).squeeze(1)
+        losses.append(float(-p_true.clamp_min(1e-300).log().mean()))
+        top = p == p.max(-1, keepdim=True).values
+        hit = top.gather(1, truth[:, None]).squeeze(1).double() / top.sum(-1)
+        accs.append(float(hit.mean()))
+        if not with_replacement:
+            counts = counts - F.one_hot(truth, n_value_symbols)
+    return {"loss": sum(losses) / n_queries, "acc": sum(accs) / n_queries, "loss_by_query": losses,
+            "acc_by_query": accs}
 
 
 def _distinct_keys(n: int, n_symbols: int, key_len: int, g: torch.Generator) -> Tensor:

@@ -9,6 +9,7 @@ Sources:
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import torch
@@ -32,6 +33,48 @@ def attention_entropy(pattern: Float[Tensor, "B H T T"]) -> Float[Tensor, "B"]:
     importance = pattern.mean(1).sum(1)                       # (B, T): attention received by each key
     p = importance / importance.sum(-1, keepdim=True)
     return -(p * p.clamp_min(1e-12).log()).sum(-1)
+
+
+def uniform_causal_entropy(T: int) -> float:
+    """The token-importance entropy (:func:`attention_entropy`) of *uniform causal* attention over T positions: query
+    i spreads 1/(i+1) over keys 0..i. This, not log T, is the reference for "concentrated": entropy below it means
+    attention piles onto few keys (sinks); above it means attention is *more local* than uniform (log T is reached
+    by pure self-attention, the diagonal). T = 64: 3.754 (log 64 = 4.159). Raises ValueError for T < 1."""
+    if T < 1:
+        raise ValueError(f"T must be >= 1, got {T}")
+    importance = torch.tensor([sum(1.0 / (i + 1) for i in range(j, T)) for j in range(T)], dtype=torch.float64)
+    p = importance / importance.sum()
+    return float(-(p * p.log()).sum())
+
+
+def entropy_reading(entropy: list[float], T: int, label: str = "entropy", digits: int = 3) -> str:
+    """One line per layer: the token-importance entropy next to the uniform-causal reference at T
+    (:func:`uniform_causal_entropy`) and log T, then a verdict line: which layers concentrate attention (below the
+    reference) — or, when none does, that there is no concentration for a method to relieve."""
+    ref, top = uniform_causal_entropy(T), math.log(T)
+    lines = [f"{'layer':>5s}  {label:>10s}  uniform causal {ref:.{digits}f}  (log T = {top:.{digits}f})"]
+    below = []
+    for l, e in enumerate(entropy):
+        mark = "concentrated" if e < ref else "at or above uniform"
+        below += [l] if e < ref else []
+        lines.append(f"{l:5d}  {e:10.{digits}f}  {e - ref:+.{digits}f}  {mark}")
+    lines.append(f"layers below the uniform-causal entropy: {below}" if below else
+                 "no layer is below the uniform-causal entropy: there is no attention concentration to relieve")
+    return "\n".join(lines)
+
+
+def x0_r2(h: Float[Tensor, "B T D"], x0: Float[Tensor, "B T D"]) -> float:
+    """Share of the variance of ``h`` that a least-squares affine map of x0 explains (R², pooled over the D
+    features): 1 = the tensor is a linear function of token identity, 0 = none of it is. Scale-free, so it compares
+    the inputs of Q, K, V under any router or coefficient on one basis. Raises ValueError on mismatched shapes."""
+    if h.shape[:-1] != x0.shape[:-1] or h.dim() != 3:
+        raise ValueError(f"h and x0 must be (B, T, D) over the same tokens, got {tuple(h.shape)} and {tuple(x0.shape)}")
+    H = h.reshape(-1, h.size(-1)).double()
+    X = torch.cat([x0.reshape(-1, x0.size(-1)).double(), torch.ones(H.size(0), 1, dtype=torch.float64)], 1)
+    coef = torch.linalg.lstsq(X, H).solution
+    resid = H - X @ coef
+    total = (H - H.mean(0)).pow(2).sum()
+    return float(1 - resid.pow(2).sum() / total) if total > 0 else float("nan")
 
 
 def sink_mass(pattern: Float[Tensor, "B H T T"]) -> float:
@@ -96,23 +139,43 @@ def mean_loss(model: TinyGPT, batches, hooks_for=None) -> float:
 
 @torch.no_grad()
 def layer_metrics(model: TinyGPT, batches) -> dict[str, list[float]]:
-    """Per layer, averaged over the batches: attention entropy, sink mass, sink value-norm ratio, and
-    over-smoothing of the block's input residual stream (``resid`` has L + 1 entries: the final state last)."""
+    """Per layer, averaged over the batches: attention entropy, sink mass, sink value-norm ratio, over-smoothing of
+    the block's input residual stream (``resid`` has L + 1 entries: the final state last), and the x0-R² of the
+    inputs of Q, K and V (``x0_r2_q``, ``x0_r2_k``, ``x0_r2_v``: :func:`x0_r2` against the token's x0 =
+    RMSNorm(embedding), whatever the model's own x0 source). For a synthetic task (batches with a mask) also
+    ``answer_acc_by_query`` and ``answer_loss_by_query``: accuracy and loss (nats) of the 1st, 2nd, ... scored
+    position of each sequence (one entry per query, not per layer)."""
     sums: dict[str, list[float]] = {}
     bl = _batches(batches)
-    for x, _, _ in bl:
+    for x, y, mask in bl:
         tr = model(x, trace=True).trace
+        token_x0 = F.rms_norm(tr["embed"], (tr["embed"].size(-1),), eps=1e-6)
         rows = {
             "entropy": [float(attention_entropy(p).mean()) for p in tr.layers("attn.pattern")],
             "sink_mass": [sink_mass(p) for p in tr.layers("attn.pattern")],
             "sink_value_norm": [sink_value_norm(v) for v in tr.layers("attn.v_mix")],
             "oversmoothing": [oversmoothing(h) for h in tr.stack("resid")],
+            **{f"x0_r2_{s}": [x0_r2(h, token_x0) for h in tr.layers(f"attn.{s}_in")] for s in "qkv"},
         }
+        if mask is not None:
+            rows.update(_per_query(model(x).logits, y, mask))
         for k, vals in rows.items():
             acc = sums.setdefault(k, [0.0] * len(vals))
             for i, v in enumerate(vals):
                 acc[i] += v / len(bl)
     return sums
+
+
+def _per_query(logits: Tensor, y: Tensor, mask: Tensor) -> dict[str, list[float]]:
+    """Accuracy and loss of the q-th scored position in every row (rows must have equally many scored positions)."""
+    n_q = int(mask[0].sum())
+    if not bool((mask.sum(1) == n_q).all()):
+        raise ValueError("every sequence must have the same number of scored positions")
+    lg = logits[mask].view(mask.size(0), n_q, -1)
+    tg = y[mask].view(mask.size(0), n_q)
+    loss = F.cross_entropy(lg.flatten(0, 1), tg.flatten(), reduction="none").view_as(tg)
+    return {"answer_acc_by_query": (lg.argmax(-1) == tg).double().mean(0).tolist(),
+            "answer_loss_by_query": loss.mean(0).tolist()}
 
 
 @torch.no_grad()

@@ -50,6 +50,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     eval_every: int = 100
     eval_batches: int | None = 20   # None: the whole validation split
+    coef_opt: str = "course"        # course | official: the x0 coefficients' optimizer (see COEF_OPTS)
     seed: int = 0
 
     def validate(self) -> "TrainConfig":
@@ -59,6 +60,8 @@ class TrainConfig:
             raise ValueError(f"decay_frac must be in [0, 1], got {self.decay_frac}")
         if self.lr <= 0 or self.coef_lr <= 0:
             raise ValueError(f"lr and coef_lr must be > 0, got {self.lr} and {self.coef_lr}")
+        if self.coef_opt not in COEF_OPTS:
+            raise ValueError(f"coef_opt must be one of {COEF_OPTS}, got {self.coef_opt!r}")
         return self
 
 
@@ -88,13 +91,45 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
     return 1.0 - 0.9 * (step - decay_start) / max(1, cfg.steps - decay_start)
 
 
+COEF_OPTS = ("course", "official")
+# The official bank-of-values settings (RiddleHe/nanochat ``gpt_base.py`` setup_optimizers, ``--scalar-lr 0.5``):
+# the x0 weights β and the value scale γ at AdamW lr 0.5, betas (0.96, 0.95), no decay; the stream weights α at
+# lr 0.005 with weight decay 0.05; the bank table E_v at AdamW lr 0.15 (paper, Sec. 4). For α and E_v the source
+# names no betas: they keep the course's (0.9, 0.95). Every group follows the same warmup/decay schedule.
+OFFICIAL_X0_GROUPS = {
+    "x0_beta_gamma": {"lr": 0.5, "weight_decay": 0.0, "betas": (0.96, 0.95)},
+    "x0_alpha": {"lr": 0.005, "weight_decay": 0.05},
+    "bank_table": {"lr": 0.15, "weight_decay": 0.0},
+}
+
+
+def _official_x0_group(name: str) -> str | None:
+    """Which official group an x0 parameter belongs to (None: not an x0 parameter)."""
+    if ".x0." not in f".{name}":
+        return None
+    leaf = name.rsplit(".", 1)[-1]
+    if leaf == "E_v":
+        return "bank_table"
+    if leaf.startswith("alpha"):
+        return "x0_alpha"
+    if leaf.startswith(("beta", "gamma")):
+        return "x0_beta_gamma"
+    return None
+
+
 def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    """Three groups: matrices (lr, weight decay), other vectors (lr, no decay), coefficients (coef_lr, no decay)."""
+    """Three groups: matrices (lr, weight decay), other vectors (lr, no decay), coefficients (coef_lr, no decay).
+    With ``cfg.coef_opt == "official"`` the x0 parameters get the official bank-of-values groups instead
+    (``OFFICIAL_X0_GROUPS``); value-residual λ and depth-mixing weights stay in the coefficient group."""
     groups = {"matrices": [], "vectors": [], "coefficients": []}
+    official = {k: [] for k in OFFICIAL_X0_GROUPS}
     for name, p in model.named_parameters():
         if not p.requires_grad:
             continue
-        if is_coefficient(name, p):
+        og = _official_x0_group(name) if cfg.coef_opt == "official" else None
+        if og is not None:
+            official[og].append(p)
+        elif is_coefficient(name, p):
             groups["coefficients"].append(p)
         elif p.ndim >= 2:
             groups["matrices"].append(p)
@@ -104,7 +139,7 @@ def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.Adam
         {"params": groups["matrices"], "lr": cfg.lr, "weight_decay": cfg.weight_decay, "name": "matrices"},
         {"params": groups["vectors"], "lr": cfg.lr, "weight_decay": 0.0, "name": "vectors"},
         {"params": groups["coefficients"], "lr": cfg.coef_lr, "weight_decay": 0.0, "name": "coefficients"},
-    ]
+    ] + [{"params": ps, "name": k, **OFFICIAL_X0_GROUPS[k]} for k, ps in official.items()]
     for g in param_groups:
         g["base_lr"] = g["lr"]
     return torch.optim.AdamW([g for g in param_groups if g["params"]], betas=(0.9, 0.95))

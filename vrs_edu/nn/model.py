@@ -5,7 +5,9 @@ Readable top to bottom, in the style of nanoGPT's ``model.py``: a config datacla
 the course's variants, each switched on by one config field:
 
 * ``value_residual``: ``none | resformer | learnable | svformer | neutreno`` (:mod:`vrs_edu.nn.value_residual`)
-* ``x0_mode``: ``none | qkv | shared | substitute_v | bank`` on ``x0_layers`` (:mod:`vrs_edu.nn.x0`)
+* ``x0_mode``: ``none | qkv | shared | substitute_v | bank | scale_v`` on ``x0_layers``, reading ``x0_source``
+  (``token | random | previous``) (:mod:`vrs_edu.nn.x0`)
+* ``stream_start``: ``rmsnorm`` (default, nanochat) or ``embedding`` (GPT-2); ``qk_norm`` (official BoV code)
 * ``depth_mixer``: ``residual | denseformer | elcbert | attnres | shortswa | ...`` (:mod:`vrs_edu.nn.depth`)
 
 Shapes: B batch, T sequence, D = d_model, H = n_heads, L = n_layers, V = vocab_size.
@@ -41,11 +43,16 @@ class TinyGPTConfig:
     mlp_ratio: int = 4
     value_residual: str = "none"  # none | resformer | learnable | svformer | neutreno
     neutreno_lambda: float = 0.4
-    x0_mode: str = "none"         # none | qkv | shared | substitute_v | bank
+    x0_mode: str = "none"         # none | qkv | shared | substitute_v | bank | scale_v
     x0_layers: tuple[int, ...] | None = None  # None: the last third of the layers
     depth_mixer: str = "residual"
     depth_window: int | None = None  # K for depth_mixer="shortswa"; None = full memory
     tie_embeddings: bool = False
+    # Where the residual stream starts (the baseline is a named setting, see ``STREAM_STARTS``):
+    # "rmsnorm" = RMSNorm(embedding), as nanochat and modded-nanogpt; "embedding" = the raw embedding, GPT-2 style.
+    stream_start: str = "rmsnorm"
+    qk_norm: bool = False         # RMSNorm q and k per head, then scale by 1.2 (the official bank-of-values code)
+    x0_source: str = "token"      # token | random | previous: what the x0 layers read (controls, see x0.py)
     seed: int = 0
 
     def validate(self) -> "TinyGPTConfig":
@@ -61,6 +68,13 @@ class TinyGPTConfig:
         bad = [l for l in self.resolved_x0_layers() if not 0 <= l < self.n_layers]
         if bad:
             raise ValueError(f"x0_layers must be in 0..{self.n_layers - 1}, got {bad}")
+        if self.stream_start not in STREAM_STARTS:
+            raise ValueError(f"stream_start must be one of {tuple(STREAM_STARTS)}, got {self.stream_start!r}")
+        if self.x0_source not in x0mod.SOURCES:
+            raise ValueError(f"x0_source must be one of {x0mod.SOURCES}, got {self.x0_source!r}")
+        if self.x0_source != "token" and self.x0_mode in ("none", "bank", "scale_v"):
+            raise ValueError(f"x0_source={self.x0_source!r} needs an x0_mode that reads x0 (qkv, shared, "
+                             f"substitute_v), got x0_mode={self.x0_mode!r}")
         if self.x0_mode == "bank" and self.value_residual != "none" and 0 in self.resolved_x0_layers():
             raise ValueError("a bank-of-values layer 0 cannot provide V_1 for a value residual")
         refuse_dead_parts(self)
@@ -81,6 +95,8 @@ class TinyGPTConfig:
         if unknown:
             raise ValueError(f"unknown TinyGPTConfig fields: {unknown}")
         d = dict(d)
+        # A config written before ``stream_start`` existed was trained with the raw-embedding start: keep it.
+        d.setdefault("stream_start", "embedding")
         if d.get("x0_layers") is not None:
             d["x0_layers"] = tuple(d["x0_layers"])
         return cls(**d).validate()
@@ -132,7 +148,7 @@ class Block(nn.Module):
         self.x0 = (x0mod.X0Injection(cfg.x0_mode, cfg.d_model, cfg.vocab_size)
                    if layer in cfg.resolved_x0_layers() else None)
         owns_v = not self.svformer and (self.x0 is None or self.x0.owns_v_proj)
-        self.attn = CausalSelfAttention(cfg.d_model, cfg.n_heads, has_v_proj=owns_v)
+        self.attn = CausalSelfAttention(cfg.d_model, cfg.n_heads, has_v_proj=owns_v, qk_norm=cfg.qk_norm)
         self.value_residual = (vr.ValueResidual(cfg.value_residual, cfg.neutreno_lambda)
                                if layer > 0 and cfg.value_residual != "none" else None)
         self.mlp = MLP(cfg.d_model, cfg.mlp_ratio)
@@ -148,6 +164,8 @@ class Block(nn.Module):
                 v_in = x0mod.inject_x0(v_in, x0, *self._coef("v"))
             elif self.x0.mode == "substitute_v":
                 v_in = self.x0.gamma * x0
+            elif self.x0.mode == "scale_v":   # the control: a scalar on V that never reads x0
+                v_in = self.x0.gamma * v_in
             else:
                 v = self.x0.bank_values(idx, self.attn.n_heads)
         attn_out, v = self.attn(q_in, k_in, v_in, rope=rope, v=v, v_first=v_first,
@@ -184,6 +202,9 @@ class TinyGPT(nn.Module):
         self.blocks = nn.ModuleList([Block(cfg, l) for l in range(cfg.n_layers)])
         self.depth = make_depth_mixer(cfg.depth_mixer, cfg.n_layers, cfg.d_model, cfg.depth_window)
         self.lm_head = nn.Linear(cfg.d_model, cfg.vocab_size, bias=False)
+        # The random-x0 control's fixed table: rebuilt from the seed, so it is not stored in checkpoints.
+        self.register_buffer("x0_random", x0mod.random_x0_table(cfg.vocab_size, cfg.d_model, cfg.seed)
+                             if cfg.x0_source == "random" else None, persistent=False)
         self._init_weights()
         if cfg.tie_embeddings:
             self.lm_head.weight = self.wte.weight
@@ -217,8 +238,10 @@ class TinyGPT(nn.Module):
         self._check_input(idx, targets)
         hook = HookPoints(hooks, record=trace)
         emb = hook("embed", self.wte(idx))
-        x0 = hook("x0", rms_norm(emb))   # context-free token identity (positions enter only through RoPE)
-        states, outputs = [emb], [emb]
+        # x0: context-free token identity (positions enter only through RoPE), or one of its controls
+        x0 = hook("x0", x0mod.x0_from_source(self.cfg.x0_source, rms_norm(emb), idx, self.x0_random))
+        start = STREAM_STARTS[self.cfg.stream_start](emb)
+        states, outputs = [start], [start]
         v_first = None
         for l, block in enumerate(self.blocks):
             streams = self.depth(l, states, outputs, hook)
@@ -253,6 +276,17 @@ class TinyGPT(nn.Module):
     def coefficients(self) -> dict[str, Tensor]:
         """Every learnable coefficient (scalars and depth-mixing weights), by parameter name."""
         return {n: p for n, p in self.named_parameters() if is_coefficient(n, p)}
+
+
+def _identity(x: Tensor) -> Tensor:
+    return x
+
+
+# The start of the residual stream, by name. "rmsnorm" (default, every recipe): x = RMSNorm(wte(idx)), as nanochat
+# (``x = norm(self.transformer.wte(idx))``) and modded-nanogpt. "embedding": the raw N(0, 0.02) embedding, as GPT-2;
+# after a short run its RMS stays ~0.05 while the blocks write ~1, so token identity is nearly silent in the stream,
+# and shortcuts that re-deliver it (value residual, x0 into V) then look better than they are (chapter 03).
+STREAM_STARTS = {"rmsnorm": rms_norm, "embedding": _identity}
 
 
 def refuse_dead_parts(cfg: TinyGPTConfig) -> None:

@@ -16,8 +16,15 @@ Modes:
 * ``qkv``: the six coefficients above (the experiment).
 * ``shared``: one ``alpha, beta`` for q, k and v together (the paper's control ``add_init_qkv_shared_learn``).
 * ``substitute_v``: ``V := gamma · W_v(x0)`` — the values no longer read the residual stream at all (gamma init 1).
+* ``scale_v``: ``V := gamma · W_v(x_i)`` — the scale-only control (BoV paper, Table 1): one more scalar on the value
+  path that never reads x0 (gamma init 1, so the layer starts as the baseline).
 * ``bank``: ``v = gamma · E_v[token]`` with a learned per-layer table ``E_v`` (vocab, D) initialised to x0·W_Vᵀ, so
   the first forward pass equals ``substitute_v``; the layer keeps no W_V and no V cache (BoV, eq. 3–6).
+
+Controls for *what* x0 carries (``x0_source``, see :func:`x0_from_source`): ``token`` (RMSNorm of the token's
+embedding, the experiment), ``random`` (a fixed random vector per token id, RMS 1 like x0: a second input that is
+token-specific but was never the model's own embedding) and ``previous`` (the previous token's x0: cheap bigram
+context instead of identity; position 0 gets zeros).
 """
 from __future__ import annotations
 
@@ -26,7 +33,31 @@ from einops import rearrange
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-MODES = ("none", "qkv", "shared", "substitute_v", "bank")
+MODES = ("none", "qkv", "shared", "substitute_v", "bank", "scale_v")
+SOURCES = ("token", "random", "previous")
+
+
+def random_x0_table(vocab_size: int, d_model: int, seed: int) -> Float[Tensor, "V D"]:
+    """One fixed random vector per token id, each row with RMS 1 (the scale of x0 = RMSNorm(embedding)), drawn from a
+    generator seeded by ``seed`` alone so that every variant of a seed sees the same table."""
+    g = torch.Generator().manual_seed(1_000_003 * (seed + 1))
+    t = torch.randn(vocab_size, d_model, generator=g)
+    return t / t.pow(2).mean(-1, keepdim=True).sqrt()
+
+
+def x0_from_source(source: str, x0: Float[Tensor, "B T D"], idx: Int[Tensor, "B T"],
+                   random_table: Tensor | None = None) -> Float[Tensor, "B T D"]:
+    """What the x0 layers read. ``token``: x0 itself; ``random``: ``random_table[idx]``; ``previous``: x0 shifted
+    one position right (position 0 gets zeros). Raises ValueError on an unknown source or a missing table."""
+    if source == "token":
+        return x0
+    if source == "random":
+        if random_table is None:
+            raise ValueError("x0_source='random' needs the model's random table (TinyGPT builds it from the seed)")
+        return random_table[idx]
+    if source == "previous":
+        return torch.cat([torch.zeros_like(x0[:, :1]), x0[:, :-1]], 1)
+    raise ValueError(f"x0 source must be one of {SOURCES}, got {source!r}")
 
 
 def default_x0_layers(n_layers: int) -> tuple[int, ...]:
@@ -45,7 +76,7 @@ def inject_x0(x: Float[Tensor, "B T D"], x0: Float[Tensor, "B T D"], alpha: floa
 class X0Injection(nn.Module):
     """Per-layer x0 coefficients. Named parameters (all scalars): ``alpha_q, beta_q, alpha_k, beta_k, alpha_v,
     beta_v`` (mode ``qkv``), ``alpha, beta`` (``shared``), ``gamma`` (``substitute_v`` and ``bank``), and the table
-    ``E_v`` (vocab, D) in ``bank`` mode.
+    ``E_v`` (vocab, D) in ``bank`` mode; ``gamma`` also in ``scale_v``.
 
     Raises:
         ValueError: on an unknown mode, or ``vocab_size`` missing in bank mode.
@@ -85,6 +116,8 @@ class X0Injection(nn.Module):
             return mixed, mixed, mixed
         if self.mode == "substitute_v":
             return x, x, self.gamma * x0
+        if self.mode == "scale_v":
+            return x, x, self.gamma * x
         return x, x, None
 
     def bank_values(self, idx: Int[Tensor, "B T"], n_heads: int) -> Float[Tensor, "B H T Dh"]:
