@@ -34,6 +34,13 @@ def test_quick_result_has_every_variant_with_finite_numbers(quick):
         assert all(math.isfinite(x) for x in run["train_loss_every_10"])
         assert run["n_params"] == r["parameter_counts"][name]["n_params"]
         assert r["configs"][name]["model"]["depth_mixer"] == dm.VARIANTS[name]["depth_mixer"]
+        # the common basis for every mixer: the x0-R² of each projection's input, per layer, in [0, 1]
+        for s in "qkv":
+            assert len(run["x0_r2"][s]) == 8 and all(-1e-6 <= x <= 1 + 1e-6 for x in run["x0_r2"][s])
+        if name == "residual":   # one stream: Q, K and V read the same input
+            assert run["x0_r2"]["q"] == run["x0_r2"]["v"]
+    assert {v["name"] for v in r["verdicts"]} == {t.name for t in dm.TESTS}
+    assert all(v["verdict"] == "undecided" for v in r["verdicts"])   # one seed decides nothing
     assert load_results("depth-mixers", quick=True, out_dir=out)["recipe"] == "depth-mixers"
 
 

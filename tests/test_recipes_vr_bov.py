@@ -39,15 +39,15 @@ def _finite(xs):
     return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
 
 
-def _check_common(result, name, variants):
+def _check_common(result, name, variants, recall_variants, summary_parts=("corpus", "recall")):
     assert result["recipe"] == name and result["quick"] is True and result["seeds"] == SEEDS
     assert result["command"] == f"vrs-edu reproduce {name} --quick --seeds 0,1"  # the command that remakes it
     assert result["wall_time_s"] > 0 and result["cpu_time_s"] > 0
     assert {"torch", "vrs_edu", "threads"} <= set(result["environment"])
-    for p in ("corpus", "recall"):
+    for p, vs in (("corpus", variants), ("recall", recall_variants)):
         part = result[p]
-        assert list(part["runs"]) == list(variants)
-        assert set(part["step_seconds"]) == set(variants) and all(s > 0 for s in part["step_seconds"].values())
+        assert list(part["runs"]) == list(vs)
+        assert set(part["step_seconds"]) == set(vs) and all(s > 0 for s in part["step_seconds"].values())
         for v, runs in part["runs"].items():
             assert [r["seed"] for r in runs] == SEEDS
             n_layers = part["configs"][v]["model"]["n_layers"]
@@ -64,40 +64,59 @@ def _check_common(result, name, variants):
                 for coef, traj in h["coefficients"].items():   # every coefficient logged at every evaluation
                     assert len(traj) == len(h["eval_steps"])
         comp = part["comparison"]
-        for v in variants[1:]:
+        for v in vs[1:]:
             assert _finite(comp[v]["paired_final"]["diffs"]) and len(comp[v]["paired_final"]["diffs"]) == 2
             assert _finite(comp[v]["paired_final"]["ci"])
             assert _finite(comp[v]["equal_time"]["paired"]["diffs"])
             assert len(comp[v]["sample_efficiency"]["per_seed"]) == 2
-        for claim in result["summary"][p].values():
-            assert claim["verdict"] in ("reproduced", "not reproduced")
+        if p in summary_parts:
+            for claim in result["summary"][p].values():
+                assert claim["verdict"] in ("reproduced", "not reproduced")
+    # the recall half carries its no-lookup reference and the accuracy of each query
+    ref = result["recall"]["no_lookup_reference"]
+    assert 0 < ref["acc"] < 1 and len(ref["acc_by_query"]) == result["recall"]["task_settings"]["n_queries"]
+    for r in result["recall"]["runs"]["baseline"]:
+        assert len(r["layer_metrics"]["answer_acc_by_query"]) == result["recall"]["task_settings"]["n_queries"]
+    # every declared test got a three-way verdict with its interval, Holm p and (when undecided) power
+    assert result["verdicts"] and all(v["verdict"] in ("reproduced", "contradicted", "undecided")
+                                      for v in result["verdicts"])
+    assert {v["family"] for v in result["verdicts"]} >= {"primary"}
 
 
 def test_value_residual_quick_result_schema(vr_result):
-    _check_common(vr_result, "value-residual", list(vr.VARIANTS))
-    for p in ("corpus", "recall"):
-        lam = vr.lambda_profiles(vr_result[p]["runs"]["learnable"])
-        assert [len(x) for x in lam] == [7, 7] and all(_finite(x) for x in lam)   # layers 1..7 of 8
-        assert set(vr_result["summary"][p]) == {"loss_gain_final", "loss_gain_before_decay",
-                                                "lambda_1_grows_with_depth", "entropy_higher", "oversmoothing_lower"}
+    _check_common(vr_result, "value-residual", [*vr.VARIANTS, *vr.WEAK_VARIANTS], list(vr.RECALL_VARIANTS))
+    lam = vr.lambda_profiles(vr_result["corpus"]["runs"]["learnable"])
+    assert [len(x) for x in lam] == [7, 7] and all(_finite(x) for x in lam)   # layers 1..7 of 8
+    assert set(vr_result["summary"]["corpus"]) == {"loss_gain_final", "loss_gain_before_decay",
+                                                   "lambda_1_grows_with_depth", "entropy_higher", "oversmoothing_lower"}
+    cfg = vr_result["corpus"]["configs"]
+    assert cfg["baseline"]["model"]["stream_start"] == "rmsnorm" and cfg["baseline_raw"]["model"]["stream_start"] == \
+        "embedding"
+    assert {v["name"] for v in vr_result["verdicts"]} == {t.name for t in vr.TESTS}
     # the saved file is plain JSON (tuples become lists, no objects)
     json.dumps(vr_result)
 
 
 def test_bank_of_values_quick_result_schema(bov_result):
-    _check_common(bov_result, "bank-of-values", list(bov.VARIANTS))
+    _check_common(bov_result, "bank-of-values", list(bov.VARIANTS_V2), list(bov.RECALL_VARIANTS_V2),
+                  summary_parts=("corpus",))
+    assert {v["name"] for v in bov_result["verdicts"]} == {t.name for t in bov.TESTS}
+    assert bov_result["corpus"]["configs"]["qkv"]["model"]["qk_norm"] is True
+    assert bov_result["corpus"]["configs"]["qkv"]["train"]["coef_opt"] == "official"
     for p in ("corpus", "recall"):
+        pl = bov_result[p]["beta_v_plateau"]
+        assert pl["of"] == 2 * len(SEEDS) and 0 <= pl["reached"] <= pl["of"]
         t = bov_result[p]["coefficient_table"]
         assert t["layers"] == [6, 7] and t["seeds"] == SEEDS
         for name in ("alpha_q", "beta_q", "alpha_k", "beta_k", "alpha_v", "beta_v"):
             assert [len(row) for row in t[name]] == [2, 2] and all(_finite(row) for row in t[name])
-        for r in bov_result[p]["runs"]["baseline"]:
-            a = r["ablation"]
-            assert a["layers"] == list(range(8))
-            assert all(len(a[s]) == 8 and _finite(a[s]) for s in "qkv")
-        assert "ablation" not in bov_result[p]["runs"]["qkv"][0]   # only the baselines are ablated
-        assert bov_result["summary"][p]["beta_v_large_while_beta_qk_near_zero"]["verdict"] in (
-            "reproduced", "not reproduced")
+    for r in bov_result["corpus"]["runs"]["baseline"]:
+        a = r["ablation"]
+        assert a["layers"] == list(range(8))
+        assert all(len(a[s]) == 8 and _finite(a[s]) for s in "qkv")
+    assert "ablation" not in bov_result["corpus"]["runs"]["qkv"][0]   # only the baselines are ablated
+    assert bov_result["summary"]["corpus"]["beta_v_large_while_beta_qk_near_zero"]["verdict"] in (
+        "reproduced", "not reproduced")
 
 
 def test_quick_mode_writes_no_checkpoint(vr_result, bov_result, tmp_path):
@@ -111,12 +130,12 @@ def test_chapter_plots_draw_from_the_results(vr_result, bov_result):
             vvr.plot_layer_metrics(vr_result["corpus"]), vvr.plot_lambdas(vr_result["corpus"]),
             vbank.plot_betas({p: bov_result[p]["coefficient_table"] for p in ("corpus", "recall")}),
             vbank.plot_beta_trajectories(bov_result["corpus"]["runs"]["qkv"]),
-            vbank.plot_ablation({p: vbank.ablation_table(bov_result[p]["runs"]["baseline"])
-                                 for p in ("corpus", "recall")}, deep_layers=[6, 7])]
-    assert [len(f.axes) for f in figs] == [2, 2, 4, 2, 4, 3, 2]
+            vbank.plot_ablation({"corpus": vbank.ablation_table(bov_result["corpus"]["runs"]["baseline"])},
+                                deep_layers=[6, 7])]
+    assert [len(f.axes) for f in figs] == [2, 2, 4, 2, 4, 3, 1]
     # the loss-curve panel has one line per variant, at the evaluation steps
     lines = figs[0].axes[0].get_lines()
-    assert len(lines) == len(vr.VARIANTS) and list(lines[0].get_xdata()) == [10, 12]
+    assert len(lines) == len(vr.VARIANTS) + len(vr.WEAK_VARIANTS) and list(lines[0].get_xdata()) == [10, 12]
     plt.close("all")
 
 

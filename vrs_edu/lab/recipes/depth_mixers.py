@@ -26,7 +26,8 @@ import torch
 
 from ...nn.depth import depth_weight_matrices
 from ...nn.model import TinyGPT
-from ..analysis import paired_difference
+from ..analysis import DeclaredTest, judge, paired_difference, paired_values, verdict_records
+from ..metrics import x0_r2
 from ..corpora import corpus_token_data
 from ..data import unigram_loss
 from ..experiments import recipe
@@ -47,10 +48,12 @@ VARIANTS: dict[str, dict] = {
     "mudd": {"depth_mixer": "mudd"},
     "vertical": {"depth_mixer": "vertical"},
 }
-# Training length: sized so that 10 variants x 3 seeds fit the recipe's budget on 2 cores. Measured step times
-# (2 threads, lightly loaded machine): 71 ms (residual) to 173 ms (DCA), 1.7 s per step of all ten variants,
-# so 3 seeds x 200 steps are about 10 minutes of training plus the evaluations.
-FULL = dict(steps=200, batch_size=16, warmup=20, eval_every=50, eval_batches=None)
+# Training length: sized so that 10 variants x 5 seeds fit 40 CPU-minutes (one thread per run). Measured step
+# times (2 threads, lightly loaded machine): 71 ms (residual) to 173 ms (DCA), 1.7 s per step of all ten variants;
+# at one thread we count ~1.4x that, 2.4 s. 5 seeds x 160 steps x 2.4 s ≈ 32 min, + 4 evaluations of the whole
+# validation split per run and the x0-R² read-out (≈ 2 min) ≈ 34 CPU-min. (The former 200 steps x 3 seeds: 24 min.)
+FULL = dict(steps=160, batch_size=16, warmup=20, eval_every=40, eval_batches=None)
+SEEDS = (0, 1, 2, 3, 4)
 QUICK = dict(steps=6, batch_size=4, warmup=2, eval_every=6, eval_batches=1)
 BUDGET_TOLERANCE = 0.015   # largest allowed relative parameter overhead of a mixer
 WEIGHT_BATCHES = 4          # validation batches the learned weights are averaged over (1 in --quick)
@@ -130,9 +133,11 @@ def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool)
     hist = train(model, data, tcfg, progress=progress, desc=desc)
     cpu = time.process_time() - t0
     weights = learned_depth_weights(model, weight_batches)
+    r2 = stream_x0_r2(model, weight_batches)
     k = 10 if len(hist.train_loss) >= 10 else 1   # train loss in chunks of 10 steps (keeps the file small)
     return {
         "seed": mcfg.seed, "final_val_loss": hist.val_loss[-1], "final_val_acc": hist.val_acc[-1],
+        "x0_r2": r2,
         "eval_steps": hist.eval_steps, "val_loss": hist.val_loss,
         "train_loss_every_10": [sum(hist.train_loss[i:i + k]) / len(hist.train_loss[i:i + k])
                                 for i in range(0, len(hist.train_loss), k)],
@@ -143,9 +148,12 @@ def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool)
 
 
 @recipe("depth-mixers", "chapter 05: residual, DenseFormer, ELC-BERT, AttnRes, ShortSWA over depth (K=2, 4, full), "
-        "DCA, MUDDFormer, Vertical Attention at equal parameter budget; losses and learned depth weights")
+        "DCA, MUDDFormer, Vertical Attention at equal parameter budget; losses, learned depth weights and the x0-R² "
+        "of every Q, K, V input (5 seeds)", default_seeds=SEEDS)
 def depth_mixers(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
-    return run_depth_mixers(quick, seeds, corpus=corpus, tokenizer=tokenizer)
+    result = run_depth_mixers(quick, seeds, corpus=corpus, tokenizer=tokenizer)
+    result["verdicts"] = verdict_records(verdicts(result))
+    return result
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -203,3 +211,84 @@ def _sd(xs):
         return float("nan")
     m = _mean(xs)
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A common basis for the routers, and the pre-declared tests (committed before the full run).
+#
+# "Share of weight on source 0" compares weights over *states* (DenseFormer, MUDD, ShortSWA: every state already
+# contains the embedding) with weights over *outputs* (ELC-BERT, AttnRes, DCA, Vertical): incomparable numbers.
+# The common basis here is what each projection actually receives: the x0-R² of the input of Q, K and V in every
+# layer (:func:`vrs_edu.lab.metrics.x0_r2`: the share of its variance an affine map of the token's x0 explains).
+# ELC-BERT's read-out: the paper's MLM head reads the last layer only; here the final read-out (row L of the depth
+# weights) is a learned softmax mix over all outputs, like every other row. This is a documented deviation.
+
+
+@torch.no_grad()
+def stream_x0_r2(model: TinyGPT, batches) -> dict[str, list[float]]:
+    """Per layer, the x0-R² of the input of Q, K and V, averaged over ``batches`` of (x, y):
+    ``{"q": [L values], "k": [...], "v": [...]}``."""
+    acc = {s: [0.0] * model.cfg.n_layers for s in "qkv"}
+    for x, _ in batches:
+        tr = model(x, trace=True).trace
+        token_x0 = torch.nn.functional.rms_norm(tr["embed"], (tr["embed"].size(-1),), eps=1e-6)
+        for s in "qkv":
+            for l, h in enumerate(tr.layers(f"attn.{s}_in")):
+                acc[s][l] += x0_r2(h, token_x0) / len(batches)
+    return acc
+
+
+ROUTERS = ("dca", "mudd", "vertical")   # the mixers that give Q, K and V their own depth mixture
+MIXER_SOURCES = {
+    "denseformer": "DenseFormer (arXiv 2402.02622, abstract): better perplexity at equal size",
+    "elcbert": "ELC-BERT (arXiv 2311.02265): won BabyLM strict and strict-small",
+    "attnres": "Attention Residuals (arXiv 2603.15031): equal to a baseline trained with 1.25x compute",
+    "shortswa-k2": "ShortSWA over depth (arXiv 2603.16039, a position note without experiments)",
+    "shortswa-k4": "ShortSWA over depth (arXiv 2603.16039, a position note without experiments)",
+    "shortswa-full": "ShortSWA over depth (arXiv 2603.16039, a position note without experiments)",
+    "dca": "DeepCrossAttention (arXiv 2502.06785, abstract): better perplexity at equal training time",
+    "mudd": "MUDDFormer (arXiv 2502.12170, abstract): matches Transformers trained with 1.8-2.4x compute",
+    "vertical": "Vertical Attention (OpenReview A6uabXKiXc): lower pretraining loss than vanilla",
+}
+
+
+def _deep_layers(n_layers: int) -> list[int]:
+    return list(range(n_layers - n_layers // 3, n_layers))
+
+
+TESTS = tuple(
+    DeclaredTest(f"{r}_v_reads_x0_more_than_qk", "deep V inputs carry more token identity than Q and K inputs "
+                 "(bank-of-values authors' post on AttnRes with a pseudo-query per q, k, v; modded-nanogpt's MUDD record "
+                 "dropped the Q/K channels)", f"{r} runs: x0-R² of V's input − max(Q's, K's), mean over the last "
+                 "third of the layers", "vs 0", "positive", 0.0, "primary") for r in ROUTERS
+) + tuple(
+    DeclaredTest(f"{m}_loss", f"the mixer lowers the loss against the standard residual ({src})",
+                 f"final val loss, {m} − residual", "same seed", "negative", 0.0, "ch05")
+    for m, src in MIXER_SOURCES.items()
+)
+
+
+def test_values(result: dict) -> dict[str, list[float]]:
+    """Per-seed values of the declared tests (``TESTS``) from a result made by the current code (runs with
+    ``x0_r2``). Tests whose runs are absent are left out."""
+    runs = result["runs"]
+    out: dict[str, list[float]] = {}
+    for r in ROUTERS:
+        if r in runs and all("x0_r2" in x for x in runs[r]):
+            vals = []
+            for x in sorted(runs[r], key=lambda x: x["seed"]):
+                deep = _deep_layers(len(x["x0_r2"]["v"]))
+                vals.append(sum(x["x0_r2"]["v"][l] - max(x["x0_r2"]["q"][l], x["x0_r2"]["k"][l]) for l in deep)
+                            / len(deep))
+            out[f"{r}_v_reads_x0_more_than_qk"] = vals
+    for m in MIXER_SOURCES:
+        if m in runs and "residual" in runs:
+            out[f"{m}_loss"] = paired_values(runs[m], runs["residual"])
+    return out
+
+
+def verdicts(result: dict) -> list[dict]:
+    """Three-way verdicts of the declared tests (:func:`vrs_edu.lab.analysis.judge`); print them with
+    :func:`vrs_edu.lab.analysis.format_verdicts`."""
+    values = test_values(result)
+    return judge([t for t in TESTS if t.name in values], values)
