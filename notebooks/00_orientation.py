@@ -94,7 +94,8 @@ from vrs_edu.lab.data import make_token_data
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 data = make_token_data(tokenizer="char", block_size=64)
-model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layers=6, d_model=64, n_heads=4, block_size=64, seed=0))
+model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layers=6, d_model=64, n_heads=4, block_size=64, seed=0,
+                              stream_start="embedding"))  # GPT-2 style: the stream starts at the raw embedding
 x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
 stack = model(x, trace=True).trace.stack("resid")
 print("depth stack shape (L+1, B, T, D):", tuple(stack.shape))

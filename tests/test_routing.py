@@ -14,7 +14,9 @@ from vrs_edu.nn.layers import rms_norm
 
 def make_model(n_layers=3, seed=0, scale=20.0, **kw):
     """A small model whose block outputs are made large (``scale`` × the tiny GPT-2 init) so that blocks visibly
-    interact; exactness tests do not depend on it."""
+    interact; exactness tests do not depend on it. Its stream starts at the raw embedding, like the char-6x64
+    checkpoint these decompositions read in chapters 01-02."""
+    kw.setdefault("stream_start", "embedding")
     model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=n_layers, n_heads=2, block_size=8,
                                   seed=seed, **kw))
     with torch.no_grad():

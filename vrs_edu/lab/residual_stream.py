@@ -62,13 +62,19 @@ def stream_components(trace: Trace, split: bool = True) -> tuple[list[str], Floa
     """The terms whose sum is the final state: the embedding, then per block its attention and MLP writes
     (``split=True``, N = 2L + 1) or the whole block write (N = L + 1). Returns ``(labels, components)``."""
     if split:
-        labels, parts = ["embed"], [trace["embed"]]
+        labels, parts = ["embed"], [_stream_start(trace)]
         for l, (a, m) in enumerate(zip(trace.layers("attn.out"), trace.layers("mlp.out"))):
             labels += [f"attn {l}", f"mlp {l}"]
             parts += [a, m]
         return labels, torch.stack(parts)
     ys = block_outputs(trace)
-    return ["embed"] + [f"block {l}" for l in range(len(ys))], torch.cat([trace["embed"][None], ys])
+    return ["embed"] + [f"block {l}" for l in range(len(ys))], torch.cat([_stream_start(trace)[None], ys])
+
+
+def _stream_start(trace: Trace) -> Tensor:
+    """The first term of the stream: the embedding as the model put it there (raw, or RMSNorm(embedding) under the
+    default ``stream_start``), i.e. the input of block 0 (exact for the standard residual)."""
+    return trace["blocks.0.resid_pre"]
 
 
 def logit_contributions(components: Float[Tensor, "N D"], unembed: Float[Tensor, "D"],

@@ -104,7 +104,8 @@ all(check_logit_contributions(logit_contributions, seed=s, quiet=True) for s in 
 # %%
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-model = TinyGPT(TinyGPTConfig(vocab_size=64, n_layers=4, d_model=32, n_heads=2, block_size=16, seed=0))
+model = TinyGPT(TinyGPTConfig(vocab_size=64, n_layers=4, d_model=32, n_heads=2, block_size=16, seed=0,
+                              stream_start="embedding"))  # the stream starts at the raw embedding (GPT-2 style)
 tokens = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0))
 out = model(tokens, trace=True)
 embedding = out.trace["embed"]
@@ -127,7 +128,8 @@ import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7))
+_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7,
+                           stream_start="embedding"))
 _out = _m(torch.randint(0, 50, (3, 12), generator=torch.Generator().manual_seed(7)), trace=True)
 _w = torch.stack([a + b for a, b in zip(_out.trace.layers("attn.out"), _out.trace.layers("mlp.out"))])
 assert torch.allclose(residual_stack(_out.trace["embed"], _w), _out.trace.stack("resid"), atol=1e-5), \
@@ -140,7 +142,8 @@ import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7))
+_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7,
+                           stream_start="embedding"))
 _out = _m(torch.randint(0, 50, (3, 12), generator=torch.Generator().manual_seed(7)), trace=True)
 _w = torch.stack([a + b for a, b in zip(_out.trace.layers("attn.out"), _out.trace.layers("mlp.out"))])
 _parts = torch.cat([_out.trace["embed"][None], _w])[:, 2, 5]

@@ -102,7 +102,7 @@ True
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 model = TinyGPT(TinyGPTConfig(vocab_size=64, n_layers=6, d_model=32, n_heads=2, block_size=16,
-                              depth_mixer="shortswa", depth_window=3, seed=0))
+                              depth_mixer="shortswa", depth_window=3, seed=0, stream_start="embedding"))
 mixer = model.depth
 with torch.no_grad():
     mixer.o_proj.weight.normal_(0.0, 0.2, generator=torch.Generator().manual_seed(0))
@@ -125,7 +125,7 @@ from vrs_edu.nn import TinyGPT, TinyGPTConfig
 from vrs_edu.nn.layers import rms_norm
 
 _m = TinyGPT(TinyGPTConfig(vocab_size=30, n_layers=5, d_model=24, n_heads=2, block_size=8,
-                           depth_mixer="shortswa", depth_window=2, seed=21))
+                           depth_mixer="shortswa", depth_window=2, seed=21, stream_start="embedding"))
 with torch.no_grad():
     _m.depth.o_proj.weight.normal_(0.0, 0.3, generator=torch.Generator().manual_seed(21))
 _tr = _m(torch.randint(0, 30, (2, 8), generator=torch.Generator().manual_seed(21)), trace=True).trace
