@@ -29,7 +29,8 @@ def _idx(T=12, B=2, V=32, seed=0):
 def test_default_stream_starts_at_rmsnorm_of_the_embedding():
     m = TinyGPT(TinyGPTConfig(**SMALL))
     tr = m(_idx(), trace=True).trace
-    torch.testing.assert_close(tr["blocks.0.resid_pre"], rms_norm(tr["embed"]))
+    torch.testing.assert_close(tr["blocks.0.resid_pre"], rms_norm(m.wte(_idx())))
+    torch.testing.assert_close(tr["embed"], tr["blocks.0.resid_pre"])    # "embed" = the stream's first term
     # RMS 1 up to RMSNorm's eps (1e-6 against a mean square of ~4e-4 for the N(0, 0.02) embedding: ~0.2 %)
     assert tr["blocks.0.resid_pre"].pow(2).mean(-1).sqrt().sub(1).abs().max() < 0.01
 
@@ -37,7 +38,8 @@ def test_default_stream_starts_at_rmsnorm_of_the_embedding():
 def test_raw_embedding_start_is_kept_as_a_setting():
     m = TinyGPT(TinyGPTConfig(**SMALL, stream_start="embedding"))
     tr = m(_idx(), trace=True).trace
-    torch.testing.assert_close(tr["blocks.0.resid_pre"], tr["embed"])
+    torch.testing.assert_close(tr["blocks.0.resid_pre"], m.wte(_idx()))
+    torch.testing.assert_close(tr["embed"], tr["blocks.0.resid_pre"])
 
 
 def test_unknown_stream_start_is_refused_by_name():
@@ -119,7 +121,7 @@ def test_previous_token_x0_is_shifted_by_one_position():
     idx = _idx()
     m = TinyGPT(TinyGPTConfig(**SMALL, x0_mode="qkv", x0_source="previous"))
     tr = m(idx, trace=True).trace
-    token_x0 = rms_norm(tr["embed"])
+    token_x0 = rms_norm(m.wte(idx))
     torch.testing.assert_close(tr["x0"][:, 1:], token_x0[:, :-1])
     assert tr["x0"][:, 0].abs().max() == 0
 

@@ -29,7 +29,10 @@ def untrained_stream_norms(n_layers: int = 6, init_scale: float = 1.0, seed: int
         raise ValueError(f"n_layers must be in 1..48, got {n_layers}")
     if not (math.isfinite(init_scale) and init_scale >= 0):   # NaN fails every comparison: test it by name
         raise ValueError(f"init_scale must be a finite number >= 0, got {init_scale}")
-    model = TinyGPT(TinyGPTConfig(n_layers=n_layers, d_model=d_model, block_size=seq_len, seed=seed))
+    # the GPT-2-style raw-embedding start, as chapter 00's model: the question is how far the blocks lift the stream
+    # above a small embedding
+    model = TinyGPT(TinyGPTConfig(n_layers=n_layers, d_model=d_model, block_size=seq_len, seed=seed,
+                                  stream_start="embedding"))
     for block in model.blocks:
         block.attn.o_proj.weight.mul_(init_scale)
         block.mlp.down.weight.mul_(init_scale)

@@ -185,7 +185,8 @@ class TinyGPT(nn.Module):
     ``forward(idx, targets=None, trace=False, hooks=None)`` returns a :class:`ModelOutput`:
     logits (B, T, V), mean cross-entropy in nats when ``targets`` is given, and a :class:`Trace` when asked.
 
-    Hook points: ``embed``, ``x0`` (B, T, D); ``blocks.{l}.resid_pre`` (B, T, D); ``blocks.{l}.attn.{q_in, k_in,
+    Hook points: ``embed`` (the stream's first term: ``wte(idx)``, or its RMSNorm under the default
+    ``stream_start``), ``x0`` (B, T, D); ``blocks.{l}.resid_pre`` (B, T, D); ``blocks.{l}.attn.{q_in, k_in,
     v_in, q, k, v, pattern, v_mix, z, out}``; ``blocks.{l}.mlp.out``; ``depth.{l}.weights`` (and
     ``depth.{l}.weights_{q,k,v,r}`` for the routers that give each stream its own depth mixture); ``resid_final``.
 
@@ -237,11 +238,14 @@ class TinyGPT(nn.Module):
                 trace: bool = False, hooks: dict | None = None) -> ModelOutput:
         self._check_input(idx, targets)
         hook = HookPoints(hooks, record=trace)
-        emb = hook("embed", self.wte(idx))
-        # x0: context-free token identity (positions enter only through RoPE), or one of its controls
-        x0 = hook("x0", x0mod.x0_from_source(self.cfg.x0_source, rms_norm(emb), idx, self.x0_random))
-        start = STREAM_STARTS[self.cfg.stream_start](emb)
-        states, outputs = [start], [start]
+        # "embed" is what the embedding puts into the stream: wte(idx), or RMSNorm of it (``stream_start``), so that
+        # the stream is always embed + Σ block writes. x0 = RMSNorm(embed) is the same token identity either way.
+        emb = hook("embed", STREAM_STARTS[self.cfg.stream_start](self.wte(idx)))
+        # x0 = RMSNorm(wte(idx)): context-free token identity (positions enter only through RoPE), or a control.
+        # Under the RMSNorm start that is ``embed`` itself (normalising twice would differ by RMSNorm's eps).
+        token = emb if self.cfg.stream_start == "rmsnorm" else rms_norm(emb)
+        x0 = hook("x0", x0mod.x0_from_source(self.cfg.x0_source, token, idx, self.x0_random))
+        states, outputs = [emb], [emb]
         v_first = None
         for l, block in enumerate(self.blocks):
             streams = self.depth(l, states, outputs, hook)
