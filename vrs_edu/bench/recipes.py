@@ -7,8 +7,10 @@ so, and how many runs it trained at a time: ``jobs``). To re-time one, rerun it:
 quick runs are executed here, into a temporary folder, so the committed results are never touched.
 
 ``--jobs``: a reduced but representative set of runs — the value-residual recipe's corpus runs (word-8x64, its
-full per-run schedule), 2 variants × 2 seeds — is timed in 2 worker processes at one torch thread each and one
-after another at 2 threads, side by side: the ratio parallel / sequential should be <= 0.7.
+full per-run schedule), 2 variants × 2 seeds — is timed in 2 worker processes at one torch thread each, and one
+after another at 2 threads and at 1, side by side: parallel / sequential at 2 threads should be <= 0.7. The
+one-thread line says how much of that comes from running two at once and how much from what a second thread does
+to one run (on a busy machine two threads can be slower than one: each waits for the other to be scheduled).
 """
 from __future__ import annotations
 
@@ -36,15 +38,15 @@ def _load() -> str:
 
 
 def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds=(0, 1)) -> dict:
-    """Wall time of the same runs with ``jobs=2`` (one torch thread per worker) and with ``jobs=1`` at 2 torch
-    threads: the value-residual recipe's corpus runs of ``variants`` × ``seeds``, ``steps`` steps each."""
+    """Wall time of the same runs with ``jobs=2`` (one torch thread per worker), and one after another at 2 torch
+    threads and at 1: the value-residual recipe's corpus runs of ``variants`` × ``seeds``, ``steps`` steps each."""
     from ..lab.recipes.value_residual import CORPUS, VARIANTS
 
     runs = {v: {**CORPUS["train"], "steps": steps, **VARIANTS[v]} for v in variants}
     out = {"runs": len(variants) * len(seeds), "steps": steps}
     before = torch.get_num_threads()
     try:
-        for label, jobs, threads in (("sequential", 1, 2), ("parallel", 2, 1)):
+        for label, jobs, threads in (("sequential", 1, 2), ("parallel", 2, 1), ("sequential_1_thread", 1, 1)):
             torch.set_num_threads(threads)
             out[f"load_{label}"] = _load()
             t0 = time.perf_counter()
@@ -63,7 +65,12 @@ def run(args) -> None:
     r = parallel_vs_sequential(steps)
     print(f"  sequential, 2 threads: {r['sequential']:7.1f}s  ({r['load_sequential']})")
     print(f"  parallel, --jobs 2:    {r['parallel']:7.1f}s  ({r['load_parallel']})")
-    print(f"  ratio parallel / sequential: {r['parallel'] / r['sequential']:.3f}  (target <= 0.7)", flush=True)
+    print(f"  sequential, 1 thread:  {r['sequential_1_thread']:7.1f}s  ({r['load_sequential_1_thread']})")
+    print(f"  ratio parallel / sequential at 2 threads: {r['parallel'] / r['sequential']:.3f}  (target <= 0.7)")
+    print(f"  ratio parallel / sequential at 1 thread:  {r['parallel'] / r['sequential_1_thread']:.3f}  (2 workers: "
+          f"0.5 at best; above it: start-up and pickling)")
+    print(f"  sequential 1 thread / 2 threads: {r['sequential_1_thread'] / r['sequential']:.3f}  (what a second thread "
+          f"buys one run; on a busy machine two threads can be slower than one)", flush=True)
     print("full runs, as recorded in data/results/ (budget 20 min):")
     print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'threads':>7s} {'jobs':>4s}  load (start, end)")
     for name in sorted(RECIPES):
