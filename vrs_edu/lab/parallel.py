@@ -76,8 +76,9 @@ def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, de
 
 
 def usable_jobs(jobs: int | None = None) -> int:
-    """The number of workers a recipe may use: ``jobs`` (None: the run options' ``jobs``, 1 by default), but 1 under ``torchrun`` (every rank already
-    runs the same runs together) and when the run options put training on an accelerator (one device, one run)."""
+    """The number of workers a recipe may use: ``jobs`` (None: the run options' ``jobs``, 1 by default), but 1
+    under ``torchrun`` (every rank already runs the same runs together) and when the run options put training on
+    an accelerator (one device, one run)."""
     from . import distributed
 
     with run_options() as options:
