@@ -73,7 +73,7 @@ browser: setup
 	$(BIN)/python -m pytest -q -p no:xdist -m browser tests
 
 book: setup
-	$(BIN)/python -m vrs_edu.course.book build
+	$(BIN)/python -m vrs_edu.course.book_build
 
 # Re-execute every chapter from its jupytext source (the .py), writing the .ipynb with outputs and widget state.
 # Two at a time. vrs_edu.course.execute, not `jupytext --execute`: plain nbclient can wait a whole cell timeout

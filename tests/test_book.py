@@ -193,3 +193,44 @@ def test_draft_build_leaves_out_unwritten_chapters_and_says_so(tmp_path, capfd):
     assert "01_next.ipynb" in capfd.readouterr().out
     assert (out / "00_start.html").exists() and not (out / "01_next.html").exists()
     assert "(not written yet)" in (out / "index.html").read_text()
+
+
+# --------------------------------------------------------------------------------------------- the references page
+
+def _cite_in_chapter(tmp_path: Path, key: str) -> Path:
+    book = _tiny_book(tmp_path)
+    nb_path = tmp_path / "notebooks" / "01_next.ipynb"
+    nb = nbformat.read(nb_path, 4)
+    nb.cells[0].source += f"\n\nLater layers re-read V_1 {{cite:p}}`{key}`."
+    nbformat.write(nb, nb_path)
+    return book
+
+
+def test_the_index_links_the_references_page_after_the_chapters():
+    from vrs_edu.course.book_build import REFERENCES, render_index
+
+    index = render_index({"book": {"title": "T"}}, [], set())
+    assert REFERENCES.is_file() and f"]({REFERENCES.name})" in index
+    assert index.index(":caption: Chapters") < index.index(REFERENCES.stem + "\n```")
+
+
+@pytest.mark.slow
+def test_the_references_page_lists_every_entry_and_a_chapter_citation_links_to_it(tmp_path):
+    from pybtex.database import parse_file
+
+    assert build(_cite_in_chapter(tmp_path, "zhou2025valueresidual"), draft=False) == 0
+    out = tmp_path / "_build" / "book"
+    refs = (out / "references.html").read_text()
+    for key, entry in parse_file(str(CONF_DIR / "references.bib")).entries.items():
+        where = f"arXiv:{entry.fields['eprint']}" if "eprint" in entry.fields else entry.fields.get("url")
+        assert where is None or where in refs, f"{key}: {where} not on the references page"
+        assert entry.persons["author"][0].last_names[0].strip("{}") in refs, key
+    page = (out / "01_next.html").read_text()
+    assert 'href="references.html#' in page and "Zhou <em>et al.</em>" in page
+    assert 'href="references.html"' in (out / "index.html").read_text()
+
+
+@pytest.mark.slow
+def test_a_citation_of_a_source_not_in_the_bibliography_fails_the_build(tmp_path, capfd):
+    assert build(_cite_in_chapter(tmp_path, "nobody2099unknown"), draft=False) != 0
+    assert "nobody2099unknown" in capfd.readouterr().err

@@ -1,7 +1,9 @@
 """book.toml: the course's table of contents, read by the tests, the notebooks and the book builder.
 
     python -m vrs_edu.course.book chapters     # print the chapter table
-    python -m vrs_edu.course.book build        # build the HTML book (Sphinx + myst-nb) into [build] build-dir
+
+The HTML book is built by :mod:`vrs_edu.course.book_build` (``make book``), which imports this module, never the
+other way round.
 """
 from __future__ import annotations
 
@@ -78,10 +80,6 @@ def main(argv: list[str] | None = None) -> int:
     if cmd == "chapters":
         print(chapter_table_markdown())
         return 0
-    if cmd == "build":
-        from .book_build import build
-
-        return build()
     if cmd == "mdbook-preprocess":  # mdBook preprocessor protocol: echo the book unchanged
         import json
 
@@ -90,7 +88,8 @@ def main(argv: list[str] | None = None) -> int:
         ctx, book = json.load(sys.stdin)
         json.dump(book, sys.stdout)
         return 0
-    print(f"unknown command {cmd!r}; use chapters | build", file=sys.stderr)
+    print(f"unknown command {cmd!r}; use chapters | mdbook-preprocess (build the book with "
+          f"`python -m vrs_edu.course.book_build` or `make book`)", file=sys.stderr)
     return 2
 
 

@@ -1,14 +1,16 @@
 """Build the course as a static HTML book: Sphinx + myst-nb + sphinx-book-theme, driven by book.toml.
 
-    make book                                  # = python -m vrs_edu.course.book build
+    make book                                  # = python -m vrs_edu.course.book_build
     VRS_EDU_BOOK_DRAFT=1 make book             # draft: leave out chapters whose notebook is not written yet
 
 What a build does, in order:
 
 1. **Stage** the sources in ``<build-dir>_src`` (``_build/book_src``): every chapter notebook listed in book.toml,
    in its order, plus ``index.md`` generated from book.toml (description, and per chapter its title, question,
-   goals and run-time budget). A chapter listed in book.toml whose notebook is missing stops the build with a message
-   naming the file (draft mode leaves it out and says so instead). The staged copy of a notebook differs from the
+   goals and run-time budget), and the references page ``references.md`` (its bibliography ``references.bib`` and
+   both files stay next to the Sphinx configuration; the page comes after the chapters). A chapter listed in
+   book.toml whose notebook is missing stops the build with a message naming the file (draft mode leaves it out and
+   says so instead). The staged copy of a notebook differs from the
    committed one in one way only: a widget output, which needs a running kernel, is replaced by a note that says so;
    the cell after it already shows the widget's static default figure (a course rule).
 2. **Render** with ``sphinx-build -W --keep-going -E``: every warning fails the build (after reporting all of them),
@@ -33,6 +35,7 @@ import nbformat
 from .book import BOOK_TOML, Chapter, chapters, load_book
 
 CONF_DIR = Path(__file__).resolve().parent / "sphinx"
+REFERENCES = CONF_DIR / "references.md"   # the references page: every entry of references.bib
 DRAFT_ENV = "VRS_EDU_BOOK_DRAFT"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -87,7 +90,8 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += [_md_escape(meta["description"]), ""]
     lines += ["```{toctree}", ":hidden:", ":maxdepth: 2", ":caption: Chapters", ""]
     lines += [c.stem for c in chs if c.file in present]
-    lines += ["```", "", "## Chapters", "",
+    lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Back matter", "", REFERENCES.stem, "```", "",
+              "## Chapters", "",
               "Each chapter is a notebook: read it here with the outputs it produced, or run it yourself in "
               "JupyterLab (`make lab`), move its widgets and do its exercises.", ""]
     for c in chs:
@@ -96,6 +100,8 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += ["", f"**Question.** {_md_escape(c.question)}", "", "**Goals.**", ""]
         lines += [f"- {_md_escape(g)}" for g in c.goals]
         lines += ["", f"**Run-time budget.** {c.budget_s} s on a laptop CPU.", ""]
+    lines += ["## References", "", f"[Every source the course cites]({REFERENCES.name}): papers with their arXiv "
+              "ids, code repositories and posts.", ""]
     return "\n".join(lines)
 
 
@@ -146,6 +152,7 @@ def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
     for extra in paths.notebooks.iterdir():
         if extra.is_dir() and not extra.name.startswith((".", "_")) and extra.name != "__pycache__":
             shutil.copytree(extra, paths.stage / extra.name)
+    shutil.copyfile(REFERENCES, paths.stage / REFERENCES.name)
     (paths.stage / "index.md").write_text(render_index(load_book(paths.book_toml), chs, {c.file for c in present}))
     return present
 
@@ -187,3 +194,7 @@ def build(book_toml: str | Path = BOOK_TOML, draft: bool | None = None) -> int:
         return rc
     print(f"book built: {len(staged)} chapter(s) in {took:.1f} s -> {paths.out / 'index.html'}")
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(build())

@@ -1,10 +1,11 @@
 """Sphinx configuration of the course book, kept inside the package and driven by book.toml.
 
-`python -m vrs_edu.course.book build` (`make book`) stages the chapter notebooks and an index page generated from
+`python -m vrs_edu.course.book_build` (`make book`) stages the chapter notebooks and an index page generated from
 book.toml into a source folder, then runs Sphinx with this folder as its configuration directory (`-c`). The book's
 title, authors, language and description come from book.toml's [book] table; the chapter order is the toctree of
-the generated index, in book.toml's order. Notebooks are rendered with the outputs committed with them (CI executes
-them separately under nbval), so building the book runs no code.
+the generated index, in book.toml's order, followed by the references page (references.md, from references.bib,
+both in this folder). Notebooks are rendered with the outputs committed with them (CI executes them separately
+under nbval), so building the book runs no code.
 """
 import os
 from pathlib import Path
@@ -24,7 +25,15 @@ extensions = [
     "myst_nb",                    # .ipynb and MyST markdown as Sphinx sources
     "sphinx.ext.mathjax",
     "sphinx-mathjax-offline",     # MathJax 3 copied into _static, so math renders without network
+    "sphinxcontrib.bibtex",       # the references page and {cite:p}`key` in chapters, from references.bib
 ]
+
+# Bibliography: references.bib sits next to this file (paths are relative to the configuration directory); the
+# references page (references.md, staged by book_build) lists every entry. In the text a citation reads
+# "Zhou et al. [2025]", on the references page the entries are sorted by author.
+bibtex_bibfiles = ["references.bib"]
+bibtex_default_style = "plain"
+bibtex_reference_style = "author_year"
 
 # Notebooks: render the committed, executed outputs; never execute while building.
 nb_execution_mode = "off"
