@@ -229,7 +229,7 @@ else:
 # same question from a second angle: each of Q, K and V gets its own mixture over *all* earlier layers, and training
 # decides. The bank-of-values authors report, for an Attention-Residuals model with one pseudo-query per projection,
 # that deep V keeps reading the token embedding while Q and K read recent layers (a follow-up note, not in the
-# paper; see `shared/research/value-residual-reference.md` §3.3). One colour scale per row.
+# paper: Yuchen Liu's post of 2026-06-03, listed on the references page). One colour scale per row.
 
 # %%
 from vrs_edu.viz.depth import plot_router_streams

@@ -2,7 +2,9 @@
 
 Sources: duality and the window W_{t,l} — Zhang, arXiv 2603.16039, sec. 2.2; DenseFormer arXiv 2402.02622; ELC-BERT
 arXiv 2311.02265; Attention Residuals arXiv 2603.15031; DeepCrossAttention arXiv 2502.06785; MUDDFormer arXiv
-2502.12170; Vertical Attention OpenReview A6uabXKiXc. Init rules: shared/CLARIFICATIONS.md.
+2502.12170; Vertical Attention OpenReview A6uabXKiXc. Inits: only DenseFormer's DWA (α_ii = 1, others 0) starts as
+the standard residual; ELC-BERT's zero logits and Attention Residuals' zero pseudo-query start as the uniform mean of
+their sources, and are tested against that definition.
 """
 import math
 
@@ -134,7 +136,7 @@ def _sources(n=4, B=2, T=3, D=8, seed=0):
 
 @pytest.mark.parametrize("cls", [ELCBERT, AttentionResiduals])
 def test_elcbert_and_attnres_start_as_the_uniform_mean_of_their_sources(cls):
-    # CLARIFICATIONS.md: zero logits / zero pseudo-query give uniform weights, not the standard residual
+    # the papers' inits: zero logits / zero pseudo-query give uniform weights, not the standard residual
     mixer = cls(n_layers=5, d_model=8)
     outputs = _sources(4)
     seen = {}

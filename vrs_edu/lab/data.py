@@ -7,7 +7,8 @@ nothing to download. Any UTF-8 text file can replace it (:func:`load_corpus`).
 Tokenizers (pick per chapter what makes the mechanism visible):
 
 * ``char``: one token per character (vocab ~100). Good for watching attention patterns on readable text; but a
-  character carries little identity worth re-reading, so the x0 / value findings hardly show (cpu-regime notes).
+  character carries little identity worth re-reading, so the x0 / value findings hardly show (pilot runs on this
+  CPU: with char tokens the learned x0 coefficients of Q and V came out alike; with word tokens V's was the largest).
 * ``word``: a word-level vocabulary of the most frequent words and punctuation (HF ``tokenizers`` WordLevel),
   rare words -> ``[UNK]``. Each token *is* an identity; chapters 03–05 use it.
 * ``bpe``: byte-level BPE trained on the corpus with HF ``tokenizers`` in about a second.

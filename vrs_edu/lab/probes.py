@@ -4,8 +4,9 @@ Three kinds of question, each a plain function that returns numbers:
 
 1. **Linear probes** — how much of q, k, v and of the residual stream at each layer is a linear function of the
    token's identity alone? Ridge regression from the context-free word embedding (``embed.token``) to the target,
-   fit on a fixed set of sentences, scored by held-out R² on other sentences (:func:`probe_table`). The pilot in
-   ``cpu-regime-notes.md`` asked the same with 400 sentences.
+   fit on a fixed set of sentences, scored by held-out R² on other sentences (:func:`probe_table`). A pilot run
+   before the course asked the same with 400 sentences of the Python reference docs: v's R² was 0.95, 0.88, 0.63,
+   0.52, 0.53, 0.72 in its six layers in order, against 0.46–0.60 for q and 0.40–0.62 for k.
 2. **Chapter 02's experiments** — pattern swap, value swap and frozen routing — scored by the cosine between the
    patched and the clean *sentence embedding* (the model's output; it has no language-model loss).
 3. **Chapter 04's substitution ablation** — replace the input of Q, of K or of V at one layer by the context-free x0

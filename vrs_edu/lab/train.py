@@ -1,10 +1,10 @@
 """Training: AdamW with a separate group for coefficients, warmup then linear decay, gradient clipping, periodic
 evaluation, and a history of every loss and every named coefficient. Checkpoints are safetensors + JSON.
 
-The recipe follows the pilot runs (``shared/research/cpu-regime-notes.md``) and the papers' small models: AdamW
-(0.9, 0.95), weight decay on matrices only, coefficients (alpha, beta, lambda, depth weights) in their own group with
-a higher learning rate and no weight decay (modded-nanogpt trains its lambdas at 0.02), linear warmup, constant LR,
-then linear decay to 10 % over the last ``decay_frac`` of the steps.
+The recipe is the one of the pilot runs made on the course's 2-core CPU before the course was written, after the
+papers' small models: AdamW (0.9, 0.95), weight decay on matrices only, coefficients (alpha, beta, lambda, depth
+weights) in their own group with a higher learning rate and no weight decay (modded-nanogpt trains its lambdas at
+0.02), linear warmup, constant LR, then linear decay to 10 % over the last ``decay_frac`` of the steps.
 
 Scaling up (``README.md``, "Scaling up"): ``train`` also takes a ``device`` (:mod:`vrs_edu.lab.device`: bf16
 autocast on CUDA, fp32 on CPU), an optional ``torch.compile``, DistributedDataParallel when the process was started

@@ -5,7 +5,7 @@ every later layer, ``V_n' = λ1·V_1 + λ2·V_n``, lowers the loss at equal step
 paper's data-efficiency figure: 13.6–20.3 % less data for equal loss), keeps attention less concentrated (higher
 token-importance entropy), reduces over-smoothing, and — with learnable λ — puts more weight on V_1 in deeper layers.
 
-Set-up, sized for the 2-core CPU (``shared/research/cpu-regime-notes.md``: the direction shows only with word tokens
+Set-up, sized for the 2-core CPU (pilot runs on it before the course: the direction shows only with word tokens
 and deep-narrow models): the ``word-8x64`` preset (8 layers like the paper's 82M model, D = 64, word tokens of the
 Python reference docs) and the synthetic associative-recall task, five variants (baseline, ResFormer 0.5/0.5,
 learnable λ, SVFormer, NeuTRENO λ = 0.4), three seeds each. Same seed ⇒ same initial weights and batches, so the
