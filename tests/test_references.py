@@ -117,3 +117,21 @@ def test_the_walk_reads_the_files_that_matter_and_skips_the_venv():
                  "notebooks/03_value_residual.ipynb", "vrs_edu/course/sphinx/references.bib"):
         assert Path(path) in found, path
     assert not any(rel.parts[0] in (".venv", ".git") for rel in found)
+
+
+# An import the text tells the reader to write (``from vrs_edu.x import name`` in a docstring, a comment or the
+# README) must work: a renamed function otherwise leaves a stale name behind.
+DOC_IMPORT = re.compile(r"`from (vrs_edu(?:\.\w+)*) import (\w+(?:, \w+)*)")
+
+
+def test_every_import_the_text_shows_names_something_that_exists():
+    import importlib
+
+    shown = []
+    for path in [*sorted((ROOT / "vrs_edu").rglob("*.py")), ROOT / "README.md"]:
+        for module, names in DOC_IMPORT.findall(path.read_text(encoding="utf-8")):
+            shown += [(path.relative_to(ROOT), module, n.strip()) for n in names.split(",")]
+    assert ("vrs_edu/course/exercises/__init__.py", "vrs_edu.course.exercises.ch01") in \
+        {(str(p), m) for p, m, _ in shown}, "the pattern must find the exercises' import example"
+    stale = [f"{p}: from {m} import {n}" for p, m, n in shown if not hasattr(importlib.import_module(m), n)]
+    assert not stale, stale

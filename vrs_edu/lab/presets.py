@@ -62,7 +62,7 @@ def validate_model(cfg: TinyGPTConfig) -> TinyGPTConfig:
             and cfg.d_model % cfg.n_heads:
         raise ValueError(f"d_model={cfg.d_model} is not divisible by n_heads={cfg.n_heads}: every head needs "
                          f"d_model / n_heads whole dimensions (e.g. n_heads in {_divisors(cfg.d_model)})")
-    mixers = tuple(depth.MIXERS) + tuple(depth.EXTRA_MIXERS)
+    mixers = tuple(depth.MIXERS)
     if cfg.depth_mixer not in mixers:
         raise ValueError(f"depth_mixer must be one of {mixers}, got {cfg.depth_mixer!r}")
     if cfg.depth_window is not None:

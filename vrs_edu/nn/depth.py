@@ -48,11 +48,6 @@ MIXERS = ("residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "m
 ROUTERS = ("dca", "mudd", "vertical")  # the mixers that build separate q, k, v inputs
 
 
-def residual_sum(outputs: Float[Tensor, "N B T D"] | list[Tensor]) -> Float[Tensor, "B T D"]:
-    """The standard residual stream: the unit-weight sum of the embedding and every block output."""
-    return torch.stack(list(outputs)).sum(0) if isinstance(outputs, list) else outputs.sum(0)
-
-
 class ResidualSum(nn.Module):
     """The standard residual: block l reads X_l = y_0 + ... + y_l (fixed unit weights, no parameters)."""
 
@@ -396,7 +391,6 @@ def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None 
     classes = {"residual": ResidualSum, "denseformer": DenseFormerDWA, "elcbert": ELCBERT,
                "attnres": AttentionResiduals, "dca": DeepCrossAttention, "mudd": MUDDFormer,
                "vertical": VerticalAttention}
-    classes.update(EXTRA_MIXERS)
     if name == "shortswa":
         return ShortSWADepth(n_layers, d_model, window)
     if name not in classes:
@@ -404,10 +398,6 @@ def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None 
     if window is not None:
         raise ValueError(f"depth_window applies only to depth_mixer='shortswa', not {name!r}")
     return classes[name](n_layers, d_model)
-
-
-# Further mixers can register here (name -> class with the same interface).
-EXTRA_MIXERS: dict[str, type[nn.Module]] = {}
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -22,17 +22,6 @@ def rms_norm(x: Float[Tensor, "... D"], eps: float = 1e-6) -> Float[Tensor, "...
     return F.rms_norm(x, (x.size(-1),), eps=eps)
 
 
-class RMSNorm(nn.Module):
-    """Module wrapper around :func:`rms_norm` (no parameters), so it shows up in ``print(model)``."""
-
-    def __init__(self, eps: float = 1e-6):
-        super().__init__()
-        self.eps = eps
-
-    def forward(self, x: Float[Tensor, "... D"]) -> Float[Tensor, "... D"]:
-        return rms_norm(x, self.eps)
-
-
 class RoPE(nn.Module):
     """Rotary position embedding (Su et al., arXiv 2104.09864, eq. 34), rotate-half form.
 
