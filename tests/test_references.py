@@ -135,3 +135,19 @@ def test_every_import_the_text_shows_names_something_that_exists():
         {(str(p), m) for p, m, _ in shown}, "the pattern must find the exercises' import example"
     stale = [f"{p}: from {m} import {n}" for p, m, n in shown if not hasattr(importlib.import_module(m), n)]
     assert not stale, stale
+
+
+def test_every_file_the_readme_chapter_table_names_exists():
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("### Which chapter uses which modules", 1)[1].split("\n### ", 1)[0]
+    rows = [line for line in section.splitlines() if re.match(r"\| 0\d \|", line)]
+    assert [r[2:4] for r in rows] == [f"0{i}" for i in range(8)], "one row per chapter, 00 to 07"
+    folders = [ROOT / "vrs_edu" / "nn", ROOT / "vrs_edu" / "lab", ROOT / "vrs_edu" / "viz", ROOT / "vrs_edu" / "course",
+               ROOT / "tests"]  # the columns after the chapter number; a path may also start at vrs_edu/
+    missing = []
+    for row in rows:
+        for folder, cell in zip(folders, row.strip("|").split("|")[1:], strict=True):
+            for name in re.findall(r"`([\w/]+\.py)`", cell):
+                if not ((folder / name).is_file() or (ROOT / "vrs_edu" / name).is_file()):
+                    missing.append(f"{row[2:4]}: {folder.relative_to(ROOT) / name}")
+    assert not missing, missing
