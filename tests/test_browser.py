@@ -80,7 +80,8 @@ def browser():
 
 def _book_inputs() -> list[Path]:
     nbs = [PATHS.notebooks / c.file for c in CHAPTERS]
-    return [BOOK_TOML, CONF_DIR / "conf.py", Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
+    return [BOOK_TOML, CONF_DIR / "conf.py", CONF_DIR / "references.bib", CONF_DIR / "references.md",
+            Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
 
 
 @pytest.fixture(scope="session")
@@ -156,12 +157,26 @@ def test_index_page_lists_every_chapter_in_book_toml_order(page, book_url):
     page.wait_for_load_state("networkidle")
     _screenshot(page, "book_index")
     missing = [c.file for c in CHAPTERS if not (PATHS.notebooks / c.file).exists()]
-    assert _sidebar_titles(page) == [c.title for c in CHAPTERS], \
-        f"the sidebar must list book.toml's chapters in order (notebooks missing: {missing or 'none'})"
+    assert _sidebar_titles(page) == [c.title for c in CHAPTERS] + ["References"], \
+        f"the sidebar must list book.toml's chapters in order, then the references page (notebooks missing: " \
+        f"{missing or 'none'})"
     # Sphinx typesets quotes (smartquotes: ' -> ’); compare with book.toml's plain ASCII quotes.
     article = page.locator(ARTICLE).inner_text().translate(str.maketrans("‘’“”", "''\"\""))
     for c in CHAPTERS:
         assert c.question in article and all(g in article for g in c.goals), f"index lacks {c.file}'s question/goals"
+    assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
+
+
+def test_references_page_through_the_navigation(page, book_url):
+    page.goto(f"{book_url}/index.html")
+    with page.expect_navigation():
+        page.locator(SIDEBAR_LINKS).get_by_text("References", exact=True).click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{book_url}/references.html"
+    assert page.title() == f"References — {BOOK_TITLE}"
+    text = page.locator(ARTICLE).inner_text()
+    assert "Value residual learning" in text and "arXiv:2410.17897" in text  # ResFormer, the course's first claim
+    assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), "sideways scrolling"
     assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
 
 
