@@ -90,7 +90,10 @@ def test_the_command_line_sets_any_field_and_reports_impossible_ones(capsys):
 
     assert cli._parse_settings(["value_residual=resformer", "x0_layers=[1, 2]", "lr=0.001"]) == \
         {"value_residual": "resformer", "x0_layers": (1, 2), "lr": 0.001}
-    assert cli.main(["train", "--preset", "tiny", "--set", "n_heads=3"]) == 2
-    assert "d_model=32 is not divisible by n_heads=3" in capsys.readouterr().err
-    assert cli.main(["train", "--preset", "tiny", "--set", "n_heads"]) == 2
-    assert "--set takes KEY=VALUE" in capsys.readouterr().err
+    # Refused while the arguments are read, before any work: argparse's exit status 2 and an error line naming the argument.
+    for argv, message in [(["--set", "n_heads=3"], "d_model=32 is not divisible by n_heads=3"),
+                          (["--set", "n_heads"], "argument --set: 'n_heads' is not KEY=VALUE")]:
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["train", "--preset", "tiny", *argv])
+        assert exit_.value.code == 2
+        assert message in capsys.readouterr().err

@@ -171,5 +171,7 @@ def test_command_line_resume(tmp_path, capsys):
     assert json.loads((out / "config.json").read_text())["history"]["train_loss"] == first["train_loss"]
     with pytest.raises(SystemExit):
         cli.main(["train", "--preset", "tiny", "--resume", "--bogus"])
-    assert cli.main(["train", "--preset", "tiny", "--resume"]) == 2
+    with pytest.raises(SystemExit) as exit_:   # refused before any work, with argparse's status 2
+        cli.main(["train", "--preset", "tiny", "--resume"])
+    assert exit_.value.code == 2
     assert "--resume and --checkpoint-every need --checkpoint-dir (or --out)" in capsys.readouterr().err
