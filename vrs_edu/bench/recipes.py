@@ -84,6 +84,14 @@ def run(args) -> None:
         print(f"  {name:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {env['threads']:7d} "
               f"{env.get('jobs', 1):4d}  "
               f"{env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
+        if env.get("cpu_count") != os.cpu_count() and "cpu_time_s" in r:
+            # A wall time from a machine with more cores says nothing about the budget here. Its CPU time spread
+            # over this machine's cores is a projection, not a measurement (per-core speed differs between machines).
+            projected = r["cpu_time_s"] / (os.cpu_count() or 1)
+            print(f"  {'':18s} recorded on a {env.get('cpu_count')}-core machine ({env.get('python')}, torch "
+                  f"{env.get('torch')}): not timed here; its CPU time over {os.cpu_count()} cores projects "
+                  f"{projected / 60:.1f}m{_flag(projected, FULL_BUDGET_S)} (to measure: time vrs-edu reproduce "
+                  f"{name})", flush=True)
     print("quick runs, executed now (budget 2 min):")
     with tempfile.TemporaryDirectory() as out:
         for name in sorted(RECIPES):
