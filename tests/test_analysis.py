@@ -146,3 +146,13 @@ def test_read_live_run_needs_the_sign_and_a_size_above_the_seed_spread():
         "the live run points the same way as the saved runs, by more than the seed-to-seed sd"
     assert read_live_run(+0.002, -0.110, 0.032).startswith("the live run points the other way from the saved runs, "
                                                            "but by less than the seed-to-seed sd")
+
+
+def test_read_live_run_does_not_claim_agreement_with_saved_runs_that_have_no_direction():
+    # saved runs: mean −0.012, sd 0.020, 95 % interval [−0.037, +0.013] spans 0: no side for the live run to share
+    assert read_live_run(-0.03, -0.012, 0.020, (-0.037, 0.013)) == (
+        "the saved runs have no direction here (their 95% interval spans 0); the live run lies within one "
+        "seed-to-seed sd of their mean")
+    assert "further than one" in read_live_run(+0.05, -0.012, 0.020, (-0.037, 0.013))
+    # an interval on one side keeps the sign reading
+    assert read_live_run(-0.05, -0.110, 0.032, (-0.15, -0.07)).startswith("the live run points the same way")

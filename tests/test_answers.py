@@ -14,29 +14,31 @@ def _claim(test, mean, lo, hi, verdict):
     return {"test": test, "stat": _stat(mean, lo, hi), "verdict": verdict}
 
 
-def _matrix(L, source_weight):
-    """Deep reads put `source_weight` on the embedding and the rest on the latest source."""
-    m = [[None] * (L + 1) for _ in range(L + 1)]
-    for l in range(L + 1):
-        for j in range(l + 1):
-            m[l][j] = 0.0
-        m[l][0] += source_weight if l else 1.0
-        m[l][l] += (1 - source_weight) if l else 0.0
-    return m
+# Per-seed differences known by construction (5 paired seeds): a clear gain, no effect, a clear loss.
+_CLEAR = [0.001 * (s - 2) for s in range(5)]                 # mean 0, sd 0.0016: t-interval ±0.0020
+_NOISE = [-0.03, 0.03, -0.01, 0.01, 0.005]                   # mean +0.001, sd 0.0225: t-interval ±0.0279
 
 
-def _depth_result(L=3):
+def _depth_result(L=3, with_r2=True):
+    """Loss − residual per seed: dca −0.02 + clear, mudd noise, vertical +0.01 + clear. x0-R² of the inputs in the
+    deep layer (the last third of L = 3 is layer 2), V − max(Q, K): dca +0.3 + clear, mudd noise, vertical
+    −0.2 + clear."""
     runs = {}
+    loss = {"residual": [0.0] * 5, "dca": [-0.02 + c for c in _CLEAR], "mudd": _NOISE,
+            "vertical": [0.01 + c for c in _CLEAR]}
+    v_minus_qk = {"dca": [0.3 + c for c in _CLEAR], "mudd": _NOISE, "vertical": [-0.2 + c for c in _CLEAR]}
     for name in ("residual", "dca", "mudd", "vertical"):
         runs[name] = []
-        for seed, loss in enumerate((5.0, 5.1)):
-            delta = {"residual": 0.0, "dca": -0.02, "mudd": -0.01, "vertical": 0.01}[name] + 0.001 * seed
-            w = {} if name == "residual" else {"q": _matrix(L, 0.1), "k": _matrix(L, 0.1),
-                                               "v": _matrix(L, 0.6 if name != "vertical" else 0.05)}
-            runs[name].append({"seed": seed, "final_val_loss": loss + delta, "train_cpu_s": 1.0, "depth_weights": w})
+        for seed in range(5):
+            run = {"seed": seed, "final_val_loss": 5.0 + loss[name][seed], "train_cpu_s": 1.0, "depth_weights": {}}
+            if with_r2:
+                v = 0.6 + v_minus_qk.get(name, [0.0] * 5)[seed]
+                run["x0_r2"] = {"q": [1.0, 0.8, 0.5], "k": [1.0, 0.8, 0.6], "v": [1.0, 0.8, v]}
+            runs[name].append(run)
     counts = {n: {"n_params": 100, "extra": 0, "overhead": 0.0} for n in runs}
     return {"command": "vrs-edu reproduce depth-mixers", "wall_time_s": 60.0, "runs": runs,
-            "parameter_counts": counts, "configs": {"residual": {"model": {"n_layers": L}}}}
+            "schedule": {"steps": 160}, "parameter_counts": counts,
+            "configs": {"residual": {"model": {"n_layers": L}}}}
 
 
 def test_answers_cite_chapters_and_numbers(tmp_path):
@@ -56,10 +58,42 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
     assert q1 == ["ablation test = -0.200 [95% CI -0.300, -0.100], n = 3 → reproduced"]
     assert q2[0].endswith("→ not reproduced") and "+0.002" in q2[0]
     assert "β test" in q3[0]
-    assert q4[0].startswith("best mixer dca: Δ final val loss vs residual -0.020")
-    assert "mixers whose interval lies below 0: dca, mudd" in q4[0]   # both seeds better by a fixed amount
-    assert q4[1] == "dca: share of the deep reads' weight on the embedding — Q 0.100, K 0.100, V 0.600"
-    assert q4[-1] == "V's input reads the embedding more than both Q's and K's in 2 of 3 routers"
+    assert q4[0] == "per router, deep V input's x0-R² − max(Q's, K's): 3 declared tests (Holm), 5 paired seeds"
+    assert q4[1].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and q4[1].endswith("reproduced")
+    assert q4[2].startswith("  mudd          +0.001 [-0.027, +0.029]  p (Holm) ")
+    assert "undecided (power " in q4[2] and q4[2].endswith(" at d = 1)")
+    assert q4[3].startswith("  vertical      -0.200 [-0.202, -0.198]") and q4[3].endswith("contradicted")
+    assert q4[4] == "per mixer, final val loss − residual's: 3 declared tests (Holm), 5 paired seeds"
+    assert q4[5].startswith("  dca           -0.020 [-0.022, -0.018]") and q4[5].endswith("reproduced")
+    assert q4[7].startswith("  vertical      +0.010 [+0.008, +0.012]") and q4[7].endswith("contradicted")
+    assert q4[-3:] == ["lower loss than the residual, after Holm: dca", "higher loss, after Holm: vertical",
+                       "(160 training steps per run: an early-training ranking)"]
+    assert not any("best" in line for line in q4)      # each mixer against its declared test, no winner picked
+    assert max(map(len, q4)) <= 96                     # chapter 06 indents by 4: the book's 100 columns
+
+
+def test_depth_answer_from_a_file_without_the_x0_r2_gives_the_loss_tests_only(tmp_path):
+    (tmp_path / "depth-mixers.json").write_text(json.dumps(_depth_result(with_r2=False)))
+    q4 = course_answers(tmp_path)[3]["lines"]
+    assert q4[0] == "per mixer, final val loss − residual's: 3 declared tests (Holm), 5 paired seeds"
+    assert not any("x0-R²" in line for line in q4)
+
+
+def test_value_residual_answer_gives_the_declared_three_way_verdicts_when_the_file_has_them(tmp_path):
+    rec = {"name": "resformer_loss", "mean": -0.0007, "ci": [-0.016, 0.015], "p_holm": 0.91, "n": 5,
+           "verdict": "undecided", "power": 0.95, "effect_for_power": -0.027}
+    rec2 = {"name": "svformer_cost", "mean": -0.005, "ci": [-0.024, 0.015], "p_holm": 1.0, "n": 5,
+            "verdict": "undecided", "power": 0.08, "effect_for_power": None}
+    rec3 = {"name": "neutreno_loss", "mean": -0.016, "ci": [-0.024, -0.007], "p_holm": 0.032, "n": 5,
+            "verdict": "reproduced", "power": 0.08, "effect_for_power": None}
+    (tmp_path / "value-residual.json").write_text(json.dumps(
+        {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "verdicts": [rec, rec2, rec3],
+         "summary": {"corpus": {"loss_gain_final": _claim("old two-way test", -0.001, -0.016, 0.015,
+                                                          "not reproduced")}}}))
+    q2 = course_answers(tmp_path)[1]["lines"]
+    assert q2 == ["resformer_loss: -0.001 [-0.016, +0.015], p (Holm) 0.910 → undecided (power 95% at -0.027)",
+                  "svformer_cost: -0.005 [-0.024, +0.015], p (Holm) 1.000 → undecided (power 8% at d = 1)",
+                  "neutreno_loss: -0.016 [-0.024, -0.007], p (Holm) 0.032 → reproduced"]
 
 
 def test_a_missing_file_names_its_command(tmp_path):

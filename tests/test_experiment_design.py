@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from vrs_edu.lab.analysis import DeclaredTest, holm, judge, plateau, power_paired_t, t_test
+from vrs_edu.lab.analysis import DeclaredTest, format_verdicts, holm, judge, plateau, power_paired_t, t_test
 from vrs_edu.lab.data import associative_recall, no_lookup_reference
 from vrs_edu.lab.metrics import layer_metrics, uniform_causal_entropy, x0_r2
 from vrs_edu.lab.train import TrainConfig, make_optimizer
@@ -269,3 +269,23 @@ def test_char_preset_keeps_the_start_its_checkpoint_was_trained_with_and_the_rec
     from vrs_edu.lab.presets import make_run
     assert make_run("char-6x64")[1].stream_start == "embedding"    # chapters 01-02: checkpoint and live runs agree
     assert make_run("word-8x64")[1].stream_start == "rmsnorm"      # chapters 03-05's recipes
+
+
+def test_power_of_an_undecided_test_is_stated_against_the_published_effect_or_d_1_and_fits_the_page():
+    # two undecided tests: one with a published effect (power at that effect), one without (power at d = 1, an effect
+    # of one seed sd, signed in the claim's direction); family of 2 → level 0.05 / 2 (Holm's strictest step)
+    tests = [DeclaredTest("gain", "c", "q", "x", "negative", 0.0, "primary", -0.027),
+             DeclaredTest("a_test_name_of_thirty_chars_xx", "c", "q", "x", "negative", 0.0, "fam"),
+             DeclaredTest("up", "c", "q", "x", "positive", 0.0, "fam")]
+    values = {"gain": [0.01, -0.02, 0.015, -0.01, 0.005], "a_test_name_of_thirty_chars_xx": [0.1, -0.2, 0.3, 0.0, 0.1],
+              "up": [1.0, 1.1, 0.9, 1.05, 0.95]}
+    rows = {r["test"].name: r for r in judge(tests, values)}
+    noisy = rows["a_test_name_of_thirty_chars_xx"]
+    assert noisy["verdict"] == "undecided" and noisy["power_basis"] == "d = 1"
+    assert noisy["power_effect"] == pytest.approx(-noisy["sd"])          # one sd, on the claim's (negative) side
+    assert noisy["power"] == pytest.approx(power_paired_t(1.0, 1.0, 5, 0.05 / 2))
+    assert rows["gain"]["power_basis"] == "published" and rows["gain"]["power_effect"] == -0.027
+    text = format_verdicts(list(rows.values()))
+    assert max(len(line) for line in text.splitlines()) <= 100        # the book's page
+    assert "at d = 1" in text and "at -0.027" in text
+    assert "fam: 2 tests, Holm-corrected together" in text

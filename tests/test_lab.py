@@ -252,3 +252,16 @@ def test_provenance_names_command_date_time_threads_and_seeds():
     assert provenance(short) == "made by `vrs-edu reproduce x --quick` on 2026-01-02: 41 s wall time, 1 torch thread(s)"
     with pytest.raises(KeyError):
         provenance({"wall_time_s": 1.0})
+
+
+def test_provenance_of_a_parallel_run_with_five_seeds_fits_the_page():
+    # the value-residual full run of 2026-11-30: 16 runs at a time, 5 seeds — one details line would be 102 columns
+    from vrs_edu.lab.experiments import provenance
+
+    r = {"command": "vrs-edu reproduce value-residual --device cpu", "date": "2026-11-30T21:00:00+00:00",
+         "wall_time_s": 213.5, "cpu_time_s": 2652.0, "environment": {"threads": 16, "jobs": 16},
+         "seeds": [0, 1, 2, 3, 4]}
+    text = provenance(r)
+    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "16 runs at a time, 1 torch thread each" in text.replace("\n    ", " ")
+    assert text.splitlines()[-1] == "    seeds [0, 1, 2, 3, 4]"

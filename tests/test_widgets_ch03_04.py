@@ -139,3 +139,27 @@ def test_x0_removal_cost_equals_setting_that_beta_to_zero_by_hand(batches):
         m.blocks[2].x0.beta_v.fill_(0.0)
     assert cost["v"] == pytest.approx(mean_loss(m, batches) - trained, abs=1e-6)
     assert cost["v"] != 0.0
+
+
+def test_layer_metrics_plot_draws_the_uniform_causal_reference_on_the_entropy_panel_only():
+    from vrs_edu.lab.metrics import uniform_causal_entropy
+    metrics = {"entropy": [3.8, 3.9], "sink_mass": [0.05, 0.04], "sink_value_norm": [1.0, 0.9],
+               "oversmoothing": [0.1, 0.2, 0.3]}
+    part = {"runs": {"baseline": [{"layer_metrics": metrics}, {"layer_metrics": metrics}]}}
+    ref = uniform_causal_entropy(64)
+    fig = vvr.plot_layer_metrics(part, ("baseline",), entropy_reference=ref)
+    flat = [[tuple(l.get_ydata()) for l in ax.get_lines() if l.get_label() == "uniform causal"] for ax in fig.axes]
+    assert flat[0] == [(ref, ref)] and flat[1:] == [[], [], []]
+    assert not [l for l in vvr.plot_layer_metrics(part, ("baseline",)).axes[0].get_lines()
+                if l.get_label() == "uniform causal"]
+    plt.close("all")
+
+
+def test_recall_loss_panel_shows_the_no_lookup_reference_inside_its_limits():
+    runs = [{"history": {"eval_steps": [10, 20, 30, 40], "val_loss": [2.0, 1.8, 1.7, 1.6]}} for _ in range(2)]
+    result = {"recall": {"runs": {"baseline": runs}, "no_lookup_reference": {"loss": 1.257}}}
+    ax = vvr.plot_loss_curves(result, parts=("recall",)).axes[0]
+    ref = [l for l in ax.get_lines() if l.get_label() == "no-lookup reference"]
+    assert len(ref) == 1 and tuple(ref[0].get_ydata()) == (1.257, 1.257)
+    assert ax.get_ylim()[0] < 1.257 < ax.get_ylim()[1]      # the line is visible, not cut off below the curves
+    plt.close("all")

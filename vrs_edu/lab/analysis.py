@@ -99,9 +99,16 @@ def verdict(reproduced: bool) -> str:
     return "reproduced" if reproduced else "not reproduced"
 
 
-def read_live_run(live: float, saved_mean: float, saved_sd: float) -> str:
+def read_live_run(live: float, saved_mean: float, saved_sd: float,
+                  saved_ci: tuple[float, float] | None = None) -> str:
     """How a chapter reads one short live run against the saved runs: the same direction (sign) as the saved mean or
-    not, and whether the live value is larger than the saved runs' seed-to-seed sd — if not, one run cannot tell."""
+    not, and whether the live value is larger than the saved runs' seed-to-seed sd — if not, one run cannot tell.
+    With ``saved_ci`` (the saved runs' 95 % interval) spanning 0, the saved runs have no direction to agree with:
+    the reading then only says whether the live value lies within one seed sd of the saved mean."""
+    if saved_ci is not None and saved_ci[0] <= 0 <= saved_ci[1]:
+        near = "within" if abs(live - saved_mean) <= saved_sd else "further than"
+        return (f"the saved runs have no direction here (their 95% interval spans 0); the live run lies {near} "
+                "one seed-to-seed sd of their mean")
     side = "points the same way as" if (live > 0) == (saved_mean > 0) else "points the other way from"
     size = (", by more than the seed-to-seed sd" if abs(live) > saved_sd
             else ", but by less than the seed-to-seed sd: one short run cannot tell the direction")
@@ -397,8 +404,10 @@ def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alp
 
     ``values[test.name]`` holds the per-seed quantity. A test is decided when its Holm-adjusted p < ``alpha``: then
     *reproduced* if the mean lies on the declared side of the threshold, *contradicted* if on the other. Otherwise
-    *undecided*, with ``power``: the chance the test had (same n, observed sd, level alpha / family size — the Holm
-    level of its family's last step, so a lower bound) to detect ``effect_for_power`` (or d = 1 when None).
+    *undecided*. Every row gets ``power``: the chance the test had to be decided (same n, observed sd, two-sided
+    level alpha / family size — the level of Holm's first, strictest step, so a lower bound) if the true effect were
+    ``effect_for_power`` (``power_basis`` "published") or one observed seed sd (d = 1, ``power_basis`` "d = 1");
+    ``power_effect`` is that effect in the quantity's units, signed in the declared direction.
     The 95 % interval printed is the unadjusted one. Returns one dict per test, in the given order.
 
     Raises:
@@ -420,25 +429,44 @@ def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alp
         decided = not math.isnan(r["p_holm"]) and r["p_holm"] < alpha
         side = (r["mean"] - t.threshold) * (1 if t.direction == "positive" else -1)
         r["verdict"] = ("reproduced" if side > 0 else "contradicted") if decided else "undecided"
-        effect = t.effect_for_power if t.effect_for_power is not None else r["sd"]
-        r["power_effect"] = effect
+        published = t.effect_for_power is not None
+        effect = t.effect_for_power if published else r["sd"] * (1 if t.direction == "positive" else -1)
+        r["power_effect"], r["power_basis"] = effect, "published" if published else "d = 1"
         r["power"] = power_paired_t(effect, r["sd"], r["n"], alpha / r["family_size"])
     return rows
 
 
 def format_verdicts(rows: Sequence[dict], digits: int = 3) -> str:
-    """A text table of :func:`judge` rows: family, test, mean [95 % CI] against the threshold, Holm p, verdict (with
-    the power for undecided ones)."""
-    lines = [f"{'family':14s}{'test':34s}{'mean [95% CI]':>28s}{'vs':>8s}{'p (Holm)':>10s}  verdict"]
-    for r in rows:
-        t = r["test"]
-        ci = f"{_signed(r['mean'], digits)} [{_signed(r['ci'][0], digits)}, {_signed(r['ci'][1], digits)}]"
-        ph = "n/a" if math.isnan(r["p_holm"]) else f"{r['p_holm']:.3f}"
-        v = r["verdict"]
-        if v == "undecided":
-            pw = "n/a" if math.isnan(r["power"]) else f"{r['power']:.0%}"
-            v += f" (power {pw} at effect {_signed(r['power_effect'], digits)}, n = {r['n']})"
-        lines.append(f"{t.family:14s}{t.name:34s}{ci:>28s}{_signed(t.threshold, 2):>8s}{ph:>10s}  {v}")
+    """A text table of :func:`judge` rows, at most 100 characters wide for test names up to 30 characters: one
+    block per family (its size and whether it is Holm-corrected), then per test its mean [95 % CI], the threshold it
+    is tested against, the p-value after Holm, the verdict and, for an undecided test, its power (see :func:`judge`):
+    "95% at -0.027" = power to detect the published effect -0.027, "8% at d = 1" = power to detect an effect of one
+    seed sd. A legend line at the end says so."""
+    cis = [f"{_signed(r['mean'], digits)} [{_signed(r['ci'][0], digits)}, {_signed(r['ci'][1], digits)}]"
+           for r in rows]
+    w_name = max([len("test")] + [len(r["test"].name) for r in rows]) + 2
+    w_ci = max([len("mean [95% CI]")] + [len(c) for c in cis]) + 1
+    head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>8s}  {'verdict':13s}power"
+    lines = []
+    families = list(dict.fromkeys(r["test"].family for r in rows))
+    for fam in families:
+        members = [(r, c) for r, c in zip(rows, cis) if r["test"].family == fam]
+        m = members[0][0]["family_size"]
+        lines.append(f"{fam}: {m} test{'s' if m > 1 else ''}"
+                     + (", Holm-corrected together" if m > 1 else ", no correction needed"))
+        lines.append(head)
+        for r, ci in members:
+            t = r["test"]
+            ph = "n/a" if math.isnan(r["p_holm"]) else f"{r['p_holm']:.3f}"
+            pw = ""
+            if r["verdict"] == "undecided":
+                pw = "n/a" if math.isnan(r["power"]) else f"{r['power']:.0%}"
+                pw += (f" at {_signed(r['power_effect'], digits)}" if r.get("power_basis") == "published"
+                       else " at d = 1")
+            lines.append(f"  {t.name:{w_name}s}{ci:{w_ci}s}{_signed(t.threshold, 2):>6s}{ph:>8s}  "
+                         f"{r['verdict']:13s}{pw}".rstrip())
+    lines.append("power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm"
+                 "\nlevel, if the true effect were the published one ('at' a number) or one seed sd ('at d = 1')")
     return "\n".join(lines)
 
 
@@ -489,5 +517,5 @@ def verdict_records(rows: Sequence[dict]) -> list[dict]:
                     "effect_for_power": t.effect_for_power, "values": r["values"], "n": r["n"], "mean": r["mean"],
                     "sd": r["sd"], "ci": list(r["ci"]), "p": r["p"], "p_holm": r["p_holm"],
                     "family_size": r["family_size"], "verdict": r["verdict"], "power": r["power"],
-                    "power_effect": r["power_effect"]})
+                    "power_effect": r["power_effect"], "power_basis": r["power_basis"]})
     return out

@@ -57,7 +57,23 @@ def answer_qk_vs_v(bov: dict) -> list[str]:
     return [_claim(s, "v_tolerates_x0_substitution")]
 
 
+def _verdict_line(v: dict) -> str:
+    """One stored declared-test record (``result["verdicts"]``, see ``analysis.verdict_records``) in words, with the
+    same numbers and verdict chapter 03 prints: mean [95 % CI], Holm-adjusted p, verdict (power when undecided);
+    at most 96 characters for test names up to 21 (chapter 06 indents it by 4)."""
+    lo, hi = v["ci"]
+    line = f"{v['name']}: {v['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], p (Holm) {v['p_holm']:.3f} → {v['verdict']}"
+    if v["verdict"] == "undecided":
+        at = "d = 1" if v.get("effect_for_power") is None else f"{v['effect_for_power']:+.3f}"
+        line += f" (power {v['power']:.0%} at {at})"
+    return line
+
+
 def answer_value_residual(vr: dict) -> list[str]:
+    """The pre-declared tests' three-way verdicts (as chapter 03 prints them) when the file has them; a file made
+    before the tests were declared gives its two-way claims."""
+    if vr.get("verdicts"):
+        return [_verdict_line(v) for v in vr["verdicts"]]
     s = _corpus_claims(vr, vr_claims)
     return [_claim(s, k) for k in ("loss_gain_final", "loss_gain_before_decay", "entropy_higher",
                                    "oversmoothing_lower", "lambda_1_grows_with_depth") if k in s]
@@ -71,26 +87,38 @@ def answer_bank_of_values(bov: dict) -> list[str]:
 
 
 def answer_depth(dm: dict) -> list[str]:
-    from .recipes.depth_mixers import loss_table, mean_weights, source_share
+    """Chapter 05's declared tests (``depth_mixers.TESTS``), recomputed from the runs: the routers' primary test
+    (deep V inputs carry more token identity, x0-R², than Q's and K's) and each mixer's loss against the residual,
+    with Holm-adjusted p, three-way verdict and power, as chapter 05 prints them. No "best mixer": the minimum of
+    many noisy differences is biased toward luck (winner's curse), so each mixer is read against its own test.
+    Lines stay within 96 characters (chapter 06 indents them by 4)."""
+    from .recipes.depth_mixers import verdicts
 
-    rows = [r for r in loss_table(dm) if r["variant"] != "residual"]
-    best = min(rows, key=lambda r: r["delta"])
-    lo, hi = best["delta_ci"]
-    better = [r["variant"] for r in rows if not math.isnan(r["delta_ci"][1]) and r["delta_ci"][1] < 0]
-    out = [f"best mixer {best['variant']}: Δ final val loss vs residual {best['delta']:+.3f} "
-           f"[95% CI {lo:+.3f}, {hi:+.3f}], {best['n_better']}/{best['n_seeds']} seeds better; "
-           f"mixers whose interval lies below 0: {', '.join(better) or 'none'}"]
-    L = dm["configs"]["residual"]["model"]["n_layers"]
-    rows_deep = list(range(L - L // 3, L))
-    n_v = 0
-    routers = [r for r in ("dca", "mudd", "vertical") if r in dm["runs"]]
-    for name in routers:
-        mats = mean_weights(dm, name)
-        sh = {s: source_share(mats[s], rows_deep, 0) for s in "qkv"}
-        n_v += sh["v"] > max(sh["q"], sh["k"])
-        out.append(f"{name}: share of the deep reads' weight on the embedding — "
-                   + ", ".join(f"{s.upper()} {sh[s]:.3f}" for s in "qkv"))
-    out.append(f"V's input reads the embedding more than both Q's and K's in {n_v} of {len(routers)} routers")
+    rows = verdicts(dm)
+    steps = dm.get("schedule", {}).get("steps")
+    n = max((r["n"] for r in rows), default=0)
+    out = []
+    families = (("primary", "_v_reads_x0_more_than_qk", "per router, deep V input's x0-R² − max(Q's, K's)"),
+                ("ch05", "_loss", "per mixer, final val loss − residual's"))
+    for family, suffix, what in families:
+        members = [r for r in rows if r["test"].family == family]
+        if not members:
+            continue
+        out.append(f"{what}: {len(members)} declared tests (Holm), {n} paired seeds")
+        for r in members:
+            lo, hi = r["ci"]
+            line = (f"  {r['test'].name.removesuffix(suffix):13s} {r['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+                    f"  p (Holm) {r['p_holm']:.3f}  {r['verdict']}")
+            if r["verdict"] == "undecided":
+                eff = r["test"].effect_for_power
+                line += f" (power {r['power']:.0%} at {'d = 1' if eff is None else f'{eff:+.3f}'})"
+            out.append(line)
+    loss = [r for r in rows if r["test"].family == "ch05"]
+    for verdict, words in (("reproduced", "lower loss than the residual"), ("contradicted", "higher loss")):
+        names = [r["test"].name.removesuffix("_loss") for r in loss if r["verdict"] == verdict]
+        out.append(f"{words}, after Holm: {', '.join(names) or 'none'}")
+    if steps is not None:
+        out.append(f"({steps} training steps per run: an early-training ranking)")
     return out
 
 

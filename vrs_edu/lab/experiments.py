@@ -167,8 +167,8 @@ def chosen_corpus(corpus: str | None = None) -> str | None:
 
 def provenance(result: dict) -> str:
     """The line a chapter prints above numbers it loads: which command made them, when, how long it ran (wall time
-    in s below 2 minutes, else min; CPU time where recorded), on how many torch threads, with which seeds. Two
-    lines (the details indented) when one would be longer than 100 characters.
+    in s below 2 minutes, else min; CPU time where recorded), on how many torch threads, with which seeds. Two or
+    more lines (the details indented, broken between details) when one would be longer than 100 characters.
 
     Raises:
         KeyError: ``result`` lacks ``command``, ``date``, ``wall_time_s`` or ``environment`` (not a recipe result).
@@ -185,7 +185,14 @@ def provenance(result: dict) -> str:
     line = f"made by `{result['command']}` on {result['date'][:10]}: " + ", ".join(parts)
     if len(line) <= 100:   # chapters print it: a longer line goes on two, so that it fits the book's page
         return line
-    return f"made by `{result['command']}` on {result['date'][:10]}:\n    " + ", ".join(parts)
+    rows = ["    " + parts[0]]
+    for part in parts[1:]:      # break between the details, never inside one (a seed list stays whole)
+        if len(rows[-1]) + 2 + len(part) <= 100:
+            rows[-1] += ", " + part
+        else:
+            rows[-1] += ","
+            rows.append("    " + part)
+    return f"made by `{result['command']}` on {result['date'][:10]}:\n" + "\n".join(rows)
 
 
 def _load_recipes() -> None:

@@ -19,6 +19,7 @@ from ..nn.model import TinyGPT
 from .controls import change_from_default, label_style
 
 COLORS = {"baseline": "black", "resformer": "C0", "learnable": "C1", "svformer": "C2", "neutreno": "C3",
+          "baseline_raw": "0.55", "resformer_raw": "C9",      # the weak-baseline pair: its own colours
           "qkv": "C0", "shared": "C1", "substitute_v": "C2", "bank": "C3"}
 PART_TITLES = {"corpus": "Python docs, word tokens", "recall": "associative recall (answers only)"}
 
@@ -131,7 +132,8 @@ def lambda_widget(model: TinyGPT, batches):
 
     # Step 0.25 from the measured sensitivity of chapter 03's checkpoint (2 validation batches): one step of 0.05
     # or 0.10 from the trained 0.5/0.5 moved the loss by ≤ 0.0015 nats (the issue's "4.865 stays 4.865"); one
-    # step of 0.25 moves it by 0.005–0.045 nats (λ1 0.75: +0.005, λ1 0.25: +0.023, λ2 0.25: +0.045).
+    # step of 0.25 moves it by 0.006–0.033 nats (re-measured on the strong-baseline checkpoint of 2026-11-30:
+    # λ1 0.75: +0.033, λ1 0.25: +0.033, λ2 0.75: +0.006, λ2 0.25: +0.033; λ1 0.45: +0.0003).
     slider = dict(min=0.0, max=1.5, step=0.25, readout_format=".2f", continuous_update=False, style=label_style())
     return W.interactive(show, lambda_1=W.FloatSlider(value=0.5, description="λ1 (V_1)", **slider),
                          lambda_2=W.FloatSlider(value=0.5, description="λ2 (V_n)", **slider))
@@ -146,7 +148,8 @@ def _variants(part: dict, variants):
 
 
 def plot_loss_curves(result: dict, variants=None, parts=("corpus", "recall")):
-    """Validation loss against step, mean ± sd across seeds (the band), one panel per data set."""
+    """Validation loss against step, mean ± sd across seeds (the band), one panel per data set. A part with a
+    ``no_lookup_reference`` (the recall task) also shows that strategy's loss as a dashed line."""
     fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
     for ax, p in zip(axes[0], parts):
         part = result[p]
@@ -161,6 +164,11 @@ def plot_loss_curves(result: dict, variants=None, parts=("corpus", "recall")):
         ax.set_xlabel("step")
         ax.set_ylabel("validation loss (nats)")
         lo = min(min(band([r["history"]["val_loss"] for r in part["runs"][v]])[0]) for v in _variants(part, variants))
+        if "no_lookup_reference" in part:
+            ref = part["no_lookup_reference"]["loss"]
+            ax.axhline(ref, color="black", lw=0.8, ls="--", label="no-lookup reference")
+            ax.legend(fontsize=9)
+            lo = min(lo, ref)
         start = [band([r["history"]["val_loss"] for r in part["runs"][v]])[0] for v in _variants(part, variants)]
         ax.set_ylim(lo - 0.05, lo + 0.6 * (max(c[len(c) // 4] for c in start) - lo) + 0.1)
     axes[0][0].legend(fontsize=9)
@@ -191,8 +199,11 @@ METRIC_LABELS = {"entropy": "attention entropy (nats)", "sink_mass": "attention 
                  "sink_value_norm": "‖v₀‖ / mean ‖v‖ (drain < 1)", "oversmoothing": "mean cosine similarity"}
 
 
-def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: str = ""):
-    """Per-layer metrics (entropy, sink mass, sink value norm, over-smoothing), mean ± sd across seeds."""
+def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: str = "",
+                       entropy_reference: float | None = None):
+    """Per-layer metrics (entropy, sink mass, sink value norm, over-smoothing), mean ± sd across seeds. With
+    ``entropy_reference`` (e.g. :func:`vrs_edu.lab.metrics.uniform_causal_entropy` at the runs' T), the entropy
+    panel draws it as a dashed line: below it = concentrated attention."""
     fig, axes = plt.subplots(2, 2, figsize=(10, 5.6))      # 2 × 2, not 1 × 4: the page is 12 inches wide at most
     axes = list(axes.flat)
     for ax, (metric, label) in zip(axes, METRIC_LABELS.items()):
@@ -200,12 +211,16 @@ def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: st
             m, s = band([r["layer_metrics"][metric] for r in part["runs"][v]])
             xs = range(len(m))
             ax.errorbar(xs, m, yerr=s, marker="o", ms=3, capsize=2, color=COLORS.get(v), label=v)
+        if metric == "entropy" and entropy_reference is not None:
+            ax.axhline(entropy_reference, color="black", lw=0.8, ls="--", label="uniform causal")
         ax.set_xlabel("layer" if metric != "oversmoothing" else "depth (0 = embedding)")
         ax.set_title(label, fontsize=10)
-    axes[0].legend(fontsize=9)
+    handles, labels = axes[0].get_legend_handles_labels()
+    # one legend under the panels: inside a panel it covered the entropy curves
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
     if title:
         fig.suptitle(title, fontsize=10)
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
