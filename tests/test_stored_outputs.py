@@ -1,6 +1,6 @@
 """No committed notebook shows a learner a warning or anything else written to stderr: the chapters' stored outputs
-and the generated assignment notebooks. nbval does not compare stderr (see conftest.py), so a stored warning would
-otherwise ship unchecked. The fix is in the cause (an API that changed, a missing argument), or, where a warning is
+and the generated assignment notebooks. nbval does not compare stderr (see vrs_edu/nbval_stderr.py), so a stored
+warning would otherwise ship unchecked. The fix is in the cause (an API that changed, a missing argument), or, where a warning is
 understood and harmless, a filter for that one warning in the chapter's source with a comment saying why."""
 import re
 from pathlib import Path
