@@ -105,3 +105,32 @@ def test_a_missing_file_names_its_command(tmp_path):
 
 def test_every_recipe_variant_is_known_to_the_depth_answer():
     assert {"dca", "mudd", "vertical", "residual"} <= set(VARIANTS)
+
+
+def test_bank_of_values_answers_give_the_declared_three_way_verdicts_when_the_file_has_them(tmp_path):
+    def rec(name, mean, lo, hi, p, verdict, power=0.5):
+        return {"name": name, "mean": mean, "ci": [lo, hi], "p_holm": p, "n": 5, "verdict": verdict,
+                "power": power, "effect_for_power": None}
+    recs = [rec("additive_criterion", 0.808, 0.794, 0.821, 0.0, "reproduced"),
+            rec("v_reads_x0_more_than_qk", -0.124, -0.164, -0.085, 0.001, "contradicted"),
+            rec("recall_lookup_learned", 0.096, 0.061, 0.131, 0.003, "contradicted"),
+            rec("recall_v_reads_x0_more_than_qk", -0.001, -0.024, 0.023, 0.936, "undecided", 0.19),
+            rec("bank_loss", 0.102, 0.068, 0.136, 0.008, "contradicted")]
+    (tmp_path / "bank-of-values.json").write_text(json.dumps(
+        {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "verdicts": recs,
+         "settings": {"verdicts_use": "qkv (coef_opt=official)"},
+         "corpus": {"beta_v_plateau": {"reached": 2, "of": 10}},
+         "summary": {"corpus": {"v_tolerates_x0_substitution": _claim("old ablation test", -0.2, -0.3, -0.1,
+                                                                      "reproduced")}}}))
+    q1, q3 = (a["lines"] for a in course_answers(tmp_path) if a["n"] in (1, 3))
+    # Q1: the primary "V more than Q/K" test, then the recall precondition and the recall test (power on its own line)
+    assert q1 == ["v_reads_x0_more_than_qk: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted",
+                  "recall_lookup_learned: +0.096 [+0.061, +0.131], p (Holm) 0.003 → contradicted",
+                  "recall_v_reads_x0_more_than_qk: -0.001 [-0.024, +0.023], p (Holm) 0.936 → undecided",
+                  "  (power 19% at d = 1)"]
+    assert q3 == ["additive_criterion: +0.808 [+0.794, +0.821], p (Holm) 0.000 → reproduced",
+                  "bank_loss: +0.102 [+0.068, +0.136], p (Holm) 0.008 → contradicted",
+                  "(the verdicts use the runs qkv (coef_opt=official))",
+                  "(β_v plateau reached in 2 of 10 (layer, seed) series)"]
+    assert not any("old ablation test" in line for line in q1 + q3)   # the stale two-way summary is not read
+    assert max(map(len, q1 + q3)) <= 96

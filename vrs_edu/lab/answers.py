@@ -3,8 +3,8 @@
 Each answer is computed from a ``data/results/*.json`` file written by a ``vrs-edu reproduce`` command — never typed
 — and cites the chapter that measured it. A missing file gives an answer that names the command that makes it.
 
-1. **QK vs V** — does a deep layer need context in its queries and keys more than in its values? (chapters 02, 04:
-   the context-free substitution ablation on trained baselines, ``bank-of-values``).
+1. **QK vs V** — does a deep layer need context in its queries and keys more than in its values? (chapter 04: do the
+   values take a larger share of the context-free x0 than the queries and keys, ``bank-of-values``).
 2. **Value residual** — does mixing V_1 into later layers lower the loss, keep attention less concentrated, reduce
    over-smoothing? (chapter 03, ``value-residual``).
 3. **Bank of values** — through which path do deep layers re-read x0, and can V become a token lookup? (chapter 04,
@@ -52,7 +52,35 @@ def _corpus_claims(result: dict, claims) -> dict:
     return claims(result["corpus"])
 
 
+# Chapter 04's declared tests (``bank_of_values.TESTS``) that answer each of its two questions.
+BOV_QK_VS_V = ("v_reads_x0_more_than_qk", "recall_lookup_learned", "recall_v_reads_x0_more_than_qk")
+BOV_PATHS = ("additive_criterion", "beta_v_last_layer_above_10", "qkv_loss", "qkv_beats_scale_control",
+             "qkv_beats_random_x0", "qkv_beats_previous_x0", "scale_control_costs", "substitute_gamma_above_2",
+             "substitute_loss", "substitute_beats_scale_control", "bank_gamma_above_2", "bank_loss",
+             "bank_beats_scale_control")
+
+
+def _verdict_lines(v: dict, width: int = 96) -> list[str]:
+    """:func:`_verdict_line`, with the power moved to a second, indented line when the line would pass ``width``."""
+    line = _verdict_line(v)
+    if len(line) <= width or " (power " not in line:
+        return [line]
+    head, _, power = line.partition(" (power ")
+    return [head, f"  (power {power}"]
+
+
+def _declared(result: dict, names: tuple[str, ...]) -> list[str]:
+    """The stored declared-test records named ``names``, in that order, one or two lines each."""
+    recs = {v["name"]: v for v in result["verdicts"]}
+    return [line for n in names if n in recs for line in _verdict_lines(recs[n])]
+
+
 def answer_qk_vs_v(bov: dict) -> list[str]:
+    """Chapter 04's primary test "V takes a larger x0 share than Q and K" (corpus), then the recall task's
+    precondition and the same test on it, with the stored three-way verdicts; a file made before the tests were
+    declared gives its old substitution-ablation claim."""
+    if bov.get("verdicts"):
+        return _declared(bov, BOV_QK_VS_V)
     s = _corpus_claims(bov, bov_claims)
     return [_claim(s, "v_tolerates_x0_substitution")]
 
@@ -73,13 +101,25 @@ def answer_value_residual(vr: dict) -> list[str]:
     """The pre-declared tests' three-way verdicts (as chapter 03 prints them) when the file has them; a file made
     before the tests were declared gives its two-way claims."""
     if vr.get("verdicts"):
-        return [_verdict_line(v) for v in vr["verdicts"]]
+        return [line for v in vr["verdicts"] for line in _verdict_lines(v)]
     s = _corpus_claims(vr, vr_claims)
     return [_claim(s, k) for k in ("loss_gain_final", "loss_gain_before_decay", "entropy_higher",
                                    "oversmoothing_lower", "lambda_1_grows_with_depth") if k in s]
 
 
 def answer_bank_of_values(bov: dict) -> list[str]:
+    """Chapter 04's other declared tests (the paper's additive criterion, its size yardsticks, the losses and the
+    controls), with the stored three-way verdicts, which coefficient learning rate they use and how many β_v series
+    had reached a plateau; a file made before the tests were declared gives its old two-way claims."""
+    if bov.get("verdicts"):
+        out = _declared(bov, BOV_PATHS)
+        uses = bov.get("settings", {}).get("verdicts_use")
+        if uses:
+            out.append(f"(the verdicts use the runs {uses})")
+        pl = bov.get("corpus", {}).get("beta_v_plateau")
+        if pl:
+            out.append(f"(β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series)")
+        return out
     s = _corpus_claims(bov, bov_claims)
     return [_claim(s, k) for k in ("beta_v_exceeds_beta_q_and_beta_k", "beta_v_above_paper_magnitude",
                                    "beta_q_near_zero", "beta_k_near_zero", "substitute_v_loss_gain_final",

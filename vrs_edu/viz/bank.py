@@ -150,9 +150,11 @@ def beta_widget(model: TinyGPT, batches):
               "(the default: the trained model)")
         return now
 
-    # Step 0.5 from the measured sensitivity of chapter 04's checkpoint (2 validation batches): one step of 0.1
-    # moved the loss by ≤ 0.0007 nats (the issue's "+0.001 on a line that sits on zero"), 0.25 by 0.001–0.003,
-    # 0.5 by +0.0032 (q), +0.0048 (k), +0.0052 (v); the whole range −1..2 spans ≤ 0.03 nats.
+    # Step 0.5 from the measured sensitivity of chapter 04's checkpoint (2 validation batches). On the QK-norm,
+    # official-lr checkpoint (learned β_q ≈ −7/−12, β_k ≈ +4/+3, β_v ≈ +3/+4.4) one step of +0.5 moves the loss by
+    # +0.0001 (q), −0.0002 (k), +0.0090 (v) nats: under QK-norm an additive shift turns a large β_q or β_k's
+    # direction only a little, so Q's and K's curves stay near zero over −1..2 (≤ 0.0007) while V's spans 0.06;
+    # removing a path's β (x0_removal_cost) costs q +0.157, k +0.014, v +0.094.
     slider = dict(min=-1.0, max=2.0, step=BETA_STEP, readout_format=".2f", continuous_update=False,
                   style=label_style())
     return W.interactive(show, d_beta_q=W.FloatSlider(value=0.0, description="+β_q", **slider),
