@@ -128,8 +128,7 @@ import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7,
-                           stream_start="embedding"))
+_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7))
 _out = _m(torch.randint(0, 50, (3, 12), generator=torch.Generator().manual_seed(7)), trace=True)
 _w = torch.stack([a + b for a, b in zip(_out.trace.layers("attn.out"), _out.trace.layers("mlp.out"))])
 assert torch.allclose(residual_stack(_out.trace["embed"], _w), _out.trace.stack("resid"), atol=1e-5), \
@@ -142,8 +141,7 @@ import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7,
-                           stream_start="embedding"))
+_m = TinyGPT(TinyGPTConfig(vocab_size=50, n_layers=5, d_model=48, n_heads=3, block_size=12, seed=7))
 _out = _m(torch.randint(0, 50, (3, 12), generator=torch.Generator().manual_seed(7)), trace=True)
 _w = torch.stack([a + b for a, b in zip(_out.trace.layers("attn.out"), _out.trace.layers("mlp.out"))])
 _parts = torch.cat([_out.trace["embed"][None], _w])[:, 2, 5]

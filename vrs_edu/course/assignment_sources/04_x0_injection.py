@@ -97,10 +97,11 @@ block = model.blocks[5]
 with torch.no_grad():
     block.x0.alpha_v.fill_(0.7)
     block.x0.beta_v.fill_(0.6)
-tr = model(torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0)), trace=True).trace
+tokens = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0))
+tr = model(tokens, trace=True).trace
 x = rms_norm(tr["blocks.5.resid_pre"])
 with torch.no_grad():
-    v = x0_projection(x, tr["embed"], block.attn.v_proj.weight, 0.7, 0.6)
+    v = x0_projection(x, model.wte(tokens), block.attn.v_proj.weight, 0.7, 0.6)   # the raw token embedding
 v_heads = v.view(2, 16, 2, 16).transpose(1, 2)                 # (B, T, D) -> (B, H, T, Dh)
 print(f"largest difference from block 5's recorded values: {(v_heads - tr['blocks.5.attn.v']).abs().max().item():.2e}")
 share = (0.6 * tr["x0"] @ block.attn.v_proj.weight.T).norm() / v.norm()
@@ -118,9 +119,10 @@ _b = _m.blocks[2]
 with torch.no_grad():
     _b.x0.alpha_v.fill_(0.4)
     _b.x0.beta_v.fill_(1.5)
-_tr = _m(torch.randint(0, 30, (3, 8), generator=torch.Generator().manual_seed(13)), trace=True).trace
-with torch.no_grad():
-    _v = x0_projection(rms_norm(_tr["blocks.2.resid_pre"]), _tr["embed"], _b.attn.v_proj.weight, 0.4, 1.5)
+_idx = torch.randint(0, 30, (3, 8), generator=torch.Generator().manual_seed(13))
+_tr = _m(_idx, trace=True).trace
+with torch.no_grad():   # the raw token embedding: x0_projection normalises it itself
+    _v = x0_projection(rms_norm(_tr["blocks.2.resid_pre"]), _m.wte(_idx), _b.attn.v_proj.weight, 0.4, 1.5)
 assert torch.allclose(_v.view(3, 8, 3, 8).transpose(1, 2), _tr["blocks.2.attn.v"], atol=1e-5), \
     "the result differs from the model's values at an x0-injected layer"
 True
