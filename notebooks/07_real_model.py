@@ -382,8 +382,8 @@ else:
 
 # %% [markdown]
 # **Chapter 04 — through which path do deep layers re-read x0?** The real model's probe and ablation against the
-# toys' learned x0 coefficients (β/α: how strongly each path reads x0 relative to the stream) and their substitution
-# ablation.
+# toys' learned x0 coefficients (the x0 share β / (|α| + |β|) of chapter 04: 0 = the path reads only the stream,
+# 1 = only x0) and their substitution ablation.
 
 # %%
 from vrs_edu.lab.probes import toy_ablations, toy_layer_statistics, toy_results, toy_x0_coefficients
@@ -395,7 +395,7 @@ print(f"real model, layers {deep.start}-{deep.stop - 1}: probe R² from identity
 coef_rows, abl_rows = toy_x0_coefficients(results), toy_ablations(results)
 for r in coef_rows:
     print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds:\n"
-          "    β/α " + ", ".join(f"{s} {r['beta_over_alpha'][s]:+.3f}" for s in "qkv"))
+          "    x0 share " + ", ".join(f"{s} {r['x0_share'][s]:+.3f}" for s in "qkv"))
 for r in abl_rows:
     print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds:\n"
           "    ablation Δ loss in the last third " + ", ".join(f"{s} {r['deep'][s]:+.3f}" for s in "qkv"))

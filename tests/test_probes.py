@@ -228,7 +228,8 @@ def test_toy_results_reader(tmp_path):
     assert abl["seeds"] == 2 and abl["per_layer"]["v"] == pytest.approx([0.0, 0.0, 0.03])
     assert abl["deep"] == pytest.approx({"q": 0.3, "k": 0.1, "v": 0.03})         # last third of 3 layers = layer 2
     (coef,) = P.toy_x0_coefficients(results)
-    assert coef["beta_over_alpha"] == pytest.approx({"q": 0.1, "k": 0.0, "v": 3.0})
+    # β / (|α| + |β|): q 0.1/1.1; k 0; v the mean of 1/1.5 and 2/2.5
+    assert coef["x0_share"] == pytest.approx({"q": 0.1 / 1.1, "k": 0.0, "v": (1 / 1.5 + 2 / 2.5) / 2})
     (stats,) = P.toy_layer_statistics(results)
     assert stats["entropy"] == pytest.approx([2.0, 2.0, 2.0]) and stats["oversmoothing"][3] == pytest.approx(0.4)
     assert P.toy_results(tmp_path / "missing") == {}

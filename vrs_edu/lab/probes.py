@@ -459,22 +459,26 @@ def toy_ablations(results: dict[str, dict]) -> list[dict]:
 
 
 def toy_x0_coefficients(results: dict[str, dict]) -> list[dict]:
-    """x0 coefficient rows (chapter 04's learned ``beta/alpha`` for Q, K, V), averaged over seeds and layers."""
+    """x0 coefficient rows: chapter 04's x0 share ``β / (|α| + |β|)`` of Q, K and V, averaged over seeds and layers.
+
+    The share is scale-free (under QK-norm only the ratio of α and β matters) and bounded, where ``β/α`` blows up as
+    α nears 0. Rows: ``x0_share = {"q": ..., "k": ..., "v": ...}``, 0 = the path reads only the stream, 1 = only x0.
+    """
     rows = []
     for name, data in results.items():
         for where, variant, rs in _variant_runs(data):
-            ratios = {s: [] for s in PATHS}
+            shares = {s: [] for s in PATHS}
             for r in rs:
                 c = r.get("coefficients") or {}
                 for key, beta in c.items():
                     for s in PATHS:
                         if key.endswith(f"x0.beta_{s}") and isinstance(beta, (int, float)):
                             alpha = c.get(key.replace("beta_", "alpha_"))
-                            if isinstance(alpha, (int, float)) and alpha != 0:
-                                ratios[s].append(beta / abs(alpha))
-            if any(ratios.values()):
+                            if isinstance(alpha, (int, float)) and abs(alpha) + abs(beta) > 0:
+                                shares[s].append(beta / (abs(alpha) + abs(beta)))
+            if any(shares.values()):
                 rows.append(_row(name, data, where, variant, seeds=len(rs),
-                                 beta_over_alpha={s: _mean(ratios[s]) for s in PATHS}))
+                                 x0_share={s: _mean(shares[s]) for s in PATHS}))
     return rows
 
 
