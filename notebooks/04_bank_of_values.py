@@ -183,7 +183,7 @@ print(format_comparison(comparison))
 # The verdicts are recomputed here from the saved runs with the recipe's own `verdicts` function.
 
 # %%
-from vrs_edu.lab.analysis import format_verdicts
+from vrs_edu.lab.analysis import format_measured, format_verdicts, verdict_sentence
 from vrs_edu.lab.recipes import bank_of_values as bov
 
 V = bov.verdicts(R)
@@ -193,13 +193,7 @@ print(format_verdicts(V))
 
 def said(name: str, digits: int = 3) -> str:
     """One declared test in words: mean [95 % CI], p after Holm, verdict (and power when undecided)."""
-    r = by[name]
-    out = (f"{r['mean']:+.{digits}f} [95% CI {r['ci'][0]:+.{digits}f}, {r['ci'][1]:+.{digits}f}], "
-           f"p (Holm) {r['p_holm']:.3f}: {r['verdict']}")
-    if r["verdict"] == "undecided":
-        at = f"{r['power_effect']:+.3f}" if r["power_basis"] == "published" else "d = 1"
-        out += f" (power {r['power']:.0%} at {at})"
-    return out
+    return verdict_sentence(by[name], digits)
 
 
 def show(name: str, what: str) -> None:
@@ -567,16 +561,8 @@ print(f"our word vocabulary (data.vocab_size, for exercise 2): {data.vocab_size:
 # checks the set-up rather than a published claim (the recall precondition); the lists at the end keep it apart.
 
 # %%
-for r in V:
-    print(textwrap.fill(f"{r['verdict'].upper():12s} {r['test'].name} — {r['test'].claim}", 100,
-                        subsequent_indent=" " * 13, break_on_hyphens=False))
 SETUP_CHECKS = ("recall_lookup_learned",)
-for title, is_check in (("published claims and controls", False), ("checks on the set-up", True)):
-    print(f"\n{title}, at this scale:")
-    for v in ("reproduced", "contradicted", "undecided"):
-        names = [r["test"].name for r in V if r["verdict"] == v and (r["test"].name in SETUP_CHECKS) == is_check]
-        print(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", 100, initial_indent="  ",
-                            subsequent_indent="    "))
+print(format_measured(V, SETUP_CHECKS, claims_title="published claims and controls"))
 say(f"β_v plateau (corpus): reached in {pl['reached']} of {pl['of']} (layer, seed) series.")
 
 # %% [markdown]

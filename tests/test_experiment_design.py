@@ -289,3 +289,23 @@ def test_power_of_an_undecided_test_is_stated_against_the_published_effect_or_d_
     assert max(len(line) for line in text.splitlines()) <= 100        # the book's page
     assert "at d = 1" in text and "at -0.027" in text
     assert "fam: 2 tests, Holm-corrected together" in text
+
+
+def test_verdict_sentence_and_what_we_measured_by_hand():
+    from vrs_edu.lab.analysis import format_measured, verdict_sentence
+
+    tests = [DeclaredTest("gain", "a published gain", "q", "x", "negative", 0.0, "primary", -0.027),
+             DeclaredTest("premise", "a premise of the set-up", "q", "x", "positive", 0.0, "fam")]
+    rows = judge(tests, {"gain": [0.01, -0.02, 0.0, 0.01, -0.01],      # mean -0.002: undecided
+                         "premise": [1.0, 1.1, 0.9, 1.05, 0.95]})        # clearly above 0: reproduced
+    gain = rows[0]
+    lo, hi = gain["ci"]
+    assert verdict_sentence(gain) == (f"-0.002 [95% CI {lo:+.3f}, {hi:+.3f}], p (Holm) {gain['p_holm']:.3f}: "
+                                      f"undecided (power {gain['power']:.0%} at -0.027)")
+    assert verdict_sentence(rows[1]).endswith(": reproduced")             # no power for a decided test
+    text = format_measured(rows, setup_checks=("premise",))
+    assert text.splitlines()[0] == "UNDECIDED    gain — a published gain"
+    assert "published claims, at this scale:\n  reproduced (0): none\n  contradicted (0): none\n" \
+           "  undecided (1): gain" in text
+    assert "checks on the set-up, at this scale:\n  reproduced (1): premise" in text
+    assert max(len(line) for line in text.splitlines()) <= 100

@@ -18,6 +18,7 @@ so the recipes, the notebooks and the tests all use the same arithmetic.
 from __future__ import annotations
 
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -467,6 +468,33 @@ def format_verdicts(rows: Sequence[dict], digits: int = 3) -> str:
                          f"{r['verdict']:13s}{pw}".rstrip())
     lines.append("power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm"
                  "\nlevel, if the true effect were the published one ('at' a number) or one seed sd ('at d = 1')")
+    return "\n".join(lines)
+
+
+def verdict_sentence(row: dict, digits: int = 3) -> str:
+    """One :func:`judge` row in words: ``mean [95% CI lo, hi], p (Holm) p: verdict``, and for an undecided test its
+    power ("at -0.027": the published effect; "at d = 1": one seed sd), as the chapters print it."""
+    out = (f"{_signed(row['mean'], digits)} [95% CI {_signed(row['ci'][0], digits)}, "
+           f"{_signed(row['ci'][1], digits)}], p (Holm) {row['p_holm']:.3f}: {row['verdict']}")
+    if row["verdict"] == "undecided":
+        at = _signed(row["power_effect"]) if row.get("power_basis") == "published" else "d = 1"
+        out += f" (power {row['power']:.0%} at {at})"
+    return out
+
+
+def format_measured(rows: Sequence[dict], setup_checks: Sequence[str], claims_title: str = "published claims",
+                    width: int = 100) -> str:
+    """A chapter's "What we measured": every :func:`judge` row (verdict, name, claim with its source), then the test
+    names by verdict, the published claims apart from the checks on the set-up (``setup_checks``: names of tests
+    that check a premise of the experiment rather than a published claim). Lines at most ``width`` wide."""
+    lines = [textwrap.fill(f"{r['verdict'].upper():12s} {r['test'].name} — {r['test'].claim}", width,
+                           subsequent_indent=" " * 13, break_on_hyphens=False) for r in rows]
+    for title, is_check in ((claims_title, False), ("checks on the set-up", True)):
+        lines.append(f"\n{title}, at this scale:")
+        for v in ("reproduced", "contradicted", "undecided"):
+            names = [r["test"].name for r in rows if r["verdict"] == v and (r["test"].name in setup_checks) == is_check]
+            lines.append(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", width,
+                                       initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)
 
 
