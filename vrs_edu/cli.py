@@ -18,8 +18,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (UsageError, device_name, int_list, natural_int, one_of, output_dir, positive_int, setting,
-                       text_file)
+from .cli_args import (UsageError, device_name, int_list, natural_int, one_of, output_dir, parse_setting,
+                       positive_int, setting, text_file)
 
 
 @contextlib.contextmanager
@@ -48,19 +48,10 @@ def _scaled(args, checkpoint_root: str | None = None):
 
 
 def _parse_settings(items: list[str] | None) -> dict:
-    """``["value_residual=resformer", "x0_layers=[8,9,10,11]"]`` -> a dict of preset overrides (JSON values,
-    else strings; lists become tuples). Raises ValueError for an item without ``=``."""
-    out = {}
-    for item in items or []:
-        key, eq, raw = item.partition("=")
-        if not eq or not key:
-            raise ValueError(f"--set takes KEY=VALUE (e.g. value_residual=resformer), got {item!r}")
-        try:
-            value = json.loads(raw)
-        except json.JSONDecodeError:
-            value = raw
-        out[key.strip()] = tuple(value) if isinstance(value, list) else value
-    return out
+    """``["value_residual=resformer", "x0_layers=[8,9,10,11]"]`` -> a dict of preset overrides, each item read by
+    :func:`~vrs_edu.cli_args.parse_setting` (the same reading that validated it as an argument: JSON values, else
+    strings; lists become tuples)."""
+    return dict(parse_setting(item) for item in items or [])
 
 
 def _add_scale_flags(p: argparse.ArgumentParser) -> None:
