@@ -12,7 +12,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYER = {"__init__": 0, "nn": 0, "lab": 1, "viz": 2, "cli_args": 2, "cli": 3, "course": 4, "bench": 5}
+LAYER = {"__init__": 0, "nn": 0, "nbval_stderr": 0, "lab": 1, "viz": 2, "cli_args": 2, "cli": 3, "course": 4, "bench": 5}
 
 
 def module_name(path: Path, root: Path) -> str:

@@ -2,7 +2,10 @@
 
 Known input: two variants × two seeds of the char-6x64 preset, 4 steps each. Expected: identical result dicts
 (losses, coefficients, per-layer metrics, parameter counts) apart from the measured wall time, and the first seed's
-checkpoint written by a worker loads back to the same model.
+checkpoint written by a worker loads back to the same model. One exception, measured: the x0-R² read-outs come from a
+float64 least-squares solve (LAPACK) whose last bit can depend on where the arrays sit in memory, so two processes
+agreed to 1 part in 1e16 but not always bit for bit (0.9362013474623672 vs ...673 in one CI run); they are compared
+to 1e-12 instead. Everything trained in float32 stays bit-identical.
 """
 import pytest
 import torch
@@ -22,6 +25,17 @@ def without_wall_time(result):
     return result
 
 
+def pop_x0_r2(result) -> list[float]:
+    """Remove the float64 least-squares read-outs (see the module docstring) and return them in a fixed order."""
+    out = []
+    for runs in result["runs"].values():
+        for run in runs:
+            metrics = run["layer_metrics"]
+            for key in sorted(k for k in metrics if k.startswith("x0_r2")):
+                out.extend(metrics.pop(key))
+    return out
+
+
 @pytest.fixture
 def one_thread():
     before = torch.get_num_threads()
@@ -36,6 +50,8 @@ def test_parallel_runs_equal_sequential_runs(one_thread, tmp_path, monkeypatch):
     seq = without_wall_time(compare_variants("char-6x64", VARIANTS, [0, 1], jobs=1, **kw))
     par = without_wall_time(compare_variants("char-6x64", VARIANTS, [0, 1], jobs=2, **kw))
     assert list(par["runs"]) == list(VARIANTS) and [r["seed"] for r in par["runs"]["learnable"]] == [0, 1]
+    r2_par, r2_seq = pop_x0_r2(par), pop_x0_r2(seq)
+    assert r2_seq and r2_par == pytest.approx(r2_seq, rel=1e-12, abs=1e-12)
     assert par == seq
     # the two seeds differ (the comparison above is not between two copies of one run)
     assert seq["runs"]["baseline"][0]["history"]["train_loss"] != seq["runs"]["baseline"][1]["history"]["train_loss"]
