@@ -68,16 +68,6 @@ def _free_port() -> int:
 
 # --------------------------------------------------------------------------------------------------- fixtures
 
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
-
-
 def _book_inputs() -> list[Path]:
     nbs = [PATHS.notebooks / c.file for c in CHAPTERS]
     return [BOOK_TOML, CONF_DIR / "conf.py", CONF_DIR / "references.bib", CONF_DIR / "references.md",
@@ -193,12 +183,12 @@ def _expected_counts(nb_path: Path) -> dict[str, int]:
 
 def _neighbours(i: int) -> tuple[str, str | None]:
     """The pages previous/next must point at: the nearest chapters in book.toml's order that the book contains
-    (all of them, once every chapter is written), the index before the first, nothing after the last."""
+    (all of them, once every chapter is written), the index before the first, the references page after the last."""
     built = [j for j, c in enumerate(CHAPTERS) if (PATHS.out / f"{c.stem}.html").exists()]
     before = [j for j in built if j < i]
     after = [j for j in built if j > i]
     return (f"{CHAPTERS[before[-1]].stem}.html" if before else "index.html",
-            f"{CHAPTERS[after[0]].stem}.html" if after else None)
+            f"{CHAPTERS[after[0]].stem}.html" if after else "references.html")
 
 
 @pytest.mark.parametrize("i", range(len(CHAPTERS)), ids=[c.stem for c in CHAPTERS])

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import CHAPTERS, _why_skip, book_url, browser, page  # noqa: F401  (fixtures used by name)
+from test_browser import CHAPTERS, _why_skip, book_url, page  # noqa: F401  (fixtures used by name)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why_skip() is not None, reason=_why_skip() or "")]
 

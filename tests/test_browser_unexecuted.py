@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHAPTERS, ROOT, SCREENSHOTS, _why_skip, browser, lab_url  # noqa: F401  (fixtures)
+from test_browser import CHAPTERS, ROOT, SCREENSHOTS, _why_skip, lab_url  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why_skip() is not None, reason=_why_skip() or "")]
 
