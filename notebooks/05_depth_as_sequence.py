@@ -238,7 +238,6 @@ if result is not None:
 # %%
 from vrs_edu.lab.presets import make_run as make_variant_run
 from vrs_edu.lab.recipes.depth_mixers import PRESET, VARIANTS
-from vrs_edu.nn.model import is_coefficient
 
 if result is not None:
     lr, coef_lr = base_cfg["train"]["lr"], base_cfg["train"]["coef_lr"]
@@ -250,7 +249,7 @@ if result is not None:
             continue
         _, cfg, _ = make_variant_run(PRESET, **over)
         mixer = TinyGPT(replace(cfg, vocab_size=result["vocab_size"])).depth
-        n_coef = sum(p.numel() for n, p in mixer.named_parameters() if is_coefficient(n, p))
+        n_coef = sum(p.numel() for p in mixer.coefficients())
         n_all = sum(p.numel() for p in mixer.parameters())
         print(f"{name:14s} {n_coef:22,d} {n_all - n_coef:11,d}   {verdict_of.get(name, 'n/a')}")
 

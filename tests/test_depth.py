@@ -145,7 +145,7 @@ def test_elcbert_and_attnres_start_as_the_uniform_mean_of_their_sources(cls):
     assert w.shape[-1] == 4
     assert torch.allclose(w, torch.full_like(w, 0.25))
     assert torch.allclose(w.sum(-1), torch.ones(()))
-    assert torch.allclose(out["r"], torch.stack(outputs).mean(0), atol=1e-12)
+    assert torch.allclose(out.resid, torch.stack(outputs).mean(0), atol=1e-12)
 
 
 def test_attnres_follows_its_definition_with_a_trained_pseudo_query():
@@ -155,7 +155,7 @@ def test_attnres_follows_its_definition_with_a_trained_pseudo_query():
     ys = _sources(4)
     w = torch.softmax(torch.stack([(rms_norm(y) * mixer.pseudo_query[2]).sum(-1) for y in ys], -1), -1)
     expected = sum(w[..., j:j + 1] * ys[j] for j in range(4))
-    assert torch.allclose(mixer(3, ys, ys)["r"], expected, atol=1e-12)
+    assert torch.allclose(mixer(3, ys, ys).resid, expected, atol=1e-12)
 
 
 def test_incremental_shortswa_in_the_model_equals_the_batch_computation_on_the_final_stack():
@@ -213,10 +213,11 @@ def test_dca_is_three_grn_v3_combiners():
         # x^c = Σ_j (b_{c,j} + gamma·ReLU(w_c · RMSNorm(y_j))) ⊙ y_j, the per-feature GRN-v3 weight
         expected = sum((b[c, j] + gamma * torch.relu((rms_norm(ys[j]) * w[c]).sum(-1, keepdim=True))) * ys[j]
                        for j in range(4))
-        assert torch.allclose(out[s], expected, atol=1e-12)
-    assert torch.equal(out["r"], out["q"])
+        assert torch.allclose(getattr(out, s), expected, atol=1e-12)
+    assert torch.equal(out.resid, out.q)
     six = _sources(6, seed=1)
-    assert set(mixer(5, six, six)) == {"r"}                                    # the read-out: one combiner, r only
+    final = mixer(5, six, six)                                                 # the read-out: one combiner, r only
+    assert final.q is None and final.k is None and final.v is None
 
 
 def test_dca_input_dependent_weights_learn():
@@ -244,7 +245,8 @@ def test_mudd_is_static_plus_dynamic_dense_weights_per_stream():
     for c, s in enumerate(("q", "k", "v", "r")):
         a = mixer.dwa[2][c] + mixer.gamma[2] * dyn[:, :, c]                    # (B, T, n): per position
         assert torch.allclose(seen[f"depth.3.weights_{s}"], a, atol=1e-12)
-        assert torch.allclose(out[s], sum(a[..., j:j + 1] * xs[j] for j in range(4)), atol=1e-12)
+        read = out.resid if s == "r" else getattr(out, s)
+        assert torch.allclose(read, sum(a[..., j:j + 1] * xs[j] for j in range(4)), atol=1e-12)
 
 
 def test_vertical_attention_is_a_softmax_over_depth_per_stream():
@@ -260,8 +262,8 @@ def test_vertical_attention_is_a_softmax_over_depth_per_stream():
         w = torch.softmax(torch.stack([(qc * k).sum(-1) / 2.0 for k in keys], -1), -1)
         assert torch.allclose(seen[f"depth.3.weights_{s}"], w, atol=1e-12)
         assert torch.allclose(w.sum(-1), torch.ones(()))
-        assert torch.allclose(out[s], 4 * sum(w[..., j:j + 1] * ys[j] for j in range(4)), atol=1e-12)
-    assert torch.equal(out["r"], states[-1])                                   # the stream itself is untouched
+        assert torch.allclose(getattr(out, s), 4 * sum(w[..., j:j + 1] * ys[j] for j in range(4)), atol=1e-12)
+    assert torch.equal(out.resid, states[-1])                                   # the stream itself is untouched
 
 
 @pytest.mark.parametrize("mixer", ROUTERS)

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from jaxtyping import Float
 from torch import Tensor
 
-from ..nn.model import TinyGPT, is_coefficient
+from ..nn.model import TinyGPT
 
 
 def _check_pattern(pattern: Tensor) -> None:
@@ -104,10 +104,10 @@ def oversmoothing(h: Float[Tensor, "B T D"]) -> float:
     return float((off / (T * (T - 1))).mean())
 
 
-def coefficient_readout(model: torch.nn.Module) -> dict[str, float | list]:
-    """Every learnable coefficient's current value (scalars as floats, vectors as lists)."""
-    return {n: (p.item() if p.ndim == 0 else p.detach().tolist())
-            for n, p in model.named_parameters() if is_coefficient(n, p)}
+def coefficient_readout(model: TinyGPT) -> dict[str, float | list]:
+    """Every learnable coefficient's current value (scalars as floats, vectors as lists), by parameter name
+    (:meth:`TinyGPT.coefficients`)."""
+    return {n: (p.item() if p.ndim == 0 else p.detach().tolist()) for n, p in model.coefficients().items()}
 
 
 def _batches(batches: Iterable) -> list[tuple[Tensor, Tensor, Tensor | None]]:

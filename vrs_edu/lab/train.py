@@ -24,6 +24,7 @@ import re
 import shutil
 import time
 import zlib
+from collections import Counter
 from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 
@@ -31,7 +32,7 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-from ..nn.model import TinyGPT, TinyGPTConfig, is_coefficient
+from ..nn.model import TinyGPT, TinyGPTConfig
 from . import distributed
 from .data import SyntheticTask, TokenData, Tokenizer
 from .device import autocast, autocast_dtype, resolve_device
@@ -101,48 +102,80 @@ OFFICIAL_X0_GROUPS = {
     "x0_alpha": {"lr": 0.005, "weight_decay": 0.05},
     "bank_table": {"lr": 0.15, "weight_decay": 0.0},
 }
+# Which kinds of x0 parameter (``X0Injection.param_kinds``) each official group takes.
+OFFICIAL_X0_KINDS = {"x0_beta_gamma": ("beta", "gamma"), "x0_alpha": ("alpha",), "bank_table": ("table",)}
 
 
-def _official_x0_group(name: str) -> str | None:
-    """Which official group an x0 parameter belongs to (None: not an x0 parameter)."""
-    if ".x0." not in f".{name}":
-        return None
-    leaf = name.rsplit(".", 1)[-1]
-    if leaf == "E_v":
-        return "bank_table"
-    if leaf.startswith("alpha"):
-        return "x0_alpha"
-    if leaf.startswith(("beta", "gamma")):
-        return "x0_beta_gamma"
-    return None
+def param_groups(model: TinyGPT, coef_opt: str = "course") -> dict[str, list[torch.nn.Parameter]]:
+    """Every trainable parameter in exactly one optimizer group, from what the modules declare.
 
+    ``coefficients``: what the x0 paths, value residuals and depth mixer list in ``coefficients()``
+    (:meth:`TinyGPT.coefficients`). With ``coef_opt == "official"`` the x0 parameters instead go to the groups of
+    ``OFFICIAL_X0_GROUPS``, by the kind each x0 path declares (``param_kinds()``). Every other parameter goes by its
+    shape: ``matrices`` (2-D and up, weight decay) or ``vectors``. Under ``course`` the bank table E_v, declared
+    no coefficient, is a matrix: it takes the base lr *with* weight decay. Within a group the parameters keep the
+    model's parameter order (a training checkpoint stores the optimizer state in that order).
 
-def make_optimizer(model: torch.nn.Module, cfg: TrainConfig) -> torch.optim.AdamW:
-    """Three groups: matrices (lr, weight decay), other vectors (lr, no decay), coefficients (coef_lr, no decay).
-    With ``cfg.coef_opt == "official"`` the x0 parameters get the official bank-of-values groups instead
-    (``OFFICIAL_X0_GROUPS``); value-residual λ and depth-mixing weights stay in the coefficient group."""
-    groups = {"matrices": [], "vectors": [], "coefficients": []}
-    official = {k: [] for k in OFFICIAL_X0_GROUPS}
+    Raises:
+        ValueError: a module declares a parameter in two groups, or the groups do not cover every trainable
+            parameter exactly once (:func:`check_param_groups`).
+    """
+    declared = {"coefficients": list(model.coefficients().values())}
+    if coef_opt == "official":
+        kinds = [x0.param_kinds() for x0 in model.x0_paths()]
+        declared.update({g: [p for k in kinds for kind in OFFICIAL_X0_KINDS[g] for p in k[kind]]
+                         for g in OFFICIAL_X0_GROUPS})
+        official = {id(p) for g in OFFICIAL_X0_GROUPS for p in declared[g]}
+        declared["coefficients"] = [p for p in declared["coefficients"] if id(p) not in official]
+    names = {id(p): n for n, p in model.named_parameters()}
+    group_of: dict[int, str] = {}
+    for g, ps in declared.items():
+        for p in ps:
+            if id(p) in group_of:
+                raise ValueError(f"parameter {names.get(id(p), '?')} is declared in two optimizer groups: "
+                                 f"{group_of[id(p)]} and {g}")
+            group_of[id(p)] = g
+    groups: dict[str, list] = {"matrices": [], "vectors": [], "coefficients": [], **{g: [] for g in OFFICIAL_X0_GROUPS}}
     for name, p in model.named_parameters():
-        if not p.requires_grad:
-            continue
-        og = _official_x0_group(name) if cfg.coef_opt == "official" else None
-        if og is not None:
-            official[og].append(p)
-        elif is_coefficient(name, p):
-            groups["coefficients"].append(p)
-        elif p.ndim >= 2:
-            groups["matrices"].append(p)
-        else:
-            groups["vectors"].append(p)
-    param_groups = [
-        {"params": groups["matrices"], "lr": cfg.lr, "weight_decay": cfg.weight_decay, "name": "matrices"},
-        {"params": groups["vectors"], "lr": cfg.lr, "weight_decay": 0.0, "name": "vectors"},
-        {"params": groups["coefficients"], "lr": cfg.coef_lr, "weight_decay": 0.0, "name": "coefficients"},
-    ] + [{"params": ps, "name": k, **OFFICIAL_X0_GROUPS[k]} for k, ps in official.items()]
-    for g in param_groups:
+        if p.requires_grad:
+            groups[group_of.get(id(p), "matrices" if p.ndim >= 2 else "vectors")].append(p)
+    check_param_groups(model, groups)
+    return groups
+
+
+def check_param_groups(model: torch.nn.Module, groups: dict[str, list]) -> None:
+    """Check that ``groups`` (group name -> parameters) hold every trainable parameter of ``model`` exactly once
+    and nothing else.
+
+    Raises:
+        ValueError: naming the parameters left out, those in more than one group (or twice in one), and any that
+            are not trainable parameters of the model.
+    """
+    names = {id(p): n for n, p in model.named_parameters() if p.requires_grad}
+    placed = [(id(p), g) for g, ps in groups.items() for p in ps]
+    count = Counter(i for i, _ in placed)
+    missing = [n for i, n in names.items() if count[i] == 0]
+    doubled = sorted({names.get(i, "?") for i, _ in placed if count[i] > 1})
+    foreign = sorted({g for i, g in placed if i not in names})
+    if missing or doubled or foreign:
+        raise ValueError(f"optimizer groups must hold every trainable parameter exactly once: left out {missing}, "
+                         f"more than once {doubled}, groups holding a tensor that is not a trainable parameter of "
+                         f"the model {foreign}")
+
+
+def make_optimizer(model: TinyGPT, cfg: TrainConfig) -> torch.optim.AdamW:
+    """AdamW over :func:`param_groups`: matrices (lr, weight decay), vectors (lr, no decay), coefficients
+    (coef_lr, no decay), and with ``cfg.coef_opt == "official"`` the x0 parameters in the official bank-of-values
+    groups (``OFFICIAL_X0_GROUPS``; value-residual λ and depth-mixing weights stay coefficients). Empty groups
+    are left out. Each group records its ``name`` and ``base_lr`` (the schedule scales ``lr`` from it)."""
+    groups = param_groups(model, cfg.coef_opt)
+    settings = {"matrices": {"lr": cfg.lr, "weight_decay": cfg.weight_decay},
+                "vectors": {"lr": cfg.lr, "weight_decay": 0.0},
+                "coefficients": {"lr": cfg.coef_lr, "weight_decay": 0.0}, **OFFICIAL_X0_GROUPS}
+    opt_groups = [{"params": ps, "name": g, **settings[g]} for g, ps in groups.items() if ps]
+    for g in opt_groups:
         g["base_lr"] = g["lr"]
-    return torch.optim.AdamW([g for g in param_groups if g["params"]], betas=(0.9, 0.95))
+    return torch.optim.AdamW(opt_groups, betas=(0.9, 0.95))
 
 
 def masked_loss(logits, targets, mask=None):
@@ -192,10 +225,9 @@ def evaluate(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig,
     return total / count, correct / count
 
 
-def _snapshot_coefficients(model, history: History) -> None:
-    for name, p in model.named_parameters():
-        if is_coefficient(name, p):
-            history.coefficients.setdefault(name, []).append(p.detach().tolist())
+def _snapshot_coefficients(model: TinyGPT, history: History) -> None:
+    for name, p in model.coefficients().items():
+        history.coefficients.setdefault(name, []).append(p.detach().tolist())
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from jaxtyping import Float
 from torch import Tensor, nn
 
 from .hooks import no_hook
-from .layers import RoPE, check_heads, rms_norm
+from .layers import RoPE, SeededInit, check_heads, rms_norm
 
 QK_NORM_SCALE = 1.2  # nanochat's factor after QK-norm
 
@@ -90,6 +90,13 @@ class CausalSelfAttention(nn.Module):
         self.o_proj = nn.Linear(d_model, d_model, bias=False)
         self.temperature = 1.0  # an inference-time knob for chapter 02's widget; training never changes it
         self.fast_path = True   # False forces the explicit path even when nobody listens (to compare the two)
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit, out_std: float = 0.02) -> None:
+        """GPT-2's init: the input projections from N(0, 0.02²); ``o_proj``, which writes into the residual stream,
+        from N(0, out_std²) (TinyGPT passes :func:`~vrs_edu.nn.layers.residual_std`)."""
+        for name, _ in self.named_parameters():
+            init.normal_(self, name, out_std if name == "o_proj.weight" else 0.02)
 
     def split_heads(self, x: Float[Tensor, "B T D"]) -> Float[Tensor, "B H T Dh"]:
         return rearrange(x, "b t (h dh) -> b h t dh", h=self.n_heads)

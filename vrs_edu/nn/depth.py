@@ -13,8 +13,9 @@ Vocabulary (one token, layer index l = 0..L, 0 = embedding):
 With the standard residual, X_l = y_0 + y_1 + ... + y_l: the residual stream is the running sum of block outputs.
 
 Every mixer is called as ``mixer(l, states, outputs, hook)`` with lists of (B, T, D) tensors of length l + 1 and
-returns a dict of stream inputs for block l (``l == L`` is the final read-out before the LM head):
-``{"r": residual input}``, plus ``"q", "k", "v"`` for mixers that give each projection its own depth mixture.
+returns a :class:`DepthRead` for block l (``l == L`` is the final read-out before the LM head): ``resid``, the
+block's residual input, plus ``q, k, v`` for the mixers that give each projection its own depth mixture (None
+otherwise: the projection reads ``resid``).
 
 Single-stream mixers (fixed -> adaptive): ``residual`` (unit weights), ``denseformer`` (learned static weights),
 ``elcbert`` (learned convex combination), ``attnres`` (softmax over depth, learned pseudo-query), ``shortswa``
@@ -26,14 +27,16 @@ combiners), ``mudd`` (MUDDFormer's per-position dynamic weights for Q, K, V and 
 Mixers record their weights at hook point ``depth.{l}.weights`` (one stream) or ``depth.{l}.weights_{q,k,v,r}``
 (per stream), always with the *source* axis last, so that chapter 05 can draw them (:func:`depth_weight_matrices`).
 
-Initialisation: ``residual``, ``denseformer``, ``shortswa``, ``dca``, ``mudd`` and ``vertical`` start *exactly* as
-the standard residual; ``elcbert`` and ``attnres`` start as a uniform average over their sources (their papers' inits).
-Parameters whose initial value matters are named so that ``TinyGPT._init_weights`` keeps it: mixing weights start
-with ``dwa``/``logits``/``pseudo_query`` (see ``vrs_edu.nn.model.COEFFICIENT_NAMES``), gates are scalars.
+Initialisation (each mixer's ``reset_parameters(init)``): ``residual``, ``denseformer``, ``shortswa``, ``dca``,
+``mudd`` and ``vertical`` start *exactly* as the standard residual; ``elcbert`` and ``attnres`` start as a uniform
+average over their sources (their papers' inits). Their projections are drawn from N(0, 0.02²) by the seeded
+initialiser (:class:`~vrs_edu.nn.layers.SeededInit`). Each mixer lists its mixing weights and gates in
+``coefficients()``: the optimizer trains them in their own group.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -42,25 +45,54 @@ from jaxtyping import Float
 from torch import Tensor, nn
 
 from .hooks import no_hook
-from .layers import rms_norm
+from .layers import SeededInit, rms_norm
 
 MIXERS = ("residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical")
 ROUTERS = ("dca", "mudd", "vertical")  # the mixers that build separate q, k, v inputs
 
 
-class ResidualSum(nn.Module):
-    """The standard residual: block l reads X_l = y_0 + ... + y_l (fixed unit weights, no parameters)."""
+@dataclass(frozen=True)
+class DepthRead:
+    """What a depth mixer hands block l (at l = L: the LM head).
+
+    ``resid`` (B, T, D) is the block's residual input, the x of ``x + block(x)``. ``q, k, v`` (B, T, D) are the
+    inputs of the block's Q, K and V projections when the mixer gives each its own depth mixture (the routers);
+    None means that projection reads ``resid``, as in a plain Transformer.
+    """
+
+    resid: Tensor
+    q: Tensor | None = None
+    k: Tensor | None = None
+    v: Tensor | None = None
+
+
+class DepthMixer(nn.Module):
+    """What every depth mixer has. ``forward(l, states, outputs, hook) -> DepthRead`` reads lists of l + 1 tensors
+    (B, T, D) (the vocabulary above); ``coefficients()`` lists the mixing weights and gates, which the optimizer
+    trains in their own group; ``reset_parameters(init)`` sets every parameter to its initial value. The defaults
+    here: one stream, no coefficients, nothing to initialise."""
 
     streams = ("r",)
+
+    def coefficients(self) -> list[nn.Parameter]:
+        return []
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        pass
+
+
+class ResidualSum(DepthMixer):
+    """The standard residual: block l reads X_l = y_0 + ... + y_l (fixed unit weights, no parameters)."""
 
     def __init__(self, n_layers: int, d_model: int):
         super().__init__()
 
-    def forward(self, l, states, outputs, hook=no_hook):
-        return {"r": states[-1]}
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+        return DepthRead(states[-1])
 
 
-class DenseFormerDWA(nn.Module):
+class DenseFormerDWA(DepthMixer):
     """DenseFormer's depth-weighted average (Pagliardini et al., arXiv 2402.02622, eq. 1–2).
 
     ``Y_l = Σ_{j<=l} alpha_{l,j} X_j`` after every block; unconstrained learned scalars ``dwa.{l-1}`` (one vector of
@@ -68,21 +100,28 @@ class DenseFormerDWA(nn.Module):
     at init.
     """
 
-    streams = ("r",)
-
     def __init__(self, n_layers: int, d_model: int):
         super().__init__()
         self.dwa = nn.ParameterList(
             [nn.Parameter(torch.eye(l + 1)[l]) for l in range(1, n_layers + 1)])
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def coefficients(self) -> list[nn.Parameter]:
+        return list(self.dwa)
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """alpha_{l,l} = 1, every other weight 0: the standard residual."""
+        for w in self.dwa:
+            w.copy_(torch.eye(len(w))[-1])
+
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         if l == 0:
-            return {"r": states[0]}
+            return DepthRead(states[0])
         w = hook(f"depth.{l}.weights", self.dwa[l - 1])
-        return {"r": torch.einsum("n,nbtd->btd", w, torch.stack(states))}
+        return DepthRead(torch.einsum("n,nbtd->btd", w, torch.stack(states)))
 
 
-class ELCBERT(nn.Module):
+class ELCBERT(DepthMixer):
     """ELC-BERT's layer weighting (Charpentier & Samuel, arXiv 2311.02265, sec. 3, "zero" variant).
 
     Block l reads a convex combination of earlier *outputs*: ``x_l = Σ_{j<=l} softmax(a_l)_j · y_j`` (no separate
@@ -90,20 +129,27 @@ class ELCBERT(nn.Module):
     output (not the standard residual).
     """
 
-    streams = ("r",)
-
     def __init__(self, n_layers: int, d_model: int):
         super().__init__()
         self.logits = nn.ParameterList([nn.Parameter(torch.zeros(l + 1)) for l in range(1, n_layers + 1)])
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def coefficients(self) -> list[nn.Parameter]:
+        return list(self.logits)
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """Logits 0: a uniform average."""
+        for a in self.logits:
+            a.zero_()
+
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         if l == 0:
-            return {"r": outputs[0]}
+            return DepthRead(outputs[0])
         w = hook(f"depth.{l}.weights", self.logits[l - 1].softmax(0))
-        return {"r": torch.einsum("n,nbtd->btd", w, torch.stack(outputs))}
+        return DepthRead(torch.einsum("n,nbtd->btd", w, torch.stack(outputs)))
 
 
-class AttentionResiduals(nn.Module):
+class AttentionResiduals(DepthMixer):
     """Attention Residuals (Kimi Team, arXiv 2603.15031): a softmax over depth with a learned pseudo-query.
 
     ``h_l = Σ_{j<=l} softmax_j(w_l · RMSNorm(y_j)) · y_j`` over the embedding and earlier block outputs, per token.
@@ -111,19 +157,26 @@ class AttentionResiduals(nn.Module):
     keeps a large-norm source from dominating. (The paper mixes per sub-layer; we mix per block.)
     """
 
-    streams = ("r",)
-
     def __init__(self, n_layers: int, d_model: int):
         super().__init__()
         self.pseudo_query = nn.ParameterList([nn.Parameter(torch.zeros(d_model)) for _ in range(n_layers)])
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def coefficients(self) -> list[nn.Parameter]:
+        return list(self.pseudo_query)
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """Pseudo-queries 0: a uniform average."""
+        for w in self.pseudo_query:
+            w.zero_()
+
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         if l == 0:
-            return {"r": outputs[0]}
+            return DepthRead(outputs[0])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
         scores = torch.einsum("d,nbtd->btn", self.pseudo_query[l - 1], rms_norm(ys))
         w = hook(f"depth.{l}.weights", scores.softmax(-1))                     # (B, T, n)
-        return {"r": torch.einsum("btn,nbtd->btd", w, ys)}
+        return DepthRead(torch.einsum("btn,nbtd->btd", w, ys))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -187,7 +240,7 @@ def depth_short_swa(stack: Float[Tensor, "L1 B T D"], window: int, w_q: Tensor, 
     return rearrange(z, "(b t) l d -> l b t d", b=B, t=T)
 
 
-class ShortSWADepth(nn.Module):
+class ShortSWADepth(DepthMixer):
     """A depth-wise residual read: causal ShortSWA over the last K layer states of the same token.
 
     Block l reads ``X_l + W_O · z_l`` where ``z_l = softmax(q kᵀ/sqrt(Dh)) v`` with the query from RMSNorm(X_l) and
@@ -205,8 +258,6 @@ class ShortSWADepth(nn.Module):
             is not divisible by ``n_heads``.
     """
 
-    streams = ("r",)
-
     def __init__(self, n_layers: int, d_model: int, window: int | None = None, n_heads: int = 1,
                  d_attn: int | None = None):
         super().__init__()
@@ -222,11 +273,18 @@ class ShortSWADepth(nn.Module):
         self.o_proj = nn.Linear(d_attn, d_model, bias=False)
         nn.init.zeros_(self.o_proj.weight)
 
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """q, k, v projections from N(0, 0.02²); ``o_proj`` 0: the standard residual."""
+        for name in ("q_proj.weight", "k_proj.weight", "v_proj.weight"):
+            init.normal_(self, name)
+        self.o_proj.weight.zero_()
+
     def window_at(self, l: int) -> int:
         """K_l = min(K, l + 1): how many layer states block l reads."""
         return l + 1 if self.window is None else min(self.window, l + 1)
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         K = self.window_at(l)
         win = rms_norm(torch.stack(states[-K:]))                              # (K, B, T, D)
         q = rearrange(self.q_proj(win[-1]), "b t (h e) -> b t h e", h=self.n_heads)
@@ -235,7 +293,7 @@ class ShortSWADepth(nn.Module):
         w = torch.einsum("bthe,bthke->bthk", q, k) / math.sqrt(q.size(-1))
         w = hook(f"depth.{l}.weights", w.softmax(-1))                          # (B, T, H, K)
         z = rearrange(torch.einsum("bthk,bthke->bthe", w, v), "b t h e -> b t (h e)")
-        return {"r": states[-1] + self.o_proj(z)}
+        return DepthRead(states[-1] + self.o_proj(z))
 
     def to_sources(self, l: int, w: Tensor) -> Tensor:
         """Mean weight per source layer 0..l (zeros outside the window) from the hooked (B, T, H, K_l) weights."""
@@ -249,7 +307,7 @@ class ShortSWADepth(nn.Module):
 # Routers: separate depth mixtures for the inputs of Q, K and V (and sometimes the residual).
 
 
-class DeepCrossAttention(nn.Module):
+class DeepCrossAttention(DepthMixer):
     """DeepCrossAttention (Heddes et al., arXiv 2502.06785): three GRN-v3 combiners build the q, k, v inputs.
 
     GRN-v3 ("generalized residual network", input-dependent), per stream c ∈ {q, k, v}, over the embedding and
@@ -283,13 +341,25 @@ class DeepCrossAttention(nn.Module):
         self.dwa = nn.ParameterList([nn.Parameter(torch.ones(n_out[l], l + 1, d_model))
                                      for l in range(1, n_layers + 1)])
         self.dyn_proj = nn.ParameterList([nn.Parameter(0.02 * torch.randn(n_out[l], d_model))
-                                          for l in range(1, n_layers + 1)])   # TinyGPT re-draws it from its seed
+                                          for l in range(1, n_layers + 1)])   # re-drawn by reset_parameters
         self.gamma = nn.ParameterList([nn.Parameter(torch.tensor(0.0)) for _ in range(n_layers)])
         self.n_layers = n_layers
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def coefficients(self) -> list[nn.Parameter]:
+        return [*self.dwa, *self.gamma]
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """b = 1, gamma = 0 (every stream is X_l: the standard residual); w from N(0, 0.02²)."""
+        for b, g in zip(self.dwa, self.gamma):
+            b.fill_(1.0)
+            g.zero_()
+        for i in range(len(self.dyn_proj)):
+            init.normal_(self, f"dyn_proj.{i}")
+
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         if l == 0:
-            return {"r": outputs[0]}
+            return DepthRead(outputs[0])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
         dynamic = self.gamma[l - 1] * torch.einsum("cd,nbtd->cbtn", self.dyn_proj[l - 1], rms_norm(ys)).relu()
         b = self.dwa[l - 1]                                                     # (C, n, D)
@@ -300,12 +370,12 @@ class DeepCrossAttention(nn.Module):
             w = hook(f"depth.{l}.weights_{s}", b_shared[c] + dynamic[c])        # (B, T, n)
             out[s] = (torch.einsum("btn,nbtd->btd", w, ys)
                       + torch.einsum("nd,nbtd->btd", b[c] - b_shared[c, :, None], ys))
-        if l < self.n_layers:
-            out["r"] = out["q"]
-        return out
+        if l == self.n_layers:
+            return DepthRead(out["r"])
+        return DepthRead(out["q"], **out)                                       # the residual is the q stream
 
 
-class MUDDFormer(nn.Module):
+class MUDDFormer(DepthMixer):
     """MUDDFormer's multiway dynamic dense connections (Xiao et al., arXiv 2502.12170, sec. 3).
 
     For block l and each stream c ∈ {q, k, v, r}, per position, over the states X_0..X_l::
@@ -333,19 +403,33 @@ class MUDDFormer(nn.Module):
         self.dyn_down = nn.ModuleList([nn.Linear(l + 1, C[l] * (l + 1), bias=False) for l in range(1, n_layers + 1)])
         self.gamma = nn.ParameterList([nn.Parameter(torch.tensor(0.0)) for _ in range(n_layers)])
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def coefficients(self) -> list[nn.Parameter]:
+        return [*self.dwa, *self.gamma]
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """s = 1 on the latest state and 0 elsewhere, gamma = 0 (the standard residual); the dynamic MLP from
+        N(0, 0.02²)."""
+        for i, (s, g) in enumerate(zip(self.dwa, self.gamma)):
+            s.copy_(torch.eye(s.size(-1))[-1].expand_as(s))
+            g.zero_()
+            init.normal_(self, f"dyn_up.{i}.weight")
+            init.normal_(self, f"dyn_down.{i}.weight")
+
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         if l == 0:
-            return {"r": states[0]}
+            return DepthRead(states[0])
         xs = torch.stack(states)                                                # (n, B, T, D)
         names = ("r",) if l == self.n_layers else self.streams
         dyn = self.dyn_down[l - 1](F.gelu(self.dyn_up[l - 1](rms_norm(states[-1]))))
         dyn = rearrange(dyn, "b t (c n) -> c b t n", c=len(names))
         a = self.dwa[l - 1][:, None, None, :] + self.gamma[l - 1] * dyn         # (C, B, T, n)
-        return {s: torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", a[c]), xs)
-                for c, s in enumerate(names)}
+        out = {s: torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", a[c]), xs)
+               for c, s in enumerate(names)}
+        return DepthRead(out.pop("r"), **out)
 
 
-class VerticalAttention(nn.Module):
+class VerticalAttention(DepthMixer):
     """Vertical Attention (Kojima et al., OpenReview A6uabXKiXc): small attention modules at the start of each
     layer choose which earlier layers feed it.
 
@@ -372,20 +456,29 @@ class VerticalAttention(nn.Module):
         for m in self.pseudo_query:
             nn.init.zeros_(m.weight)
 
-    def forward(self, l, states, outputs, hook=no_hook):
+    def coefficients(self) -> list[nn.Parameter]:
+        return [m.weight for m in self.pseudo_query]
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """P = 0 (uniform weights: the standard residual); the key projections from N(0, 0.02²)."""
+        for i, m in enumerate(self.pseudo_query):
+            m.weight.zero_()
+            init.normal_(self, f"key_proj.{i}.weight")
+
+    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
         if l == 0 or l > len(self.pseudo_query):                                # embedding, and the final read-out
-            return {"r": states[-1]}
+            return DepthRead(states[-1])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
         q = rearrange(self.pseudo_query[l - 1](rms_norm(states[-1])), "b t (c e) -> c b t e", c=3)
         k = self.key_proj[l - 1](rms_norm(ys))                                  # (n, B, T, e)
         w = (torch.einsum("cbte,nbte->cbtn", q, k) / math.sqrt(self.d_key)).softmax(-1)
-        out = {"r": states[-1]}
-        for c, s in enumerate(self.streams):
-            out[s] = (l + 1) * torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", w[c]), ys)
-        return out
+        out = {s: (l + 1) * torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", w[c]), ys)
+               for c, s in enumerate(self.streams)}
+        return DepthRead(states[-1], **out)
 
 
-def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None = None) -> nn.Module:
+def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None = None) -> DepthMixer:
     """Build a depth mixer by name (one of :data:`MIXERS`). Raises ValueError on an unknown name, or a
     ``window`` given to a mixer other than ``shortswa``."""
     classes = {"residual": ResidualSum, "denseformer": DenseFormerDWA, "elcbert": ELCBERT,

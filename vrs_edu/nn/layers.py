@@ -1,10 +1,12 @@
-"""Small building blocks shared by every model in the course: RMSNorm, rotary position embedding, MLP.
+"""Small building blocks shared by every model in the course: RMSNorm, rotary position embedding, MLP, and the
+seeded initialiser every module's ``reset_parameters`` draws from.
 
 Shapes: B batch, T sequence, D model width, H heads, Dh = D / H.
 """
 from __future__ import annotations
 
 import math
+import zlib
 
 import torch
 import torch.nn.functional as F
@@ -66,6 +68,12 @@ class MLP(nn.Module):
     def forward(self, x: Float[Tensor, "B T D"]) -> Float[Tensor, "B T D"]:
         return self.down(F.gelu(self.up(x)))
 
+    @torch.no_grad()
+    def reset_parameters(self, init: "SeededInit", out_std: float = 0.02) -> None:
+        """``up`` from N(0, 0.02²); ``down``, which writes into the residual stream, from N(0, out_std²)."""
+        init.normal_(self, "up.weight")
+        init.normal_(self, "down.weight", out_std)
+
 
 def check_heads(d_model: int, n_heads: int) -> int:
     """Return Dh = D / H, or raise a ValueError naming both numbers when D is not divisible by H."""
@@ -77,3 +85,36 @@ def check_heads(d_model: int, n_heads: int) -> int:
 def residual_std(n_layers: int, std: float = 0.02) -> float:
     """GPT-2's scaled init for projections that write into the residual stream: std / sqrt(2·L)."""
     return std / math.sqrt(2 * n_layers)
+
+
+class SeededInit:
+    """Draws every parameter from its own generator, seeded by ``(seed, full parameter name)``.
+
+    Seeding by name means that a variant and the baseline built with the same seed share *identical* values for
+    every parameter they have in common, whatever else each model has: a paired comparison then differs only in the
+    variant itself. A module's ``reset_parameters(init)`` names its parameters relative to itself;
+    ``init.scoped("blocks.3")`` hands a sub-module the same initialiser with its prefix, so that the generator of
+    ``q_proj.weight`` inside ``blocks.3.attn`` is seeded by ``"blocks.3.attn.q_proj.weight"``.
+    """
+
+    def __init__(self, seed: int, prefix: str = ""):
+        self.seed, self.prefix = seed, prefix
+
+    def scoped(self, prefix: str) -> "SeededInit":
+        return SeededInit(self.seed, f"{self.prefix}{prefix}.")
+
+    def generator(self, name: str) -> torch.Generator:
+        """The generator of parameter ``name`` (relative to this scope)."""
+        return torch.Generator().manual_seed(zlib.crc32(f"{self.seed}:{self.prefix}{name}".encode()))
+
+    def normal(self, name: str, shape: tuple[int, ...], std: float = 0.02) -> Tensor:
+        """A fresh tensor of ``shape`` from N(0, std²), drawn as parameter ``name`` would be."""
+        return torch.empty(shape).normal_(0.0, std, generator=self.generator(name))
+
+    def normal_(self, module: nn.Module, name: str, std: float = 0.02) -> None:
+        """Fill ``module``'s parameter ``name`` (e.g. ``"q_proj.weight"``) in place from N(0, std²).
+
+        Raises:
+            AttributeError: ``module`` has no parameter of that name.
+        """
+        module.get_parameter(name).normal_(0.0, std, generator=self.generator(name))

@@ -15,7 +15,6 @@ Shapes: B batch, T sequence, D = d_model, H = n_heads, L = n_layers, V = vocab_s
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from dataclasses import dataclass, field
 
 import torch
@@ -26,9 +25,9 @@ from torch import Tensor, nn
 from . import value_residual as vr
 from . import x0 as x0mod
 from .attention import CausalSelfAttention
-from .depth import ROUTERS, make_depth_mixer
+from .depth import ROUTERS, DepthRead, make_depth_mixer
 from .hooks import HookPoints, no_hook
-from .layers import MLP, RoPE, check_heads, residual_std, rms_norm
+from .layers import MLP, RoPE, SeededInit, check_heads, residual_std, rms_norm
 
 
 @dataclass
@@ -138,8 +137,9 @@ class ModelOutput:
 
 
 class Block(nn.Module):
-    """Pre-norm Transformer block. Reads the residual input x (and optional separate q/k/v stream inputs) and
-    returns what it *writes*: ``attn_out + mlp_out`` (B, T, D), plus its own values v (B, H, T, Dh)."""
+    """Pre-norm Transformer block: attention, then MLP. Reads the residual input x (B, T, D) and the depth mixer's
+    :class:`~vrs_edu.nn.depth.DepthRead` (separate Q/K/V inputs for the routers), and returns what it *writes*,
+    ``attn_out + mlp_out`` (B, T, D), plus its own values v (B, H, T, Dh) (layer 0's are V_1)."""
 
     def __init__(self, cfg: TinyGPTConfig, layer: int):
         super().__init__()
@@ -153,30 +153,30 @@ class Block(nn.Module):
                                if layer > 0 and cfg.value_residual != "none" else None)
         self.mlp = MLP(cfg.d_model, cfg.mlp_ratio)
 
-    def forward(self, x, streams, *, x0, idx, v_first, rope, hook=no_hook):
+    def forward(self, x, read: DepthRead, *, x0, idx, v_first, rope, hook=no_hook):
         xn = rms_norm(x)
-        q_in, k_in, v_in = (rms_norm(streams[s]) if s in streams else xn for s in ("q", "k", "v"))
-        v = v_first if self.svformer else None
-        if self.x0 is not None:
-            if self.x0.mode in ("qkv", "shared"):  # the coefficients act on each projection's own input
-                q_in = x0mod.inject_x0(q_in, x0, *self._coef("q"))
-                k_in = x0mod.inject_x0(k_in, x0, *self._coef("k"))
-                v_in = x0mod.inject_x0(v_in, x0, *self._coef("v"))
-            elif self.x0.mode == "substitute_v":
-                v_in = self.x0.gamma * x0
-            elif self.x0.mode == "scale_v":   # the control: a scalar on V that never reads x0
-                v_in = self.x0.gamma * v_in
-            else:
-                v = self.x0.bank_values(idx, self.attn.n_heads)
+        q_in, k_in, v_in = (xn if s is None else rms_norm(s) for s in (read.q, read.k, read.v))
+        v = v_first if self.svformer else None  # SVFormer: no W_V, attend over V_1 (x0 is never on such a layer)
+        if self.x0 is not None:                 # x0 into the projections' inputs, or the bank's values as v
+            q_in, k_in, v_in, v = self.x0(q_in, k_in, v_in, x0, idx, self.attn.n_heads)
         attn_out, v = self.attn(q_in, k_in, v_in, rope=rope, v=v, v_first=v_first,
                                 value_residual=self.value_residual, hook=hook.scoped("attn"))
         mlp_out = hook("mlp.out", self.mlp(rms_norm(x + attn_out)))
         return attn_out + mlp_out, v
 
-    def _coef(self, which: str):
-        if self.x0.mode == "shared":
-            return self.x0.alpha, self.x0.beta
-        return getattr(self.x0, f"alpha_{which}"), getattr(self.x0, f"beta_{which}")
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit, out_std: float, x0_table: Tensor | None = None) -> None:
+        """Attention and MLP (what they write into the stream from N(0, out_std²)), the x0 path and the value
+        residual. A bank table starts as ``x0_table · W_Vᵀ`` with the W_V this layer would have had without the
+        bank: drawn as ``attn.v_proj.weight``, the baseline's W_V of the same seed."""
+        self.attn.reset_parameters(init.scoped("attn"), out_std)
+        self.mlp.reset_parameters(init.scoped("mlp"), out_std)
+        if self.x0 is not None:
+            d = self.attn.o_proj.in_features
+            w_v = init.normal("attn.v_proj.weight", (d, d)) if self.x0.mode == "bank" else None
+            self.x0.reset_parameters(x0_table, w_v)
+        if self.value_residual is not None:
+            self.value_residual.reset_parameters()
 
 
 class TinyGPT(nn.Module):
@@ -206,33 +206,29 @@ class TinyGPT(nn.Module):
         # The random-x0 control's fixed table: rebuilt from the seed, so it is not stored in checkpoints.
         self.register_buffer("x0_random", x0mod.random_x0_table(cfg.vocab_size, cfg.d_model, cfg.seed)
                              if cfg.x0_source == "random" else None, persistent=False)
-        self._init_weights()
+        self.reset_parameters()
         if cfg.tie_embeddings:
             self.lm_head.weight = self.wte.weight
 
     @torch.no_grad()
-    def _init_weights(self) -> None:
-        """GPT-2 style init, drawn per parameter from a generator seeded by (seed, parameter name).
+    def reset_parameters(self) -> None:
+        """GPT-2 style init, every module initialising its own parameters (``reset_parameters``).
 
-        Seeding by name means a variant and the baseline built with the same seed share *identical* values for
-        every parameter they have in common: a paired comparison then differs only in the variant itself.
-        Coefficients keep their documented initial values; the depth mixer's output projection stays zero.
+        Random weights come from :class:`~vrs_edu.nn.layers.SeededInit`: each parameter from its own generator,
+        seeded by (``cfg.seed``, parameter name), so that a variant and the baseline built with the same seed share
+        *identical* values for every parameter they have in common (a paired comparison then differs only in the
+        variant itself). N(0, 0.02²), and N(0, (0.02/sqrt(2L))²) for the projections that write into the residual
+        stream; coefficients take their documented initial values; the depth mixers start as (or, ELC-BERT and
+        Attention Residuals, as a uniform average over) the standard residual.
         """
-        for name, p in self.named_parameters():
-            if is_coefficient(name, p) or name.endswith("E_v"):
-                continue
-            if name == "depth.o_proj.weight":
-                nn.init.zeros_(p)
-                continue
-            writes_to_stream = name.startswith("blocks.") and name.endswith(("o_proj.weight", "mlp.down.weight"))
-            std = residual_std(self.cfg.n_layers) if writes_to_stream else 0.02
-            p.normal_(0.0, std, generator=_generator(self.cfg.seed, name))
+        init = SeededInit(self.cfg.seed)
+        init.normal_(self, "wte.weight")
+        x0_table = rms_norm(self.wte.weight) if self.cfg.x0_mode == "bank" else None  # a bank starts as x0 · W_Vᵀ
         for l, block in enumerate(self.blocks):
-            if block.x0 is not None and block.x0.mode == "bank":
-                # The table starts as x0 · W_V with the W_V the baseline would have had at this layer.
-                w_v = torch.empty(self.cfg.d_model, self.cfg.d_model).normal_(
-                    0.0, 0.02, generator=_generator(self.cfg.seed, f"blocks.{l}.attn.v_proj.weight"))
-                block.x0.init_bank(rms_norm(self.wte.weight), w_v)
+            block.reset_parameters(init.scoped(f"blocks.{l}"), residual_std(self.cfg.n_layers), x0_table)
+        self.depth.reset_parameters(init.scoped("depth"))
+        if self.lm_head.weight is not self.wte.weight:  # tied embeddings: the head is the embedding
+            init.normal_(self, "lm_head.weight")
 
     def forward(self, idx: Int[Tensor, "B T"], targets: Int[Tensor, "B T"] | None = None, *,
                 trace: bool = False, hooks: dict | None = None) -> ModelOutput:
@@ -245,17 +241,19 @@ class TinyGPT(nn.Module):
         # Under the RMSNorm start that is ``embed`` itself (normalising twice would differ by RMSNorm's eps).
         token = emb if self.cfg.stream_start == "rmsnorm" else rms_norm(emb)
         x0 = hook("x0", x0mod.x0_from_source(self.cfg.x0_source, token, idx, self.x0_random))
-        states, outputs = [emb], [emb]
+        states, outputs = [emb], [emb]  # X_0..X_l and y_0..y_l (the vocabulary of vrs_edu.nn.depth)
         v_first = None
         for l, block in enumerate(self.blocks):
-            streams = self.depth(l, states, outputs, hook)
-            x = hook(f"blocks.{l}.resid_pre", streams["r"])
-            y, v = block(x, streams, x0=x0, idx=idx, v_first=v_first, rope=self.rope, hook=hook.scoped(f"blocks.{l}"))
+            # With the plain residual mixer, read.resid is the last state X_l and read.q/k/v are None: this loop is
+            # ``x = x + block(x)``. Other mixers read x (and the routers Q, K, V's inputs) from earlier layers.
+            read = self.depth(l, states, outputs, hook)
+            x = hook(f"blocks.{l}.resid_pre", read.resid)
+            y, v = block(x, read, x0=x0, idx=idx, v_first=v_first, rope=self.rope, hook=hook.scoped(f"blocks.{l}"))
             if l == 0:
                 v_first = v   # V_1: the first layer's values, for value residuals
             outputs.append(y)
             states.append(x + y)
-        final = hook("resid_final", self.depth(self.cfg.n_layers, states, outputs, hook)["r"])
+        final = hook("resid_final", self.depth(self.cfg.n_layers, states, outputs, hook).resid)
         logits = self.lm_head(rms_norm(final))
         hook.check_all_used()
         loss = None
@@ -278,8 +276,15 @@ class TinyGPT(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def coefficients(self) -> dict[str, Tensor]:
-        """Every learnable coefficient (scalars and depth-mixing weights), by parameter name."""
-        return {n: p for n, p in self.named_parameters() if is_coefficient(n, p)}
+        """Every learnable coefficient, by parameter name in parameter order: what the x0 paths, the value residuals
+        and the depth mixer declare in their ``coefficients()`` (scalars and mixing weights)."""
+        owners = [m for b in self.blocks for m in (b.x0, b.value_residual) if m is not None] + [self.depth]
+        declared = {id(p) for m in owners for p in m.coefficients()}
+        return {n: p for n, p in self.named_parameters() if id(p) in declared}
+
+    def x0_paths(self) -> list[x0mod.X0Injection]:
+        """The x0 injections of the x0 layers, in layer order (empty without x0)."""
+        return [b.x0 for b in self.blocks if b.x0 is not None]
 
 
 def _identity(x: Tensor) -> Tensor:
@@ -324,16 +329,3 @@ def refuse_dead_parts(cfg: TinyGPTConfig) -> None:
     if cfg.depth_mixer == "shortswa" and cfg.depth_window == 1:
         raise ValueError("depth_mixer='shortswa' with depth_window=1: a softmax over one state is 1 whatever q and k "
                          "are, so q_proj and k_proj would never learn; use depth_window >= 2")
-
-
-def _generator(seed: int, name: str) -> torch.Generator:
-    return torch.Generator().manual_seed(zlib.crc32(f"{seed}:{name}".encode()))
-
-
-COEFFICIENT_NAMES = ("alpha", "beta", "gamma", "lambda_1", "lambda_2", "dwa", "logits", "pseudo_query")
-
-
-def is_coefficient(name: str, p: Tensor) -> bool:
-    """A "coefficient" is a scalar or a small named mixing weight: trained with its own optimizer group."""
-    parts = name.split(".")
-    return p.ndim == 0 or any(part.startswith(COEFFICIENT_NAMES) for part in parts)

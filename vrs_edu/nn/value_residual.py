@@ -58,6 +58,16 @@ class ValueResidual(nn.Module):
         if mode == "neutreno":
             self.register_buffer("neutreno_lambda", torch.tensor(float(neutreno_lambda)))
 
+    def coefficients(self) -> list[nn.Parameter]:
+        """The learnable coefficients (``lambda_1, lambda_2`` in ``learnable`` mode; none otherwise)."""
+        return [self.lambda_1, self.lambda_2] if self.mode == "learnable" else []
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """λ1 = λ2 = 0.5 (the paper's init; the buffers of the other modes never change)."""
+        for p in self.coefficients():
+            p.fill_(0.5)
+
     def _need(self, v_first):
         if v_first is None:
             raise ValueError(f"value residual mode {self.mode!r} needs v_first (the first layer's values)")

@@ -74,9 +74,12 @@ def inject_x0(x: Float[Tensor, "B T D"], x0: Float[Tensor, "B T D"], alpha: floa
 
 
 class X0Injection(nn.Module):
-    """Per-layer x0 coefficients. Named parameters (all scalars): ``alpha_q, beta_q, alpha_k, beta_k, alpha_v,
-    beta_v`` (mode ``qkv``), ``alpha, beta`` (``shared``), ``gamma`` (``substitute_v`` and ``bank``), and the table
-    ``E_v`` (vocab, D) in ``bank`` mode; ``gamma`` also in ``scale_v``.
+    """The x0 path of one layer: what its W_q, W_k, W_v read, given the stream's inputs and x0.
+
+    Named parameters (all scalars): ``alpha_q, beta_q, alpha_k, beta_k, alpha_v, beta_v`` (mode ``qkv``), ``alpha,
+    beta`` (``shared``), ``gamma`` (``substitute_v``, ``scale_v`` and ``bank``), and the table ``E_v`` (vocab, D) in
+    ``bank`` mode. Initial values (:meth:`reset_parameters`): alpha = gamma = 1, beta = 0, so that every mode but
+    ``substitute_v`` and ``bank`` starts as the baseline layer.
 
     Raises:
         ValueError: on an unknown mode, or ``vocab_size`` missing in bank mode.
@@ -106,23 +109,77 @@ class X0Injection(nn.Module):
         """Bank layers replace W_V by the table; every other mode keeps the layer's own W_V."""
         return self.mode != "bank"
 
-    def inputs(self, x: Float[Tensor, "B T D"], x0: Float[Tensor, "B T D"]):
-        """The inputs of W_q, W_k, W_v as a tuple ``(q_in, k_in, v_in)`` (bank mode: v_in is None)."""
-        if self.mode == "qkv":
-            return (inject_x0(x, x0, self.alpha_q, self.beta_q), inject_x0(x, x0, self.alpha_k, self.beta_k),
-                    inject_x0(x, x0, self.alpha_v, self.beta_v))
-        if self.mode == "shared":
-            mixed = inject_x0(x, x0, self.alpha, self.beta)
-            return mixed, mixed, mixed
+    def forward(self, q_in: Float[Tensor, "B T D"], k_in: Float[Tensor, "B T D"], v_in: Float[Tensor, "B T D"],
+                x0: Float[Tensor, "B T D"], idx: Int[Tensor, "B T"], n_heads: int):
+        """The inputs of W_q, W_k, W_v with x0 injected, and the values that replace W_v's output.
+
+        Args:
+            q_in, k_in, v_in: the (normalised) inputs the projections would read without x0 (B, T, D).
+            x0: what the x0 layers read (B, T, D), see :func:`x0_from_source`.
+            idx: token ids (B, T), for the bank's lookup.
+            n_heads: H, to split the bank's values into heads.
+        Returns:
+            ``(q_in, k_in, v_in, v)``: ``v`` is None, except in bank mode: ``gamma · E_v[idx]`` as (B, H, T, Dh)
+            (then the layer has no W_v and ``v_in`` is returned unchanged, unused).
+        Raises:
+            ValueError: (qkv, shared) if an input and x0 differ in shape.
+        """
+        if self.mode in ("qkv", "shared"):  # the coefficients act on each projection's own input
+            (a_q, b_q), (a_k, b_k), (a_v, b_v) = self._alpha_beta()
+            return (inject_x0(q_in, x0, a_q, b_q), inject_x0(k_in, x0, a_k, b_k), inject_x0(v_in, x0, a_v, b_v),
+                    None)
         if self.mode == "substitute_v":
-            return x, x, self.gamma * x0
-        if self.mode == "scale_v":
-            return x, x, self.gamma * x
-        return x, x, None
+            return q_in, k_in, self.gamma * x0, None
+        if self.mode == "scale_v":          # the control: a scalar on V that never reads x0
+            return q_in, k_in, self.gamma * v_in, None
+        return q_in, k_in, v_in, self.bank_values(idx, n_heads)
+
+    def _alpha_beta(self) -> list[tuple[Tensor, Tensor]]:
+        """``(alpha, beta)`` for q, k and v, in that order (the one shared pair three times in ``shared`` mode)."""
+        if self.mode == "shared":
+            return [(self.alpha, self.beta)] * 3
+        return [(self.alpha_q, self.beta_q), (self.alpha_k, self.beta_k), (self.alpha_v, self.beta_v)]
 
     def bank_values(self, idx: Int[Tensor, "B T"], n_heads: int) -> Float[Tensor, "B H T Dh"]:
         """Bank-of-values lookup ``gamma · E_v[idx]``, split into heads."""
         return rearrange(self.gamma * self.E_v[idx], "b t (h dh) -> b h t dh", h=n_heads)
+
+    def param_kinds(self) -> dict[str, list[nn.Parameter]]:
+        """Every parameter of this layer's x0 path, by kind: ``alpha`` (weights on the stream's input x_i),
+        ``beta`` (weights on x0), ``gamma`` (the value scale) and ``table`` (E_v). The official bank-of-values
+        optimizer trains the kinds with different settings (``vrs_edu.lab.train.OFFICIAL_X0_GROUPS``)."""
+        pairs = self._alpha_beta() if self.mode in ("qkv", "shared") else []
+        unique = pairs[:1] if self.mode == "shared" else pairs
+        return {"alpha": [a for a, _ in unique], "beta": [b for _, b in unique],
+                "gamma": [self.gamma] if self.mode in ("substitute_v", "scale_v", "bank") else [],
+                "table": [self.E_v] if self.mode == "bank" else []}
+
+    def coefficients(self) -> list[nn.Parameter]:
+        """The scalars (alpha, beta, gamma); the table E_v is not a coefficient."""
+        kinds = self.param_kinds()
+        return kinds["alpha"] + kinds["beta"] + kinds["gamma"]
+
+    @torch.no_grad()
+    def reset_parameters(self, x0_table: Float[Tensor, "V D"] | None = None,
+                         w_v: Float[Tensor, "D D"] | None = None) -> None:
+        """alpha = gamma = 1, beta = 0; in bank mode ``E_v = x0_table · w_vᵀ``: every token's x0 through the W_V
+        the layer would have had without the bank, so that the first forward pass equals ``substitute_v``.
+
+        Args:
+            x0_table: RMSNorm of the embedding matrix (V, D); bank mode only.
+            w_v: that W_V (D, D); bank mode only.
+        Raises:
+            ValueError: bank mode without ``x0_table`` and ``w_v``.
+        """
+        kinds = self.param_kinds()
+        for p in kinds["alpha"] + kinds["gamma"]:
+            p.fill_(1.0)
+        for p in kinds["beta"]:
+            p.fill_(0.0)
+        if self.mode == "bank":
+            if x0_table is None or w_v is None:
+                raise ValueError("bank mode needs x0_table and w_v to initialise E_v")
+            self.init_bank(x0_table, w_v)
 
     @torch.no_grad()
     def init_bank(self, x0_table: Float[Tensor, "V D"], w_v: Float[Tensor, "D D"]) -> None:
