@@ -154,6 +154,8 @@ class Block(nn.Module):
         self.mlp = MLP(cfg.d_model, cfg.mlp_ratio)
 
     def forward(self, x, read: DepthRead, *, x0, idx, v_first, rope, hook=no_hook):
+        """x (B, T, D): the residual input; ``read.q/k/v``, when set, replace norm(x) as the projections' inputs;
+        x0 (B, T, D); idx (B, T) token ids; v_first: V_1 (B, H, T, Dh), None in layer 0. Returns (write, v)."""
         xn = rms_norm(x)
         q_in, k_in, v_in = (xn if s is None else rms_norm(s) for s in (read.q, read.k, read.v))
         v = v_first if self.svformer else None  # SVFormer: no W_V, attend over V_1 (x0 is never on such a layer)
