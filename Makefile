@@ -8,6 +8,8 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.vrs_edu-installed
 EXTRAS := notebooks,test,book,browser,real-model
 LAB_PORT ?= 8888
+LAB_CSS := vrs_edu/course/jupyterlab/custom.css
+LAB_CONFIG := $(VENV)/etc/vrs_edu-lab
 # Where torch comes from. Empty (the default): wherever pip is configured to look — on this project's machines a
 # local CPU wheel; from PyPI on Linux that is the CUDA build. Set it to a PyTorch wheel index to install torch from
 # there first, e.g. the CPU build: make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
@@ -45,8 +47,16 @@ lab: setup
 	@# JupyterLab draws a widget from its stored state only in a trusted notebook (otherwise it prints the widget's
 	@# text repr): sign the course's own notebooks in this user's Jupyter, so an unexecuted chapter shows its widgets.
 	$(BIN)/jupyter trust notebooks/[0-9]*.ipynb
+	@# The course's style sheet (printed outputs wrap at a space, not inside a word): JupyterLab loads
+	@# <config dir>/custom/custom.css when started with --LabApp.custom_css=True. The lab gets a config dir of its
+	@# own in $(VENV), so nothing is written to your ~/.jupyter; your JupyterLab settings and workspaces stay yours.
+	mkdir -p $(LAB_CONFIG)/custom && cp $(LAB_CSS) $(LAB_CONFIG)/custom/custom.css
 	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (token authentication on; the URL with the token is printed below)"
-	$(BIN)/jupyter lab --no-browser $(ROOT_FLAG) --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks
+	USER_CONFIG="$$($(BIN)/jupyter --config-dir)" && \
+	JUPYTERLAB_SETTINGS_DIR="$${JUPYTERLAB_SETTINGS_DIR:-$$USER_CONFIG/lab/user-settings}" \
+	JUPYTERLAB_WORKSPACES_DIR="$${JUPYTERLAB_WORKSPACES_DIR:-$$USER_CONFIG/lab/workspaces}" \
+	JUPYTER_CONFIG_DIR=$(LAB_CONFIG) $(BIN)/jupyter lab --no-browser $(ROOT_FLAG) --ServerApp.ip=127.0.0.1 \
+	--ServerApp.port=$(LAB_PORT) --ServerApp.root_dir=notebooks --LabApp.custom_css=True
 
 test: setup browser-deps
 	$(MAKE) unit-and-notebooks

@@ -488,44 +488,83 @@ say(f"live run: share_v − max(share_q, share_k) = {live_margin:+.3f}; saved ru
 say(read_live_run(live_margin, m["mean"], m["sd"], m["ci"]))
 
 # %% [markdown]
-# ## Widget — which path uses its x0, and which tolerates more?
+# ## Widget — which path uses its x0, and how far can it be turned?
 #
-# The checkpoint is the seed-0 `qkv` model of the saved corpus runs (QK-norm, official lr). The sliders *add*
-# extra $x_0$ to the input of Q, K or V in every x0 layer, on top of the learned $\beta$, at inference; the readout
-# gives the loss and its change from the trained model. Moving a slider *left* takes away some of the $x_0$ that
-# training gave the path; moving it *right* pushes in more than training chose. The sliders move in steps of 0.5;
-# each path's setting is the large dot on its own curve. Under QK-norm a shift of Q's or K's β matters only as far
-# as it turns their direction: the figure shows how little a step does where $|\beta|$ is already large.
+# The checkpoint is the seed-0 `qkv` model of the saved corpus runs (QK-norm, official lr). Each slider multiplies
+# one path's learned $\beta$ in both x0 layers by a factor, at inference: ×1 is the trained model (the default), one
+# step halves or doubles $\beta$, from ×1/16 (almost no $x_0$ left) to ×4. A factor rather than an added amount,
+# because under QK-norm only the *direction* of $\alpha x_i + \beta x_0$ reaches attention: the larger $|\beta|$
+# already is against $|\alpha|$, the less an added constant turns it (measured below the figure). The readout gives
+# the loss and its change from the trained model, how much attention mass moved in each x0 layer, and each path's
+# x0 share with its change from the default; in the figure each path's setting is the large dot on its own line.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.bank import beta_figure, beta_widget
+from vrs_edu.viz.bank import beta_figure, beta_sweep, beta_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
-beta_widget(qkv_model, wbatches)
+sweep = beta_sweep(qkv_model, wbatches)     # every path alone at every factor, shared with the figure below
+beta_widget(qkv_model, wbatches, sweep)
 
 # %% [markdown]
-# The default state as a static figure: the loss change when only one path's $\beta$ is shifted, for each path.
-# Below it, the cleanest version of the left-hand question: set one path's learned $\beta$ to 0 in both x0
-# layers (that path then reads only the residual stream) and measure what the model loses.
+# The default state as a static figure, with the numbers behind both panels. Below them, the cleanest version of
+# the question which path *uses* its $x_0$: set one path's learned $\beta$ to 0 in both x0 layers (that path then
+# reads only the residual stream) and measure what the model loses; then why a step of Q or K moves the loss so
+# little.
 
 # %%
-from vrs_edu.viz.bank import x0_removal_cost
+from vrs_edu.viz.bank import beta_shift_readout, factor_label, step_changes, x0_removal_cost
 
-fig, now, sweep = beta_figure(qkv_model, wbatches)
+fig, now, _ = beta_figure(qkv_model, wbatches, sweep=sweep)
 plt.show()
-print("Δ loss (nats) when only one path's β is shifted by")
-print("shift   " + "".join(f"{d:>+9.1f}" for d in sweep["shifts"]))
-for s in "qkv":
-    print(f"β_{s}     " + "".join(f"{x:>+9.4f}" for x in sweep[s]))
+ref = sweep["reference"]
+print(f"one path's learned β × factor, the others × 1 (means over the x0 layers {ref['layers']})")
+print(f"{'factor':<13s}" + "".join(f"{factor_label(f):>9s}" for f in sweep["factors"]))
+for key, what, fmt in (("delta", "Δ loss", "+.4f"), ("moved", "moved", ".1%"), ("share", "x0 share", ".3f")):
+    for s in "qkv":
+        print(f"{what + ' ' + s:<13s}" + "".join(f"{x:{fmt}}".rjust(9) for x in sweep[key][s]))
 cost = x0_removal_cost(qkv_model, wbatches)
 print("loss change when a path's learned x0 is removed (β := 0): "
       + ", ".join(f"{s} {cost[s]:+.3f}" for s in "qkv") + " nats")
-learned = {s: [round(getattr(b.x0, f"beta_{s}").item(), 2) for b in qkv_model.blocks if b.x0 is not None]
-           for s in "qkv"}
-print("this checkpoint's learned β per x0 layer: " + "; ".join(f"{s} {learned[s]}" for s in "qkv"))
+alphas = {s: [getattr(b.x0, f"alpha_{s}").item() for b in qkv_model.blocks if b.x0 is not None] for s in "qkv"}
+print("this checkpoint's learned β per x0 layer: "
+      + "; ".join(f"{s} {[round(b, 2) for b in ref['betas'][s]]}" for s in "qkv"))
 uses = max("qkv", key=lambda s: cost[s])
-tolerates = min("qkv", key=lambda s: sweep[s][-1])
-say(f"relies most on its x0: {uses}; tolerates extra x0 (+{sweep['shifts'][-1]:.0f}) best: {tolerates}")
+tolerates = min("qkv", key=lambda s: sweep["delta"][s][-1])
+say(f"relies most on its x0: {uses}; tolerates extra x0 ({factor_label(sweep['factors'][-1])}) best: {tolerates}")
+
+
+def mean(xs):
+    return sum(xs) / len(xs)
+
+
+steps = step_changes(sweep)
+ratio = {s: [abs(b) / abs(a) for a, b in zip(alphas[s], ref["betas"][s])] for s in "qk"}
+added = {s: beta_shift_readout(qkv_model, wbatches, reference=ref, **{f"d_beta_{s}": 0.5}) for s in "qk"}
+qk_loss = max(abs(steps[s][f"delta_{d}"]) for s in "qk" for d in ("down", "up"))
+v_loss = [abs(steps["v"][f"delta_{d}"]) for d in ("down", "up")]
+qk_moved = [steps[s][f"moved_{d}"] for s in "qk" for d in ("down", "up")]
+say("One step of this slider (β halved or doubled) changes the x0 share by "
+    + ", ".join(f"{steps[s]['share_down']:+.3f}/{steps[s]['share_up']:+.3f} ({s})" for s in "qkv")
+    + f" and moves {min(qk_moved):.1%}-{max(qk_moved):.1%} of the attention mass through Q or K; the loss moves by "
+    f"at most {qk_loss:.4f} nats through Q or K, and by {min(v_loss):.4f}-{max(v_loss):.4f} through V.")
+mostly = [s for s in "qk" if mean(ref["shares"][s]) > 0.5]
+say(("Why Q and K move the loss less than V: " if qk_loss < min(v_loss) else "Q and K against V: ")
+    + "under QK-norm attention sees only the direction of α·x + β·x0, not its size. Training left |β| at "
+    + " and ".join(f"{min(ratio[s]):.1f}-{max(ratio[s]):.1f}× |α| for {s}" for s in "qk")
+    + " (x0 shares " + ", ".join(f"{s} {mean(ref['shares'][s]):.3f}" for s in "qk") + ")"
+    + (f": {' and '.join(mostly)} already point{'s' if len(mostly) == 1 else ''} mostly along x0." if mostly else ".")
+    + " Adding 0.5 to β (an additive step) changes the x0 share by "
+    + ", ".join(f"{mean(added[s]['shares'][s]) - mean(ref['shares'][s]):+.4f} ({s})" for s in "qk")
+    + ", moves " + ", ".join(f"{mean(added[s]['moved']):.1%} ({s})" for s in "qk") + " of the attention mass and "
+    "the loss by " + ", ".join(f"{added[s]['delta']:+.4f} ({s})" for s in "qk") + " nats. Halving β moves "
+    + ", ".join(f"{steps[s]['moved_down']:.1%} ({s})" for s in "qk") + " of the attention mass, and the loss by "
+    + ", ".join(f"{steps[s]['delta_down']:+.4f} ({s})" for s in "qk") + " nats, in "
+    f"{len(ref['layers'])} of the {qkv_model.cfg.n_layers} layers.")
+i_half = sweep["factors"].index(0.5)
+say("Attention moved and loss change, from ×1/2 to " + factor_label(first := sweep["factors"][0]) + ": "
+    + "; ".join(f"{s.upper()} {sweep['moved'][s][i_half]:.1%} and {sweep['delta'][s][i_half]:+.4f} nats, then "
+                f"{sweep['moved'][s][0]:.0%} and {sweep['delta'][s][0]:+.3f} nats" for s in "qk")
+    + f". Removing x0 altogether (β := 0) costs q {cost['q']:+.3f}, k {cost['k']:+.3f}, v {cost['v']:+.3f} nats.")
 
 # %% [markdown]
 # ### Exercises to think about

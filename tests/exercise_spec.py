@@ -2,12 +2,15 @@
 
 * the reference solution passes on several seeds (public seed 0 and hidden ones), printing the "public checks
   passed" line;
-* each known wrong variant fails *with its own hint* (not another mistake's, not the generic "values differ").
+* each known wrong variant fails *with its own hint* (not another mistake's, not the generic "values differ"),
+  read from the printed message joined back into one line (a message is printed wrapped to 100 columns).
 
 Use: ``test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)`` with
 ``EXERCISES = [(check_fn, reference_fn, mistakes), ...]``.
 """
 import pytest
+
+from vrs_edu.course.checks import messages
 
 
 def exercise_specs(exercises):
@@ -25,6 +28,6 @@ def exercise_specs(exercises):
         for m in mistakes:
             assert check(m.fn, seed=seed) is False
             out = capsys.readouterr().out
-            assert m.hint in out, f"{m.hint!r} not in {out}"
+            assert any(m.hint in msg for msg in messages(out)), f"{m.hint!r} not in {out}"
 
     return test_reference_passes, test_each_mistake_gets_its_own_hint

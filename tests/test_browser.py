@@ -40,6 +40,7 @@ from vrs_edu.course.book_build import CONF_DIR, WIDGET_MIME, BookPaths, build
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
 SCREENSHOTS = ROOT / "_build" / "screenshots"
+LAB_CSS = "vrs_edu/course/jupyterlab/custom.css"      # the course's JupyterLab style sheet (see the Makefile's lab)
 PATHS = BookPaths.from_toml(BOOK_TOML)
 BOOK_TITLE = load_book()["book"]["title"]
 CHAPTERS = chapters()
@@ -276,6 +277,9 @@ def lab_url(tmp_path_factory):
     # the "get notified about news?" toast would cover the page (and ask the network)
     (cfg / "labconfig" / "page_config.json").write_text(
         '{"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": true}}')
+    # the course's style sheet, loaded as `make lab` loads it (<config dir>/custom/custom.css, --LabApp.custom_css)
+    (cfg / "custom").mkdir()
+    shutil.copy(ROOT / LAB_CSS, cfg / "custom" / "custom.css")
     env = dict(os.environ, JUPYTER_CONFIG_DIR=str(cfg), JUPYTER_RUNTIME_DIR=str(work / "runtime"),
                VRS_EDU_THREADS="1")
     port = _free_port()
@@ -284,7 +288,7 @@ def lab_url(tmp_path_factory):
         [str(Path(sys.executable).with_name("jupyter")), "lab", "--no-browser", "--allow-root", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--ServerApp.port_retries=0", "--IdentityProvider.token=",
          "--ServerApp.password=", "--ServerApp.disable_check_xsrf=True", f"--ServerApp.root_dir={work / 'notebooks'}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None", "--LabApp.custom_css=True",
          "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
         env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     url = f"http://127.0.0.1:{port}"

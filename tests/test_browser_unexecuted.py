@@ -6,7 +6,9 @@ The committed notebooks store each widget's state (nbclient stores it when `make
 renders a widget from that state only in a *trusted* notebook; in an untrusted one (any notebook this user's Jupyter
 has not signed, e.g. a fresh clone) it falls back to the output's text, `interactive(children=(IntSlider(...`.
 `make lab` therefore trusts the course's notebooks (`jupyter trust notebooks/*.ipynb`) before it starts JupyterLab;
-this test does the same step, then opens every chapter as stored, runs nothing, and looks at what a learner sees.
+this test does the same step, then opens every chapter as stored, runs nothing, and looks at what a learner sees:
+widgets, not their repr, and printed outputs that wrap at a space rather than inside a word (the course's
+custom.css, which `make lab` loads).
 
 Uses tests/test_browser.py's fixtures (Chromium, a JupyterLab server on a copy of the notebooks); skipped, saying why,
 when Chromium or playwright is missing.
@@ -57,5 +59,10 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trus
         widget.screenshot(path=str(SCREENSHOTS / f"lab_unexecuted_{chapter.file.removesuffix('.ipynb')}.png"))
         texts = page.locator(".jp-OutputArea-output").all_inner_texts()
         assert not [t for t in texts if REPR in t], f"a widget shown as its text repr in {chapter.file}"
+        # printed outputs wrap at a space, not inside a word (JupyterLab's own rule is word-break: break-all; the
+        # course's custom.css, loaded by `make lab` and by the lab_url fixture, overrides it)
+        breaks = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output pre')]"
+                               ".map(p => getComputedStyle(p).wordBreak)")
+        assert breaks and set(breaks) == {"normal"}, f"printed outputs' word-break in {chapter.file}: {set(breaks)}"
     finally:
         context.close()

@@ -101,6 +101,88 @@ def test_nan_without_a_known_mistake_is_named(capsys):
     assert "values are NaN where the reference has none" in out, out
 
 
+# --- every message fits the page: at most 100 columns --------------------------------------------------------------
+
+REFERENCES = {
+    "check_stream_norms": ch00._ref_stream_norms, "check_residual_stack": ch01.residual_stack,
+    "check_logit_contributions": ch01.logit_contributions, "check_attention_pattern": ch02.attention_pattern,
+    "check_attend": ch02.attend, "check_value_residual_attention": ch03._ref_value_residual_attention,
+    "check_x0_projection": ch04._ref_x0_projection, "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
+    "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
+    "check_held_out_r2": ch07.r2_score,
+}
+
+
+def _every_mistake(check, monkeypatch) -> list:
+    """The known mistakes a checker passes to check_function (some chapters keep them inside the checker)."""
+    import sys
+
+    from vrs_edu.course import checks
+
+    seen = []
+    module = sys.modules[check.__module__]
+
+    def recording(name, student, reference, inputs, mistakes=(), **kw):
+        seen.extend(mistakes)
+        return checks.check_function(name, student, reference, inputs, mistakes, **kw)
+
+    monkeypatch.setattr(module, "check_function", recording)
+    check(REFERENCES[check.__name__], quiet=True)
+    monkeypatch.undo()
+    return seen
+
+
+@pytest.mark.parametrize("check, graded", CHECKERS, ids=IDS)
+def test_no_message_a_learner_sees_is_wider_than_100_columns(check, graded, capsys, monkeypatch):
+    from vrs_edu.course.checks import WIDTH, messages
+
+    reference = REFERENCES[check.__name__]
+    mistakes = _every_mistake(check, monkeypatch)
+    assert mistakes, f"{check.__name__} has no known mistakes"
+
+    def long_error(*args):
+        raise ValueError("a learner's own error message, " * 8)
+
+    def wrong_shape(*args):
+        out = reference(*args)
+        return out[..., :1] if hasattr(out, "shape") and out.dim() else out + 1.0
+
+    def nan_everywhere(*args):
+        out = reference(*args)
+        return out * float("nan")
+
+    def off_by_a_little(*args):
+        return reference(*args) + 0.5
+
+    def stub_with_a_long_hint(*args):
+        raise NotImplementedError("a hint that the stub's author wrote in one very long line, " * 5)
+
+    students = [m.fn for m in mistakes] + [raises_stub, ellipsis_stub, stub_with_a_long_hint, reference, long_error,
+                                           wrong_shape, nan_everywhere, off_by_a_little]
+    printed = []
+    for student in students:
+        check(student)
+        out = capsys.readouterr().out
+        assert messages(out), f"{student.__name__}: no ✗/✓ message printed: {out!r}"
+        printed += out.splitlines()
+    too_wide = [line for line in printed if len(line) > WIDTH]
+    assert WIDTH == 100 and not too_wide, f"{len(too_wide)} line(s) wider than 100 columns:\n" + "\n".join(too_wide)
+    for m in mistakes:                     # each hint still reads whole once its lines are joined
+        check(m.fn)
+        assert any(" ".join(m.hint.split()) in msg for msg in messages(capsys.readouterr().out)), m.hint
+
+
+def test_a_wrapped_message_joins_back_into_its_one_line():
+    from vrs_edu.course.checks import INDENT, messages, wrap
+
+    text = "✗ attend: case 0: " + "you used the transposed pattern, " * 6 + "(pattern @ v)"
+    lines = wrap(text).splitlines()
+    assert len(lines) > 1 and all(len(line) <= 100 for line in lines)
+    assert all(line.startswith(INDENT) for line in lines[1:])
+    assert messages(wrap(text) + "\nsome other output\n" + wrap("✓ attend: public checks passed")) == \
+        [" ".join(text.split()), "✓ attend: public checks passed"]
+
+
 # --- the chapters: every exercise is a stub followed by its collapsed worked solution -------------------------
 
 def _chapter_exercises():

@@ -178,9 +178,19 @@ def _ch03(request):
     return lambda_widget(_tiny(value_residual="resformer"), _batches())
 
 
+def _x0_model() -> TinyGPT:
+    """Chapter 04's kind of model: QK-norm, and an x0 layer (layer 2) whose learned |β| are a few times |α| = 1 on
+    every path, as training left them in chapter 04's checkpoint (where a factor on β = 0 would change nothing)."""
+    m = _tiny(x0_mode="qkv", qk_norm=True)
+    with torch.no_grad():
+        for s, b in zip("qkv", (-4.0, 3.0, 2.5)):
+            getattr(m.blocks[2].x0, f"beta_{s}").fill_(b)
+    return m
+
+
 def _ch04(request):
     from vrs_edu.viz.bank import beta_widget
-    return beta_widget(_tiny(x0_mode="qkv"), _batches())
+    return beta_widget(_x0_model(), _batches())
 
 
 def _ch05(request):
@@ -238,6 +248,42 @@ def test_every_widget_of_the_course_is_driven_here():
     assert not own, f"a chapter builds its own widget; move it into vrs_edu.viz and add it to WIDGETS: {own}"
     assert shown == set(WIDGETS), f"chapters show {sorted(shown)}, this file drives {sorted(WIDGETS)}"
     assert defined == set(WIDGETS), f"vrs_edu.viz defines {sorted(defined)}, this file drives {sorted(WIDGETS)}"
+
+
+# --- one step is visible -------------------------------------------------------------------------------------------
+
+def test_chapter_04_one_step_of_each_slider_makes_a_visible_change_in_its_readout():
+    """Issue 19: one step of every β slider must change something a learner can see. The loss barely moves for Q and
+    K under QK-norm (that is chapter 04's lesson), so the promise is about what the readout prints: the moved
+    path's x0 share by at least VISIBLE_SHARE, for Q and K the attention mass moved by at least VISIBLE_ATTENTION,
+    the loss line states its change from the default, and the figure marks the new setting."""
+    from vrs_edu.viz.bank import VISIBLE_ATTENTION, VISIBLE_SHARE, factor_label
+
+    w = _ch04(None)
+    spy = CallbackSpy(w)
+    w.update()
+    default = w.result
+    sliders = {c.description: c for c in w.children if isinstance(c, W.FloatLogSlider)}
+    assert set(sliders) == {"β_q ×", "β_k ×", "β_v ×"}
+    for name, c in sliders.items():
+        s = name[2]
+        for target in (c.base ** (math.log(c.value, c.base) + c.step), c.base ** (math.log(c.value, c.base) - c.step)):
+            c.value = target
+            call = spy.calls[-1]
+            _check(call, f"{name} moved to {target}")
+            now = w.result
+            assert now["factors"][s] == target, f"{name}: the callback got {call.kwargs}"
+            share = sum(now["shares"][s]) / len(now["shares"][s])
+            share0 = sum(default["shares"][s]) / len(default["shares"][s])
+            assert abs(share - share0) >= VISIBLE_SHARE, f"{name} ×{target}: x0 share moved only {share - share0:+.4f}"
+            if s in "qk":
+                moved = sum(now["moved"]) / len(now["moved"])
+                assert moved >= VISIBLE_ATTENTION, f"{name} ×{target}: attention moved only {moved:.2%}"
+            printed = call.printed
+            assert f"from the default {default['loss']:.4f}" in printed, printed
+            assert f"β_{s} {factor_label(target):>6s}" in printed and "from the default)" in printed, printed
+            c.value = 1.0
+    assert all(call.error is None for call in spy.calls)
 
 
 # --- the harness itself can fail ---------------------------------------------------------------------------------

@@ -82,24 +82,63 @@ def test_lambda_figure_draws_both_settings_with_their_losses(batches):
     assert f"{trained['loss']:.3f}" in labels[0] and f"{now['loss']:.3f}" in labels[1]
 
 
-def test_beta_readout_shift_equals_setting_the_coefficient_by_hand(batches):
-    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))   # 3 layers: the x0 layer is layer 2
-    r = vbank.beta_readout(m, batches, d_beta_v=1.5)
-    assert r["betas"]["v"] == [1.5] and r["betas"]["q"] == [0.0]
-    assert m.blocks[2].x0.beta_v.item() == 0.0, "β not restored"
+def _x0_model(betas=(0.3, -0.4, 1.2)):
+    """A 3-layer qkv model (the x0 layer is layer 2) whose x0 layer reads some x0 on every path, with QK-norm as in
+    chapter 04's runs."""
+    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv", qk_norm=True)))
     with torch.no_grad():
-        m.blocks[2].x0.beta_v.fill_(1.5)
+        for s, b in zip("qkv", betas):
+            getattr(m.blocks[2].x0, f"beta_{s}").fill_(b)
+    return m
+
+
+def test_beta_readout_factor_equals_setting_the_coefficient_by_hand(batches):
+    m = _x0_model()
+    r = vbank.beta_readout(m, batches, f_v=0.5, f_k=2.0)
+    assert r["betas"]["v"] == pytest.approx([0.6]) and r["betas"]["k"] == pytest.approx([-0.8])
+    assert r["betas"]["q"] == pytest.approx([0.3]) and r["layers"] == [2]
+    assert [getattr(m.blocks[2].x0, f"beta_{s}").item() for s in "qkv"] == pytest.approx([0.3, -0.4, 1.2]), \
+        "β not restored"
+    # x0 share |β| / (|α| + |β|) with α = 1: v 0.6 / 1.6, k 0.8 / 1.8; the default v 1.2 / 2.2
+    assert r["shares"]["v"] == pytest.approx([0.6 / 1.6]) and r["shares"]["k"] == pytest.approx([0.8 / 1.8])
+    assert r["trained_shares"]["v"] == pytest.approx([1.2 / 2.2])
+    with torch.no_grad():
+        m.blocks[2].x0.beta_v.fill_(0.6)
+        m.blocks[2].x0.beta_k.fill_(-0.8)
     assert r["loss"] == pytest.approx(mean_loss(m, batches), abs=1e-6)
     assert r["delta"] == pytest.approx(r["loss"] - r["trained_loss"])
-    zero = vbank.beta_readout(m, batches)
-    assert zero["delta"] == 0.0
+    assert r["moved"][0] > 0, "a factor on β_k changes where the x0 layer looks"
 
 
-def test_beta_sweep_is_zero_at_zero_shift(batches):
-    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
-    sweep = vbank.beta_sweep(m, batches, shifts=(-1.0, 0.0, 2.0))
+def test_beta_readout_at_the_default_is_the_trained_model(batches):
+    m = _x0_model()
+    r = vbank.beta_readout(m, batches)
+    assert r["delta"] == 0.0 and r["moved"] == [0.0] and r["shares"] == r["trained_shares"]
+    assert r["loss"] == pytest.approx(mean_loss(m, batches), abs=1e-6)
+    assert vbank.beta_text(r).splitlines()[0].endswith("(the default)")
+
+
+def test_a_factor_on_beta_v_leaves_the_x0_layers_own_attention_alone(batches):
+    # β_v changes the values, not q or k: the x0 layer's pattern (the last layer here) cannot move
+    assert vbank.beta_readout(_x0_model(), batches, f_v=4.0)["moved"] == [0.0]
+
+
+def test_attention_moved_is_the_total_variation_distance_by_hand():
+    ref = [[torch.tensor([[[[1.0, 0.0], [0.5, 0.5]]]])]]            # one batch, one x0 layer, (B, H, T, T)
+    new = [[torch.tensor([[[[1.0, 0.0], [0.0, 1.0]]]])]]
+    # query 0: nothing moved; query 1: ½(|0 − 0.5| + |1 − 0.5|) = 0.5 of its mass; mean over queries 0.25
+    assert vbank.attention_moved(new, ref) == [0.25]
+    assert vbank.attention_moved(ref, ref) == [0.0]
+
+
+def test_beta_sweep_is_zero_at_the_trained_factor_and_shares_grow_with_the_factor(batches):
+    sweep = vbank.beta_sweep(_x0_model(), batches, factors=(0.5, 1.0, 2.0))
     for s in "qkv":
-        assert sweep[s][1] == 0.0 and len(sweep[s]) == 3
+        assert sweep["delta"][s][1] == 0.0 and sweep["moved"][s][1] == 0.0 and len(sweep["delta"][s]) == 3
+        assert sweep["share"][s][0] < sweep["share"][s][1] < sweep["share"][s][2]
+    steps = vbank.step_changes(sweep)
+    assert steps["v"]["share_up"] == pytest.approx(2.4 / 3.4 - 1.2 / 2.2)      # α_v = 1, β_v 1.2 → 2.4
+    assert steps["q"]["delta_down"] == pytest.approx(sweep["delta"]["q"][0])
 
 
 def test_beta_readout_refuses_other_x0_modes(batches):
@@ -107,24 +146,40 @@ def test_beta_readout_refuses_other_x0_modes(batches):
         vbank.beta_readout(TinyGPT(TinyGPTConfig(**CFG, x0_mode="shared")), batches)
 
 
-def test_beta_widget_has_three_sliders_and_updates(batches):
-    m = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
+def test_beta_widget_has_three_factor_sliders_and_updates(batches):
+    m = _x0_model()
     w = vbank.beta_widget(m, batches)
     sliders = {c.description: c for c in w.children if hasattr(c, "min")}
-    assert set(sliders) == {"+β_q", "+β_k", "+β_v"}
-    assert all(s.value == 0.0 for s in sliders.values())
-    sliders["+β_k"].value = 1.0
-    assert w.result["delta"] == pytest.approx(vbank.beta_readout(m, batches, d_beta_k=1.0)["delta"])
+    assert set(sliders) == {"β_q ×", "β_k ×", "β_v ×"}
+    assert all(s.value == 1.0 and s.base == 2 and s.step == 1 for s in sliders.values())
+    assert [2.0 ** s.min for s in sliders.values()] == [1 / 16] * 3 and {s.max for s in sliders.values()} == {2}
+    sliders["β_k ×"].value = 2.0
+    assert w.result["delta"] == pytest.approx(vbank.beta_readout(m, batches, f_k=2.0)["delta"])
+
+
+def test_beta_figure_marks_each_paths_setting_on_both_panels(batches):
+    m = _x0_model()
+    sweep = vbank.beta_sweep(m, batches, factors=(0.5, 1.0, 2.0))
+    fig, now, _ = vbank.beta_figure(m, batches, f_q=0.5, sweep=sweep)
+    for ax, key, scale in zip(fig.axes, ("delta", "moved"), (1.0, 100.0)):
+        dots = sorted(float(v) for c in ax.collections for v in c.get_offsets()[0])
+        expected = sorted([0.5, scale * sweep[key]["q"][0], 1.0, 0.0, 1.0, 0.0])
+        assert dots == pytest.approx(expected), "q's dot at ×1/2 on its line, k's and v's at ×1 (no change)"
+    assert f"Δ loss {now['delta']:+.4f} nats" in fig._suptitle.get_text()
 
 
 def test_readouts_refuse_non_finite_slider_values_naming_the_argument(batches):
     vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
     with pytest.raises(ValueError, match="lambda_2 must be a finite number.*got nan"):
         vvr.lambda_readout(vr, batches, 0.5, float("nan"))
-    x0 = _perturb(TinyGPT(TinyGPTConfig(**CFG, x0_mode="qkv")))
-    with pytest.raises(ValueError, match="d_beta_k must be a finite number.*got inf"):
-        vbank.beta_readout(x0, batches, d_beta_k=float("inf"))
-    assert x0.blocks[2].x0.beta_k.item() == 0.0   # nothing was changed before the error
+    x0 = _x0_model()
+    with pytest.raises(ValueError, match="f_k .*must be a finite number >= 0, got inf"):
+        vbank.beta_readout(x0, batches, f_k=float("inf"))
+    with pytest.raises(ValueError, match="f_q .*got -1.0"):
+        vbank.beta_readout(x0, batches, f_q=-1.0)
+    with pytest.raises(ValueError, match="d_beta_k must be a finite number, got inf"):
+        vbank.betas_shifted(x0, d_beta_k=float("inf"))
+    assert x0.blocks[2].x0.beta_k.item() == pytest.approx(-0.4)   # nothing was changed before the error
 
 
 def test_x0_removal_cost_equals_setting_that_beta_to_zero_by_hand(batches):

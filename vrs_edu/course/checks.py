@@ -12,10 +12,13 @@ A stub (a body of ``raise NotImplementedError`` or ``...``) is not an error: the
 and gives the exercise's first hint, so a chapter runs top to bottom before the learner has written anything.
 
 Every checker returns True/False and prints; with ``raise_on_fail=True`` (used by the grader) it raises
-``CheckFailed`` instead.
+``CheckFailed`` instead. A printed message is wrapped to ``WIDTH`` (100) columns at spaces, its continuation lines
+indented by ``INDENT``, so a hint reads on the page without a sideways scroll; :func:`messages` joins a printed
+message back into one line (the grader's report does).
 """
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -23,6 +26,33 @@ import torch
 
 PASSED = "public checks passed — hidden checks run when graded"
 PASSED_UNGRADED = "public checks passed"
+WIDTH = 100       # columns of every printed check message (the course's page width)
+INDENT = "    "   # the continuation lines of a wrapped message
+MARKS = ("✗", "✓")
+
+
+def wrap(message: str, width: int = WIDTH) -> str:
+    """``message`` wrapped at spaces to ``width`` columns; each of its lines (a hint is one) starts a new line, and
+    every line after the first is indented by :data:`INDENT`. Words and numbers are never split (a single word
+    longer than the line stays whole)."""
+    lines: list[str] = []
+    for part in (" ".join(p.split()) for p in message.split("\n")):
+        if part:
+            lines += textwrap.wrap(part, width, initial_indent=INDENT if lines else "", subsequent_indent=INDENT,
+                                   break_long_words=False, break_on_hyphens=False)
+    return "\n".join(lines)
+
+
+def messages(printed: str) -> list[str]:
+    """The check messages in ``printed`` (a checker's output), each joined back into one line: a line that starts
+    with ✗ or ✓ opens a message, the indented lines after it continue it."""
+    out: list[str] = []
+    for line in printed.splitlines():
+        if line.startswith(MARKS):
+            out.append(line.strip())
+        elif out and line.startswith(INDENT) and line.strip():
+            out[-1] += " " + line.strip()
+    return out
 
 
 class CheckFailed(AssertionError):
@@ -62,20 +92,20 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
 
     Returns True when every case matches. Prints (and, with ``raise_on_fail``, raises) the first disagreement with
     a hint: "not implemented yet" with ``stub_hint`` for a stub (it raises NotImplementedError, whose own message
-    wins when it has one, or returns None), a shape problem, a known mistake it matches, NaN where the reference
+    wins when it has one, or returns None), a known mistake it matches, a shape problem, NaN where the reference
     has none, or the largest difference. ``graded``: whether hidden checks of this exercise run in an assignment
     (it decides the closing line).
     """
     def not_written(detail: str) -> bool:
         hint = detail or stub_hint
         return fail("not implemented yet — write your code in place of the stub's body"
-                    + (f". Hint: {hint}" if hint else ""))
+                    + (f".\nHint: {hint}" if hint else ""))
 
     def fail(msg: str) -> bool:
         text = f"✗ {name}: {msg}"
         if raise_on_fail:
-            raise CheckFailed(text)
-        print(text)
+            raise CheckFailed(" ".join(text.split()))
+        print(wrap(text))
         return False
 
     for i, args in enumerate(inputs):
@@ -90,15 +120,15 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
             return not_written("")
         if _close(got, expected, atol):
             continue
-        if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
-            return fail(f"case {i}: expected a {_describe(expected)}, got a {_describe(got)}")
-        for m in mistakes:
+        for m in mistakes:   # before the shape message: a known mistake may change the shape (averaged over depth)
             try:
                 matches = _close(got, m.fn(*args), atol)
             except Exception:  # a mistake variant that cannot run on these inputs simply does not match
                 matches = False
             if matches:
                 return fail(f"case {i}: {m.hint}")
+        if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
+            return fail(f"case {i}: expected a {_describe(expected)}, got a {_describe(got)}")
         if isinstance(expected, torch.Tensor) and got.isnan().any() and not expected.isnan().any():
             return fail(f"case {i}: {int(got.isnan().sum())} of {got.numel()} values are NaN where the reference "
                         "has none (a softmax over a row whose every score is -inf gives NaN)")
@@ -107,7 +137,7 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
             return fail(f"case {i}: values differ from the reference (largest difference {diff:.3g})")
         return fail(f"case {i}: expected {expected!r}, got {got!r}")
     if not quiet:
-        print(f"✓ {name}: {PASSED if graded else PASSED_UNGRADED}")
+        print(wrap(f"✓ {name}: {PASSED if graded else PASSED_UNGRADED}"))
     return True
 
 

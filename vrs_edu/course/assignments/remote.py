@@ -17,6 +17,7 @@ import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
+from ..checks import messages
 from . import integrity
 from .kernel import CALL_SOURCE, TIMEOUT_ENAME, Kernel
 
@@ -151,7 +152,7 @@ class CheckRunner:
         outputs.append(nbformat.v4.new_output("execute_result", data={"text/plain": repr(value)}, execution_count=None))
         if value is True:
             return True, "", outputs
-        hints = [line for line in printed.splitlines() if line.startswith("✗")]
+        hints = [m for m in messages(printed) if m.startswith("✗")]   # each wrapped hint joined into one line
         return False, "\n".join(hints) or f"the check evaluated to {value!r}", outputs
 
 
