@@ -52,9 +52,10 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
         {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "summary": {"corpus": claims_bov}}))
     (tmp_path / "depth-mixers.json").write_text(json.dumps(_depth_result()))
     answers = course_answers(tmp_path)
-    assert [a["chapter"] for a in answers] == ["04", "03", "04", "05"]
-    assert all(a["missing"] is None for a in answers)
-    q1, q2, q3, q4 = (a["lines"] for a in answers)
+    assert [a["chapter"] for a in answers] == ["04", "03", "04", "05", "03, 04"]
+    assert all(a["missing"] is None for a in answers[:4])
+    assert "vrs-edu reproduce recall" in answers[4]["missing"]   # no recall.json here: its command is named
+    q1, q2, q3, q4, _ = (a["lines"] for a in answers)
     assert q1 == ["ablation test = -0.200 [95% CI -0.300, -0.100], n = 3 → reproduced"]
     assert q2[0].endswith("→ not reproduced") and "+0.002" in q2[0]
     assert "β test" in q3[0]
@@ -113,8 +114,6 @@ def test_bank_of_values_answers_give_the_declared_three_way_verdicts_when_the_fi
                 "power": power, "effect_for_power": None}
     recs = [rec("additive_criterion", 0.808, 0.794, 0.821, 0.0, "reproduced"),
             rec("v_reads_x0_more_than_qk", -0.124, -0.164, -0.085, 0.001, "contradicted"),
-            rec("recall_lookup_learned", 0.096, 0.061, 0.131, 0.003, "contradicted"),
-            rec("recall_v_reads_x0_more_than_qk", -0.001, -0.024, 0.023, 0.936, "undecided", 0.19),
             rec("bank_loss", 0.102, 0.068, 0.136, 0.008, "contradicted")]
     (tmp_path / "bank-of-values.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "verdicts": recs,
@@ -123,14 +122,61 @@ def test_bank_of_values_answers_give_the_declared_three_way_verdicts_when_the_fi
          "summary": {"corpus": {"v_tolerates_x0_substitution": _claim("old ablation test", -0.2, -0.3, -0.1,
                                                                       "reproduced")}}}))
     q1, q3 = (a["lines"] for a in course_answers(tmp_path) if a["n"] in (1, 3))
-    # Q1: the primary "V more than Q/K" test, then the recall precondition and the recall test (power on its own line)
-    assert q1 == ["v_reads_x0_more_than_qk: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted",
-                  "recall_lookup_learned: +0.096 [+0.061, +0.131], p (Holm) 0.003 → contradicted",
-                  "recall_v_reads_x0_more_than_qk: -0.001 [-0.024, +0.023], p (Holm) 0.936 → undecided",
-                  "  (power 19% at d = 1)"]
+    # Q1: the primary "V more than Q/K" test (the same test on the recall task is question 5)
+    assert q1 == ["v_reads_x0_more_than_qk: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted"]
     assert q3 == ["additive_criterion: +0.808 [+0.794, +0.821], p (Holm) 0.000 → reproduced",
                   "bank_loss: +0.102 [+0.068, +0.136], p (Holm) 0.008 → contradicted",
                   "(the verdicts use the runs qkv (coef_opt=official))",
                   "(β_v plateau reached in 2 of 10 (layer, seed) series)"]
     assert not any("old ablation test" in line for line in q1 + q3)   # the stale two-way summary is not read
     assert max(map(len, q1 + q3)) <= 96
+
+
+def _recall_result(learned=True):
+    """A hand-made `recall` result, 5 seeds, evaluations every 100 steps, reference loss 1.2. Baseline: loss 1.3 until
+    step 1,000, then 0.01 (learned) or 1.3 throughout; ResFormer 0.002 lower, its drop one evaluation sooner (seeds
+    0-2) or two (seeds 3-4); qkv models whose V reads x0 with share 0.8 while Q and K read it with share 0.1
+    (α = 1 everywhere, so share = β / (1 + β))."""
+    steps = [100 * i for i in range(1, 16)]
+
+    def run(seed, final, learn_at):
+        curve = [1.3 if s < learn_at else final for s in steps]
+        return {"seed": seed, "final_val_loss": final, "history": {"eval_steps": steps, "val_loss": curve}}
+
+    base_final = 0.01 if learned else 1.3
+    beta = {"q": 1 / 9, "k": 1 / 9, "v": 4.0}       # shares 0.1, 0.1, 0.8
+    qkv = [{"seed": s, "final_val_loss": base_final, "coefficients": {
+        f"blocks.{l}.x0.{a}_{p}": (1.0 if a == "alpha" else beta[p] * (1 + 0.01 * s)) for l in (6, 7)
+        for a in ("alpha", "beta") for p in "qkv"}} for s in range(5)]
+    part = {"configs": {"baseline": {"train": {"steps": 1500}}},
+            "runs": {"baseline": [run(s, base_final, 1000) for s in range(5)],
+                     "resformer": [run(s, base_final - 0.002, 900 if s < 3 else 800) for s in range(5)],
+                     "qkv": qkv}}
+    return {"command": "vrs-edu reproduce recall", "wall_time_s": 1200, "no_lookup_reference": {"loss": 1.2},
+            "recall": part}
+
+
+def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models(tmp_path):
+    (tmp_path / "recall.json").write_text(json.dumps(_recall_result()))
+    q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)
+    assert q5["chapter"] == "03, 04" and q5["command"] == "vrs-edu reproduce recall"
+    names = [line.split(":")[0] for line in q5["lines"] if not line.startswith("  ")]
+    assert names == ["recall_lookup_learned", "recall_resformer_loss", "recall_resformer_learns_sooner",
+                     "recall_qkv_lookup_learned", "recall_additive_criterion", "recall_v_reads_x0_more_than_qk"]
+    lines = dict(line.split(": ", 1) for line in q5["lines"] if not line.startswith("  "))
+    assert lines["recall_lookup_learned"].startswith("-1.190 [-1.190, -1.190]") and "reproduced" in \
+        lines["recall_lookup_learned"]
+    # "learned" = the curve crosses 0.6 (half the reference), interpolated between evaluations: the baseline at
+    # 900 + 100·0.7/1.29 = 954.264, ResFormer at 854.180 (seeds 0-2) or 754.180 (seeds 3-4) → mean −140.084
+    assert lines["recall_resformer_learns_sooner"].startswith("-140.084") and "reproduced" in \
+        lines["recall_resformer_learns_sooner"]
+    assert lines["recall_additive_criterion"].startswith("+0.80") and "reproduced" in lines["recall_additive_criterion"]
+    assert lines["recall_v_reads_x0_more_than_qk"].startswith("+0.70") and "reproduced" in \
+        lines["recall_v_reads_x0_more_than_qk"]
+
+
+def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_path):
+    (tmp_path / "recall.json").write_text(json.dumps(_recall_result(learned=False)))
+    q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)
+    first = q5["lines"][0]
+    assert first.startswith("recall_lookup_learned: +0.100 [+0.100, +0.100]") and first.endswith("contradicted")

@@ -1,5 +1,5 @@
-"""`vrs-edu reproduce value-residual --quick` and `bank-of-values --quick`: the result files have the schema the
-chapters read, every number is finite and logged, and the chapters' plots draw from them. (The direction of the
+"""`vrs-edu reproduce value-residual --quick`, `bank-of-values --quick` and `recall --quick`: the result files have
+the schema the chapters read, every number is finite and logged, and the chapters' plots draw from them. (The direction of the
 effects is not tested: a quick run is too short to have one, and the full runs report whatever they find.)"""
 import json
 import math
@@ -13,6 +13,7 @@ import pytest  # noqa: E402
 from vrs_edu.cli import main  # noqa: E402
 from vrs_edu.lab.experiments import load_results  # noqa: E402
 from vrs_edu.lab.recipes import bank_of_values as bov  # noqa: E402
+from vrs_edu.lab.recipes import recall as rc  # noqa: E402
 from vrs_edu.lab.recipes import value_residual as vr  # noqa: E402
 from vrs_edu.viz import bank as vbank  # noqa: E402
 from vrs_edu.viz import value_residual as vvr  # noqa: E402
@@ -35,16 +36,21 @@ def bov_result(tmp_path_factory):
     return _run("bank-of-values", tmp_path_factory.mktemp("bov"))
 
 
+@pytest.fixture(scope="module")
+def recall_result(tmp_path_factory):
+    return _run("recall", tmp_path_factory.mktemp("recall"))
+
+
 def _finite(xs):
     return all(isinstance(x, (int, float)) and math.isfinite(x) for x in xs)
 
 
-def _check_common(result, name, variants, recall_variants, summary_parts=("corpus", "recall")):
+def _check_common(result, name, parts, summary_parts=("corpus",), families=("primary",)):
     assert result["recipe"] == name and result["quick"] is True and result["seeds"] == SEEDS
     assert result["command"] == f"vrs-edu reproduce {name} --quick --seeds 0,1"  # the command that remakes it
     assert result["wall_time_s"] > 0 and result["cpu_time_s"] > 0
     assert {"torch", "vrs_edu", "threads"} <= set(result["environment"])
-    for p, vs in (("corpus", variants), ("recall", recall_variants)):
+    for p, vs in parts.items():
         part = result[p]
         assert list(part["runs"]) == list(vs)
         assert set(part["step_seconds"]) == set(vs) and all(s > 0 for s in part["step_seconds"].values())
@@ -72,19 +78,15 @@ def _check_common(result, name, variants, recall_variants, summary_parts=("corpu
         if p in summary_parts:
             for claim in result["summary"][p].values():
                 assert claim["verdict"] in ("reproduced", "not reproduced")
-    # the recall half carries its no-lookup reference and the accuracy of each query
-    ref = result["recall"]["no_lookup_reference"]
-    assert 0 < ref["acc"] < 1 and len(ref["acc_by_query"]) == result["recall"]["task_settings"]["n_queries"]
-    for r in result["recall"]["runs"]["baseline"]:
-        assert len(r["layer_metrics"]["answer_acc_by_query"]) == result["recall"]["task_settings"]["n_queries"]
     # every declared test got a three-way verdict with its interval, Holm p and (when undecided) power
     assert result["verdicts"] and all(v["verdict"] in ("reproduced", "contradicted", "undecided")
                                       for v in result["verdicts"])
-    assert {v["family"] for v in result["verdicts"]} >= {"primary"}
+    assert {v["family"] for v in result["verdicts"]} >= set(families)
 
 
 def test_value_residual_quick_result_schema(vr_result):
-    _check_common(vr_result, "value-residual", [*vr.VARIANTS, *vr.WEAK_VARIANTS], list(vr.RECALL_VARIANTS))
+    _check_common(vr_result, "value-residual", {"corpus": [*vr.VARIANTS, *vr.WEAK_VARIANTS]})
+    assert "recall" not in vr_result   # the recall task is its own recipe
     lam = vr.lambda_profiles(vr_result["corpus"]["runs"]["learnable"])
     assert [len(x) for x in lam] == [7, 7] and all(_finite(x) for x in lam)   # layers 1..7 of 8
     assert set(vr_result["summary"]["corpus"]) == {"loss_gain_final", "loss_gain_before_decay",
@@ -98,15 +100,15 @@ def test_value_residual_quick_result_schema(vr_result):
 
 
 def test_bank_of_values_quick_result_schema(bov_result):
-    _check_common(bov_result, "bank-of-values", list(bov.VARIANTS_V2), list(bov.RECALL_VARIANTS_V2),
-                  summary_parts=("corpus",))
+    _check_common(bov_result, "bank-of-values", {"corpus": list(bov.VARIANTS_V2)})
+    assert "recall" not in bov_result
     assert {v["name"] for v in bov_result["verdicts"]} == {t.name for t in bov.TESTS}
     assert bov_result["corpus"]["configs"]["qkv"]["model"]["qk_norm"] is True
     assert bov_result["corpus"]["configs"]["qkv"]["train"]["coef_opt"] == "official"
-    for p in ("corpus", "recall"):
-        pl = bov_result[p]["beta_v_plateau"]
+    for part in (bov_result["corpus"],):
+        pl = part["beta_v_plateau"]
         assert pl["of"] == 2 * len(SEEDS) and 0 <= pl["reached"] <= pl["of"]
-        t = bov_result[p]["coefficient_table"]
+        t = part["coefficient_table"]
         assert t["layers"] == [6, 7] and t["seeds"] == SEEDS
         for name in ("alpha_q", "beta_q", "alpha_k", "beta_k", "alpha_v", "beta_v"):
             assert [len(row) for row in t[name]] == [2, 2] and all(_finite(row) for row in t[name])
@@ -119,16 +121,53 @@ def test_bank_of_values_quick_result_schema(bov_result):
         "reproduced", "not reproduced")
 
 
+def test_recall_quick_result_schema(recall_result):
+    _check_common(recall_result, "recall", {"recall": list(rc.VARIANTS)}, summary_parts=(),
+                  families=("recall", "recall-x0"))
+    # the task's no-lookup reference and the accuracy of each query
+    ref = recall_result["no_lookup_reference"]
+    assert 0 < ref["acc"] < 1 and len(ref["acc_by_query"]) == rc.TASK["n_queries"]
+    part = recall_result["recall"]
+    for r in part["runs"]["baseline"]:
+        assert len(r["layer_metrics"]["answer_acc_by_query"]) == rc.TASK["n_queries"]
+    t = part["coefficient_table"]
+    assert t["layers"] == [6, 7] and t["seeds"] == SEEDS
+    cfg = part["configs"]
+    assert all(cfg[v]["model"]["qk_norm"] is True for v in rc.VARIANTS)   # every variant: QK-norm
+    assert cfg["resformer"]["model"]["value_residual"] == "resformer" and cfg["qkv"]["train"]["coef_opt"] == "official"
+    assert {v["name"] for v in recall_result["verdicts"]} == {t.name for t in rc.TESTS}
+    json.dumps(recall_result)
+
+
+def test_steps_to_learn_is_the_interpolated_crossing_or_the_last_step():
+    # reference loss 1.2 → "learned" at 0.6; the curve crosses it halfway between steps 200 and 300
+    run = {"history": {"eval_steps": [100, 200, 300], "val_loss": [1.3, 0.8, 0.4]}}
+    assert rc.steps_to_learn(run, 1.2, 300) == pytest.approx(250.0)
+    never = {"history": {"eval_steps": [100, 200, 300], "val_loss": [1.3, 1.3, 1.3]}}
+    assert rc.steps_to_learn(never, 1.2, 300) == 300.0
+
+
+def test_recall_results_ignore_the_corpus_setting(recall_result, tmp_path, monkeypatch):
+    # a synthetic task has one result file: VRS_EDU_CORPUS re-points the text recipes only
+    (tmp_path / "recall.quick.json").write_text(json.dumps(recall_result))
+    monkeypatch.setenv("VRS_EDU_CORPUS", "kjv")
+    assert load_results("recall", quick=True, out_dir=tmp_path)["recipe"] == "recall"
+    with pytest.raises(FileNotFoundError, match="--corpus kjv"):
+        load_results("value-residual", quick=True, out_dir=tmp_path)
+
+
 def test_quick_mode_writes_no_checkpoint(vr_result, bov_result, tmp_path):
     # checkpoints are only saved by full runs (seed 0); a quick file is named *.quick.json and loads as such
     with pytest.raises(FileNotFoundError, match="vrs-edu reproduce value-residual"):
         load_results("value-residual", out_dir=tmp_path)
 
 
-def test_chapter_plots_draw_from_the_results(vr_result, bov_result):
-    figs = [vvr.plot_loss_curves(vr_result), vvr.plot_paired_curves(vr_result),
+def test_chapter_plots_draw_from_the_results(vr_result, bov_result, recall_result):
+    both = {**vr_result, "recall": recall_result["recall"]}   # chapter 03 draws the two data sets side by side
+    figs = [vvr.plot_loss_curves(both), vvr.plot_paired_curves(both),
             vvr.plot_layer_metrics(vr_result["corpus"]), vvr.plot_lambdas(vr_result["corpus"]),
-            vbank.plot_betas({p: bov_result[p]["coefficient_table"] for p in ("corpus", "recall")}),
+            vbank.plot_betas({"corpus": bov_result["corpus"]["coefficient_table"],
+                              "recall": recall_result["recall"]["coefficient_table"]}),
             vbank.plot_beta_trajectories(bov_result["corpus"]["runs"]["qkv"]),
             vbank.plot_ablation({"corpus": vbank.ablation_table(bov_result["corpus"]["runs"]["baseline"])},
                                 deep_layers=[6, 7])]

@@ -11,6 +11,9 @@ Each answer is computed from a ``data/results/*.json`` file written by a ``vrs-e
    ``bank-of-values``).
 4. **Depth as a sequence** — does a selective read over depth beat the residual sum, and do the routers' V inputs
    read the embedding while Q and K read recent layers? (chapter 05, ``depth-mixers``).
+
+A fifth entry reads the associative-recall task (chapters 03 and 04, ``recall``): did the models learn to look keys
+up, and what do the value residual and the x0 coefficients do on a task that needs it?
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ QUESTIONS = {
     2: ("value residual", "What does mixing V_1 into later layers change?", "03", "value-residual"),
     3: ("bank of values", "Through which path do deep layers re-read x0?", "04", "bank-of-values"),
     4: ("depth as a sequence", "Can the residual stream be a selective read over depth?", "05", "depth-mixers"),
+    5: ("recall", "On a task that needs key lookup, what do the value residual and x0 do?", "03, 04", "recall"),
 }
 
 
@@ -53,7 +57,7 @@ def _corpus_claims(result: dict, claims) -> dict:
 
 
 # Chapter 04's declared tests (``bank_of_values.TESTS``) that answer each of its two questions.
-BOV_QK_VS_V = ("v_reads_x0_more_than_qk", "recall_lookup_learned", "recall_v_reads_x0_more_than_qk")
+BOV_QK_VS_V = ("v_reads_x0_more_than_qk",)
 BOV_PATHS = ("additive_criterion", "beta_v_last_layer_above_10", "qkv_loss", "qkv_beats_scale_control",
              "qkv_beats_random_x0", "qkv_beats_previous_x0", "scale_control_costs", "substitute_gamma_above_2",
              "substitute_loss", "substitute_beats_scale_control", "bank_gamma_above_2", "bank_loss",
@@ -76,9 +80,9 @@ def _declared(result: dict, names: tuple[str, ...]) -> list[str]:
 
 
 def answer_qk_vs_v(bov: dict) -> list[str]:
-    """Chapter 04's primary test "V takes a larger x0 share than Q and K" (corpus), then the recall task's
-    precondition and the same test on it, with the stored three-way verdicts; a file made before the tests were
-    declared gives its old substitution-ablation claim."""
+    """Chapter 04's primary test "V takes a larger x0 share than Q and K" (corpus), with its stored three-way
+    verdict (the same test on the recall task is question 5); a file made before the tests were declared gives its
+    old substitution-ablation claim."""
     if bov.get("verdicts"):
         return _declared(bov, BOV_QK_VS_V)
     s = _corpus_claims(bov, bov_claims)
@@ -162,7 +166,17 @@ def answer_depth(dm: dict) -> list[str]:
     return out
 
 
-ANSWERERS = {1: answer_qk_vs_v, 2: answer_value_residual, 3: answer_bank_of_values, 4: answer_depth}
+def answer_recall(rc: dict) -> list[str]:
+    """The recall recipe's declared tests (``recall.TESTS``), recomputed from the runs, as chapters 03 and 04 print
+    them: each set-up's precondition (the baseline beats the no-lookup reference) first, then what is read from it."""
+    from .analysis import verdict_records
+    from .recipes.recall import verdicts
+
+    return [line for v in verdict_records(verdicts(rc)) for line in _verdict_lines(v)]
+
+
+ANSWERERS = {1: answer_qk_vs_v, 2: answer_value_residual, 3: answer_bank_of_values, 4: answer_depth,
+             5: answer_recall}
 
 
 def course_answers(out_dir: str | Path | None = None) -> list[dict]:

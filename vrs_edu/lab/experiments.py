@@ -149,8 +149,11 @@ def load_results(name: str, quick: bool = False, out_dir: str | Path | None = No
     ``corpus`` (a corpus' short name, e.g. ``kjv`` or a teacher's file stem) reads the runs on that corpus; when
     it is None the environment variable ``VRS_EDU_CORPUS`` gives it, so a teacher re-points every chapter at the
     results of their own corpus with one setting (README, teacher's guide). Empty or unset: the default corpus.
+    A recipe that does not train on text (``recall``) ignores both.
     """
-    corpus = chosen_corpus(corpus)
+    _load_recipes()
+    synthetic = name in RECIPES and not trains_on_text(name)   # a synthetic task has one result file
+    corpus = None if synthetic else chosen_corpus(corpus)
     path = results_path(name, quick, out_dir, corpus)
     if not path.exists():
         how = "" if not corpus else f" --corpus {corpus}" if corpus in NAMED else f" --corpus <your {corpus} file>"

@@ -147,9 +147,15 @@ def _variants(part: dict, variants):
     return [v for v in (variants or part["runs"]) if v in part["runs"]]
 
 
-def plot_loss_curves(result: dict, variants=None, parts=("corpus", "recall")):
+def _parts(result: dict, parts) -> tuple[str, ...]:
+    return tuple(parts) if parts is not None else tuple(p for p in ("corpus", "recall") if p in result)
+
+
+def plot_loss_curves(result: dict, variants=None, parts=None):
     """Validation loss against step, mean ± sd across seeds (the band), one panel per data set. A part with a
-    ``no_lookup_reference`` (the recall task) also shows that strategy's loss as a dashed line."""
+    ``no_lookup_reference`` (the recall task) also shows that strategy's loss as a dashed line. ``parts``: the data
+    sets to draw (None: ``corpus`` and ``recall``, those the result has)."""
+    parts = _parts(result, parts)
     fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
     for ax, p in zip(axes[0], parts):
         part = result[p]
@@ -176,9 +182,10 @@ def plot_loss_curves(result: dict, variants=None, parts=("corpus", "recall")):
     return fig
 
 
-def plot_paired_curves(result: dict, variants=None, parts=("corpus", "recall")):
+def plot_paired_curves(result: dict, variants=None, parts=None):
     """Paired difference variant − baseline of the validation loss at every evaluation step: mean across seeds and
-    its 95 % confidence band. Below 0 = the variant is ahead at that step."""
+    its 95 % confidence band. Below 0 = the variant is ahead at that step. ``parts`` as in :func:`plot_loss_curves`."""
+    parts = _parts(result, parts)
     fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
     for ax, p in zip(axes[0], parts):
         comp = result[p]["comparison"]

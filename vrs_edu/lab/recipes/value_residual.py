@@ -7,8 +7,8 @@ token-importance entropy), reduces over-smoothing, and — with learnable λ —
 
 Set-up, sized for the 2-core CPU (pilot runs on it before the course: the direction shows only with word tokens
 and deep-narrow models): the ``word-8x64`` preset (8 layers like the paper's 82M model, D = 64, word tokens of the
-Python reference docs) and the synthetic associative-recall task, five variants (baseline, ResFormer 0.5/0.5,
-learnable λ, SVFormer, NeuTRENO λ = 0.4), three seeds each. Same seed ⇒ same initial weights and batches, so the
+Python reference docs), five variants (baseline, ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO λ = 0.4) and
+the weak-baseline pair, five seeds each (the associative-recall task is ``vrs-edu reproduce recall``). Same seed ⇒ same initial weights and batches, so the
 per-seed differences are paired. Each run logs its loss curve, coefficient trajectories, per-layer metrics and wall
 time; the recipe also times one training step of every variant side by side (interleaved, best of several rounds,
 so that the equal-wall-time comparison is not decided by whatever else the machine was doing).
@@ -25,7 +25,6 @@ import torch
 from ...nn.model import TinyGPT
 from ..analysis import (DeclaredTest, ci_excludes_zero, compare_to_baseline, depth_slope, judge, paired_difference,
                         paired_values, verdict, verdict_records)
-from ..data import associative_recall, no_lookup_reference
 from ..metrics import uniform_causal_entropy
 from ..experiments import compare_variants, recipe
 from ..presets import make_run
@@ -46,23 +45,15 @@ WEAK_VARIANTS = {
 SEEDS = (0, 1, 2, 3, 4)
 
 # Sizes, from measured step times (1 thread: word-8x64 on the corpus ≈ 0.17 s/step, best of 5 interleaved rounds on
-# the shared 2-core machine; the recall task at T = 17 ≈ 0.06 s/step). Budget: ≤ 40 CPU-minutes (one thread per run).
+# the shared 2-core machine). Budget: ≤ 40 CPU-minutes (one thread per run).
 #   corpus: 7 variants (5 + the weak-baseline pair) × 5 seeds × 240 steps × 0.17 s ≈ 23.8 min, plus 12 evaluations of
 #           the whole validation split per run (≈ 4 s) ≈ 26 min;
-#   recall: 2 variants (baseline, resformer) × 5 seeds × 600 steps × 0.06 s ≈ 6 min;
-#   step-time measurement, metrics: < 1 min.                                                     Total ≈ 33 CPU-min.
-# The recall task now needs recall: 2 queries drawn *with replacement* from 4 pairs, so elimination is useless and
-# the 2 unqueried pairs are distractors (no-lookup reference: loss 1.262, accuracy 0.334). Pilot runs (seed 0, word-8x64,
-# 1 thread) did NOT beat that reference within 2,500 steps: 1.305 at lr 3e-3, 1.628 at lr 1e-2, 1.295 with one-token
-# keys, 1.294 with QK-norm, 1.21 vs 1.013 with 3 pairs. Training until the models beat it does not fit the budget; the
-# recall half keeps two variants and the pre-declared precondition test (``recall_lookup_learned``) reports it.
+#   step-time measurement, metrics: < 1 min.                                                     Total ≈ 27 CPU-min.
+# The associative-recall task is a recipe of its own (``recall.py``): it does not depend on the corpus, and it needs
+# 1,500 steps at batch 64 before the models learn lookup, which would not fit this budget.
 # Stream start: every variant starts at RMSNorm(embedding) (pilot, seed 0, 240 steps: 4.614 against 4.811 for the
 # raw-embedding start); the weak pair (``WEAK_VARIANTS``) measures how much the raw start inflates the gain.
 CORPUS = {"preset": "word-8x64", "train": {"steps": 240, "eval_every": 20}}
-RECALL_TASK = {"n_pairs": 4, "n_key_symbols": 8, "n_value_symbols": 16, "key_len": 2, "n_queries": 2,
-               "with_replacement": True}
-RECALL = {"preset": "word-8x64", "train": {"steps": 600, "eval_every": 50, "eval_batches": 8}}
-RECALL_VARIANTS = ("baseline", "resformer")
 QUICK_STEPS = 12
 
 
@@ -160,27 +151,22 @@ def claims(part: dict) -> dict:
     return out
 
 
-@recipe("value-residual", "ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO vs the RMSNorm(embedding) baseline, "
-        "the raw-embedding pair, and a recall task that needs recall (word-8x64, 5 seeds)", default_seeds=SEEDS)
+@recipe("value-residual", "ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO vs the RMSNorm(embedding) baseline "
+        "and the raw-embedding pair (word-8x64, 5 seeds; the recall task is `reproduce recall`)", default_seeds=SEEDS)
 def value_residual(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
-    task = associative_recall(**RECALL_TASK)
     corpus = run_suite(CORPUS["preset"], {**VARIANTS, **WEAK_VARIANTS}, seeds, quick, CORPUS["train"],
                        checkpoint_for=("resformer",), checkpoint_as="value-residual", desc="corpus ", corpus=corpus,
                        tokenizer=tokenizer)
-    recall = run_suite(RECALL["preset"], {v: VARIANTS[v] for v in RECALL_VARIANTS}, seeds, quick, RECALL["train"],
-                       task=task, desc="recall ")
-    recall["task_settings"] = RECALL_TASK
-    recall["no_lookup_reference"] = no_lookup_reference(**RECALL_TASK)
-    result = {"variants": {**VARIANTS, **WEAK_VARIANTS}, "corpus": corpus, "recall": recall,
-              "summary": {"corpus": claims(corpus), "recall": claims(recall)},
-              "settings": {"corpus": CORPUS, "recall": RECALL, "quick_steps": QUICK_STEPS}}
+    result = {"variants": {**VARIANTS, **WEAK_VARIANTS}, "corpus": corpus,
+              "summary": {"corpus": claims(corpus)},
+              "settings": {"corpus": CORPUS, "quick_steps": QUICK_STEPS}}
     result["verdicts"] = verdict_records(verdicts(result))
     return result
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Pre-declared tests (committed before the full run; see git history). One primary test; the rest form chapter 03's
-# secondary family, Holm-corrected together (the recall tests are a family of their own). Every loss comparison is
+# secondary family, Holm-corrected together. Every loss comparison is
 # paired by seed against the strong baseline (stream starts at RMSNorm(embedding)) unless it names another.
 
 TESTS = (
@@ -216,11 +202,6 @@ TESTS = (
                  "baseline: part of it cures an under-scaled token identity",
                  "(resformer_raw − baseline_raw) − (resformer − baseline), final val loss", "same seed",
                  "negative", 0.0, "ch03"),
-    DeclaredTest("recall_lookup_learned", "precondition: the trained baseline retrieves values by key, i.e. beats the "
-                 "best strategy that never looks a key up", "recall loss, baseline − no-lookup reference",
-                 "vs no_lookup_reference(task)", "negative", 0.0, "ch03-recall"),
-    DeclaredTest("recall_resformer_loss", "ResFormer lowers the loss on a task that needs recall",
-                 "recall loss, resformer − baseline", "same seed", "negative", 0.0, "ch03-recall"),
 )
 
 
@@ -231,7 +212,7 @@ def _mean_over_layers(run: dict, metric: str, first: int = 1) -> float:
 
 def test_values(result: dict) -> dict[str, list[float]]:
     """Per-seed values of every declared test (``TESTS``) from a full result of this recipe (made by the current
-    code: the strong baseline, the weak-baseline pair and the recall task's reference). Tests whose runs are absent
+    code: the strong baseline and the weak-baseline pair). Tests whose runs are absent
     are left out. Raises KeyError on a result without ``corpus`` runs."""
     c = result["corpus"]["runs"]
     out: dict[str, list[float]] = {}
@@ -257,13 +238,6 @@ def test_values(result: dict) -> dict[str, list[float]]:
         weak = dict(zip(sorted(r["seed"] for r in c["baseline_raw"]), paired_values(c["resformer_raw"], c["baseline_raw"])))
         strong = dict(zip(sorted(r["seed"] for r in c["baseline"]), paired_values(c["resformer"], c["baseline"])))
         out["weak_baseline_inflates_gain"] = [weak[s] - strong[s] for s in sorted(set(weak) & set(strong))]
-    if "recall" in result:
-        r = result["recall"]
-        ref_loss = r["no_lookup_reference"]["loss"]
-        out["recall_lookup_learned"] = [x["final_val_loss"] - ref_loss
-                                        for x in sorted(r["runs"]["baseline"], key=lambda x: x["seed"])]
-        if "resformer" in r["runs"]:
-            out["recall_resformer_loss"] = paired_values(r["runs"]["resformer"], r["runs"]["baseline"])
     return out
 
 

@@ -1,0 +1,70 @@
+"""The claim × corpus tables of chapters 03–05: each cell is the recipe's own verdict on that corpus' result file, a
+test whose verdicts differ is marked, and the table fits the book's 100 columns. Checked on hand-made results whose
+per-seed values are known."""
+import json
+
+import pytest
+
+from vrs_edu.lab.analysis import DeclaredTest, judge
+from vrs_edu.lab.by_corpus import claims_by_corpus, corpus_dependent, format_claims_by_corpus, load_by_corpus
+
+TESTS = (DeclaredTest("gain", "a variant lowers the loss", "variant − baseline", "same seed", "negative", 0.0, "primary"),
+         DeclaredTest("a_rather_long_declared_test_name_here", "x", "y", "z", "positive", 0.0, "ch"))
+
+
+def verdicts(result):
+    """A stand-in for a recipe's ``verdicts``: the per-seed values are stored in the hand-made result."""
+    return judge([t for t in TESTS if t.name in result["values"]], result["values"])
+
+
+CLEAR_GAIN = [-0.10, -0.11, -0.09, -0.10, -0.12]       # mean −0.104, interval well below 0 → reproduced
+NOTHING = [0.02, -0.03, 0.01, -0.01, 0.015]            # mean +0.001 → undecided
+
+
+def _results():
+    return {"python-docs": {"values": {"gain": CLEAR_GAIN, "a_rather_long_declared_test_name_here": CLEAR_GAIN}},
+            "kjv": {"values": {"gain": NOTHING}}}
+
+
+def test_cells_are_the_recipes_verdicts_and_a_differing_verdict_is_marked():
+    rows = claims_by_corpus(_results(), verdicts)
+    assert [r["name"] for r in rows] == ["gain", "a_rather_long_declared_test_name_here"]
+    gain = rows[0]
+    assert gain["cells"]["python-docs"]["verdict"] == "reproduced" and gain["cells"]["kjv"]["verdict"] == "undecided"
+    assert gain["cells"]["python-docs"]["mean"] == pytest.approx(-0.104)
+    assert gain["depends"] is True and gain["family"] == "primary"
+    assert rows[1]["cells"]["kjv"] is None and rows[1]["depends"] is False   # run on one corpus only: no comparison
+    assert corpus_dependent(rows) == ["gain (python-docs reproduced, kjv undecided)"]
+
+
+def test_table_fits_100_columns_and_says_not_run():
+    text = format_claims_by_corpus(claims_by_corpus(_results(), verdicts))
+    lines = text.splitlines()
+    assert max(map(len, lines)) <= 100
+    assert lines[0].split() == ["declared", "test", "python-docs", "kjv"]
+    assert lines[1].startswith("gain *") and "-0.104 [" in lines[1] and "reproduced" in lines[1] and \
+        lines[1].endswith("undecided")
+    # a name too long for its column goes on its own line, the cells on the next
+    assert lines[2] == "a_rather_long_declared_test_name_here" and lines[3].rstrip().endswith("not run")
+
+
+def test_load_reads_the_default_and_corpus_files_and_ignores_the_chapter_setting(tmp_path, monkeypatch):
+    (tmp_path / "depth-mixers.json").write_text(json.dumps({"values": {}, "which": "default"}))
+    (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps({"values": {}, "which": "kjv"}))
+    monkeypatch.setenv("VRS_EDU_CORPUS", "kjv")
+    got = load_by_corpus("depth-mixers", out_dir=tmp_path)
+    assert {c: r["which"] for c, r in got.items()} == {"python-docs": "default", "kjv": "kjv"}
+    assert list(load_by_corpus("depth-mixers", ("kjv", "shakespeare"), out_dir=tmp_path)) == ["kjv"]
+    with pytest.raises(FileNotFoundError, match="vrs-edu reproduce value-residual --corpus kjv"):
+        load_by_corpus("value-residual", out_dir=tmp_path)
+
+
+def test_epochs_per_run_is_tokens_read_over_training_tokens():
+    # 240 steps × 32 sequences × 64 tokens = 491,520 tokens read; on 80,363 training tokens that is 6.116 epochs
+    part = {"configs": {"baseline": {"train": {"steps": 240, "batch_size": 32}, "model": {"block_size": 64}}},
+            "corpus_tokens": {"train": 80_363, "val": 8_929}}
+    from vrs_edu.lab.by_corpus import epochs_per_run, format_epochs
+    e = epochs_per_run(part, "baseline")
+    assert e["tokens_read"] == 491_520 and e["epochs"] == pytest.approx(6.116, abs=1e-3)
+    assert format_epochs({"python-docs": part}, "baseline") == \
+        "python-docs     80,363 training tokens; a run reads 491,520 = 6.12 epochs"

@@ -1,0 +1,105 @@
+"""One recipe's declared tests on several corpora, side by side: which verdicts hold on both, which depend on the text.
+
+Chapters 03–05 print one table each (claim × corpus) from the stored results of ``vrs-edu reproduce NAME`` (the
+default corpus, the Python reference docs) and ``vrs-edu reproduce NAME --corpus kjv`` (the King James Bible, natural
+prose). Every cell is recomputed from the saved runs with the recipe's own ``verdicts`` function, so the table and
+the chapter's verdicts can never disagree.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from .corpora import DEFAULT_NAME
+from .experiments import results_path
+
+def load_by_corpus(name: str, corpora: Sequence[str] = (DEFAULT_NAME, "kjv"),
+                   out_dir: str | Path | None = None) -> dict[str, dict]:
+    """``{corpus: result}`` for every corpus in ``corpora`` whose result file exists (the default corpus is read
+    from ``<name>.json``, another from ``<name>.corpus-<corpus>.json``; ``VRS_EDU_CORPUS`` plays no part here).
+
+    Raises:
+        FileNotFoundError: none of the files exists (the message names the commands that make them).
+    """
+    found = {}
+    for c in corpora:
+        path = results_path(name, out_dir=out_dir, corpus=None if c == DEFAULT_NAME else c)
+        if path.exists():
+            found[c] = json.loads(path.read_text())
+    if not found:
+        how = " or ".join(f"`vrs-edu reproduce {name}{'' if c == DEFAULT_NAME else f' --corpus {c}'}`"
+                          for c in corpora)
+        raise FileNotFoundError(f"no result of {name!r} on {list(corpora)}: run {how}")
+    return found
+
+
+def claims_by_corpus(results: dict[str, dict], verdicts: Callable[[dict], list[dict]]) -> list[dict]:
+    """One row per declared test, in the recipe's order: ``{"name", "family", "cells": {corpus: verdict row or
+    None}, "depends": bool}``. ``depends`` is True when the test was run on two or more corpora and their verdicts
+    differ (a finding that depends on the text)."""
+    per_corpus = {c: {r["test"].name: r for r in verdicts(res)} for c, res in results.items()}
+    order: list[str] = []
+    for rows in per_corpus.values():
+        order += [n for n in rows if n not in order]
+    out = []
+    for name in order:
+        cells = {c: rows.get(name) for c, rows in per_corpus.items()}
+        got = [r["verdict"] for r in cells.values() if r is not None]
+        family = next(r["test"].family for r in cells.values() if r is not None)
+        out.append({"name": name, "family": family, "cells": cells, "depends": len(got) > 1 and len(set(got)) > 1})
+    return out
+
+
+def _cell(row: dict | None, digits: int) -> str:
+    if row is None:
+        return "not run"
+    lo, hi = row["ci"]
+    return f"{row['mean']:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {row['verdict']}"
+
+
+def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) -> str:
+    """The claim × corpus table as text, at most ``page`` characters wide: per test, the mean of the per-seed values
+    [95 % CI] and the three-way verdict (Holm-corrected within each corpus' family) on each corpus; a ``*`` marks a
+    test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own."""
+    corpora = list(rows[0]["cells"]) if rows else []
+    width = 1 + 3 * (digits + 3) + 5 + len("contradicted")   # " +m [+lo,+hi] verdict", right-aligned
+    name_width = max([len("declared test")] + [len(r["name"]) + 2 for r in rows]) + 1
+    if name_width + width * len(corpora) > page:
+        name_width = page - width * len(corpora)
+    lines = [f"{'declared test':{name_width}s}" + "".join(f" {c:{width - 1}s}" for c in corpora).rstrip()]
+    for r in rows:
+        name = r["name"] + (" *" if r["depends"] else "")
+        cells = "".join(f" {_cell(r['cells'][c], digits):{width - 1}s}" for c in corpora).rstrip()
+        if len(name) < name_width:
+            lines.append(f"{name:{name_width}s}{cells}")
+        else:
+            lines += [name, f"{'':{name_width}s}{cells}"]
+    return "\n".join(lines)
+
+
+def corpus_dependent(rows: list[dict]) -> list[str]:
+    """The tests whose verdicts differ between corpora, each as ``name (corpus verdict, corpus verdict)``."""
+    return [f"{r['name']} (" + ", ".join(f"{c} {cell['verdict']}" for c, cell in r["cells"].items()
+                                        if cell is not None) + ")" for r in rows if r["depends"]]
+
+
+def epochs_per_run(part: dict, baseline: str) -> dict:
+    """How much of its corpus one run reads: ``{"train_tokens", "tokens_read", "epochs"}`` from a result part that
+    has ``configs`` and ``corpus_tokens`` (``baseline``: the variant whose schedule is read). Many epochs on a small
+    corpus (the Python docs) is a memorisation regime; less than one (the Bible) is not: a reason verdicts can differ.
+    """
+    cfg = part["configs"][baseline]
+    read = cfg["train"]["steps"] * cfg["train"]["batch_size"] * cfg["model"]["block_size"]
+    train = part["corpus_tokens"]["train"]
+    return {"train_tokens": train, "tokens_read": read, "epochs": read / train}
+
+
+def format_epochs(parts: dict[str, dict], baseline: str) -> str:
+    """One line per corpus: its training tokens, the tokens one run reads, and the ratio in epochs."""
+    lines = []
+    for c, part in parts.items():
+        e = epochs_per_run(part, baseline)
+        lines.append(f"{c:12s} {e['train_tokens']:>9,d} training tokens; a run reads {e['tokens_read']:,d} = "
+                     f"{e['epochs']:.2f} epochs")
+    return "\n".join(lines)
