@@ -87,14 +87,15 @@ def test_value_residual_answer_gives_the_declared_three_way_verdicts_when_the_fi
             "verdict": "undecided", "power": 0.08, "effect_for_power": None}
     rec3 = {"name": "neutreno_loss", "mean": -0.016, "ci": [-0.024, -0.007], "p_holm": 0.032, "n": 5,
             "verdict": "reproduced", "power": 0.08, "effect_for_power": None}
+    old_recall = {**rec3, "name": "recall_lookup_learned"}   # stored when the recall task was part of this recipe
     (tmp_path / "value-residual.json").write_text(json.dumps(
-        {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "verdicts": [rec, rec2, rec3],
+        {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "verdicts": [rec, rec2, rec3, old_recall],
          "summary": {"corpus": {"loss_gain_final": _claim("old two-way test", -0.001, -0.016, 0.015,
                                                           "not reproduced")}}}))
     q2 = course_answers(tmp_path)[1]["lines"]
     assert q2 == ["resformer_loss: -0.001 [-0.016, +0.015], p (Holm) 0.910 → undecided (power 95% at -0.027)",
                   "svformer_cost: -0.005 [-0.024, +0.015], p (Holm) 1.000 → undecided (power 8% at d = 1)",
-                  "neutreno_loss: -0.016 [-0.024, -0.007], p (Holm) 0.032 → reproduced"]
+                  "neutreno_loss: -0.016 [-0.024, -0.007], p (Holm) 0.032 → reproduced"]   # no old recall line
 
 
 def test_a_missing_file_names_its_command(tmp_path):

@@ -68,3 +68,19 @@ def test_epochs_per_run_is_tokens_read_over_training_tokens():
     assert e["tokens_read"] == 491_520 and e["epochs"] == pytest.approx(6.116, abs=1e-3)
     assert format_epochs({"python-docs": part}, "baseline") == \
         "python-docs     80,363 training tokens; a run reads 491,520 = 6.12 epochs"
+
+
+def test_a_teachers_corpus_joins_the_comparison_and_three_corpora_stack_vertically(monkeypatch):
+    from vrs_edu.lab.by_corpus import compared_corpora
+    monkeypatch.delenv("VRS_EDU_CORPUS", raising=False)
+    assert compared_corpora() == ("python-docs", "kjv")
+    monkeypatch.setenv("VRS_EDU_CORPUS", "kjv")                      # already compared: not twice
+    assert compared_corpora() == ("python-docs", "kjv")
+    monkeypatch.setenv("VRS_EDU_CORPUS", "my-notes")
+    assert compared_corpora() == ("python-docs", "kjv", "my-notes")
+    results = {**_results(), "my-notes": {"values": {"gain": CLEAR_GAIN}}}
+    lines = format_claims_by_corpus(claims_by_corpus(results, verdicts)).splitlines()
+    assert max(map(len, lines)) <= 100
+    assert lines[:4] == ["gain *", lines[1], lines[2], lines[3]] and lines[1].startswith("    python-docs  -0.104 [")
+    assert lines[2].startswith("    kjv          +0.001 [") and lines[2].endswith("undecided")
+    assert lines[3].startswith("    my-notes     -0.104 [") and lines[3].endswith("reproduced")

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from .experiments import load_results
 from .recipes.bank_of_values import claims as bov_claims
+from .recipes.value_residual import TESTS as VR_TESTS
 from .recipes.value_residual import claims as vr_claims
 
 QUESTIONS = {
@@ -102,10 +103,13 @@ def _verdict_line(v: dict) -> str:
 
 
 def answer_value_residual(vr: dict) -> list[str]:
-    """The pre-declared tests' three-way verdicts (as chapter 03 prints them) when the file has them; a file made
-    before the tests were declared gives its two-way claims."""
+    """The pre-declared tests' three-way verdicts (as chapter 03 prints them) when the file has them — only the tests
+    the recipe declares today (``value_residual.TESTS``; a file made when the recall task was part of this recipe
+    also stores its old recall tests, which question 5 replaces); a file made before the tests were declared gives
+    its two-way claims."""
     if vr.get("verdicts"):
-        return [line for v in vr["verdicts"] for line in _verdict_lines(v)]
+        declared = {t.name for t in VR_TESTS}
+        return [line for v in vr["verdicts"] if v["name"] in declared for line in _verdict_lines(v)]
     s = _corpus_claims(vr, vr_claims)
     return [_claim(s, k) for k in ("loss_gain_final", "loss_gain_before_decay", "entropy_higher",
                                    "oversmoothing_lower", "lambda_1_grows_with_depth") if k in s]

@@ -12,16 +12,27 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from .corpora import DEFAULT_NAME
-from .experiments import results_path
+from .experiments import chosen_corpus, results_path
 
-def load_by_corpus(name: str, corpora: Sequence[str] = (DEFAULT_NAME, "kjv"),
+SECOND_CORPUS = "kjv"
+
+
+def compared_corpora() -> tuple[str, ...]:
+    """The corpora the chapters compare: the default (the Python docs), the King James Bible, and the corpus a teacher
+    chose with ``VRS_EDU_CORPUS`` when it is another one."""
+    base = (DEFAULT_NAME, SECOND_CORPUS)
+    chosen = chosen_corpus()
+    return base + ((chosen,) if chosen and chosen not in base else ())
+
+def load_by_corpus(name: str, corpora: Sequence[str] | None = None,
                    out_dir: str | Path | None = None) -> dict[str, dict]:
-    """``{corpus: result}`` for every corpus in ``corpora`` whose result file exists (the default corpus is read
-    from ``<name>.json``, another from ``<name>.corpus-<corpus>.json``; ``VRS_EDU_CORPUS`` plays no part here).
+    """``{corpus: result}`` for every corpus in ``corpora`` (None: :func:`compared_corpora`) whose result file exists
+    (the default corpus is read from ``<name>.json``, another from ``<name>.corpus-<corpus>.json``).
 
     Raises:
         FileNotFoundError: none of the files exists (the message names the commands that make them).
     """
+    corpora = compared_corpora() if corpora is None else tuple(corpora)
     found = {}
     for c in corpora:
         path = results_path(name, out_dir=out_dir, corpus=None if c == DEFAULT_NAME else c)
@@ -61,9 +72,17 @@ def _cell(row: dict | None, digits: int) -> str:
 def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) -> str:
     """The claim × corpus table as text, at most ``page`` characters wide: per test, the mean of the per-seed values
     [95 % CI] and the three-way verdict (Holm-corrected within each corpus' family) on each corpus; a ``*`` marks a
-    test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own."""
+    test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own;
+    when even the cells do not fit side by side (three corpora), each corpus gets a line under the test's name."""
     corpora = list(rows[0]["cells"]) if rows else []
-    width = 1 + 3 * (digits + 3) + 5 + len("contradicted")   # " +m [+lo,+hi] verdict", right-aligned
+    width = 1 + 3 * (digits + 3) + 5 + len("contradicted")   # " +m [+lo,+hi] verdict"
+    if width * len(corpora) + 12 > page:
+        label = max(map(len, corpora)) + 2
+        lines = []
+        for r in rows:
+            lines.append(r["name"] + (" *" if r["depends"] else ""))
+            lines += [f"    {c:{label}s}{_cell(r['cells'][c], digits)}" for c in corpora]
+        return "\n".join(lines)
     name_width = max([len("declared test")] + [len(r["name"]) + 2 for r in rows]) + 1
     if name_width + width * len(corpora) > page:
         name_width = page - width * len(corpora)
