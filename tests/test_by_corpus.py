@@ -84,3 +84,10 @@ def test_a_teachers_corpus_joins_the_comparison_and_three_corpora_stack_vertical
     assert lines[:4] == ["gain *", lines[1], lines[2], lines[3]] and lines[1].startswith("    python-docs  -0.104 [")
     assert lines[2].startswith("    kjv          +0.001 [") and lines[2].endswith("undecided")
     assert lines[3].startswith("    my-notes     -0.104 [") and lines[3].endswith("reproduced")
+
+
+def test_the_teachers_guide_documents_the_corpus_setting():
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    for needle in ("--corpus my_text.txt", "--corpus kjv", "VRS_EDU_CORPUS=<stem> make lab", "public domain"):
+        assert needle in readme, needle

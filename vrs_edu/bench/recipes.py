@@ -14,13 +14,14 @@ to one run (on a busy machine two threads can be slower than one: each waits for
 """
 from __future__ import annotations
 
+import json
 import os
 import tempfile
 import time
 
 import torch
 
-from ..lab.experiments import RECIPES, _load_recipes, compare_variants, load_results, run_recipe
+from ..lab.experiments import RECIPES, RESULTS_DIR, _load_recipes, compare_variants, load_results, run_recipe
 
 FULL_BUDGET_S = 20 * 60
 QUICK_BUDGET_S = 2 * 60
@@ -57,6 +58,23 @@ def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds
     return out
 
 
+def _recorded_line(label: str, r: dict) -> None:
+    """One full run as its result file recorded it: wall and CPU time against the budget, threads, jobs, load; a
+    projection when it was recorded on a machine with another number of cores."""
+    wall, env = r["wall_time_s"], r["environment"]
+    cpu = f"{r['cpu_time_s'] / 60:6.1f}m" if "cpu_time_s" in r else "      -"
+    print(f"  {label:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {env['threads']:7d} "
+          f"{env.get('jobs', 1):4d}  {env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
+    if env.get("cpu_count") != os.cpu_count() and "cpu_time_s" in r:
+        # A wall time from a machine with more cores says nothing about the budget here. Its CPU time spread
+        # over this machine's cores is a projection, not a measurement (per-core speed differs between machines).
+        projected = r["cpu_time_s"] / (os.cpu_count() or 1)
+        print(f"  {'':18s} recorded on a {env.get('cpu_count')}-core machine ({env.get('python')}, torch "
+              f"{env.get('torch')}): not timed here; its CPU time over {os.cpu_count()} cores projects "
+              f"{projected / 60:.1f}m{_flag(projected, FULL_BUDGET_S)} (to measure: {r.get('command', label)})",
+              flush=True)
+
+
 def run(args) -> None:
     _load_recipes()
     steps = 60 if getattr(args, "quick", False) else 240
@@ -75,23 +93,17 @@ def run(args) -> None:
     print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'threads':>7s} {'jobs':>4s}  load (start, end)")
     for name in sorted(RECIPES):
         try:
-            r = load_results(name)
+            r = load_results(name, corpus="")
         except FileNotFoundError as e:
             print(f"  {name:18s} no result: {e}")
             continue
-        wall, env = r["wall_time_s"], r["environment"]
-        cpu = f"{r['cpu_time_s'] / 60:6.1f}m" if "cpu_time_s" in r else "      -"
-        print(f"  {name:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {env['threads']:7d} "
-              f"{env.get('jobs', 1):4d}  "
-              f"{env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
-        if env.get("cpu_count") != os.cpu_count() and "cpu_time_s" in r:
-            # A wall time from a machine with more cores says nothing about the budget here. Its CPU time spread
-            # over this machine's cores is a projection, not a measurement (per-core speed differs between machines).
-            projected = r["cpu_time_s"] / (os.cpu_count() or 1)
-            print(f"  {'':18s} recorded on a {env.get('cpu_count')}-core machine ({env.get('python')}, torch "
-                  f"{env.get('torch')}): not timed here; its CPU time over {os.cpu_count()} cores projects "
-                  f"{projected / 60:.1f}m{_flag(projected, FULL_BUDGET_S)} (to measure: time vrs-edu reproduce "
-                  f"{name})", flush=True)
+        _recorded_line(name, r)
+    others = sorted(RESULTS_DIR.glob("*.corpus-*.json"))
+    if others:
+        print("  runs on other corpora (the same runs on another text; its validation split is evaluated whole, "
+              "so a larger corpus costs more):")
+        for path in others:
+            _recorded_line(path.stem, json.loads(path.read_text()))
     print("quick runs, executed now (budget 2 min):")
     with tempfile.TemporaryDirectory() as out:
         for name in sorted(RECIPES):
