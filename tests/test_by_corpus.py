@@ -91,3 +91,16 @@ def test_the_teachers_guide_documents_the_corpus_setting():
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     for needle in ("--corpus my_text.txt", "--corpus kjv", "VRS_EDU_CORPUS=<stem> make lab", "public domain"):
         assert needle in readme, needle
+
+
+def test_what_differs_reads_the_regime_and_the_coverage_from_the_numbers():
+    from vrs_edu.lab.by_corpus import what_differs
+    facts = [{"name": "python-docs", "unk_share": 0.052}, {"name": "kjv", "unk_share": 0.058}]
+    text = what_differs(facts, {"python-docs": 6.12, "kjv": 0.54})
+    assert text == ("Epochs per run: python-docs 6.12, kjv 0.54 — a run reads python-docs more than once (the models "
+                    "can memorise its training text) and kjv less than once (every batch is new). [UNK] shares: "
+                    "python-docs 5.2%, kjv 5.8%, within 0.6 points of each other: vocabulary coverage does not "
+                    "separate them.")
+    far = [{"name": "a", "unk_share": 0.02}, {"name": "b", "unk_share": 0.10}]
+    assert "8.0 points apart" in what_differs(far, {"a": 3.0, "b": 1.2})
+    assert "a run reads a 2.5× as often as b" in what_differs(far, {"a": 3.0, "b": 1.2})

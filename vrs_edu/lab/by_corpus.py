@@ -122,3 +122,26 @@ def format_epochs(parts: dict[str, dict], baseline: str) -> str:
         lines.append(f"{c:12s} {e['train_tokens']:>9,d} training tokens; a run reads {e['tokens_read']:,d} = "
                      f"{e['epochs']:.2f} epochs")
     return "\n".join(lines)
+
+
+def what_differs(facts: list[dict], epochs: dict[str, float], unk_close: float = 0.02) -> str:
+    """Two sentences computed from the numbers: how many times one run reads each corpus (``epochs``: corpus →
+    epochs per run; several epochs = the models can memorise the training text, below one = every batch is new), and
+    whether the ``[UNK]`` shares (``facts`` from :func:`~vrs_edu.lab.corpora.corpus_facts`) are within
+    ``unk_close`` of each other (then vocabulary coverage does not separate the corpora)."""
+    reads = ", ".join(f"{c} {e:.2f}" for c, e in epochs.items())
+    most, least = max(epochs, key=epochs.get), min(epochs, key=epochs.get)
+    if epochs[most] > 1 >= epochs[least]:
+        regime = (f"a run reads {most} more than once (the models can memorise its training text) and {least} "
+                  "less than once (every batch is new)")
+    elif epochs[most] > 2 * epochs[least]:
+        regime = f"a run reads {most} {epochs[most] / epochs[least]:.1f}× as often as {least}"
+    else:
+        regime = "the runs read every corpus about equally often"
+    shares = {f["name"]: f["unk_share"] for f in facts}
+    spread = max(shares.values()) - min(shares.values()) if shares else 0.0
+    unk = ", ".join(f"{c} {v:.1%}" for c, v in shares.items())
+    coverage = (f"within {spread * 100:.1f} points of each other: vocabulary coverage does not separate them"
+                if spread <= unk_close else f"{spread * 100:.1f} points apart: the vocabulary names one text less "
+                "well than the other")
+    return (f"Epochs per run: {reads} — {regime}. [UNK] shares: {unk}, {coverage}.")

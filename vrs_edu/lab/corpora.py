@@ -161,14 +161,24 @@ def _word_counts(text: str, vocab_size: int) -> tuple[int, float]:
     return len(ids), sum(i == unk for i in ids) / len(ids)
 
 
-def describe(names: list[str] | None = None, vocab_size: int = 2048) -> str:
-    """A Markdown table of the named corpora: size, licence, word tokens and the ``[UNK]`` share under the
-    ``vocab_size``-word tokenizer (each computed here, a few seconds per corpus)."""
-    rows = [f"| corpus | source | licence | MB | word tokens | [UNK] share ({vocab_size:,}-word vocab) |",
-            "| --- | --- | --- | ---: | ---: | ---: |"]
+def corpus_facts(names: list[str] | None = None, vocab_size: int = 2048) -> list[dict]:
+    """Per named corpus: ``{"name", "source", "licence", "mb", "word_tokens", "unk_share"}``, the last two under the
+    ``vocab_size``-word tokenizer trained on it (computed here, a few seconds per corpus)."""
+    out = []
     for name in names or sorted(NAMED):
         c = named_corpus(name)
         n_tokens, share = _word_counts(c.text, vocab_size)
-        rows.append(f"| `{name}` | {c.source} | {c.licence} | {c.record()['bytes'] / 1e6:.2f} | {n_tokens:,} | "
-                    f"{share:.1%} |")
+        out.append({"name": name, "source": c.source, "licence": c.licence, "mb": c.record()["bytes"] / 1e6,
+                    "word_tokens": n_tokens, "unk_share": share})
+    return out
+
+
+def describe(names: list[str] | None = None, vocab_size: int = 2048, facts: list[dict] | None = None) -> str:
+    """A Markdown table of the named corpora: size, licence, word tokens and the ``[UNK]`` share under the
+    ``vocab_size``-word tokenizer (from ``facts`` when given, else :func:`corpus_facts` of ``names``)."""
+    rows = [f"| corpus | source | licence | MB | word tokens | [UNK] share ({vocab_size:,}-word vocab) |",
+            "| --- | --- | --- | ---: | ---: | ---: |"]
+    for f in facts if facts is not None else corpus_facts(names, vocab_size):
+        rows.append(f"| `{f['name']}` | {f['source']} | {f['licence']} | {f['mb']:.2f} | {f['word_tokens']:,} | "
+                    f"{f['unk_share']:.1%} |")
     return "\n".join(rows)
