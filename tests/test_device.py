@@ -9,7 +9,8 @@ import torch
 from vrs_edu import cli
 from vrs_edu.lab import device as dev
 from vrs_edu.lab.data import make_token_data
-from vrs_edu.lab.train import TrainConfig, run_options, train
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.train import TrainConfig, train
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 TEXT = "the cat sat on the mat. the dog sat on the log. " * 40
@@ -104,12 +105,13 @@ def test_compile_is_off_by_default_and_an_option_that_keeps_the_numbers():
     cfg = TrainConfig(steps=3, batch_size=4, eval_every=3, eval_batches=1)
     h_plain = train(_tiny(data.vocab_size), data, cfg, progress=False)
     torch._dynamo.reset()
-    with run_options(compile="eager"):
-        h_compiled = train(_tiny(data.vocab_size), data, cfg, progress=False)
+    h_compiled = train(_tiny(data.vocab_size), data, cfg, progress=False, options=RunOptions(compile="eager"))
     assert h_compiled.train_loss == pytest.approx(h_plain.train_loss, abs=1e-6)
 
 
-def test_run_options_rejects_unknown_names():
-    with pytest.raises(ValueError, match=r"unknown run options \['gpu'\]"):
-        with run_options(gpu=True):
-            pass
+def test_run_options_rejects_unknown_names_and_cannot_be_changed():
+    with pytest.raises(TypeError, match="unexpected keyword argument 'gpu'"):
+        RunOptions(gpu=True)
+    options = RunOptions(device="cpu")
+    with pytest.raises(AttributeError):   # frozen: a callee cannot change what its caller passes on
+        options.device = "cuda"

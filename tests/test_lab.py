@@ -215,17 +215,18 @@ def test_checker_names_the_mistake_when_printing_and_when_raising(capsys):
     assert "public checks passed — hidden checks run when graded" in capsys.readouterr().out
 
 
-def test_scaled_runs_replace_a_recipes_preset_and_apply_settings_last():
-    from vrs_edu.lab.presets import make_run, scaled_runs
+def test_scaled_run_replaces_a_recipes_preset_and_applies_settings_last():
+    from vrs_edu.lab.options import RunOptions
+    from vrs_edu.lab.presets import make_run, scaled_run
 
-    with scaled_runs("tiny", steps=3, value_residual="resformer"):
-        preset, mcfg, tcfg = make_run("word-8x64", steps=240, eval_every=20)
+    options = RunOptions(preset="tiny", settings={"steps": 3, "value_residual": "resformer"})
+    preset, mcfg, tcfg = scaled_run("word-8x64", options, steps=240, eval_every=20)
     assert preset.name == "tiny" and mcfg.n_layers == 2 and tcfg.steps == 3 and tcfg.eval_every == 20
     assert mcfg.value_residual == "resformer"
-    assert make_run("word-8x64")[1].n_layers == 8  # outside the block nothing changes
+    assert make_run("word-8x64")[1].n_layers == 8  # make_run(preset) is always that preset
+    assert scaled_run("word-8x64", RunOptions())[0].name == "word-8x64"   # no --preset: the recipe's own
     with pytest.raises(ValueError, match="unknown preset 'huge'"):
-        with scaled_runs("huge"):
-            pass
+        scaled_run("word-8x64", RunOptions(preset="huge"))
 
 
 def test_cli_reproduce_at_another_scale_records_it(tmp_path):

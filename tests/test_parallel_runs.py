@@ -13,7 +13,8 @@ import torch
 from vrs_edu.lab import experiments
 from vrs_edu.lab.experiments import compare_variants
 from vrs_edu.lab.parallel import map_runs, usable_jobs
-from vrs_edu.lab.train import load_checkpoint, run_options
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.train import load_checkpoint
 
 VARIANTS = {"baseline": {}, "learnable": {"value_residual": "learnable"}}
 
@@ -85,10 +86,9 @@ def test_jobs_must_be_positive():
 
 def test_jobs_come_from_the_run_options_and_fall_back_to_one_off_cpu():
     assert usable_jobs() == 1
-    with run_options(jobs=3):
-        assert usable_jobs() == 3
-    with run_options(jobs=3, device="cuda"):
-        assert usable_jobs() == 1      # one accelerator: runs take turns on it
+    assert usable_jobs(RunOptions(jobs=3)) == 3
+    assert usable_jobs(RunOptions(jobs=3), jobs=2) == 2   # an explicit count wins
+    assert usable_jobs(RunOptions(jobs=3, device="cuda")) == 1      # one accelerator: runs take turns on it
 
 
 def test_a_recall_task_travels_to_a_worker():

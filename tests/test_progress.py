@@ -9,7 +9,8 @@ import torch
 from vrs_edu import cli
 from vrs_edu.lab.data import induction_copy
 from vrs_edu.lab.progress import bars_disabled
-from vrs_edu.lab.train import TrainConfig, run_options, train
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.train import TrainConfig, train
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 PACKAGE = Path(__file__).resolve().parents[1] / "vrs_edu"
@@ -37,8 +38,7 @@ def test_TQDM_DISABLE_switches_trains_bar_off(monkeypatch, capsys):
 
 def test_run_options_progress_false_switches_every_trains_bar_off(monkeypatch, capsys):
     monkeypatch.delenv("TQDM_DISABLE", raising=False)
-    with run_options(progress=False):
-        _train_a_few_steps(progress=True)      # what a recipe asks for; the command's --quiet wins
+    _train_a_few_steps(progress=True, options=RunOptions(progress=False))   # a recipe's ask; --quiet wins
     assert BAR not in capsys.readouterr().err
 
 

@@ -9,7 +9,8 @@ from safetensors.torch import load_file, save_file
 
 from vrs_edu import cli
 from vrs_edu.lab.data import TokenData, associative_recall, make_token_data
-from vrs_edu.lab.train import (TrainConfig, latest_checkpoint, load_checkpoint, run_key, run_options, train)
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.train import TrainConfig, latest_checkpoint, load_checkpoint, run_key, train
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 TEXT = "the cat sat on the mat. the dog sat on the log. " * 40
@@ -148,15 +149,15 @@ def test_a_checkpoint_refuses_to_resume_another_run(data, tmp_path):
 def test_run_options_give_each_run_of_a_recipe_its_own_folder(data, tmp_path):
     # A recipe trains many runs; with a checkpoint root each gets a folder named by its description and a hash of
     # its configs and data, so a rerun with resume finds every run's own state.
-    with run_options(checkpoint_root=str(tmp_path), checkpoint_every=6):
-        h_a = train(tiny_model(data.vocab_size), data, CFG, progress=False, desc="base s0")
-        h_b = train(tiny_model(data.vocab_size, value_residual="resformer"), data, CFG, progress=False,
-                    desc="base s0")
+    options = RunOptions(checkpoint_root=str(tmp_path), checkpoint_every=6)
+    h_a = train(tiny_model(data.vocab_size), data, CFG, progress=False, desc="base s0", options=options)
+    h_b = train(tiny_model(data.vocab_size, value_residual="resformer"), data, CFG, progress=False,
+                desc="base s0", options=options)
     folders = sorted(p.name for p in tmp_path.iterdir())
     assert len(folders) == 2 and all(f.startswith("base-s0-") for f in folders)
     assert run_key(tiny_model(data.vocab_size), data, CFG, "base s0") in folders
-    with run_options(checkpoint_root=str(tmp_path), resume=True):
-        h_a2 = train(tiny_model(data.vocab_size), data, CFG, progress=False, desc="base s0")
+    h_a2 = train(tiny_model(data.vocab_size), data, CFG, progress=False, desc="base s0",
+                 options=RunOptions(checkpoint_root=str(tmp_path), resume=True))
     assert h_a2.train_loss == h_a.train_loss and h_a.train_loss != h_b.train_loss
 
 

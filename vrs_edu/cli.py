@@ -23,12 +23,13 @@ from .cli_args import (UsageError, device_name, int_list, natural_int, one_of, o
 
 
 @contextlib.contextmanager
-def _scaled(args, checkpoint_root: str | None = None):
-    """Resolve ``--device``, join the torchrun process group (if launched by torchrun) and set the run options of
-    every ``train`` call inside. Yields the :class:`~vrs_edu.lab.distributed.World`; leaves the group at the end."""
+def _scaled(args, checkpoint_root: str | None = None, **more):
+    """Resolve ``--device`` and join the torchrun process group (if launched by torchrun). Yields the
+    :class:`~vrs_edu.lab.distributed.World` and the :class:`~vrs_edu.lab.options.RunOptions` that the command
+    passes to every ``train`` call (from the flags, plus ``more``); leaves the group at the end."""
     from .lab import distributed
     from .lab.device import autocast_dtype, describe, resolve_device
-    from .lab.train import run_options
+    from .lab.options import RunOptions
 
     device = resolve_device(args.device)
     world = distributed.init_from_env(device)
@@ -37,10 +38,9 @@ def _scaled(args, checkpoint_root: str | None = None):
         if world.is_main:
             print(f"device: {args.resolved_device}"
                   + (f"; {world.size} processes (DDP, {distributed.backend_for(device)})" if world.size > 1 else ""))
-        with run_options(device=device, precision=args.precision, compile=args.compile,
-                         checkpoint_root=checkpoint_root, checkpoint_every=args.checkpoint_every,
-                         resume=args.resume, progress=not args.quiet):
-            yield world
+        yield world, RunOptions(device=device, precision=args.precision, compile=args.compile,
+                                checkpoint_root=checkpoint_root, checkpoint_every=args.checkpoint_every,
+                                resume=args.resume, progress=not args.quiet, **more)
     except BaseException:
         distributed.shutdown(wait=False)
         raise
@@ -81,7 +81,7 @@ def cmd_train(args) -> int:
     ckpt = args.checkpoint_dir or (str(Path(args.out) / "training-state") if args.out else None)
     if (args.resume or args.checkpoint_every) and ckpt is None:
         raise ValueError("--resume and --checkpoint-every need --checkpoint-dir (or --out)")
-    with _scaled(args) as world:
+    with _scaled(args) as (world, options):
         say = print if world.is_main else (lambda *a, **k: None)
         text = load_corpus(args.corpus)
         data = make_token_data(text, args.tokenizer or preset.tokenizer, preset.vocab_size or 2048,
@@ -90,7 +90,7 @@ def cmd_train(args) -> int:
         model = TinyGPT(mcfg)
         say(f"preset {args.preset}: {model.num_params():,} parameters, {len(data.train):,} training tokens "
             f"({data.tokenizer.kind} tokenizer, vocab {data.vocab_size})")
-        hist = train(model, data, tcfg, checkpoint_dir=ckpt)
+        hist = train(model, data, tcfg, checkpoint_dir=ckpt, options=options)
         uni = unigram_loss(data)
         say(f"{tcfg.steps} steps in {hist.wall_time_s:.1f} s; validation loss {hist.val_loss[-1]:.3f} nats "
             f"(unigram baseline {uni:.3f})")
@@ -122,23 +122,21 @@ def cmd_reproduce(args) -> int:
     root = None
     if args.checkpoint_every or args.resume:  # one folder per training run inside (see train.run_key)
         root = args.checkpoint_dir or str(Path("runs") / "resume" / f"{args.name}{'.quick' if args.quick else ''}")
-    from .lab.presets import scaled_runs
-
     from .lab.parallel import default_jobs
-    from .lab.train import run_options
 
     jobs = default_jobs() if args.jobs is None else args.jobs   # independent runs side by side, one thread each
-    with (_scaled(args, checkpoint_root=root) as world, scaled_runs(args.preset, **_parse_settings(args.set)),
-          run_options(jobs=jobs)):
+    # --preset and --set replace the recipe's own preset and apply last in every run (presets.scaled_run)
+    with _scaled(args, checkpoint_root=root, jobs=jobs, preset=args.preset,
+                 settings=_parse_settings(args.set)) as (world, options):
         if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
             import tempfile
 
             with tempfile.TemporaryDirectory() as scratch:
                 run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=scratch, corpus=args.corpus,
-                           tokenizer=args.tokenizer)
+                           tokenizer=args.tokenizer, options=options)
             return 0
         path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out, corpus=args.corpus,
-                          tokenizer=args.tokenizer)
+                          tokenizer=args.tokenizer, options=options)
     result = json.loads(path.read_text())
     # The recorded command must make the same numbers again: add the flags that change them (run_recipe only knows
     # the name and --quick). Where the files went (--out, --checkpoint-*) does not change a number, so it is left out.

@@ -1,6 +1,8 @@
 """Reproduce recipes: long runs whose results the notebooks load from ``data/results/<name>.json``.
 
-A recipe is a function ``fn(quick: bool, seeds: list[int]) -> dict`` registered with :func:`recipe`. The runner
+A recipe is a function ``fn(quick: bool, seeds: list[int], *, options: RunOptions) -> dict`` registered with
+:func:`recipe`; ``options`` (:class:`~vrs_edu.lab.options.RunOptions`, the command's flags) go to every run it
+trains. The runner
 (:func:`run_recipe`, the ``vrs-edu reproduce NAME`` command) adds what makes a result file honest: the command
 that made it, the seeds, the package and torch versions, the thread count, the machine, the date, the wall time
 and the CPU time.
@@ -29,8 +31,9 @@ from ..nn.model import TinyGPT
 from .corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
 from .data import TOKENIZERS, SyntheticTask, unigram_loss
 from .metrics import coefficient_readout, layer_metrics, substitution_ablation
+from .options import RunOptions
 from .parallel import map_runs, usable_jobs
-from .presets import make_run
+from .presets import scaled_run
 from .train import evaluate, save_checkpoint, train
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
@@ -49,7 +52,10 @@ RECIPES: dict[str, Recipe] = {}
 
 
 def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2)):
-    """Register ``fn(quick, seeds) -> dict`` as ``vrs-edu reproduce NAME``. A recipe that trains on text says so
+    """Register ``fn(quick, seeds, *, options) -> dict`` as ``vrs-edu reproduce NAME``; it builds its runs with
+    :func:`~vrs_edu.lab.presets.scaled_run` and passes ``options`` on to :func:`compare_variants` (or ``train``),
+    so the command's device, checkpoints, jobs, ``--preset`` and ``--set`` reach every run. A recipe that trains
+    on text says so
     by taking keyword arguments ``corpus`` (a :class:`~vrs_edu.lab.corpora.Corpus` or None for the default) and
     ``tokenizer`` (a kind or None for the preset's), which it passes on to :func:`compare_variants`."""
     def register(fn):
@@ -95,8 +101,11 @@ def trains_on_text(name: str) -> bool:
 
 def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
                out_dir: str | Path | None = None, corpus: str | Path | Corpus | None = None,
-               tokenizer: str | None = None) -> Path:
+               tokenizer: str | None = None, options: RunOptions | None = None) -> Path:
     """Run a registered recipe and write its JSON result. Returns the file's path.
+
+    ``options`` (None: the defaults) are handed to the recipe: how and where its runs train (device, checkpoints,
+    ``jobs`` worker processes, progress bars) and, with ``options.preset``/``options.settings``, at what size.
 
     ``corpus`` (a name in :data:`vrs_edu.lab.corpora.NAMED` or a UTF-8 text file) and ``tokenizer`` (char, word or
     bpe) replace the default corpus and the preset's tokenizer in the recipe's text runs; both are checked before
@@ -121,9 +130,11 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
     text = None if corpus is None else get_corpus(corpus)  # checked here, before any training
     seeds = list(r.default_seeds if seeds is None else seeds)
     load_before = _load_average()
-    jobs = usable_jobs()   # worker processes for the recipe's runs (run_options(jobs=...), `reproduce --jobs`)
+    options = options or RunOptions()
+    jobs = usable_jobs(options)   # worker processes for the recipe's runs (`reproduce --jobs`)
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
-    payload = r.fn(quick, seeds, corpus=text, tokenizer=tokenizer) if text_recipe else r.fn(quick, seeds)
+    text_kw = {"corpus": text, "tokenizer": tokenizer} if text_recipe else {}
+    payload = r.fn(quick, seeds, options=options, **text_kw)
     wall, cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
     cmd += (f" --corpus {corpus.name if isinstance(corpus, Corpus) else corpus}" if corpus is not None else "")
@@ -218,7 +229,8 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
                      quick_steps: int = 60, corpus: str | None = None, ablation: bool | Collection[str] = False,
                      checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "",
                      checkpoint_for: Collection[str] | None = None, jobs: int | None = None,
-                     task: SyntheticTask | None = None, tokenizer: str | None = None) -> dict:
+                     task: SyntheticTask | None = None, tokenizer: str | None = None,
+                     options: RunOptions | None = None) -> dict:
     """Train every variant (config overrides on ``preset``) for every seed and measure it.
 
     Same seed ⇒ same initial weights for every parameter two variants share (see ``TinyGPT._init_weights``) and
@@ -229,8 +241,10 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     ``data/checkpoints/<checkpoint_as>/<variant>/`` for every variant in ``checkpoint_for`` (None: all).
 
     The runs (variants × seeds) are independent: ``jobs`` worker processes train them side by side, one torch
-    thread each (:func:`~vrs_edu.lab.parallel.map_runs`); None takes the run options' ``jobs`` (``vrs-edu
-    reproduce --jobs``, 1 by default). The numbers equal those of a one-thread run in this process.
+    thread each (:func:`~vrs_edu.lab.parallel.map_runs`); None takes ``options.jobs`` (``vrs-edu reproduce
+    --jobs``, 1 by default). The numbers equal those of a one-thread run in this process. ``options`` (None: the
+    defaults) go to every run's ``train`` call; with ``options.preset``/``options.settings`` the runs are built at
+    that size (:func:`~vrs_edu.lab.presets.scaled_run`).
 
     With ``task`` (a :class:`~vrs_edu.lab.data.SyntheticTask`) the runs train on it instead of the corpus: only the
     task's masked (answer) positions are scored, and the metric batches are drawn with seed ``20_000 + seed``.
@@ -238,9 +252,10 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     and ``tokenizer`` (None: the preset's) choose the text; a checkpoint then goes to
     ``<checkpoint_as>.corpus-<name>`` so the chapters' checkpoints are never overwritten.
     """
-    base_preset, _, _ = make_run(preset)
+    options = options or RunOptions()
+    base_preset, _, _ = scaled_run(preset, options)
     overrides = {"steps": quick_steps, "eval_every": max(10, quick_steps // 3), "eval_batches": 4} if quick else {}
-    _, mcfg0, _ = make_run(preset, **overrides)
+    _, mcfg0, _ = scaled_run(preset, options, **overrides)
     corpus = None if corpus is None else get_corpus(corpus)
     kind = tokenizer or base_preset.tokenizer
     data = task if task is not None else corpus_token_data(corpus, kind, base_preset.vocab_size or 2048,
@@ -250,19 +265,19 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     tasks, configs = [], {}
     for vname, vover in variants.items():
         for seed in seeds:
-            _, mcfg, tcfg = make_run(preset, **{**overrides, **vover}, seed=seed)
+            _, mcfg, tcfg = scaled_run(preset, options, **{**overrides, **vover}, seed=seed)
             mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
             keep = (checkpoint_as and seed == seeds[0] and not quick
                     and (checkpoint_for is None or vname in checkpoint_for))
             tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "seed": seed, "metric_batches": metric_batches,
                           "ablation": ablation is True or (ablation is not False and vname in ablation),
                           "checkpoint_dir": CHECKPOINT_DIR / checkpoint_as / vname if keep else None,
-                          "variant": vname, "desc": f"{desc}{vname} s{seed}"})
+                          "variant": vname, "desc": f"{desc}{vname} s{seed}", "options": options})
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
-    jobs = usable_jobs(jobs)
+    jobs = usable_jobs(options, jobs)
     for t in tasks:   # a worker draws no bar of its own: the overall bar counts finished runs
         t["progress"] = jobs == 1
-    results = map_runs(train_and_measure, tasks, jobs, desc=f"{desc}runs")
+    results = map_runs(train_and_measure, tasks, jobs, desc=f"{desc}runs", progress=options.progress)
     runs: dict[str, list[dict]] = {vname: [] for vname in variants}
     for t, run in zip(tasks, results):
         runs[t["variant"]].append(run)
@@ -276,12 +291,13 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
 
 
 def train_and_measure(mcfg, tcfg, data, seed: int, metric_batches: int, ablation: bool, checkpoint_dir: Path | None,
-                      variant: str, desc: str, progress: bool) -> dict:
-    """One run of :func:`compare_variants`: build ``TinyGPT(mcfg)``, train it on ``data`` with ``tcfg``, measure it
+                      variant: str, desc: str, progress: bool, options: RunOptions | None = None) -> dict:
+    """One run of :func:`compare_variants`: build ``TinyGPT(mcfg)``, train it on ``data`` with ``tcfg`` (and
+    ``options``), measure it
     (module level, so that a worker process can run it; the trained model stays where it was trained, only the
     returned dict and the checkpoint in ``checkpoint_dir`` leave)."""
     model = TinyGPT(mcfg)
-    hist = train(model, data, tcfg, progress=progress, desc=desc)
+    hist = train(model, data, tcfg, progress=progress, desc=desc, options=options)
     batches = ([data.batch(tcfg.batch_size, torch.Generator().manual_seed(20_000 + seed))
                 for _ in range(metric_batches)] if isinstance(data, SyntheticTask)
                else list(data.eval_batches("val", tcfg.batch_size, metric_batches)))

@@ -8,8 +8,9 @@ The pool is the standard library's :class:`concurrent.futures.ProcessPoolExecuto
 (a fresh interpreter per worker: no state copied from a parent whose torch thread pool is already running, which
 ``fork`` can deadlock on). Each run gets its inputs pickled (configs, data) and returns its result pickled, so a run
 computes the same numbers in a worker as in the parent at the same thread count (a test checks equality).
-The run options of the caller (:func:`~vrs_edu.lab.train.run_options`: device, precision, checkpoints, progress)
-are handed to every worker; ``--jobs 1`` runs everything in the calling process, one run after another.
+The caller's :class:`~vrs_edu.lab.options.RunOptions` (device, precision, checkpoints, progress) travel to the
+workers inside the tasks, like every other input; ``--jobs 1`` runs everything in the calling process, one run
+after another.
 """
 from __future__ import annotations
 
@@ -17,12 +18,10 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict
-
 import torch
 
+from .options import RunOptions
 from .progress import progress_bar
-from .train import RunOptions, run_options
 
 
 def default_jobs() -> int:
@@ -30,18 +29,18 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
-def _start_worker(options: dict) -> None:
-    """Runs once in every worker: one torch thread, and the caller's run options for every ``train`` call."""
+def _start_worker() -> None:
+    """Runs once in every worker: one torch thread."""
     torch.set_num_threads(1)
-    ctx = run_options(**options)
-    ctx.__enter__()   # kept for the worker's whole life: the worker exists only to run these runs
 
 
-def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, desc: str = "runs") -> list:
+def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, desc: str = "runs",
+             progress: bool = True) -> list:
     """``[fn(**task) for task in tasks]``, computed by ``jobs`` worker processes when ``jobs`` > 1.
 
     Results come back in the order of ``tasks`` whatever order the runs finish in. One progress bar counts finished
-    runs over all workers (a worker draws no bars of its own; ``TQDM_DISABLE=1`` or ``--quiet`` hide it).
+    runs over all workers (a worker draws no bars of its own; ``progress=False`` (the commands' ``--quiet``) or
+    ``TQDM_DISABLE=1`` hide it).
     ``fn`` must be a module-level function and every task picklable. With ``jobs == 1`` (or a single task) the runs
     happen in this process, one after another, at this process's thread count.
 
@@ -51,9 +50,7 @@ def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, de
     """
     if not isinstance(jobs, int) or jobs < 1:
         raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
-    with run_options() as options:   # the caller's options (a copy), for the workers and the bar
-        pass
-    bar = progress_bar(total=len(tasks), desc=desc, unit="run", show=options.progress)
+    bar = progress_bar(total=len(tasks), desc=desc, unit="run", show=progress)
     results: list = [None] * len(tasks)
     with bar:
         if jobs == 1 or len(tasks) <= 1:
@@ -62,8 +59,8 @@ def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, de
                 bar.update(1)
             return results
         spawn = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=spawn, initializer=_start_worker,
-                                 initargs=(asdict(options),)) as pool:
+        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=spawn,
+                                 initializer=_start_worker) as pool:
             futures = {pool.submit(fn, **task): i for i, task in enumerate(tasks)}
             try:
                 for future in as_completed(futures):
@@ -75,14 +72,13 @@ def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, de
     return results
 
 
-def usable_jobs(jobs: int | None = None) -> int:
-    """The number of workers a recipe may use: ``jobs`` (None: the run options' ``jobs``, 1 by default), but 1
-    under ``torchrun`` (every rank already runs the same runs together) and when the run options put training on
-    an accelerator (one device, one run)."""
+def usable_jobs(options: RunOptions | None = None, jobs: int | None = None) -> int:
+    """The number of workers a recipe may use: ``jobs`` (None: ``options.jobs``, 1 by default), but 1 under
+    ``torchrun`` (every rank already runs the same runs together) and when ``options`` put training on an
+    accelerator (one device, one run)."""
     from . import distributed
 
-    with run_options() as options:
-        pass
+    options = options or RunOptions()
     jobs = options.jobs if jobs is None else jobs
     if distributed.world().size > 1 or (options.device is not None and str(options.device) != "cpu"):
         return 1

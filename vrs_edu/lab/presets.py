@@ -12,13 +12,13 @@ all computed by the functions below).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
 
 from ..nn.model import TinyGPT, TinyGPTConfig
 from .data import TOKENIZERS
+from .options import RunOptions
 from .train import TrainConfig
 
 
@@ -142,9 +142,6 @@ def make_run(preset: str, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConf
         ValueError: an unknown preset (the message lists the known ones), an unknown override key, or a
             combination that cannot run.
     """
-    if _SCALE_OVERRIDE:  # inside `scaled_runs(...)`: a recipe's preset and settings give way to the caller's
-        preset = _SCALE_OVERRIDE.get("preset") or preset
-        overrides = {**overrides, **_SCALE_OVERRIDE.get("settings", {})}
     if preset not in PRESETS:
         raise ValueError(f"unknown preset {preset!r}; known presets: {sorted(PRESETS)}")
     p = PRESETS[preset]
@@ -163,28 +160,16 @@ def make_run(preset: str, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConf
     return p, mcfg, tcfg
 
 
-_SCALE_OVERRIDE: dict = {}
-
-
-@contextmanager
-def scaled_runs(preset: str | None = None, **settings):
-    """Inside this block every :func:`make_run` uses ``preset`` instead of the one its caller names, and applies
-    ``settings`` last. This is how ``vrs-edu reproduce value-residual --preset paper-12x768 --set steps=20000``
-    reruns a chapter's recipe at a larger scale without another codebase (the recipe's variants still apply).
+def scaled_run(preset: str, options: RunOptions, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConfig]:
+    """:func:`make_run` at the size ``options`` ask for: ``options.preset``, when set, replaces ``preset``, and
+    ``options.settings`` are applied after ``overrides``. This is how ``vrs-edu reproduce value-residual --preset
+    paper-12x768 --set steps=20000`` reruns a chapter's recipe at a larger scale without another codebase: the
+    recipe builds its runs with ``scaled_run`` and the options it was given (its variants still apply).
 
     Raises:
-        ValueError: an unknown preset, checked on entry.
+        ValueError: as :func:`make_run` (an unknown preset or setting, a combination that cannot run).
     """
-    if preset is not None and preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; known presets: {sorted(PRESETS)}")
-    saved = dict(_SCALE_OVERRIDE)
-    _SCALE_OVERRIDE.clear()
-    _SCALE_OVERRIDE.update({"preset": preset, "settings": settings})
-    try:
-        yield
-    finally:
-        _SCALE_OVERRIDE.clear()
-        _SCALE_OVERRIDE.update(saved)
+    return make_run(options.preset or preset, **{**overrides, **options.overrides})
 
 
 # ---------------------------------------------------------------------------------------------------------------

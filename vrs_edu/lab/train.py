@@ -11,11 +11,10 @@ autocast on CUDA, fp32 on CPU), an optional ``torch.compile``, DistributedDataPa
 by ``torchrun`` (:mod:`vrs_edu.lab.distributed`), and checkpoint/resume: with ``checkpoint_dir`` and
 ``checkpoint_every`` it writes the full training state (weights, optimizer moments, the batch generator's state,
 the history so far), and ``resume=True`` continues from the last one with the same results as an uninterrupted run.
-Commands set these for every ``train`` call they make with :func:`run_options` (recipes need no change).
+Commands pass these down to every ``train`` call as one :class:`~vrs_edu.lab.options.RunOptions` (``options=``).
 """
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import math
@@ -25,7 +24,7 @@ import shutil
 import time
 import zlib
 from collections import Counter
-from dataclasses import asdict, dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import torch
@@ -36,6 +35,7 @@ from ..nn.model import TinyGPT, TinyGPTConfig
 from . import distributed
 from .data import SyntheticTask, TokenData, Tokenizer
 from .device import autocast, autocast_dtype, resolve_device
+from .options import RunOptions
 from .progress import progress_bar
 
 
@@ -230,68 +230,30 @@ def _snapshot_coefficients(model: TinyGPT, history: History) -> None:
         history.coefficients.setdefault(name, []).append(p.detach().tolist())
 
 
-# ---------------------------------------------------------------------------------------------------------------
-# Run options: how and where ``train`` runs, as opposed to what it trains (TrainConfig). Commands set them once for
-# every ``train`` call they make (``with run_options(device="cuda"): run_recipe(...)``); keywords passed to
-# ``train`` itself win.
-
-
-@dataclass
-class RunOptions:
-    device: str | None = None            # auto | cpu | cuda | cuda:N | mps; None: wherever the model already is
-    precision: str = "auto"              # auto (bf16 autocast on CUDA, fp32 elsewhere) | fp32 | bf16
-    compile: bool | str = False          # True: torch.compile(model); a string: that torch.compile backend
-    checkpoint_root: str | None = None   # each train() call checkpoints to its own folder under it
-    checkpoint_every: int | None = None  # steps between checkpoints (the last step is always written)
-    resume: bool = False                 # continue from the last checkpoint, if there is one
-    jobs: int = 1                        # worker processes for a recipe's independent runs (see lab/parallel.py)
-    progress: bool = True                # False: no progress bar in any train() call (the commands' --quiet)
-
-
-_RUN_OPTIONS = RunOptions()
-
-
-@contextlib.contextmanager
-def run_options(**options):
-    """Set :class:`RunOptions` for every :func:`train` call inside the ``with`` block.
-
-    Raises:
-        ValueError: an unknown option name.
-    """
-    global _RUN_OPTIONS
-    known = {f.name for f in fields(RunOptions)}
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise ValueError(f"unknown run options {unknown}; known: {sorted(known)}")
-    previous = _RUN_OPTIONS
-    _RUN_OPTIONS = replace(previous, **options)
-    try:
-        yield _RUN_OPTIONS
-    finally:
-        _RUN_OPTIONS = previous
-
-
 def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | None = None, *,
           progress: bool = True, desc: str = "train", device: str | torch.device | None = None,
           precision: str | None = None, compile: bool | str | None = None,
           checkpoint_dir: str | Path | None = None, checkpoint_every: int | None = None,
-          resume: bool | None = None) -> History:
+          resume: bool | None = None, options: RunOptions | None = None) -> History:
     """Train ``model`` in place and return its :class:`History`.
 
     The batches come from a generator seeded with ``cfg.seed``: two models trained with the same seed see the same
     batches in the same order (a paired comparison). Coefficients are logged at every evaluation.
 
     Args:
-        progress: draw a progress bar. It stays off under ``run_options(progress=False)`` (the commands'
+        progress: draw a progress bar. It stays off when ``options.progress`` is False (the commands'
             ``--quiet``) and when ``TQDM_DISABLE`` is set (see :mod:`vrs_edu.lab.progress`).
-        device: where to train (see :func:`~vrs_edu.lab.device.resolve_device`); None = the :func:`run_options`
-            default, else wherever the model is. The model is moved back to where it came from afterwards, so
+        device: where to train (see :func:`~vrs_edu.lab.device.resolve_device`); None = ``options.device``,
+            else wherever the model is. The model is moved back to where it came from afterwards, so
             callers that measure it on CPU tensors keep working.
         precision: ``auto`` = bf16 autocast on CUDA, fp32 elsewhere; ``fp32`` turns autocast off.
         compile: ``True`` runs the model through ``torch.compile`` (a string names its backend); off by default.
         checkpoint_dir: folder for the training state; written every ``checkpoint_every`` steps and at the end.
         resume: continue from the newest checkpoint in ``checkpoint_dir`` (start from step 0 when there is none).
             The checkpoint's training config, model config and data must equal this call's.
+        options: the command's :class:`~vrs_edu.lab.options.RunOptions` (None: the defaults); the keywords above
+            win over them where given. With ``options.checkpoint_root`` and no ``checkpoint_dir`` the run
+            checkpoints to its own folder under the root (:func:`run_key`).
 
     Under ``torchrun`` (a process group initialised, see :mod:`vrs_edu.lab.distributed`) the model is wrapped in
     DistributedDataParallel; ``cfg.batch_size`` is the *global* batch, split over the ranks; rank 0 alone shows
@@ -305,7 +267,7 @@ def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | No
     cfg = (cfg or TrainConfig()).validate()
     if isinstance(data, TokenData) and data.vocab_size > model.cfg.vocab_size:
         raise ValueError(f"the data has vocab_size={data.vocab_size} but the model only {model.cfg.vocab_size}")
-    opts = _RUN_OPTIONS
+    opts = options or RunOptions()
     precision = opts.precision if precision is None else precision
     compile = opts.compile if compile is None else compile
     resume = opts.resume if resume is None else resume
@@ -315,7 +277,7 @@ def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | No
     if checkpoint_dir is None and opts.checkpoint_root is not None:
         checkpoint_dir = Path(opts.checkpoint_root) / run_key(model, data, cfg, desc)
     if resume and checkpoint_dir is None:
-        raise ValueError("resume=True needs a checkpoint_dir (or run_options(checkpoint_root=...))")
+        raise ValueError("resume=True needs a checkpoint_dir (or options.checkpoint_root)")
     w = distributed.world()
     distributed.check_batch(cfg.batch_size, w)
 

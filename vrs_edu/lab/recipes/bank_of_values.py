@@ -19,6 +19,7 @@ from __future__ import annotations
 from ..analysis import (DeclaredTest, ci_excludes_zero, judge, paired_difference, paired_values, plateau, verdict,
                         verdict_records)
 from ..experiments import recipe
+from ..options import RunOptions
 from .value_residual import CORPUS, QUICK_STEPS, SEEDS, run_suite
 
 VARIANTS = {
@@ -131,10 +132,11 @@ def claims(part: dict) -> dict:
 @recipe("bank-of-values", "x0 coefficients for Q, K, V (QK-norm, official coefficient LRs) against the scale-only, "
         "random-x0 and previous-token-x0 controls; V := γ·W_V(x0); bank of values; the substitution ablation "
         "(word-8x64 corpus, 5 seeds; the recall task is `reproduce recall`)", default_seeds=SEEDS)
-def bank_of_values(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
+def bank_of_values(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
+                   options: RunOptions = RunOptions()) -> dict:
     corpus = run_suite(CORPUS["preset"], VARIANTS_V2, seeds, quick, CORPUS["train"], ablation_for=("baseline",),
                        checkpoint_for=("qkv",), checkpoint_as="bank-of-values", desc="corpus ", corpus=corpus,
-                       tokenizer=tokenizer)
+                       tokenizer=tokenizer, options=options)
     corpus["coefficient_table"] = coefficient_table(corpus["runs"]["qkv"])
     corpus["beta_v_plateau"] = beta_plateau(corpus["runs"]["qkv"])
     corpus["coefficient_table_course_lr"] = coefficient_table(corpus["runs"]["qkv_course"])

@@ -20,7 +20,8 @@ from .. import experiments
 from ..corpora import corpus_token_data, run_suffix
 from ..data import unigram_loss
 from ..experiments import chosen_corpus, load_results, recipe
-from ..presets import make_run
+from ..options import RunOptions
+from ..presets import scaled_run
 from ..train import evaluate, load_checkpoint, save_checkpoint, train
 from ...nn.model import TinyGPT
 
@@ -36,16 +37,17 @@ def checkpoint_dir(quick: bool = False, suffix: str = "") -> Path:
 
 @recipe(NAME, "6-layer character model trained longer than the live preset; chapters 01-02 load it",
         default_seeds=(0,))
-def run(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
+def run(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
+        options: RunOptions = RunOptions()) -> dict:
     if len(seeds) != 1:
         raise ValueError(f"recipe {NAME} trains one model: give exactly one seed, got {seeds}")
     steps = 60 if quick else FULL_STEPS
-    preset, mcfg, tcfg = make_run(NAME, steps=steps, warmup=min(50, steps // 4), eval_every=max(20, steps // 8),
-                                  eval_batches=None, seed=seeds[0])
+    preset, mcfg, tcfg = scaled_run(NAME, options, steps=steps, warmup=min(50, steps // 4),
+                                    eval_every=max(20, steps // 8), eval_batches=None, seed=seeds[0])
     kind = tokenizer or preset.tokenizer  # corpus / tokenizer: None = the default corpus / the preset's
     data = corpus_token_data(corpus, kind, preset.vocab_size or 2048, mcfg.block_size)
     model = TinyGPT(replace(mcfg, vocab_size=data.vocab_size, seed=seeds[0]))
-    hist = train(model, data, tcfg, progress=not quick, desc=NAME)
+    hist = train(model, data, tcfg, progress=not quick, desc=NAME, options=options)
     val_loss, val_acc = evaluate(model, data, tcfg, max_batches=None)
     path = save_checkpoint(checkpoint_dir(quick, run_suffix(corpus, tokenizer)), model, data.tokenizer,
                            {"train": tcfg.__dict__})

@@ -32,7 +32,8 @@ from ..corpora import corpus_token_data
 from ..data import unigram_loss
 from ..experiments import recipe
 from ..parallel import map_runs, usable_jobs
-from ..presets import make_run
+from ..options import RunOptions
+from ..presets import scaled_run
 from ..train import train
 
 PRESET = "word-8x64"
@@ -59,14 +60,16 @@ BUDGET_TOLERANCE = 0.015   # largest allowed relative parameter overhead of a mi
 WEIGHT_BATCHES = 4          # validation batches the learned weights are averaged over (1 in --quick)
 
 
-def parameter_counts(variants: dict[str, dict] = VARIANTS, vocab_size: int = 2048) -> dict[str, dict]:
-    """Parameters of every variant built on :data:`PRESET`: ``{"n_params", "extra", "overhead"}`` per variant
-    (extra = parameters the mixer adds to the standard residual; overhead = extra / baseline)."""
-    _, base_cfg, _ = make_run(PRESET)
+def parameter_counts(variants: dict[str, dict] = VARIANTS, vocab_size: int = 2048,
+                     options: RunOptions = RunOptions()) -> dict[str, dict]:
+    """Parameters of every variant built on :data:`PRESET` (at the size ``options`` ask for):
+    ``{"n_params", "extra", "overhead"}`` per variant (extra = parameters the mixer adds to the standard
+    residual; overhead = extra / baseline)."""
+    _, base_cfg, _ = scaled_run(PRESET, options)
     base = TinyGPT(replace(base_cfg, vocab_size=vocab_size)).num_params()
     out = {}
     for name, over in variants.items():
-        _, cfg, _ = make_run(PRESET, **over)
+        _, cfg, _ = scaled_run(PRESET, options, **over)
         n = TinyGPT(replace(cfg, vocab_size=vocab_size)).num_params()
         out[name] = {"n_params": n, "extra": n - base, "overhead": (n - base) / base}
     return out
@@ -89,7 +92,7 @@ def learned_depth_weights(model: TinyGPT, batches) -> dict[str, torch.Tensor]:
 
 
 def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | None = None, *, corpus=None,
-                     tokenizer: str | None = None) -> dict:
+                     tokenizer: str | None = None, options: RunOptions = RunOptions()) -> dict:
     """Train every variant for every seed; return the payload the runner writes to ``depth-mixers.json``.
 
     Raises:
@@ -97,10 +100,10 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
     """
     variants = VARIANTS if variants is None else variants
     schedule = QUICK if quick else FULL
-    preset, mcfg0, _ = make_run(PRESET, **schedule)
+    preset, mcfg0, _ = scaled_run(PRESET, options, **schedule)
     kind = tokenizer or preset.tokenizer  # corpus / tokenizer: None = the default corpus / the preset's
     data = corpus_token_data(corpus, kind, preset.vocab_size or 2048, mcfg0.block_size)
-    counts = parameter_counts(variants, data.vocab_size)
+    counts = parameter_counts(variants, data.vocab_size, options)
     over = {k: v["overhead"] for k, v in counts.items() if v["overhead"] > BUDGET_TOLERANCE}
     if over:
         raise ValueError(f"variants over the parameter budget (> {BUDGET_TOLERANCE:.1%} extra): {over}")
@@ -108,15 +111,15 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
     tasks, names, configs = [], [], {}
     for vname, vover in variants.items():
         for seed in seeds:
-            _, mcfg, tcfg = make_run(PRESET, **schedule, **vover, seed=seed)
+            _, mcfg, tcfg = scaled_run(PRESET, options, **schedule, **vover, seed=seed)
             mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
             tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "weight_batches": weight_batches,
-                          "desc": f"depth-mixers {vname} s{seed}"})
+                          "desc": f"depth-mixers {vname} s{seed}", "options": options})
             names.append(vname)
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
-    jobs = usable_jobs()   # `vrs-edu reproduce --jobs N`: the runs side by side, one thread each
+    jobs = usable_jobs(options)   # `vrs-edu reproduce --jobs N`: the runs side by side, one thread each
     results = map_runs(train_one_mixer, [{**t, "progress": jobs == 1} for t in tasks], jobs,
-                       desc="depth-mixers runs")
+                       desc="depth-mixers runs", progress=options.progress)
     runs: dict[str, list[dict]] = {vname: [] for vname in variants}
     for vname, run in zip(names, results):
         runs[vname].append(run)
@@ -126,11 +129,12 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
             "budget_tolerance": BUDGET_TOLERANCE, "parameter_counts": counts, "configs": configs, "runs": runs}
 
 
-def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool) -> dict:
+def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool,
+                    options: RunOptions = RunOptions()) -> dict:
     """One run of :func:`run_depth_mixers` (module level, so that a worker process can run it)."""
     model = TinyGPT(mcfg)
     t0 = time.process_time()
-    hist = train(model, data, tcfg, progress=progress, desc=desc)
+    hist = train(model, data, tcfg, progress=progress, desc=desc, options=options)
     cpu = time.process_time() - t0
     weights = learned_depth_weights(model, weight_batches)
     r2 = stream_x0_r2(model, weight_batches)
@@ -150,8 +154,9 @@ def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool)
 @recipe("depth-mixers", "chapter 05: residual, DenseFormer, ELC-BERT, AttnRes, ShortSWA over depth (K=2, 4, full), "
         "DCA, MUDDFormer, Vertical Attention at equal parameter budget; losses, learned depth weights and the x0-R² "
         "of every Q, K, V input (5 seeds)", default_seeds=SEEDS)
-def depth_mixers(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
-    result = run_depth_mixers(quick, seeds, corpus=corpus, tokenizer=tokenizer)
+def depth_mixers(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
+                 options: RunOptions = RunOptions()) -> dict:
+    result = run_depth_mixers(quick, seeds, corpus=corpus, tokenizer=tokenizer, options=options)
     result["verdicts"] = verdict_records(verdicts(result))
     return result
 

@@ -38,6 +38,7 @@ from __future__ import annotations
 from ..analysis import DeclaredTest, judge, paired_values, steps_to_reach, verdict_records
 from ..data import associative_recall, no_lookup_reference
 from ..experiments import recipe
+from ..options import RunOptions
 from .bank_of_values import VARIANTS_V2, beta_plateau, coefficient_table, share_margins
 from .value_residual import QUICK_STEPS, SEEDS, run_suite
 from .value_residual import VARIANTS as VR_VARIANTS
@@ -70,9 +71,9 @@ def steps_to_learn(run: dict, reference_loss: float, steps: int) -> float:
 @recipe("recall", "associative recall that needs lookup (one-token keys, queries with replacement, QK-norm), "
         "trained past the no-lookup reference: baseline vs ResFormer, and the x0 shares of a qkv model "
         "(word-8x64, 5 seeds)", default_seeds=SEEDS)
-def recall(quick: bool, seeds: list[int]) -> dict:
+def recall(quick: bool, seeds: list[int], *, options: RunOptions = RunOptions()) -> dict:
     task = associative_recall(**TASK)
-    part = run_suite(PRESET, VARIANTS, seeds, quick, TRAIN, task=task, desc="recall ")
+    part = run_suite(PRESET, VARIANTS, seeds, quick, TRAIN, task=task, desc="recall ", options=options)
     part["coefficient_table"] = coefficient_table(part["runs"]["qkv"])
     part["beta_v_plateau"] = beta_plateau(part["runs"]["qkv"])
     result = {"variants": VARIANTS, "task_settings": TASK, "no_lookup_reference": no_lookup_reference(**TASK),

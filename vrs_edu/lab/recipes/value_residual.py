@@ -27,7 +27,8 @@ from ..analysis import (DeclaredTest, ci_excludes_zero, compare_to_baseline, dep
                         paired_values, verdict, verdict_records)
 from ..metrics import uniform_causal_entropy
 from ..experiments import compare_variants, recipe
-from ..presets import make_run
+from ..options import RunOptions
+from ..presets import scaled_run
 
 VARIANTS = {
     "baseline": {},
@@ -58,12 +59,12 @@ QUICK_STEPS = 12
 
 
 def step_seconds(preset: str, variants: dict[str, dict], vocab_size: int, seq_len: int, *, rounds: int = 3,
-                 steps: int = 3) -> dict[str, float]:
+                 steps: int = 3, options: RunOptions = RunOptions()) -> dict[str, float]:
     """Seconds per training step (forward, backward, AdamW) of each variant, measured *interleaved*: every round
     times ``steps`` steps of every variant in turn, and each variant keeps its best round. On a shared machine the
     best round is the least disturbed one, and interleaving exposes every variant to the same background load."""
     models, opts = {}, {}
-    _, mcfg, tcfg = make_run(preset)
+    _, mcfg, tcfg = scaled_run(preset, options)
     g = torch.Generator().manual_seed(0)
     x = torch.randint(vocab_size, (tcfg.batch_size, seq_len), generator=g)
     y = torch.randint(vocab_size, (tcfg.batch_size, seq_len), generator=g)
@@ -86,7 +87,8 @@ def step_seconds(preset: str, variants: dict[str, dict], vocab_size: int, seq_le
 
 def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: bool, train: dict, *,
               task=None, ablation_for: tuple[str, ...] = (), checkpoint_for: tuple[str, ...] = (),
-              checkpoint_as: str | None = None, desc: str = "", corpus=None, tokenizer: str | None = None) -> dict:
+              checkpoint_as: str | None = None, desc: str = "", corpus=None, tokenizer: str | None = None,
+              options: RunOptions = RunOptions()) -> dict:
     """Train every variant on one data set (the corpus, or ``task``) for every seed with
     :func:`~vrs_edu.lab.experiments.compare_variants` (its runs side by side under ``--jobs``); the substitution
     ablation (``ablation_for``) and the seed-0 checkpoint (``checkpoint_for``) are only paid for where a chapter
@@ -97,11 +99,11 @@ def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: b
                             seeds, quick=quick, quick_steps=QUICK_STEPS, ablation=tuple(ablation_for),
                             checkpoint_as=checkpoint_as, checkpoint_for=tuple(checkpoint_for),
                             metric_batches=2 if quick else 4, desc=desc, task=task, corpus=corpus,
-                            tokenizer=tokenizer)
+                            tokenizer=tokenizer, options=options)
     vocab = part["vocab_size"]
-    seq_len = task.block_size if task is not None else make_run(preset)[1].block_size
+    seq_len = task.block_size if task is not None else scaled_run(preset, options)[1].block_size
     part["step_seconds"] = step_seconds(preset, variants, vocab, seq_len, rounds=1 if quick else 5,
-                                        steps=1 if quick else 3)
+                                        steps=1 if quick else 3, options=options)
     part["comparison"] = compare_to_baseline(part["runs"], part["step_seconds"])
     return part
 
@@ -153,10 +155,11 @@ def claims(part: dict) -> dict:
 
 @recipe("value-residual", "ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO vs the RMSNorm(embedding) baseline "
         "and the raw-embedding pair (word-8x64, 5 seeds; the recall task is `reproduce recall`)", default_seeds=SEEDS)
-def value_residual(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None) -> dict:
+def value_residual(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
+                   options: RunOptions = RunOptions()) -> dict:
     corpus = run_suite(CORPUS["preset"], {**VARIANTS, **WEAK_VARIANTS}, seeds, quick, CORPUS["train"],
                        checkpoint_for=("resformer",), checkpoint_as="value-residual", desc="corpus ", corpus=corpus,
-                       tokenizer=tokenizer)
+                       tokenizer=tokenizer, options=options)
     result = {"variants": {**VARIANTS, **WEAK_VARIANTS}, "corpus": corpus,
               "summary": {"corpus": claims(corpus)},
               "settings": {"corpus": CORPUS, "quick_steps": QUICK_STEPS}}
