@@ -39,39 +39,10 @@ class Preset:
                 raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {self.tokenizer!r}")
             if self.tokenizer != "char" and self.vocab_size < 16:
                 raise ValueError(f"vocab_size must be >= 16 for a {self.tokenizer} tokenizer, got {self.vocab_size}")
-            validate_model(TinyGPTConfig(**{"vocab_size": max(self.vocab_size, 16), **self.model}))
+            TinyGPTConfig(**{"vocab_size": max(self.vocab_size, 16), **self.model}).validate()
             validate_train(TrainConfig(**self.train))
         except (TypeError, ValueError) as e:
             raise ValueError(f"preset {self.name!r}: {e}") from None
-
-
-def validate_model(cfg: TinyGPTConfig) -> TinyGPTConfig:
-    """Check a model config for sizes that cannot work, with a message naming the fields; returns ``cfg``.
-
-    On top of :meth:`TinyGPTConfig.validate` (positive sizes, even head width for RoPE, known modes, x0 layers in
-    range): the width must split into whole heads, and a depth window K must fit the depth sequence.
-
-    Raises:
-        ValueError: ``d_model`` not divisible by ``n_heads``; ``depth_window`` outside 1..n_layers + 1 (a token's
-            depth sequence has L + 1 states: the embedding and one per block), or set for a mixer other than
-            ``shortswa``; an unknown depth mixer; anything :meth:`TinyGPTConfig.validate` rejects.
-    """
-    from ..nn import depth
-
-    if isinstance(cfg.n_heads, int) and isinstance(cfg.d_model, int) and cfg.n_heads >= 1 \
-            and cfg.d_model % cfg.n_heads:
-        raise ValueError(f"d_model={cfg.d_model} is not divisible by n_heads={cfg.n_heads}: every head needs "
-                         f"d_model / n_heads whole dimensions (e.g. n_heads in {_divisors(cfg.d_model)})")
-    mixers = tuple(depth.MIXERS)
-    if cfg.depth_mixer not in mixers:
-        raise ValueError(f"depth_mixer must be one of {mixers}, got {cfg.depth_mixer!r}")
-    if cfg.depth_window is not None:
-        if cfg.depth_mixer != "shortswa":
-            raise ValueError(f"depth_window applies only to depth_mixer='shortswa', not {cfg.depth_mixer!r}")
-        if not isinstance(cfg.depth_window, int) or not 1 <= cfg.depth_window <= cfg.n_layers + 1:
-            raise ValueError(f"depth_window K={cfg.depth_window} must be in 1..n_layers + 1 = 1..{cfg.n_layers + 1} "
-                             f"(a token's depth sequence has n_layers + 1 states); larger windows can never fill")
-    return cfg.validate()
 
 
 def validate_train(cfg: TrainConfig) -> TrainConfig:
@@ -90,10 +61,6 @@ def validate_train(cfg: TrainConfig) -> TrainConfig:
 
 def _bytes(n: float) -> str:
     return f"{n / 2**30:.1f} GiB" if n >= 2**30 else f"{n / 2**20:.0f} MiB"
-
-
-def _divisors(n: int) -> list[int]:
-    return [h for h in range(1, min(n, 64) + 1) if n % h == 0 and (n // h) % 2 == 0]
 
 
 PRESETS = {
@@ -135,7 +102,7 @@ PRESETS = {
 def make_run(preset: str, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConfig]:
     """The preset's model and train configs with ``overrides`` applied (a key may belong to either).
 
-    Both configs are validated after the overrides (:func:`validate_model`, :func:`validate_train`), so e.g.
+    Both configs are validated after the overrides (:meth:`TinyGPTConfig.validate`, :func:`validate_train`), so e.g.
     ``make_run("word-8x64", n_heads=3)`` fails here, naming the fields, rather than inside a training run.
 
     Raises:
@@ -153,7 +120,7 @@ def make_run(preset: str, **overrides) -> tuple[Preset, TinyGPTConfig, TrainConf
     mcfg = TinyGPTConfig(**{**p.model, **{k: v for k, v in overrides.items() if k in mfields}})
     tcfg = TrainConfig(**{**p.train, **{k: v for k, v in overrides.items() if k in tfields}})
     try:
-        validate_model(mcfg)
+        mcfg.validate()
         validate_train(tcfg)
     except ValueError as e:
         raise ValueError(f"preset {preset!r} with {overrides}: {e}") from None

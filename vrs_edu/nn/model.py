@@ -15,6 +15,7 @@ Shapes: B batch, T sequence, D = d_model, H = n_heads, L = n_layers, V = vocab_s
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass, field
 
 import torch
@@ -25,9 +26,9 @@ from torch import Tensor, nn
 from . import value_residual as vr
 from . import x0 as x0mod
 from .attention import CausalSelfAttention
-from .depth import ROUTERS, DepthRead, make_depth_mixer
+from .depth import MIXERS, ROUTERS, DepthRead, make_depth_mixer
 from .hooks import HookPoints, no_hook
-from .layers import MLP, RoPE, SeededInit, check_heads, residual_std, rms_norm
+from .layers import MLP, RoPE, SeededInit, residual_std, rms_norm
 
 
 @dataclass
@@ -55,22 +56,58 @@ class TinyGPTConfig:
     seed: int = 0
 
     def validate(self) -> "TinyGPTConfig":
+        """Refuse every config that cannot build a working TinyGPT, here and nowhere else (the presets, the
+        command line and ``TinyGPT`` call this); returns ``self``.
+
+        Raises:
+            ValueError: naming the field, what it allows and what it got: a size that is not a positive integer;
+                ``d_model`` not divisible by ``n_heads``, or an odd head width (RoPE rotates pairs of dimensions);
+                a mode outside its tuple (``value_residual``, ``x0_mode``, ``depth_mixer``, ``stream_start``,
+                ``x0_source``); ``neutreno_lambda`` not a finite number; ``x0_layers`` not distinct layer indices
+                in 0..n_layers-1, or empty while ``x0_mode`` builds x0 paths; ``depth_window`` outside
+                1..n_layers + 1 (a token's depth sequence has L + 1 states) or set for a mixer other than
+                ``shortswa``; ``tie_embeddings``/``qk_norm`` not a bool; ``seed`` not an integer; and the
+                combinations that cannot work or build parts nothing reads (:func:`refuse_dead_parts`).
+        """
         for name in ("vocab_size", "d_model", "n_layers", "n_heads", "block_size", "mlp_ratio"):
-            if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
-                raise ValueError(f"{name} must be a positive integer, got {getattr(self, name)!r}")
-        if (check_heads(self.d_model, self.n_heads)) % 2:
-            raise ValueError(f"head dim d_model/n_heads = {self.d_model // self.n_heads} must be even for RoPE")
-        if self.value_residual not in vr.MODES:
-            raise ValueError(f"value_residual must be one of {vr.MODES}, got {self.value_residual!r}")
-        if self.x0_mode not in x0mod.MODES:
-            raise ValueError(f"x0_mode must be one of {x0mod.MODES}, got {self.x0_mode!r}")
-        bad = [l for l in self.resolved_x0_layers() if not 0 <= l < self.n_layers]
-        if bad:
-            raise ValueError(f"x0_layers must be in 0..{self.n_layers - 1}, got {bad}")
-        if self.stream_start not in STREAM_STARTS:
-            raise ValueError(f"stream_start must be one of {tuple(STREAM_STARTS)}, got {self.stream_start!r}")
-        if self.x0_source not in x0mod.SOURCES:
-            raise ValueError(f"x0_source must be one of {x0mod.SOURCES}, got {self.x0_source!r}")
+            value = getattr(self, name)
+            if not _is_int(value) or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.d_model % self.n_heads:
+            raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}: every head needs "
+                             f"d_model / n_heads whole dimensions (n_heads in {head_counts(self.d_model)})")
+        if (self.d_model // self.n_heads) % 2:
+            raise ValueError(f"head dim d_model/n_heads = {self.d_model // self.n_heads} must be even for RoPE "
+                             f"(n_heads in {head_counts(self.d_model)}), got n_heads={self.n_heads}")
+        _one_of("value_residual", self.value_residual, vr.MODES)
+        if not _is_number(self.neutreno_lambda) or not math.isfinite(self.neutreno_lambda):
+            raise ValueError(f"neutreno_lambda must be a finite number, got {self.neutreno_lambda!r}")
+        _one_of("x0_mode", self.x0_mode, x0mod.MODES)
+        if self.x0_layers is not None:
+            layers = self.x0_layers
+            if (not isinstance(layers, (tuple, list)) or not all(_is_int(l) and 0 <= l < self.n_layers
+                                                                  for l in layers) or len(set(layers)) < len(layers)):
+                raise ValueError(f"x0_layers must be None (the last third) or distinct layer indices in "
+                                 f"0..{self.n_layers - 1}, got {layers!r}")
+            if not layers and self.x0_mode != "none":
+                raise ValueError(f"x0_layers must name at least one layer for x0_mode={self.x0_mode!r} (an empty "
+                                 f"tuple builds no x0 path), got {layers!r}")
+        _one_of("depth_mixer", self.depth_mixer, MIXERS)
+        if self.depth_window is not None:
+            if self.depth_mixer != "shortswa":
+                raise ValueError(f"depth_window applies only to depth_mixer='shortswa', not {self.depth_mixer!r}: "
+                                 f"it must be None, got {self.depth_window!r}")
+            if not _is_int(self.depth_window) or not 1 <= self.depth_window <= self.n_layers + 1:
+                raise ValueError(f"depth_window K={self.depth_window!r} must be in 1..n_layers + 1 = "
+                                 f"1..{self.n_layers + 1} (a token's depth sequence has n_layers + 1 states) or "
+                                 f"None (full memory); larger windows can never fill")
+        for name in ("tie_embeddings", "qk_norm"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        _one_of("stream_start", self.stream_start, tuple(STREAM_STARTS))
+        _one_of("x0_source", self.x0_source, x0mod.SOURCES)
+        if not _is_int(self.seed):
+            raise ValueError(f"seed must be an integer, got {self.seed!r}")
         if self.x0_source != "token" and self.x0_mode in ("none", "bank", "scale_v"):
             raise ValueError(f"x0_source={self.x0_source!r} needs an x0_mode that reads x0 (qkv, shared, "
                              f"substitute_v), got x0_mode={self.x0_mode!r}")
@@ -298,6 +335,24 @@ def _identity(x: Tensor) -> Tensor:
 # after a short run its RMS stays ~0.05 while the blocks write ~1, so token identity is nearly silent in the stream,
 # and shortcuts that re-deliver it (value residual, x0 into V) then look better than they are (chapter 03).
 STREAM_STARTS = {"rmsnorm": rms_norm, "embedding": _identity}
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _one_of(name: str, value, allowed: tuple) -> None:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+
+
+def head_counts(d_model: int) -> list[int]:
+    """The head counts (up to 64) that split ``d_model`` into whole heads of even width (RoPE)."""
+    return [h for h in range(1, min(d_model, 64) + 1) if d_model % h == 0 and (d_model // h) % 2 == 0]
 
 
 def refuse_dead_parts(cfg: TinyGPTConfig) -> None:
