@@ -162,7 +162,8 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.viz.kv_cache import kv_figure
 
-from vrs_edu.viz.kv_cache import kv_summary, kv_text
+from vrs_edu.lab.kv_cache import kv_summary
+from vrs_edu.viz.kv_cache import kv_text
 
 fig, s = kv_figure(batch=32)
 plt.show()

@@ -101,3 +101,18 @@ def test_every_layer_imports_only_layers_below_it():
     upward = [f"{m} -> {d}" for m, deps in graph.items() for d in deps
               if _layer(d) != _layer(m) and LAYER[_layer(d)] >= LAYER[_layer(m)]]
     assert not upward, upward
+
+
+def test_nn_draws_nothing():
+    """``nn`` holds models, not figures: no module of it imports a plotting or widget library (plots and widgets
+    live in ``viz``, the measurements they show in ``lab``)."""
+    drawing = {"matplotlib", "seaborn", "ipywidgets", "IPython", "plotly"}
+    found = {}
+    for path in sorted((ROOT / "vrs_edu" / "nn").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = ([a.name for a in node.names] if isinstance(node, ast.Import) else
+                     [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else [])
+            hits = sorted(n for n in names if n.split(".")[0] in drawing)
+            if hits:
+                found.setdefault(path.name, []).extend(hits)
+    assert not found, found

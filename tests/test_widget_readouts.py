@@ -18,6 +18,7 @@ import pytest  # noqa: E402
 import torch  # noqa: E402
 
 from vrs_edu.lab.explore import untrained_stream_norms  # noqa: E402
+from vrs_edu.lab.kv_cache import kv_summary  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
 from vrs_edu.viz import depth as vdepth  # noqa: E402
 from vrs_edu.viz import kv_cache as vkv  # noqa: E402
@@ -133,19 +134,19 @@ def test_chapter_05_window_mask_has_no_colorbar_but_the_learned_weights_do():
 def test_chapter_06_counts_memory_for_a_batch_with_tables_shared_by_it():
     # L = 3 (1 bank layer), d = 4, T = 2, |V| = 8, B = 2, 1 byte a number, by hand:
     # baseline 2·3·4 = 24 numbers a token × B·T = 4 tokens = 96; bank cache (2·3 − 1)·4 = 20 × 4 = 80, tables 1·8·4 = 32
-    s = vkv.kv_summary(n_layers=3, d_model=4, context=2, vocab_size=8, bytes_per_number=1, batch=2)
+    s = kv_summary(n_layers=3, d_model=4, context=2, vocab_size=8, bytes_per_number=1, batch=2)
     assert (s["baseline"], s["bank_cache"], s["bank_tables"], s["bank_total"]) == (96, 80, 32, 112)
     assert s["bank_saving"] == 96 - 112
     assert s["break_even_context"] == 4                                      # |V| / B
-    at = vkv.kv_summary(n_layers=3, d_model=4, context=4, vocab_size=8, bytes_per_number=1, batch=2)
+    at = kv_summary(n_layers=3, d_model=4, context=4, vocab_size=8, bytes_per_number=1, batch=2)
     assert at["bank_saving"] == 0
     with pytest.raises(ValueError, match="batch"):
-        vkv.kv_summary(batch=0)
+        kv_summary(batch=0)
 
 
 def test_chapter_06_readout_says_costs_more_instead_of_a_negative_saving():
-    costs = vkv.kv_text(vkv.kv_summary(batch=1), 2048)
-    saves = vkv.kv_text(vkv.kv_summary(batch=32), 2048)
+    costs = vkv.kv_text(kv_summary(batch=1), 2048)
+    saves = vkv.kv_text(kv_summary(batch=32), 2048)
     assert "saving -" not in costs and "costs 188.74 MB more" in costs
     assert "saves 201.33 MB" in saves and "break-even at T = |V|/B = 1024" in saves
 
@@ -153,12 +154,12 @@ def test_chapter_06_readout_says_costs_more_instead_of_a_negative_saving():
 def test_chapter_06_one_step_of_a_size_slider_doubles_the_memory_it_scales():
     w = vkv.kv_widget(batch=32)
     c = {x.description: x for x in _controls(w)}
-    base = vkv.kv_summary(batch=32)
+    base = kv_summary(batch=32)
     for name, key, kwarg in (("context T", "baseline", "context"), ("batch B", "baseline", "batch"),
                              ("vocab |V|", "bank_tables", "vocab_size")):
         options = list(c[name].options)
         nxt = options[options.index(c[name].value) + 1]
-        moved = vkv.kv_summary(**{"batch": 32, kwarg: nxt})
+        moved = kv_summary(**{"batch": 32, kwarg: nxt})
         assert moved[key] == 2 * base[key], name
 
 

@@ -7,7 +7,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token  # noqa: E402
+from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token, kv_summary  # noqa: E402
+from vrs_edu.lab.metrics import window_readout  # noqa: E402
 from vrs_edu.nn.depth import depth_window_mask  # noqa: E402
 from vrs_edu.viz import depth as vdepth  # noqa: E402
 from vrs_edu.viz import kv_cache as vkv  # noqa: E402
@@ -32,12 +33,12 @@ def test_window_readout_reports_the_learned_weights_of_that_window():
     L = 8
     learned = {2: depth_window_mask(L, 2).float() * 0.5}
     learned[2][0, 0] = 1.0
-    r = vdepth.window_readout(L, 2, learned)
+    r = window_readout(L, 2, learned)
     assert r["n_sources"] == [1] + [2] * 8
     assert r["oldest_weight"] == pytest.approx(0.5)         # every deep read splits 0.5 / 0.5 over its window
-    assert vdepth.window_readout(L, 3, learned)["weights"] is None
+    assert window_readout(L, 3, learned)["weights"] is None
     with pytest.raises(ValueError, match="1..L\\+1"):
-        vdepth.window_readout(L, 10)
+        window_readout(L, 10)
 
 
 def test_window_figure_and_widget():
@@ -62,7 +63,7 @@ def test_heatmaps_draw_one_panel_per_mixer_and_per_stream():
 
 
 def test_kv_summary_matches_the_formulas():
-    s = vkv.kv_summary(n_layers=12, d_model=768, context=4096, vocab_size=32768, bytes_per_number=2)
+    s = kv_summary(n_layers=12, d_model=768, context=4096, vocab_size=32768, bytes_per_number=2)
     assert s["baseline"] == kv_bytes_per_token(12, 768, "baseline", 2) * 4096
     assert s["svformer"] == kv_bytes_per_token(12, 768, "svformer", 2) * 4096
     assert s["bank_total"] == kv_bytes_per_token(12, 768, "bank", 2) * 4096 + 4 * 32768 * 768 * 2

@@ -149,3 +149,26 @@ def measured_saving(rows: list[dict], T: int) -> int:
     by = {(r["variant"], r["T"]): r for r in rows}
     base, bank = by[("baseline", T)], by[("bank", T)]
     return base["cache_bytes"] - (bank["cache_bytes"] + bank["table_bytes"])
+
+
+def kv_summary(n_layers: int = 12, d_model: int = 768, context: int = 2048, vocab_size: int = 32768,
+               bytes_per_number: int = 2, batch: int = 1) -> dict:
+    """Bytes for one batch of ``batch`` sequences of ``context`` tokens: ``baseline`` and ``svformer`` caches, the
+    bank model's cache plus its tables (``bank_total``; the tables are shared by the batch), the bank's saving over
+    the baseline (the BoV paper's ΔKV for B·T tokens, in bytes; negative below break-even) and the break-even
+    context ``|V| / batch`` (tokens per sequence; a float).
+
+    Raises:
+        ValueError: ``batch`` < 1 (the sizes are checked by :func:`kv_bytes_per_token`).
+    """
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1 sequence, got {batch}")
+    nb = n_bank_layers(n_layers)
+    tokens = batch * context
+    bank_cache = kv_bytes_per_token(n_layers, d_model, "bank", bytes_per_number) * tokens
+    tables = nb * vocab_size * d_model * bytes_per_number
+    return {"baseline": kv_bytes_per_token(n_layers, d_model, "baseline", bytes_per_number) * tokens,
+            "svformer": kv_bytes_per_token(n_layers, d_model, "svformer", bytes_per_number) * tokens,
+            "bank_cache": bank_cache, "bank_tables": tables, "bank_total": bank_cache + tables,
+            "bank_saving": bov_saving(nb, d_model, tokens, vocab_size) * bytes_per_number,
+            "break_even_context": vocab_size / batch, "n_bank_layers": nb, "batch": batch}

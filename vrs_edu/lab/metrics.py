@@ -1,5 +1,5 @@
-"""Measurements on a trained model: attention concentration, sinks, over-smoothing, coefficients, and the
-context-free substitution ablation. Every function takes tensors (or a model and batches) and returns numbers.
+"""Measurements on a trained model: attention concentration, sinks, over-smoothing, coefficients, the
+context-free substitution ablation, and what a ShortSWA depth window lets each read use. Every function takes tensors (or a model and batches) and returns numbers.
 
 Sources:
 * attention entropy of token importance: ResFormer (arXiv 2410.17897), Fig. 1 / eq. 11, official
@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from jaxtyping import Float
 from torch import Tensor
 
+from ..nn.depth import depth_window_mask
 from ..nn.model import TinyGPT
 
 
@@ -199,4 +200,28 @@ def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None 
             name = f"blocks.{l}.attn.{s}_in"
             loss = mean_loss(model, bl, hooks_for=lambda x, tr, name=name: {name: lambda t, x0=tr["x0"]: x0})
             out[s].append(loss - clean)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# ShortSWA over depth: what a window K lets each read use (chapter 05's window widget shows these numbers).
+
+
+def window_readout(n_layers: int, window: int, learned: dict[int, torch.Tensor] | None = None) -> dict:
+    """The numbers the widget shows for window K: the readable-sources mask, how many sources each read has, and —
+    when a trained ShortSWA model with this K exists in ``learned`` (K -> mean weight matrix) — its weights and the
+    mean weight its deep reads (last third of the rows, read-out included) put on the *oldest* source in the window.
+
+    Raises:
+        ValueError: ``window`` outside 1..n_layers + 1.
+    """
+    if not 1 <= window <= n_layers + 1:
+        raise ValueError(f"window K must be in 1..L+1 = 1..{n_layers + 1}, got {window}")
+    mask = depth_window_mask(n_layers, window)
+    out = {"K": window, "mask": mask, "n_sources": mask.sum(1).tolist(), "weights": None, "oldest_weight": None}
+    if learned and window in learned:
+        m = torch.as_tensor(learned[window], dtype=torch.float32)
+        rows = range(n_layers + 1 - (n_layers + 1) // 3, n_layers + 1)
+        out["weights"] = m
+        out["oldest_weight"] = float(sum(m[l, max(0, l - window + 1)] for l in rows) / len(rows))
     return out

@@ -1,5 +1,5 @@
 """Chapter 05's plots and widget: learned depth weights as heatmaps (reading layer × source layer), one panel per
-stream for the routers, and the window-K widget — a thin ``ipywidgets.interactive`` over :func:`window_readout`
+stream for the routers, and the window-K widget — a thin ``ipywidgets.interactive`` over :func:`~vrs_edu.lab.metrics.window_readout`
 (a plain function, tested without a browser)."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from ..nn.depth import depth_window_mask
+from ..lab.metrics import window_readout
 from .controls import label_style
 
 # In which basis each mixer's weights are expressed: states X_j = the stream after block j, or outputs y_j = what
@@ -76,26 +76,6 @@ def plot_router_streams(routers: dict[str, dict[str, torch.Tensor]], streams=("q
 
 # ---------------------------------------------------------------------------------------------------------------
 # The window-K widget: which earlier layers each layer can read, and the learned weights for that K.
-
-
-def window_readout(n_layers: int, window: int, learned: dict[int, torch.Tensor] | None = None) -> dict:
-    """The numbers the widget shows for window K: the readable-sources mask, how many sources each read has, and —
-    when a trained ShortSWA model with this K exists in ``learned`` (K -> mean weight matrix) — its weights and the
-    mean weight its deep reads (last third of the rows, read-out included) put on the *oldest* source in the window.
-
-    Raises:
-        ValueError: ``window`` outside 1..n_layers + 1.
-    """
-    if not 1 <= window <= n_layers + 1:
-        raise ValueError(f"window K must be in 1..L+1 = 1..{n_layers + 1}, got {window}")
-    mask = depth_window_mask(n_layers, window)
-    out = {"K": window, "mask": mask, "n_sources": mask.sum(1).tolist(), "weights": None, "oldest_weight": None}
-    if learned and window in learned:
-        m = torch.as_tensor(learned[window], dtype=torch.float32)
-        rows = range(n_layers + 1 - (n_layers + 1) // 3, n_layers + 1)
-        out["weights"] = m
-        out["oldest_weight"] = float(sum(m[l, max(0, l - window + 1)] for l in rows) / len(rows))
-    return out
 
 
 def window_figure(n_layers: int, window: int, learned: dict[int, torch.Tensor] | None = None):

@@ -1,6 +1,7 @@
 """Chapter 06's KV-cache plot and widget: memory for a batch of B sequences against the context length for the
 baseline, SVFormer and the bank of values (cache + tables), with this setting and the break-even context marked. The
-widget is a thin ``ipywidgets.interactive`` over :func:`kv_summary` (a plain function, tested without a browser).
+widget is a thin ``ipywidgets.interactive`` over :func:`~vrs_edu.lab.kv_cache.kv_summary` (a plain function, tested
+without a browser).
 
 Memory is counted for one batch of B sequences of T tokens each: the caches grow with B·T, while the bank's tables
 (|V|·d numbers per bank layer) are held once, shared by every sequence of the batch. The bank therefore saves
@@ -13,7 +14,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..lab.kv_cache import bov_saving, kv_bytes_per_token, n_bank_layers
+from ..lab.kv_cache import kv_summary
 from .controls import label_style
 
 # Every step of the size sliders doubles the size (or nearly, for d): a step is always visible on the log axis.
@@ -21,29 +22,6 @@ CONTEXTS = [2 ** e for e in range(8, 18)]            # 256 .. 131072 tokens
 VOCABS = [2 ** e for e in range(8, 19)]              # 256 .. 262144 tokens
 WIDTHS = [64, 128, 256, 512, 768, 1024, 1536, 2048, 3072, 4096]
 BATCHES = [2 ** e for e in range(0, 9)]              # 1 .. 256 sequences
-
-
-def kv_summary(n_layers: int = 12, d_model: int = 768, context: int = 2048, vocab_size: int = 32768,
-               bytes_per_number: int = 2, batch: int = 1) -> dict:
-    """Bytes for one batch of ``batch`` sequences of ``context`` tokens: ``baseline`` and ``svformer`` caches, the
-    bank model's cache plus its tables (``bank_total``; the tables are shared by the batch), the bank's saving over
-    the baseline (the BoV paper's ΔKV for B·T tokens, in bytes; negative below break-even) and the break-even
-    context ``|V| / batch`` (tokens per sequence; a float).
-
-    Raises:
-        ValueError: ``batch`` < 1 (the sizes are checked by :func:`~vrs_edu.lab.kv_cache.kv_bytes_per_token`).
-    """
-    if batch < 1:
-        raise ValueError(f"batch must be >= 1 sequence, got {batch}")
-    nb = n_bank_layers(n_layers)
-    tokens = batch * context
-    bank_cache = kv_bytes_per_token(n_layers, d_model, "bank", bytes_per_number) * tokens
-    tables = nb * vocab_size * d_model * bytes_per_number
-    return {"baseline": kv_bytes_per_token(n_layers, d_model, "baseline", bytes_per_number) * tokens,
-            "svformer": kv_bytes_per_token(n_layers, d_model, "svformer", bytes_per_number) * tokens,
-            "bank_cache": bank_cache, "bank_tables": tables, "bank_total": bank_cache + tables,
-            "bank_saving": bov_saving(nb, d_model, tokens, vocab_size) * bytes_per_number,
-            "break_even_context": vocab_size / batch, "n_bank_layers": nb, "batch": batch}
 
 
 def kv_text(s: dict, context: int) -> str:
