@@ -294,7 +294,8 @@ for t, p in zip(top.tolist(), promoted.tolist()):
 # ## The course's four questions, answered with its own measurements
 #
 # Each answer below is computed from a result file made by a `vrs-edu reproduce` command and cites the chapter that
-# measured it (`vrs_edu.lab.answers`). A missing file is named with the command that makes it.
+# measured it (`vrs_edu.lab.answers`). A missing file is named with the command that makes it. A fifth entry reads
+# the associative-recall task of chapters 03 and 04: the same questions on a task that needs key lookup.
 
 # %%
 from vrs_edu.lab.answers import course_answers
@@ -312,8 +313,8 @@ for a in course_answers():
 # Each line is a test declared before its run, read at *our* scale: its mean and 95 % interval over paired seeds,
 # the p-value after Holm's correction within the chapter's family, and the verdict — **reproduced** (the published
 # direction), **contradicted** (the opposite direction), or **undecided**, with the power the test had. Chapters
-# 03–05 show the curves and the reasoning behind each line; a recall-task line is only about retrieval where the
-# precondition `recall_lookup_learned` is reproduced.
+# 03–05 show the curves and the reasoning behind each line; a recall-task line is only about retrieval where its
+# precondition (`recall_lookup_learned` for ResFormer, `recall_qkv_lookup_learned` for the x0 shares) is reproduced.
 #
 # ## Exercise — estimate a KV cache, then check it against the model
 #
@@ -374,4 +375,4 @@ for r in rows:
 # * In a trained bank layer: values of a token identical across contexts (and not in the ordinary layer below), the
 #   attention output rebuilt exactly from the pattern and a per-token OV table, and the tokens whose rows write the
 #   most and what they promote.
-# * The course's four questions answered from the result files of chapters 03, 04 and 05.
+# * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05.
