@@ -29,13 +29,16 @@ def _prose(n_sentences: int, seed: int = 0) -> str:
 
 
 @pytest.mark.slow  # one quick value-residual run, one seed: about 20 s on 2 cores
-def test_reproduce_value_residual_on_a_file_writes_beside_the_default_results(tmp_path, monkeypatch):
+def test_reproduce_value_residual_on_a_file_writes_beside_the_default_results(tmp_path, monkeypatch, capsys):
     corpus = tmp_path / "some.txt"
     corpus.write_text(_prose(400), encoding="utf-8")
     out = tmp_path / "results"
     assert main(["reproduce", "value-residual", "--corpus", str(corpus), "--quick", "--seeds", "0",
                  "--out", str(out)]) == 0
     assert [p.name for p in out.iterdir()] == ["value-residual.corpus-some.quick.json"]  # the default file untouched
+    # the run says how the chapters would show it — here: not at all, a quick run in another folder
+    assert capsys.readouterr().out.splitlines()[-1] == ("the chapters read full runs from data/results/ only: rerun "
+                                                       "without --quick and --out to show them this corpus")
     r = json.loads((out / "value-residual.corpus-some.quick.json").read_text())
     raw = corpus.read_bytes()
     assert r["text_corpus"] == {"name": "some", "source": str(corpus), "bytes": len(raw), "characters": len(raw),
@@ -156,3 +159,23 @@ def test_the_setting_also_points_the_chapters_at_the_char_model_of_that_corpus(t
     monkeypatch.delenv("VRS_EDU_CORPUS")
     with pytest.raises(FileNotFoundError, match=r"no checkpoint at \S*char-6x64:"):
         char_model.load_char_model()
+
+
+@pytest.mark.parametrize("name", ["kjv.txt", "python-docs.md", "kjv"])
+def test_a_file_named_like_a_shipped_corpus_is_refused_before_it_can_overwrite_its_results(tmp_path, name):
+    path = tmp_path / name
+    path.write_text(_prose(400))
+    from vrs_edu.lab.corpora import read_corpus_file
+    with pytest.raises(ValueError, match="the name of a corpus that ships with the course; rename the file"):
+        read_corpus_file(path)
+
+
+def test_a_small_vocabulary_gets_the_budget_error_with_its_remedy(tmp_path, capsys, monkeypatch):
+    _no_training(monkeypatch)
+    path = tmp_path / "tiny-vocab.txt"
+    path.write_text(("the cat sat on the mat and the dog ran to the log . " * 3000))
+    code = main(["reproduce", "depth-mixers", "--corpus", str(path), "--quick", "--seeds", "0",
+                 "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "over the parameter budget: dca adds" in err and "at least about 1,500 distinct words" in err

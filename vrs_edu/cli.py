@@ -111,7 +111,7 @@ def _result_flags(args) -> list[str]:
 
 
 def cmd_reproduce(args) -> int:
-    from .lab.experiments import RECIPES, _load_recipes, run_recipe
+    from .lab.experiments import RECIPES, RESULTS_DIR, _load_recipes, run_recipe
 
     _load_recipes()
     if args.name == "list" or args.name is None:
@@ -148,6 +148,12 @@ def cmd_reproduce(args) -> int:
                        "resumed": args.resume, "preset": args.preset, "settings": _parse_settings(args.set)}
     path.write_text(json.dumps(result, indent=1, default=float) + "\n")
     print(f"wrote {path} ({result['wall_time_s']} s)")
+    stem = result.get("text_corpus", {}).get("name")
+    if args.corpus is not None and stem:
+        shown = not args.quick and (args.out is None or Path(args.out).resolve() == RESULTS_DIR.resolve())
+        print(f"to show the chapters this corpus: VRS_EDU_CORPUS={stem} make lab" if shown else
+              "the chapters read full runs from data/results/ only: rerun without --quick"
+              + (" and --out" if args.out is not None else "") + " to show them this corpus")
     return 0
 
 

@@ -91,7 +91,9 @@ def read_corpus_file(path: str | Path) -> Corpus:
     Raises:
         FileNotFoundError: the file does not exist.
         ValueError: the path is a folder; the file is empty or only whitespace; it holds a NUL byte (binary); it
-            is not valid UTF-8. Each message is one line naming the file and the problem.
+            is not valid UTF-8; its name (the stem its results are saved under: the file name without its suffix,
+            characters outside ``A-Za-z0-9_-`` replaced by ``-``) is that of a named corpus. Each message is one line
+            naming the file and the problem.
     """
     path = Path(path)
     if not path.exists():
@@ -109,6 +111,9 @@ def read_corpus_file(path: str | Path) -> Corpus:
     if not text.strip():
         raise ValueError(f"corpus {path} is empty" + (" (only whitespace)" if raw else ""))
     stem = re.sub(r"[^A-Za-z0-9_-]+", "-", path.stem).strip("-") or "text"
+    if stem in NAMED:   # its results would overwrite (or hide behind) those of the named corpus
+        raise ValueError(f"corpus file {path} would be saved as {stem!r}, the name of a corpus that ships with the "
+                         f"course; rename the file (e.g. my-{stem}{path.suffix})")
     return Corpus(stem, text, str(path), None)
 
 

@@ -106,7 +106,10 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
     counts = parameter_counts(variants, data.vocab_size, options)
     over = {k: v["overhead"] for k, v in counts.items() if v["overhead"] > BUDGET_TOLERANCE}
     if over:
-        raise ValueError(f"variants over the parameter budget (> {BUDGET_TOLERANCE:.1%} extra): {over}")
+        raise ValueError(
+            "variants over the parameter budget: " + ", ".join(f"{k} adds {v:.2%}" for k, v in over.items())
+            + f" (tolerance {BUDGET_TOLERANCE:.1%}); a small vocabulary ({data.vocab_size:,} tokens here) shrinks "
+            "the shared model: on your own corpus, use a text with at least about 1,500 distinct words")
     weight_batches = list(data.eval_batches("val", schedule["batch_size"], 1 if quick else WEIGHT_BATCHES))
     tasks, names, configs = [], [], {}
     for vname, vover in variants.items():
