@@ -146,7 +146,7 @@ def _recall_result(learned=True):
 
     base_final = 0.01 if learned else 1.3
     beta = {"q": 1 / 9, "k": 1 / 9, "v": 4.0}       # shares 0.1, 0.1, 0.8
-    qkv = [{"seed": s, "final_val_loss": base_final, "coefficients": {
+    qkv = [{**run(s, base_final, 1000), "coefficients": {
         f"blocks.{l}.x0.{a}_{p}": (1.0 if a == "alpha" else beta[p] * (1 + 0.01 * s)) for l in (6, 7)
         for a in ("alpha", "beta") for p in "qkv"}} for s in range(5)]
     part = {"configs": {"baseline": {"train": {"steps": 1500}}},
@@ -161,10 +161,12 @@ def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models
     (tmp_path / "recall.json").write_text(json.dumps(_recall_result()))
     q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)
     assert q5["chapter"] == "03, 04" and q5["command"] == "vrs-edu reproduce recall"
-    names = [line.split(":")[0] for line in q5["lines"] if not line.startswith("  ")]
+    assert q5["lines"][0] == "lookup learned within 1,500 steps by 5 of 5 baseline seeds, 5 of 5 resformer seeds, " \
+        "5 of 5 qkv seeds"
+    names = [line.split(":")[0] for line in q5["lines"] if line.startswith("recall_")]
     assert names == ["recall_lookup_learned", "recall_resformer_loss", "recall_resformer_learns_sooner",
                      "recall_qkv_lookup_learned", "recall_additive_criterion", "recall_v_reads_x0_more_than_qk"]
-    lines = dict(line.split(": ", 1) for line in q5["lines"] if not line.startswith("  "))
+    lines = dict(line.split(": ", 1) for line in q5["lines"] if line.startswith("recall_"))
     assert lines["recall_lookup_learned"].startswith("-1.190 [-1.190, -1.190]") and "reproduced" in \
         lines["recall_lookup_learned"]
     # "learned" = the curve crosses 0.6 (half the reference), interpolated between evaluations: the baseline at
@@ -179,5 +181,8 @@ def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models
 def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_path):
     (tmp_path / "recall.json").write_text(json.dumps(_recall_result(learned=False)))
     q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)
-    first = q5["lines"][0]
+    assert q5["lines"][0].startswith("lookup learned within 1,500 steps by 0 of 5 baseline seeds")
+    first = next(line for line in q5["lines"] if line.startswith("recall_"))
     assert first.startswith("recall_lookup_learned: +0.100 [+0.100, +0.100]") and first.endswith("contradicted")
+    assert q5["lines"][-1] == ("preconditions recall_lookup_learned, recall_qkv_lookup_learned not reproduced: the "
+                               "lines after it are not evidence about retrieval")

@@ -104,3 +104,13 @@ def test_what_differs_reads_the_regime_and_the_coverage_from_the_numbers():
     far = [{"name": "a", "unk_share": 0.02}, {"name": "b", "unk_share": 0.10}]
     assert "8.0 points apart" in what_differs(far, {"a": 3.0, "b": 1.2})
     assert "a run reads a 2.5× as often as b" in what_differs(far, {"a": 3.0, "b": 1.2})
+
+
+def test_opposite_signs_are_told_apart_from_changed_verdicts():
+    from vrs_edu.lab.by_corpus import opposite_signs
+    results = {"a": {"values": {"gain": CLEAR_GAIN, "a_rather_long_declared_test_name_here": [0.1, 0.2, 0.1, 0.15, 0.1]}},
+               "b": {"values": {"gain": [-0.01, -0.02, 0.0, -0.01, -0.015],
+                                "a_rather_long_declared_test_name_here": [-0.1, -0.2, -0.1, -0.15, -0.1]}}}
+    rows = claims_by_corpus(results, verdicts)
+    # "gain" changes verdict (reproduced → undecided) on the same side; the long test flips its sign
+    assert opposite_signs(rows) == ["a_rather_long_declared_test_name_here"]

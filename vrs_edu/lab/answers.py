@@ -172,11 +172,27 @@ def answer_depth(dm: dict) -> list[str]:
 
 def answer_recall(rc: dict) -> list[str]:
     """The recall recipe's declared tests (``recall.TESTS``), recomputed from the runs, as chapters 03 and 04 print
-    them: each set-up's precondition (the baseline beats the no-lookup reference) first, then what is read from it."""
+    them: first how many seeds of each variant learned lookup, then each set-up's precondition (the baseline beats
+    the no-lookup reference) and what is read from it, and a last line saying whether any of it is about retrieval.
+    Losses are in nats, ``recall_resformer_learns_sooner`` in training steps, the x0 shares are fractions."""
     from .analysis import verdict_records
-    from .recipes.recall import verdicts
+    from .recipes.recall import steps_to_learn, verdicts
 
-    return [line for v in verdict_records(verdicts(rc)) for line in _verdict_lines(v)]
+    ref = rc["no_lookup_reference"]["loss"]
+    part = rc["recall"]
+    steps = part["configs"]["baseline"]["train"]["steps"]
+    learned = {v: sum(steps_to_learn(r, ref, steps) < steps for r in runs) for v, runs in part["runs"].items()}
+    n = {v: len(runs) for v, runs in part["runs"].items()}
+    out = [f"lookup learned within {steps:,} steps by " + ", ".join(f"{learned[v]} of {n[v]} {v} seeds" for v in n),
+           "(losses in nats; steps to learn in training steps; x0 shares are fractions of a path's input)"]
+    rows = verdict_records(verdicts(rc))
+    out += [line for v in rows for line in _verdict_lines(v)]
+    pre = {v["name"]: v["verdict"] for v in rows if v["name"] in ("recall_lookup_learned", "recall_qkv_lookup_learned")}
+    failed = [k for k, v in pre.items() if v != "reproduced"]
+    if failed:
+        out.append(f"precondition{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the lines "
+                   "after it are not evidence about retrieval")
+    return out
 
 
 ANSWERERS = {1: answer_qk_vs_v, 2: answer_value_residual, 3: answer_bank_of_values, 4: answer_depth,

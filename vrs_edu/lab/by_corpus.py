@@ -145,3 +145,15 @@ def what_differs(facts: list[dict], epochs: dict[str, float], unk_close: float =
                 if spread <= unk_close else f"{spread * 100:.1f} points apart: the vocabulary names one text less "
                 "well than the other")
     return (f"Epochs per run: {reads} — {regime}. [UNK] shares: {unk}, {coverage}.")
+
+
+def opposite_signs(rows: list[dict]) -> list[str]:
+    """The tests whose means lie on opposite sides of the test's threshold on two corpora (whatever the verdicts:
+    "undecided" on one and "reproduced" on the other is not a disagreement in direction, opposite signs may be)."""
+    out = []
+    for r in rows:
+        cells = [c for c in r["cells"].values() if c is not None]
+        sides = {(c["mean"] - c["test"].threshold) > 0 for c in cells}
+        if len(cells) > 1 and len(sides) > 1:
+            out.append(r["name"])
+    return out
