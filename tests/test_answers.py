@@ -184,5 +184,7 @@ def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_pa
     assert q5["lines"][0].startswith("lookup learned within 1,500 steps by 0 of 5 baseline seeds")
     first = next(line for line in q5["lines"] if line.startswith("recall_"))
     assert first.startswith("recall_lookup_learned: +0.100 [+0.100, +0.100]") and first.endswith("contradicted")
-    assert q5["lines"][-1] == ("preconditions recall_lookup_learned, recall_qkv_lookup_learned not reproduced: the "
-                               "lines after it are not evidence about retrieval")
+    assert q5["lines"][-2:] == ["preconditions recall_lookup_learned, recall_qkv_lookup_learned not reproduced: the "
+                                "lines of that",
+                                "  set-up are not evidence about retrieval"]
+    assert max(map(len, q5["lines"])) <= 96      # chapter 06 indents by 4: the book's 100 columns

@@ -18,6 +18,7 @@ up, and what do the value residual and the x0 coefficients do on a task that nee
 from __future__ import annotations
 
 import math
+import textwrap
 from pathlib import Path
 
 from .experiments import load_results
@@ -190,8 +191,8 @@ def answer_recall(rc: dict) -> list[str]:
     pre = {v["name"]: v["verdict"] for v in rows if v["name"] in ("recall_lookup_learned", "recall_qkv_lookup_learned")}
     failed = [k for k, v in pre.items() if v != "reproduced"]
     if failed:
-        out.append(f"precondition{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the lines "
-                   "after it are not evidence about retrieval")
+        out += textwrap.wrap(f"precondition{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the "
+                             "lines of that set-up are not evidence about retrieval", 96, subsequent_indent="  ")
     return out
 
 
