@@ -184,8 +184,9 @@ def answer_recall(rc: dict) -> list[str]:
     steps = part["configs"]["baseline"]["train"]["steps"]
     learned = {v: sum(steps_to_learn(r, ref, steps) < steps for r in runs) for v, runs in part["runs"].items()}
     n = {v: len(runs) for v, runs in part["runs"].items()}
-    out = [f"lookup learned within {steps:,} steps by " + ", ".join(f"{learned[v]} of {n[v]} {v} seeds" for v in n),
-           "(losses in nats; steps to learn in training steps; x0 shares are fractions of a path's input)"]
+    out = textwrap.wrap(f"lookup learned within {steps:,} steps by "
+                        + ", ".join(f"{learned[v]} of {n[v]} {v} seeds" for v in n), 96, subsequent_indent="  ")
+    out.append("(losses in nats; steps to learn in training steps; x0 shares are fractions of a path's input)")
     rows = verdict_records(verdicts(rc))
     out += [line for v in rows for line in _verdict_lines(v)]
     pre = {v["name"]: v["verdict"] for v in rows if v["name"] in ("recall_lookup_learned", "recall_qkv_lookup_learned")}
