@@ -235,6 +235,12 @@ if result is not None:
 # table below recomputes every declared test on each corpus with the recipe's own `verdicts` (Holm within each
 # corpus); a `*` marks a test whose verdict differs between the two. Two facts about the corpora come first: how
 # much of each the 2,048-word vocabulary cannot name (`[UNK]`), and how many times one run reads its training split.
+#
+# Each cell is the test's per-seed quantity: for `*_loss`, the mixer's final validation loss minus the residual's,
+# in nats; for `*_v_reads_x0_more_than_qk`, the deep V input's x0-R² minus the larger of Q's and K's (x0-R² is
+# defined in the section on what the mixers read, below). A `*` says the verdicts differ; a second list names the
+# tests whose means fall on opposite sides on the two corpora, which is a disagreement in direction (a change from
+# undecided to reproduced on the same side is not).
 
 # %%
 import textwrap
@@ -242,7 +248,7 @@ import textwrap
 from IPython.display import Markdown, display
 
 from vrs_edu.lab.by_corpus import (claims_by_corpus, corpus_dependent, epochs_per_run, format_claims_by_corpus,
-                                   format_epochs, load_by_corpus, what_differs)
+                                   format_epochs, load_by_corpus, opposite_signs, what_differs)
 from vrs_edu.lab.corpora import NAMED, corpus_facts, describe
 
 try:
@@ -263,6 +269,7 @@ if on:
     print(f"\nverdicts that depend on the corpus: {len(dep)} of {len(by_corpus)} tests")
     for line in dep:
         print(f"  {line}")
+    print(f"means of opposite sign on the two corpora: {', '.join(opposite_signs(by_corpus)) or 'none'}")
     print(textwrap.fill(what_differs(facts, {c: epochs_per_run(res, "residual")["epochs"] for c, res in on.items()}),
                         100, break_on_hyphens=False))
 

@@ -301,7 +301,8 @@ for t, p in zip(top.tolist(), promoted.tolist()):
 from vrs_edu.lab.answers import course_answers
 
 for a in course_answers():
-    print(f"Q{a['n']} — {a['title']} (chapter {a['chapter']}): {a['question']}")
+    chapters = f"chapter{'s' if ',' in a['chapter'] else ''} {a['chapter']}"
+    print(f"Q{a['n']} — {a['title']} ({chapters}): {a['question']}")
     if a["missing"]:
         print(f"    not measured yet: {a['missing']}")
     else:
@@ -372,7 +373,8 @@ for r in rows:
 #   sign change at T = |V| measured on a character vocabulary.
 # * Next to it, the quality cost of each reuse from chapters 03–04 (paired over seeds) and its declared test's
 #   verdict, when their results exist.
-# * In a trained bank layer: values of a token identical across contexts (and not in the ordinary layer below), the
+# * In a trained bank layer: values of a token identical across contexts by construction (in the ordinary layer below
+#   they were close to one vector too, cosine printed above: context changed them only a little at this scale), the
 #   attention output rebuilt exactly from the pattern and a per-token OV table, and the tokens whose rows write the
 #   most and what they promote.
 # * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05.
