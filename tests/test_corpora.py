@@ -129,12 +129,16 @@ def test_the_second_corpus_is_the_king_james_bible_as_plain_prose():
     assert set(NAMED) == {"python-docs", "kjv"}
 
 
-def test_a_name_picks_a_named_corpus_unless_a_file_of_that_name_exists(tmp_path, monkeypatch):
+def test_a_name_picks_a_named_corpus_and_a_file_of_that_name_is_refused_not_mistaken_for_it(tmp_path, monkeypatch):
     assert get_corpus("python-docs").source.startswith("pydoc_data.topics")
     monkeypatch.chdir(tmp_path)
     (tmp_path / "kjv").write_text("my own text, not the Bible")
-    c = get_corpus("kjv")
-    assert c.text == "my own text, not the Bible" and c.licence is None
+    # read as a teacher's file it would be saved as "kjv" and overwrite the Bible's results: refused by name
+    with pytest.raises(ValueError, match="corpus file kjv would be saved as 'kjv'.*rename the file"):
+        get_corpus("kjv")
+    (tmp_path / "mine.txt").write_text("my own text, not the Bible")
+    c = get_corpus("mine.txt")
+    assert c.name == "mine" and c.text == "my own text, not the Bible" and c.licence is None
     with pytest.raises(FileNotFoundError, match="corpus file nope.txt does not exist"):
         get_corpus("nope.txt")
 

@@ -118,8 +118,9 @@ def read_corpus_file(path: str | Path) -> Corpus:
 
 
 def get_corpus(spec: str | Path | Corpus) -> Corpus:
-    """A :class:`Corpus` from a name in :data:`NAMED`, a file path, or a Corpus (returned as is). A name wins
-    only when no file of that name exists, so ``--corpus kjv`` is the named corpus unless ``./kjv`` is a file."""
+    """A :class:`Corpus` from a name in :data:`NAMED`, a file path, or a Corpus (returned as is). A name is the named
+    corpus unless a file of that name exists; such a file (``./kjv``) is then refused by :func:`read_corpus_file`,
+    whose results would be saved under the named corpus' name."""
     if isinstance(spec, Corpus):
         return spec
     if isinstance(spec, str) and spec in NAMED and not Path(spec).exists():
