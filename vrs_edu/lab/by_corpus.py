@@ -24,6 +24,7 @@ def compared_corpora() -> tuple[str, ...]:
     chosen = chosen_corpus()
     return base + ((chosen,) if chosen and chosen not in base else ())
 
+
 def load_by_corpus(name: str, corpora: Sequence[str] | None = None,
                    out_dir: str | Path | None = None) -> dict[str, dict]:
     """``{corpus: result}`` for every corpus in ``corpora`` (None: :func:`compared_corpora`) whose result file exists
