@@ -620,26 +620,11 @@ print(f"ResFormer − baseline, final: ours {r['mean']:+.4f} nats [95% CI {r['ci
 # %%
 from IPython.display import Markdown, display
 
-from vrs_edu.lab.by_corpus import (claims_by_corpus, corpus_dependent, epochs_per_run, format_claims_by_corpus,
-                                   format_epochs, load_by_corpus, opposite_signs, what_differs)
-from vrs_edu.lab.corpora import NAMED, corpus_facts, describe
+from vrs_edu.lab.by_corpus import corpus_report, load_by_corpus
 
-on = load_by_corpus("value-residual")
-facts = corpus_facts([c for c in on if c in NAMED])
-display(Markdown(describe(facts=facts)))
-parts = {c: res["corpus"] for c, res in on.items()}
-print(format_epochs(parts, "baseline"))
-for c, res in on.items():
-    print(f"{c}: {provenance(res)}")
-by_corpus = claims_by_corpus(on, vr_recipe.verdicts)
-print()
-print(format_claims_by_corpus(by_corpus))
-dep = corpus_dependent(by_corpus)
-print(f"\nverdicts that depend on the corpus: {len(dep)} of {len(by_corpus)} tests")
-for line in dep:
-    print(f"  {line}")
-print(f"means of opposite sign on the two corpora: {', '.join(opposite_signs(by_corpus)) or 'none'}")
-say(what_differs(facts, {c: epochs_per_run(part, "baseline")["epochs"] for c, part in parts.items()}))
+facts_table, report = corpus_report(load_by_corpus("value-residual"), vr_recipe.verdicts, "baseline")
+display(Markdown(facts_table))
+print(report)
 
 # %% [markdown]
 # ## What we measured

@@ -637,26 +637,11 @@ print(f"our word vocabulary (data.vocab_size, for exercise 2): {data.vocab_size:
 # %%
 from IPython.display import Markdown, display
 
-from vrs_edu.lab.by_corpus import (claims_by_corpus, corpus_dependent, epochs_per_run, format_claims_by_corpus,
-                                   format_epochs, load_by_corpus, opposite_signs, what_differs)
-from vrs_edu.lab.corpora import NAMED, corpus_facts, describe
+from vrs_edu.lab.by_corpus import corpus_report, load_by_corpus
 
-on = load_by_corpus("bank-of-values")
-facts = corpus_facts([c for c in on if c in NAMED])
-display(Markdown(describe(facts=facts)))
-parts = {c: res["corpus"] for c, res in on.items()}
-print(format_epochs(parts, "baseline"))
-for c, res in on.items():
-    print(f"{c}: {provenance(res)}")
-by_corpus = claims_by_corpus(on, bov.verdicts)
-print()
-print(format_claims_by_corpus(by_corpus))
-dep = corpus_dependent(by_corpus)
-print(f"\nverdicts that depend on the corpus: {len(dep)} of {len(by_corpus)} tests")
-for line in dep:
-    print(f"  {line}")
-print(f"means of opposite sign on the two corpora: {', '.join(opposite_signs(by_corpus)) or 'none'}")
-say(what_differs(facts, {c: epochs_per_run(part, "baseline")["epochs"] for c, part in parts.items()}))
+facts_table, report = corpus_report(load_by_corpus("bank-of-values"), bov.verdicts, "baseline")
+display(Markdown(facts_table))
+print(report)
 
 # %% [markdown]
 # ## What we measured

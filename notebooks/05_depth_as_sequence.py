@@ -243,13 +243,9 @@ if result is not None:
 # undecided to reproduced on the same side is not).
 
 # %%
-import textwrap
-
 from IPython.display import Markdown, display
 
-from vrs_edu.lab.by_corpus import (claims_by_corpus, corpus_dependent, epochs_per_run, format_claims_by_corpus,
-                                   format_epochs, load_by_corpus, opposite_signs, what_differs)
-from vrs_edu.lab.corpora import NAMED, corpus_facts, describe
+from vrs_edu.lab.by_corpus import corpus_report, load_by_corpus
 
 try:
     on = load_by_corpus("depth-mixers")
@@ -257,21 +253,9 @@ except FileNotFoundError as e:
     on = {}
     print(f"no saved results yet: {e}")
 if on:
-    facts = corpus_facts([c for c in on if c in NAMED])
-    display(Markdown(describe(facts=facts)))
-    print(format_epochs(on, "residual"))
-    for c, res in on.items():
-        print(f"{c}: {provenance(res)}")
-    by_corpus = claims_by_corpus(on, verdicts)
-    print()
-    print(format_claims_by_corpus(by_corpus))
-    dep = corpus_dependent(by_corpus)
-    print(f"\nverdicts that depend on the corpus: {len(dep)} of {len(by_corpus)} tests")
-    for line in dep:
-        print(f"  {line}")
-    print(f"means of opposite sign on the two corpora: {', '.join(opposite_signs(by_corpus)) or 'none'}")
-    print(textwrap.fill(what_differs(facts, {c: epochs_per_run(res, "residual")["epochs"] for c, res in on.items()}),
-                        100, break_on_hyphens=False))
+    facts_table, report = corpus_report(on, verdicts, "residual", part=None)
+    display(Markdown(facts_table))
+    print(report)
 
 # %% [markdown]
 # **An early-training ranking.** Each run sees the number of tokens printed above — far fewer than the papers'

@@ -8,11 +8,12 @@ the chapter's verdicts can never disagree.
 from __future__ import annotations
 
 import json
+import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .corpora import DEFAULT_NAME
-from .experiments import chosen_corpus, results_path
+from .corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
+from .experiments import chosen_corpus, provenance, results_path
 
 SECOND_CORPUS = "kjv"
 
@@ -158,3 +159,23 @@ def opposite_signs(rows: list[dict]) -> list[str]:
         if len(cells) > 1 and len(sides) > 1:
             out.append(r["name"])
     return out
+
+
+def corpus_report(results: dict[str, dict], verdicts: Callable[[dict], list[dict]], baseline: str,
+                  part: str | None = "corpus") -> tuple[str, str]:
+    """What chapters 03–05 show under "The same tests on a second corpus", as ``(markdown, text)``: the named
+    corpora's facts (:func:`~vrs_edu.lab.corpora.describe`) and, at most 100 columns wide, the epochs per run, each
+    result's provenance, the claim × corpus table, the tests whose verdicts differ, those whose means have opposite
+    signs, and :func:`what_differs`. ``part``: the key of the text runs in a result (None: the result itself);
+    ``baseline``: the variant whose schedule counts the epochs."""
+    facts = corpus_facts([c for c in results if c in NAMED])
+    parts = {c: res if part is None else res[part] for c, res in results.items()}
+    rows = claims_by_corpus(results, verdicts)
+    dep = corpus_dependent(rows)
+    epochs = {c: epochs_per_run(p, baseline)["epochs"] for c, p in parts.items()}
+    lines = [format_epochs(parts, baseline), *(f"{c}: {provenance(res)}" for c, res in results.items()), "",
+             format_claims_by_corpus(rows), "", f"verdicts that depend on the corpus: {len(dep)} of {len(rows)} tests",
+             *(f"  {line}" for line in dep),
+             f"means of opposite sign on the two corpora: {', '.join(opposite_signs(rows)) or 'none'}",
+             textwrap.fill(what_differs(facts, epochs), 100, break_on_hyphens=False)]
+    return describe(facts=facts), "\n".join(lines)
