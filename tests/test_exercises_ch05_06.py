@@ -5,7 +5,7 @@ import math
 import pytest
 import torch
 
-from vrs_edu.course.checks import CheckFailed
+from vrs_edu.course.checks import CheckFailed, messages
 from vrs_edu.course.exercises import ch05, ch06
 from vrs_edu.lab.kv_cache import kv_bytes_per_token
 
@@ -42,6 +42,37 @@ def test_a_hand_written_kv_estimate_passes_and_a_wrong_one_raises_for_the_grader
         ch06.check_kv_cache_bytes(lambda L, D, T, v, b: kv_bytes_per_token(L, D, v, b) * T // 2
                                   if v == "baseline" else kv_bytes_per_token(L, D, v, b) * T,
                                   raise_on_fail=True)
+
+
+def _learner_kv(n_bank):
+    """A learner's kv_cache_bytes, right except for how it counts the bank layers: ``n_bank(n_layers)``."""
+    def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
+        v_layers = {"baseline": n_layers, "svformer": 1, "bank": n_layers - n_bank(n_layers)}[variant]
+        return (n_layers + v_layers) * d_model * seq_len * bytes_per_number
+    return kv_cache_bytes
+
+
+def test_a_bank_count_without_its_floor_of_one_layer_gets_its_hint(capsys):
+    """n_layers // 3 without max(1, ·): right for 8, 12, 4 and 24 layers, wrong for the 2-layer case (0 bank
+    layers), where a bare "case 14: expected 1920, got 2560" would not say why."""
+    assert ch06.check_kv_cache_bytes(_learner_kv(lambda L: max(1, L // 3))) is True      # the right count passes
+    capsys.readouterr()
+    for seed in (0, 3):
+        assert ch06.check_kv_cache_bytes(_learner_kv(lambda L: L // 3), seed=seed) is False
+        (msg,) = messages(capsys.readouterr().out)
+        assert "the max(1, ·) is missing" in msg and "expected" not in msg
+
+
+@pytest.mark.parametrize("n_bank", [lambda L: L / 3, lambda L: max(1, L / 3)], ids=["L/3", "max(1, L/3)"])
+def test_a_fractional_bank_count_gets_its_hint(n_bank, capsys):
+    """n_layers / 3 (with or without the max): 8 layers give 2.67 bank layers and a float byte count,
+    (8 + 8 - 8/3) · 64 · 64 · 4 = 218453.33 in case 2, instead of 229376."""
+    assert _learner_kv(n_bank)(8, 64, 64, "bank", 4) == pytest.approx(218453.33, abs=0.01)
+    assert ch06._ref_kv_cache_bytes(8, 64, 64, "bank", 4) == 229376
+    for seed in (0, 3):
+        assert ch06.check_kv_cache_bytes(_learner_kv(n_bank), seed=seed) is False
+        (msg,) = messages(capsys.readouterr().out)
+        assert msg.startswith("✗ KV-cache bytes: case 2: n_layers / 3 is a float") and "expected" not in msg
 
 
 def test_not_implemented_is_reported_not_raised(capsys):

@@ -44,6 +44,12 @@ KV_MISTAKES = [
             "n_layers // 3 of them (at least 1), as vrs_edu.nn.x0.default_x0_layers places them"),
     Mistake(lambda *a: _wrong(*a, n_bank=lambda L: 1), "every layer of the last third is a bank layer "
             "(n_layers // 3 of them), not just the last one"),
+    # Two slips in counting the bank layers: the floor of one layer left out (a 2-layer model then has no bank
+    # layer, and its bank cache equals the baseline's), and a true division (8 / 3 = 2.67 layers, a float result).
+    Mistake(lambda *a: _wrong(*a, n_bank=lambda L: L // 3), "the max(1, ·) is missing: with fewer than 3 layers "
+            "n_layers // 3 is 0, but the bank always has at least one layer, max(1, n_layers // 3)"),
+    Mistake(lambda *a: _wrong(*a, n_bank=lambda L: max(1, L / 3)), "n_layers / 3 is a float, a fraction of a layer "
+            "(8 / 3 = 2.67): count whole layers with floor division, max(1, n_layers // 3)"),
     Mistake(lambda *a: _wrong(*a, bytes_=False), "that is a count of numbers: multiply by bytes_per_number "
             "(4 for float32, 2 for bf16)"),
     Mistake(lambda *a: _wrong(*a, per_seq=False), "that is the cache of one token: multiply by seq_len"),
