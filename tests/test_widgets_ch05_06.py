@@ -62,6 +62,27 @@ def test_heatmaps_draw_one_panel_per_mixer_and_per_stream():
                       "dca: V input"]
 
 
+@pytest.mark.parametrize("n, shape", [(1, (1, 1)), (3, (1, 3)), (4, (2, 2)), (5, (2, 3)), (6, (2, 3)),
+                                      (7, (3, 3))])
+def test_mixer_heatmaps_leave_no_empty_panel(n, shape):
+    """Chapter 05 draws 4 mixers: a 2 × 2 grid, not 2 × 3 with two empty frames. Every axes left in the figure is
+    a heatmap (it holds an image) or a heatmap's colour bar; a grid slot with nothing to draw is removed."""
+    m = torch.full((5, 5), float("nan"))
+    for l in range(5):
+        m[l, : l + 1] = 1.0 / (l + 1)
+    assert vdepth.grid_shape(n) == shape
+    fig = vdepth.plot_mixers({f"mixer{i}": m for i in range(n)})
+    heatmaps = [a for a in fig.axes if a.images]
+    colorbars = [a for a in fig.axes if a.get_label() == "<colorbar>"]
+    assert len(heatmaps) == n and len(colorbars) == n
+    assert len(fig.axes) == 2 * n, "an empty panel is left in the figure"
+    rows = {round(a.get_position().y0, 3) for a in heatmaps}
+    cols = {round(a.get_position().x0, 3) for a in heatmaps}
+    assert (len(rows), len(cols)) == shape
+    with pytest.raises(ValueError, match="weights"):
+        vdepth.plot_mixers({})
+
+
 def test_kv_summary_matches_the_formulas():
     s = kv_summary(n_layers=12, d_model=768, context=4096, vocab_size=32768, bytes_per_number=2)
     assert s["baseline"] == kv_bytes_per_token(12, 768, "baseline", 2) * 4096

@@ -47,16 +47,31 @@ def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: st
     return ax.figure
 
 
+def grid_shape(n: int, max_cols: int = 3) -> tuple[int, int]:
+    """(rows, columns) of the most even grid of at most ``max_cols`` columns that holds ``n`` panels: as few rows
+    as ``max_cols`` allows, then as few columns as those rows need (4 panels: 2 × 2, not a 2 × 3 grid with two
+    empty slots). Raises ValueError if ``n`` or ``max_cols`` is below 1."""
+    if n < 1:
+        raise ValueError(f"n (the number of panels) must be >= 1, got {n}")
+    if max_cols < 1:
+        raise ValueError(f"max_cols must be >= 1, got {max_cols}")
+    nrows = math.ceil(n / max_cols)
+    return nrows, math.ceil(n / nrows)
+
+
 def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 3):
-    """One heatmap per single-stream mixer: ``weights`` maps a variant name to its (L+1, L+1) matrix."""
+    """One heatmap per single-stream mixer: ``weights`` maps a variant name to its (L+1, L+1) matrix. The panels
+    fill a :func:`grid_shape` grid of at most ``ncols`` columns; a slot the grid has left over (5 panels in 2 × 3)
+    is removed from the figure, not left as an empty frame. Raises ValueError if ``weights`` is empty."""
+    if not weights:
+        raise ValueError("weights must name at least one mixer")
     n = len(weights)
-    ncols = min(ncols, n)
-    nrows = math.ceil(n / ncols)
+    nrows, ncols = grid_shape(n, ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.3 * nrows), squeeze=False)
     for ax, (name, m) in zip(axes.flat, weights.items()):
         plot_depth_weights(m, ax=ax, title=name, basis=_basis(name))
     for ax in list(axes.flat)[n:]:
-        ax.axis("off")
+        ax.remove()
     fig.tight_layout()
     return fig
 
