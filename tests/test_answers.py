@@ -2,7 +2,7 @@
 command makes a missing file. Checked on small result files written here, with numbers known by construction."""
 import json
 
-from vrs_edu.lab.answers import course_answers
+from vrs_edu.lab.answers import course_answers, v_reads_x0_side_by_side
 from vrs_edu.lab.recipes.depth_mixers import VARIANTS
 
 
@@ -19,14 +19,15 @@ _CLEAR = [0.001 * (s - 2) for s in range(5)]                 # mean 0, sd 0.0016
 _NOISE = [-0.03, 0.03, -0.01, 0.01, 0.005]                   # mean +0.001, sd 0.0225: t-interval ±0.0279
 
 
-def _depth_result(L=3, with_r2=True):
+def _depth_result(L=3, with_r2=True, v_minus_qk=None):
     """Loss − residual per seed: dca −0.02 + clear, mudd noise, vertical +0.01 + clear. x0-R² of the inputs in the
     deep layer (the last third of L = 3 is layer 2), V − max(Q, K): dca +0.3 + clear, mudd noise, vertical
-    −0.2 + clear."""
+    −0.2 + clear (or ``v_minus_qk``: router -> per-seed values)."""
     runs = {}
     loss = {"residual": [0.0] * 5, "dca": [-0.02 + c for c in _CLEAR], "mudd": _NOISE,
             "vertical": [0.01 + c for c in _CLEAR]}
-    v_minus_qk = {"dca": [0.3 + c for c in _CLEAR], "mudd": _NOISE, "vertical": [-0.2 + c for c in _CLEAR]}
+    v_minus_qk = v_minus_qk or {"dca": [0.3 + c for c in _CLEAR], "mudd": _NOISE,
+                                "vertical": [-0.2 + c for c in _CLEAR]}
     for name in ("residual", "dca", "mudd", "vertical"):
         runs[name] = []
         for seed in range(5):
@@ -188,3 +189,36 @@ def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_pa
                                 "lines of that",
                                 "  set-up are not evidence about retrieval"]
     assert max(map(len, q5["lines"])) <= 96      # chapter 06 indents by 4: the book's 100 columns
+
+
+_BOV_V_VS_QK = {"command": "vrs-edu reproduce bank-of-values", "verdicts": [
+    {"name": "v_reads_x0_more_than_qk", "mean": -0.124, "ci": [-0.164, -0.085], "p_holm": 0.001, "n": 5,
+     "verdict": "contradicted", "power": 0.5, "effect_for_power": None}]}
+
+
+def test_question_1_beside_question_4_sets_both_instruments_and_compares_only_directions_and_verdicts():
+    """Chapter 04's coefficient test (−0.124, contradicted) beside chapter 05's routers (dca +0.300 reproduced,
+    mudd +0.001 undecided, vertical −0.200 contradicted): 2 means below 0, 2 above, so they point different
+    ways."""
+    lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result())
+    assert lines[0].startswith("chapter 04, x0 coefficients: share_v − max(share_q, share_k)")
+    assert lines[1] == "  qkv           -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
+    assert lines[2].startswith("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's)")
+    assert lines[3].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and lines[3].endswith("reproduced")
+    assert lines[4].startswith("  mudd          +0.001 [-0.027, +0.029]") and lines[4].endswith("undecided")
+    assert lines[5].startswith("  vertical      -0.200 [-0.202, -0.198]") and lines[5].endswith("contradicted")
+    assert lines[6:] == ["means below 0 (V reads less x0 than Q or K): 2 of 4; above 0: 2",
+                         "decided after Holm: chapter 04 contradicted, dca reproduced, vertical contradicted",
+                         "the two instruments point different ways: the means fall on both sides of 0"]
+    assert max(map(len, lines)) <= 96                  # chapter 06 indents by 4: the book's 100 columns
+
+
+def test_side_by_side_says_when_every_mean_points_the_same_way_and_when_a_file_is_missing():
+    below = {r: [-0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}   # every router: V reads less
+    lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result(v_minus_qk=below))
+    assert lines[-3] == "means below 0 (V reads less x0 than Q or K): 4 of 4; above 0: 0"
+    assert lines[-1] == "the two instruments point the same way: every mean is below 0"
+    only_05 = v_reads_x0_side_by_side(None, _depth_result())
+    assert only_05[1] == "  not measured yet: `vrs-edu reproduce bank-of-values`"
+    assert only_05[-1] == "one instrument only: nothing to set beside it yet"
+    assert v_reads_x0_side_by_side(_BOV_V_VS_QK, None)[3] == "  not measured yet: `vrs-edu reproduce depth-mixers`"

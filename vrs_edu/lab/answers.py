@@ -12,6 +12,9 @@ Each answer is computed from a ``data/results/*.json`` file written by a ``vrs-e
 4. **Depth as a sequence** — does a selective read over depth beat the residual sum, and do the routers' V inputs
    read the embedding while Q and K read recent layers? (chapter 05, ``depth-mixers``).
 
+Questions 1 and 4 share one sub-question, "do deep V inputs read x0 more than Q's and K's?", which chapters 04 and
+05 measure with different instruments; :func:`v_reads_x0_side_by_side` sets the two answers side by side.
+
 A fifth entry reads the associative-recall task (chapters 03 and 04, ``recall``): did the models learn to look keys
 up, and what do the value residual and the x0 coefficients do on a task that needs it?
 """
@@ -194,6 +197,55 @@ def answer_recall(rc: dict) -> list[str]:
     if failed:
         out += textwrap.wrap(f"precondition{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the "
                              "lines of that set-up are not evidence about retrieval", 96, subsequent_indent="  ")
+    return out
+
+
+def _test_row(label: str, mean: float, ci, p_holm: float, verdict: str) -> str:
+    lo, hi = ci
+    return f"  {label:13s} {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  p (Holm) {p_holm:.3f}  {verdict}"
+
+
+def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
+    """Question 1 beside question 4: "do deep V inputs read x0 more than Q's and K's?", measured by two instruments.
+
+    Chapter 04 (``bov``, the ``bank-of-values`` result): the declared test ``v_reads_x0_more_than_qk`` on learned
+    x0 coefficients, share_v − max(share_q, share_k) with share = |β| / (|α| + |β|) (a fraction of a path's input),
+    its stored record. Chapter 05 (``dm``, the ``depth-mixers`` result): the routers' primary tests, x0-R² of V's
+    input − max(Q's, K's) (a fraction of variance), recomputed from the runs. The two quantities are different
+    fractions, so the last lines compare only what they can share: the direction of each mean (below or above 0)
+    and the verdicts after Holm. A missing file (None) or a file without the test gives a line naming the command
+    that makes it. Lines stay within 96 characters."""
+    from .recipes.depth_mixers import verdicts
+
+    out, means, decided = [], [], []
+    rec = {v["name"]: v for v in (bov or {}).get("verdicts", [])}.get("v_reads_x0_more_than_qk")
+    out.append("chapter 04, x0 coefficients: share_v − max(share_q, share_k), fractions of a path's input")
+    if rec is None:
+        out.append("  not measured yet: `vrs-edu reproduce bank-of-values`")
+    else:
+        out.append(_test_row("qkv", rec["mean"], rec["ci"], rec["p_holm"], rec["verdict"]))
+        means.append(rec["mean"])
+        decided += [f"chapter 04 {rec['verdict']}"] if rec["verdict"] != "undecided" else []
+    rows = [r for r in verdicts(dm) if r["test"].family == "primary"] if dm is not None else []
+    out.append("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's), fractions of variance")
+    if not rows:
+        out.append("  not measured yet: `vrs-edu reproduce depth-mixers`")
+    for r in rows:
+        name = r["test"].name.removesuffix("_v_reads_x0_more_than_qk")
+        out.append(_test_row(name, r["mean"], r["ci"], r["p_holm"], r["verdict"]))
+        means.append(r["mean"])
+        decided += [f"{name} {r['verdict']}"] if r["verdict"] != "undecided" else []
+    if not means:
+        return out
+    below, above = sum(m < 0 for m in means), sum(m > 0 for m in means)
+    out.append(f"means below 0 (V reads less x0 than Q or K): {below} of {len(means)}; above 0: {above}")
+    out.append(f"decided after Holm: {', '.join(decided) or 'none'}")
+    if rec is None or not rows:
+        out.append("one instrument only: nothing to set beside it yet")
+    elif below == len(means) or above == len(means):
+        out.append(f"the two instruments point the same way: every mean is {'below' if below else 'above'} 0")
+    else:
+        out.append("the two instruments point different ways: the means fall on both sides of 0")
     return out
 
 
