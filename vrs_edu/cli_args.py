@@ -177,6 +177,8 @@ def _conforms(value, hint) -> bool:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is type(None):
         return value is None
+    if origin is typing.Literal:      # a mode: one of the names its Literal lists (e.g. ValueResidualMode)
+        return isinstance(value, str) and value in args
     if origin in (typing.Union, types.UnionType):
         return any(_conforms(value, a) for a in args)
     if origin is tuple:
@@ -194,6 +196,8 @@ def _describe(hint) -> str:
     origin, args = typing.get_origin(hint), typing.get_args(hint)
     if hint is type(None):
         return "null"
+    if origin is typing.Literal:
+        return "one of " + ", ".join(args)
     if origin in (typing.Union, types.UnionType):
         return " or ".join(_describe(a) for a in args)
     if origin is tuple:

@@ -26,6 +26,7 @@ import zlib
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -37,6 +38,11 @@ from .data import SyntheticTask, TokenData, Tokenizer
 from .device import autocast, autocast_dtype, resolve_device
 from .options import RunOptions
 from .progress import progress_bar
+
+# The x0 coefficients' optimizer: the course's coefficient group, or the official bank-of-values groups
+# (``OFFICIAL_X0_GROUPS`` below).
+CoefOpt = Literal["course", "official"]
+COEF_OPTS: tuple[CoefOpt, ...] = get_args(CoefOpt)  # what TrainConfig.validate accepts
 
 
 @dataclass
@@ -51,7 +57,7 @@ class TrainConfig:
     grad_clip: float = 1.0
     eval_every: int = 100
     eval_batches: int | None = 20   # None: the whole validation split
-    coef_opt: str = "course"        # course | official: the x0 coefficients' optimizer (see COEF_OPTS)
+    coef_opt: CoefOpt = "course"    # course | official: the x0 coefficients' optimizer (see COEF_OPTS)
     seed: int = 0
 
     def validate(self) -> "TrainConfig":
@@ -92,7 +98,6 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
     return 1.0 - 0.9 * (step - decay_start) / max(1, cfg.steps - decay_start)
 
 
-COEF_OPTS = ("course", "official")
 # The official bank-of-values settings (RiddleHe/nanochat ``gpt_base.py`` setup_optimizers, ``--scalar-lr 0.5``):
 # the x0 weights β and the value scale γ at AdamW lr 0.5, betas (0.96, 0.95), no decay; the stream weights α at
 # lr 0.005 with weight decay 0.05; the bank table E_v at AdamW lr 0.15 (paper, Sec. 4). For α and E_v the source
@@ -106,7 +111,7 @@ OFFICIAL_X0_GROUPS = {
 OFFICIAL_X0_KINDS = {"x0_beta_gamma": ("beta", "gamma"), "x0_alpha": ("alpha",), "bank_table": ("table",)}
 
 
-def param_groups(model: TinyGPT, coef_opt: str = "course") -> dict[str, list[torch.nn.Parameter]]:
+def param_groups(model: TinyGPT, coef_opt: CoefOpt = "course") -> dict[str, list[torch.nn.Parameter]]:
     """Every trainable parameter in exactly one optimizer group, from what the modules declare.
 
     ``coefficients``: what the x0 paths, value residuals and depth mixer list in ``coefficients()``

@@ -19,16 +19,17 @@ import math
 import torch
 import torch.nn.functional as F
 from einops import rearrange
-from jaxtyping import Float
+from jaxtyping import Bool, Float
 from torch import Tensor, nn
 
-from .hooks import no_hook
+from .hooks import Hook, no_hook
 from .layers import RoPE, SeededInit, check_heads, rms_norm
+from .value_residual import ValueResidual
 
 QK_NORM_SCALE = 1.2  # nanochat's factor after QK-norm
 
 
-def causal_mask(T: int, device: torch.device | str | None = None) -> Float[Tensor, "T T"]:
+def causal_mask(T: int, device: torch.device | str | None = None) -> Bool[Tensor, "T T"]:
     """Boolean (T, T) mask, True where query position i may look at key position j (j <= i)."""
     return torch.ones(T, T, dtype=torch.bool, device=device).tril()
 
@@ -107,7 +108,8 @@ class CausalSelfAttention(nn.Module):
     def forward(self, q_in: Float[Tensor, "B T D"], k_in: Float[Tensor, "B T D"] | None = None,
                 v_in: Float[Tensor, "B T D"] | None = None, *, rope: RoPE | None = None,
                 v: Float[Tensor, "B H T Dh"] | None = None, v_first: Float[Tensor, "B H T Dh"] | None = None,
-                value_residual: nn.Module | None = None, hook=no_hook):
+                value_residual: ValueResidual | None = None,
+                hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
         """Returns ``(out (B, T, D), v (B, H, T, Dh))`` where ``v`` is this layer's own values (or the given ``v``).
 
         Args:

@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -44,11 +45,14 @@ from einops import rearrange
 from jaxtyping import Float
 from torch import Tensor, nn
 
-from .hooks import no_hook
+from .hooks import Hook, no_hook
 from .layers import SeededInit, rms_norm
 
-MIXERS = ("residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical")
-ROUTERS = ("dca", "mudd", "vertical")  # the mixers that build separate q, k, v inputs
+DepthMixerName = Literal["residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical"]
+MIXERS: tuple[DepthMixerName, ...] = get_args(DepthMixerName)  # what TinyGPTConfig.validate accepts
+ROUTERS: tuple[DepthMixerName, ...] = ("dca", "mudd", "vertical")  # the mixers that build separate q, k, v inputs
+# A depth read's inputs: one (B, T, D) tensor per layer 0..l (the states X_j, or the outputs y_j).
+Layers = list[Float[Tensor, "B T D"]]
 
 
 @dataclass(frozen=True)
@@ -60,10 +64,10 @@ class DepthRead:
     None means that projection reads ``resid``, as in a plain Transformer.
     """
 
-    resid: Tensor
-    q: Tensor | None = None
-    k: Tensor | None = None
-    v: Tensor | None = None
+    resid: Float[Tensor, "B T D"]
+    q: Float[Tensor, "B T D"] | None = None
+    k: Float[Tensor, "B T D"] | None = None
+    v: Float[Tensor, "B T D"] | None = None
 
 
 class DepthMixer(nn.Module):
@@ -88,7 +92,7 @@ class ResidualSum(DepthMixer):
     def __init__(self, n_layers: int, d_model: int):
         super().__init__()
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         return DepthRead(states[-1])
 
 
@@ -114,7 +118,7 @@ class DenseFormerDWA(DepthMixer):
         for w in self.dwa:
             w.copy_(torch.eye(len(w))[-1])
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0:
             return DepthRead(states[0])
         w = hook(f"depth.{l}.weights", self.dwa[l - 1])
@@ -142,7 +146,7 @@ class ELCBERT(DepthMixer):
         for a in self.logits:
             a.zero_()
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0:
             return DepthRead(outputs[0])
         w = hook(f"depth.{l}.weights", self.logits[l - 1].softmax(0))
@@ -170,7 +174,7 @@ class AttentionResiduals(DepthMixer):
         for w in self.pseudo_query:
             w.zero_()
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0:
             return DepthRead(outputs[0])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
@@ -284,7 +288,7 @@ class ShortSWADepth(DepthMixer):
         """K_l = min(K, l + 1): how many layer states block l reads."""
         return l + 1 if self.window is None else min(self.window, l + 1)
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         K = self.window_at(l)
         win = rms_norm(torch.stack(states[-K:]))                              # (K, B, T, D)
         q = rearrange(self.q_proj(win[-1]), "b t (h e) -> b t h e", h=self.n_heads)
@@ -295,7 +299,7 @@ class ShortSWADepth(DepthMixer):
         z = rearrange(torch.einsum("bthk,bthke->bthe", w, v), "b t h e -> b t (h e)")
         return DepthRead(states[-1] + self.o_proj(z))
 
-    def to_sources(self, l: int, w: Tensor) -> Tensor:
+    def to_sources(self, l: int, w: Float[Tensor, "B T H K"]) -> Float[Tensor, "L1"]:
         """Mean weight per source layer 0..l (zeros outside the window) from the hooked (B, T, H, K_l) weights."""
         K = w.size(-1)
         out = torch.zeros(l + 1, dtype=w.dtype)
@@ -357,7 +361,7 @@ class DeepCrossAttention(DepthMixer):
         for i in range(len(self.dyn_proj)):
             init.normal_(self, f"dyn_proj.{i}")
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0:
             return DepthRead(outputs[0])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
@@ -416,7 +420,7 @@ class MUDDFormer(DepthMixer):
             init.normal_(self, f"dyn_up.{i}.weight")
             init.normal_(self, f"dyn_down.{i}.weight")
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0:
             return DepthRead(states[0])
         xs = torch.stack(states)                                                # (n, B, T, D)
@@ -466,7 +470,7 @@ class VerticalAttention(DepthMixer):
             m.weight.zero_()
             init.normal_(self, f"key_proj.{i}.weight")
 
-    def forward(self, l, states, outputs, hook=no_hook) -> DepthRead:
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0 or l > len(self.pseudo_query):                                # embedding, and the final read-out
             return DepthRead(states[-1])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
@@ -478,7 +482,7 @@ class VerticalAttention(DepthMixer):
         return DepthRead(states[-1], **out)
 
 
-def make_depth_mixer(name: str, n_layers: int, d_model: int, window: int | None = None) -> DepthMixer:
+def make_depth_mixer(name: DepthMixerName, n_layers: int, d_model: int, window: int | None = None) -> DepthMixer:
     """Build a depth mixer by name (one of :data:`MIXERS`). Raises ValueError on an unknown name, or a
     ``window`` given to a mixer other than ``shortswa``."""
     classes = {"residual": ResidualSum, "denseformer": DenseFormerDWA, "elcbert": ELCBERT,

@@ -18,6 +18,8 @@ from collections.abc import Callable, Mapping
 from torch import Tensor
 
 HookFn = Callable[[Tensor], Tensor]
+# What a module's ``hook=`` argument takes: ``hook(name, tensor) -> tensor`` (a HookPoints, a ScopedHook, no_hook).
+Hook = Callable[[str, Tensor], Tensor]
 
 
 class HookPoints:

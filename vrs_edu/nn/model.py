@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Literal, get_args
 
 import torch
 import torch.nn.functional as F
@@ -26,9 +28,14 @@ from torch import Tensor, nn
 from . import value_residual as vr
 from . import x0 as x0mod
 from .attention import CausalSelfAttention
-from .depth import MIXERS, ROUTERS, DepthRead, make_depth_mixer
-from .hooks import HookPoints, no_hook
+from .depth import MIXERS, ROUTERS, DepthMixerName, DepthRead, make_depth_mixer
+from .hooks import Hook, HookPoints, no_hook
 from .layers import MLP, RoPE, SeededInit, residual_std, rms_norm
+from .value_residual import ValueResidualMode
+from .x0 import X0Mode, X0Source
+
+# Where the residual stream starts (the functions are ``STREAM_STARTS`` below).
+StreamStart = Literal["rmsnorm", "embedding"]
 
 
 @dataclass
@@ -41,18 +48,18 @@ class TinyGPTConfig:
     n_heads: int = 4
     block_size: int = 64          # longest sequence T the model accepts
     mlp_ratio: int = 4
-    value_residual: str = "none"  # none | resformer | learnable | svformer | neutreno
+    value_residual: ValueResidualMode = "none"  # none | resformer | learnable | svformer | neutreno
     neutreno_lambda: float = 0.4
-    x0_mode: str = "none"         # none | qkv | shared | substitute_v | bank | scale_v
+    x0_mode: X0Mode = "none"      # none | qkv | shared | substitute_v | bank | scale_v
     x0_layers: tuple[int, ...] | None = None  # None: the last third of the layers
-    depth_mixer: str = "residual"
+    depth_mixer: DepthMixerName = "residual"
     depth_window: int | None = None  # K for depth_mixer="shortswa"; None = full memory
     tie_embeddings: bool = False
     # Where the residual stream starts (the baseline is a named setting, see ``STREAM_STARTS``):
     # "rmsnorm" = RMSNorm(embedding), as nanochat and modded-nanogpt; "embedding" = the raw embedding, GPT-2 style.
-    stream_start: str = "rmsnorm"
+    stream_start: StreamStart = "rmsnorm"
     qk_norm: bool = False         # RMSNorm q and k per head, then scale by 1.2 (the official bank-of-values code)
-    x0_source: str = "token"      # token | random | previous: what the x0 layers read (controls, see x0.py)
+    x0_source: X0Source = "token"  # token | random | previous: what the x0 layers read (controls, see x0.py)
     seed: int = 0
 
     def validate(self) -> "TinyGPTConfig":
@@ -104,7 +111,7 @@ class TinyGPTConfig:
         for name in ("tie_embeddings", "qk_norm"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name} must be True or False, got {getattr(self, name)!r}")
-        _one_of("stream_start", self.stream_start, tuple(STREAM_STARTS))
+        _one_of("stream_start", self.stream_start, get_args(StreamStart))
         _one_of("x0_source", self.x0_source, x0mod.SOURCES)
         if not _is_int(self.seed):
             raise ValueError(f"seed must be an integer, got {self.seed!r}")
@@ -190,7 +197,9 @@ class Block(nn.Module):
                                if layer > 0 and cfg.value_residual != "none" else None)
         self.mlp = MLP(cfg.d_model, cfg.mlp_ratio)
 
-    def forward(self, x, read: DepthRead, *, x0, idx, v_first, rope, hook=no_hook):
+    def forward(self, x: Float[Tensor, "B T D"], read: DepthRead, *, x0: Float[Tensor, "B T D"],
+                idx: Int[Tensor, "B T"], v_first: Float[Tensor, "B H T Dh"] | None, rope: RoPE,
+                hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
         """x (B, T, D): the residual input; ``read.q/k/v``, when set, replace norm(x) as the projections' inputs;
         x0 (B, T, D); idx (B, T) token ids; v_first: V_1 (B, H, T, Dh), None in layer 0. Returns (write, v)."""
         xn = rms_norm(x)
@@ -300,7 +309,7 @@ class TinyGPT(nn.Module):
             loss = F.cross_entropy(logits.flatten(0, 1), targets.flatten())
         return ModelOutput(logits, loss, Trace(hook.store, self.cfg.n_layers) if trace else None)
 
-    def _check_input(self, idx, targets) -> None:
+    def _check_input(self, idx: Tensor, targets: Tensor | None) -> None:
         if idx.dim() != 2:
             raise ValueError(f"idx must be (B, T) token ids, got shape {tuple(idx.shape)}")
         if idx.size(1) > self.cfg.block_size:
@@ -334,7 +343,7 @@ def _identity(x: Tensor) -> Tensor:
 # (``x = norm(self.transformer.wte(idx))``) and modded-nanogpt. "embedding": the raw N(0, 0.02) embedding, as GPT-2;
 # after a short run its RMS stays ~0.05 while the blocks write ~1, so token identity is nearly silent in the stream,
 # and shortcuts that re-deliver it (value residual, x0 into V) then look better than they are (chapter 03).
-STREAM_STARTS = {"rmsnorm": rms_norm, "embedding": _identity}
+STREAM_STARTS: dict[StreamStart, Callable[[Tensor], Tensor]] = {"rmsnorm": rms_norm, "embedding": _identity}
 
 
 def _is_int(value) -> bool:

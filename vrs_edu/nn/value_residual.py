@@ -13,11 +13,14 @@ Layer 1 (index 0 in code) is never mixed: its values *are* V_1.
 """
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from jaxtyping import Float
 from torch import Tensor, nn
 
-MODES = ("none", "resformer", "learnable", "svformer", "neutreno")
+ValueResidualMode = Literal["none", "resformer", "learnable", "svformer", "neutreno"]
+MODES: tuple[ValueResidualMode, ...] = get_args(ValueResidualMode)  # what TinyGPTConfig.validate accepts
 
 
 def mix_values(v: Float[Tensor, "B H T Dh"], v_first: Float[Tensor, "B H T Dh"],
@@ -44,7 +47,7 @@ class ValueResidual(nn.Module):
         ValueError: on an unknown mode, or when v_first is missing at call time.
     """
 
-    def __init__(self, mode: str, neutreno_lambda: float = 0.4):
+    def __init__(self, mode: ValueResidualMode, neutreno_lambda: float = 0.4):
         super().__init__()
         if mode not in MODES:
             raise ValueError(f"value_residual must be one of {MODES}, got {mode!r}")
@@ -68,11 +71,12 @@ class ValueResidual(nn.Module):
         for p in self.coefficients():
             p.fill_(0.5)
 
-    def _need(self, v_first):
+    def _need(self, v_first: Tensor | None) -> None:
         if v_first is None:
             raise ValueError(f"value residual mode {self.mode!r} needs v_first (the first layer's values)")
 
-    def mix(self, v, v_first):
+    def mix(self, v: Float[Tensor, "B H T Dh"],
+            v_first: Float[Tensor, "B H T Dh"] | None) -> Float[Tensor, "B H T Dh"]:
         """Values the pattern averages: V_n' (resformer/learnable), V_1 (svformer), V_n (none/neutreno)."""
         if self.mode in ("resformer", "learnable"):
             self._need(v_first)
@@ -82,7 +86,8 @@ class ValueResidual(nn.Module):
             return v_first
         return v
 
-    def after_attention(self, z, v, v_first):
+    def after_attention(self, z: Float[Tensor, "B H T Dh"], v: Float[Tensor, "B H T Dh"],
+                        v_first: Float[Tensor, "B H T Dh"] | None) -> Float[Tensor, "B H T Dh"]:
         """NeuTRENO adds ``λ (V_1 − V_n)`` after the attention sum; every other mode returns z unchanged."""
         if self.mode == "neutreno":
             self._need(v_first)

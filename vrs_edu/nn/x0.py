@@ -28,13 +28,17 @@ context instead of identity; position 0 gets zeros).
 """
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import torch
 from einops import rearrange
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-MODES = ("none", "qkv", "shared", "substitute_v", "bank", "scale_v")
-SOURCES = ("token", "random", "previous")
+X0Mode = Literal["none", "qkv", "shared", "substitute_v", "bank", "scale_v"]
+X0Source = Literal["token", "random", "previous"]
+MODES: tuple[X0Mode, ...] = get_args(X0Mode)        # what TinyGPTConfig.validate accepts for x0_mode
+SOURCES: tuple[X0Source, ...] = get_args(X0Source)  # ... and for x0_source
 
 
 def random_x0_table(vocab_size: int, d_model: int, seed: int) -> Float[Tensor, "V D"]:
@@ -45,7 +49,7 @@ def random_x0_table(vocab_size: int, d_model: int, seed: int) -> Float[Tensor, "
     return t / t.pow(2).mean(-1, keepdim=True).sqrt()
 
 
-def x0_from_source(source: str, x0: Float[Tensor, "B T D"], idx: Int[Tensor, "B T"],
+def x0_from_source(source: X0Source, x0: Float[Tensor, "B T D"], idx: Int[Tensor, "B T"],
                    random_table: Tensor | None = None) -> Float[Tensor, "B T D"]:
     """What the x0 layers read. ``token``: x0 itself; ``random``: ``random_table[idx]``; ``previous``: x0 shifted
     one position right (position 0 gets zeros). Raises ValueError on an unknown source or a missing table."""
@@ -85,7 +89,7 @@ class X0Injection(nn.Module):
         ValueError: on an unknown mode, or ``vocab_size`` missing in bank mode.
     """
 
-    def __init__(self, mode: str, d_model: int, vocab_size: int | None = None):
+    def __init__(self, mode: X0Mode, d_model: int, vocab_size: int | None = None):
         super().__init__()
         if mode not in MODES or mode == "none":
             raise ValueError(f"x0 mode must be one of {MODES[1:]}, got {mode!r}")
@@ -110,7 +114,9 @@ class X0Injection(nn.Module):
         return self.mode != "bank"
 
     def forward(self, q_in: Float[Tensor, "B T D"], k_in: Float[Tensor, "B T D"], v_in: Float[Tensor, "B T D"],
-                x0: Float[Tensor, "B T D"], idx: Int[Tensor, "B T"], n_heads: int):
+                x0: Float[Tensor, "B T D"], idx: Int[Tensor, "B T"], n_heads: int
+                ) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B T D"], Float[Tensor, "B T D"],
+                           Float[Tensor, "B H T Dh"] | None]:
         """The inputs of W_q, W_k, W_v with x0 injected, and the values that replace W_v's output.
 
         Args:
