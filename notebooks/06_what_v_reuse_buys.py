@@ -51,19 +51,23 @@ setup_notebook(seed=0)
 # recomputed from the cache alone, equals the model's. We measure the course's 8-layer, 64-wide word model.
 
 # %%
-from vrs_edu.lab.kv_cache import kv_bytes_per_token, measure, measured_saving, bov_saving, n_bank_layers
+from vrs_edu.lab.kv_cache import (bov_saving, kv_bytes_per_token, measure, measured_saving,
+                                  n_bank_layers)
 from vrs_edu.nn import TinyGPTConfig
 
 course_cfg = TinyGPTConfig(vocab_size=2048, d_model=64, n_layers=8, n_heads=4, block_size=1024)
 lengths = [64, 256, 1024]
 rows = measure(course_cfg, lengths)
-print(f"L = {course_cfg.n_layers}, d = {course_cfg.d_model}, |V| = {course_cfg.vocab_size}, float32; one sequence")
+print(f"L = {course_cfg.n_layers}, d = {course_cfg.d_model}, |V| = {course_cfg.vocab_size}, "
+      "float32; one sequence")
 header = ("variant", "T", "cache KB", "bytes/token", "formula", "V tensors", "tables KB")
-print(f"{header[0]:9s} " + " ".join(f"{h:>{w}s}" for h, w in zip(header[1:], (5, 9, 12, 8, 10, 10))))
+widths = (5, 9, 12, 8, 10, 10)
+print(f"{header[0]:9s} " + " ".join(f"{h:>{w}s}" for h, w in zip(header[1:], widths)))
 for r in rows:
     formula = kv_bytes_per_token(r["n_layers"], r["d_model"], r["variant"])
-    print(f"{r['variant']:9s} {r['T']:5d} {r['cache_bytes'] / 1024:9.1f} {r['bytes_per_token']:12.0f} {formula:8d} "
-          f"{r['n_cached_v']:10d} {r['table_bytes'] / 1024:10.1f}")
+    print(f"{r['variant']:9s} {r['T']:5d} {r['cache_bytes'] / 1024:9.1f} "
+          f"{r['bytes_per_token']:12.0f} {formula:8d} {r['n_cached_v']:10d} "
+          f"{r['table_bytes'] / 1024:10.1f}")
 base = {r["T"]: r["bytes_per_token"] for r in rows if r["variant"] == "baseline"}
 for v in ("svformer", "bank"):
     ratio = [r["bytes_per_token"] / base[r["T"]] for r in rows if r["variant"] == v]
@@ -89,7 +93,8 @@ print(f"course model, one sequence: {nb} bank layers (the last third), break-eve
 for T in lengths:
     m = measured_saving(rows, T)
     f = bov_saving(nb, course_cfg.d_model, T, course_cfg.vocab_size) * 4
-    print(f"  T = {T:5d}: measured ΔKV {m / 1024:+9.1f} KB, formula {f / 1024:+9.1f} KB, equal: {m == f}")
+    print(f"  T = {T:5d}: measured ΔKV {m / 1024:+9.1f} KB, formula {f / 1024:+9.1f} KB, "
+          f"equal: {m == f}")
 
 # With a character vocabulary the break-even falls inside contexts we can measure:
 from vrs_edu.lab.data import default_corpus_text, train_tokenizer
@@ -105,7 +110,8 @@ for T in char_lengths:
     m = measured_saving(char_rows, T)
     f = bov_saving(nb_c, char_cfg.d_model, T, char_vocab) * 4
     signs.append(m)
-    print(f"  T = {T:4d}: measured ΔKV {m / 1024:+8.1f} KB, formula {f / 1024:+8.1f} KB, equal: {m == f}")
+    print(f"  T = {T:4d}: measured ΔKV {m / 1024:+8.1f} KB, formula {f / 1024:+8.1f} KB, "
+          f"equal: {m == f}")
 print(f"measured saving changes sign at T = |V| = {char_vocab}: "
       f"{signs[0] < 0 and signs[1] == 0 and all(s > 0 for s in signs[2:])}")
 
@@ -135,12 +141,14 @@ for recipe, variant, chapter, test in (("value-residual", "svformer", "03", "svf
     d = comp["paired_final"]
     lo, hi = d["ci"]
     print(f"chapter {chapter} (`{res['command']}`, {res['wall_time_s'] / 60:.0f} min):\n"
-          f"    {variant} − baseline final val loss {d['mean']:+.3f} nats [95% CI {lo:+.3f}, {hi:+.3f}], "
+          f"    {variant} − baseline final val loss {d['mean']:+.3f} nats "
+          f"[95% CI {lo:+.3f}, {hi:+.3f}], "
           f"{d['n_negative']}/{d['n']} seeds better")
     rec = {v["name"]: v for v in res.get("verdicts", [])}.get(test)
     if rec:
-        print(textwrap.fill(f"declared test {test}, '{rec['claim']}': {rec['verdict'].upper()}", 100,
-                            initial_indent="    ", subsequent_indent="      ", break_on_hyphens=False))
+        line = f"declared test {test}, '{rec['claim']}': {rec['verdict'].upper()}"
+        print(textwrap.fill(line, 100, initial_indent="    ", subsequent_indent="      ",
+                            break_on_hyphens=False))
 
 # %% [markdown]
 # ### Widget — the cache at any size
@@ -195,13 +203,14 @@ from vrs_edu.lab.presets import make_run
 from vrs_edu.lab.train import train
 from vrs_edu.nn import TinyGPT
 
-_, bank_cfg, bank_train = make_run("word-8x64", n_layers=6, x0_mode="bank", steps=150, batch_size=16, warmup=20,
-                                   eval_every=150, eval_batches=8)
+_, bank_cfg, bank_train = make_run("word-8x64", n_layers=6, x0_mode="bank", steps=150,
+                                   batch_size=16, warmup=20, eval_every=150, eval_batches=8)
 data = make_token_data(tokenizer="word", vocab_size=2048, block_size=bank_cfg.block_size)
 bank_model = TinyGPT(replace(bank_cfg, vocab_size=data.vocab_size))
 history = train(bank_model, data, bank_train, progress=False)
 bank_layers = bank_model.cfg.resolved_x0_layers()
-print(f"bank layers {list(bank_layers)}, {bank_train.steps} steps: validation loss {history.val_loss[-1]:.3f} nats")
+print(f"bank layers {list(bank_layers)}, {bank_train.steps} steps: "
+      f"validation loss {history.val_loss[-1]:.3f} nats")
 
 # %% [markdown]
 # First, the values themselves: for every token that occurs several times in a validation batch, how alike are its
@@ -217,7 +226,8 @@ trace = bank_model(x, trace=True).trace
 
 
 def same_token_value_cosine(v, idx):
-    """Mean cosine similarity between the values (all heads concatenated) of equal tokens at different positions."""
+    """Mean cosine similarity between the values (all heads concatenated) of equal tokens at
+    different positions."""
     v = F.normalize(v.transpose(1, 2).flatten(2).flatten(0, 1), dim=-1)        # (B·T, D)
     ids = idx.flatten()
     sims = []
@@ -235,9 +245,10 @@ for l in (bank_layers[0] - 1, *bank_layers):
     cosines[l] = same_token_value_cosine(trace[f"blocks.{l}.attn.v"], x)
     print(f"layer {l} ({kind:8s}): same token, different positions → value cosine {cosines[l]:.3f}")
 c = cosines[bank_layers[0] - 1]
-print(f"the ordinary layer's values of one token are {'nearly' if c > 0.9 else 'far from'} one vector (cosine "
-      f"{c:.3f}):\nafter {bank_train.steps} steps its values depend on the context "
-      f"{'only a little' if c > 0.9 else 'strongly'};\na bank layer's cannot depend on it at all")
+print(f"the ordinary layer's values of one token are {'nearly' if c > 0.9 else 'far from'} "
+      f"one vector (cosine {c:.3f}):\nafter {bank_train.steps} steps its values depend on the "
+      f"context {'only a little' if c > 0.9 else 'strongly'};\n"
+      "a bank layer's cannot depend on it at all")
 
 # %% [markdown]
 # Now the decomposition, checked on the trained model: summing each head's pattern times the rows of its OV table
@@ -248,10 +259,11 @@ layer = bank_layers[-1]
 block = bank_model.blocks[layer]
 H, Dh = block.attn.n_heads, bank_model.cfg.d_model // block.attn.n_heads
 with torch.no_grad():
-    E = block.x0.gamma * block.x0.E_v                                             # (|V|, D): the layer's values
-    W_O = block.attn.o_proj.weight                                                # (D, D)
-    ov = torch.stack([E[:, h * Dh:(h + 1) * Dh] @ W_O[:, h * Dh:(h + 1) * Dh].T for h in range(H)])  # (H, |V|, D)
-    pattern = trace[f"blocks.{layer}.attn.pattern"]                               # (B, H, T, T)
+    E = block.x0.gamma * block.x0.E_v                      # (|V|, D): the layer's values
+    W_O = block.attn.o_proj.weight                         # (D, D)
+    heads = [slice(h * Dh, (h + 1) * Dh) for h in range(H)]
+    ov = torch.stack([E[:, f] @ W_O[:, f].T for f in heads])          # (H, |V|, D)
+    pattern = trace[f"blocks.{layer}.attn.pattern"]        # (B, H, T, T)
     from_table = torch.einsum("bhij,bhjd->bid", pattern, ov[:, x].transpose(0, 1))
 print(f"layer {layer}: Σ_h Σ_j a_ij · OV_h[x_j] equals the attention output: "
       f"{torch.allclose(from_table, trace[f'blocks.{layer}.attn.out'], atol=1e-5)}")
@@ -267,8 +279,8 @@ tok = data.tokenizer
 freq = torch.bincount(data.train, minlength=data.vocab_size)
 common = freq.argsort(descending=True)[:400]
 with torch.no_grad():
-    norms = ov[:, common].norm(dim=-1)                                            # (H, 400)
-    head = int(norms.mean(1).argmax())                                            # the head that writes the most
+    norms = ov[:, common].norm(dim=-1)                     # (H, 400)
+    head = int(norms.mean(1).argmax())                     # the head that writes the most
     top = common[norms[head].argsort(descending=True)[:6]]
     promoted = (ov[head, top] @ bank_model.lm_head.weight.T).topk(4, dim=-1).indices
 print(f"layer {layer}, head {head} (largest mean row norm {norms[head].mean():.3f} vs "
@@ -276,14 +288,16 @@ print(f"layer {layer}, head {head} (largest mean row norm {norms[head].mean():.3
 
 
 def short(token: str) -> str:
-    """A token as Python writes it, cut to 14 characters (some tokens of the corpus are long runs of symbols)."""
+    """A token as Python writes it, cut to 14 characters (some tokens of the corpus are long runs
+    of symbols)."""
     r = repr(token)
     return r if len(r) <= 14 else r[:13] + "…"
 
 
 print(f"{'token':>14s} {'‖OV row‖':>9s}   promotes")
 for t, p in zip(top.tolist(), promoted.tolist()):
-    print(f"{short(tok.token(t)):>14s} {ov[head, t].norm():9.3f}   " + "  ".join(short(tok.token(i)) for i in p))
+    promotes = "  ".join(short(tok.token(i)) for i in p)
+    print(f"{short(tok.token(t)):>14s} {ov[head, t].norm():9.3f}   {promotes}")
 
 # %% [markdown]
 # A short run gives a rough table; the point is the method: every row above was read off $E_v$, $W_O$ and $W_U$ —
@@ -317,6 +331,40 @@ for a in course_answers():
 # 03–05 show the curves and the reasoning behind each line; a recall-task line is only about retrieval where its
 # precondition (`recall_lookup_learned` for ResFormer, `recall_qkv_lookup_learned` for the x0 shares) is reproduced.
 #
+# ### Question 1 beside question 4: one question, two instruments
+#
+# Questions 1 and 4 share a sub-question: do the inputs of V in the deep layers read the token's x0 more than the
+# inputs of Q and K do? Chapter 04 answered it with learned coefficients, one pair per path: its test reads
+# $\text{share}_v - \max(\text{share}_q, \text{share}_k)$, where a path's share $|\beta| / (|\alpha| + |\beta|)$ is
+# the fraction of its input that comes from x0. Chapter 05 answered it from what the routers actually feed each
+# projection: the x0-R² of V's input (the share of its variance that an affine map of x0 explains) minus the larger
+# of Q's and K's. Both are differences of fractions, but not of the same fractions, so their sizes do not compare;
+# what does is the side of 0 each mean falls on and each verdict after Holm. The cell sets them side by side, from
+# the same result files as questions 1 and 4 above.
+
+# %%
+from vrs_edu.lab.answers import v_reads_x0_side_by_side
+
+
+def saved(recipe):
+    """The recipe's result file, or None when it is not made yet (the lines name its command)."""
+    try:
+        return load_results(recipe)
+    except FileNotFoundError:
+        return None
+
+
+print("Do deep V inputs read x0 more than Q's and K's?")
+print("Q1 (chapter 04) beside the routers of Q4 (chapter 05):")
+for line in v_reads_x0_side_by_side(saved("bank-of-values"), saved("depth-mixers")):
+    print(f"    {line}")
+
+# %% [markdown]
+# Read the last lines as chapter 05 proposed. Means on the same side from both instruments are agreement about
+# direction; a claim is supported at our scale only where that agreement comes with decided verdicts on the
+# claim's side (above 0). A decided verdict on the other side from either instrument counts against it, and means
+# on both sides of 0 leave each instrument alone, with the power it had.
+#
 # ## Exercise — estimate a KV cache, then check it against the model
 #
 # *Difficulty 🔴🔴🔴⚪⚪ · about 15 min.* Write it in the stub below; the check says what is missing.
@@ -342,8 +390,10 @@ check_kv_cache_bytes(kv_cache_bytes)
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
 def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
-    v_layers = {"baseline": n_layers, "svformer": 1, "bank": n_layers - max(1, n_layers // 3)}[variant]
-    return (n_layers + v_layers) * d_model * seq_len * bytes_per_number    # K in every layer, V where cached
+    n_bank = max(1, n_layers // 3)                         # whole layers, at least one
+    v_layers = {"baseline": n_layers, "svformer": 1, "bank": n_layers - n_bank}[variant]
+    # K in every layer, V where cached
+    return (n_layers + v_layers) * d_model * seq_len * bytes_per_number
 
 
 check_kv_cache_bytes(kv_cache_bytes)
@@ -351,8 +401,8 @@ check_kv_cache_bytes(kv_cache_bytes)
 # %%
 for r in rows:
     estimate = kv_cache_bytes(r["n_layers"], r["d_model"], r["T"], r["variant"], 4)
-    print(f"{r['variant']:9s} T = {r['T']:5d}: your estimate {estimate:8d} B, measured cache {r['cache_bytes']:8d} B, "
-          f"equal: {estimate == r['cache_bytes']}")
+    print(f"{r['variant']:9s} T = {r['T']:5d}: your estimate {estimate:8d} B, "
+          f"measured cache {r['cache_bytes']:8d} B, equal: {estimate == r['cache_bytes']}")
 
 # %% [markdown]
 # ### Exercises to think about
@@ -377,4 +427,6 @@ for r in rows:
 #   they were close to one vector too, cosine printed above: context changed them only a little at this scale), the
 #   attention output rebuilt exactly from the pattern and a per-token OV table, and the tokens whose rows write the
 #   most and what they promote.
-# * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05.
+# * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05,
+#   and question 1 set beside question 4: chapter 04's coefficient test and chapter 05's router tests of whether
+#   V reads x0 more than Q and K, compared by the side of 0 of each mean and by verdict.
