@@ -88,7 +88,8 @@ print(f"6-layer ShortSWA-over-depth model (K = 2), {live_train.steps} steps: "
 # %%
 from einops import rearrange
 
-from vrs_edu.nn.depth import depth_short_swa, short_swa, states_from_trace
+from vrs_edu.lab.depth_readout import states_from_trace
+from vrs_edu.nn.depth import depth_short_swa, short_swa
 from vrs_edu.nn.layers import rms_norm
 
 x, y = next(data.eval_batches("val", batch_size=4, max_batches=1))

@@ -12,11 +12,12 @@ import pytest
 import torch
 from einops import rearrange
 
+from vrs_edu.lab.depth_readout import depth_weight_matrices, states_from_trace
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.depth import (
     MIXERS, ROUTERS, AttentionResiduals, DeepCrossAttention, ELCBERT, MUDDFormer, ShortSWADepth, VerticalAttention,
-    depth_short_swa, depth_weight_matrices, make_depth_mixer, short_swa, states_from_trace,
+    depth_short_swa, make_depth_mixer, short_swa,
 )
 from vrs_edu.nn.layers import rms_norm
 
@@ -277,7 +278,7 @@ def test_routers_give_q_k_v_their_own_inputs_and_weights(mixer):
             w = tr[f"depth.{l}.weights_{s}"]
             assert w.shape == (2, 8, l + 1)                                     # (B, T, sources), source axis last
         assert not torch.allclose(tr[f"blocks.{l}.attn.q_in"], tr[f"blocks.{l}.attn.v_in"])
-    mats = depth_weight_matrices(model.depth, tr.tensors, L)
+    mats = depth_weight_matrices(tr.tensors, L)
     assert {"q", "k", "v"} <= set(mats)
     assert mats["v"].shape == (L + 1, L + 1)
     assert torch.isnan(mats["v"][1, 2:]).all() and not torch.isnan(mats["v"][L - 1, :L]).any()
@@ -305,10 +306,10 @@ def test_patching_the_v_weights_onto_the_embedding_makes_v_read_x0(mixer):
 def test_depth_weight_matrices_place_the_shortswa_window_on_the_source_layers():
     model = _model("shortswa", 2, seed=0)
     tr = model(IDX, trace=True).trace
-    m = depth_weight_matrices(model.depth, tr.tensors, 4)["r"]
+    m = depth_weight_matrices(tr.tensors, 4)["r"]
     assert torch.allclose(m[0, 0], torch.tensor(1.0))
     for l in range(1, 5):
         assert torch.allclose(m[l, l - 1:l + 1].sum(), torch.tensor(1.0))       # the window: l-1 and l
         assert (m[l, : l - 1] == 0).all()                                         # nothing older is read
     residual = _model("residual")
-    assert depth_weight_matrices(residual.depth, residual(IDX, trace=True).trace.tensors, 4) == {}  # no weights
+    assert depth_weight_matrices(residual(IDX, trace=True).trace.tensors, 4) == {}  # no weights

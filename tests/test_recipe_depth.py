@@ -8,9 +8,9 @@ import pytest
 import torch
 
 from vrs_edu.cli import main
+from vrs_edu.lab.depth_readout import depth_window_mask
 from vrs_edu.lab.experiments import load_results, run_recipe
 from vrs_edu.lab.recipes import depth_mixers as dm
-from vrs_edu.nn.depth import depth_window_mask
 
 pytestmark = pytest.mark.slow   # one quick recipe run (10 variants x 6 steps), about 30 s on 2 cores
 

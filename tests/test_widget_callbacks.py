@@ -194,7 +194,7 @@ def _ch04(request):
 
 
 def _ch05(request):
-    from vrs_edu.nn.depth import depth_window_mask
+    from vrs_edu.lab.depth_readout import depth_window_mask
     from vrs_edu.viz.depth import window_widget
     L = 6
     learned = {2: depth_window_mask(L, 2).float() / depth_window_mask(L, 2).sum(1, keepdim=True)}

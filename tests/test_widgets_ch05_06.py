@@ -7,9 +7,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from vrs_edu.lab.depth_readout import depth_window_mask  # noqa: E402
 from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token, kv_summary  # noqa: E402
 from vrs_edu.lab.metrics import window_readout  # noqa: E402
-from vrs_edu.nn.depth import depth_window_mask  # noqa: E402
 from vrs_edu.viz import depth as vdepth  # noqa: E402
 from vrs_edu.viz import kv_cache as vkv  # noqa: E402
 

@@ -17,8 +17,8 @@ import torch.nn.functional as F
 from jaxtyping import Float
 from torch import Tensor
 
-from ..nn.depth import depth_window_mask
 from ..nn.model import TinyGPT
+from .depth_readout import depth_window_mask
 
 
 def _check_pattern(pattern: Tensor) -> None:

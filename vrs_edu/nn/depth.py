@@ -25,7 +25,8 @@ combiners), ``mudd`` (MUDDFormer's per-position dynamic weights for Q, K, V and 
 (Vertical Attention: a small attention over earlier layers per stream).
 
 Mixers record their weights at hook point ``depth.{l}.weights`` (one stream) or ``depth.{l}.weights_{q,k,v,r}``
-(per stream), always with the *source* axis last, so that chapter 05 can draw them (:func:`depth_weight_matrices`).
+(per stream), always with the *source* axis last (oldest first), so that chapter 05 can draw them
+(:func:`vrs_edu.lab.depth_readout.depth_weight_matrices` reads them from a trace).
 
 Initialisation (each mixer's ``reset_parameters(init)``): ``residual``, ``denseformer``, ``shortswa``, ``dca``,
 ``mudd`` and ``vertical`` start *exactly* as the standard residual; ``elcbert`` and ``attnres`` start as a uniform
@@ -299,13 +300,6 @@ class ShortSWADepth(DepthMixer):
         z = rearrange(torch.einsum("bthk,bthke->bthe", w, v), "b t h e -> b t (h e)")
         return DepthRead(states[-1] + self.o_proj(z))
 
-    def to_sources(self, l: int, w: Float[Tensor, "B T H K"]) -> Float[Tensor, "L1"]:
-        """Mean weight per source layer 0..l (zeros outside the window) from the hooked (B, T, H, K_l) weights."""
-        K = w.size(-1)
-        out = torch.zeros(l + 1, dtype=w.dtype)
-        out[l + 1 - K:] = w.reshape(-1, K).mean(0)
-        return out
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # Routers: separate depth mixtures for the inputs of Q, K and V (and sometimes the residual).
@@ -495,71 +489,3 @@ def make_depth_mixer(name: DepthMixerName, n_layers: int, d_model: int, window: 
     if window is not None:
         raise ValueError(f"depth_window applies only to depth_mixer='shortswa', not {name!r}")
     return classes[name](n_layers, d_model)
-
-
-# ---------------------------------------------------------------------------------------------------------------
-# Reading the learned weights: one (L+1, L+1) matrix per stream, row = reading layer, column = source layer.
-
-
-def weight_hook_names(n_layers: int, names) -> dict[str, list[tuple[int, str]]]:
-    """Group the ``depth.{l}.weights[_s]`` hook names found in ``names`` by stream (``"r"`` for single-stream)."""
-    out: dict[str, list[tuple[int, str]]] = {}
-    for name in names:
-        parts = name.split(".")
-        if len(parts) == 3 and parts[0] == "depth" and parts[2].startswith("weights"):
-            stream = parts[2][len("weights_"):] or "r"
-            out.setdefault(stream, []).append((int(parts[1]), name))
-    return out
-
-
-def depth_weight_matrices(mixer: nn.Module, tensors: dict[str, Tensor], n_layers: int) -> dict[str, Tensor]:
-    """Mean depth weights as (L+1, L+1) matrices, one per stream: ``M[l, j]`` = the average weight that the read
-    for block l (row L: the final read-out) puts on source j (0 = embedding). Averaged over every axis but the
-    source axis (batch, tokens, heads, and the feature axis of DCA). Rows a mixer does not weight are NaN.
-
-    Args:
-        mixer: the model's depth mixer (``model.depth``), which knows how its weights map to source layers.
-        tensors: hook name -> tensor, e.g. ``trace.tensors`` of a forward pass with ``trace=True``.
-    """
-    to_sources = getattr(mixer, "to_sources", None)
-    out = {}
-    for stream, items in weight_hook_names(n_layers, tensors).items():
-        m = torch.full((n_layers + 1, n_layers + 1), float("nan"))
-        for l, name in items:
-            w = tensors[name].detach().float()
-            row = to_sources(l, w) if to_sources else w.reshape(-1, w.size(-1)).mean(0)
-            m[l, : l + 1] = row
-        out[stream] = m
-    return out
-
-
-def depth_window_mask(n_layers: int, window: int | None) -> Tensor:
-    """Which sources each read may use under a causal depth window K: a boolean (L+1, L+1) matrix with
-    ``mask[l, j] = max(0, l-K+1) <= j <= l`` (row L: the final read-out). ``window=None`` is the full window.
-
-    Raises:
-        ValueError: ``n_layers`` < 1 or ``window`` < 1.
-    """
-    if n_layers < 1:
-        raise ValueError(f"n_layers must be >= 1, got {n_layers}")
-    if window is not None and window < 1:
-        raise ValueError(f"window must be >= 1 (or None for the full window), got {window}")
-    K = n_layers + 1 if window is None else window
-    l = torch.arange(n_layers + 1)[:, None]
-    j = torch.arange(n_layers + 1)[None, :]
-    return (j <= l) & (j >= l - K + 1)
-
-
-def states_from_trace(tensors: dict[str, Tensor], n_layers: int) -> Float[Tensor, "L1 B T D"]:
-    """The depth stack of *states* X_0..X_L from a trace (``trace.tensors``): X_0 = the embedding and
-    X_{j+1} = (input of block j) + (what block j wrote: ``attn.out + mlp.out``). For the standard residual this is
-    ``trace.stack("resid")``; for other mixers it is the sequence their depth reads run over.
-
-    Raises:
-        KeyError: the trace lacks one of the hook points (record it with ``trace=True``).
-    """
-    states = [tensors["embed"]]
-    for j in range(n_layers):
-        states.append(tensors[f"blocks.{j}.resid_pre"] + tensors[f"blocks.{j}.attn.out"]
-                      + tensors[f"blocks.{j}.mlp.out"])
-    return torch.stack(states)

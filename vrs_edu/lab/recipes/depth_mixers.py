@@ -24,12 +24,12 @@ from dataclasses import replace
 
 import torch
 
-from ...nn.depth import depth_weight_matrices
 from ...nn.model import TinyGPT
 from ..analysis import DeclaredTest, judge, paired_difference, paired_values, verdict_records
 from ..metrics import x0_r2
 from ..corpora import corpus_token_data
 from ..data import unigram_loss
+from ..depth_readout import depth_weight_matrices
 from ..experiments import recipe
 from ..parallel import map_runs, usable_jobs
 from ..options import RunOptions
@@ -81,12 +81,12 @@ def _matrix_to_json(m: torch.Tensor) -> list[list[float | None]]:
 
 @torch.no_grad()
 def learned_depth_weights(model: TinyGPT, batches) -> dict[str, torch.Tensor]:
-    """Mean depth-weight matrices per stream (see :func:`vrs_edu.nn.depth.depth_weight_matrices`) over batches.
-    Empty for the standard residual, which has no weights."""
+    """Mean depth-weight matrices per stream over batches (see
+    :func:`vrs_edu.lab.depth_readout.depth_weight_matrices`). Empty for the standard residual, which has no weights."""
     acc: dict[str, torch.Tensor] = {}
     for x, _ in batches:
         tr = model(x, trace=True).trace
-        for s, m in depth_weight_matrices(model.depth, tr.tensors, model.cfg.n_layers).items():
+        for s, m in depth_weight_matrices(tr.tensors, model.cfg.n_layers).items():
             acc[s] = acc.get(s, 0) + m / len(batches)
     return acc
 

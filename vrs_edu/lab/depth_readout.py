@@ -1,0 +1,83 @@
+"""Reading a trained depth mixer from a trace: the states it read over, and its learned weights as matrices.
+
+The model (:mod:`vrs_edu.nn.depth`) records each read's weights at hook point ``depth.{l}.weights`` (one stream) or
+``depth.{l}.weights_{q,k,v,r}`` (per stream), always with the *source* axis last, oldest source first; a read of
+block l with a window of K sources covers layers l-K+1..l (ShortSWA: K = min(window, l+1); every other mixer:
+K = l+1). This module turns those tensors into one (L+1, L+1) matrix per stream, row = reading layer (row L: the
+final read-out), column = source layer (0 = embedding), which chapter 05 draws.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import torch
+from jaxtyping import Bool, Float
+from torch import Tensor
+
+
+def weight_hook_names(names: Iterable[str]) -> dict[str, list[tuple[int, str]]]:
+    """Group the ``depth.{l}.weights[_s]`` hook names found in ``names`` by stream (``"r"`` for single-stream):
+    ``{stream: [(l, name), ...]}`` in the order of ``names``."""
+    out: dict[str, list[tuple[int, str]]] = {}
+    for name in names:
+        parts = name.split(".")
+        if len(parts) == 3 and parts[0] == "depth" and parts[2].startswith("weights"):
+            stream = parts[2][len("weights_"):] or "r"
+            out.setdefault(stream, []).append((int(parts[1]), name))
+    return out
+
+
+def depth_weight_matrices(tensors: dict[str, Tensor], n_layers: int) -> dict[str, Float[Tensor, "L1 L1"]]:
+    """Mean depth weights as (L+1, L+1) matrices, one per stream: ``M[l, j]`` = the average weight that the read
+    for block l (row L: the final read-out) puts on source j (0 = embedding). Averaged over every axis but the
+    source axis (batch, tokens, heads, and the feature axis of DCA). A read whose weights cover only its last K
+    sources (a ShortSWA window) puts 0 on the sources before its window; rows a mixer does not weight are NaN.
+    Empty for a mixer that records no weights (the standard residual).
+
+    Args:
+        tensors: hook name -> tensor, e.g. ``trace.tensors`` of a forward pass with ``trace=True``.
+        n_layers: L.
+    """
+    out = {}
+    for stream, items in weight_hook_names(tensors).items():
+        m = torch.full((n_layers + 1, n_layers + 1), float("nan"))
+        for l, name in items:
+            w = tensors[name].detach().float()
+            K = w.size(-1)                                  # the read's window: sources l-K+1..l
+            row = torch.zeros(l + 1, dtype=w.dtype)         # 0 on the sources the window does not reach
+            row[l + 1 - K:] = w.reshape(-1, K).mean(0)
+            m[l, : l + 1] = row
+        out[stream] = m
+    return out
+
+
+def depth_window_mask(n_layers: int, window: int | None) -> Bool[Tensor, "L1 L1"]:
+    """Which sources each read may use under a causal depth window K: a boolean (L+1, L+1) matrix with
+    ``mask[l, j] = max(0, l-K+1) <= j <= l`` (row L: the final read-out). ``window=None`` is the full window.
+
+    Raises:
+        ValueError: ``n_layers`` < 1 or ``window`` < 1.
+    """
+    if n_layers < 1:
+        raise ValueError(f"n_layers must be >= 1, got {n_layers}")
+    if window is not None and window < 1:
+        raise ValueError(f"window must be >= 1 (or None for the full window), got {window}")
+    K = n_layers + 1 if window is None else window
+    l = torch.arange(n_layers + 1)[:, None]
+    j = torch.arange(n_layers + 1)[None, :]
+    return (j <= l) & (j >= l - K + 1)
+
+
+def states_from_trace(tensors: dict[str, Tensor], n_layers: int) -> Float[Tensor, "L1 B T D"]:
+    """The depth stack of *states* X_0..X_L from a trace (``trace.tensors``): X_0 = the embedding and
+    X_{j+1} = (input of block j) + (what block j wrote: ``attn.out + mlp.out``). For the standard residual this is
+    ``trace.stack("resid")``; for other mixers it is the sequence their depth reads run over.
+
+    Raises:
+        KeyError: the trace lacks one of the hook points (record it with ``trace=True``).
+    """
+    states = [tensors["embed"]]
+    for j in range(n_layers):
+        states.append(tensors[f"blocks.{j}.resid_pre"] + tensors[f"blocks.{j}.attn.out"]
+                      + tensors[f"blocks.{j}.mlp.out"])
+    return torch.stack(states)
