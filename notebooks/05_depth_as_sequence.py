@@ -68,8 +68,9 @@ from vrs_edu.lab.presets import make_run
 from vrs_edu.lab.train import train
 from vrs_edu.nn import TinyGPT
 
-_, live_cfg, live_train = make_run("word-8x64", n_layers=6, depth_mixer="shortswa", depth_window=2, steps=120,
-                                   batch_size=16, warmup=20, eval_every=120, eval_batches=8)
+_, live_cfg, live_train = make_run("word-8x64", n_layers=6, depth_mixer="shortswa",
+                                   depth_window=2, steps=120, batch_size=16, warmup=20,
+                                   eval_every=120, eval_batches=8)
 data = make_token_data(tokenizer="word", vocab_size=2048, block_size=live_cfg.block_size)
 live = TinyGPT(replace(live_cfg, vocab_size=data.vocab_size))
 history = train(live, data, live_train, progress=False)
@@ -95,25 +96,27 @@ from vrs_edu.nn.layers import rms_norm
 x, y = next(data.eval_batches("val", batch_size=4, max_batches=1))
 trace = live(x, trace=True).trace
 L, K, mixer = live.cfg.n_layers, live.cfg.depth_window, live.depth
-X = rms_norm(states_from_trace(trace.tensors, L))                     # (L+1, B, T, D), normalised as the mixer does
+X = rms_norm(states_from_trace(trace.tensors, L))     # (L+1, B, T, D), normalised as the mixer does
 w = (mixer.q_proj.weight, mixer.k_proj.weight, mixer.v_proj.weight)
 
-z_depth = depth_short_swa(X, K, *w)                                                       # (1) along depth
-z_seq = rearrange(short_swa(rearrange(X, "l b t d -> (b t) l d"), K, *w), "(b t) l e -> l b t e", b=x.size(0))  # (2)
-b, t = 0, 7                                                                               # (3) one token, by hand
+z_depth = depth_short_swa(X, K, *w)                   # (1) along depth
+X_seq = rearrange(X, "l b t d -> (b t) l d")          # (2) depth as the sequence axis
+z_seq = rearrange(short_swa(X_seq, K, *w), "(b t) l e -> l b t e", b=x.size(0))
+b, t = 0, 7                                           # (3) one token, by hand
 z_loop = []
 for l in range(L + 1):
-    window = X[max(0, l - K + 1): l + 1, b, t]                                            # W_{t,l}: (K_l, D)
+    window = X[max(0, l - K + 1): l + 1, b, t]        # W_{t,l}: (K_l, D)
     q = w[0] @ X[l, b, t]
     scores = (window @ w[1].T) @ q / q.numel() ** 0.5
     z_loop.append(torch.softmax(scores, 0) @ (window @ w[2].T))
 z_loop = torch.stack(z_loop)
-model_reads = trace.stack("resid")                                    # what each block (and the head) actually read
+model_reads = trace.stack("resid")                    # what each block (and the head) actually read
 rebuilt = states_from_trace(trace.tensors, L) + mixer.o_proj(z_depth)
 
-for name, diff in [("(1) vs (2), the same function on the transposed tensor", z_depth - z_seq),
-                   ("(1) vs (3), the paper's equation looped for one token", z_depth[:, b, t] - z_loop),
-                   ("(1) vs the model's own reads, block by block", model_reads - rebuilt)]:
+for name, diff in [
+        ("(1) vs (2), the same function on the transposed tensor", z_depth - z_seq),
+        ("(1) vs (3), the paper's equation looped for one token", z_depth[:, b, t] - z_loop),
+        ("(1) vs the model's own reads, block by block", model_reads - rebuilt)]:
     print(f"{name:54s} agree to float precision (|Δ| < 1e-5): {bool(diff.abs().max() < 1e-5)}")
 
 # %% [markdown]
@@ -128,7 +131,11 @@ for name, diff in [("(1) vs (2), the same function on the transposed tensor", z_
 # ## The family, from fixed to adaptive
 #
 # Every mixer below decides what block $l$ reads from the earlier layers of the same token. They differ in how the
-# weights are made:
+# weights are made. Two names in the table: DenseFormer's **DWA** (depth-weighted average, arXiv 2402.02622,
+# eq. 1–2) feeds block $l$ the weighted sum $\sum_{j \le l} \alpha_{l,j} X_j$ of all earlier states, with learned
+# scalars $\alpha_{l,j}$. A **pseudo-query** (Attention Residuals, arXiv 2603.15031) is a learned vector $w_l$, one
+# per layer, that plays the role of attention's query but is a parameter rather than computed from the token, so
+# block $l$'s weights are $\mathrm{softmax}_j\big(w_l \cdot \mathrm{RMSNorm}(y_j)\big)$ over the outputs $y_j$.
 #
 # | mixer | weights over earlier layers | at initialisation |
 # |---|---|---|
@@ -140,12 +147,18 @@ for name, diff in [("(1) vs (2), the same function on the transposed tensor", z_
 # | **full window** | ShortSWA with K = l + 1: every earlier state | output zero: the residual |
 #
 # Then the **routers**, which give the inputs of Q, K and V their *own* mixtures (the residual stream may keep
-# another): **DeepCrossAttention** (arXiv 2502.06785: three GRN-v3 combiners, per-feature static weights plus a
-# ReLU of a learned query on each source, behind a scalar gate that starts at 0 — the reference code starts the
-# query itself at 0 instead, where ReLU passes no gradient, so it would never learn), **MUDDFormer** (arXiv 2502.12170: static plus per-position dynamic weights
-# for Q, K, V and the residual, from a small MLP on the current state) and **Vertical Attention** (OpenReview
-# A6uabXKiXc: a small softmax attention over earlier layers per stream). Our three routers start as the standard
-# residual (Vertical Attention up to float rounding; `tests/test_depth.py` checks each init and each definition).
+# another): **DeepCrossAttention** (arXiv 2502.06785: three GRN-v3 combiners, one per stream), **MUDDFormer**
+# (arXiv 2502.12170: static plus per-position dynamic weights for Q, K, V and the residual, from a small MLP on the
+# current state) and **Vertical Attention** (OpenReview A6uabXKiXc: a small softmax attention over earlier layers
+# per stream). A **GRN-v3** combiner, the input-dependent third of the DCA paper's "generalized residual networks",
+# builds stream $c$'s input from the outputs $y_j$ as
+#
+# $$x^c_l = \sum_{j \le l} \big(b_{c,j} + \gamma_l\,\mathrm{ReLU}(w_c \cdot \mathrm{RMSNorm}(y_j))\big) \odot y_j,$$
+#
+# per-feature static weights $b_{c,j}$ plus a ReLU of a learned query $w_c$ on each source, behind a scalar gate
+# $\gamma_l$ that starts at 0 (the reference code starts $w_c$ itself at 0 instead, where ReLU passes no gradient,
+# so it would never learn). Our three routers start as the standard residual (Vertical Attention up to float
+# rounding; `tests/test_depth.py` checks each init and each definition).
 #
 # To compare them fairly the recipe keeps the parameter budget equal: every variant shares all the baseline's
 # parameters and adds only its mixer, sized to stay within a small budget (printed below).
@@ -154,7 +167,8 @@ for name, diff in [("(1) vs (2), the same function on the transposed tensor", z_
 from vrs_edu.lab.recipes.depth_mixers import BUDGET_TOLERANCE, parameter_counts
 
 counts = parameter_counts(vocab_size=data.vocab_size)
-print(f"{'variant':14s} {'parameters':>10s} {'added':>6s} {'overhead':>8s}   (budget: ≤ {BUDGET_TOLERANCE:.1%})")
+print(f"{'variant':14s} {'parameters':>10s} {'added':>6s} {'overhead':>8s}   "
+      f"(budget: ≤ {BUDGET_TOLERANCE:.1%})")
 for name, c in counts.items():
     print(f"{name:14s} {c['n_params']:10,d} {c['extra']:6,d} {c['overhead']:8.2%}")
 
@@ -162,10 +176,13 @@ for name, c in counts.items():
 # ## Trained side by side: `vrs-edu reproduce depth-mixers`
 #
 # Every variant × several seeds of the 8-layer word model of chapters 03–04 takes longer than a chapter may, so one
-# command trains them and saves losses, learned depth weights and the x0-R² of every Q, K, V input (defined below) to
-# `data/results/depth-mixers.json`. Same seed ⇒ identical initial values for every shared parameter and the same
-# batches, so "variant − residual" is a *paired* difference per seed. The baseline is the strong one of chapter 03:
-# its stream starts at RMSNorm(embedding), as in nanochat, not at the raw embedding.
+# command trains them and saves losses, learned depth weights and the x0-R² of every Q, K, V input to
+# `data/results/depth-mixers.json`. The **x0-R²** of an input $h$ is the share of its variance that the best affine
+# map of the token's x0 = RMSNorm(embedding) explains,
+# $R^2 = 1 - \lVert h - (x_0 A + b)\rVert^2 / \lVert h - \bar h\rVert^2$ with $A, b$ fitted by least squares:
+# 1 = the input is pure token identity, 0 = none of it is. Same seed ⇒ identical initial values for every shared
+# parameter and the same batches, so "variant − residual" is a *paired* difference per seed. The baseline is the
+# strong one of chapter 03: its stream starts at RMSNorm(embedding), as in nanochat, not at the raw embedding.
 
 # %%
 from vrs_edu.lab.experiments import load_results, provenance
@@ -175,22 +192,26 @@ try:
     result = load_results("depth-mixers")
 except FileNotFoundError as e:
     result = None
-    print(f"no saved results yet: {e}\n(run it from the repository root; the cells below then use it)")
+    print(f"no saved results yet: {e}\n"
+          "(run it from the repository root; the cells below then use it)")
 else:
     cpu_min = sum(r["train_cpu_s"] for runs in result["runs"].values() for r in runs) / 60
     sched, base_cfg = result["schedule"], result["configs"]["residual"]
     n_seeds = len(result["runs"]["residual"])
     tokens = sched["steps"] * sched["batch_size"] * base_cfg["model"]["block_size"]
     print(provenance(result))
-    print(f"{len(result['runs'])} variants × {n_seeds} seeds, {sched['steps']} steps of {sched['batch_size']} "
-          f"sequences: {tokens:,} training tokens per run;\n{cpu_min:.1f} CPU-minutes of training in all")
+    print(f"{len(result['runs'])} variants × {n_seeds} seeds, {sched['steps']} steps of "
+          f"{sched['batch_size']} sequences: {tokens:,} training tokens per run;\n"
+          f"{cpu_min:.1f} CPU-minutes of training in all")
     print(f"stream start of every variant: "
           f"{sorted({c['model']['stream_start'] for c in result['configs'].values()})}; "
           f"unigram baseline (context-free) {result['unigram_val_loss']:.3f} nats\n")
-    print(f"{'variant':14s} {'val loss':>15s} {'Δ vs residual (paired)':>24s} {'95% CI':>18s} {'better':>7s}")
+    print(f"{'variant':14s} {'val loss':>15s} {'Δ vs residual (paired)':>24s} {'95% CI':>18s} "
+          f"{'better':>7s}")
     for row in loss_table(result):
         lo, hi = row["delta_ci"]
-        print(f"{row['variant']:14s} {row['mean']:7.3f} ± {row['sd']:.3f} {row['delta']:+14.3f} ± {row['delta_se']:.3f}"
+        print(f"{row['variant']:14s} {row['mean']:7.3f} ± {row['sd']:.3f} "
+              f"{row['delta']:+14.3f} ± {row['delta_se']:.3f}"
               f"   [{lo:+.3f}, {hi:+.3f}] {row['n_better']:4d}/{row['n_seeds']}")
 
 # %% [markdown]
@@ -199,10 +220,13 @@ else:
 # The recipe declared its tests in code before the full run (`vrs_edu.lab.recipes.depth_mixers.TESTS`). For every
 # mixer: "the final validation loss is lower than the residual's, same seed" — one test per mixer, one family,
 # corrected together with Holm's method, because among many tries one looks good by luck alone more often than the
-# 5 % a single test allows. The routers' question (below) is the chapter's *primary* family. Each verdict is one of
-# three: **reproduced** (Holm-adjusted p < 0.05, on the published side), **contradicted** (p < 0.05, on the other
-# side), **undecided** (not decided, printed with the power the test had). The verdicts are recomputed here from the
-# per-seed runs (`depth_mixers.verdicts`), not read from a stored summary.
+# 5 % a single test allows. A **family** is such a set of tests, corrected together; the chapter's **primary
+# family**, declared as such before the runs and printed first, is the routers' question (below): per router,
+# whether deep V inputs carry more token identity (x0-R²) than Q's and K's, three tests corrected together, apart
+# from the loss tests. Each verdict is one of three: **reproduced** (Holm-adjusted p < 0.05, on the published
+# side), **contradicted** (p < 0.05, on the other side), **undecided** (not decided, printed with the power the test
+# had). The verdicts are recomputed here from the per-seed runs (`depth_mixers.verdicts`), not read from a stored
+# summary.
 
 # %%
 from vrs_edu.lab.analysis import format_verdicts
@@ -211,16 +235,20 @@ from vrs_edu.lab.recipes.depth_mixers import verdicts
 if result is not None:
     rows = verdicts(result)
     table = format_verdicts(rows)
-    if max(map(len, table.splitlines())) > 100:       # the book's page: drop the rows' indent, keep the names
+    # the book's page is 100 columns: drop the rows' indent, keep the names
+    if max(map(len, table.splitlines())) > 100:
         table = "\n".join(line.removeprefix("  ") for line in table.splitlines())
     print(table)
     loss_rows = [r for r in rows if r["test"].family == "ch05"]
 
     def mixers(pick):
-        return ", ".join(r["test"].name.removesuffix("_loss") for r in loss_rows if pick(r)) or "none"
+        names = [r["test"].name.removesuffix("_loss") for r in loss_rows if pick(r)]
+        return ", ".join(names) or "none"
 
-    print(f"\nlower loss than the residual, after Holm:  {mixers(lambda r: r['verdict'] == 'reproduced')}")
-    print(f"higher loss than the residual, after Holm: {mixers(lambda r: r['verdict'] == 'contradicted')}")
+    print(f"\nlower loss than the residual, after Holm:  "
+          f"{mixers(lambda r: r['verdict'] == 'reproduced')}")
+    print(f"higher loss than the residual, after Holm: "
+          f"{mixers(lambda r: r['verdict'] == 'contradicted')}")
     print(f"interval above 0 (worse) before Holm, undecided after it: "
           f"{mixers(lambda r: r['verdict'] == 'undecided' and r['ci'][0] > 0)}")
     print(f"interval below 0 (better) before Holm, undecided after it: "
@@ -238,10 +266,10 @@ if result is not None:
 # much of each the 2,048-word vocabulary cannot name (`[UNK]`), and how many times one run reads its training split.
 #
 # Each cell is the test's per-seed quantity: for `*_loss`, the mixer's final validation loss minus the residual's,
-# in nats; for `*_v_reads_x0_more_than_qk`, the deep V input's x0-R² minus the larger of Q's and K's (x0-R² is
-# defined in the section on what the mixers read, below). A `*` says the verdicts differ; a second list names the
-# tests whose means fall on opposite sides on the two corpora, which is a disagreement in direction (a change from
-# undecided to reproduced on the same side is not).
+# in nats; for `*_v_reads_x0_more_than_qk`, the deep V input's x0-R² minus the larger of Q's and K's (x0-R² as
+# defined above; the section on what the mixers read shows it layer by layer). A `*` says the verdicts differ; a
+# second list names the tests whose means fall on opposite sides on the two corpora, which is a disagreement in
+# direction (a change from undecided to reproduced on the same side is not).
 
 # %%
 from IPython.display import Markdown, display
@@ -260,12 +288,12 @@ if on:
 
 # %% [markdown]
 # **An early-training ranking.** Each run sees the number of tokens printed above — far fewer than the papers'
-# billions. What the table ranks is how fast each mixer helps
-# optimisation at the start, not where it would end. And the comparison is not neutral about learning rates: a
-# mixer's small mixing weights (the static weights of DenseFormer, DCA and MUDD, ELC-BERT's logits, the
-# pseudo-queries, the gates) train in the optimiser's *coefficient* group, at a higher learning rate than the matrices, while
-# ShortSWA's projections and MUDD's dynamic MLP train at the base rate behind their zero-initialised gates. The
-# next cell counts, for each mixer, how many of its parameters sit in each group.
+# billions. What the table ranks is how fast each mixer helps optimisation at the start, not where it would end.
+# And the comparison is not neutral about learning rates: a mixer's small mixing weights (the static weights of
+# DenseFormer, DCA and MUDD, ELC-BERT's logits, the pseudo-queries, the gates) train in the optimiser's
+# *coefficient* group, at a higher learning rate than the matrices, while ShortSWA's projections and MUDD's dynamic
+# MLP train at the base rate behind their zero-initialised gates. The next cell counts, for each mixer, how many of
+# its parameters sit in each group.
 
 # %%
 from vrs_edu.lab.presets import make_run as make_variant_run
@@ -274,7 +302,8 @@ from vrs_edu.lab.recipes.depth_mixers import PRESET, VARIANTS
 if result is not None:
     lr, coef_lr = base_cfg["train"]["lr"], base_cfg["train"]["coef_lr"]
     print(f"coefficient group lr {coef_lr} = {coef_lr / lr:.1f}× the base lr {lr}")
-    print(f"{'mixer':14s} {'parameters at coef lr':>22s} {'at base lr':>11s}   {'Δ loss verdict':s}")
+    print(f"{'mixer':14s} {'parameters at coef lr':>22s} {'at base lr':>11s}   "
+          f"{'Δ loss verdict':s}")
     verdict_of = {r["test"].name.removesuffix("_loss"): r["verdict"] for r in loss_rows}
     for name, over in VARIANTS.items():
         if name == "residual":
@@ -307,15 +336,16 @@ if result is not None:
     plot_mixers(weights)
     plt.show()
     readout = weights["elcbert"][n_layers, : n_layers + 1]
-    print(f"ELC-BERT's read-out (row {n_layers}, mean of {n_seeds} seeds): {float(readout[-1]):.3f} on the last "
-          f"block's output,\n{float(readout[0]):.3f} on the embedding, largest weight on output "
+    print(f"ELC-BERT's read-out (row {n_layers}, mean of {n_seeds} seeds): "
+          f"{float(readout[-1]):.3f} on the last block's output,\n"
+          f"{float(readout[0]):.3f} on the embedding, largest weight on output "
           f"{int(readout.argmax())}; the paper's head: 1.000 on the last output")
     swa = weights["shortswa-full"]
-    deep_rows = list(range(n_layers - n_layers // 3, n_layers + 1))          # the last third of reads, read-out too
+    deep_rows = list(range(n_layers - n_layers // 3, n_layers + 1))   # the last third, read-out too
     swa0 = sum(float(swa[l, 0] / swa[l, : l + 1].abs().sum()) for l in deep_rows) / len(deep_rows)
-    print(f"shortswa-full, deep reads (rows {deep_rows[0]}-{deep_rows[-1]}): {swa0:.3f} of the attention of its "
-          f"correction z_l goes to\nthe normalised embedding; the block reads X_l + W_O·z_l, so that is a share of "
-          f"the correction only")
+    print(f"shortswa-full, deep reads (rows {deep_rows[0]}-{deep_rows[-1]}): {swa0:.3f} of the "
+          f"attention of its correction z_l goes to\nthe normalised embedding; the block reads "
+          f"X_l + W_O·z_l, so that is a share of the correction only")
 else:
     print("heatmaps need data/results/depth-mixers.json: `vrs-edu reproduce depth-mixers`")
 
@@ -351,9 +381,8 @@ if result is not None:
 # %% [markdown]
 # These weights cannot answer the question across routers: DCA and Vertical Attention weigh *outputs*, MUDDFormer
 # weighs *states* (each containing the embedding), and DCA's per-feature part is not in the picture. The common
-# basis is what each projection actually receives. For the input $h$ of Q, K or V in a layer, the **x0-R²** is the
-# share of $h$'s variance that an affine map of the token's x0 = RMSNorm(embedding) explains (least squares over the
-# tokens of the validation batches, pooled over features): 1 = the input is pure token identity, 0 = none of it is.
+# basis is what each projection actually receives, measured by the x0-R² defined above: for the input $h$ of Q, K
+# or V in a layer, the affine map of x0 is fitted over the tokens of the validation batches, pooled over features.
 # It is scale-free and indifferent to how a router built $h$, so it compares every router, and the plain residual,
 # on one scale. In the residual, Q, K and V read the same stream, so they share one value per layer.
 
@@ -365,7 +394,8 @@ if result is not None:
 
     r2 = {name: {s: mean_r2(name, s) for s in "qkv"} for name in ("residual", *routers)}
     print(f"x0-R² of each projection's input, mean of {n_seeds} seeds (layer 0 reads x0 itself: 1)")
-    print(f"{'layer':>5s} {'residual':>9s}" + "".join(f"   {name + ' Q/K/V':>20s}" for name in routers))
+    print(f"{'layer':>5s} {'residual':>9s}"
+          + "".join(f"   {name + ' Q/K/V':>20s}" for name in routers))
     for l in range(n_layers):
         print(f"{l:5d} {r2['residual']['v'][l]:9.3f}"
               + "".join("   " + " / ".join(f"{r2[n][s][l]:.3f}" for s in "qkv") for n in routers))
@@ -373,7 +403,8 @@ if result is not None:
     for ax, name in zip(axes, routers):
         ax.plot(range(n_layers), r2["residual"]["v"], "k--", label="residual (Q = K = V)")
         for s, colour in zip("qkv", ("tab:blue", "tab:orange", "tab:green")):
-            ax.plot(range(n_layers), r2[name][s], marker="o", color=colour, label=f"{s.upper()} input")
+            ax.plot(range(n_layers), r2[name][s], marker="o", color=colour,
+                    label=f"{s.upper()} input")
         ax.set(title=name, xlabel="layer")
     axes[0].set_ylabel("x0-R² of the input")
     axes[0].legend(fontsize=9)
@@ -390,19 +421,21 @@ if result is not None:
     for r in (r for r in rows if r["test"].family == "primary"):
         name = r["test"].name.removesuffix("_v_reads_x0_more_than_qk")
         lo, hi = r["ci"]
-        side = ("above 0: V reads more x0" if lo > 0 else "below 0: V reads less x0 than Q or K" if hi < 0
-                else "spans 0")
-        print(f"{name:9s} V − max(Q, K) = {r['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], p (Holm) {r['p_holm']:.3f} "
-              f"→ {r['verdict']}\n{'':9s} (interval {side})")
+        side = ("above 0: V reads more x0" if lo > 0
+                else "below 0: V reads less x0 than Q or K" if hi < 0 else "spans 0")
+        print(f"{name:9s} V − max(Q, K) = {r['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], "
+              f"p (Holm) {r['p_holm']:.3f} → {r['verdict']}\n{'':9s} (interval {side})")
     decided = [r for r in rows if r["test"].family == "primary" and r["verdict"] != "undecided"]
-    print(f"routers whose test is decided after Holm (either way): {len(decided)} of {len(routers)}")
+    print(f"routers whose test is decided after Holm (either way): "
+          f"{len(decided)} of {len(routers)}")
 
 # %% [markdown]
 # Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q and K; an
 # interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
 # survives the correction over the routers. Chapter 04 asked the same question with a second instrument, learned x0
-# coefficients on each path; chapter 06 sets both answers side by side. Where two independent instruments agree,
-# the claim has support at our scale; where they do not, neither is strong enough alone.
+# coefficients on each path; chapter 06 sets both answers side by side (its question 1 beside the routers' lines
+# of its question 4). Where two independent instruments agree, the claim has support at our scale; where they do
+# not, neither is strong enough alone.
 #
 # ## What a depth window costs
 #
@@ -441,7 +474,10 @@ for r in ratios(costs):
 # cache layouts already serve. A depth read instead needs a second, layer-indexed cache: every earlier state of
 # every token kept alive until the last layer has read it, which is awkward under pipeline parallelism (layers live
 # on different devices). If the goal is cheap local adaptive mixing, put the window on the sequence; if the goal is
-# to change the shortcut itself, the paper points to Deep Delta Learning instead.
+# to change the shortcut itself, the paper points to Deep Delta Learning instead (Zhang et al., arXiv 2601.00417),
+# whose shortcut multiplies the state by $A(X) = I - \beta(X)\,k(X)k(X)^\top$, a rank-1 change of the identity
+# along a learned unit direction $k$ with a learned gate $\beta$ (0: the plain residual's identity, 1: a projection,
+# 2: a reflection).
 #
 # ## Widget — the depth window K
 #
@@ -453,7 +489,8 @@ for r in ratios(costs):
 from vrs_edu.viz.depth import window_widget
 
 if result is not None:
-    learned = {2: mean_weights(result, "shortswa-k2")["r"], 4: mean_weights(result, "shortswa-k4")["r"],
+    learned = {2: mean_weights(result, "shortswa-k2")["r"],
+               4: mean_weights(result, "shortswa-k4")["r"],
                n_layers + 1: mean_weights(result, "shortswa-full")["r"]}
     widget_layers = n_layers
 else:   # without saved results: the live 6-layer model of this chapter (K = 2 only)
@@ -468,8 +505,9 @@ from vrs_edu.viz.depth import window_figure
 
 fig, readout = window_figure(widget_layers, 2, learned)
 plt.show()
-print(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 1} sources; deep reads put "
-      f"{readout['oldest_weight']:.3f} of their weight\non the older of their two sources")
+print(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 1} sources; "
+      f"deep reads put {readout['oldest_weight']:.3f} of their weight\n"
+      "on the older of their two sources")
 
 # %% [markdown]
 # ## Exercise — ShortSWA over depth for one token
@@ -501,7 +539,7 @@ check_depth_swa_one_token(depth_swa_one_token)
 def depth_swa_one_token(h, window, w_q, w_k, w_v):
     out = []
     for l in range(h.size(0)):
-        W = h[max(0, l - window + 1): l + 1]                   # the layer itself and up to K-1 layers below
+        W = h[max(0, l - window + 1): l + 1]       # the layer itself and up to K-1 layers below
         q = w_q @ h[l]
         scores = (W @ w_k.T) @ q / math.sqrt(w_q.size(0))
         out.append(torch.softmax(scores, dim=0) @ (W @ w_v.T))
