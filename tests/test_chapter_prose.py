@@ -80,3 +80,33 @@ def test_test_markers_are_cell_tags_and_widget_cells_carry_them(path):
                 if c.cell_type == "code" and re.search(r"^\w+_widget\(.*\)\s*$", c.source.strip().splitlines()[-1])
                 and "nbval-ignore-output" not in c.metadata.get("tags", [])]
     assert not untagged, f"{path.name}: widget cells without the nbval-ignore-output tag: {untagged}"
+
+
+# --- the code fits the book's page: at most 100 columns ------------------------------------------------------------
+
+CODE_WIDTH = 100    # characters, not bytes: "Δ" or "≤" takes one column of the page
+# Chapters whose code cells still hold lines wider than the page. Their test is a strict xfail: once a chapter is
+# wrapped its test passes unexpectedly, which fails the run until the chapter is taken off this list.
+NOT_YET_WRAPPED = {"00_orientation", "01_two_axes", "02_qk_routes_v_carries", "03_value_residual",
+                   "04_bank_of_values", "07_real_model"}
+
+
+def wide_code_lines(nb, width: int = CODE_WIDTH) -> list[str]:
+    """The lines of ``nb``'s code cells longer than ``width`` characters (markdown cells are not code)."""
+    return [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines() if len(line) > width]
+
+
+def test_the_width_check_finds_a_wide_code_line_and_passes_a_full_one():
+    full = "x = 1  # " + "Δ" * 91                                      # 100 characters, more bytes
+    nb = jupytext.reads(f"# %%\n{full}\n\n# %% [markdown]\n# {'m' * 150}\n", fmt="py:percent")
+    assert len(full) == 100 and wide_code_lines(nb) == []             # the long markdown line is not code
+    nb = jupytext.reads(f"# %%\n{full}Δ\n", fmt="py:percent")
+    assert wide_code_lines(nb) == [full + "Δ"]
+
+
+@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="not yet wrapped"))
+                                  if p.stem in NOT_YET_WRAPPED else p for p in CHAPTERS],
+                         ids=[p.stem for p in CHAPTERS])
+def test_code_cells_fit_the_page(path):
+    wide = wide_code_lines(jupytext.read(path))
+    assert not wide, f"{path.name}: {len(wide)} code line(s) wider than {CODE_WIDTH} columns:\n" + "\n".join(wide)
