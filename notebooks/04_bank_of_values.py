@@ -408,7 +408,8 @@ if sub["verdict"] == "reproduced" and bank["verdict"] == "contradicted":
 # the coefficient experiment are shaded.
 
 # %%
-from vrs_edu.viz.bank import ablation_table, plot_ablation
+from vrs_edu.lab.bank_readout import ablation_table
+from vrs_edu.viz.bank import plot_ablation
 
 abl = ablation_table(R["corpus"]["runs"]["baseline"])
 plot_ablation({"corpus": abl}, deep_layers=R["corpus"]["coefficient_table"]["layers"])
@@ -523,7 +524,8 @@ say(read_live_run(live_margin, m["mean"], m["sd"], m["ci"]))
 # x0 share with its change from the default; in the figure each path's setting is the large dot on its own line.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.bank import beta_figure, beta_sweep, beta_widget
+from vrs_edu.lab.bank_readout import beta_sweep
+from vrs_edu.viz.bank import beta_figure, beta_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
 sweep = beta_sweep(qkv_model, wbatches)     # every path alone at every factor, shared with the figure below
@@ -536,7 +538,8 @@ beta_widget(qkv_model, wbatches, sweep)
 # little.
 
 # %%
-from vrs_edu.viz.bank import beta_shift_readout, factor_label, step_changes, x0_removal_cost
+from vrs_edu.lab.bank_readout import beta_shift_readout, step_changes, x0_removal_cost
+from vrs_edu.viz.bank import factor_label
 
 fig, now, _ = beta_figure(qkv_model, wbatches, sweep=sweep)
 plt.show()

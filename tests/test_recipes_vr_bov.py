@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from vrs_edu.cli import main  # noqa: E402
+from vrs_edu.lab import bank_readout  # noqa: E402
 from vrs_edu.lab.experiments import load_results  # noqa: E402
 from vrs_edu.lab.recipes import bank_of_values as bov  # noqa: E402
 from vrs_edu.lab.recipes import recall as rc  # noqa: E402
@@ -169,7 +170,7 @@ def test_chapter_plots_draw_from_the_results(vr_result, bov_result, recall_resul
             vbank.plot_betas({"corpus": bov_result["corpus"]["coefficient_table"],
                               "recall": recall_result["recall"]["coefficient_table"]}),
             vbank.plot_beta_trajectories(bov_result["corpus"]["runs"]["qkv"]),
-            vbank.plot_ablation({"corpus": vbank.ablation_table(bov_result["corpus"]["runs"]["baseline"])},
+            vbank.plot_ablation({"corpus": bank_readout.ablation_table(bov_result["corpus"]["runs"]["baseline"])},
                                 deep_layers=[6, 7])]
     assert [len(f.axes) for f in figs] == [2, 2, 4, 2, 4, 3, 1]
     # the loss-curve panel has one line per variant, at the evaluation steps

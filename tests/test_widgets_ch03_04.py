@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
+from vrs_edu.lab import bank_readout  # noqa: E402
 from vrs_edu.lab.metrics import mean_loss  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
 from vrs_edu.viz import bank as vbank  # noqa: E402
@@ -94,7 +95,7 @@ def _x0_model(betas=(0.3, -0.4, 1.2)):
 
 def test_beta_readout_factor_equals_setting_the_coefficient_by_hand(batches):
     m = _x0_model()
-    r = vbank.beta_readout(m, batches, f_v=0.5, f_k=2.0)
+    r = bank_readout.beta_readout(m, batches, f_v=0.5, f_k=2.0)
     assert r["betas"]["v"] == pytest.approx([0.6]) and r["betas"]["k"] == pytest.approx([-0.8])
     assert r["betas"]["q"] == pytest.approx([0.3]) and r["layers"] == [2]
     assert [getattr(m.blocks[2].x0, f"beta_{s}").item() for s in "qkv"] == pytest.approx([0.3, -0.4, 1.2]), \
@@ -112,7 +113,7 @@ def test_beta_readout_factor_equals_setting_the_coefficient_by_hand(batches):
 
 def test_beta_readout_at_the_default_is_the_trained_model(batches):
     m = _x0_model()
-    r = vbank.beta_readout(m, batches)
+    r = bank_readout.beta_readout(m, batches)
     assert r["delta"] == 0.0 and r["moved"] == [0.0] and r["shares"] == r["trained_shares"]
     assert r["loss"] == pytest.approx(mean_loss(m, batches), abs=1e-6)
     assert vbank.beta_text(r).splitlines()[0].endswith("(the default)")
@@ -120,30 +121,30 @@ def test_beta_readout_at_the_default_is_the_trained_model(batches):
 
 def test_a_factor_on_beta_v_leaves_the_x0_layers_own_attention_alone(batches):
     # β_v changes the values, not q or k: the x0 layer's pattern (the last layer here) cannot move
-    assert vbank.beta_readout(_x0_model(), batches, f_v=4.0)["moved"] == [0.0]
+    assert bank_readout.beta_readout(_x0_model(), batches, f_v=4.0)["moved"] == [0.0]
 
 
 def test_attention_moved_is_the_total_variation_distance_by_hand():
     ref = [[torch.tensor([[[[1.0, 0.0], [0.5, 0.5]]]])]]            # one batch, one x0 layer, (B, H, T, T)
     new = [[torch.tensor([[[[1.0, 0.0], [0.0, 1.0]]]])]]
     # query 0: nothing moved; query 1: ½(|0 − 0.5| + |1 − 0.5|) = 0.5 of its mass; mean over queries 0.25
-    assert vbank.attention_moved(new, ref) == [0.25]
-    assert vbank.attention_moved(ref, ref) == [0.0]
+    assert bank_readout.attention_moved(new, ref) == [0.25]
+    assert bank_readout.attention_moved(ref, ref) == [0.0]
 
 
 def test_beta_sweep_is_zero_at_the_trained_factor_and_shares_grow_with_the_factor(batches):
-    sweep = vbank.beta_sweep(_x0_model(), batches, factors=(0.5, 1.0, 2.0))
+    sweep = bank_readout.beta_sweep(_x0_model(), batches, factors=(0.5, 1.0, 2.0))
     for s in "qkv":
         assert sweep["delta"][s][1] == 0.0 and sweep["moved"][s][1] == 0.0 and len(sweep["delta"][s]) == 3
         assert sweep["share"][s][0] < sweep["share"][s][1] < sweep["share"][s][2]
-    steps = vbank.step_changes(sweep)
+    steps = bank_readout.step_changes(sweep)
     assert steps["v"]["share_up"] == pytest.approx(2.4 / 3.4 - 1.2 / 2.2)      # α_v = 1, β_v 1.2 → 2.4
     assert steps["q"]["delta_down"] == pytest.approx(sweep["delta"]["q"][0])
 
 
 def test_beta_readout_refuses_other_x0_modes(batches):
     with pytest.raises(ValueError, match="x0_mode"):
-        vbank.beta_readout(TinyGPT(TinyGPTConfig(**CFG, x0_mode="shared")), batches)
+        bank_readout.beta_readout(TinyGPT(TinyGPTConfig(**CFG, x0_mode="shared")), batches)
 
 
 def test_beta_widget_has_three_factor_sliders_and_updates(batches):
@@ -154,12 +155,12 @@ def test_beta_widget_has_three_factor_sliders_and_updates(batches):
     assert all(s.value == 1.0 and s.base == 2 and s.step == 1 for s in sliders.values())
     assert [2.0 ** s.min for s in sliders.values()] == [1 / 16] * 3 and {s.max for s in sliders.values()} == {2}
     sliders["β_k ×"].value = 2.0
-    assert w.result["delta"] == pytest.approx(vbank.beta_readout(m, batches, f_k=2.0)["delta"])
+    assert w.result["delta"] == pytest.approx(bank_readout.beta_readout(m, batches, f_k=2.0)["delta"])
 
 
 def test_beta_figure_marks_each_paths_setting_on_both_panels(batches):
     m = _x0_model()
-    sweep = vbank.beta_sweep(m, batches, factors=(0.5, 1.0, 2.0))
+    sweep = bank_readout.beta_sweep(m, batches, factors=(0.5, 1.0, 2.0))
     fig, now, _ = vbank.beta_figure(m, batches, f_q=0.5, sweep=sweep)
     for ax, key, scale in zip(fig.axes, ("delta", "moved"), (1.0, 100.0)):
         dots = sorted(float(v) for c in ax.collections for v in c.get_offsets()[0])
@@ -174,11 +175,11 @@ def test_readouts_refuse_non_finite_slider_values_naming_the_argument(batches):
         vvr.lambda_readout(vr, batches, 0.5, float("nan"))
     x0 = _x0_model()
     with pytest.raises(ValueError, match="f_k .*must be a finite number >= 0, got inf"):
-        vbank.beta_readout(x0, batches, f_k=float("inf"))
+        bank_readout.beta_readout(x0, batches, f_k=float("inf"))
     with pytest.raises(ValueError, match="f_q .*got -1.0"):
-        vbank.beta_readout(x0, batches, f_q=-1.0)
+        bank_readout.beta_readout(x0, batches, f_q=-1.0)
     with pytest.raises(ValueError, match="d_beta_k must be a finite number, got inf"):
-        vbank.betas_shifted(x0, d_beta_k=float("inf"))
+        bank_readout.betas_shifted(x0, d_beta_k=float("inf"))
     assert x0.blocks[2].x0.beta_k.item() == pytest.approx(-0.4)   # nothing was changed before the error
 
 
@@ -188,7 +189,7 @@ def test_x0_removal_cost_equals_setting_that_beta_to_zero_by_hand(batches):
         for s, b in zip("qkv", (0.3, -0.4, 1.2)):
             getattr(m.blocks[2].x0, f"beta_{s}").fill_(b)
     trained = mean_loss(m, batches)
-    cost = vbank.x0_removal_cost(m, batches)
+    cost = bank_readout.x0_removal_cost(m, batches)
     assert [getattr(m.blocks[2].x0, f"beta_{s}").item() for s in "qkv"] == pytest.approx([0.3, -0.4, 1.2])
     with torch.no_grad():
         m.blocks[2].x0.beta_v.fill_(0.0)
