@@ -537,7 +537,8 @@ say(read_live_run(live_d, saved["mean"], saved["sd"], saved["ci"]))
 # λ1 = 0, λ2 = 1 removes the first layer's values altogether; λ1 = 1, λ2 = 0 keeps only them (SVFormer-like).
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.value_residual import lambda_figure, lambda_readout, lambda_widget
+from vrs_edu.lab.value_residual_readout import lambda_readout
+from vrs_edu.viz.value_residual import lambda_figure, lambda_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
 lambda_widget(vr_model, wbatches)

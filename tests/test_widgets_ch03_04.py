@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab import bank_readout  # noqa: E402
+from vrs_edu.lab import bank_readout, value_residual_readout  # noqa: E402
 from vrs_edu.lab.metrics import mean_loss  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
 from vrs_edu.viz import bank as vbank  # noqa: E402
@@ -39,7 +39,7 @@ def test_lambda_readout_at_0_1_equals_the_same_weights_without_value_residual(ba
     plain = TinyGPT(TinyGPTConfig(**CFG))
     missing, unexpected = plain.load_state_dict(vr.state_dict(), strict=False)
     assert not missing and all("lambda" in k for k in unexpected)
-    r = vvr.lambda_readout(vr, batches, 0.0, 1.0)          # λ1 = 0: V_1 removed, V_n kept
+    r = value_residual_readout.lambda_readout(vr, batches, 0.0, 1.0)          # λ1 = 0: V_1 removed, V_n kept
     assert r["loss"] == pytest.approx(mean_loss(plain, batches), abs=1e-6)
     assert len(r["entropy"]) == 3
 
@@ -51,10 +51,10 @@ def test_lambda_readout_at_the_trained_values_is_the_model_and_restores_it(batch
         vr.blocks[2].value_residual.lambda_1.fill_(0.3)
     before = {k: v.clone() for k, v in vr.state_dict().items()}
     clean = mean_loss(vr, batches)
-    r = vvr.lambda_readout(vr, batches, 1.0, 0.0)
+    r = value_residual_readout.lambda_readout(vr, batches, 1.0, 0.0)
     assert r["loss"] != pytest.approx(clean)
     assert all(torch.equal(before[k], v) for k, v in vr.state_dict().items()), "λ not restored"
-    with vvr.lambdas_set_to(vr, 0.25, 0.75):
+    with value_residual_readout.lambdas_set_to(vr, 0.25, 0.75):
         assert vr.blocks[2].value_residual.lambda_1.item() == 0.25
         assert vr.blocks[2].value_residual.lambda_2.item() == 0.75
     assert vr.blocks[2].value_residual.lambda_1.item() == pytest.approx(0.3)
@@ -62,7 +62,7 @@ def test_lambda_readout_at_the_trained_values_is_the_model_and_restores_it(batch
 
 def test_lambda_readout_refuses_a_model_without_value_residual(batches):
     with pytest.raises(ValueError, match="no ResFormer value residual"):
-        vvr.lambda_readout(TinyGPT(TinyGPTConfig(**CFG)), batches, 0.5, 0.5)
+        value_residual_readout.lambda_readout(TinyGPT(TinyGPTConfig(**CFG)), batches, 0.5, 0.5)
 
 
 def test_lambda_widget_has_two_sliders_and_updates(batches):
@@ -73,7 +73,7 @@ def test_lambda_widget_has_two_sliders_and_updates(batches):
     assert all(s.value == 0.5 and s.min == 0.0 and s.max == 1.5 for s in sliders.values())
     sliders["λ1 (V_1)"].value = 0.0
     sliders["λ2 (V_n)"].value = 1.0
-    assert w.result["loss"] == pytest.approx(vvr.lambda_readout(vr, batches, 0.0, 1.0)["loss"])
+    assert w.result["loss"] == pytest.approx(value_residual_readout.lambda_readout(vr, batches, 0.0, 1.0)["loss"])
 
 
 def test_lambda_figure_draws_both_settings_with_their_losses(batches):
@@ -172,7 +172,7 @@ def test_beta_figure_marks_each_paths_setting_on_both_panels(batches):
 def test_readouts_refuse_non_finite_slider_values_naming_the_argument(batches):
     vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
     with pytest.raises(ValueError, match="lambda_2 must be a finite number.*got nan"):
-        vvr.lambda_readout(vr, batches, 0.5, float("nan"))
+        value_residual_readout.lambda_readout(vr, batches, 0.5, float("nan"))
     x0 = _x0_model()
     with pytest.raises(ValueError, match="f_k .*must be a finite number >= 0, got inf"):
         bank_readout.beta_readout(x0, batches, f_k=float("inf"))

@@ -1,20 +1,16 @@
 """Chapter 03's plots and widget: loss curves with seed bands, paired differences, per-layer metrics, learned λ, and
-the λ1/λ2 inference widget — a thin ``ipywidgets.interactive`` over :func:`lambda_readout` (a plain function,
-tested without a browser).
+the λ1/λ2 inference widget — a thin ``ipywidgets.interactive`` over
+:func:`vrs_edu.lab.value_residual_readout.lambda_readout` (a plain function, tested without a browser).
 
 Every plot takes the numbers a recipe saved (``load_results("value-residual")``) and returns the Figure.
 """
 from __future__ import annotations
 
-import math
-from contextlib import contextmanager
-
 import ipywidgets as W
 import matplotlib.pyplot as plt
-import torch
 
 from ..lab.analysis import band
-from ..lab.metrics import attention_entropy, mean_loss
+from ..lab.value_residual_readout import lambda_readout, trained_lambdas
 from ..nn.model import TinyGPT
 from .controls import change_from_default, label_style
 
@@ -25,60 +21,7 @@ PART_TITLES = {"corpus": "Python docs, word tokens", "recall": "associative reca
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# The widget's logic: change λ1, λ2 of a trained value-residual model at inference, measure.
-
-
-def _value_residuals(model: TinyGPT):
-    mods = [b.value_residual for b in model.blocks
-            if b.value_residual is not None and b.value_residual.mode in ("resformer", "learnable")]
-    if not mods:
-        raise ValueError(f"the model has no ResFormer value residual to change (value_residual="
-                         f"{model.cfg.value_residual!r}; need 'resformer' or 'learnable')")
-    return mods
-
-
-@contextmanager
-def lambdas_set_to(model: TinyGPT, lambda_1: float, lambda_2: float):
-    """Temporarily set λ1 (weight on V_1) and λ2 (weight on V_n) of every value-residual layer; restored on exit.
-
-    Raises:
-        ValueError: the model has no ``resformer`` / ``learnable`` value residual, or a λ is not a finite number.
-    """
-    for name, value in (("lambda_1", lambda_1), ("lambda_2", lambda_2)):
-        if not math.isfinite(float(value)):
-            raise ValueError(f"{name} must be a finite number (the sliders span 0 to 1), got {value}")
-    mods = _value_residuals(model)
-    saved = [(m.lambda_1.detach().clone(), m.lambda_2.detach().clone()) for m in mods]
-    try:
-        with torch.no_grad():
-            for m in mods:
-                m.lambda_1.fill_(float(lambda_1))
-                m.lambda_2.fill_(float(lambda_2))
-        yield model
-    finally:
-        with torch.no_grad():
-            for m, (a, b) in zip(mods, saved):
-                m.lambda_1.copy_(a)
-                m.lambda_2.copy_(b)
-
-
-@torch.no_grad()
-def lambda_readout(model: TinyGPT, batches, lambda_1: float, lambda_2: float) -> dict:
-    """Loss (nats) and per-layer attention entropy (nats, token-importance entropy) of a trained value-residual
-    model whose every λ1, λ2 is set to the given values at inference. ``batches`` are (x, y) validation batches.
-
-    λ1 = 0, λ2 = 1 removes V_1 (the values a plain Transformer would use); λ1 = 1, λ2 = 0 is SVFormer-like.
-    Returns ``{"loss": float, "entropy": [per layer]}``. Raises ValueError on a model without value residual.
-    """
-    batches = list(batches)
-    with lambdas_set_to(model, lambda_1, lambda_2):
-        loss = mean_loss(model, batches)
-        ent = [0.0] * model.cfg.n_layers
-        for x, *_ in batches:
-            tr = model(x, trace=True).trace
-            for l, p in enumerate(tr.layers("attn.pattern")):
-                ent[l] += float(attention_entropy(p).mean()) / len(batches)
-    return {"loss": loss, "entropy": ent}
+# The widget: λ1 / λ2 of a trained value-residual model changed at inference (the numbers: lab).
 
 
 def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: float = 0.5,
@@ -88,7 +31,7 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: floa
     of each other). Right: the (λ1, λ2) plane with the trained setting (grey) and this setting (red), each with
     its loss. Returns ``(fig, readout, trained_readout)``."""
     batches = list(batches)
-    t1, t2 = _trained_lambdas(model)
+    t1, t2 = trained_lambdas(model)
     trained = trained or lambda_readout(model, batches, t1, t2)
     now = lambda_readout(model, batches, lambda_1, lambda_2)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 3.6), gridspec_kw={"width_ratios": [1.6, 1]})
@@ -113,15 +56,10 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: floa
     return fig, now, trained
 
 
-def _trained_lambdas(model: TinyGPT) -> tuple[float, float]:
-    m = _value_residuals(model)[0]
-    return m.lambda_1.item(), m.lambda_2.item()
-
-
 def lambda_widget(model: TinyGPT, batches):
     """λ1 / λ2 sliders over a trained value-residual model: loss and per-layer entropy update on every move."""
     batches = list(batches)
-    trained = lambda_readout(model, batches, *_trained_lambdas(model))
+    trained = lambda_readout(model, batches, *trained_lambdas(model))
 
     def show(lambda_1=0.5, lambda_2=0.5):
         fig, now, _ = lambda_figure(model, batches, lambda_1, lambda_2, trained)
