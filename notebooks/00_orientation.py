@@ -54,7 +54,8 @@
 from vrs_edu.course.setup import check_environment, setup_notebook
 
 setup_notebook(seed=0)
-versions = check_environment()  # raises, listing every missing or too-old package, if something is wrong
+# raises, listing every missing or too-old package, if something is wrong
+versions = check_environment()
 
 # %% tags=["nbval-ignore-output"]
 # Versions and threads differ from machine to machine.
@@ -94,8 +95,9 @@ from vrs_edu.lab.data import make_token_data
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 data = make_token_data(tokenizer="char", block_size=64)
-model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layers=6, d_model=64, n_heads=4, block_size=64, seed=0,
-                              stream_start="embedding"))  # GPT-2 style: the stream starts at the raw embedding
+model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layers=6, d_model=64, n_heads=4,
+                              block_size=64, seed=0,
+                              stream_start="embedding"))  # GPT-2 style: starts at the raw embedding
 x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
 stack = model(x, trace=True).trace.stack("resid")
 print("depth stack shape (L+1, B, T, D):", tuple(stack.shape))
@@ -139,7 +141,9 @@ check_stream_norms(mean_stream_norms)
 from vrs_edu.lab.train import TrainConfig, train
 
 before = mean_stream_norms(stack).tolist()
-history = train(model, data, TrainConfig(steps=150, batch_size=32, warmup=20, eval_every=150, seed=0), progress=False)
+history = train(model, data,
+                TrainConfig(steps=150, batch_size=32, warmup=20, eval_every=150, seed=0),
+                progress=False)
 after = mean_stream_norms(model(x, trace=True).trace.stack("resid")).tolist()
 print(f"validation loss after 150 steps: {history.val_loss[-1]:.2f} nats")
 print("norm by depth, untrained:", [round(v, 2) for v in before])
@@ -149,15 +153,17 @@ for name, norms in (("untrained", before), ("trained", after)):
     print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; "
           f"final / embedding = {norms[-1] / norms[0]:.1f}")
 r_before, r_after = before[-1] / before[0], after[-1] / after[0]
-print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding as before:\n"
-      f"the blocks write {'larger' if r_after > r_before else 'smaller'} outputs relative to the embedding")
+print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding "
+      f"as before:\nthe blocks write {'larger' if r_after > r_before else 'smaller'} outputs "
+      f"relative to the embedding")
 
 # %%
 import matplotlib.pyplot as plt
 
 from vrs_edu.viz.plots import plot_stream_norms
 
-plot_stream_norms({"untrained": before, "after 150 steps": after}, title="residual stream norm along depth")
+plot_stream_norms({"untrained": before, "after 150 steps": after},
+                  title="residual stream norm along depth")
 plt.show()
 
 # %% [markdown]

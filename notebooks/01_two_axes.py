@@ -93,7 +93,8 @@ cosines = F.cosine_similarity(stack, trace["x0"][0][None], dim=-1)  # (L+1, T)
 plot_two_axes(norms.numpy(), cosines.numpy(), [tok.token(i) for i in x[0]])
 plt.show()
 print(f"mean norm: depth 0 {norms[0].mean():.3f}, depth {len(norms) - 1} {norms[-1].mean():.3f}; "
-      f"mean cos to x0: depth 0 {cosines[0].mean():.3f}, depth {len(norms) - 1} {cosines[-1].mean():.3f}")
+      f"mean cos to x0: depth 0 {cosines[0].mean():.3f}, "
+      f"depth {len(norms) - 1} {cosines[-1].mean():.3f}")
 
 # %% [markdown]
 # ## The stream is a running sum
@@ -144,7 +145,8 @@ def residual_stack(embedding, outputs):
 
 check_residual_stack(residual_stack)
 mine = residual_stack(trace["embed"], ys)
-print(f"your stack vs the model's trace: largest difference {(mine - trace.stack('resid')).abs().max():.1e}")
+print(f"your stack vs the model's trace: largest difference "
+      f"{(mine - trace.stack('resid')).abs().max():.1e}")
 
 # %% [markdown]
 # ## Direct logit attribution: who wrote the prediction?
@@ -162,12 +164,14 @@ print(f"your stack vs the model's trace: largest difference {(mine - trace.stack
 from vrs_edu.lab.residual_stream import direct_logit_attribution
 from vrs_edu.viz.residual import plot_attribution
 
-pos = sentence.index("insertion") + 5            # the context ends in "...in insert", the next character is "i"
+# the context ends in "...in insert", the next character is "i"
+pos = sentence.index("insertion") + 5
 target = int(y[0, pos])
 att = direct_logit_attribution(model, x, position=pos, token=target)
 context = sentence[max(0, pos - 15): pos + 1]
 prob = model(x).logits[0, pos].softmax(-1)[target].item()
-print(f"context {context!r} -> next {tok.token(target)!r}: logit {att.logit:.3f}, probability {prob:.3f}")
+print(f"context {context!r} -> next {tok.token(target)!r}: logit {att.logit:.3f}, "
+      f"probability {prob:.3f}")
 print(f"sum of the contributions {sum(att.values):.3f}")
 top = sorted(zip(att.values, att.labels), reverse=True)[:3]
 print("largest contributions:", ", ".join(f"{lab} {v:+.3f}" for v, lab in top))
@@ -262,13 +266,14 @@ from vrs_edu.lab.explore import stream_norms
 from vrs_edu.lab.residual_stream import cosine_to_x0, logit_lens
 from vrs_edu.viz.residual import plot_depth_profile
 
-norm_by_depth = [sum(v) / len(batches) for v in zip(*(stream_norms(model, xb) for xb, _ in batches))]
+norm_by_depth = [sum(v) / len(batches)
+                 for v in zip(*(stream_norms(model, xb) for xb, _ in batches))]
 cos_by_depth = cosine_to_x0(model, batches)
 lens = logit_lens(model, batches)
 print("depth   norm   cos(x0)   lens loss   lens acc   agrees with final")
 for l in range(len(norm_by_depth)):
-    print(f"{l:5d} {norm_by_depth[l]:6.3f} {cos_by_depth[l]:9.3f} {lens['loss'][l]:11.3f} {lens['acc'][l]:10.3f} "
-          f"{lens['agree'][l]:19.3f}")
+    print(f"{l:5d} {norm_by_depth[l]:6.3f} {cos_by_depth[l]:9.3f} {lens['loss'][l]:11.3f} "
+          f"{lens['acc'][l]:10.3f} {lens['agree'][l]:19.3f}")
 plot_depth_profile(norm_by_depth, cos_by_depth, lens["loss"])
 plt.show()
 print(f"unigram baseline (no context at all): {run['unigram_val_loss']:.3f} nats")
@@ -302,7 +307,8 @@ for l in range(len(norm_by_depth)):
     print(f"{l:5d} {live_lens['loss'][l]:23.3f} {lens['loss'][l]:24.3f}")
 gain_live = live_lens["loss"][0] - live_lens["loss"][-1]
 gain_ckpt = lens["loss"][0] - lens["loss"][-1]
-print(f"loss the blocks remove after depth 0: {gain_live:.3f} nats (150 steps) vs {gain_ckpt:.3f} nats (checkpoint)")
+print(f"loss the blocks remove after depth 0: {gain_live:.3f} nats (150 steps) "
+      f"vs {gain_ckpt:.3f} nats (checkpoint)")
 
 # %% [markdown]
 # Compare the columns: the long-trained model's early depths read *worse* through the unembedding than the
@@ -338,7 +344,8 @@ from vrs_edu.lab.residual_stream import scaled_blocks_prediction
 
 print("block silenced -> loss on the sentence, p(next)")
 for l in range(L):
-    r = scaled_blocks_prediction(model, x, y, [0.0 if j == l else 1.0 for j in range(L)], position=pos)
+    r = scaled_blocks_prediction(model, x, y, [0.0 if j == l else 1.0 for j in range(L)],
+                                 position=pos)
     print(f"  block {l}: {r['loss']:.3f} nats, {r['target_prob']:.3f}")
 
 # %% [markdown]
@@ -356,14 +363,18 @@ for l in range(L):
 # All numbers below are recomputed from this run's variables.
 
 # %%
-print(f"1. The final state equals the embedding plus the {L} block outputs to {diff:.1e} (float rounding).")
-print(f"2. Direct logit attribution: the logit {att.logit:.3f} of {tok.token(target)!r} splits into "
-      f"{len(att.values)} terms; the largest is {top[0][1]} ({top[0][0]:+.3f}).")
-print(f"3. Removing block 0: Δ loss {effects['direct'][0]:+.3f} directly vs {effects['total'][0]:+.3f} in total; "
-      f"last block: {effects['direct'][-1]:+.3f} vs {effects['total'][-1]:+.3f} (equal by construction).")
+print(f"1. The final state equals the embedding plus the {L} block outputs to {diff:.1e} "
+      f"(float rounding).")
+print(f"2. Direct logit attribution: the logit {att.logit:.3f} of {tok.token(target)!r} "
+      f"splits into {len(att.values)} terms; the largest is {top[0][1]} ({top[0][0]:+.3f}).")
+print(f"3. Removing block 0: Δ loss {effects['direct'][0]:+.3f} directly vs "
+      f"{effects['total'][0]:+.3f} in total; last block: {effects['direct'][-1]:+.3f} vs "
+      f"{effects['total'][-1]:+.3f} (equal by construction).")
 print(f"4. Along depth: norm {norm_by_depth[0]:.3f} -> {norm_by_depth[-1]:.3f}; cos to x0 1.000 -> "
-      f"{cos_by_depth[-1]:.3f}; logit-lens loss {lens['loss'][0]:.3f} -> {lens['loss'][-1]:.3f} nats.")
-print(f"5. Live 150-step model: logit-lens loss {live_lens['loss'][0]:.3f} -> {live_lens['loss'][-1]:.3f} nats.")
+      f"{cos_by_depth[-1]:.3f}; logit-lens loss {lens['loss'][0]:.3f} -> "
+      f"{lens['loss'][-1]:.3f} nats.")
+print(f"5. Live 150-step model: logit-lens loss {live_lens['loss'][0]:.3f} -> "
+      f"{live_lens['loss'][-1]:.3f} nats.")
 
 # %% [markdown]
 # **Answer to the question.** Along depth, the *connection* is mere accumulation: an exact sum with unit weights

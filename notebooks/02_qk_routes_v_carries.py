@@ -79,7 +79,8 @@ import matplotlib.pyplot as plt
 from vrs_edu.viz.routing import plot_patterns
 
 n = 16
-plot_patterns({l: trace[f"blocks.{l}.attn.pattern"][0, :, :n, :n].numpy() for l in (0, L - 1)}, tokens[:n])
+plot_patterns({l: trace[f"blocks.{l}.attn.pattern"][0, :, :n, :n].numpy() for l in (0, L - 1)},
+              tokens[:n])
 plt.show()
 
 # %% [markdown]
@@ -103,12 +104,15 @@ with torch.no_grad():
             write_norm[l] += head_writes(model, tr, l).norm(dim=-1).mean(dim=(0, 2)) / len(batches)
 print("layer  " + "  ".join(f"head {h}: prev / entropy" for h in range(H)))
 for l in range(L):
-    print(f"{l:5d}  " + "  ".join(f"     {prev[l, h]:.3f} / {entropy[l, h]:.3f}  " for h in range(H)))
+    print(f"{l:5d}  "
+          + "  ".join(f"     {prev[l, h]:.3f} / {entropy[l, h]:.3f}  " for h in range(H)))
 best = divmod(int(prev.argmax()), H)
-print(f"strongest previous-token head: layer {best[0]} head {best[1]} ({prev.max():.3f} of its weight)")
+print(f"strongest previous-token head: layer {best[0]} head {best[1]} "
+      f"({prev.max():.3f} of its weight)")
 share = float(prev.max())
-print(f"so even the strongest one puts {'most' if share > 0.5 else 'less than half'} of its weight on the previous "
-      f"character\nand {1 - share:.3f} elsewhere: {'a' if share > 0.9 else 'no'} pure previous-token head here")
+print(f"so even the strongest one puts {'most' if share > 0.5 else 'less than half'} of its "
+      f"weight on the previous character\nand {1 - share:.3f} elsewhere: "
+      f"{'a' if share > 0.9 else 'no'} pure previous-token head here")
 
 # %% [markdown]
 # **What each head writes.** A head's write into the stream is `z_h W_O[:, h]ᵀ`; the heads of a layer sum to its
@@ -120,7 +124,8 @@ from vrs_edu.viz.routing import plot_head_writes
 plot_head_writes(write_norm.numpy())
 plt.show()
 lw, hw = divmod(int(write_norm.argmax()), H)
-print(f"largest write: layer {lw} head {hw}, mean norm {write_norm.max():.3f}; smallest: {write_norm.min():.3f}")
+print(f"largest write: layer {lw} head {hw}, mean norm {write_norm.max():.3f}; "
+      f"smallest: {write_norm.min():.3f}")
 
 # %% [markdown]
 # ### Exercise 1 — the causal pattern
@@ -214,11 +219,13 @@ from vrs_edu.viz.routing import plot_layer_effects
 swaps = swap_experiment(model, batches)
 print(f"clean loss {swaps['clean']:.3f} nats")
 print(effect_table(swaps))
-plot_layer_effects(swaps, ["pattern swap", "value swap"], "swap one half of one layer with another input's")
+plot_layer_effects(swaps, ["pattern swap", "value swap"],
+                   "swap one half of one layer with another input's")
 plt.show()
 ratio = [v.mean / p.mean for p, v in zip(swaps["pattern swap"], swaps["value swap"])]
 print("value-swap / pattern-swap loss change per layer:", ", ".join(f"{r:.2f}" for r in ratio))
-print(f"the value swap costs more than the pattern swap at {sum(r > 1 for r in ratio)} of {L} layers")
+print(f"the value swap costs more than the pattern swap at {sum(r > 1 for r in ratio)} "
+      f"of {L} layers")
 
 # %% [markdown]
 # Compare the two columns layer by layer (the ratios and the count are printed under the figure). Where the value
@@ -242,9 +249,11 @@ print(f"the value swap costs more than the pattern swap at {sum(r > 1 for r in r
 from vrs_edu.lab.routing import frozen_routing
 
 frozen = frozen_routing(model, batches)
-print(f"clean loss {frozen['clean']:.3f} nats; loss change when layer l's routing is frozen (nats ± s.e.):")
+print(f"clean loss {frozen['clean']:.3f} nats; "
+      "loss change when layer l's routing is frozen (nats ± s.e.):")
 print(effect_table(frozen))
-plot_layer_effects(frozen, ["uniform", "previous layer", "batch mean"], "freeze one layer's routing")
+plot_layer_effects(frozen, ["uniform", "previous layer", "batch mean"],
+                   "freeze one layer's routing")
 plt.show()
 deep = range(L // 2, L)
 deep_mean = {}
@@ -255,8 +264,8 @@ for mode in ("uniform", "previous layer", "batch mean"):
           f"({100 * deep_mean[mode] / frozen['clean']:.1f} % of the clean loss)")
 u, pl = frozen["uniform"], frozen["previous layer"]
 print(f"uniform routing: layer 0 Δ {u[0].mean:+.3f}, deepest layer Δ {u[-1].mean:+.3f} nats")
-print(f"previous layer costs more than uniform at {sum(p.mean > q.mean for p, q in zip(pl[1:], u[1:]))} "
-      f"of {L - 1} layers")
+print(f"previous layer costs more than uniform at "
+      f"{sum(p.mean > q.mean for p, q in zip(pl[1:], u[1:]))} of {L - 1} layers")
 
 # %% [markdown]
 # How to read the table:
@@ -291,8 +300,10 @@ from vrs_edu.lab.routing import copying_score, ov_circuit, qk_circuit
 from vrs_edu.viz.routing import plot_circuits
 
 V = model.cfg.vocab_size
-scores = torch.tensor([[copying_score(ov_circuit(model, l, h)) for h in range(H)] for l in range(L)])
-print(f"copying score (chance {1 / V:.3f}); exact for layer 0, token-identity part only for deeper layers:")
+scores = torch.tensor([[copying_score(ov_circuit(model, l, h)) for h in range(H)]
+                       for l in range(L)])
+print(f"copying score (chance {1 / V:.3f}); exact for layer 0, "
+      "token-identity part only for deeper layers:")
 for l in range(L):
     print(f"  layer {l}: " + "  ".join(f"head {h} {scores[l, h]:.3f}" for h in range(H)))
 h0 = int(prev[0].argmax())
@@ -301,7 +312,8 @@ qk, ov = qk_circuit(model, 0, h0), ov_circuit(model, 0, h0)
 plot_circuits(qk[frequent][:, frequent].numpy(), ov[frequent][:, frequent].numpy(),
               [tok.token(i) for i in frequent], f"layer 0, head {h0}")
 plt.show()
-print(f"layer 0 head {h0}: copying score {scores[0, h0]:.3f}, previous-token weight {prev[0, h0]:.3f}")
+print(f"layer 0 head {h0}: copying score {scores[0, h0]:.3f}, "
+      f"previous-token weight {prev[0, h0]:.3f}")
 for i in frequent[:5].tolist():
     keys = qk[i, frequent].topk(2).indices
     outs = ov[i].topk(3).indices
@@ -342,7 +354,8 @@ fig, default = blend_figure(model, x, y, layer=L - 1, tokens=tokens)
 plt.show()
 print(f"default: loss {default['loss']:.3f} nats, pattern entropy {default['entropy']:.3f} nats")
 xb, yb = batches[0]
-print("last layer, one validation batch: loss (nats) by V_1 weight (rows) and temperature (columns)")
+print("last layer, one validation batch: "
+      "loss (nats) by V_1 weight (rows) and temperature (columns)")
 temps = (0.5, 1.0, 2.0)
 print("w(V_1)  " + "  ".join(f"T={t:<4}" for t in temps))
 sweep = {}
@@ -364,13 +377,18 @@ for w in (0.0, 0.5, 1.0):
 # All numbers are recomputed from this run's variables.
 
 # %%
-print(f"1. Strongest previous-token head: layer {best[0]} head {best[1]}, {prev.max():.3f} of its weight.")
+print(f"1. Strongest previous-token head: layer {best[0]} head {best[1]}, "
+      f"{prev.max():.3f} of its weight.")
 print("2. Swaps, Δ loss per layer (nats):")
 for name in ("pattern swap", "value swap"):
     print(f"   {name:15s}" + ", ".join(f"{e.mean:+.3f}" for e in swaps[name]))
-print(f"3. Frozen routing, Δ loss per layer (nats); uniform in layers {deep.start}-{deep.stop - 1} costs "
-      f"{100 * deep_mean['uniform'] / frozen['clean']:.1f} % of the clean loss {frozen['clean']:.3f}:")
+print(f"3. Frozen routing, Δ loss per layer (nats); uniform in layers {deep.start}-"
+      f"{deep.stop - 1} costs {100 * deep_mean['uniform'] / frozen['clean']:.1f} % of the clean "
+      f"loss {frozen['clean']:.3f}:")
 for mode in ("uniform", "previous layer", "batch mean"):
-    print(f"   {mode:15s}" + ", ".join("   —  " if e is None else f"{e.mean:+.3f}" for e in frozen[mode]))
-print(f"4. Layer-0 copying scores: " + ", ".join(f"{s:.3f}" for s in scores[0]) + f" (chance {1 / V:.3f}).")
-print(f"5. Last layer, V_1 weight 0 -> 1 at temperature 1: loss {sweep[0.0][1]:.3f} -> {sweep[1.0][1]:.3f} nats.")
+    print(f"   {mode:15s}"
+          + ", ".join("   —  " if e is None else f"{e.mean:+.3f}" for e in frozen[mode]))
+print(f"4. Layer-0 copying scores: " + ", ".join(f"{s:.3f}" for s in scores[0])
+      + f" (chance {1 / V:.3f}).")
+print(f"5. Last layer, V_1 weight 0 -> 1 at temperature 1: loss {sweep[0.0][1]:.3f} -> "
+      f"{sweep[1.0][1]:.3f} nats.")

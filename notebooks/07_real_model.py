@@ -41,16 +41,20 @@ setup_notebook(seed=0)
 
 from vrs_edu.lab.real_model import MODEL_NAME, load_real_model
 
-real = load_real_model()     # without the extra this raises RealModelMissing, whose message is the install command
+# without the extra this raises RealModelMissing, whose message is the install command
+real = load_real_model()
 cfg = real.model.cfg
 n_params = sum(p.numel() for p in real.model.parameters())
 card = (real.folder / "README.md").read_text()
-licence = next(line.split(":", 1)[1].strip() for line in card.splitlines() if line.startswith("license:"))
+licence = next(line.split(":", 1)[1].strip() for line in card.splitlines()
+               if line.startswith("license:"))
 print(f"{MODEL_NAME}: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads, "
-      f"MLP {cfg.d_mlp},\n    vocabulary {cfg.vocab_size:,}, {n_params / 1e6:.1f} M parameters; licence {licence}")
+      f"MLP {cfg.d_mlp},\n    vocabulary {cfg.vocab_size:,}, {n_params / 1e6:.1f} M parameters; "
+      f"licence {licence}")
 import textwrap
 
-files = ", ".join(sorted(p.name for p in real.folder.iterdir() if p.is_file() and p.suffix != ".txt"))
+files = ", ".join(sorted(p.name for p in real.folder.iterdir()
+                         if p.is_file() and p.suffix != ".txt"))
 print(textwrap.fill(f"files: {files}", width=100, subsequent_indent="    "))
 
 # %% [markdown]
@@ -98,16 +102,19 @@ import transformers
 
 transformers.logging.set_verbosity_error()
 transformers.utils.logging.disable_progress_bar()
-hf_bert = transformers.BertModel.from_pretrained(str(real.folder), attn_implementation="eager").eval()
+hf_bert = transformers.BertModel.from_pretrained(str(real.folder),
+                                                 attn_implementation="eager").eval()
 
 # %%
 parity_sentences = corpus_sentences(8, real=real)
 ids, mask = real.encode(parity_sentences)
 with torch.no_grad():
-    ours = real.model(ids, mask, trace=True).trace.stack("resid")                      # (L+1, B, T, D)
-    theirs = hf_bert(input_ids=ids, attention_mask=mask.long(), output_hidden_states=True).hidden_states
+    ours = real.model(ids, mask, trace=True).trace.stack("resid")       # (L+1, B, T, D)
+    theirs = hf_bert(input_ids=ids, attention_mask=mask.long(),
+                     output_hidden_states=True).hidden_states
 parity = [(ours[d] - h)[mask].abs().max().item() for d, h in enumerate(theirs)]
-print(f"{len(parity_sentences)} sentences, {int(mask.sum())} real tokens, {len(theirs)} depths compared")
+print(f"{len(parity_sentences)} sentences, {int(mask.sum())} real tokens, "
+      f"{len(theirs)} depths compared")
 print(f"every hidden state agrees with transformers.BertModel within 1e-4: {max(parity) < 1e-4}")
 
 # %% tags=["nbval-ignore-output"]
@@ -145,7 +152,8 @@ print(f"{len(sentences)} sentences, {len(acts.tokens)} tokens ([CLS]/[SEP] left 
 print("held-out R² from token identity")
 print(f"{'layer':>5s} {'q':>7s} {'k':>7s} {'v':>7s} {'stream':>8s}")
 for l in range(L):
-    print(f"{l:>5d} {table['q'][l]:7.3f} {table['k'][l]:7.3f} {table['v'][l]:7.3f} {table['resid'][l]:8.3f}")
+    print(f"{l:>5d} {table['q'][l]:7.3f} {table['k'][l]:7.3f} {table['v'][l]:7.3f} "
+          f"{table['resid'][l]:8.3f}")
 print(f"{'final':>5s} {'':7s} {'':7s} {'':7s} {table['resid'][L]:8.3f}")
 v_first = [l for l in range(L) if table["v"][l] > max(table["q"][l], table["k"][l])]
 print(f"v is explained best at layers {v_first} ({len(v_first)} of {L})")
@@ -219,18 +227,20 @@ print(identity_summary(scores))
 # * **value swap** — it keeps its pattern but averages the other sentence's values.
 
 # %%
-from vrs_edu.lab.probes import frozen_routing, layer_statistics, substitution_ablation, swap_experiment
+from vrs_edu.lab.probes import (frozen_routing, layer_statistics, substitution_ablation,
+                                swap_experiment)
 
 swap_sentences = sentences[::8]
 pattern_swap = swap_experiment(real, swap_sentences, "pattern")
 value_swap = swap_experiment(real, swap_sentences, "value")
-print(f"{pattern_swap['n']} sentences in pairs of equal length; cosine between two different sentences: "
-      f"{pattern_swap['reference']:.3f}")
+print(f"{pattern_swap['n']} sentences in pairs of equal length; "
+      f"cosine between two different sentences: {pattern_swap['reference']:.3f}")
 print(f"{'layer':>5s} {'pattern swap':>13s} {'value swap':>11s}")
 for l in range(L):
     print(f"{l:>5d} {pattern_swap['cos'][l]:13.3f} {value_swap['cos'][l]:11.3f}")
 worse_v = sum(v < p for p, v in zip(pattern_swap["cos"], value_swap["cos"]))
-print(f"swapping the values changes the output more than swapping the pattern at {worse_v} of {L} layers")
+print(f"swapping the values changes the output more than swapping the pattern at {worse_v} "
+      f"of {L} layers")
 
 # %% [markdown]
 # **Frozen routing** asks chapter 02's seed question — *how much does a layer depend on its freshly computed QK
@@ -265,8 +275,9 @@ for l in range(L):
     print(f"{l:>5d} {ablation['q'][l]:8.3f} {ablation['k'][l]:8.3f} {ablation['v'][l]:8.3f}")
 deep = range(L - L // 3, L)
 deep_abl = {s: sum(ablation[s][l] for l in deep) / len(deep) for s in "qkv"}
-print(f"layers {deep.start}-{deep.stop - 1}: mean cosine Q {deep_abl['q']:.3f}, K {deep_abl['k']:.3f}, "
-      f"V {deep_abl['v']:.3f}; the most tolerant path there is {max(deep_abl, key=deep_abl.get).upper()}")
+print(f"layers {deep.start}-{deep.stop - 1}: mean cosine Q {deep_abl['q']:.3f}, "
+      f"K {deep_abl['k']:.3f}, V {deep_abl['v']:.3f}; "
+      f"the most tolerant path there is {max(deep_abl, key=deep_abl.get).upper()}")
 
 # %% [markdown]
 # The two experiments read differently here, and both readings are instructive. The probes say v is the most
@@ -358,25 +369,30 @@ from vrs_edu.lab.data import make_token_data
 from vrs_edu.lab.recipes.char_model import NAME as CHAR_MODEL
 from vrs_edu.lab.recipes.char_model import load_char_model
 
-print("real model (cosine, 1 = unchanged): uniform routing", [round(c, 3) for c in frozen_uniform["cos"]])
-print("                                    pattern swap   ", [round(c, 3) for c in pattern_swap["cos"]])
-print("                                    value swap     ", [round(c, 3) for c in value_swap["cos"]])
+print("real model (cosine, 1 = unchanged): uniform routing",
+      [round(c, 3) for c in frozen_uniform["cos"]])
+print("                                    pattern swap   ",
+      [round(c, 3) for c in pattern_swap["cos"]])
+print("                                    value swap     ",
+      [round(c, 3) for c in value_swap["cos"]])
 try:
     toy, toy_tok, toy_run = load_char_model()
 except FileNotFoundError:
-    print(f"toy (chapter 02): no trained character model yet — `vrs-edu reproduce {CHAR_MODEL}` makes it")
+    print(f"toy (chapter 02): no trained character model yet — "
+          f"`vrs-edu reproduce {CHAR_MODEL}` makes it")
 else:
     toy_data = make_token_data(tokenizer=toy_tok, block_size=toy.cfg.block_size)
     toy_batches = list(toy_data.eval_batches("val", batch_size=32, max_batches=2))
     with torch.no_grad():
         toy_frozen = routing.frozen_routing(toy, toy_batches, modes=("uniform",))
         toy_swaps = routing.swap_experiment(toy, toy_batches)
-    print(f"toy (chapter 02, `{toy_run['command']}`, {toy_run['wall_time_s']:.0f} s; Δ loss in nats, "
-          "0 = unchanged):")
+    print(f"toy (chapter 02, `{toy_run['command']}`, {toy_run['wall_time_s']:.0f} s; "
+          "Δ loss in nats, 0 = unchanged):")
     print(f"{'':36s}uniform routing", [round(e.mean, 3) for e in toy_frozen["uniform"]])
     for name in ("pattern swap", "value swap"):
         print(f"{'':36s}{name:15s}", [round(e.mean, 3) for e in toy_swaps[name]])
-    toy_worse_v = sum(v.mean > p.mean for p, v in zip(toy_swaps["pattern swap"], toy_swaps["value swap"]))
+    toy_worse_v = sum(v.mean > p.mean
+                      for p, v in zip(toy_swaps["pattern swap"], toy_swaps["value swap"]))
     print(f"value swap changes more than pattern swap: real model at {worse_v} of {L} layers, "
           f"toy at {toy_worse_v} of {toy.cfg.n_layers}")
 
@@ -394,14 +410,17 @@ print(f"real model, layers {deep.start}-{deep.stop - 1}: probe R² from identity
       + "; ablation cosine " + ", ".join(f"{s} {deep_abl[s]:.3f}" for s in "qkv"))
 coef_rows, abl_rows = toy_x0_coefficients(results), toy_ablations(results)
 for r in coef_rows:
-    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds:\n"
+    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, "
+          f"{r['seeds']} seeds:\n"
           "    x0 share " + ", ".join(f"{s} {r['x0_share'][s]:+.3f}" for s in "qkv"))
 for r in abl_rows:
-    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, {r['seeds']} seeds:\n"
-          "    ablation Δ loss in the last third " + ", ".join(f"{s} {r['deep'][s]:+.3f}" for s in "qkv"))
+    print(f"toy `{r['command']}` ({r['wall_time_s']} s) {r['part']}/{r['variant']}, "
+          f"{r['seeds']} seeds:\n"
+          "    ablation Δ loss in the last third "
+          + ", ".join(f"{s} {r['deep'][s]:+.3f}" for s in "qkv"))
 if not coef_rows and not abl_rows:
-    print("toy (chapter 04): no result file with x0 coefficients or an ablation in data/results yet — "
-          "`vrs-edu reproduce bank-of-values` makes it")
+    print("toy (chapter 04): no result file with x0 coefficients or an ablation "
+          "in data/results yet — `vrs-edu reproduce bank-of-values` makes it")
 
 # %% [markdown]
 # **Chapters 03 and 05 — concentration and over-smoothing along depth.** Chapter 03 measured how concentrated
@@ -418,10 +437,11 @@ def trend(xs):
     return "rises" if xs[-1] > xs[0] else "falls" if xs[-1] < xs[0] else "flat"
 
 
-# One row per model: the shape of each curve along depth. Entropy is in nats for every model, but its ceiling is
-# log T and the contexts differ (the real model's sentences are short, the toys read 64-128 tokens), so compare
-# the directions, not the values.
-print(f"{'model':40s} {'entropy (nats): first → last':>29s}   {'over-smoothing (cosine): x0 → max → last':>41s}")
+# One row per model: the shape of each curve along depth. Entropy is in nats for every model, but
+# its ceiling is log T and the contexts differ (the real model's sentences are short, the toys read
+# 64-128 tokens), so compare the directions, not the values.
+print(f"{'model':40s} {'entropy (nats): first → last':>29s}   "
+      f"{'over-smoothing (cosine): x0 → max → last':>41s}")
 rows_to_show = [("real model (post-LN encoder)", stats)] + [
     (f"toy {r['command'].split()[-1]} {r['part']}/{r['variant']}", r) for r in stat_rows]
 for name, r in rows_to_show:
@@ -431,8 +451,8 @@ for name, r in rows_to_show:
 for part in sorted({r["part"] for r in stat_rows}):
     toys = [r for r in stat_rows if r["part"] == part]
     falls = sum(trend(r["entropy"]) == "falls" for r in toys)
-    print(f"{part}: entropy falls along depth in {falls} of {len(toys)} toy runs; in the real model it "
-          f"{trend(stats['entropy'])}")
+    print(f"{part}: entropy falls along depth in {falls} of {len(toys)} toy runs; "
+          f"in the real model it {trend(stats['entropy'])}")
 if not stat_rows:
     print("toys (chapters 03, 05): no result file with per-layer metrics in data/results yet — "
           "`vrs-edu reproduce value-residual` and `vrs-edu reproduce depth-mixers` make them")
@@ -474,15 +494,19 @@ print("held-out R² from token identity (ridge, fixed split by sentence)")
 print("layer     " + "".join(f"{l:>7d}" for l in range(L)))
 for s in "qkv":
     print(f"{s:9s} " + "".join(f"{table[s][l]:7.3f}" for l in range(L)))
-print("stream    " + "".join(f"{table['resid'][l]:7.3f}" for l in range(L + 1)) + "  (last: final state)")
+print("stream    " + "".join(f"{table['resid'][l]:7.3f}" for l in range(L + 1))
+      + "  (last: final state)")
 print("substitution ablation (cosine to the clean sentence embedding)")
 for s in "qkv":
     print(f"{s.upper()} := x0   " + "".join(f"{ablation[s][l]:7.3f}" for l in range(L)))
-print(f"parity with transformers.BertModel: max |difference| below 1e-4 at every depth: {max(parity) < 1e-4}")
+print(f"parity with transformers.BertModel: max |difference| below 1e-4 at every depth: "
+      f"{max(parity) < 1e-4}")
 margin = [table["v"][l] - max(table["q"][l], table["k"][l]) for l in range(L)]
-print("v's R² minus the larger of q's and k's, per layer: " + ", ".join(f"{m:+.3f}" for m in margin))
+print("v's R² minus the larger of q's and k's, per layer: "
+      + ", ".join(f"{m:+.3f}" for m in margin))
 print(f"v is explained best at {sum(m > 0 for m in margin)} of {L} layers; largest margin at layer "
-      f"{max(range(L), key=margin.__getitem__)}, smallest at layer {min(range(L), key=margin.__getitem__)}")
+      f"{max(range(L), key=margin.__getitem__)}, "
+      f"smallest at layer {min(range(L), key=margin.__getitem__)}")
 
 # %% [markdown]
 # * **The minimal encoder is the real model**: every hidden state agrees with Hugging Face's `BertModel` within 1e-4
