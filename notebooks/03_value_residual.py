@@ -171,22 +171,18 @@ print(f"corpus: unigram (context-free) validation loss {R['corpus']['unigram_val
 # The verdicts are recomputed here from the saved runs with the recipe's own `verdicts` function.
 
 # %%
-from vrs_edu.lab.analysis import format_measured, format_verdicts, verdict_sentence
+from vrs_edu.lab.analysis import format_measured, format_verdicts
 from vrs_edu.lab.recipes import value_residual as vr_recipe
 
 V = vr_recipe.verdicts(R)
-by = {r["test"].name: r for r in V}
+by = {r.test.name: r for r in V}
 print(format_verdicts(V))
 
 
-def said(name: str, digits: int = 3) -> str:
-    """One declared test in words: mean [95 % CI], p after Holm, verdict (and power when undecided)."""
-    return verdict_sentence(by[name], digits)
-
-
 def show(name: str, what: str) -> None:
-    """Print a declared test's name and quantity, then its numbers and verdict on an indented line."""
-    print(f"{name} ({what}):\n    {said(name)}")
+    """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after Holm, verdict, and
+    power when undecided) on an indented line."""
+    print(f"{name} ({what}):\n    {by[name]}")
 
 
 def say(text: str) -> None:
@@ -232,22 +228,21 @@ plt.show()
 
 # %%
 r = by["resformer_loss"]
-paper = r["test"].effect_for_power
-lo, hi = r["ci"]
+paper = r.test.effect_for_power
+lo, hi = r.ci
 show("resformer_loss", "primary: ResFormer − baseline, final validation loss")
-say(f"per seed: {', '.join(f'{d:+.3f}' for d in r['values'])}; sd {r['sd']:.4f} nats; power {r['power']:.0%} to "
-    f"detect the paper's {paper:+.3f} with {r['n']} seeds.")
-if r["verdict"] == "undecided" and lo > paper:
+say(f"per seed: {', '.join(f'{d:+.3f}' for d in r.values)}; sd {r.sd:.4f} nats; power {r.power:.0%} to "
+    f"detect the paper's {paper:+.3f} with {r.n} seeds.")
+if r.verdict == "undecided" and lo > paper:
     say(f"The interval's lower end {lo:+.3f} lies above the paper's {paper:+.3f}: a gain as large as the paper's "
         "is excluded (95 %) at this scale, and the test had the power to find one.")
-elif r["verdict"] == "undecided":
+elif r.verdict == "undecided":
     say(f"The interval reaches the paper's {paper:+.3f}: a gain that large is not excluded.")
 else:
-    say(f"Decided: {r['verdict']} against the strong baseline.")
+    say(f"Decided: {r.verdict} against the strong baseline.")
 mid = comparison["resformer"]
-say(f"Before the decay (step {mid['before_decay_step']}, not a declared test) the difference was "
-    f"{mid['paired_before_decay']['mean']:+.3f} [95% CI {mid['paired_before_decay']['ci'][0]:+.3f}, "
-    f"{mid['paired_before_decay']['ci'][1]:+.3f}].")
+say(f"Before the decay (step {mid.before_decay_step}, not a declared test) the difference was "
+    f"{mid.paired_before_decay.interval(label='95% CI ')}.")
 
 # %% [markdown]
 # ## A baseline decides the verdict
@@ -274,15 +269,14 @@ strong = by["resformer_loss"]
 print(f"{'stream starts at':24s}{'baseline':>10s}{'resformer':>11s}   resformer − baseline [95% CI]")
 for label, b, v, d in (("raw embedding (GPT-2)", "baseline_raw", "resformer_raw", weak),
                        ("RMSNorm(emb) (nanochat)", "baseline", "resformer", strong)):
-    print(f"{label:24s}{comparison[b]['final_mean']:10.3f}{comparison[v]['final_mean']:11.3f}   "
-          f"{d['mean']:+.3f} [{d['ci'][0]:+.3f}, {d['ci'][1]:+.3f}]")
+    print(f"{label:24s}{comparison[b].final_mean:10.3f}{comparison[v].final_mean:11.3f}   {d.interval()}")
 show("strong_baseline_better", "baseline − baseline_raw, final loss")
 show("weak_baseline_inflates_gain", "weak-baseline gain − strong-baseline gain")
-weak_says = "below 0" if weak["ci"][1] < 0 else "spanning 0"
-alone = comparison["baseline"]["final_mean"] - comparison["resformer_raw"]["final_mean"]
-say(f"Against the weak baseline ResFormer's gain would be {weak['mean']:+.3f} nats, its interval {weak_says}: "
-    f"{weak['mean'] / paper:.1f}× the paper's {paper:+.3f}. Against the strong baseline it is {strong['mean']:+.3f} "
-    f"({strong['verdict']}). The strong baseline alone ends {abs(alone):.3f} nats "
+weak_says = "below 0" if weak.ci[1] < 0 else "spanning 0"
+alone = comparison["baseline"].final_mean - comparison["resformer_raw"].final_mean
+say(f"Against the weak baseline ResFormer's gain would be {weak.mean:+.3f} nats, its interval {weak_says}: "
+    f"{weak.mean / paper:.1f}× the paper's {paper:+.3f}. Against the strong baseline it is {strong.mean:+.3f} "
+    f"({strong.verdict}). The strong baseline alone ends {abs(alone):.3f} nats "
     f"{'below' if alone < 0 else 'above'} ResFormer trained on the weak one.")
 
 # %% [markdown]
@@ -344,15 +338,15 @@ entropy_table(R["corpus"], T_corpus, "corpus")
 b = by["baseline_concentrated"]
 print()
 show("baseline_concentrated", "baseline's mean entropy over layers ≥ 1 − uniform causal")
-if b["verdict"] == "contradicted":
-    say(f"The baseline's attention entropy lies {b['mean']:.3f} nats ABOVE uniform causal attention: there is no "
+if b.verdict == "contradicted":
+    say(f"The baseline's attention entropy lies {b.mean:.3f} nats ABOVE uniform causal attention: there is no "
         "concentration to relieve, so the premise of the entropy claim is absent at this scale.")
-elif b["verdict"] == "reproduced":
+elif b.verdict == "reproduced":
     say("The baseline concentrates its attention: the entropy claim's premise holds here.")
 else:
     say("Whether the baseline concentrates its attention is undecided.")
 show("entropy_higher", "resformer − baseline, mean entropy over layers ≥ 1")
-if b["verdict"] == "contradicted":
+if b.verdict == "contradicted":
     say("With nothing to relieve, a higher entropy here would only mean more local attention, not relief.")
 show("oversmoothing_lower", "resformer − baseline, mean cosine over layers ≥ 1")
 
@@ -390,7 +384,7 @@ own_off = [l + 1 for l in range(len(prof2[0])) if all(seed[l] < 0.1 for seed in 
 print(f"layers where every seed turned λ2 (own values) below 0.1 — they read V_1 alone, like SVFormer: "
       f"{own_off or 'none'}")
 show("lambda1_grows_with_depth", "least-squares slope of λ1 per layer")
-print(f"per-seed slopes: {', '.join(f'{d:+.4f}' for d in by['lambda1_grows_with_depth']['values'])}")
+print(f"per-seed slopes: {', '.join(f'{d:+.4f}' for d in by['lambda1_grows_with_depth'].values)}")
 
 # %% [markdown]
 # ## SVFormer against the paper
@@ -404,17 +398,16 @@ print(f"per-seed slopes: {', '.join(f'{d:+.4f}' for d in by['lambda1_grows_with_
 r = by["svformer_cost"]
 sv = comparison["svformer"]
 show("svformer_cost", "svformer − baseline, final validation loss")
-if r["verdict"] == "reproduced":
+if r.verdict == "reproduced":
     say("SVFormer costs loss here, as the paper reports.")
-elif r["verdict"] == "contradicted":
+elif r.verdict == "contradicted":
     say("SVFormer is BETTER than the baseline here: the opposite of the paper.")
 else:
-    say(f"No cost seen, and none shown absent: the interval includes 0; a cost above {r['ci'][1]:+.3f} nats is "
-        f"excluded (95 %), and so is a gain beyond {r['ci'][0]:+.3f}. The paper's cost is not reproduced at this "
+    say(f"No cost seen, and none shown absent: the interval includes 0; a cost above {r.ci[1]:+.3f} nats is "
+        f"excluded (95 %), and so is a gain beyond {r.ci[0]:+.3f}. The paper's cost is not reproduced at this "
         "scale, nor contradicted.")
-say(f"Before the decay (step {sv['before_decay_step']}, not a declared test): "
-    f"{sv['paired_before_decay']['mean']:+.3f} [95% CI {sv['paired_before_decay']['ci'][0]:+.3f}, "
-    f"{sv['paired_before_decay']['ci'][1]:+.3f}].")
+say(f"Before the decay (step {sv.before_decay_step}, not a declared test): "
+    f"{sv.paired_before_decay.interval(label='95% CI ')}.")
 
 # %% [markdown]
 # ## The recall task: did the models learn to look keys up?
@@ -444,8 +437,8 @@ print(f"{'no-lookup reference':26s}{ref['loss']:12.3f}{ref['acc']:10.3f}   "
 rcomp = compare_to_baseline(rec["runs"], rec["step_seconds"])
 for v in rec["runs"]:
     acc_q = band([x["layer_metrics"]["answer_acc_by_query"] for x in rec["runs"][v]])[0]
-    acc = sum(rcomp[v]["final_val_acc"]) / len(rcomp[v]["final_val_acc"])
-    print(f"{v + ' (mean of seeds)':26s}{rcomp[v]['final_mean']:12.3f}{acc:10.3f}"
+    acc = sum(rcomp[v].final_val_acc) / len(rcomp[v].final_val_acc)
+    print(f"{v + ' (mean of seeds)':26s}{rcomp[v].final_mean:12.3f}{acc:10.3f}"
           "   " + " ".join(f"{a:.2f}" for a in acc_q))
 steps = rec["configs"]["baseline"]["train"]["steps"]
 print(f"\nsteps until the loss first reaches {recall_recipe.LEARNED_FRACTION} × the reference "
@@ -457,27 +450,27 @@ for v, runs in rec["runs"].items():
           + f"   ({sum(a < steps for a in learned_at[v])} of {len(runs)} seeds learned)")
 
 RV = recall_recipe.verdicts(RC)
-rby = {r["test"].name: r for r in RV}
+rby = {r.test.name: r for r in RV}
 print()
-print(format_verdicts([r for r in RV if r["test"].family == "recall"]))
+print(format_verdicts([r for r in RV if r.test.family == "recall"]))
 pre = rby["recall_lookup_learned"]
-if pre["verdict"] == "reproduced":
-    say(f"The baseline's final loss lies {abs(pre['mean']):.3f} nats below the no-lookup reference "
-        f"[{pre['ci'][0]:+.3f}, {pre['ci'][1]:+.3f}]: the models learned to look keys up, so the readings below are "
+if pre.verdict == "reproduced":
+    say(f"The baseline's final loss lies {abs(pre.mean):.3f} nats below the no-lookup reference "
+        f"[{pre.ci[0]:+.3f}, {pre.ci[1]:+.3f}]: the models learned to look keys up, so the readings below are "
         "about retrieval.")
 else:
     n_learned = {v: sum(a < steps for a in at) for v, at in learned_at.items()}
-    say(f"The baseline's final loss lies {pre['mean']:+.3f} nats from the no-lookup reference on average "
-        f"({pre['verdict']}): {n_learned['baseline']} of {len(learned_at['baseline'])} baseline seeds and "
+    say(f"The baseline's final loss lies {pre.mean:+.3f} nats from the no-lookup reference on average "
+        f"({pre.verdict}): {n_learned['baseline']} of {len(learned_at['baseline'])} baseline seeds and "
         f"{n_learned['resformer']} of {len(learned_at['resformer'])} ResFormer seeds learned lookup within {steps} "
         "steps, the others stayed on the no-lookup plateau. Learning is all or nothing per seed, so the mean over "
         "seeds is no model's loss, and a reading below is about retrieval only for the seeds that learned.")
 soon = rby["recall_resformer_learns_sooner"]
-say(f"ResFormer − baseline, steps to learn: {soon['mean']:+.0f} [{soon['ci'][0]:+.0f}, {soon['ci'][1]:+.0f}] "
-    f"({soon['verdict']}); final loss: {rby['recall_resformer_loss']['mean']:+.3f} "
-    f"({rby['recall_resformer_loss']['verdict']}). Lookup appears suddenly (a phase transition, as induction heads "
-    "do), so the final losses of two models that both learned it are near zero and say little; the step at which "
-    "each learns is the comparison that can tell them apart.")
+final = rby["recall_resformer_loss"]
+say(f"ResFormer − baseline, steps to learn: {soon.interval(0)} ({soon.verdict}); final loss: {final.mean:+.3f} "
+    f"({final.verdict}). Lookup appears suddenly (a phase transition, as induction heads do), so the final losses "
+    "of two models that both learned it are near zero and say little; the step at which each learns is the "
+    "comparison that can tell them apart.")
 print()
 entropy_table(rec, T_recall, "recall")
 
@@ -516,12 +509,12 @@ print("resformer − base", " ".join(f"{d:+7.3f}" for d in deltas))
 from vrs_edu.lab.analysis import before_decay_step, read_live_run
 
 live_mid = before_decay_step(steps, LIVE_STEPS)
-saved = comparison["resformer"]["paired_before_decay"]
+saved = comparison["resformer"].paired_before_decay
 live_d = deltas[steps.index(live_mid)]
 print(f"live run, step {live_mid} (last eval before the decay): resformer − baseline {live_d:+.4f} nats")
-say(f"saved runs (mean of {saved['n']} seeds, before their decay): {saved['mean']:+.4f} [95% CI "
-    f"{saved['ci'][0]:+.4f}, {saved['ci'][1]:+.4f}], sd across seeds {saved['sd']:.4f}")
-say(read_live_run(live_d, saved["mean"], saved["sd"], saved["ci"]))
+say(f"saved runs (mean of {saved.n} seeds, before their decay): {saved.interval(4, '95% CI ')}, sd across seeds "
+    f"{saved.sd:.4f}")
+say(read_live_run(live_d, saved.mean, saved.sd, saved.ci))
 
 # %% [markdown]
 # One seed, few steps: a single live run is noisier than the saved comparison, which is why the saved runs pair
@@ -596,11 +589,11 @@ n_params = ours["runs"]["baseline"][0]["n_params"]
 say(f"ours: {n_params:,} parameters, {tokens:,} training tokens; paper: {PAPER['params'] / 1e6:.0f} M parameters, "
     f"{PAPER['tokens']:.1e} tokens → {PAPER['params'] / n_params:.0f}× the parameters, "
     f"{PAPER['tokens'] / tokens:,.0f}× the tokens")
-say(f"our baseline's seed-to-seed sd of the final loss: {comparison['baseline']['final_sd']:.4f} nats; "
-    f"sd of the paired ResFormer difference: {by['resformer_loss']['sd']:.4f}")
+say(f"our baseline's seed-to-seed sd of the final loss: {comparison['baseline'].final_sd:.4f} nats; "
+    f"sd of the paired ResFormer difference: {by['resformer_loss'].sd:.4f}")
 r = by["resformer_loss"]
-print(f"ResFormer − baseline, final: ours {r['mean']:+.4f} nats [95% CI {r['ci'][0]:+.4f}, {r['ci'][1]:+.4f}], "
-      f"paper (82M) {paper:+.3f};\npower to detect the paper's gain with {r['n']} seeds: {r['power']:.0%}")
+print(f"ResFormer − baseline, final: ours {r.mean:+.4f} nats [95% CI {r.ci[0]:+.4f}, {r.ci[1]:+.4f}], "
+      f"paper (82M) {paper:+.3f};\npower to detect the paper's gain with {r.n} seeds: {r.power:.0%}")
 
 # %% [markdown]
 # ## The same tests on a second corpus
@@ -637,7 +630,7 @@ print(report)
 # %%
 SETUP_CHECKS = ("baseline_concentrated", "strong_baseline_better", "weak_baseline_inflates_gain",
                 "recall_lookup_learned")
-print(format_measured(V + [r for r in RV if r["test"].family == "recall"], SETUP_CHECKS,
+print(format_measured(V + [r for r in RV if r.test.family == "recall"], SETUP_CHECKS,
                       claims_title="published claims"))
 
 # %% [markdown]

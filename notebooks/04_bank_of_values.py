@@ -185,22 +185,18 @@ print(format_comparison(comparison))
 # The verdicts are recomputed here from the saved runs with the recipe's own `verdicts` function.
 
 # %%
-from vrs_edu.lab.analysis import format_measured, format_verdicts, verdict_sentence
+from vrs_edu.lab.analysis import format_measured, format_verdicts
 from vrs_edu.lab.recipes import bank_of_values as bov
 
 V = bov.verdicts(R)
-by = {r["test"].name: r for r in V}
+by = {r.test.name: r for r in V}
 print(format_verdicts(V))
 
 
-def said(name: str, digits: int = 3) -> str:
-    """One declared test in words: mean [95 % CI], p after Holm, verdict (and power when undecided)."""
-    return verdict_sentence(by[name], digits)
-
-
 def show(name: str, what: str) -> None:
-    """Print a declared test's name and quantity, then its numbers and verdict on an indented line."""
-    print(f"{name} ({what}):\n    {said(name)}")
+    """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after Holm, verdict, and
+    power when undecided) on an indented line."""
+    print(f"{name} ({what}):\n    {by[name]}")
 
 
 def say(text: str) -> None:
@@ -266,13 +262,13 @@ mean_share = {s: sum(sum(row) / len(row) for row in shares[s]) / len(shares[s]) 
 order = " > ".join(sorted("qkv", key=lambda s: -mean_share[s]))
 say(f"x0 share, mean over x0 layers and seeds: q {mean_share['q']:.3f}, k {mean_share['k']:.3f}, "
     f"v {mean_share['v']:.3f} (order {order}).")
-if a["verdict"] == "reproduced":
-    say(f"V's x0 share is {a['mean']:.3f}: its context-free part outweighs its stream part, as the paper's "
+if a.verdict == "reproduced":
+    say(f"V's x0 share is {a.mean:.3f}: its context-free part outweighs its stream part, as the paper's "
         "criterion asks.")
-if m["verdict"] == "contradicted":
-    say(f"But Q and K take x0 at least as much as V does: their larger share exceeds V's by {-m['mean']:.3f} on "
+if m.verdict == "contradicted":
+    say(f"But Q and K take x0 at least as much as V does: their larger share exceeds V's by {-m.mean:.3f} on "
         "average, the opposite of the author's post. Under QK-norm, Q and K turned towards x0's direction too.")
-elif m["verdict"] == "reproduced":
+elif m.verdict == "reproduced":
     say("V takes a larger x0 share than Q and K, as the author's post says.")
 else:
     say("Whether V takes more x0 than Q and K stays open at this power.")
@@ -287,7 +283,7 @@ else:
 # %%
 LAST = R["settings"]["paper_last_layer_coef"]
 show("beta_v_last_layer_above_10", f"|β_v| in the last layer vs the paper's {LAST:g}")
-print("per seed: " + ", ".join(f"{x:.2f}" for x in by["beta_v_last_layer_above_10"]["values"]))
+print("per seed: " + ", ".join(f"{x:.2f}" for x in by["beta_v_last_layer_above_10"].values))
 
 # %% [markdown]
 # ## Had the coefficients stopped moving?
@@ -325,14 +321,14 @@ coefficient_rows(course, "corpus, course lr")
 share_rows(course, "corpus, course lr")
 sm_c = bov.share_margins(R["corpus"]["runs"]["qkv_course"])
 n_c = len(sm_c["share_v"])
-say(f"course lr: V's x0 share {sum(sm_c['share_v']) / n_c:.3f} (mean of seeds, official lr {a['mean']:.3f}); "
-    f"share_v − max(share_q, share_k) {sum(sm_c['margin']) / n_c:+.3f} (official {m['mean']:+.3f}), positive in "
+say(f"course lr: V's x0 share {sum(sm_c['share_v']) / n_c:.3f} (mean of seeds, official lr {a.mean:.3f}); "
+    f"share_v − max(share_q, share_k) {sum(sm_c['margin']) / n_c:+.3f} (official {m.mean:+.3f}), positive in "
     f"{sum(x > 0 for x in sm_c['margin'])} of {n_c} seeds; last-layer |β_v| {sum(sm_c['last_beta_v']) / n_c:.2f} "
-    f"(official {by['beta_v_last_layer_above_10']['mean']:.2f}).")
+    f"(official {by['beta_v_last_layer_above_10'].mean:.2f}).")
 course_margin = sum(sm_c["margin"]) / n_c
-if (course_margin > 0) != (m["mean"] > 0):
+if (course_margin > 0) != (m.mean > 0):
     say(f"The verdicts above use the official lr. At the course's lr V's share leads ({course_margin:+.3f}); at the "
-        f"official lr Q or K leads ({m['mean']:+.3f}): the answer to the chapter's question reverses with the "
+        f"official lr Q or K leads ({m.mean:+.3f}): the answer to the chapter's question reverses with the "
         "coefficients' learning rate, so it is a property of the optimiser setting as much as of the model.")
 else:
     say("The verdicts above use the official lr; the course's lr gives the same ranking of the paths.")
@@ -351,21 +347,21 @@ for name, what in (("qkv_loss", "qkv − baseline"), ("scale_control_costs", "sc
                    ("qkv_beats_previous_x0", "qkv − qkv_previous")):
     show(name, what)
 q = by["qkv_loss"]
-if q["verdict"] == "contradicted":
-    say(f"Adding x0 to Q, K and V made the loss worse by {q['mean']:.3f} nats against the strong baseline (the "
+if q.verdict == "contradicted":
+    say(f"Adding x0 to Q, K and V made the loss worse by {q.mean:.3f} nats against the strong baseline (the "
         "paper's row 13 gained). Controls can only explain a gain, and here there is none to explain: "
-        + ", ".join(f"{n} is {by[n]['verdict']}" for n in ("qkv_beats_scale_control", "qkv_beats_random_x0",
+        + ", ".join(f"{n} is {by[n].verdict}" for n in ("qkv_beats_scale_control", "qkv_beats_random_x0",
                                                             "qkv_beats_previous_x0"))
         + ".")
     worse = [w for n, w in (("qkv_beats_random_x0", "a fixed random vector"),
-                            ("qkv_beats_previous_x0", "the previous token's x0")) if by[n]["verdict"] == "contradicted"]
+                            ("qkv_beats_previous_x0", "the previous token's x0")) if by[n].verdict == "contradicted"]
     if worse:
         say(f"The token's own x0 did worse than {' and than '.join(worse)} in the same slot.")
-elif q["verdict"] == "reproduced":
+elif q.verdict == "reproduced":
     say("x0 lowers the loss; the control lines say whether it needs x0 itself.")
 s = by["scale_control_costs"]
-if s["verdict"] == "undecided":
-    say(f"The scale-only control alone: {s['mean']:+.3f} nats, undecided (power {s['power']:.0%} at d = 1).")
+if s.verdict == "undecided":
+    say(f"The scale-only control alone: {s.mean:+.3f} nats, undecided (power {s.power:.0%} at d = 1).")
 
 # %% [markdown]
 # ## Dropping context from V: substitution and the bank
@@ -387,11 +383,11 @@ for name, what in (("substitute_gamma_above_2", "substitute_v: mean γ vs 2"),
                    ("bank_beats_scale_control", "bank − scale_v")):
     show(name, what)
 sub, bank = by["substitute_loss"], by["bank_loss"]
-say(f"Replacing the deep values by a projection of the token identity: {sub['mean']:+.3f} nats ({sub['verdict']}); "
-    f"against the scale-only control {by['substitute_beats_scale_control']['mean']:+.3f} "
-    f"({by['substitute_beats_scale_control']['verdict']}). The learned table instead: {bank['mean']:+.3f} nats "
-    f"({bank['verdict']}).")
-if sub["verdict"] == "reproduced" and bank["verdict"] == "contradicted":
+say(f"Replacing the deep values by a projection of the token identity: {sub.mean:+.3f} nats ({sub.verdict}); "
+    f"against the scale-only control {by['substitute_beats_scale_control'].mean:+.3f} "
+    f"({by['substitute_beats_scale_control'].verdict}). The learned table instead: {bank.mean:+.3f} nats "
+    f"({bank.verdict}).")
+if sub.verdict == "reproduced" and bank.verdict == "contradicted":
     n_rows = R["corpus"]["configs"]["bank"]["model"]["vocab_size"]
     say(f"So at this scale deep values that ignore context help when they are a projection of x0, but a learned "
         f"per-token table ({n_rows:,} rows per layer, {R['corpus']['configs']['bank']['train']['steps']} steps) is "
@@ -420,7 +416,7 @@ for i, l in enumerate(abl["layers"]):
     print(f"{l:5d} " + "".join(f"{abl[s][i][0]:>+10.3f} ± {abl[s][i][1]:.3f}" for s in "qkv"))
 deep = [abl["layers"].index(l) for l in R["corpus"]["coefficient_table"]["layers"]]
 largest = max(abs(abl[s][i][0]) for s in "qkv" for i in deep)
-base_sd = comparison["baseline"]["final_sd"]
+base_sd = comparison["baseline"].final_sd
 say(f"In the x0 layers no swap moves the loss by more than {largest:.3f} nats; the baseline's final loss varies "
     f"by {base_sd:.3f} nats (sd) from seed to seed.")
 if largest < base_sd:
@@ -440,26 +436,26 @@ from vrs_edu.lab.recipes import recall as recall_recipe
 
 rec = RC["recall"]
 ref = RC["no_lookup_reference"]
-RV = [r for r in recall_recipe.verdicts(RC) if r["test"].family == "recall-x0"]
-rby = {r["test"].name: r for r in RV}
+RV = [r for r in recall_recipe.verdicts(RC) if r.test.family == "recall-x0"]
+rby = {r.test.name: r for r in RV}
 rcomp = compare_to_baseline(rec["runs"], rec["step_seconds"])
 print(f"no-lookup reference: loss {ref['loss']:.3f} nats, accuracy {ref['acc']:.3f}")
 for v in ("baseline", "qkv"):
-    print(f"{v:8s} (mean of seeds): loss {rcomp[v]['final_mean']:.3f} nats, accuracy "
-          f"{mean_sd(rcomp[v]['final_val_acc'])[0]:.3f}")
+    print(f"{v:8s} (mean of seeds): loss {rcomp[v].final_mean:.3f} nats, accuracy "
+          f"{mean_sd(rcomp[v].final_val_acc)[0]:.3f}")
 print(format_verdicts(RV))
 pre = rby["recall_qkv_lookup_learned"]
-if pre["verdict"] == "reproduced":
-    say(f"The qkv models' final loss lies {abs(pre['mean']):.3f} nats below the no-lookup reference: they look "
+if pre.verdict == "reproduced":
+    say(f"The qkv models' final loss lies {abs(pre.mean):.3f} nats below the no-lookup reference: they look "
         "keys up, so their coefficients below are those of models that retrieve.")
 else:
-    say(f"The qkv models' loss lies {pre['mean']:+.3f} nats from the no-lookup reference on average "
-        f"({pre['verdict']}): not every seed learned key lookup (the per-seed lines below say which did), so the "
+    say(f"The qkv models' loss lies {pre.mean:+.3f} nats from the no-lookup reference on average "
+        f"({pre.verdict}): not every seed learned key lookup (the per-seed lines below say which did), so the "
         "mean coefficients below are not those of models that retrieve.")
 coefficient_rows(rec["coefficient_table"], "recall, official lr")
 rshares = share_rows(rec["coefficient_table"], "recall, official lr")
 for name in ("recall_additive_criterion", "recall_v_reads_x0_more_than_qk"):
-    print(f"{name}:\n    {verdict_sentence(rby[name])}")
+    print(f"{name}:\n    {rby[name]}")
 # Per seed: did this qkv model learn lookup, and what did it read? (A description, not a declared test: choosing
 # seeds by their outcome after the run is exactly what the declared tests avoid.)
 steps = rec["configs"]["qkv"]["train"]["steps"]
@@ -508,9 +504,9 @@ for l, b in enumerate(live.blocks):
               f"x0 share q {sh['q']:.3f} k {sh['k']:.3f} v {sh['v']:.3f}")
         margins.append(sh["v"] - max(sh["q"], sh["k"]))
 live_margin = sum(margins) / len(margins)
-say(f"live run: share_v − max(share_q, share_k) = {live_margin:+.3f}; saved runs {m['mean']:+.3f} (sd across "
-    f"seeds {m['sd']:.3f})")
-say(read_live_run(live_margin, m["mean"], m["sd"], m["ci"]))
+say(f"live run: share_v − max(share_q, share_k) = {live_margin:+.3f}; saved runs {m.mean:+.3f} (sd across "
+    f"seeds {m.sd:.3f})")
+say(read_live_run(live_margin, m.mean, m.sd, m.ci))
 
 # %% [markdown]
 # ## Widget — which path uses its x0, and how far can it be turned?

@@ -1,13 +1,15 @@
 """Statistics for comparing training runs across seeds: the numbers chapters 03–04 print from saved results.
 
-Everything here takes plain lists of numbers (one entry per seed, or one curve per seed) and returns plain numbers,
-so the recipes, the notebooks and the tests all use the same arithmetic.
+Everything here takes plain lists of numbers (one entry per seed, or one curve per seed) and returns plain numbers or
+the typed results of :mod:`vrs_edu.lab.results` (which print themselves and store as JSON), so the recipes, the
+notebooks and the tests all use the same arithmetic.
 
 * :func:`mean_sd` — mean and sample standard deviation (ddof = 1) across seeds.
 * :func:`paired_difference` — per-seed ``variant − baseline`` differences, their mean, sd, a Student-t 95 %
-  confidence interval and t statistic. Same seed ⇒ same initial weights and batches, so the pairing removes most of
-  the seed-to-seed spread (in pilot runs on this CPU, word-level 12 × 64 models, the baseline's final loss varied by
-  0.010–0.013 nats from seed to seed: as much as the value residual's effect).
+  confidence interval and t statistic (a :class:`~vrs_edu.lab.results.PairedDiff`). Same seed ⇒ same initial
+  weights and batches, so the pairing removes most of the seed-to-seed spread (in pilot runs on this CPU,
+  word-level 12 × 64 models, the baseline's final loss varied by 0.010–0.013 nats from seed to seed: as much as
+  the value residual's effect).
 * :func:`steps_to_reach` / :func:`sample_efficiency_ratio` — ResFormer's data-efficiency measure (arXiv 2410.17897,
   "X % less data for equal loss"): how many steps the variant needs to reach the baseline's final validation loss,
   linearly interpolated on the evaluation curve, divided by the baseline's steps. Below 1 = the variant needs less.
@@ -20,9 +22,11 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from scipy import stats
+
+# The typed results, importable from here too (one import for a chapter or a recipe).
+from .results import Comparison, DeclaredTest, PairedDiff, Verdict, interval, signed, t_statistic  # noqa: F401
 
 
 def _floats(values, name: str) -> list[float]:
@@ -59,11 +63,12 @@ def t_critical(df: int, level: float = 0.95) -> float:
     return float(stats.t.ppf(0.5 + level / 2, df))
 
 
-def paired_difference(variant: Sequence[float], baseline: Sequence[float], level: float = 0.95) -> dict:
+def paired_difference(variant: Sequence[float], baseline: Sequence[float], level: float = 0.95) -> PairedDiff:
     """Per-seed differences ``variant[i] − baseline[i]`` and their summary.
 
-    Returns ``{"diffs", "mean", "sd", "n", "ci": (low, high), "t", "n_negative"}``; the CI is the Student-t
-    interval ``mean ± t_crit · sd / sqrt(n)`` (``nan`` bounds when n = 1). For losses, negative = the variant is better.
+    Returns a :class:`~vrs_edu.lab.results.PairedDiff` (diffs, mean, sd, n, ci = (low, high), t, n_negative); the CI
+    is the Student-t interval ``mean ± t_crit · sd / sqrt(n)`` (``nan`` bounds when n = 1). For losses, negative =
+    the variant is better. ``print`` gives e.g. ``+0.006 [-0.020, +0.032], 2/5 seeds below 0``.
 
     Raises:
         ValueError: the two lists differ in length or are empty.
@@ -75,21 +80,20 @@ def paired_difference(variant: Sequence[float], baseline: Sequence[float], level
     m, sd = mean_sd(d)
     n = len(d)
     if n < 2:
-        ci, t = (float("nan"), float("nan")), float("nan")
+        ci = (float("nan"), float("nan"))
     else:
-        se = sd / math.sqrt(n)
-        half = t_critical(n - 1, level) * se
+        half = t_critical(n - 1, level) * (sd / math.sqrt(n))    # t · se, rounded as t_test rounds it
         ci = (m - half, m + half)
-        t = m / se if se > 0 else math.copysign(math.inf, m) if m else float("nan")
-    return {"diffs": d, "mean": m, "sd": sd, "n": n, "ci": ci, "t": t, "n_negative": sum(x < 0 for x in d)}
+    return PairedDiff(d, m, sd, n, ci, t_statistic(m, sd, n), sum(x < 0 for x in d))
 
 
-def ci_excludes_zero(summary: dict, direction: str = "negative") -> bool:
-    """True when the confidence interval of :func:`paired_difference` (or any dict with ``"ci"``) lies entirely on
-    the ``direction`` side of 0 (``"negative"`` or ``"positive"``). NaN bounds never count as excluding 0."""
+def ci_excludes_zero(summary: PairedDiff | dict, direction: str = "negative") -> bool:
+    """True when the confidence interval of a :class:`~vrs_edu.lab.results.PairedDiff` (or of a stored one: any
+    dict with ``"ci"``) lies entirely on the ``direction`` side of 0 (``"negative"`` or ``"positive"``). NaN bounds
+    never count as excluding 0. Raises ValueError on another ``direction``."""
     if direction not in ("negative", "positive"):
         raise ValueError(f"direction must be 'negative' or 'positive', got {direction!r}")
-    low, high = summary["ci"]
+    low, high = summary.ci if isinstance(summary, PairedDiff) else summary["ci"]
     if math.isnan(low) or math.isnan(high):
         return False
     return high < 0 if direction == "negative" else low > 0
@@ -206,10 +210,11 @@ def before_decay_step(eval_steps: Sequence[int], steps: int, decay_frac: float =
 
 
 def compare_to_baseline(runs: dict[str, list[dict]], step_seconds: dict[str, float] | None = None,
-                        baseline: str = "baseline", decay_frac: float = 0.3) -> dict:
+                        baseline: str = "baseline", decay_frac: float = 0.3) -> dict[str, Comparison]:
     """Compare every variant with the baseline, seed by seed (runs as written by ``compare_variants``).
 
-    For each variant: final validation loss per seed and mean ± sd; the run wall times; and, for non-baseline
+    Returns ``{variant: Comparison}`` (:class:`~vrs_edu.lab.results.Comparison`), the baseline's included. For
+    each variant: final validation loss per seed and mean ± sd; the run wall times; and, for non-baseline
     variants, the paired difference (variant − baseline) of the final loss, of the loss at the last evaluation
     before the LR decay, at every evaluation step (the curve of mean and CI), at equal wall time (both losses
     interpolated at the shorter of the two runs' durations, from ``step_seconds``), and the per-seed
@@ -230,55 +235,53 @@ def compare_to_baseline(runs: dict[str, list[dict]], step_seconds: dict[str, flo
             raise ValueError(f"variant {name!r} has seeds {missing} that the baseline lacks")
         finals = [r["final_val_loss"] for r in rs]
         m, sd = mean_sd(finals)
-        entry = {"seeds": seeds, "final_val_loss": finals, "final_mean": m, "final_sd": sd,
-                 "final_val_acc": [r["final_val_acc"] for r in rs],
-                 "run_wall_time_s": [r["history"]["wall_time_s"] for r in rs],
-                 "s_per_step": (step_seconds or {}).get(name)}
-        if name != baseline:
-            bs = [base[s] for s in seeds]
-            entry["paired_final"] = paired_difference(finals, [b["final_val_loss"] for b in bs])
-            steps = rs[0]["history"]["eval_steps"]
-            curve = {"steps": steps, "mean": [], "ci_low": [], "ci_high": []}
-            for i, _ in enumerate(steps):
-                d = paired_difference([r["history"]["val_loss"][i] for r in rs],
-                                      [b["history"]["val_loss"][i] for b in bs])
-                curve["mean"].append(d["mean"])
-                curve["ci_low"].append(d["ci"][0])
-                curve["ci_high"].append(d["ci"][1])
-            entry["paired_curve"] = curve
-            n_steps = rs[0]["history"]["steps"][-1] + 1
-            mid = before_decay_step(steps, n_steps, decay_frac)
-            entry["before_decay_step"] = mid
-            entry["paired_before_decay"] = paired_difference(
-                [interpolate(r["history"]["eval_steps"], r["history"]["val_loss"], mid) for r in rs],
-                [interpolate(b["history"]["eval_steps"], b["history"]["val_loss"], mid) for b in bs])
-            ratios = [sample_efficiency_ratio(r["history"]["eval_steps"], r["history"]["val_loss"],
-                                              b["history"]["eval_steps"], b["history"]["val_loss"])
-                      for r, b in zip(rs, bs)]
-            reached = [x for x in ratios if x is not None]
-            entry["sample_efficiency"] = {"per_seed": ratios, "n_reached": len(reached),
-                                          "mean": mean_sd(reached)[0] if reached else None,
-                                          "sd": mean_sd(reached)[1] if reached else None}
-            sv, sb = (step_seconds or {}).get(name), (step_seconds or {}).get(baseline)
-            if sv and sb:
-                nb = bs[0]["history"]["steps"][-1] + 1
-                seconds = min(sv * n_steps, sb * nb)
-                entry["equal_time"] = {
-                    "seconds": seconds, "variant_steps": seconds / sv, "baseline_steps": seconds / sb,
-                    "paired": paired_difference(
-                        [loss_at_equal_time(r["history"]["eval_steps"], r["history"]["val_loss"], sv, seconds)
-                         for r in rs],
-                        [loss_at_equal_time(b["history"]["eval_steps"], b["history"]["val_loss"], sb, seconds)
-                         for b in bs])}
-        out[name] = entry
+        own = dict(seeds=seeds, final_val_loss=finals, final_mean=m, final_sd=sd,
+                   final_val_acc=[r["final_val_acc"] for r in rs],
+                   run_wall_time_s=[r["history"]["wall_time_s"] for r in rs],
+                   s_per_step=(step_seconds or {}).get(name))
+        out[name] = Comparison(**own) if name == baseline else Comparison(
+            **own, **_paired_with_baseline(rs, [base[s] for s in seeds], name, baseline, step_seconds, decay_frac))
     return out
 
 
-def _signed(x: float | None, digits: int = 3) -> str:
-    return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.{digits}f}"
+def _paired_with_baseline(rs: list[dict], bs: list[dict], name: str, baseline: str,
+                          step_seconds: dict[str, float] | None, decay_frac: float) -> dict:
+    """The paired fields of one variant's :class:`~vrs_edu.lab.results.Comparison` (``rs`` and ``bs``: the
+    variant's and the baseline's runs, same seeds in the same order)."""
+    def curve(r):
+        return r["history"]["eval_steps"], r["history"]["val_loss"]
+
+    entry = {"paired_final": paired_difference([r["final_val_loss"] for r in rs], [b["final_val_loss"] for b in bs])}
+    steps = rs[0]["history"]["eval_steps"]
+    pc = {"steps": steps, "mean": [], "ci_low": [], "ci_high": []}
+    for i, _ in enumerate(steps):
+        d = paired_difference([r["history"]["val_loss"][i] for r in rs], [b["history"]["val_loss"][i] for b in bs])
+        pc["mean"].append(d.mean)
+        pc["ci_low"].append(d.ci[0])
+        pc["ci_high"].append(d.ci[1])
+    entry["paired_curve"] = pc
+    n_steps = rs[0]["history"]["steps"][-1] + 1
+    mid = before_decay_step(steps, n_steps, decay_frac)
+    entry["before_decay_step"] = mid
+    entry["paired_before_decay"] = paired_difference([interpolate(*curve(r), mid) for r in rs],
+                                                     [interpolate(*curve(b), mid) for b in bs])
+    ratios = [sample_efficiency_ratio(*curve(r), *curve(b)) for r, b in zip(rs, bs)]
+    reached = [x for x in ratios if x is not None]
+    entry["sample_efficiency"] = {"per_seed": ratios, "n_reached": len(reached),
+                                  "mean": mean_sd(reached)[0] if reached else None,
+                                  "sd": mean_sd(reached)[1] if reached else None}
+    sv, sb = (step_seconds or {}).get(name), (step_seconds or {}).get(baseline)
+    if sv and sb:
+        nb = bs[0]["history"]["steps"][-1] + 1
+        seconds = min(sv * n_steps, sb * nb)
+        entry["equal_time"] = {
+            "seconds": seconds, "variant_steps": seconds / sv, "baseline_steps": seconds / sb,
+            "paired": paired_difference([loss_at_equal_time(*curve(r), sv, seconds) for r in rs],
+                                        [loss_at_equal_time(*curve(b), sb, seconds) for b in bs])}
+    return entry
 
 
-def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False) -> str:
+def format_comparison(comparison: dict[str, Comparison], digits: int = 3, accuracy: bool = False) -> str:
     """Two text tables of a :func:`compare_to_baseline` result: final loss per variant (mean ± sd across seeds; with
     ``accuracy``, also the final answer accuracy, mean ± sd) with the paired difference to the baseline and its
     95 % CI; then the difference before the LR decay, at equal wall
@@ -288,24 +291,22 @@ def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False)
     for name, c in comparison.items():
         acc = ""
         if accuracy:
-            m, sd = mean_sd(c["final_val_acc"])
+            m, sd = mean_sd(c.final_val_acc)
             acc = f"{m:>10.3f} ± {0.0 if math.isnan(sd) else sd:.3f}"
-        row = f"{name:13s}{c['final_mean']:>10.{digits}f} ± {c['final_sd']:.{digits}f}{acc}"
-        if "paired_final" in c:
-            d = c["paired_final"]
-            row += (f"{_signed(d['mean'], digits):>11s} [{_signed(d['ci'][0], digits)}, {_signed(d['ci'][1], digits)}]"
-                    f"{d['n_negative']:>8d} / {d['n']}")
+        row = f"{name:13s}{c.final_mean:>10.{digits}f} ± {c.final_sd:.{digits}f}{acc}"
+        if not c.is_baseline:
+            d = c.paired_final
+            row += (f"{signed(d.mean, digits):>11s} [{signed(d.ci[0], digits)}, {signed(d.ci[1], digits)}]"
+                    f"{d.n_negative:>8d} / {d.n}")
         lines.append(row)
     lines.append("")
     lines.append(f"{'variant':13s}{'Δ before decay [95% CI]':>34s}{'Δ at equal time':>17s}{'sample efficiency':>20s}")
     for name, c in comparison.items():
-        if "paired_final" not in c:
+        if c.is_baseline:
             continue
-        d = c["paired_before_decay"]
-        mid = (f"step {c['before_decay_step']}: {_signed(d['mean'], digits)} "
-               f"[{_signed(d['ci'][0], digits)}, {_signed(d['ci'][1], digits)}]")
-        et = _signed(c["equal_time"]["paired"]["mean"], digits) if "equal_time" in c else "n/a"
-        se = c["sample_efficiency"]
+        mid = f"step {c.before_decay_step}: {c.paired_before_decay.interval(digits)}"
+        et = signed(c.equal_time["paired"].mean, digits) if c.equal_time is not None else "n/a"
+        se = c.sample_efficiency
         eff = (f"{se['mean']:.2f} ± {0.0 if math.isnan(se['sd']) else se['sd']:.2f} ({se['n_reached']}/"
                f"{len(se['per_seed'])})" if se["n_reached"] else f"not reached (0/{len(se['per_seed'])})")
         lines.append(f"{name:13s}{mid:>34s}{et:>17s}{eff:>20s}")
@@ -320,38 +321,9 @@ def format_comparison(comparison: dict, digits: int = 3, accuracy: bool = False)
 # ``contradicted`` when it puts it on the opposite side, ``undecided`` otherwise, reported with the power the test
 # had. Tests are grouped in families; within a family the p-values are Holm-corrected (Holm 1979, step-down), so a
 # chapter's many secondary tests cannot produce a "finding" by sheer number. The primary tests form their own family.
+# The declaration (DeclaredTest) and the judged test (Verdict) are typed results, in results.py.
 
 VERDICTS = ("reproduced", "contradicted", "undecided")
-
-
-@dataclass(frozen=True)
-class DeclaredTest:
-    """One pre-declared test.
-
-    Attributes:
-        name: key of the test in a recipe's table.
-        claim: the published claim in words, with its source (paper figure/table, or "author's post").
-        quantity: what is computed per seed (a paired difference, a coefficient, ...), in words.
-        comparison: against what (e.g. "− baseline, same seed", "− scale_v control, same seed").
-        direction: ``"negative"`` or ``"positive"``: the side of ``threshold`` the claim predicts.
-        threshold: the value the quantity must clear (0 for a sign claim).
-        family: ``"primary"`` or the name of a family of secondary tests (Holm-corrected together).
-        effect_for_power: the published effect, in the quantity's units, measured from ``threshold`` (signed: it
-            points in ``direction``); None = "an effect of one observed seed sd" (d = 1).
-    """
-
-    name: str
-    claim: str
-    quantity: str
-    comparison: str
-    direction: str
-    threshold: float = 0.0
-    family: str = "primary"
-    effect_for_power: float | None = None
-
-    def __post_init__(self):
-        if self.direction not in ("negative", "positive"):
-            raise ValueError(f"direction must be 'negative' or 'positive', got {self.direction!r}")
 
 
 def t_test(values: Sequence[float], threshold: float = 0.0, level: float = 0.95) -> dict:
@@ -400,7 +372,7 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return out
 
 
-def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alpha: float = 0.05) -> list[dict]:
+def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alpha: float = 0.05) -> list[Verdict]:
     """Three-way verdicts of declared tests, Holm-corrected within each family.
 
     ``values[test.name]`` holds the per-seed quantity. A test is decided when its Holm-adjusted p < ``alpha``: then
@@ -409,7 +381,8 @@ def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alp
     level alpha / family size — the level of Holm's first, strictest step, so a lower bound) if the true effect were
     ``effect_for_power`` (``power_basis`` "published") or one observed seed sd (d = 1, ``power_basis`` "d = 1");
     ``power_effect`` is that effect in the quantity's units, signed in the declared direction.
-    The 95 % interval printed is the unadjusted one. Returns one dict per test, in the given order.
+    The 95 % interval printed is the unadjusted one. Returns one :class:`~vrs_edu.lab.results.Verdict` per test, in
+    the given order; ``print(row)`` gives its sentence (``-0.002 [95% CI -0.018, +0.014], p (Holm) 0.749: ...``).
 
     Raises:
         ValueError: a test has no values.
@@ -417,82 +390,79 @@ def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alp
     missing = [t.name for t in tests if t.name not in values]
     if missing:
         raise ValueError(f"no per-seed values for declared tests {missing}")
-    rows = []
-    for t in tests:
-        r = t_test(values[t.name], t.threshold, 1 - alpha)
-        rows.append({"test": t, **r})
+    summaries = [t_test(values[t.name], t.threshold, 1 - alpha) for t in tests]
+    p_holm, family_size = [float("nan")] * len(tests), [0] * len(tests)
     for fam in {t.family for t in tests}:
-        members = [r for r in rows if r["test"].family == fam]
-        for r, adj in zip(members, holm([r["p"] for r in members])):
-            r["p_holm"], r["family_size"] = adj, len(members)
-    for r in rows:
-        t = r["test"]
-        decided = not math.isnan(r["p_holm"]) and r["p_holm"] < alpha
-        side = (r["mean"] - t.threshold) * (1 if t.direction == "positive" else -1)
-        r["verdict"] = ("reproduced" if side > 0 else "contradicted") if decided else "undecided"
+        members = [i for i, t in enumerate(tests) if t.family == fam]
+        for i, adj in zip(members, holm([summaries[i]["p"] for i in members])):
+            p_holm[i], family_size[i] = adj, len(members)
+    rows = []
+    for t, r, ph, m in zip(tests, summaries, p_holm, family_size):
+        decided = not math.isnan(ph) and ph < alpha
+        sign = 1 if t.direction == "positive" else -1
         published = t.effect_for_power is not None
-        effect = t.effect_for_power if published else r["sd"] * (1 if t.direction == "positive" else -1)
-        r["power_effect"], r["power_basis"] = effect, "published" if published else "d = 1"
-        r["power"] = power_paired_t(effect, r["sd"], r["n"], alpha / r["family_size"])
+        effect = t.effect_for_power if published else r["sd"] * sign
+        rows.append(Verdict(
+            test=t, values=r["values"], n=r["n"], mean=r["mean"], sd=r["sd"], ci=r["ci"], t=r["t"], p=r["p"],
+            p_holm=ph, family_size=m,
+            verdict=("reproduced" if (r["mean"] - t.threshold) * sign > 0 else "contradicted") if decided
+            else "undecided",
+            power=power_paired_t(effect, r["sd"], r["n"], alpha / m), power_effect=effect,
+            power_basis="published" if published else "d = 1"))
     return rows
 
 
-def format_verdicts(rows: Sequence[dict], digits: int = 3) -> str:
+def format_verdicts(rows: Sequence[Verdict], digits: int = 3) -> str:
     """A text table of :func:`judge` rows, at most 100 characters wide for test names up to 30 characters: one
     block per family (its size and whether it is Holm-corrected), then per test its mean [95 % CI], the threshold it
     is tested against, the p-value after Holm, the verdict and, for an undecided test, its power (see :func:`judge`):
     "95% at -0.027" = power to detect the published effect -0.027, "8% at d = 1" = power to detect an effect of one
     seed sd. A legend line at the end says so."""
-    cis = [f"{_signed(r['mean'], digits)} [{_signed(r['ci'][0], digits)}, {_signed(r['ci'][1], digits)}]"
-           for r in rows]
-    w_name = max([len("test")] + [len(r["test"].name) for r in rows]) + 2
+    cis = [r.interval(digits) for r in rows]
+    w_name = max([len("test")] + [len(r.test.name) for r in rows]) + 2
     w_ci = max([len("mean [95% CI]")] + [len(c) for c in cis]) + 1
     head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>8s}  {'verdict':13s}power"
     lines = []
-    families = list(dict.fromkeys(r["test"].family for r in rows))
+    families = list(dict.fromkeys(r.test.family for r in rows))
     for fam in families:
-        members = [(r, c) for r, c in zip(rows, cis) if r["test"].family == fam]
-        m = members[0][0]["family_size"]
+        members = [(r, c) for r, c in zip(rows, cis) if r.test.family == fam]
+        m = members[0][0].family_size
         lines.append(f"{fam}: {m} test{'s' if m > 1 else ''}"
                      + (", Holm-corrected together" if m > 1 else ", no correction needed"))
         lines.append(head)
         for r, ci in members:
-            t = r["test"]
-            ph = "n/a" if math.isnan(r["p_holm"]) else f"{r['p_holm']:.3f}"
+            t = r.test
+            ph = "n/a" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
             pw = ""
-            if r["verdict"] == "undecided":
-                pw = "n/a" if math.isnan(r["power"]) else f"{r['power']:.0%}"
-                pw += (f" at {_signed(r['power_effect'], digits)}" if r.get("power_basis") == "published"
-                       else " at d = 1")
-            lines.append(f"  {t.name:{w_name}s}{ci:{w_ci}s}{_signed(t.threshold, 2):>6s}{ph:>8s}  "
-                         f"{r['verdict']:13s}{pw}".rstrip())
+            if r.verdict == "undecided":
+                pw = "n/a" if math.isnan(r.power) else f"{r.power:.0%}"
+                pw += f" at {signed(r.power_effect, digits)}" if r.power_basis == "published" else " at d = 1"
+            lines.append(f"  {t.name:{w_name}s}{ci:{w_ci}s}{signed(t.threshold, 2):>6s}{ph:>8s}  "
+                         f"{r.verdict:13s}{pw}".rstrip())
     lines.append("power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm"
                  "\nlevel, if the true effect were the published one ('at' a number) or one seed sd ('at d = 1')")
     return "\n".join(lines)
 
 
-def verdict_sentence(row: dict, digits: int = 3) -> str:
+def verdict_sentence(row: Verdict | dict, digits: int = 3) -> str:
     """One :func:`judge` row in words: ``mean [95% CI lo, hi], p (Holm) p: verdict``, and for an undecided test its
-    power ("at -0.027": the published effect; "at d = 1": one seed sd), as the chapters print it."""
-    out = (f"{_signed(row['mean'], digits)} [95% CI {_signed(row['ci'][0], digits)}, "
-           f"{_signed(row['ci'][1], digits)}], p (Holm) {row['p_holm']:.3f}: {row['verdict']}")
-    if row["verdict"] == "undecided":
-        at = _signed(row["power_effect"]) if row.get("power_basis") == "published" else "d = 1"
-        out += f" (power {row['power']:.0%} at {at})"
-    return out
+    power ("at -0.027": the published effect; "at d = 1": one seed sd), as the chapters print it:
+    :meth:`Verdict.sentence <vrs_edu.lab.results.Verdict.sentence>` (``str(row)`` at 3 digits). A stored record
+    (``result["verdicts"]``) is read with :meth:`Verdict.from_record <vrs_edu.lab.results.Verdict.from_record>`."""
+    return (row if isinstance(row, Verdict) else Verdict.from_record(row)).sentence(digits)
 
 
-def format_measured(rows: Sequence[dict], setup_checks: Sequence[str], claims_title: str = "published claims",
+def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str], claims_title: str = "published claims",
                     width: int = 100) -> str:
     """A chapter's "What we measured": every :func:`judge` row (verdict, name, claim with its source), then the test
     names by verdict, the published claims apart from the checks on the set-up (``setup_checks``: names of tests
     that check a premise of the experiment rather than a published claim). Lines at most ``width`` wide."""
-    lines = [textwrap.fill(f"{r['verdict'].upper():12s} {r['test'].name} — {r['test'].claim}", width,
+    lines = [textwrap.fill(f"{r.verdict.upper():12s} {r.test.name} — {r.test.claim}", width,
                            subsequent_indent=" " * 13, break_on_hyphens=False) for r in rows]
     for title, is_check in ((claims_title, False), ("checks on the set-up", True)):
         lines.append(f"\n{title}, at this scale:")
-        for v in ("reproduced", "contradicted", "undecided"):
-            names = [r["test"].name for r in rows if r["verdict"] == v and (r["test"].name in setup_checks) == is_check]
+        for v in VERDICTS:
+            names = [r.test.name for r in rows if r.verdict == v and (r.test.name in setup_checks) == is_check]
             lines.append(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", width,
                                        initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)
@@ -534,16 +504,8 @@ def paired_values(variant: Sequence[dict], baseline: Sequence[dict], value=lambd
     return [a[s] - b[s] for s in common]
 
 
-def verdict_records(rows: Sequence[dict]) -> list[dict]:
+def verdict_records(rows: Sequence[Verdict]) -> list[dict]:
     """:func:`judge` rows as plain JSON-ready dicts (the declaration's fields, then the numbers and the verdict):
-    what a recipe stores under ``result["verdicts"]``."""
-    out = []
-    for r in rows:
-        t = r["test"]
-        out.append({"name": t.name, "claim": t.claim, "quantity": t.quantity, "comparison": t.comparison,
-                    "direction": t.direction, "threshold": t.threshold, "family": t.family,
-                    "effect_for_power": t.effect_for_power, "values": r["values"], "n": r["n"], "mean": r["mean"],
-                    "sd": r["sd"], "ci": list(r["ci"]), "p": r["p"], "p_holm": r["p_holm"],
-                    "family_size": r["family_size"], "verdict": r["verdict"], "power": r["power"],
-                    "power_effect": r["power_effect"], "power_basis": r["power_basis"]})
-    return out
+    what a recipe stores under ``result["verdicts"]`` (:meth:`Verdict.to_record
+    <vrs_edu.lab.results.Verdict.to_record>`; :meth:`~vrs_edu.lab.results.Verdict.from_record` reads one back)."""
+    return [r.to_record() for r in rows]

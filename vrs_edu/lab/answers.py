@@ -148,26 +148,26 @@ def answer_depth(dm: dict) -> list[str]:
 
     rows = verdicts(dm)
     steps = dm.get("schedule", {}).get("steps")
-    n = max((r["n"] for r in rows), default=0)
+    n = max((r.n for r in rows), default=0)
     out = []
     families = (("primary", "_v_reads_x0_more_than_qk", "per router, deep V input's x0-R² − max(Q's, K's)"),
                 ("ch05", "_loss", "per mixer, final val loss − residual's"))
     for family, suffix, what in families:
-        members = [r for r in rows if r["test"].family == family]
+        members = [r for r in rows if r.test.family == family]
         if not members:
             continue
         out.append(f"{what}: {len(members)} declared tests (Holm), {n} paired seeds")
         for r in members:
-            lo, hi = r["ci"]
-            line = (f"  {r['test'].name.removesuffix(suffix):13s} {r['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-                    f"  p (Holm) {r['p_holm']:.3f}  {r['verdict']}")
-            if r["verdict"] == "undecided":
-                eff = r["test"].effect_for_power
-                line += f" (power {r['power']:.0%} at {'d = 1' if eff is None else f'{eff:+.3f}'})"
+            lo, hi = r.ci
+            line = (f"  {r.test.name.removesuffix(suffix):13s} {r.mean:+.3f} [{lo:+.3f}, {hi:+.3f}]"
+                    f"  p (Holm) {r.p_holm:.3f}  {r.verdict}")
+            if r.verdict == "undecided":
+                eff = r.test.effect_for_power
+                line += f" (power {r.power:.0%} at {'d = 1' if eff is None else f'{eff:+.3f}'})"
             out.append(line)
-    loss = [r for r in rows if r["test"].family == "ch05"]
+    loss = [r for r in rows if r.test.family == "ch05"]
     for verdict, words in (("reproduced", "lower loss than the residual"), ("contradicted", "higher loss")):
-        names = [r["test"].name.removesuffix("_loss") for r in loss if r["verdict"] == verdict]
+        names = [r.test.name.removesuffix("_loss") for r in loss if r.verdict == verdict]
         out.append(f"{words}, after Holm: {', '.join(names) or 'none'}")
     if steps is not None:
         out.append(f"({steps} training steps per run: an early-training ranking)")
@@ -226,15 +226,15 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
         out.append(_test_row("qkv", rec["mean"], rec["ci"], rec["p_holm"], rec["verdict"]))
         means.append(rec["mean"])
         decided += [f"chapter 04 {rec['verdict']}"] if rec["verdict"] != "undecided" else []
-    rows = [r for r in verdicts(dm) if r["test"].family == "primary"] if dm is not None else []
+    rows = [r for r in verdicts(dm) if r.test.family == "primary"] if dm is not None else []
     out.append("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's), fractions of variance")
     if not rows:
         out.append("  not measured yet: `vrs-edu reproduce depth-mixers`")
     for r in rows:
-        name = r["test"].name.removesuffix("_v_reads_x0_more_than_qk")
-        out.append(_test_row(name, r["mean"], r["ci"], r["p_holm"], r["verdict"]))
-        means.append(r["mean"])
-        decided += [f"{name} {r['verdict']}"] if r["verdict"] != "undecided" else []
+        name = r.test.name.removesuffix("_v_reads_x0_more_than_qk")
+        out.append(_test_row(name, r.mean, r.ci, r.p_holm, r.verdict))
+        means.append(r.mean)
+        decided += [f"{name} {r.verdict}"] if r.verdict != "undecided" else []
     if not means:
         return out
     below, above = sum(m < 0 for m in means), sum(m > 0 for m in means)

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from .corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
 from .experiments import chosen_corpus, provenance, results_path
+from .results import Verdict
 
 SECOND_CORPUS = "kjv"
 
@@ -47,28 +48,28 @@ def load_by_corpus(name: str, corpora: Sequence[str] | None = None,
     return found
 
 
-def claims_by_corpus(results: dict[str, dict], verdicts: Callable[[dict], list[dict]]) -> list[dict]:
-    """One row per declared test, in the recipe's order: ``{"name", "family", "cells": {corpus: verdict row or
+def claims_by_corpus(results: dict[str, dict], verdicts: Callable[[dict], list[Verdict]]) -> list[dict]:
+    """One row per declared test, in the recipe's order: ``{"name", "family", "cells": {corpus: Verdict or
     None}, "depends": bool}``. ``depends`` is True when the test was run on two or more corpora and their verdicts
     differ (a finding that depends on the text)."""
-    per_corpus = {c: {r["test"].name: r for r in verdicts(res)} for c, res in results.items()}
+    per_corpus = {c: {r.test.name: r for r in verdicts(res)} for c, res in results.items()}
     order: list[str] = []
     for rows in per_corpus.values():
         order += [n for n in rows if n not in order]
     out = []
     for name in order:
         cells = {c: rows.get(name) for c, rows in per_corpus.items()}
-        got = [r["verdict"] for r in cells.values() if r is not None]
-        family = next(r["test"].family for r in cells.values() if r is not None)
+        got = [r.verdict for r in cells.values() if r is not None]
+        family = next(r.test.family for r in cells.values() if r is not None)
         out.append({"name": name, "family": family, "cells": cells, "depends": len(got) > 1 and len(set(got)) > 1})
     return out
 
 
-def _cell(row: dict | None, digits: int) -> str:
+def _cell(row: Verdict | None, digits: int) -> str:
     if row is None:
         return "not run"
-    lo, hi = row["ci"]
-    return f"{row['mean']:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {row['verdict']}"
+    lo, hi = row.ci
+    return f"{row.mean:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {row.verdict}"
 
 
 def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) -> str:
@@ -155,7 +156,7 @@ def opposite_signs(rows: list[dict]) -> list[str]:
     out = []
     for r in rows:
         cells = [c for c in r["cells"].values() if c is not None]
-        sides = {(c["mean"] - c["test"].threshold) > 0 for c in cells}
+        sides = {(c.mean - c.test.threshold) > 0 for c in cells}
         if len(cells) > 1 and len(sides) > 1:
             out.append(r["name"])
     return out

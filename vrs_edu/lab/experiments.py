@@ -34,6 +34,7 @@ from .metrics import coefficient_readout, layer_metrics, substitution_ablation
 from .options import RunOptions
 from .parallel import map_runs, usable_jobs
 from .presets import scaled_run
+from .results import to_json
 from .train import evaluate, save_checkpoint, train
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
@@ -149,7 +150,7 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
         result["text_corpus"] = (text or named_corpus(DEFAULT_NAME)).record()
     path = results_path(name, quick, out_dir, None if text is None else text.name, tokenizer)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1, default=float) + "\n")
+    path.write_text(json.dumps(result, indent=1, default=to_json) + "\n")   # typed results: to_dict
     return path
 
 

@@ -94,7 +94,7 @@ def claims(part: dict) -> dict:
     near = {}
     for s in "qk":
         stat = paired_difference(_per_seed_mean(t[f"beta_{s}"]), [0.0] * n)
-        near[s] = -NEAR_ZERO_MARGIN < stat["ci"][0] and stat["ci"][1] < NEAR_ZERO_MARGIN  # NaN bounds: False
+        near[s] = -NEAR_ZERO_MARGIN < stat.ci[0] and stat.ci[1] < NEAR_ZERO_MARGIN  # NaN bounds: False
         out[f"beta_{s}_near_zero"] = {
             "test": f"qkv runs: mean β_{s} over x0 layers, 95% CI inside ±{NEAR_ZERO_MARGIN} (a quarter of the "
                     f"paper's β_v)", "stat": stat, "verdict": verdict(near[s])}

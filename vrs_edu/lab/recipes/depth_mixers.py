@@ -178,7 +178,7 @@ def loss_table(result: dict) -> list[dict]:
         losses = [r["final_val_loss"] for r in runs]
         paired = [(r["final_val_loss"], base[r["seed"]]) for r in runs if r["seed"] in base]
         diffs = [a - b for a, b in paired]
-        ci = paired_difference(*zip(*paired))["ci"] if paired else (float("nan"), float("nan"))
+        ci = paired_difference(*zip(*paired)).ci if paired else (float("nan"), float("nan"))
         counts = result["parameter_counts"][name]
         rows.append({"variant": name, "mean": _mean(losses), "sd": _sd(losses), "n_seeds": len(losses),
                      "delta": _mean(diffs) if diffs else float("nan"),

@@ -1,0 +1,158 @@
+"""The typed results of lab/analysis.py (lab/results.py): what each prints, known by hand; the JSON they are stored as
+has the keys the dicts had before; and every stored file in data/results/ still loads and gives the same sentences
+and verdicts, so chapters 03-04 print what they printed before the results were typed."""
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from vrs_edu.lab.analysis import DeclaredTest, compare_to_baseline, judge, paired_difference, verdict_records
+from vrs_edu.lab.recipes import bank_of_values, depth_mixers, recall, value_residual
+from vrs_edu.lab.results import Comparison, PairedDiff, Verdict, interval, to_json
+
+RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"
+STORED = sorted(RESULTS.glob("*.json"))
+RECIPES = {"value-residual": value_residual, "bank-of-values": bank_of_values, "recall": recall,
+           "depth-mixers": depth_mixers}
+
+
+def sentence_before_issue_15(row: dict) -> str:
+    """``analysis.verdict_sentence`` as it was when judge rows were dicts (3 digits), kept verbatim as the reference
+    the typed :class:`Verdict` must print exactly (nbval compares the chapters' outputs character by character)."""
+    def signed(x, digits=3):
+        return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.{digits}f}"
+    out = (f"{signed(row['mean'])} [95% CI {signed(row['ci'][0])}, "
+           f"{signed(row['ci'][1])}], p (Holm) {row['p_holm']:.3f}: {row['verdict']}")
+    if row["verdict"] == "undecided":
+        at = signed(row["power_effect"]) if row.get("power_basis") == "published" else "d = 1"
+        out += f" (power {row['power']:.0%} at {at})"
+    return out
+
+
+def test_a_paired_difference_prints_mean_interval_and_seeds_below_zero():
+    d = paired_difference([3.0, 5.0, 4.0], [4.0, 5.5, 4.5])    # diffs −1, −0.5, −0.5; sd 0.2887
+    # 95 % CI: −2/3 ± 4.3027 · 0.2887 / √3 = −0.6667 ± 0.7171 = (−1.3838, +0.0504)
+    assert str(d) == "-0.667 [-1.384, +0.050], 3/3 seeds below 0"
+    assert d.interval(4, "95% CI ") == "-0.6667 [95% CI -1.3838, +0.0504]"
+    assert str(paired_difference([1.0], [0.0])) == "+1.000 [n/a, n/a], 0/1 seeds below 0"   # one seed: no interval
+    assert interval(0.5, (0.1, 0.9), 0) == "+0 [+0, +1]"
+
+
+def test_a_paired_difference_is_stored_with_the_keys_of_the_old_dict_and_reads_back():
+    d = paired_difference([3.0, 5.0, 4.0], [4.0, 5.5, 4.5])
+    stored = json.loads(json.dumps(d, default=to_json))
+    assert list(stored) == ["diffs", "mean", "sd", "n", "ci", "t", "n_negative"]
+    assert stored["ci"] == list(d.ci) and stored["n_negative"] == 3
+    assert PairedDiff.from_dict(stored) == d
+    # the transition: code written for the dict reads the same numbers
+    assert d["ci"] == d.ci and d["mean"] == d.mean and "n_negative" in d and "p" not in d
+
+
+def _verdicts():
+    tests = [DeclaredTest("gain", "a published gain", "q", "x", "negative", 0.0, "primary", -0.027),
+             DeclaredTest("premise", "a premise of the set-up", "q", "x", "positive", 0.0, "fam")]
+    return judge(tests, {"gain": [0.01, -0.02, 0.0, 0.01, -0.01],       # mean −0.002: undecided
+                         "premise": [1.0, 1.1, 0.9, 1.05, 0.95]})        # clearly above 0: reproduced
+
+
+def test_print_of_a_verdict_is_its_sentence():
+    gain, premise = _verdicts()
+    # mean −0.002, sd 0.013038 → half-width 2.7764 · 0.013038 / √5 = 0.016189
+    assert str(gain).startswith("-0.002 [95% CI -0.018, +0.014], p (Holm) ")
+    assert str(gain).endswith(f": undecided (power {gain.power:.0%} at -0.027)")
+    assert str(premise) == f"+1.000 [95% CI {premise.ci[0]:+.3f}, {premise.ci[1]:+.3f}], p (Holm) 0.000: reproduced"
+    assert str(gain) == sentence_before_issue_15(gain.to_record())
+
+
+def test_a_verdict_record_has_the_stored_keys_and_reads_back_to_the_same_verdict():
+    rows = _verdicts()
+    recs = verdict_records(rows)
+    assert list(recs[0]) == ["name", "claim", "quantity", "comparison", "direction", "threshold", "family",
+                             "effect_for_power", "values", "n", "mean", "sd", "ci", "p", "p_holm", "family_size",
+                             "verdict", "power", "power_effect", "power_basis"]
+    back = [Verdict.from_record(json.loads(json.dumps(r))) for r in recs]
+    assert back == rows                                            # t recomputed from mean, sd and n, bit for bit
+    assert rows[0]["test"] is rows[0].test and rows[0]["verdict"] == "undecided"   # transition: dict reads work
+
+
+def test_a_record_written_before_power_basis_gets_it_from_its_declared_effect():
+    rec = verdict_records(_verdicts())[0]
+    old = {k: v for k, v in rec.items() if k != "power_basis"}
+    assert Verdict.from_record(old).power_basis == "published"
+    assert Verdict.from_record({**old, "effect_for_power": None}).power_basis == "d = 1"
+
+
+def _run(seed, losses):
+    steps = [10 * (i + 1) for i in range(len(losses))]
+    return {"seed": seed, "final_val_loss": losses[-1], "final_val_acc": 0.5,
+            "history": {"eval_steps": steps, "val_loss": losses, "steps": list(range(steps[-1])), "wall_time_s": 1.0}}
+
+
+def test_a_comparison_has_paired_fields_only_for_a_variant_and_stores_the_old_keys():
+    runs = {"baseline": [_run(0, [5.0, 3.0]), _run(1, [5.2, 3.2])], "v": [_run(0, [4.9, 2.9]), _run(1, [5.1, 3.0])]}
+    comp = compare_to_baseline(runs)
+    base, v = comp["baseline"], comp["v"]
+    assert base.is_baseline and not v.is_baseline and "paired_final" not in base
+    assert str(v.paired_final) == "-0.150 [-0.785, +0.485], 2/2 seeds below 0"   # −0.15 ± 12.706 · 0.0707 / √2
+    assert list(base.to_dict()) == ["seeds", "final_val_loss", "final_mean", "final_sd", "final_val_acc",
+                                    "run_wall_time_s", "s_per_step"]
+    stored = json.loads(json.dumps(comp, default=to_json))
+    assert "equal_time" not in stored["v"]                         # no step times: no equal-time comparison
+    assert list(stored["v"])[-5:] == ["paired_final", "paired_curve", "before_decay_step", "paired_before_decay",
+                                      "sample_efficiency"]
+    assert Comparison.from_dict(stored["v"]) == v
+
+
+def _stored_with_verdicts():
+    return [p for p in STORED if json.loads(p.read_text()).get("verdicts")]
+
+
+@pytest.mark.parametrize("path", _stored_with_verdicts(), ids=lambda p: p.name)
+def test_every_stored_record_reads_back_and_prints_the_old_sentence(path):
+    for rec in json.loads(path.read_text())["verdicts"]:
+        v = Verdict.from_record(rec)
+        full = {**rec, "power_basis": v.power_basis}               # older files lack power_basis
+        assert str(v) == sentence_before_issue_15(full), rec["name"]
+        assert json.dumps(v.to_record()) == json.dumps(full), rec["name"]
+
+
+@pytest.mark.parametrize("path", [p for p in STORED if json.loads(p.read_text()).get("recipe") in RECIPES],
+                         ids=lambda p: p.name)
+def test_every_stored_result_gives_its_stored_verdicts_and_the_old_sentences(path):
+    result = json.loads(path.read_text())
+    rows = RECIPES[result["recipe"]].verdicts(result)
+    stored = {r["name"]: r["verdict"] for r in result.get("verdicts") or []}
+    for row in rows:
+        assert str(row) == sentence_before_issue_15(row.to_record()), row.test.name
+        if row.test.name in stored:
+            assert row.verdict == stored[row.test.name], row.test.name
+
+
+def _close(a, b, where):
+    """Same keys at every level, the same numbers to 1e-12 (files written by earlier code differ in the last digit
+    of a sum)."""
+    if isinstance(a, dict):
+        assert list(a) == list(b), where
+        for k in a:
+            _close(a[k], b[k], f"{where}.{k}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), where
+        for i, (x, y) in enumerate(zip(a, b)):
+            _close(x, y, f"{where}[{i}]")
+    elif isinstance(a, float) and isinstance(b, float) and not (math.isnan(a) and math.isnan(b)):
+        assert a == pytest.approx(b, rel=1e-12, abs=1e-15), where
+    elif not isinstance(a, float):
+        assert a == b, where
+
+
+@pytest.mark.parametrize("path", [p for p in STORED if any("comparison" in v for v in json.loads(p.read_text())
+                                                         .values() if isinstance(v, dict))], ids=lambda p: p.name)
+def test_compare_to_baseline_on_the_stored_runs_gives_the_stored_comparison(path):
+    result = json.loads(path.read_text())
+    for name, part in result.items():
+        if isinstance(part, dict) and "comparison" in part:
+            again = json.loads(json.dumps(compare_to_baseline(part["runs"], part["step_seconds"]), default=to_json))
+            _close(again, part["comparison"], f"{path.name}:{name}")
+            for variant, stored in part["comparison"].items():     # and a stored one reads back unchanged
+                assert json.dumps(Comparison.from_dict(stored), default=to_json) == json.dumps(stored), variant
