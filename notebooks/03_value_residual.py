@@ -101,9 +101,11 @@ import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-toy = TinyGPT(TinyGPTConfig(vocab_size=100, n_layers=4, d_model=32, n_heads=2, value_residual="resformer", seed=0))
+toy = TinyGPT(TinyGPTConfig(vocab_size=100, n_layers=4, d_model=32, n_heads=2,
+                            value_residual="resformer", seed=0))
 tr = toy(torch.randint(100, (2, 16), generator=torch.Generator().manual_seed(0)), trace=True).trace
-mine = value_residual_attention(tr["blocks.3.attn.pattern"], tr["blocks.3.attn.v"], tr["blocks.0.attn.v"], 0.5, 0.5)
+mine = value_residual_attention(tr["blocks.3.attn.pattern"], tr["blocks.3.attn.v"],
+                                tr["blocks.0.attn.v"], 0.5, 0.5)
 diff = (mine - tr["blocks.3.attn.z"]).abs().max()
 print(f"largest difference from the model's own layer-3 attention output: {diff:.1e}")
 
@@ -137,12 +139,13 @@ print(provenance(R))
 print(provenance(RC))
 for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     m, t = part["configs"]["baseline"]["model"], part["configs"]["baseline"]["train"]
-    print(f"{p:7s}: {m['n_layers']} layers × {m['d_model']} wide, {part['runs']['baseline'][0]['n_params']:,} "
-          f"parameters; {t['steps']} steps of {t['batch_size']} sequences, evaluated every {t['eval_every']} steps")
+    print(f"{p:7s}: {m['n_layers']} layers × {m['d_model']} wide, "
+          f"{part['runs']['baseline'][0]['n_params']:,} parameters; {t['steps']} steps of "
+          f"{t['batch_size']} sequences, evaluated every {t['eval_every']} steps")
     seeds = sorted(r["seed"] for r in part["runs"]["baseline"])
-    print(textwrap.fill(f"variants {', '.join(part['runs'])}; seeds {seeds}; the baseline's stream starts "
-                        f"at: {m['stream_start']}; QK-norm: {m['qk_norm']}", 100, initial_indent=" " * 9,
-                        subsequent_indent=" " * 9))
+    print(textwrap.fill(f"variants {', '.join(part['runs'])}; seeds {seeds}; the baseline's "
+                        f"stream starts at: {m['stream_start']}; QK-norm: {m['qk_norm']}", 100,
+                        initial_indent=" " * 9, subsequent_indent=" " * 9))
 print(f"corpus: unigram (context-free) validation loss {R['corpus']['unigram_val_loss']:.3f} nats")
 
 # %% [markdown]
@@ -180,8 +183,8 @@ print(format_verdicts(V))
 
 
 def show(name: str, what: str) -> None:
-    """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after Holm, verdict, and
-    power when undecided) on an indented line."""
+    """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after
+    Holm, verdict, and power when undecided) on an indented line."""
     print(f"{name} ({what}):\n    {by[name]}")
 
 
@@ -218,7 +221,8 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.viz.value_residual import plot_loss_curves, plot_paired_curves
 
-both = {"corpus": R["corpus"], "recall": RC["recall"]}   # the recall recipe's qkv model belongs to chapter 04
+# the recall recipe's qkv model belongs to chapter 04
+both = {"corpus": R["corpus"], "recall": RC["recall"]}
 plot_loss_curves(both, variants=list(R["corpus"]["runs"]))
 plt.show()
 
@@ -231,11 +235,12 @@ r = by["resformer_loss"]
 paper = r.test.effect_for_power
 lo, hi = r.ci
 show("resformer_loss", "primary: ResFormer − baseline, final validation loss")
-say(f"per seed: {', '.join(f'{d:+.3f}' for d in r.values)}; sd {r.sd:.4f} nats; power {r.power:.0%} to "
-    f"detect the paper's {paper:+.3f} with {r.n} seeds.")
+say(f"per seed: {', '.join(f'{d:+.3f}' for d in r.values)}; sd {r.sd:.4f} nats; "
+    f"power {r.power:.0%} to detect the paper's {paper:+.3f} with {r.n} seeds.")
 if r.verdict == "undecided" and lo > paper:
-    say(f"The interval's lower end {lo:+.3f} lies above the paper's {paper:+.3f}: a gain as large as the paper's "
-        "is excluded (95 %) at this scale, and the test had the power to find one.")
+    say(f"The interval's lower end {lo:+.3f} lies above the paper's {paper:+.3f}: a gain as "
+        "large as the paper's is excluded (95 %) at this scale, and the test had the power "
+        "to find one.")
 elif r.verdict == "undecided":
     say(f"The interval reaches the paper's {paper:+.3f}: a gain that large is not excluded.")
 else:
@@ -263,21 +268,24 @@ say(f"Before the decay (step {mid.before_decay_step}, not a declared test) the d
 from vrs_edu.lab.analysis import paired_difference
 
 c = R["corpus"]["runs"]
-weak = paired_difference([x["final_val_loss"] for x in sorted(c["resformer_raw"], key=lambda x: x["seed"])],
-                         [x["final_val_loss"] for x in sorted(c["baseline_raw"], key=lambda x: x["seed"])])
+weak = paired_difference(
+    [x["final_val_loss"] for x in sorted(c["resformer_raw"], key=lambda x: x["seed"])],
+    [x["final_val_loss"] for x in sorted(c["baseline_raw"], key=lambda x: x["seed"])])
 strong = by["resformer_loss"]
-print(f"{'stream starts at':24s}{'baseline':>10s}{'resformer':>11s}   resformer − baseline [95% CI]")
+print(f"{'stream starts at':24s}{'baseline':>10s}{'resformer':>11s}"
+      "   resformer − baseline [95% CI]")
 for label, b, v, d in (("raw embedding (GPT-2)", "baseline_raw", "resformer_raw", weak),
                        ("RMSNorm(emb) (nanochat)", "baseline", "resformer", strong)):
-    print(f"{label:24s}{comparison[b].final_mean:10.3f}{comparison[v].final_mean:11.3f}   {d.interval()}")
+    print(f"{label:24s}{comparison[b].final_mean:10.3f}{comparison[v].final_mean:11.3f}"
+          f"   {d.interval()}")
 show("strong_baseline_better", "baseline − baseline_raw, final loss")
 show("weak_baseline_inflates_gain", "weak-baseline gain − strong-baseline gain")
 weak_says = "below 0" if weak.ci[1] < 0 else "spanning 0"
 alone = comparison["baseline"].final_mean - comparison["resformer_raw"].final_mean
-say(f"Against the weak baseline ResFormer's gain would be {weak.mean:+.3f} nats, its interval {weak_says}: "
-    f"{weak.mean / paper:.1f}× the paper's {paper:+.3f}. Against the strong baseline it is {strong.mean:+.3f} "
-    f"({strong.verdict}). The strong baseline alone ends {abs(alone):.3f} nats "
-    f"{'below' if alone < 0 else 'above'} ResFormer trained on the weak one.")
+say(f"Against the weak baseline ResFormer's gain would be {weak.mean:+.3f} nats, its interval "
+    f"{weak_says}: {weak.mean / paper:.1f}× the paper's {paper:+.3f}. Against the strong baseline "
+    f"it is {strong.mean:+.3f} ({strong.verdict}). The strong baseline alone ends "
+    f"{abs(alone):.3f} nats {'below' if alone < 0 else 'above'} ResFormer trained on the weak one.")
 
 # %% [markdown]
 # The lesson reaches past this chapter: a method that "beats the baseline" may only be repairing a weakness of
@@ -309,7 +317,8 @@ from vrs_edu.viz.value_residual import plot_layer_metrics
 
 T_corpus = R["corpus"]["configs"]["baseline"]["model"]["block_size"]
 plot_layer_metrics(R["corpus"], ("baseline", "resformer", "learnable", "svformer", "neutreno"),
-                   title="corpus (word-8x64), after training", entropy_reference=uniform_causal_entropy(T_corpus))
+                   title="corpus (word-8x64), after training",
+                   entropy_reference=uniform_causal_entropy(T_corpus))
 plt.show()
 
 # %%
@@ -320,9 +329,11 @@ T_recall = associative_recall(**RC["task_settings"]).block_size
 
 
 def entropy_table(part: dict, T: int, label: str) -> None:
-    """Per-layer entropy (mean over seeds) of baseline and ResFormer, each next to the uniform-causal reference."""
+    """Per-layer entropy (mean over seeds) of baseline and ResFormer, each next to the
+    uniform-causal reference."""
     ref = uniform_causal_entropy(T)
-    ent = {v: band([x["layer_metrics"]["entropy"] for x in part["runs"][v]])[0] for v in ("baseline", "resformer")}
+    ent = {v: band([x["layer_metrics"]["entropy"] for x in part["runs"][v]])[0]
+           for v in ("baseline", "resformer")}
     print(f"{label} (T = {T}): uniform-causal entropy {ref:.3f}, log T = {math.log(T):.3f}")
     print(f"{'layer':>5s}{'baseline':>10s}{'− uniform':>11s}{'resformer':>11s}{'− uniform':>11s}")
     for l, (b, v) in enumerate(zip(ent["baseline"], ent["resformer"])):
@@ -339,15 +350,17 @@ b = by["baseline_concentrated"]
 print()
 show("baseline_concentrated", "baseline's mean entropy over layers ≥ 1 − uniform causal")
 if b.verdict == "contradicted":
-    say(f"The baseline's attention entropy lies {b.mean:.3f} nats ABOVE uniform causal attention: there is no "
-        "concentration to relieve, so the premise of the entropy claim is absent at this scale.")
+    say(f"The baseline's attention entropy lies {b.mean:.3f} nats ABOVE uniform causal attention: "
+        "there is no concentration to relieve, so the premise of the entropy claim is absent at "
+        "this scale.")
 elif b.verdict == "reproduced":
     say("The baseline concentrates its attention: the entropy claim's premise holds here.")
 else:
     say("Whether the baseline concentrates its attention is undecided.")
 show("entropy_higher", "resformer − baseline, mean entropy over layers ≥ 1")
 if b.verdict == "contradicted":
-    say("With nothing to relieve, a higher entropy here would only mean more local attention, not relief.")
+    say("With nothing to relieve, a higher entropy here would only mean more local attention, "
+        "not relief.")
 show("oversmoothing_lower", "resformer − baseline, mean cosine over layers ≥ 1")
 
 # %% [markdown]
@@ -356,9 +369,11 @@ show("oversmoothing_lower", "resformer − baseline, mean cosine over layers ≥
 
 # %%
 for metric in ("sink_mass", "sink_value_norm", "oversmoothing"):
-    rows = {v: band([x["layer_metrics"][metric] for x in R["corpus"]["runs"][v]])[0] for v in ("baseline", "resformer")}
+    rows = {v: band([x["layer_metrics"][metric] for x in R["corpus"]["runs"][v]])[0]
+            for v in ("baseline", "resformer")}
     for v, xs in rows.items():
-        print(f"{metric if v == 'baseline' else '':16s}{v:>10s}  " + " ".join(f"{x:.3f}" for x in xs))
+        print(f"{metric if v == 'baseline' else '':16s}{v:>10s}  "
+              + " ".join(f"{x:.3f}" for x in xs))
 
 # %% [markdown]
 # ## The learned λ: does the weight on V_1 grow with depth?
@@ -378,11 +393,13 @@ plot_lambdas(R["corpus"])
 plt.show()
 prof = lambda_profiles(R["corpus"]["runs"]["learnable"])
 prof2 = lambda_profiles(R["corpus"]["runs"]["learnable"], "lambda_2")
-print(f"λ1 per layer 1..{len(prof[0])} (mean of {len(prof)} seeds):", " ".join(f"{x:.3f}" for x in band(prof)[0]))
-print(f"λ2 per layer 1..{len(prof2[0])} (mean of {len(prof2)} seeds):", " ".join(f"{x:.3f}" for x in band(prof2)[0]))
+print(f"λ1 per layer 1..{len(prof[0])} (mean of {len(prof)} seeds):",
+      " ".join(f"{x:.3f}" for x in band(prof)[0]))
+print(f"λ2 per layer 1..{len(prof2[0])} (mean of {len(prof2)} seeds):",
+      " ".join(f"{x:.3f}" for x in band(prof2)[0]))
 own_off = [l + 1 for l in range(len(prof2[0])) if all(seed[l] < 0.1 for seed in prof2)]
-print(f"layers where every seed turned λ2 (own values) below 0.1 — they read V_1 alone, like SVFormer: "
-      f"{own_off or 'none'}")
+print(f"layers where every seed turned λ2 (own values) below 0.1 — they read V_1 alone, "
+      f"like SVFormer: {own_off or 'none'}")
 show("lambda1_grows_with_depth", "least-squares slope of λ1 per layer")
 print(f"per-seed slopes: {', '.join(f'{d:+.4f}' for d in by['lambda1_grows_with_depth'].values)}")
 
@@ -403,9 +420,9 @@ if r.verdict == "reproduced":
 elif r.verdict == "contradicted":
     say("SVFormer is BETTER than the baseline here: the opposite of the paper.")
 else:
-    say(f"No cost seen, and none shown absent: the interval includes 0; a cost above {r.ci[1]:+.3f} nats is "
-        f"excluded (95 %), and so is a gain beyond {r.ci[0]:+.3f}. The paper's cost is not reproduced at this "
-        "scale, nor contradicted.")
+    say(f"No cost seen, and none shown absent: the interval includes 0; a cost above "
+        f"{r.ci[1]:+.3f} nats is excluded (95 %), and so is a gain beyond {r.ci[0]:+.3f}. "
+        "The paper's cost is not reproduced at this scale, nor contradicted.")
 say(f"Before the decay (step {sv.before_decay_step}, not a declared test): "
     f"{sv.paired_before_decay.interval(label='95% CI ')}.")
 
@@ -445,7 +462,8 @@ print(f"\nsteps until the loss first reaches {recall_recipe.LEARNED_FRACTION} ×
       f"({recall_recipe.LEARNED_FRACTION * ref['loss']:.3f} nats; never = {steps}):")
 learned_at = {}
 for v, runs in rec["runs"].items():
-    learned_at[v] = [recall_recipe.steps_to_learn(x, ref["loss"], steps) for x in sorted(runs, key=lambda x: x["seed"])]
+    learned_at[v] = [recall_recipe.steps_to_learn(x, ref["loss"], steps)
+                     for x in sorted(runs, key=lambda x: x["seed"])]
     print(f"  {v:10s} " + "  ".join(f"{a:6.0f}" for a in learned_at[v])
           + f"   ({sum(a < steps for a in learned_at[v])} of {len(runs)} seeds learned)")
 
@@ -456,21 +474,22 @@ print(format_verdicts([r for r in RV if r.test.family == "recall"]))
 pre = rby["recall_lookup_learned"]
 if pre.verdict == "reproduced":
     say(f"The baseline's final loss lies {abs(pre.mean):.3f} nats below the no-lookup reference "
-        f"[{pre.ci[0]:+.3f}, {pre.ci[1]:+.3f}]: the models learned to look keys up, so the readings below are "
-        "about retrieval.")
+        f"[{pre.ci[0]:+.3f}, {pre.ci[1]:+.3f}]: the models learned to look keys up, so the "
+        "readings below are about retrieval.")
 else:
     n_learned = {v: sum(a < steps for a in at) for v, at in learned_at.items()}
-    say(f"The baseline's final loss lies {pre.mean:+.3f} nats from the no-lookup reference on average "
-        f"({pre.verdict}): {n_learned['baseline']} of {len(learned_at['baseline'])} baseline seeds and "
-        f"{n_learned['resformer']} of {len(learned_at['resformer'])} ResFormer seeds learned lookup within {steps} "
-        "steps, the others stayed on the no-lookup plateau. Learning is all or nothing per seed, so the mean over "
-        "seeds is no model's loss, and a reading below is about retrieval only for the seeds that learned.")
+    say(f"The baseline's final loss lies {pre.mean:+.3f} nats from the no-lookup reference on "
+        f"average ({pre.verdict}): {n_learned['baseline']} of {len(learned_at['baseline'])} "
+        f"baseline seeds and {n_learned['resformer']} of {len(learned_at['resformer'])} ResFormer "
+        f"seeds learned lookup within {steps} steps, the others stayed on the no-lookup plateau. "
+        "Learning is all or nothing per seed, so the mean over seeds is no model's loss, and a "
+        "reading below is about retrieval only for the seeds that learned.")
 soon = rby["recall_resformer_learns_sooner"]
 final = rby["recall_resformer_loss"]
-say(f"ResFormer − baseline, steps to learn: {soon.interval(0)} ({soon.verdict}); final loss: {final.mean:+.3f} "
-    f"({final.verdict}). Lookup appears suddenly (a phase transition, as induction heads do), so the final losses "
-    "of two models that both learned it are near zero and say little; the step at which each learns is the "
-    "comparison that can tell them apart.")
+say(f"ResFormer − baseline, steps to learn: {soon.interval(0)} ({soon.verdict}); final loss: "
+    f"{final.mean:+.3f} ({final.verdict}). Lookup appears suddenly (a phase transition, as "
+    "induction heads do), so the final losses of two models that both learned it are near zero "
+    "and say little; the step at which each learns is the comparison that can tell them apart.")
 print()
 entropy_table(rec, T_recall, "recall")
 
@@ -498,7 +517,8 @@ data = make_token_data(tokenizer=tok, block_size=vr_model.cfg.block_size)
 live = {}
 for name in ("baseline", "resformer"):
     _, mcfg, tcfg = make_run("word-8x64", steps=LIVE_STEPS, eval_every=20, seed=0, **VARIANTS[name])
-    live[name] = train(TinyGPT(replace(mcfg, vocab_size=data.vocab_size)), data, tcfg, progress=False)
+    live[name] = train(TinyGPT(replace(mcfg, vocab_size=data.vocab_size)), data, tcfg,
+                       progress=False)
 steps = live["baseline"].eval_steps
 deltas = [a - b for a, b in zip(live["resformer"].val_loss, live["baseline"].val_loss)]
 print("step            ", " ".join(f"{s:>7d}" for s in steps))
@@ -511,9 +531,10 @@ from vrs_edu.lab.analysis import before_decay_step, read_live_run
 live_mid = before_decay_step(steps, LIVE_STEPS)
 saved = comparison["resformer"].paired_before_decay
 live_d = deltas[steps.index(live_mid)]
-print(f"live run, step {live_mid} (last eval before the decay): resformer − baseline {live_d:+.4f} nats")
-say(f"saved runs (mean of {saved.n} seeds, before their decay): {saved.interval(4, '95% CI ')}, sd across seeds "
-    f"{saved.sd:.4f}")
+print(f"live run, step {live_mid} (last eval before the decay): "
+      f"resformer − baseline {live_d:+.4f} nats")
+say(f"saved runs (mean of {saved.n} seeds, before their decay): {saved.interval(4, '95% CI ')}, "
+    f"sd across seeds {saved.sd:.4f}")
 say(read_live_run(live_d, saved.mean, saved.sd, saved.ci))
 
 # %% [markdown]
@@ -546,12 +567,12 @@ sweep = {}
 for l1 in (0.0, 0.25, 0.5, 0.75, 1.0):
     sweep[l1] = lambda_readout(vr_model, wbatches, l1, 1 - l1)
     deep = sweep[l1]["entropy"][1:]
-    print(f"λ1 = {l1:.2f}, λ2 = {1 - l1:.2f}: loss {sweep[l1]['loss']:.3f} nats, mean entropy of layers "
-          f"1-{len(deep)} {sum(deep) / len(deep):.3f}")
+    print(f"λ1 = {l1:.2f}, λ2 = {1 - l1:.2f}: loss {sweep[l1]['loss']:.3f} nats, "
+          f"mean entropy of layers 1-{len(deep)} {sum(deep) / len(deep):.3f}")
 losses = [x["loss"] for x in sweep.values()]
 ents = [sum(x["entropy"][1:]) / len(x["entropy"][1:]) for x in sweep.values()]
-print(f"over the sweep the loss spans {max(losses) - min(losses):.3f} nats and the deep layers' mean entropy "
-      f"{max(ents) - min(ents):.3f} nats")
+print(f"over the sweep the loss spans {max(losses) - min(losses):.3f} nats and the deep layers' "
+      f"mean entropy {max(ents) - min(ents):.3f} nats")
 
 # %% [markdown]
 # At inference λ changes what a layer *writes* (its mix of values), not where it looks: a layer's pattern comes
@@ -581,19 +602,22 @@ print(f"over the sweep the loss spans {max(losses) - min(losses):.3f} nats and t
 # saved runs were made).
 
 # %%
-PAPER = {"params": 82e6, "tokens": 10_000 * 2 ** 21}  # ResFormer v1 Table 5, 82M: 10k steps × 2M tokens
+# ResFormer v1 Table 5, 82M: 10k steps × 2M tokens
+PAPER = {"params": 82e6, "tokens": 10_000 * 2 ** 21}
 ours = R["corpus"]
 t = ours["configs"]["baseline"]["train"]
 tokens = t["steps"] * t["batch_size"] * ours["configs"]["baseline"]["model"]["block_size"]
 n_params = ours["runs"]["baseline"][0]["n_params"]
-say(f"ours: {n_params:,} parameters, {tokens:,} training tokens; paper: {PAPER['params'] / 1e6:.0f} M parameters, "
+say(f"ours: {n_params:,} parameters, {tokens:,} training tokens; "
+    f"paper: {PAPER['params'] / 1e6:.0f} M parameters, "
     f"{PAPER['tokens']:.1e} tokens → {PAPER['params'] / n_params:.0f}× the parameters, "
     f"{PAPER['tokens'] / tokens:,.0f}× the tokens")
-say(f"our baseline's seed-to-seed sd of the final loss: {comparison['baseline'].final_sd:.4f} nats; "
-    f"sd of the paired ResFormer difference: {by['resformer_loss'].sd:.4f}")
+say(f"our baseline's seed-to-seed sd of the final loss: {comparison['baseline'].final_sd:.4f} "
+    f"nats; sd of the paired ResFormer difference: {by['resformer_loss'].sd:.4f}")
 r = by["resformer_loss"]
-print(f"ResFormer − baseline, final: ours {r.mean:+.4f} nats [95% CI {r.ci[0]:+.4f}, {r.ci[1]:+.4f}], "
-      f"paper (82M) {paper:+.3f};\npower to detect the paper's gain with {r.n} seeds: {r.power:.0%}")
+print(f"ResFormer − baseline, final: ours {r.mean:+.4f} nats "
+      f"[95% CI {r.ci[0]:+.4f}, {r.ci[1]:+.4f}], paper (82M) {paper:+.3f};\n"
+      f"power to detect the paper's gain with {r.n} seeds: {r.power:.0%}")
 
 # %% [markdown]
 # ## The same tests on a second corpus
@@ -616,7 +640,8 @@ from IPython.display import Markdown, display
 
 from vrs_edu.lab.by_corpus import corpus_report, load_by_corpus
 
-facts_table, report = corpus_report(load_by_corpus("value-residual"), vr_recipe.verdicts, "baseline")
+facts_table, report = corpus_report(load_by_corpus("value-residual"), vr_recipe.verdicts,
+                                    "baseline")
 display(Markdown(facts_table))
 print(report)
 

@@ -124,17 +124,20 @@ import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
-toy = TinyGPT(TinyGPTConfig(vocab_size=100, n_layers=3, d_model=32, n_heads=2, x0_mode="qkv", seed=0))
+toy = TinyGPT(TinyGPTConfig(vocab_size=100, n_layers=3, d_model=32, n_heads=2, x0_mode="qkv",
+                            seed=0))
 blk = toy.blocks[2]
 with torch.no_grad():
     blk.x0.alpha_v.fill_(0.7)
     blk.x0.beta_v.fill_(1.3)
 idx = torch.randint(100, (2, 12), generator=torch.Generator().manual_seed(0))
 tr = toy(idx, trace=True).trace
-raw = toy.wte(idx)   # the raw token embeddings (the trace's "embed" is the stream's start, already normalised)
+# the raw token embeddings (the trace's "embed" is the stream's start, already normalised)
+raw = toy.wte(idx)
 mine = x0_projection(rms_norm(tr["blocks.2.resid_pre"]), raw, blk.attn.v_proj.weight, 0.7, 1.3)
 package = blk.attn.v_proj(tr["blocks.2.attn.v_in"])
-print(f"largest difference from the model's own v projection in layer 2: {(mine - package).abs().max():.1e}")
+print(f"largest difference from the model's own v projection in layer 2: "
+      f"{(mine - package).abs().max():.1e}")
 
 # %% [markdown]
 # ## The saved experiment
@@ -161,10 +164,11 @@ print(provenance(R))
 print(provenance(RC))
 for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     m, t = part["configs"]["qkv"]["model"], part["configs"]["qkv"]["train"]
-    print(f"{p:7s}: x0 layers {part['coefficient_table']['layers']}, {t['steps']} steps of {t['batch_size']} "
-          f"sequences, {len(part['runs']['qkv'])} seeds")
+    print(f"{p:7s}: x0 layers {part['coefficient_table']['layers']}, {t['steps']} steps of "
+          f"{t['batch_size']} sequences, {len(part['runs']['qkv'])} seeds")
     print(textwrap.fill(f"QK-norm {m['qk_norm']}, coefficient optimiser {t['coef_opt']}; variants "
-                        f"{', '.join(part['runs'])}", 100, initial_indent=" " * 9, subsequent_indent=" " * 9))
+                        f"{', '.join(part['runs'])}", 100, initial_indent=" " * 9,
+                        subsequent_indent=" " * 9))
 print(f"the verdicts use: {R['settings']['verdicts_use']}; course lr: "
       f"{R['corpus']['configs']['qkv_course']['train']['coef_lr']} for every coefficient")
 comparison = compare_to_baseline(R["corpus"]["runs"], R["corpus"]["step_seconds"])
@@ -194,8 +198,8 @@ print(format_verdicts(V))
 
 
 def show(name: str, what: str) -> None:
-    """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after Holm, verdict, and
-    power when undecided) on an indented line."""
+    """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after
+    Holm, verdict, and power when undecided) on an indented line."""
     print(f"{name} ({what}):\n    {by[name]}")
 
 
@@ -217,7 +221,8 @@ import matplotlib.pyplot as plt
 from vrs_edu.lab.analysis import mean_sd
 from vrs_edu.viz.bank import plot_betas
 
-plot_betas({"corpus": R["corpus"]["coefficient_table"], "recall": RC["recall"]["coefficient_table"]})
+plot_betas({"corpus": R["corpus"]["coefficient_table"],
+            "recall": RC["recall"]["coefficient_table"]})
 plt.show()
 
 NAMES = ("alpha_q", "beta_q", "alpha_k", "beta_k", "alpha_v", "beta_v")
@@ -235,12 +240,14 @@ def coefficient_rows(t: dict, title: str) -> None:
 def share_rows(t: dict, title: str) -> dict:
     """x0 share |β| / (|α| + |β|) per path and layer, mean ± sd over seeds.
     Returns {path: [[per layer] per seed]}."""
-    sh = {s: [[abs(b) / (abs(a) + abs(b)) for a, b in zip(ra, rb)] for ra, rb in zip(t[f"alpha_{s}"], t[f"beta_{s}"])]
+    sh = {s: [[abs(b) / (abs(a) + abs(b)) for a, b in zip(ra, rb)]
+              for ra, rb in zip(t[f"alpha_{s}"], t[f"beta_{s}"])]
           for s in "qkv"}
     print(f"== {title}: x0 share per layer, mean ± sd over seeds ==")
     for i, l in enumerate(t["layers"]):
-        print(f"layer {l}: " + "   ".join(f"{s} {mean_sd([row[i] for row in sh[s]])[0]:.3f} ± "
-                                        f"{mean_sd([row[i] for row in sh[s]])[1]:.3f}" for s in "qkv"))
+        print(f"layer {l}: "
+              + "   ".join(f"{s} {mean_sd([row[i] for row in sh[s]])[0]:.3f} ± "
+                         f"{mean_sd([row[i] for row in sh[s]])[1]:.3f}" for s in "qkv"))
     return sh
 
 
@@ -263,11 +270,12 @@ order = " > ".join(sorted("qkv", key=lambda s: -mean_share[s]))
 say(f"x0 share, mean over x0 layers and seeds: q {mean_share['q']:.3f}, k {mean_share['k']:.3f}, "
     f"v {mean_share['v']:.3f} (order {order}).")
 if a.verdict == "reproduced":
-    say(f"V's x0 share is {a.mean:.3f}: its context-free part outweighs its stream part, as the paper's "
-        "criterion asks.")
+    say(f"V's x0 share is {a.mean:.3f}: its context-free part outweighs its stream part, as the "
+        "paper's criterion asks.")
 if m.verdict == "contradicted":
-    say(f"But Q and K take x0 at least as much as V does: their larger share exceeds V's by {-m.mean:.3f} on "
-        "average, the opposite of the author's post. Under QK-norm, Q and K turned towards x0's direction too.")
+    say(f"But Q and K take x0 at least as much as V does: their larger share exceeds V's by "
+        f"{-m.mean:.3f} on average, the opposite of the author's post. Under QK-norm, Q and K "
+        "turned towards x0's direction too.")
 elif m.verdict == "reproduced":
     say("V takes a larger x0 share than Q and K, as the author's post says.")
 else:
@@ -299,14 +307,17 @@ plot_beta_trajectories(R["corpus"]["runs"]["qkv"], title="corpus, official lr: �
 plt.show()
 for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     pl = part["beta_v_plateau"]
-    say(f"{p}: β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series; last-quarter change / "
-        f"total change, per seed (layers {part['coefficient_table']['layers']}): "
-        + "; ".join(" ".join(f"{x:.2f}" for x in run) for run in pl["per_run"]) + f" (plateau: ≤ {pl['tol']})")
+    say(f"{p}: β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series; "
+        f"last-quarter change / total change, per seed (layers "
+        f"{part['coefficient_table']['layers']}): "
+        + "; ".join(" ".join(f"{x:.2f}" for x in run) for run in pl["per_run"])
+        + f" (plateau: ≤ {pl['tol']})")
 pl = R["corpus"]["beta_v_plateau"]
 if pl["reached"] < pl["of"] / 2:
-    say(f"On the corpus β_v was still moving in {pl['of'] - pl['reached']} of {pl['of']} series when "
-        "the decay began: the final values are a snapshot of early training, not where training would settle, and "
-        "the size tests compare that snapshot with the paper's end-of-training figures.")
+    say(f"On the corpus β_v was still moving in {pl['of'] - pl['reached']} of {pl['of']} series "
+        "when the decay began: the final values are a snapshot of early training, not where "
+        "training would settle, and the size tests compare that snapshot with the paper's "
+        "end-of-training figures.")
 
 # %% [markdown]
 # ### The same experiment at the course's learning rate
@@ -321,17 +332,20 @@ coefficient_rows(course, "corpus, course lr")
 share_rows(course, "corpus, course lr")
 sm_c = bov.share_margins(R["corpus"]["runs"]["qkv_course"])
 n_c = len(sm_c["share_v"])
-say(f"course lr: V's x0 share {sum(sm_c['share_v']) / n_c:.3f} (mean of seeds, official lr {a.mean:.3f}); "
-    f"share_v − max(share_q, share_k) {sum(sm_c['margin']) / n_c:+.3f} (official {m.mean:+.3f}), positive in "
-    f"{sum(x > 0 for x in sm_c['margin'])} of {n_c} seeds; last-layer |β_v| {sum(sm_c['last_beta_v']) / n_c:.2f} "
+say(f"course lr: V's x0 share {sum(sm_c['share_v']) / n_c:.3f} (mean of seeds, official lr "
+    f"{a.mean:.3f}); share_v − max(share_q, share_k) {sum(sm_c['margin']) / n_c:+.3f} (official "
+    f"{m.mean:+.3f}), positive in {sum(x > 0 for x in sm_c['margin'])} of {n_c} seeds; "
+    f"last-layer |β_v| {sum(sm_c['last_beta_v']) / n_c:.2f} "
     f"(official {by['beta_v_last_layer_above_10'].mean:.2f}).")
 course_margin = sum(sm_c["margin"]) / n_c
 if (course_margin > 0) != (m.mean > 0):
-    say(f"The verdicts above use the official lr. At the course's lr V's share leads ({course_margin:+.3f}); at the "
-        f"official lr Q or K leads ({m.mean:+.3f}): the answer to the chapter's question reverses with the "
-        "coefficients' learning rate, so it is a property of the optimiser setting as much as of the model.")
+    say(f"The verdicts above use the official lr. At the course's lr V's share leads "
+        f"({course_margin:+.3f}); at the official lr Q or K leads ({m.mean:+.3f}): the answer to "
+        "the chapter's question reverses with the coefficients' learning rate, so it is a property "
+        "of the optimiser setting as much as of the model.")
 else:
-    say("The verdicts above use the official lr; the course's lr gives the same ranking of the paths.")
+    say("The verdicts above use the official lr; the course's lr gives the same ranking of the "
+        "paths.")
 
 # %% [markdown]
 # ## Is it $x_0$, or just one more scalar, or any second input?
@@ -343,25 +357,30 @@ else:
 
 # %%
 for name, what in (("qkv_loss", "qkv − baseline"), ("scale_control_costs", "scale_v − baseline"),
-                   ("qkv_beats_scale_control", "qkv − scale_v"), ("qkv_beats_random_x0", "qkv − qkv_random"),
+                   ("qkv_beats_scale_control", "qkv − scale_v"),
+                   ("qkv_beats_random_x0", "qkv − qkv_random"),
                    ("qkv_beats_previous_x0", "qkv − qkv_previous")):
     show(name, what)
 q = by["qkv_loss"]
 if q.verdict == "contradicted":
-    say(f"Adding x0 to Q, K and V made the loss worse by {q.mean:.3f} nats against the strong baseline (the "
-        "paper's row 13 gained). Controls can only explain a gain, and here there is none to explain: "
-        + ", ".join(f"{n} is {by[n].verdict}" for n in ("qkv_beats_scale_control", "qkv_beats_random_x0",
-                                                            "qkv_beats_previous_x0"))
+    say(f"Adding x0 to Q, K and V made the loss worse by {q.mean:.3f} nats against the strong "
+        "baseline (the paper's row 13 gained). Controls can only explain a gain, and here there is "
+        "none to explain: "
+        + ", ".join(f"{n} is {by[n].verdict}"
+                    for n in ("qkv_beats_scale_control", "qkv_beats_random_x0",
+                              "qkv_beats_previous_x0"))
         + ".")
     worse = [w for n, w in (("qkv_beats_random_x0", "a fixed random vector"),
-                            ("qkv_beats_previous_x0", "the previous token's x0")) if by[n].verdict == "contradicted"]
+                            ("qkv_beats_previous_x0", "the previous token's x0"))
+             if by[n].verdict == "contradicted"]
     if worse:
         say(f"The token's own x0 did worse than {' and than '.join(worse)} in the same slot.")
 elif q.verdict == "reproduced":
     say("x0 lowers the loss; the control lines say whether it needs x0 itself.")
 s = by["scale_control_costs"]
 if s.verdict == "undecided":
-    say(f"The scale-only control alone: {s.mean:+.3f} nats, undecided (power {s.power:.0%} at d = 1).")
+    say(f"The scale-only control alone: {s.mean:+.3f} nats, undecided "
+        f"(power {s.power:.0%} at d = 1).")
 
 # %% [markdown]
 # ## Dropping context from V: substitution and the bank
@@ -373,26 +392,31 @@ if s.verdict == "undecided":
 # %%
 for variant in ("scale_v", "substitute_v", "bank"):
     runs = R["corpus"]["runs"][variant]
-    keys = sorted((k for k in runs[0]["coefficients"] if k.endswith("x0.gamma")), key=lambda k: int(k.split(".")[1]))
+    keys = sorted((k for k in runs[0]["coefficients"] if k.endswith("x0.gamma")),
+                  key=lambda k: int(k.split(".")[1]))
     vals = [mean_sd([r["coefficients"][k] for r in runs]) for k in keys]
     print(f"{variant:13s} γ per layer " + ", ".join(f"{k.split('.')[1]}: {mv:+.3f} ± {sd:.3f}"
                                                    for k, (mv, sd) in zip(keys, vals)))
 for name, what in (("substitute_gamma_above_2", "substitute_v: mean γ vs 2"),
-                   ("bank_gamma_above_2", "bank: mean γ vs 2"), ("substitute_loss", "substitute_v − baseline"),
-                   ("substitute_beats_scale_control", "substitute_v − scale_v"), ("bank_loss", "bank − baseline"),
+                   ("bank_gamma_above_2", "bank: mean γ vs 2"),
+                   ("substitute_loss", "substitute_v − baseline"),
+                   ("substitute_beats_scale_control", "substitute_v − scale_v"),
+                   ("bank_loss", "bank − baseline"),
                    ("bank_beats_scale_control", "bank − scale_v")):
     show(name, what)
 sub, bank = by["substitute_loss"], by["bank_loss"]
-say(f"Replacing the deep values by a projection of the token identity: {sub.mean:+.3f} nats ({sub.verdict}); "
-    f"against the scale-only control {by['substitute_beats_scale_control'].mean:+.3f} "
-    f"({by['substitute_beats_scale_control'].verdict}). The learned table instead: {bank.mean:+.3f} nats "
-    f"({bank.verdict}).")
+say(f"Replacing the deep values by a projection of the token identity: {sub.mean:+.3f} nats "
+    f"({sub.verdict}); against the scale-only control "
+    f"{by['substitute_beats_scale_control'].mean:+.3f} "
+    f"({by['substitute_beats_scale_control'].verdict}). The learned table instead: "
+    f"{bank.mean:+.3f} nats ({bank.verdict}).")
 if sub.verdict == "reproduced" and bank.verdict == "contradicted":
     n_rows = R["corpus"]["configs"]["bank"]["model"]["vocab_size"]
-    say(f"So at this scale deep values that ignore context help when they are a projection of x0, but a learned "
-        f"per-token table ({n_rows:,} rows per layer, {R['corpus']['configs']['bank']['train']['steps']} steps) is "
-        "worse than the baseline. One possible reason, not tested here: a row is updated only when its token "
-        "occurs, so rare tokens' rows barely leave their start.")
+    say(f"So at this scale deep values that ignore context help when they are a projection of x0, "
+        f"but a learned per-token table ({n_rows:,} rows per layer, "
+        f"{R['corpus']['configs']['bank']['train']['steps']} steps) is worse than the baseline. "
+        "One possible reason, not tested here: a row is updated only when its token occurs, so "
+        "rare tokens' rows barely leave their start.")
 
 # %% [markdown]
 # ## The substitution ablation
@@ -417,11 +441,11 @@ for i, l in enumerate(abl["layers"]):
 deep = [abl["layers"].index(l) for l in R["corpus"]["coefficient_table"]["layers"]]
 largest = max(abs(abl[s][i][0]) for s in "qkv" for i in deep)
 base_sd = comparison["baseline"].final_sd
-say(f"In the x0 layers no swap moves the loss by more than {largest:.3f} nats; the baseline's final loss varies "
-    f"by {base_sd:.3f} nats (sd) from seed to seed.")
+say(f"In the x0 layers no swap moves the loss by more than {largest:.3f} nats; the baseline's "
+    f"final loss varies by {base_sd:.3f} nats (sd) from seed to seed.")
 if largest < base_sd:
-    say("These layers tolerate the token identity in any path: the ablation has too little range to rank the "
-        "paths there.")
+    say("These layers tolerate the token identity in any path: the ablation has too little range "
+        "to rank the paths there.")
 
 # %% [markdown]
 # ## The recall task: did the models learn to look keys up?
@@ -446,29 +470,31 @@ for v in ("baseline", "qkv"):
 print(format_verdicts(RV))
 pre = rby["recall_qkv_lookup_learned"]
 if pre.verdict == "reproduced":
-    say(f"The qkv models' final loss lies {abs(pre.mean):.3f} nats below the no-lookup reference: they look "
-        "keys up, so their coefficients below are those of models that retrieve.")
+    say(f"The qkv models' final loss lies {abs(pre.mean):.3f} nats below the no-lookup reference: "
+        "they look keys up, so their coefficients below are those of models that retrieve.")
 else:
     say(f"The qkv models' loss lies {pre.mean:+.3f} nats from the no-lookup reference on average "
-        f"({pre.verdict}): not every seed learned key lookup (the per-seed lines below say which did), so the "
-        "mean coefficients below are not those of models that retrieve.")
+        f"({pre.verdict}): not every seed learned key lookup (the per-seed lines below say which "
+        "did), so the mean coefficients below are not those of models that retrieve.")
 coefficient_rows(rec["coefficient_table"], "recall, official lr")
 rshares = share_rows(rec["coefficient_table"], "recall, official lr")
 for name in ("recall_additive_criterion", "recall_v_reads_x0_more_than_qk"):
     print(f"{name}:\n    {rby[name]}")
-# Per seed: did this qkv model learn lookup, and what did it read? (A description, not a declared test: choosing
-# seeds by their outcome after the run is exactly what the declared tests avoid.)
+# Per seed: did this qkv model learn lookup, and what did it read? (A description, not a declared
+# test: choosing seeds by their outcome after the run is exactly what the declared tests avoid.)
 steps = rec["configs"]["qkv"]["train"]["steps"]
 qkv_runs = sorted(rec["runs"]["qkv"], key=lambda x: x["seed"])
 learned = [recall_recipe.steps_to_learn(x, ref["loss"], steps) < steps for x in qkv_runs]
-print(f"\nper seed (mean over the x0 layers): learned lookup within {steps} steps, x0 share of q, k, v")
+print(f"\nper seed (mean over the x0 layers): learned lookup within {steps} steps, "
+      f"x0 share of q, k, v")
 for i, x in enumerate(qkv_runs):
     row = rec["coefficient_table"]["seeds"].index(x["seed"])
     sh = [sum(rshares[s][row]) / len(rshares[s][row]) for s in "qkv"]
-    print(f"  seed {x['seed']}: {'learned ' if learned[i] else 'plateau '} loss {x['final_val_loss']:.3f}   "
+    print(f"  seed {x['seed']}: {'learned ' if learned[i] else 'plateau '} "
+          f"loss {x['final_val_loss']:.3f}   "
           + "   ".join(f"{s} {v:.3f}" for s, v in zip("qkv", sh)))
-say(f"{sum(learned)} of {len(learned)} qkv seeds learned lookup. Whether V takes more x0 than Q and K should be "
-    "read on those seeds only; with so few, no interval on them would mean much.")
+say(f"{sum(learned)} of {len(learned)} qkv seeds learned lookup. Whether V takes more x0 than Q "
+    "and K should be read on those seeds only; with so few, no interval on them would mean much.")
 
 # %% [markdown]
 # ## A live run: the coefficients of one short training
@@ -499,13 +525,15 @@ for l, b in enumerate(live.blocks):
     if b.x0 is not None:
         x = b.x0
         sh = {s: abs(getattr(x, f"beta_{s}").item()) / (abs(getattr(x, f"alpha_{s}").item())
-                                                        + abs(getattr(x, f"beta_{s}").item())) for s in "qkv"}
-        print(f"layer {l}: β_q {x.beta_q.item():+.2f} β_k {x.beta_k.item():+.2f} β_v {x.beta_v.item():+.2f} | "
-              f"x0 share q {sh['q']:.3f} k {sh['k']:.3f} v {sh['v']:.3f}")
+                                                        + abs(getattr(x, f"beta_{s}").item()))
+              for s in "qkv"}
+        print(f"layer {l}: β_q {x.beta_q.item():+.2f} β_k {x.beta_k.item():+.2f} "
+              f"β_v {x.beta_v.item():+.2f} | x0 share q {sh['q']:.3f} k {sh['k']:.3f} "
+              f"v {sh['v']:.3f}")
         margins.append(sh["v"] - max(sh["q"], sh["k"]))
 live_margin = sum(margins) / len(margins)
-say(f"live run: share_v − max(share_q, share_k) = {live_margin:+.3f}; saved runs {m.mean:+.3f} (sd across "
-    f"seeds {m.sd:.3f})")
+say(f"live run: share_v − max(share_q, share_k) = {live_margin:+.3f}; saved runs {m.mean:+.3f} "
+    f"(sd across seeds {m.sd:.3f})")
 say(read_live_run(live_margin, m.mean, m.sd, m.ci))
 
 # %% [markdown]
@@ -524,7 +552,8 @@ from vrs_edu.lab.bank_readout import beta_sweep
 from vrs_edu.viz.bank import beta_figure, beta_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
-sweep = beta_sweep(qkv_model, wbatches)     # every path alone at every factor, shared with the figure below
+# every path alone at every factor, shared with the figure below
+sweep = beta_sweep(qkv_model, wbatches)
 beta_widget(qkv_model, wbatches, sweep)
 
 # %% [markdown]
@@ -542,18 +571,21 @@ plt.show()
 ref = sweep["reference"]
 print(f"one path's learned β × factor, the others × 1 (means over the x0 layers {ref['layers']})")
 print(f"{'factor':<13s}" + "".join(f"{factor_label(f):>9s}" for f in sweep["factors"]))
-for key, what, fmt in (("delta", "Δ loss", "+.4f"), ("moved", "moved", ".1%"), ("share", "x0 share", ".3f")):
+for key, what, fmt in (("delta", "Δ loss", "+.4f"), ("moved", "moved", ".1%"),
+                       ("share", "x0 share", ".3f")):
     for s in "qkv":
         print(f"{what + ' ' + s:<13s}" + "".join(f"{x:{fmt}}".rjust(9) for x in sweep[key][s]))
 cost = x0_removal_cost(qkv_model, wbatches)
 print("loss change when a path's learned x0 is removed (β := 0): "
       + ", ".join(f"{s} {cost[s]:+.3f}" for s in "qkv") + " nats")
-alphas = {s: [getattr(b.x0, f"alpha_{s}").item() for b in qkv_model.blocks if b.x0 is not None] for s in "qkv"}
+alphas = {s: [getattr(b.x0, f"alpha_{s}").item() for b in qkv_model.blocks if b.x0 is not None]
+          for s in "qkv"}
 print("this checkpoint's learned β per x0 layer: "
       + "; ".join(f"{s} {[round(b, 2) for b in ref['betas'][s]]}" for s in "qkv"))
 uses = max("qkv", key=lambda s: cost[s])
 tolerates = min("qkv", key=lambda s: sweep["delta"][s][-1])
-say(f"relies most on its x0: {uses}; tolerates extra x0 ({factor_label(sweep['factors'][-1])}) best: {tolerates}")
+say(f"relies most on its x0: {uses}; "
+    f"tolerates extra x0 ({factor_label(sweep['factors'][-1])}) best: {tolerates}")
 
 
 def mean(xs):
@@ -562,32 +594,41 @@ def mean(xs):
 
 steps = step_changes(sweep)
 ratio = {s: [abs(b) / abs(a) for a, b in zip(alphas[s], ref["betas"][s])] for s in "qk"}
-added = {s: beta_shift_readout(qkv_model, wbatches, reference=ref, **{f"d_beta_{s}": 0.5}) for s in "qk"}
+added = {s: beta_shift_readout(qkv_model, wbatches, reference=ref, **{f"d_beta_{s}": 0.5})
+         for s in "qk"}
 qk_loss = max(abs(steps[s][f"delta_{d}"]) for s in "qk" for d in ("down", "up"))
 v_loss = [abs(steps["v"][f"delta_{d}"]) for d in ("down", "up")]
 qk_moved = [steps[s][f"moved_{d}"] for s in "qk" for d in ("down", "up")]
 say("One step of this slider (β halved or doubled) changes the x0 share by "
     + ", ".join(f"{steps[s]['share_down']:+.3f}/{steps[s]['share_up']:+.3f} ({s})" for s in "qkv")
-    + f" and moves {min(qk_moved):.1%}-{max(qk_moved):.1%} of the attention mass through Q or K; the loss moves by "
-    f"at most {qk_loss:.4f} nats through Q or K, and by {min(v_loss):.4f}-{max(v_loss):.4f} through V.")
+    + f" and moves {min(qk_moved):.1%}-{max(qk_moved):.1%} of the attention mass through Q or K; "
+    f"the loss moves by at most {qk_loss:.4f} nats through Q or K, and by "
+    f"{min(v_loss):.4f}-{max(v_loss):.4f} through V.")
 mostly = [s for s in "qk" if mean(ref["shares"][s]) > 0.5]
 say(("Why Q and K move the loss less than V: " if qk_loss < min(v_loss) else "Q and K against V: ")
-    + "under QK-norm attention sees only the direction of α·x + β·x0, not its size. Training left |β| at "
+    + "under QK-norm attention sees only the direction of α·x + β·x0, not its size. "
+    "Training left |β| at "
     + " and ".join(f"{min(ratio[s]):.1f}-{max(ratio[s]):.1f}× |α| for {s}" for s in "qk")
     + " (x0 shares " + ", ".join(f"{s} {mean(ref['shares'][s]):.3f}" for s in "qk") + ")"
-    + (f": {' and '.join(mostly)} already point{'s' if len(mostly) == 1 else ''} mostly along x0." if mostly else ".")
+    + (f": {' and '.join(mostly)} already point{'s' if len(mostly) == 1 else ''} mostly along x0."
+       if mostly else ".")
     + " Adding 0.5 to β (an additive step) changes the x0 share by "
     + ", ".join(f"{mean(added[s]['shares'][s]) - mean(ref['shares'][s]):+.4f} ({s})" for s in "qk")
-    + ", moves " + ", ".join(f"{mean(added[s]['moved']):.1%} ({s})" for s in "qk") + " of the attention mass and "
-    "the loss by " + ", ".join(f"{added[s]['delta']:+.4f} ({s})" for s in "qk") + " nats. Halving β moves "
-    + ", ".join(f"{steps[s]['moved_down']:.1%} ({s})" for s in "qk") + " of the attention mass, and the loss by "
+    + ", moves " + ", ".join(f"{mean(added[s]['moved']):.1%} ({s})" for s in "qk")
+    + " of the attention mass and the loss by "
+    + ", ".join(f"{added[s]['delta']:+.4f} ({s})" for s in "qk") + " nats. Halving β moves "
+    + ", ".join(f"{steps[s]['moved_down']:.1%} ({s})" for s in "qk")
+    + " of the attention mass, and the loss by "
     + ", ".join(f"{steps[s]['delta_down']:+.4f} ({s})" for s in "qk") + " nats, in "
     f"{len(ref['layers'])} of the {qkv_model.cfg.n_layers} layers.")
 i_half = sweep["factors"].index(0.5)
-say("Attention moved and loss change, from ×1/2 to " + factor_label(first := sweep["factors"][0]) + ": "
-    + "; ".join(f"{s.upper()} {sweep['moved'][s][i_half]:.1%} and {sweep['delta'][s][i_half]:+.4f} nats, then "
+say("Attention moved and loss change, from ×1/2 to "
+    + factor_label(first := sweep["factors"][0]) + ": "
+    + "; ".join(f"{s.upper()} {sweep['moved'][s][i_half]:.1%} and "
+                f"{sweep['delta'][s][i_half]:+.4f} nats, then "
                 f"{sweep['moved'][s][0]:.0%} and {sweep['delta'][s][0]:+.3f} nats" for s in "qk")
-    + f". Removing x0 altogether (β := 0) costs q {cost['q']:+.3f}, k {cost['k']:+.3f}, v {cost['v']:+.3f} nats.")
+    + f". Removing x0 altogether (β := 0) costs q {cost['q']:+.3f}, k {cost['k']:+.3f}, "
+    f"v {cost['v']:+.3f} nats.")
 
 # %% [markdown]
 # ### Exercises to think about
@@ -612,8 +653,9 @@ ours = R["corpus"]
 t = ours["configs"]["qkv"]["train"]
 tokens = t["steps"] * t["batch_size"] * ours["configs"]["qkv"]["model"]["block_size"]
 n_params = ours["runs"]["qkv"][0]["n_params"]
-say(f"ours: {ours['configs']['qkv']['model']['n_layers']} layers, {n_params:,} parameters, {tokens:,} tokens, "
-    f"{t['steps']} steps; paper: {PAPER['layers']} layers, {PAPER['params'] / n_params:.0f}× the parameters, "
+say(f"ours: {ours['configs']['qkv']['model']['n_layers']} layers, {n_params:,} parameters, "
+    f"{tokens:,} tokens, {t['steps']} steps; paper: {PAPER['layers']} layers, "
+    f"{PAPER['params'] / n_params:.0f}× the parameters, "
     f"{PAPER['tokens'] / tokens:,.0f}× the tokens")
 print(f"our word vocabulary (data.vocab_size, for exercise 2): {data.vocab_size:,} entries")
 

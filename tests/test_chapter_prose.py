@@ -85,9 +85,6 @@ def test_test_markers_are_cell_tags_and_widget_cells_carry_them(path):
 # --- the code fits the book's page: at most 100 columns ------------------------------------------------------------
 
 CODE_WIDTH = 100    # characters, not bytes: "Δ" or "≤" takes one column of the page
-# Chapters whose code cells still hold lines wider than the page. Their test is a strict xfail: once a chapter is
-# wrapped its test passes unexpectedly, which fails the run until the chapter is taken off this list.
-NOT_YET_WRAPPED = {"03_value_residual", "04_bank_of_values"}
 
 
 def wide_code_lines(nb, width: int = CODE_WIDTH) -> list[str]:
@@ -103,9 +100,7 @@ def test_the_width_check_finds_a_wide_code_line_and_passes_a_full_one():
     assert wide_code_lines(nb) == [full + "Δ"]
 
 
-@pytest.mark.parametrize("path", [pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="not yet wrapped"))
-                                  if p.stem in NOT_YET_WRAPPED else p for p in CHAPTERS],
-                         ids=[p.stem for p in CHAPTERS])
+@pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_code_cells_fit_the_page(path):
     wide = wide_code_lines(jupytext.read(path))
     assert not wide, f"{path.name}: {len(wide)} code line(s) wider than {CODE_WIDTH} columns:\n" + "\n".join(wide)
