@@ -239,21 +239,21 @@ if result is not None:
     if max(map(len, table.splitlines())) > 100:
         table = "\n".join(line.removeprefix("  ") for line in table.splitlines())
     print(table)
-    loss_rows = [r for r in rows if r["test"].family == "ch05"]
+    loss_rows = [r for r in rows if r.test.family == "ch05"]
 
     def mixers(pick):
-        names = [r["test"].name.removesuffix("_loss") for r in loss_rows if pick(r)]
+        names = [r.test.name.removesuffix("_loss") for r in loss_rows if pick(r)]
         return ", ".join(names) or "none"
 
     print(f"\nlower loss than the residual, after Holm:  "
-          f"{mixers(lambda r: r['verdict'] == 'reproduced')}")
+          f"{mixers(lambda r: r.verdict == 'reproduced')}")
     print(f"higher loss than the residual, after Holm: "
-          f"{mixers(lambda r: r['verdict'] == 'contradicted')}")
+          f"{mixers(lambda r: r.verdict == 'contradicted')}")
     print(f"interval above 0 (worse) before Holm, undecided after it: "
-          f"{mixers(lambda r: r['verdict'] == 'undecided' and r['ci'][0] > 0)}")
+          f"{mixers(lambda r: r.verdict == 'undecided' and r.ci[0] > 0)}")
     print(f"interval below 0 (better) before Holm, undecided after it: "
-          f"{mixers(lambda r: r['verdict'] == 'undecided' and r['ci'][1] < 0)}")
-    print(f"interval spans 0: {mixers(lambda r: r['ci'][0] <= 0 <= r['ci'][1])}")
+          f"{mixers(lambda r: r.verdict == 'undecided' and r.ci[1] < 0)}")
+    print(f"interval spans 0: {mixers(lambda r: r.ci[0] <= 0 <= r.ci[1])}")
 
 # %% [markdown]
 # ### The same tests on a second corpus
@@ -304,7 +304,7 @@ if result is not None:
     print(f"coefficient group lr {coef_lr} = {coef_lr / lr:.1f}× the base lr {lr}")
     print(f"{'mixer':14s} {'parameters at coef lr':>22s} {'at base lr':>11s}   "
           f"{'Δ loss verdict':s}")
-    verdict_of = {r["test"].name.removesuffix("_loss"): r["verdict"] for r in loss_rows}
+    verdict_of = {r.test.name.removesuffix("_loss"): r.verdict for r in loss_rows}
     for name, over in VARIANTS.items():
         if name == "residual":
             continue
@@ -418,14 +418,14 @@ if result is not None:
 
 # %%
 if result is not None:
-    for r in (r for r in rows if r["test"].family == "primary"):
-        name = r["test"].name.removesuffix("_v_reads_x0_more_than_qk")
-        lo, hi = r["ci"]
+    for r in (r for r in rows if r.test.family == "primary"):
+        name = r.test.name.removesuffix("_v_reads_x0_more_than_qk")
+        lo, hi = r.ci
         side = ("above 0: V reads more x0" if lo > 0
                 else "below 0: V reads less x0 than Q or K" if hi < 0 else "spans 0")
-        print(f"{name:9s} V − max(Q, K) = {r['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], "
-              f"p (Holm) {r['p_holm']:.3f} → {r['verdict']}\n{'':9s} (interval {side})")
-    decided = [r for r in rows if r["test"].family == "primary" and r["verdict"] != "undecided"]
+        print(f"{name:9s} V − max(Q, K) = {r.mean:+.3f} [{lo:+.3f}, {hi:+.3f}], "
+              f"p (Holm) {r.p_holm:.3f} → {r.verdict}\n{'':9s} (interval {side})")
+    decided = [r for r in rows if r.test.family == "primary" and r.verdict != "undecided"]
     print(f"routers whose test is decided after Holm (either way): "
           f"{len(decided)} of {len(routers)}")
 
