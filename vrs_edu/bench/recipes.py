@@ -63,8 +63,13 @@ def _recorded_line(label: str, r: dict) -> None:
     projection when it was recorded on a machine with another number of cores."""
     wall, env = r["wall_time_s"], r["environment"]
     cpu = f"{r['cpu_time_s'] / 60:6.1f}m" if "cpu_time_s" in r else "      -"
-    print(f"  {label:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {env['threads']:7d} "
-          f"{env.get('jobs', 1):4d}  {env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
+    # CPU time over the workers: what the wall time would be if every worker were busy all the time and nothing
+    # else ran. Other jobs on the machine lengthen the wall time (the load columns say when) but hardly the CPU
+    # time, so this column is a lower bound for the same run on an idle machine, not a measurement.
+    jobs = env.get("jobs", 1)
+    ideal = f"{r['cpu_time_s'] / jobs / 60:6.1f}m" if "cpu_time_s" in r else "      -"
+    print(f"  {label:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {ideal:>9s} {env['threads']:7d} "
+          f"{jobs:4d}  {env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
     if env.get("cpu_count") != os.cpu_count() and "cpu_time_s" in r:
         # A wall time from a machine with more cores says nothing about the budget here. Its CPU time spread
         # over this machine's cores is a projection, not a measurement (per-core speed differs between machines).
@@ -89,8 +94,10 @@ def run(args) -> None:
           f"0.5 at best; above it: start-up and pickling)")
     print(f"  sequential 1 thread / 2 threads: {r['sequential_1_thread'] / r['sequential']:.3f}  (what a second thread "
           f"buys one run; on a busy machine two threads can be slower than one)", flush=True)
-    print("full runs, as recorded in data/results/ (budget 20 min):")
-    print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'threads':>7s} {'jobs':>4s}  load (start, end)")
+    print("full runs, as recorded in data/results/ (budget 20 min; CPU/jobs = the CPU time spread over the workers,"
+          "\n  the wall time on an idle machine if no worker ever waited: a lower bound, not a measurement):")
+    print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'CPU/jobs':>9s} {'threads':>7s} {'jobs':>4s}  "
+          "load (start, end)")
     for name in sorted(RECIPES):
         try:
             r = load_results(name, corpus="")

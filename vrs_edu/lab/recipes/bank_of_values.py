@@ -20,6 +20,7 @@ from ..analysis import (DeclaredTest, ci_excludes_zero, judge, paired_difference
                         verdict_records)
 from ..experiments import recipe
 from ..options import RunOptions
+from ..results import Verdict
 from .value_residual import CORPUS, QUICK_STEPS, SEEDS, run_suite
 
 VARIANTS = {
@@ -296,7 +297,7 @@ def test_values(result: dict) -> dict[str, list[float]]:
     return out
 
 
-def verdicts(result: dict) -> list[dict]:
+def verdicts(result: dict) -> list[Verdict]:
     """The three-way verdicts of the declared tests (:func:`vrs_edu.lab.analysis.judge`) on a result made by the
     current code; print them with :func:`vrs_edu.lab.analysis.format_verdicts`."""
     values = test_values(result)

@@ -34,6 +34,7 @@ from ..experiments import recipe
 from ..parallel import map_runs, usable_jobs
 from ..options import RunOptions
 from ..presets import scaled_run
+from ..results import Verdict
 from ..train import train
 
 PRESET = "word-8x64"
@@ -295,7 +296,7 @@ def test_values(result: dict) -> dict[str, list[float]]:
     return out
 
 
-def verdicts(result: dict) -> list[dict]:
+def verdicts(result: dict) -> list[Verdict]:
     """Three-way verdicts of the declared tests (:func:`vrs_edu.lab.analysis.judge`); print them with
     :func:`vrs_edu.lab.analysis.format_verdicts`."""
     values = test_values(result)

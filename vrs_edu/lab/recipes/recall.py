@@ -39,6 +39,7 @@ from ..analysis import DeclaredTest, judge, paired_values, steps_to_reach, verdi
 from ..data import associative_recall, no_lookup_reference
 from ..experiments import recipe
 from ..options import RunOptions
+from ..results import Verdict
 from .bank_of_values import VARIANTS_V2, beta_plateau, coefficient_table, share_margins
 from .value_residual import QUICK_STEPS, SEEDS, run_suite
 from .value_residual import VARIANTS as VR_VARIANTS
@@ -134,7 +135,7 @@ def test_values(result: dict) -> dict[str, list[float]]:
     return out
 
 
-def verdicts(result: dict) -> list[dict]:
+def verdicts(result: dict) -> list[Verdict]:
     """The three-way verdicts of the declared tests (:func:`vrs_edu.lab.analysis.judge`) on a result of this recipe;
     print them with :func:`vrs_edu.lab.analysis.format_verdicts`."""
     values = test_values(result)

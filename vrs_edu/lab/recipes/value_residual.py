@@ -29,6 +29,7 @@ from ..metrics import uniform_causal_entropy
 from ..experiments import compare_variants, recipe
 from ..options import RunOptions
 from ..presets import scaled_run
+from ..results import Verdict
 
 VARIANTS = {
     "baseline": {},
@@ -244,7 +245,7 @@ def test_values(result: dict) -> dict[str, list[float]]:
     return out
 
 
-def verdicts(result: dict) -> list[dict]:
+def verdicts(result: dict) -> list[Verdict]:
     """The three-way verdicts of this recipe's declared tests (:func:`vrs_edu.lab.analysis.judge`) on a result made
     by the current code; print them with :func:`vrs_edu.lab.analysis.format_verdicts`."""
     values = test_values(result)
