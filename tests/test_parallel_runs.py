@@ -12,7 +12,7 @@ import torch
 
 from vrs_edu.lab import experiments
 from vrs_edu.lab.experiments import compare_variants
-from vrs_edu.lab.parallel import map_runs, usable_jobs
+from vrs_edu.lab.parallel import map_runs, usable_jobs, worker_count
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.train import load_checkpoint
 
@@ -56,6 +56,41 @@ def test_parallel_runs_equal_sequential_runs(one_thread, tmp_path, monkeypatch):
     assert par == seq
     # the two seeds differ (the comparison above is not between two copies of one run)
     assert seq["runs"]["baseline"][0]["history"]["train_loss"] != seq["runs"]["baseline"][1]["history"]["train_loss"]
+
+
+def test_three_runs_on_two_cores_take_three_workers_and_give_the_same_numbers(one_thread, tmp_path, monkeypatch):
+    """3 runs do not split evenly over 2 cores, so three one-thread workers share them (worker_count(3, 2) == 3):
+    still one thread per run, so still the numbers of the runs one after another."""
+    monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
+    assert worker_count(3, 2) == 3
+    kw = dict(quick=True, quick_steps=3, metric_batches=1)
+    seq = without_wall_time(compare_variants("char-6x64", {"baseline": {}}, [0, 1, 2], jobs=1, **kw))
+    par = without_wall_time(compare_variants("char-6x64", {"baseline": {}}, [0, 1, 2], jobs=2, **kw))
+    r2_par, r2_seq = pop_x0_r2(par), pop_x0_r2(seq)
+    assert r2_par == pytest.approx(r2_seq, rel=1e-12, abs=1e-12)
+    assert par == seq
+
+
+@pytest.mark.parametrize("n_tasks, jobs, workers, why", [
+    (16, 2, 2, "8 rounds of 2: no core waits"),
+    (15, 2, 3, "2 workers: 8 rounds, the last with one core idle (8 runs' time); 3 workers: 5 runs each at 2/3 "
+               "of a core (7.5)"),
+    (35, 2, 2, "2, 3 and 4 workers all cost 36 runs' worth of rounds (18x2, 12x3, 9x4): the fewest processes win"),
+    (3, 2, 3, "3 workers at 2/3 of a core each: 1.5 runs' time instead of 2"),
+    (2, 2, 2, "one run per core"),
+    (1, 2, 1, "one run needs one worker"),
+    (40, 2, 2, "the bank-of-values recipe: 8 variants x 5 seeds split evenly"),
+    (45, 16, 23, "16 workers: 3 rounds (48); 23 workers: 2 rounds of 23 (46), no count in 16..32 does better"),
+])
+def test_worker_count_keeps_every_core_busy_to_the_end(n_tasks, jobs, workers, why):
+    assert worker_count(n_tasks, jobs) == workers, why
+
+
+def test_worker_count_refuses_bad_counts():
+    with pytest.raises(ValueError, match="jobs must be a positive integer, got 0"):
+        worker_count(4, 0)
+    with pytest.raises(ValueError, match="n_tasks must be a non-negative integer, got -1"):
+        worker_count(-1, 2)
 
 
 def test_a_worker_writes_the_first_seeds_checkpoint(tmp_path, monkeypatch):

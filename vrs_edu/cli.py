@@ -201,8 +201,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="override a model or training setting in every run of the recipe, e.g. --set steps=20000")
     r.add_argument("--out", type=output_dir, help="results folder (default: data/results)")
     r.add_argument("--jobs", type=int, metavar="N",
-                   help="train the recipe's independent runs (variants x seeds) in N worker processes, one torch "
-                        "thread each; same numbers as one after another (default: the number of CPU cores)")
+                   help="train the recipe's independent runs (variants x seeds) on N cores: N worker processes, "
+                        "one torch thread each (a few more when the runs do not split evenly over N, so that no "
+                        "core waits at the end); same numbers as one after another (default: the number of CPU "
+                        "cores)")
     r.add_argument("--corpus", help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
                                     "text file; writes NAME.corpus-<name>.json beside the default results")
     r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")

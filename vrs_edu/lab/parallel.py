@@ -29,6 +29,29 @@ def default_jobs() -> int:
     return os.cpu_count() or 1
 
 
+def worker_count(n_tasks: int, jobs: int) -> int:
+    """How many worker processes keep ``jobs`` cores busy until the last of ``n_tasks`` equal-sized runs ends.
+
+    With ``jobs`` workers, 15 runs on 2 cores take 8 rounds, and in the last one a core sits idle: the wall time is
+    8 runs, not 7.5. A few more single-threaded workers than cores share the cores (the operating system splits
+    their time) and finish together: 3 workers on 2 cores do 5 runs each at 2/3 of a core, 7.5 runs' time. So the
+    count is the ``w`` in ``jobs .. 2·jobs`` (at most ``n_tasks``) with the least ``ceil(n_tasks / w) · w`` (the
+    work the busiest worker's rounds take, in runs), the smallest such ``w`` when several tie; every run still gets
+    one thread and computes the same numbers.
+
+    Raises:
+        ValueError: ``n_tasks`` < 0 or ``jobs`` < 1.
+    """
+    if not isinstance(n_tasks, int) or n_tasks < 0:
+        raise ValueError(f"n_tasks must be a non-negative integer, got {n_tasks!r}")
+    if not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be a positive integer, got {jobs!r}")
+    if n_tasks <= jobs:
+        return max(1, n_tasks)
+    candidates = range(jobs, min(2 * jobs, n_tasks) + 1)
+    return min(candidates, key=lambda w: (-(-n_tasks // w) * w, w))
+
+
 def _start_worker() -> None:
     """Runs once in every worker: one torch thread."""
     torch.set_num_threads(1)
@@ -36,7 +59,8 @@ def _start_worker() -> None:
 
 def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, desc: str = "runs",
              progress: bool = True) -> list:
-    """``[fn(**task) for task in tasks]``, computed by ``jobs`` worker processes when ``jobs`` > 1.
+    """``[fn(**task) for task in tasks]``, computed on ``jobs`` cores when ``jobs`` > 1: by ``jobs`` worker
+    processes, or a few more when the runs do not split evenly over ``jobs`` (:func:`worker_count`).
 
     Results come back in the order of ``tasks`` whatever order the runs finish in. One progress bar counts finished
     runs over all workers (a worker draws no bars of its own; ``progress=False`` (the commands' ``--quiet``) or
@@ -59,7 +83,7 @@ def map_runs(fn: Callable[..., object], tasks: Sequence[dict], jobs: int = 1, de
                 bar.update(1)
             return results
         spawn = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks)), mp_context=spawn,
+        with ProcessPoolExecutor(max_workers=worker_count(len(tasks), jobs), mp_context=spawn,
                                  initializer=_start_worker) as pool:
             futures = {pool.submit(fn, **task): i for i, task in enumerate(tasks)}
             try:
