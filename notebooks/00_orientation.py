@@ -186,9 +186,8 @@ from vrs_edu.viz.widgets import stream_norm_widget
 stream_norm_widget()
 
 # %%
+from vrs_edu.lab.explore import stream_norm_readout
 from vrs_edu.viz.widgets import stream_norm_figure
-
-from vrs_edu.viz.widgets import stream_norm_readout
 
 fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
 plt.show()

@@ -209,7 +209,8 @@ held_out = [s for i, s in enumerate(sentences) if i % 5 == 4]
 identity_widget(real, table["probes"], held_out[:20], layer=3)
 
 # %%
-from vrs_edu.viz.real_model import identity_figure, identity_summary
+from vrs_edu.lab.probes import identity_summary
+from vrs_edu.viz.real_model import identity_figure
 
 fig, tokens, scores = identity_figure(real, table["probes"], held_out[0], layer=3)
 plt.show()

@@ -59,7 +59,7 @@ def test_identity_figure_draws_one_bar_per_token_and_path(real, fitted):
     assert len(ax.patches) == 3 * len(tokens)
     low, high = ax.get_ylim()
     assert low <= min(min(v) for v in scores.values()) and high >= 1.0   # nothing drawn outside the axes
-    assert "v best explained in" in V.identity_summary(scores)
+    assert "v best explained in" in P.identity_summary(scores)
     plt.close(fig)
 
 

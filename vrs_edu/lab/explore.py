@@ -38,3 +38,18 @@ def untrained_stream_norms(n_layers: int = 6, init_scale: float = 1.0, seed: int
         block.mlp.down.weight.mul_(init_scale)
     idx = torch.randint(model.cfg.vocab_size, (4, seq_len), generator=torch.Generator().manual_seed(seed))
     return stream_norms(model, idx)
+
+
+DEFAULT = {"n_layers": 6, "init_scale": 1.0}   # the chapter-00 widget's starting setting
+
+
+def stream_norm_readout(n_layers: int = 6, init_scale: float = 1.0) -> dict:
+    """The numbers the widget shows: ``{"norms": [L+1 values], "ratio": final / embedding norm, "default_norms",
+    "default_ratio"}`` (default = 6 layers, init scale 1).
+
+    Raises:
+        ValueError: ``n_layers`` outside 1..48, or ``init_scale`` negative, NaN or infinite (naming the argument).
+    """
+    norms = untrained_stream_norms(n_layers=n_layers, init_scale=init_scale)
+    base = untrained_stream_norms(**DEFAULT)
+    return {"norms": norms, "ratio": norms[-1] / norms[0], "default_norms": base, "default_ratio": base[-1] / base[0]}

@@ -494,3 +494,16 @@ def toy_layer_statistics(results: dict[str, dict]) -> list[dict]:
                              **{k: [_mean(m[k][l] for m in lm) for l in range(len(lm[0][k]))]
                                 for k in ("entropy", "oversmoothing")}))
     return rows
+
+
+def sentence_low(real, probes: dict, sentence: str) -> float:
+    """The lowest per-token R² of ``sentence`` over every layer and path: one y-axis for all its layers."""
+    return min(min(v) for l in range(real.model.cfg.n_layers)
+               for v in token_identity_scores(real, probes, sentence, l)[1].values())
+
+
+def identity_summary(scores: dict[str, list[float]]) -> str:
+    """One line: the mean per-token R² of q, k and v, and how many tokens have v explained better than both q and k."""
+    v_best = sum(v > max(q, k) for q, k, v in zip(scores["q"], scores["k"], scores["v"]))
+    means = ", ".join(f"{s} {sum(scores[s]) / len(scores[s]):.3f}" for s in PATHS)
+    return f"mean per-token R²: {means}; v best explained in {v_best} of {len(scores['v'])} tokens"

@@ -9,7 +9,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
-from ..lab.probes import PATHS, token_identity_scores
+from ..lab.probes import PATHS, identity_summary, sentence_low, token_identity_scores
 from .controls import label_style
 
 COLORS = {"q": "tab:blue", "k": "tab:orange", "v": "tab:green", "resid": "tab:gray"}
@@ -62,19 +62,6 @@ def identity_figure(real, probes: dict, sentence: str, layer: int, y_low: float 
     """The widget's figure for one sentence and layer; returns ``(fig, tokens, scores)``."""
     tokens, scores = token_identity_scores(real, probes, sentence, layer)
     return plot_identity_scores(tokens, scores, layer, y_low=y_low), tokens, scores
-
-
-def sentence_low(real, probes: dict, sentence: str) -> float:
-    """The lowest per-token R² of ``sentence`` over every layer and path: one y-axis for all its layers."""
-    return min(min(v) for l in range(real.model.cfg.n_layers)
-               for v in token_identity_scores(real, probes, sentence, l)[1].values())
-
-
-def identity_summary(scores: dict[str, list[float]]) -> str:
-    """One line: the mean per-token R² of q, k and v, and how many tokens have v explained better than both q and k."""
-    v_best = sum(v > max(q, k) for q, k, v in zip(scores["q"], scores["k"], scores["v"]))
-    means = ", ".join(f"{s} {np.mean(scores[s]):.3f}" for s in PATHS)
-    return f"mean per-token R²: {means}; v best explained in {v_best} of {len(scores['v'])} tokens"
 
 
 def identity_widget(real, probes: dict, sentences: list[str], layer: int = 3):

@@ -11,23 +11,8 @@ from __future__ import annotations
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from ..lab.explore import untrained_stream_norms
+from ..lab.explore import DEFAULT, stream_norm_readout
 from .controls import change_from_default, label_style
-
-DEFAULT = {"n_layers": 6, "init_scale": 1.0}
-
-
-def stream_norm_readout(n_layers: int = 6, init_scale: float = 1.0) -> dict:
-    """The numbers the widget shows: ``{"norms": [L+1 values], "ratio": final / embedding norm, "default_norms",
-    "default_ratio"}`` (default = 6 layers, init scale 1).
-
-    Raises:
-        ValueError: ``n_layers`` outside 1..48, or ``init_scale`` negative, NaN or infinite (naming the argument).
-    """
-    norms = untrained_stream_norms(n_layers=n_layers, init_scale=init_scale)
-    base = untrained_stream_norms(**DEFAULT)
-    return {"norms": norms, "ratio": norms[-1] / norms[0], "default_norms": base, "default_ratio": base[-1] / base[0]}
-
 
 def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0):
     """The figure the chapter-00 widget draws: residual-stream norm across depth of an untrained model at this
