@@ -179,6 +179,7 @@ VARIANTS_V2 = {
 #   corpus: 8 variants × 5 seeds × 240 steps × 0.17 s ≈ 27 min, + evaluations (≈ 4 s/run) ≈ 30 min, + the
 #           substitution ablation on 5 baselines (≈ 100 forward passes each) ≈ 1 min;
 #                                                                                         Total ≈ 31 CPU-min.
+# (Estimates. What the recorded run took, wall and CPU: its result file, and ``make bench``.)
 # Pilot (seed 0, 240 steps, official LRs + QK-norm): β_v rose to 3.3 (layer 6) and 3.7 (layer 7) and was still
 # rising at step 240; at 480 steps it reached 3.8-4.2, but the validation loss rose after step 260 (the corpus is
 # small: training longer overfits). ``beta_v_plateau`` reports the plateau criterion on every run.

@@ -56,9 +56,9 @@ VARIANTS = {
 # "Learned" = the validation loss has fallen to half the no-lookup reference's (the pilot's curve crosses it within
 # one evaluation interval: the transition is sudden, so the exact fraction hardly matters).
 LEARNED_FRACTION = 0.5
-# Budget (one thread per run; the 2-core machine, --jobs 2): estimated 3 variants × 5 seeds × 1,200 steps × ≈ 0.07
-# s/step ≈ 21 CPU-min; the full run measured 38.4 CPU-min and 20.5 min wall (≈ 0.12 s per step with its 24
-# evaluations), 1.03× the 20-minute budget.
+# Budget (one thread per run, 20 min on the 2-core machine): 3 variants × 5 seeds × 1,200 steps at ≈ 0.13 s per step
+# (its 24 evaluations included) ≈ 38 CPU-min, 19 min if both cores stay busy to the end (``parallel.worker_count``).
+# What the recorded run took, wall and CPU: its result file, and ``make bench``.
 
 
 def steps_to_learn(run: dict, reference_loss: float, steps: int) -> float:

@@ -51,6 +51,7 @@ SEEDS = (0, 1, 2, 3, 4)
 #   corpus: 7 variants (5 + the weak-baseline pair) × 5 seeds × 240 steps × 0.17 s ≈ 23.8 min, plus 12 evaluations of
 #           the whole validation split per run (≈ 4 s) ≈ 26 min;
 #   step-time measurement, metrics: < 1 min.                                                     Total ≈ 27 CPU-min.
+# (Estimates. What the recorded run took, wall and CPU: its result file, and ``make bench``.)
 # The associative-recall task is a recipe of its own (``recall.py``): it does not depend on the corpus, and it needs
 # 1,500 steps at batch 64 before the models learn lookup, which would not fit this budget.
 # Stream start: every variant starts at RMSNorm(embedding) (pilot, seed 0, 240 steps: 4.614 against 4.811 for the
