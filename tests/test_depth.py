@@ -256,7 +256,7 @@ def test_vertical_attention_is_a_softmax_over_depth_per_stream():
     states = _sources(4, seed=2)
     seen = {}
     out = mixer(3, states, ys, hook=lambda name, t: seen.setdefault(name, t))
-    q = rms_norm(states[-1]) @ mixer.pseudo_query[2].weight.T                  # (B, T, 3·d_key)
+    q = rms_norm(states[-1]) @ mixer.query_proj[2].weight.T                    # (B, T, 3·d_key)
     keys = [rms_norm(y) @ mixer.key_proj[2].weight.T for y in ys]
     for c, s in enumerate(("q", "k", "v")):
         qc = q[..., c * 4:(c + 1) * 4]

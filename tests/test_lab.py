@@ -111,6 +111,26 @@ def test_training_on_a_synthetic_task_scores_only_answers():
     assert math.isfinite(h.val_loss[-1]) and 0 <= h.val_acc[-1] <= 1
 
 
+def test_a_vertical_attention_checkpoint_saved_with_the_old_name_loads(tmp_path):
+    """Vertical Attention's query projection was saved as ``depth.pseudo_query.*`` before it was renamed
+    ``depth.query_proj.*``: such a checkpoint loads into the new model, tensor for tensor (a one-time migration)."""
+    from safetensors.torch import load_file, save_file
+
+    data = make_token_data(TEXT, "char", block_size=16)
+    m = tiny_model(data.vocab_size, depth_mixer="vertical")
+    with torch.no_grad():
+        for w in m.depth.query_proj:
+            w.weight.normal_()   # trained-looking weights: zeros would load as zeros whatever the keys
+    path = save_checkpoint(tmp_path / "ck", m, data.tokenizer, {})
+    state = load_file(path / "model.safetensors")
+    old = {k.replace("depth.query_proj.", "depth.pseudo_query."): v for k, v in state.items()}
+    assert any(k.startswith("depth.pseudo_query.") for k in old)
+    save_file(old, path / "model.safetensors")
+    m2, _, _ = load_checkpoint(path)
+    for (name, p), (_, q) in zip(m.state_dict().items(), m2.state_dict().items()):
+        assert torch.equal(p, q), name
+
+
 def test_checkpoint_round_trip_and_mismatch_errors(tmp_path):
     data = make_token_data(TEXT, "char", block_size=16)
     m = tiny_model(data.vocab_size, x0_mode="qkv")

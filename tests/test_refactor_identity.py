@@ -47,7 +47,7 @@ def expected_init(cfg: TinyGPTConfig, name: str, p: torch.Tensor, wte: torch.Ten
             return torch.ones(p.shape)
         if parts[1] == "dwa":   # DenseFormer, MUDD: weight 1 on the latest state
             return torch.eye(i + 2)[-1].expand(p.shape)
-        if parts[1] in ("logits", "pseudo_query", "gamma", "o_proj"):
+        if parts[1] in ("logits", "pseudo_query", "query_proj", "gamma", "o_proj"):
             return torch.zeros(p.shape)
     writes_to_stream = parts[0] == "blocks" and name.endswith(("attn.o_proj.weight", "mlp.down.weight"))
     return drawn(cfg.seed, name, p.shape, 0.02 / math.sqrt(2 * cfg.n_layers) if writes_to_stream else 0.02)
@@ -173,8 +173,9 @@ def test_logits_equal_the_plain_forward_pass(case):
 
 def group_by_name(name: str, p: torch.Tensor, coef_opt: str) -> str:
     """The name-based rule the stored runs were trained with: official x0 groups by leaf name, then coefficients
-    (scalars, and mixing weights named dwa / logits / pseudo_query), then matrices by shape."""
-    parts = name.split(".")
+    (scalars, and mixing weights named dwa / logits / pseudo_query), then matrices by shape. Vertical Attention's
+    query projection, ``depth.query_proj`` now, was called ``depth.pseudo_query`` when those runs were trained."""
+    parts = name.replace("depth.query_proj.", "depth.pseudo_query.", 1).split(".")
     if coef_opt == "official" and "x0" in parts:
         leaf = parts[-1]
         return "bank_table" if leaf == "E_v" else "x0_alpha" if leaf.startswith("alpha") else "x0_beta_gamma"

@@ -407,6 +407,9 @@ def _load_weights(model: TinyGPT, path: Path) -> None:
     """Load ``path/model.safetensors`` into ``model`` (on its device), naming every tensor that does not fit."""
     device = next(model.parameters()).device
     state = load_file(path / "model.safetensors", device=str(device))
+    if model.cfg.depth_mixer == "vertical":   # a one-time migration: Vertical Attention's query projection was
+        # saved as `pseudo_query` (a name borrowed from Attention Residuals) before it was named for what it is
+        state = {k.replace("depth.pseudo_query.", "depth.query_proj.", 1): v for k, v in state.items()}
     expected = model.state_dict()
     if model.cfg.tie_embeddings:
         state["lm_head.weight"] = state["wte.weight"]

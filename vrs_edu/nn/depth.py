@@ -437,7 +437,7 @@ class VerticalAttention(DepthMixer):
         w_c = softmax_j( (P_c RMSNorm(X_l)) · (K RMSNorm(y_j)) / sqrt(d_key) )     x^c_l = (l+1) · Σ_j w_{c,j} y_j
 
     The factor l + 1 (the number of sources) makes uniform weights give the sum y_0 + ... + y_l = X_l.
-    ``pseudo_query.{l-1}`` (P, D -> 3·d_key) starts at zero, so every weight is 1/(l+1) and every stream is X_l:
+    ``query_proj.{l-1}`` (P, D -> 3·d_key) starts at zero, so every weight is 1/(l+1) and every stream is X_l:
     exactly the standard residual at init. ``key_proj`` (D -> d_key) is per layer. The residual stream itself stays
     the standard sum (r = X_l): the routers choose what Q, K and V read, not what the stream carries.
 
@@ -449,26 +449,26 @@ class VerticalAttention(DepthMixer):
     def __init__(self, n_layers: int, d_model: int, d_key: int = 4):
         super().__init__()
         self.d_key = d_key
-        self.pseudo_query = nn.ModuleList([nn.Linear(d_model, 3 * d_key, bias=False) for _ in range(n_layers - 1)])
+        self.query_proj = nn.ModuleList([nn.Linear(d_model, 3 * d_key, bias=False) for _ in range(n_layers - 1)])
         self.key_proj = nn.ModuleList([nn.Linear(d_model, d_key, bias=False) for _ in range(n_layers - 1)])
-        for m in self.pseudo_query:
+        for m in self.query_proj:
             nn.init.zeros_(m.weight)
 
     def coefficients(self) -> list[nn.Parameter]:
-        return [m.weight for m in self.pseudo_query]
+        return [m.weight for m in self.query_proj]
 
     @torch.no_grad()
     def reset_parameters(self, init: SeededInit) -> None:
         """P = 0 (uniform weights: the standard residual); the key projections from N(0, 0.02²)."""
-        for i, m in enumerate(self.pseudo_query):
+        for i, m in enumerate(self.query_proj):
             m.weight.zero_()
             init.normal_(self, f"key_proj.{i}.weight")
 
     def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
-        if l == 0 or l > len(self.pseudo_query):                                # embedding, and the final read-out
+        if l == 0 or l > len(self.query_proj):                                # embedding, and the final read-out
             return DepthRead(states[-1])
         ys = torch.stack(outputs)                                               # (n, B, T, D)
-        q = rearrange(self.pseudo_query[l - 1](rms_norm(states[-1])), "b t (c e) -> c b t e", c=3)
+        q = rearrange(self.query_proj[l - 1](rms_norm(states[-1])), "b t (c e) -> c b t e", c=3)
         k = self.key_proj[l - 1](rms_norm(ys))                                  # (n, B, T, e)
         w = (torch.einsum("cbte,nbte->cbtn", q, k) / math.sqrt(self.d_key)).softmax(-1)
         out = {s: (l + 1) * torch.einsum("btn,nbtd->btd", hook(f"depth.{l}.weights_{s}", w[c]), ys)
