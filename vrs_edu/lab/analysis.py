@@ -77,14 +77,8 @@ def paired_difference(variant: Sequence[float], baseline: Sequence[float], level
     if len(a) != len(b):
         raise ValueError(f"variant and baseline must have one value per seed each, got {len(a)} and {len(b)}")
     d = [x - y for x, y in zip(a, b)]
-    m, sd = mean_sd(d)
-    n = len(d)
-    if n < 2:
-        ci = (float("nan"), float("nan"))
-    else:
-        half = t_critical(n - 1, level) * (sd / math.sqrt(n))    # t · se, rounded as t_test rounds it
-        ci = (m - half, m + half)
-    return PairedDiff(d, m, sd, n, ci, t_statistic(m, sd, n), sum(x < 0 for x in d))
+    s = t_test(d, 0.0, level)   # the mean of the differences against 0: the same interval and t as every test
+    return PairedDiff(d, s["mean"], s["sd"], s["n"], s["ci"], s["t"], sum(x < 0 for x in d))
 
 
 def ci_excludes_zero(summary: PairedDiff | dict, direction: str = "negative") -> bool:
@@ -336,13 +330,11 @@ def t_test(values: Sequence[float], threshold: float = 0.0, level: float = 0.95)
     if n < 2:
         nan = float("nan")
         return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": (nan, nan), "t": nan, "p": nan}
-    se = sd / math.sqrt(n)
-    half = t_critical(n - 1, level) * se
-    if se > 0:
-        t = (m - threshold) / se
+    half = t_critical(n - 1, level) * (sd / math.sqrt(n))
+    t = t_statistic(m, sd, n, threshold)
+    if math.isfinite(t):
         p = float(2 * stats.t.sf(abs(t), n - 1))
-    else:
-        t = math.copysign(math.inf, m - threshold) if m != threshold else float("nan")
+    else:   # sd = 0: every seed gave the same value, on the threshold (p 1) or off it (p 0)
         p = 0.0 if m != threshold else 1.0
     return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": (m - half, m + half), "t": t, "p": p}
 

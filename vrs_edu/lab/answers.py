@@ -138,6 +138,12 @@ def answer_bank_of_values(bov: dict) -> list[str]:
                                    "bank_loss_gain_final") if k in s]
 
 
+def _test_row(label: str, mean: float, ci, p_holm: float, verdict: str) -> str:
+    """One declared test on a line: label, mean [95 % CI], p after Holm, verdict."""
+    lo, hi = ci
+    return f"  {label:13s} {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  p (Holm) {p_holm:.3f}  {verdict}"
+
+
 def answer_depth(dm: dict) -> list[str]:
     """Chapter 05's declared tests (``depth_mixers.TESTS``), recomputed from the runs: the routers' primary test
     (deep V inputs carry more token identity, x0-R², than Q's and K's) and each mixer's loss against the residual,
@@ -158,9 +164,7 @@ def answer_depth(dm: dict) -> list[str]:
             continue
         out.append(f"{what}: {len(members)} declared tests (Holm), {n} paired seeds")
         for r in members:
-            lo, hi = r.ci
-            line = (f"  {r.test.name.removesuffix(suffix):13s} {r.mean:+.3f} [{lo:+.3f}, {hi:+.3f}]"
-                    f"  p (Holm) {r.p_holm:.3f}  {r.verdict}")
+            line = _test_row(r.test.name.removesuffix(suffix), r.mean, r.ci, r.p_holm, r.verdict)
             if r.verdict == "undecided":
                 eff = r.test.effect_for_power
                 line += f" (power {r.power:.0%} at {'d = 1' if eff is None else f'{eff:+.3f}'})"
@@ -198,11 +202,6 @@ def answer_recall(rc: dict) -> list[str]:
         out += textwrap.wrap(f"precondition{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the "
                              "lines of that set-up are not evidence about retrieval", 96, subsequent_indent="  ")
     return out
-
-
-def _test_row(label: str, mean: float, ci, p_holm: float, verdict: str) -> str:
-    lo, hi = ci
-    return f"  {label:13s} {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  p (Holm) {p_holm:.3f}  {verdict}"
 
 
 def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
