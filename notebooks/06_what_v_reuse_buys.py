@@ -339,8 +339,11 @@ for a in course_answers():
 # the fraction of its input that comes from x0. Chapter 05 answered it from what the routers actually feed each
 # projection: the x0-R² of V's input (the share of its variance that an affine map of x0 explains) minus the larger
 # of Q's and K's. Both are differences of fractions, but not of the same fractions, so their sizes do not compare;
-# what does is the side of 0 each mean falls on and each verdict after Holm. The cell sets them side by side, from
-# the same result files as questions 1 and 4 above.
+# what does is the side of 0 each mean falls on and each verdict after Holm. Chapter 04 trained its coefficients at
+# two learning rates: the official ones (β and γ at 0.5, α at 0.005), on which its declared test was run, and lr
+# 0.02 for every coefficient (`qkv_course`), the rate the routers' own weights train at. The cell shows both; the
+# second is not a declared test, so it gets an interval but no verdict. It reads the same result files as
+# questions 1 and 4 above.
 
 # %%
 from vrs_edu.lab.answers import v_reads_x0_side_by_side
@@ -360,10 +363,13 @@ for line in v_reads_x0_side_by_side(saved("bank-of-values"), saved("depth-mixers
     print(f"    {line}")
 
 # %% [markdown]
-# Read the last lines as chapter 05 proposed. Means on the same side from both instruments are agreement about
-# direction; a claim is supported at our scale only where that agreement comes with decided verdicts on the
-# claim's side (above 0). A decided verdict on the other side from either instrument counts against it, and means
-# on both sides of 0 leave each instrument alone, with the power it had.
+# How to read the last three lines. Means on the same side of 0 from both instruments agree on a *direction*, and
+# that supports the direction only, not the claim. The claim (V reads x0 more, above 0) is supported at our scale
+# only by decided verdicts above 0. A decided verdict below 0, from either instrument, is evidence against it.
+# Undecided verdicts count for neither side, whatever the side of their means. When chapter 04's two learning
+# rates give means on opposite sides, the coefficients' answer depends on how they are trained. Then the
+# agreement of the instruments holds at one learning rate only, and it settles nothing about direction. The
+# line before it names the verdicts that decide anything, and on which side they fall.
 #
 # ## Exercise — estimate a KV cache, then check it against the model
 #
@@ -428,5 +434,6 @@ for r in rows:
 #   attention output rebuilt exactly from the pattern and a per-token OV table, and the tokens whose rows write the
 #   most and what they promote.
 # * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05,
-#   and question 1 set beside question 4: chapter 04's coefficient test and chapter 05's router tests of whether
-#   V reads x0 more than Q and K, compared by the side of 0 of each mean and by verdict.
+#   and question 1 set beside question 4: chapter 04's coefficient test (and its lr-0.02 runs, not declared) and
+#   chapter 05's router tests of whether V reads x0 more than Q and K, compared by the side of 0 of each mean
+#   and by verdict.

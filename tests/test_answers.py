@@ -199,18 +199,44 @@ _BOV_V_VS_QK = {"command": "vrs-edu reproduce bank-of-values", "verdicts": [
 def test_question_1_beside_question_4_sets_both_instruments_and_compares_only_directions_and_verdicts():
     """Chapter 04's coefficient test (−0.124, contradicted) beside chapter 05's routers (dca +0.300 reproduced,
     mudd +0.001 undecided, vertical −0.200 contradicted): 2 means below 0, 2 above, so they point different
-    ways."""
+    ways; the verdicts on each side are named."""
     lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result())
     assert lines[0].startswith("chapter 04, x0 coefficients: share_v − max(share_q, share_k)")
-    assert lines[1] == "  qkv           -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
+    assert lines[1] == "  qkv official  -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
     assert lines[2].startswith("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's)")
     assert lines[3].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and lines[3].endswith("reproduced")
     assert lines[4].startswith("  mudd          +0.001 [-0.027, +0.029]") and lines[4].endswith("undecided")
     assert lines[5].startswith("  vertical      -0.200 [-0.202, -0.198]") and lines[5].endswith("contradicted")
     assert lines[6:] == ["means below 0 (V reads less x0 than Q or K): 2 of 4; above 0: 2",
-                         "decided after Holm: chapter 04 contradicted, dca reproduced, vertical contradicted",
+                         "decided (Holm) for the claim: dca; against it: chapter 04 (official lr), vertical",
                          "the two instruments point different ways: the means fall on both sides of 0"]
     assert max(map(len, lines)) <= 96                  # chapter 06 indents by 4: the book's 100 columns
+
+
+def _qkv_course_runs(beta_v_per_seed):
+    """qkv_course runs with one x0 layer (2): α = 1 on every path, β_q = β_k = 0, so share_q = share_k = 0 and the
+    margin is share_v = β_v / (1 + β_v)."""
+    return [{"seed": s, "coefficients": {
+        **{f"blocks.2.x0.alpha_{p}": 1.0 for p in "qkv"}, "blocks.2.x0.beta_q": 0.0, "blocks.2.x0.beta_k": 0.0,
+        "blocks.2.x0.beta_v": b}} for s, b in enumerate(beta_v_per_seed)]
+
+
+def test_side_by_side_adds_chapter_04s_course_lr_runs_undeclared_and_says_when_the_lr_decides_the_side():
+    """β_v = 1, 3, 1, 3, 1 gives margins 0.5, 0.75, 0.5, 0.75, 0.5: mean 0.6, sd 0.1369, 95 % t-interval
+    0.6 ± 2.776 · 0.1369 / √5 = [0.430, 0.770], p = 2·P(t_4 > 0.6 / 0.0612 = 9.80) = 0.0006. The official-lr
+    test is below 0 and this row above it, so chapter 04's side depends on its learning rate; the row is not a
+    declared test, so it adds no verdict."""
+    bov = {**_BOV_V_VS_QK, "corpus": {"runs": {"qkv_course": _qkv_course_runs([1.0, 3.0, 1.0, 3.0, 1.0])}}}
+    below = {r: [-0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}
+    lines = v_reads_x0_side_by_side(bov, _depth_result(v_minus_qk=below))
+    assert lines[1] == "  qkv official  -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
+    assert lines[2] == "  qkv lr 0.02   +0.600 [+0.430, +0.770]  p 0.001  not declared: no verdict"
+    assert lines[3].startswith("  (official: β, γ at lr 0.5, α at 0.005")
+    assert lines[-3] == "means below 0 (V reads less x0 than Q or K): 4 of 5; above 0: 1"
+    assert lines[-2] == ("decided (Holm) for the claim: none; against it: chapter 04 (official lr), dca, mudd, "
+                         "vertical")
+    assert lines[-1] == "chapter 04's side of 0 depends on its coefficient lr: the instruments agree at one lr only"
+    assert max(map(len, lines)) <= 96
 
 
 def test_side_by_side_says_when_every_mean_points_the_same_way_and_when_a_file_is_missing():

@@ -207,24 +207,38 @@ def answer_recall(rc: dict) -> list[str]:
 def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
     """Question 1 beside question 4: "do deep V inputs read x0 more than Q's and K's?", measured by two instruments.
 
-    Chapter 04 (``bov``, the ``bank-of-values`` result): the declared test ``v_reads_x0_more_than_qk`` on learned
-    x0 coefficients, share_v − max(share_q, share_k) with share = |β| / (|α| + |β|) (a fraction of a path's input),
-    its stored record. Chapter 05 (``dm``, the ``depth-mixers`` result): the routers' primary tests, x0-R² of V's
-    input − max(Q's, K's) (a fraction of variance), recomputed from the runs. The two quantities are different
-    fractions, so the last lines compare only what they can share: the direction of each mean (below or above 0)
-    and the verdicts after Holm. A missing file (None) or a file without the test gives a line naming the command
-    that makes it. Lines stay within 96 characters."""
+    Chapter 04 (``bov``, the ``bank-of-values`` result): learned x0 coefficients, share_v − max(share_q, share_k)
+    with share = |β| / (|α| + |β|) (a fraction of a path's input). Two rows: the declared test
+    ``v_reads_x0_more_than_qk`` on the runs with the official coefficient learning rates (its stored record), and,
+    when the file has them, the ``qkv_course`` runs, whose coefficients train at lr 0.02 like the routers' (the
+    same quantity, per-seed Student-t, *not* a declared test: no Holm, no verdict). Chapter 05 (``dm``, the
+    ``depth-mixers`` result): the routers' primary tests, x0-R² of V's input − max(Q's, K's) (a fraction of
+    variance), recomputed from the runs. The two instruments measure different fractions, so the last lines
+    compare only what they can share: the side of 0 of each mean and the declared verdicts after Holm, and they
+    say when chapter 04's own side of 0 depends on its learning rate. A missing file (None) or a file without the
+    test gives a line naming the command that makes it. Lines stay within 96 characters."""
+    from .analysis import t_test
+    from .recipes.bank_of_values import share_margins
     from .recipes.depth_mixers import verdicts
 
-    out, means, decided = [], [], []
+    out, means, decided, means_04 = [], [], [], []
     rec = {v["name"]: v for v in (bov or {}).get("verdicts", [])}.get("v_reads_x0_more_than_qk")
     out.append("chapter 04, x0 coefficients: share_v − max(share_q, share_k), fractions of a path's input")
     if rec is None:
         out.append("  not measured yet: `vrs-edu reproduce bank-of-values`")
     else:
-        out.append(_test_row("qkv", rec["mean"], rec["ci"], rec["p_holm"], rec["verdict"]))
-        means.append(rec["mean"])
-        decided += [f"chapter 04 {rec['verdict']}"] if rec["verdict"] != "undecided" else []
+        out.append(_test_row("qkv official", rec["mean"], rec["ci"], rec["p_holm"], rec["verdict"]))
+        means_04.append(rec["mean"])
+        decided.append(("chapter 04 (official lr)", rec["verdict"]))
+        course_runs = (bov.get("corpus") or {}).get("runs", {}).get("qkv_course")
+        if course_runs:
+            t = t_test(share_margins(course_runs)["margin"])
+            (lo, hi), m = t["ci"], t["mean"]
+            out.append(f"  {'qkv lr 0.02':13s} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]  p {t['p']:.3f}  not declared: no "
+                       "verdict")
+            out.append("  (official: β, γ at lr 0.5, α at 0.005, the declared test; lr 0.02: as the routers)")
+            means_04.append(m)
+    means += means_04
     rows = [r for r in verdicts(dm) if r.test.family == "primary"] if dm is not None else []
     out.append("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's), fractions of variance")
     if not rows:
@@ -233,14 +247,18 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
         name = r.test.name.removesuffix("_v_reads_x0_more_than_qk")
         out.append(_test_row(name, r.mean, r.ci, r.p_holm, r.verdict))
         means.append(r.mean)
-        decided += [f"{name} {r.verdict}"] if r.verdict != "undecided" else []
+        decided.append((name, r.verdict))
     if not means:
         return out
     below, above = sum(m < 0 for m in means), sum(m > 0 for m in means)
     out.append(f"means below 0 (V reads less x0 than Q or K): {below} of {len(means)}; above 0: {above}")
-    out.append(f"decided after Holm: {', '.join(decided) or 'none'}")
+    pro = [d for d, v in decided if v == "reproduced"]
+    con = [d for d, v in decided if v == "contradicted"]
+    out.append(f"decided (Holm) for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
     if rec is None or not rows:
         out.append("one instrument only: nothing to set beside it yet")
+    elif any(m < 0 for m in means_04) and any(m > 0 for m in means_04):
+        out.append("chapter 04's side of 0 depends on its coefficient lr: the instruments agree at one lr only")
     elif below == len(means) or above == len(means):
         out.append(f"the two instruments point the same way: every mean is {'below' if below else 'above'} 0")
     else:
