@@ -101,6 +101,23 @@ def test_nan_without_a_known_mistake_is_named(capsys):
     assert "values are NaN where the reference has none" in out, out
 
 
+def test_a_failed_case_names_its_inputs_so_the_learner_can_rerun_it(capsys):
+    """Case 1 of three (a = 2, b = 3; the reference's parameter names) is the first wrong one: the message names
+    it by number and by inputs, tensors by their shape."""
+    from vrs_edu.course.checks import check_function
+
+    def reference(a, b, x):
+        return a * b + x.sum().item()
+
+    def student(a, b, x):
+        return a + b + x.sum().item()       # right only when a + b == a · b, as in case 0 (2, 2)
+
+    x = torch.zeros(2, 5)
+    assert check_function("mul", student, reference, [(2, 2, x), (2, 3, x), (4, 4, x)]) is False
+    out = " ".join(capsys.readouterr().out.split())
+    assert "✗ mul: case 1: expected 6.0, got 5.0 [inputs: a=2, b=3, x=tensor of shape (2, 5)]" in out, out
+
+
 # --- every message fits the page: at most 100 columns --------------------------------------------------------------
 
 REFERENCES = {

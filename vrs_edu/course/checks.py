@@ -18,6 +18,7 @@ message back into one line (the grader's report does).
 """
 from __future__ import annotations
 
+import inspect
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -85,6 +86,20 @@ def _describe(x) -> str:
     return type(x).__name__
 
 
+def _case_inputs(reference: Callable, args: tuple) -> str:
+    """The inputs of a failed case, named as the reference names its parameters, so the learner can rerun it:
+    ``n_layers=8, variant='bank', x=tensor of shape (2, 5)``. Long reprs are cut at 40 characters."""
+    try:
+        names = list(inspect.signature(reference).parameters)
+    except (TypeError, ValueError):   # a builtin without a signature: number the arguments
+        names = []
+    parts = []
+    for j, a in enumerate(args):
+        text = _describe(a) if isinstance(a, torch.Tensor) else repr(a)
+        parts.append(f"{names[j] if j < len(names) else f'arg{j}'}={text if len(text) <= 40 else text[:37] + '...'}")
+    return ", ".join(parts)
+
+
 def check_function(name: str, student: Callable, reference: Callable, inputs: Sequence[tuple],
                    mistakes: Sequence[Mistake] = (), atol: float = 1e-5, raise_on_fail: bool = False,
                    quiet: bool = False, stub_hint: str = "", graded: bool = True) -> bool:
@@ -108,6 +123,9 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
         print(wrap(text))
         return False
 
+    def fail_case(i: int, args: tuple, msg: str) -> bool:   # names the inputs, so the learner can rerun the case
+        return fail(f"case {i}: {msg} [inputs: {_case_inputs(reference, args)}]")
+
     for i, args in enumerate(inputs):
         expected = reference(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
         try:
@@ -115,7 +133,7 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
         except NotImplementedError as e:
             return not_written(str(e))
         except Exception as e:  # the learner's code may raise anything; report it, don't crash the notebook
-            return fail(f"raised {type(e).__name__}: {e}")
+            return fail_case(i, args, f"raised {type(e).__name__}: {e}")
         if got is None and expected is not None:   # a body of `...` or `pass`
             return not_written("")
         if _close(got, expected, atol):
@@ -126,16 +144,16 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
             except Exception:  # a mistake variant that cannot run on these inputs simply does not match
                 matches = False
             if matches:
-                return fail(f"case {i}: {m.hint}")
+                return fail_case(i, args, m.hint)
         if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
-            return fail(f"case {i}: expected a {_describe(expected)}, got a {_describe(got)}")
+            return fail_case(i, args, f"expected a {_describe(expected)}, got a {_describe(got)}")
         if isinstance(expected, torch.Tensor) and got.isnan().any() and not expected.isnan().any():
-            return fail(f"case {i}: {int(got.isnan().sum())} of {got.numel()} values are NaN where the reference "
-                        "has none (a softmax over a row whose every score is -inf gives NaN)")
+            return fail_case(i, args, f"{int(got.isnan().sum())} of {got.numel()} values are NaN where the "
+                             "reference has none (a softmax over a row whose every score is -inf gives NaN)")
         if isinstance(expected, torch.Tensor):
             diff = (got.float() - expected.float()).abs().max().item()
-            return fail(f"case {i}: values differ from the reference (largest difference {diff:.3g})")
-        return fail(f"case {i}: expected {expected!r}, got {got!r}")
+            return fail_case(i, args, f"values differ from the reference (largest difference {diff:.3g})")
+        return fail_case(i, args, f"expected {expected!r}, got {got!r}")
     if not quiet:
         print(wrap(f"✓ {name}: {PASSED if graded else PASSED_UNGRADED}"))
     return True
