@@ -220,13 +220,14 @@ else:
 # The recipe declared its tests in code before the full run (`vrs_edu.lab.recipes.depth_mixers.TESTS`). For every
 # mixer: "the final validation loss is lower than the residual's, same seed" — one test per mixer, one family,
 # corrected together with Holm's method, because among many tries one looks good by luck alone more often than the
-# 5 % a single test allows. A **family** is such a set of tests, corrected together; the chapter's **primary
-# family**, declared as such before the runs and printed first, is the routers' question (below): per router,
-# whether deep V inputs carry more token identity (x0-R²) than Q's and K's, three tests corrected together, apart
-# from the loss tests. Each verdict is one of three: **reproduced** (Holm-adjusted p < 0.05, on the published
-# side), **contradicted** (p < 0.05, on the other side), **undecided** (not decided, printed with the power the test
-# had). The verdicts are recomputed here from the per-seed runs (`depth_mixers.verdicts`), not read from a stored
-# summary.
+# 5 % a single test allows. A **family** is such a set of tests, corrected together; the chapter's **primary family**,
+# declared as such before the runs and printed first, is the routers' question (below): per router, whether deep V
+# inputs carry more token identity (x0-R²) than Q's and K's, three tests corrected together, apart from the loss
+# tests. The table prints the primary family first, under `primary`, then the loss tests under `ch05` (the chapter's
+# name for its family of secondary tests). Each verdict is one of three: **reproduced** (Holm-adjusted p < 0.05, on
+# the published side), **contradicted** (p < 0.05, on the other side), **undecided** (not decided, printed with the
+# power the test had). The verdicts are recomputed here from the per-seed runs (`depth_mixers.verdicts`), not read
+# from a stored summary.
 
 # %%
 from vrs_edu.lab.analysis import format_verdicts
@@ -434,8 +435,9 @@ if result is not None:
 # interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
 # survives the correction over the routers. Chapter 04 asked the same question with a second instrument, learned x0
 # coefficients on each path; chapter 06 sets both answers side by side (its question 1 beside the routers' lines
-# of its question 4). Where two independent instruments agree, the claim has support at our scale; where they do
-# not, neither is strong enough alone.
+# of its question 4). When two independent instruments put their means on the same side of 0, that supports the
+# direction, not the claim. The claim needs decided verdicts above 0. Where the instruments disagree, neither is
+# strong enough alone.
 #
 # ## What a depth window costs
 #

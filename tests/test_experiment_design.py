@@ -257,6 +257,30 @@ def test_plateau_detects_a_flat_end_and_a_rising_one():
         plateau(steps, [0] * 6, (50, 120))
 
 
+def test_plateau_window_is_the_last_quarter_of_the_constant_lr_phase_and_the_figure_shades_it():
+    """1,200 steps with decay over the last 30 %: the decay starts at step 840, a quarter of the run is 300 steps,
+    so the window is (540, 840), the recall recipe's. 240 steps (the corpus runs): (108, 168). 12 steps logged at
+    4, 8, 12 with decay from the first step (decay_frac 1) have no constant phase: the last logged interval (8, 12)."""
+    import matplotlib.pyplot as plt
+
+    from vrs_edu.lab.recipes.bank_of_values import plateau_window
+    from vrs_edu.viz.bank import plot_beta_trajectories
+
+    def run(n, every):
+        steps = list(range(every, n + 1, every))
+        coefs = {f"blocks.7.x0.beta_{s}": [0.1 * i for i in range(len(steps))] for s in "qkv"}
+        return {"seed": 0, "history": {"eval_steps": steps, "steps": list(range(n)), "coefficients": coefs}}
+
+    assert plateau_window(run(1200, 50)) == (540, 840)
+    assert plateau_window(run(240, 20)) == (108, 168)
+    assert plateau_window(run(12, 4), decay_frac=1.0) == (8, 12)
+    fig = plot_beta_trajectories([run(1200, 50)], window=(540, 840))
+    for ax in fig.axes:                                 # one shaded span per panel, from 540 to 840
+        (span,) = ax.patches
+        assert (span.get_x(), span.get_x() + span.get_width()) == (540, 840)
+    plt.close(fig)
+
+
 def test_entropy_reading_says_when_there_is_no_concentration_to_relieve():
     from vrs_edu.lab.metrics import entropy_reading
     ref = uniform_causal_entropy(64)

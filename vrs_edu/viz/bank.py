@@ -148,8 +148,10 @@ def plot_betas(tables: dict[str, dict]):
     return fig
 
 
-def plot_beta_trajectories(runs: list[dict], title: str = ""):
-    """beta_q, beta_k, beta_v of every x0 layer during training (mean across seeds); one panel per path."""
+def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[float, float] | None = None):
+    """beta_q, beta_k, beta_v of every x0 layer during training (mean across seeds); one panel per path.
+    ``window`` (start, end steps; e.g. :func:`~vrs_edu.lab.recipes.bank_of_values.plateau_window`) is shaded: the
+    stretch over which the plateau criterion asks whether β_v still moves."""
     keys = sorted({k.split(".")[1] for k in runs[0]["history"]["coefficients"] if ".x0.beta_" in k}, key=int)
     steps = runs[0]["history"]["eval_steps"]
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.0), sharey=True)
@@ -159,6 +161,8 @@ def plot_beta_trajectories(runs: list[dict], title: str = ""):
             traj = band([r["history"]["coefficients"][f"blocks.{l}.x0.beta_{s}"] for r in runs])[0]
             ax.plot(steps, traj, color=cmap(j / max(1, len(keys) - 1)), label=f"layer {l}")
         ax.axhline(0, color="gray", lw=0.8, ls=":")
+        if window is not None:
+            ax.axvspan(*window, color="gray", alpha=0.15, lw=0, label="plateau window")
         ax.set_title(f"β_{s}", fontsize=10)
         ax.set_xlabel("step")
     axes[0].set_ylabel("β (mean across seeds)")

@@ -246,6 +246,20 @@ def share_margins(runs: list[dict]) -> dict[str, list[float]]:
     return out
 
 
+def plateau_window(run: dict, decay_frac: float = 0.3) -> tuple[float, float]:
+    """The steps (start, end) over which :func:`beta_plateau` judges a run: the last quarter of its constant-LR
+    phase, which ends where the decay starts (``decay_frac`` of the steps before the end), so that the decay
+    cannot make a plateau by itself. A schedule with no constant phase before its last log gets the last logged
+    interval."""
+    h = run["history"]
+    steps = h["eval_steps"]
+    xs = [0, *steps] if steps[0] > 0 else steps   # β starts at 0 (step 0), before the first logged evaluation
+    n = h["steps"][-1] + 1
+    decay_start = int(n * (1 - decay_frac))
+    window = (max(xs[0], decay_start - n / 4), min(decay_start, xs[-1]))
+    return window if window[0] < window[1] else (xs[-2], xs[-1])
+
+
 def beta_plateau(runs: list[dict], tol: float = 0.1, decay_frac: float = 0.3) -> dict:
     """Did β_v stop moving before the LR decay? For every qkv run and x0 layer, :func:`~vrs_edu.lab.analysis.plateau`
     on the logged β_v trajectory (from its initial 0) over the last quarter of the constant-LR phase (``decay_frac``:
@@ -255,16 +269,12 @@ def beta_plateau(runs: list[dict], tol: float = 0.1, decay_frac: float = 0.3) ->
     for r in sorted(runs, key=lambda r: r["seed"]):
         h = r["history"]
         steps = h["eval_steps"]   # coefficients are logged at every evaluation
-        n = h["steps"][-1] + 1
-        decay_start = int(n * (1 - decay_frac))
+        window = plateau_window(r, decay_frac)
         ratios = []
         for l in x0_layers(r):
             beta = h["coefficients"][f"blocks.{l}.x0.beta_v"]
             # β starts at 0 (step 0), before the first logged evaluation: the total change counts from there
             xs, ys = ([0, *steps], [0.0, *beta]) if steps[0] > 0 else (steps, beta)
-            window = (max(xs[0], decay_start - n / 4), min(decay_start, xs[-1]))
-            if window[0] >= window[1]:   # a run too short for that window (--quick): its last logged interval
-                window = (xs[-2], xs[-1])
             p = plateau(xs, ys, window, tol)
             ratios.append(p["ratio"])
             reached += p["reached"]
