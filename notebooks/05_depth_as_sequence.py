@@ -26,7 +26,8 @@
 # **Question.** Can the residual stream be a selective read over depth (ShortSWA over depth)?
 #
 # **Prerequisites.** Chapter 01 (the residual stream as a running sum), chapter 02 (attention: pattern and values),
-# chapter 04 (x0, the token embedding, and which path re-reads it).
+# chapter 03 (declared tests, Holm's correction, power), chapter 04 (x0, the token embedding, and which path
+# re-reads it).
 #
 # **Expected run time.** About 30 seconds at one thread on an idle 2-core laptop CPU (budget in `book.toml`: 60 s).
 
@@ -222,12 +223,13 @@ else:
 # corrected together with Holm's method, because among many tries one looks good by luck alone more often than the
 # 5 % a single test allows. A **family** is such a set of tests, corrected together; the chapter's **primary family**,
 # declared as such before the runs and printed first, is the routers' question (below): per router, whether deep V
-# inputs carry more token identity (x0-R²) than Q's and K's, three tests corrected together, apart from the loss
-# tests. The table prints the primary family first, under `primary`, then the loss tests under `ch05` (the chapter's
-# name for its family of secondary tests). Each verdict is one of three: **reproduced** (Holm-adjusted p < 0.05, on
-# the published side), **contradicted** (p < 0.05, on the other side), **undecided** (not decided, printed with the
-# power the test had). The verdicts are recomputed here from the per-seed runs (`depth_mixers.verdicts`), not read
-# from a stored summary.
+# inputs (the last third of the layers) carry more token identity (x0-R²) than Q's and K's, three tests corrected
+# together, apart from the loss tests. The table prints the primary family first, under `primary`, then the loss
+# tests under `ch05` (the chapter's name for its family of secondary tests). Each verdict is one of three:
+# **reproduced** (Holm-adjusted p < 0.05, on the claimed side), **contradicted** (p < 0.05, on the other side),
+# **undecided** (not decided, printed with the power the test had: the chance it would have been decided if the true
+# effect were one seed-to-seed standard deviation, "d = 1", or the published effect where a paper gives one). The
+# verdicts are recomputed here from the per-seed runs (`depth_mixers.verdicts`), not read from a stored summary.
 
 # %%
 from vrs_edu.lab.analysis import format_verdicts
@@ -434,10 +436,11 @@ if result is not None:
 # Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q and K; an
 # interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
 # survives the correction over the routers. Chapter 04 asked the same question with a second instrument, learned x0
-# coefficients on each path; chapter 06 sets both answers side by side (its question 1 beside the routers' lines
-# of its question 4). When two independent instruments put their means on the same side of 0, that supports the
-# direction, not the claim. The claim needs decided verdicts above 0. Where the instruments disagree, neither is
-# strong enough alone.
+# coefficients on each path; chapter 06 sets both answers side by side (its question 1 beside the routers' lines of
+# its question 4). When both instruments put their means on the same side of 0, that supports the direction, not the
+# claim. The claim needs decided verdicts above 0, and a decided verdict below 0 from either instrument counts
+# against it. Undecided verdicts count for neither side. Chapter 06 also shows that chapter 04's side of 0 changes
+# with the learning rate of its coefficients.
 #
 # ## What a depth window costs
 #

@@ -2,7 +2,7 @@
 command makes a missing file. Checked on small result files written here, with numbers known by construction."""
 import json
 
-from vrs_edu.lab.answers import course_answers, v_reads_x0_side_by_side
+from vrs_edu.lab.answers import answer_qk_vs_v, course_answers, v_reads_x0_side_by_side
 from vrs_edu.lab.recipes.depth_mixers import VARIANTS
 
 
@@ -198,8 +198,8 @@ _BOV_V_VS_QK = {"command": "vrs-edu reproduce bank-of-values", "verdicts": [
 
 def test_question_1_beside_question_4_sets_both_instruments_and_compares_only_directions_and_verdicts():
     """Chapter 04's coefficient test (−0.124, contradicted) beside chapter 05's routers (dca +0.300 reproduced,
-    mudd +0.001 undecided, vertical −0.200 contradicted): 2 means below 0, 2 above, so they point different
-    ways; the verdicts on each side are named."""
+    mudd +0.001 undecided, vertical −0.200 contradicted): a summary line per instrument, the decided verdicts on
+    each side named, and the routers on both sides of 0 leave no direction to compare."""
     lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result())
     assert lines[0].startswith("chapter 04, x0 coefficients: share_v − max(share_q, share_k)")
     assert lines[1] == "  qkv official  -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
@@ -207,9 +207,10 @@ def test_question_1_beside_question_4_sets_both_instruments_and_compares_only_di
     assert lines[3].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and lines[3].endswith("reproduced")
     assert lines[4].startswith("  mudd          +0.001 [-0.027, +0.029]") and lines[4].endswith("undecided")
     assert lines[5].startswith("  vertical      -0.200 [-0.202, -0.198]") and lines[5].endswith("contradicted")
-    assert lines[6:] == ["means below 0 (V reads less x0 than Q or K): 2 of 4; above 0: 2",
+    assert lines[6:] == ["chapter 04: below 0 at the official lr",
+                         "chapter 05: 1 of 3 router means below 0, 2 above; 2 decided after Holm",
                          "decided (Holm) for the claim: dca; against it: chapter 04 (official lr), vertical",
-                         "the two instruments point different ways: the means fall on both sides of 0"]
+                         "the routers' means fall on both sides of 0: no shared direction to set chapter 04 beside"]
     assert max(map(len, lines)) <= 96                  # chapter 06 indents by 4: the book's 100 columns
 
 
@@ -232,18 +233,27 @@ def test_side_by_side_adds_chapter_04s_course_lr_runs_undeclared_and_says_when_t
     assert lines[1] == "  qkv official  -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
     assert lines[2] == "  qkv lr 0.02   +0.600 [+0.430, +0.770]  p 0.001  not declared: no verdict"
     assert lines[3].startswith("  (official: β, γ at lr 0.5, α at 0.005")
-    assert lines[-3] == "means below 0 (V reads less x0 than Q or K): 4 of 5; above 0: 1"
-    assert lines[-2] == ("decided (Holm) for the claim: none; against it: chapter 04 (official lr), dca, mudd, "
-                         "vertical")
-    assert lines[-1] == "chapter 04's side of 0 depends on its coefficient lr: the instruments agree at one lr only"
+    # question 1's own answer says which rate its verdict used and gives the other beside it
+    assert answer_qk_vs_v(bov)[-1] == ("(official coefficient lr; at lr 0.02: +0.600 [+0.430, +0.770], not declared; "
+                                       "see below)")
+    assert lines[-5:] == [
+        "chapter 04: below 0 at the official lr, above 0 at lr 0.02",
+        "chapter 05: 3 of 3 router means below 0, 0 above; 3 decided after Holm",
+        "decided (Holm) for the claim: none; against it: chapter 04 (official lr), dca, mudd, vertical",
+        "chapter 04's side of 0 depends on its lr: the routers' side (below 0) at the official lr,",
+        "  the other side at lr 0.02, the routers' own rate"]
     assert max(map(len, lines)) <= 96
 
 
 def test_side_by_side_says_when_every_mean_points_the_same_way_and_when_a_file_is_missing():
     below = {r: [-0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}   # every router: V reads less
     lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result(v_minus_qk=below))
-    assert lines[-3] == "means below 0 (V reads less x0 than Q or K): 4 of 4; above 0: 0"
+    assert lines[-4:-2] == ["chapter 04: below 0 at the official lr",
+                            "chapter 05: 3 of 3 router means below 0, 0 above; 3 decided after Holm"]
     assert lines[-1] == "the two instruments point the same way: every mean is below 0"
+    above = {r: [0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}   # every router: V reads more
+    assert v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result(v_minus_qk=above))[-1] == (
+        "the two instruments point different ways: chapter 04 on one side of 0, the routers on the other")
     only_05 = v_reads_x0_side_by_side(None, _depth_result())
     assert only_05[1] == "  not measured yet: `vrs-edu reproduce bank-of-values`"
     assert only_05[-1] == "one instrument only: nothing to set beside it yet"

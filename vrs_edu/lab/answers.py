@@ -84,12 +84,30 @@ def _declared(result: dict, names: tuple[str, ...]) -> list[str]:
     return [line for n in names if n in recs for line in _verdict_lines(recs[n])]
 
 
+def course_lr_margin(bov: dict | None) -> dict | None:
+    """Chapter 04's ``qkv_course`` runs (every coefficient at lr 0.02, the rate the routers train at): the per-seed
+    share_v − max(share_q, share_k) as :func:`~vrs_edu.lab.analysis.t_test` summarises it (mean, 95 % interval,
+    p); not a declared test. None when the file has no such runs."""
+    from .analysis import t_test
+    from .recipes.bank_of_values import share_margins
+
+    runs = ((bov or {}).get("corpus") or {}).get("runs", {}).get("qkv_course")
+    return t_test(share_margins(runs)["margin"]) if runs else None
+
+
 def answer_qk_vs_v(bov: dict) -> list[str]:
     """Chapter 04's primary test "V takes a larger x0 share than Q and K" (corpus), with its stored three-way
-    verdict (the same test on the recall task is question 5); a file made before the tests were declared gives its
-    old substitution-ablation claim."""
+    verdict (the same test on the recall task is question 5), and a line saying that it used the official
+    coefficient learning rates, with the lr-0.02 runs' mean beside it (not declared); a file made before the tests
+    were declared gives its old substitution-ablation claim."""
     if bov.get("verdicts"):
-        return _declared(bov, BOV_QK_VS_V)
+        out = _declared(bov, BOV_QK_VS_V)
+        course = course_lr_margin(bov)
+        if course is not None:
+            lo, hi = course["ci"]
+            out.append(f"(official coefficient lr; at lr 0.02: {course['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], not "
+                       "declared; see below)")
+        return out
     s = _corpus_claims(bov, bov_claims)
     return [_claim(s, "v_tolerates_x0_substitution")]
 
@@ -214,31 +232,31 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
     same quantity, per-seed Student-t, *not* a declared test: no Holm, no verdict). Chapter 05 (``dm``, the
     ``depth-mixers`` result): the routers' primary tests, x0-R² of V's input − max(Q's, K's) (a fraction of
     variance), recomputed from the runs. The two instruments measure different fractions, so the last lines
-    compare only what they can share: the side of 0 of each mean and the declared verdicts after Holm, and they
-    say when chapter 04's own side of 0 depends on its learning rate. A missing file (None) or a file without the
-    test gives a line naming the command that makes it. Lines stay within 96 characters."""
-    from .analysis import t_test
-    from .recipes.bank_of_values import share_margins
+    compare only what they can share: the side of 0 of each instrument's means (a line each: a count across them
+    would be a vote), the declared verdicts after Holm for and against the claim, and a conclusion that names the
+    learning rate at which chapter 04 is on the routers' side when its two rates disagree. A missing file (None)
+    or a file without the test gives a line naming the command that makes it. Lines stay within 96 characters."""
     from .recipes.depth_mixers import verdicts
 
-    out, means, decided, means_04 = [], [], [], []
+    def side(m: float) -> str:
+        return "below" if m < 0 else "above" if m > 0 else "at"
+
+    out, decided, sides_04 = [], [], {}
     rec = {v["name"]: v for v in (bov or {}).get("verdicts", [])}.get("v_reads_x0_more_than_qk")
     out.append("chapter 04, x0 coefficients: share_v − max(share_q, share_k), fractions of a path's input")
     if rec is None:
         out.append("  not measured yet: `vrs-edu reproduce bank-of-values`")
     else:
         out.append(_test_row("qkv official", rec["mean"], rec["ci"], rec["p_holm"], rec["verdict"]))
-        means_04.append(rec["mean"])
+        sides_04["the official lr"] = side(rec["mean"])
         decided.append(("chapter 04 (official lr)", rec["verdict"]))
-        course_runs = (bov.get("corpus") or {}).get("runs", {}).get("qkv_course")
-        if course_runs:
-            t = t_test(share_margins(course_runs)["margin"])
-            (lo, hi), m = t["ci"], t["mean"]
-            out.append(f"  {'qkv lr 0.02':13s} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]  p {t['p']:.3f}  not declared: no "
+        course = course_lr_margin(bov)
+        if course is not None:
+            (lo, hi), m = course["ci"], course["mean"]
+            out.append(f"  {'qkv lr 0.02':13s} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]  p {course['p']:.3f}  not declared: no "
                        "verdict")
             out.append("  (official: β, γ at lr 0.5, α at 0.005, the declared test; lr 0.02: as the routers)")
-            means_04.append(m)
-    means += means_04
+            sides_04["lr 0.02"] = side(m)
     rows = [r for r in verdicts(dm) if r.test.family == "primary"] if dm is not None else []
     out.append("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's), fractions of variance")
     if not rows:
@@ -246,23 +264,36 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
     for r in rows:
         name = r.test.name.removesuffix("_v_reads_x0_more_than_qk")
         out.append(_test_row(name, r.mean, r.ci, r.p_holm, r.verdict))
-        means.append(r.mean)
         decided.append((name, r.verdict))
-    if not means:
+    if not sides_04 and not rows:
         return out
-    below, above = sum(m < 0 for m in means), sum(m > 0 for m in means)
-    out.append(f"means below 0 (V reads less x0 than Q or K): {below} of {len(means)}; above 0: {above}")
+    # One summary line per instrument: counting means across instruments would be a vote, and chapter 04's two
+    # rates are one instrument read twice, one of them undeclared.
+    if sides_04:
+        out.append("chapter 04: " + ", ".join(f"{s} 0 at {lr}" for lr, s in sides_04.items()))
+    if rows:
+        router_sides = [side(r.mean) for r in rows]
+        n_decided = sum(r.verdict != "undecided" for r in rows)
+        out.append(f"chapter 05: {router_sides.count('below')} of {len(rows)} router means below 0, "
+                   f"{router_sides.count('above')} above; {n_decided} decided after Holm")
     pro = [d for d, v in decided if v == "reproduced"]
     con = [d for d, v in decided if v == "contradicted"]
     out.append(f"decided (Holm) for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
-    if rec is None or not rows:
+    if not sides_04 or not rows:
         out.append("one instrument only: nothing to set beside it yet")
-    elif any(m < 0 for m in means_04) and any(m > 0 for m in means_04):
-        out.append("chapter 04's side of 0 depends on its coefficient lr: the instruments agree at one lr only")
-    elif below == len(means) or above == len(means):
-        out.append(f"the two instruments point the same way: every mean is {'below' if below else 'above'} 0")
+    elif len(set(router_sides)) > 1:
+        out.append("the routers' means fall on both sides of 0: no shared direction to set chapter 04 beside")
+    elif len(set(sides_04.values())) > 1:
+        theirs = router_sides[0]
+        same = [lr for lr, s in sides_04.items() if s == theirs]
+        other = [lr for lr, s in sides_04.items() if s != theirs]
+        out.append(f"chapter 04's side of 0 depends on its lr: the routers' side ({theirs} 0) at {' and '.join(same)},")
+        out.append(f"  the other side at {' and '.join(other)}"
+                   + (", the routers' own rate" if "lr 0.02" in other else ""))
+    elif set(sides_04.values()) == set(router_sides):
+        out.append(f"the two instruments point the same way: every mean is {router_sides[0]} 0")
     else:
-        out.append("the two instruments point different ways: the means fall on both sides of 0")
+        out.append("the two instruments point different ways: chapter 04 on one side of 0, the routers on the other")
     return out
 
 

@@ -154,7 +154,8 @@ def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[floa
     stretch over which the plateau criterion asks whether β_v still moves."""
     keys = sorted({k.split(".")[1] for k in runs[0]["history"]["coefficients"] if ".x0.beta_" in k}, key=int)
     steps = runs[0]["history"]["eval_steps"]
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.0), sharey=True)
+    # each path on its own scale: β_q can reach tens while β_v moves by a few units, and a shared axis flattens it
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.0))
     cmap = plt.get_cmap("viridis")
     for ax, s in zip(axes, "qkv"):
         for j, l in enumerate(keys):
