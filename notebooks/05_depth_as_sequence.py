@@ -437,10 +437,10 @@ if result is not None:
 # interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
 # survives the correction over the routers. Chapter 04 asked the same question with a second instrument, learned x0
 # coefficients on each path; chapter 06 sets both answers side by side (its question 1 beside the routers' lines of
-# its question 4). When both instruments put their means on the same side of 0, that supports the direction, not the
-# claim. The claim needs decided verdicts above 0, and a decided verdict below 0 from either instrument counts
-# against it. Undecided verdicts count for neither side. Chapter 06 also shows that chapter 04's side of 0 changes
-# with the learning rate of its coefficients.
+# its question 4). When both instruments put their means on the same side of 0, they agree in direction: a lead for
+# a new declared test, not evidence for or against the claim. The claim needs decided verdicts above 0, and a
+# decided verdict below 0 from either instrument counts against it. Undecided verdicts count for neither side.
+# Chapter 06 also shows that chapter 04's side of 0 changes with the learning rate of its coefficients.
 #
 # ## What a depth window costs
 #

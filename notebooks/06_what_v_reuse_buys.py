@@ -365,13 +365,12 @@ for line in v_reads_x0_side_by_side(saved("bank-of-values"), saved("depth-mixers
 # %% [markdown]
 # How to read the lines after the rows. The first two give each instrument's side of 0 on its own: chapter 04's two
 # rates are one instrument read twice, and a count of means across instruments would be a vote. Means on the same
-# side of 0 from both instruments agree on a *direction*, and that supports the direction only, not the claim. The
-# claim (V reads x0 more, above 0) is supported at our scale only by decided verdicts above 0. A decided verdict
-# below 0, from either instrument, is evidence against it. Undecided verdicts count for neither side, whatever the
-# side of their means. The `decided (Holm)` line names the verdicts that decide anything. When chapter 04's two
-# learning rates put its mean on opposite sides of 0, the last lines say at which rate it sits on the routers' side.
-# If that is not lr 0.02, the rate the routers train at, then the like-for-like comparison points opposite ways and
-# even the direction is unsettled. Chapter 04's verdict then holds at its official rate only.
+# side of 0 from both instruments agree in direction: a lead for a new declared test, not evidence for or against
+# the claim. The claim (V reads x0 more, above 0) is supported at our scale only by decided verdicts above 0. A
+# decided verdict below 0, from either instrument, is evidence against it. Undecided verdicts count for neither
+# side, whatever the side of their means. The `decided (Holm)` line names the verdicts that decide anything. When
+# chapter 04's two learning rates put its mean on opposite sides of 0, the last lines say at which rate it sits on
+# the routers' side, and what follows when that is not the routers' own rate.
 #
 # ## Exercise — estimate a KV cache, then check it against the model
 #

@@ -125,7 +125,8 @@ def test_bank_of_values_answers_give_the_declared_three_way_verdicts_when_the_fi
                                                                       "reproduced")}}}))
     q1, q3 = (a["lines"] for a in course_answers(tmp_path) if a["n"] in (1, 3))
     # Q1: the primary "V more than Q/K" test (the same test on the recall task is question 5)
-    assert q1 == ["v_reads_x0_more_than_qk: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted"]
+    assert q1 == ["v_reads_x0_more_than_qk: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted",
+                  "(a larger x0 share = less need for context: above 0 says Q and K need context more than V)"]
     assert q3 == ["additive_criterion: +0.808 [+0.794, +0.821], p (Holm) 0.000 → reproduced",
                   "bank_loss: +0.102 [+0.068, +0.136], p (Holm) 0.008 → contradicted",
                   "(the verdicts use the runs qkv (coef_opt=official))",
@@ -134,7 +135,7 @@ def test_bank_of_values_answers_give_the_declared_three_way_verdicts_when_the_fi
     assert max(map(len, q1 + q3)) <= 96
 
 
-def _recall_result(learned=True):
+def _recall_result(learned=True, final=0.01):
     """A hand-made `recall` result, 5 seeds, evaluations every 100 steps, reference loss 1.2. Baseline: loss 1.3 until
     step 1,000, then 0.01 (learned) or 1.3 throughout; ResFormer 0.002 lower, its drop one evaluation sooner (seeds
     0-2) or two (seeds 3-4); qkv models whose V reads x0 with share 0.8 while Q and K read it with share 0.1
@@ -145,7 +146,7 @@ def _recall_result(learned=True):
         curve = [1.3 if s < learn_at else final for s in steps]
         return {"seed": seed, "final_val_loss": final, "history": {"eval_steps": steps, "val_loss": curve}}
 
-    base_final = 0.01 if learned else 1.3
+    base_final = final if learned else 1.3
     beta = {"q": 1 / 9, "k": 1 / 9, "v": 4.0}       # shares 0.1, 0.1, 0.8
     qkv = [{**run(s, base_final, 1000), "coefficients": {
         f"blocks.{l}.x0.{a}_{p}": (1.0 if a == "alpha" else beta[p] * (1 + 0.01 * s)) for l in (6, 7)
@@ -171,12 +172,24 @@ def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models
     assert lines["recall_lookup_learned"].startswith("-1.190 [-1.190, -1.190]") and "reproduced" in \
         lines["recall_lookup_learned"]
     # "learned" = the curve crosses 0.6 (half the reference), interpolated between evaluations: the baseline at
-    # 900 + 100·0.7/1.29 = 954.264, ResFormer at 854.180 (seeds 0-2) or 754.180 (seeds 3-4) → mean −140.084
-    assert lines["recall_resformer_learns_sooner"].startswith("-140.084") and "reproduced" in \
+    # 900 + 100·0.7/1.29 = 954.264, ResFormer at 854.180 (seeds 0-2) or 754.180 (seeds 3-4) → mean −140.084,
+    # printed in whole steps
+    assert lines["recall_resformer_learns_sooner"].startswith("-140 [") and "reproduced" in \
         lines["recall_resformer_learns_sooner"]
     assert lines["recall_additive_criterion"].startswith("+0.80") and "reproduced" in lines["recall_additive_criterion"]
     assert lines["recall_v_reads_x0_more_than_qk"].startswith("+0.70") and "reproduced" in \
         lines["recall_v_reads_x0_more_than_qk"]
+
+
+def test_recall_answer_says_when_every_final_loss_is_at_its_floor(tmp_path):
+    """Final losses 0.01 (above the 0.0005 that prints as 0.000): no floor line. Final loss 0 for the baseline and
+    0 − 0.002 for ResFormer: every seed prints as 0.000, so the answer says the loss comparisons have no spread."""
+    (tmp_path / "recall.json").write_text(json.dumps(_recall_result()))
+    assert not any("floor" in line for line in next(a for a in course_answers(tmp_path) if a["n"] == 5)["lines"])
+    (tmp_path / "recall.json").write_text(json.dumps(_recall_result(final=0.0)))
+    q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)["lines"]
+    assert q5[-2:] == ["(every baseline and resformer seed ends at loss 0.000: the loss comparisons have no spread, "
+                       "at", "  their floor; steps to learn is the comparison that can separate them)"]
 
 
 def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_path):
@@ -236,12 +249,13 @@ def test_side_by_side_adds_chapter_04s_course_lr_runs_undeclared_and_says_when_t
     # question 1's own answer says which rate its verdict used and gives the other beside it
     assert answer_qk_vs_v(bov)[-1] == ("(official coefficient lr; at lr 0.02: +0.600 [+0.430, +0.770], not declared; "
                                        "see below)")
-    assert lines[-5:] == [
+    assert lines[-6:] == [
         "chapter 04: below 0 at the official lr, above 0 at lr 0.02",
         "chapter 05: 3 of 3 router means below 0, 0 above; 3 decided after Holm",
         "decided (Holm) for the claim: none; against it: chapter 04 (official lr), dca, mudd, vertical",
         "chapter 04's side of 0 depends on its lr: the routers' side (below 0) at the official lr,",
-        "  the other side at lr 0.02, the routers' own rate"]
+        "  the other side at lr 0.02, the routers' own rate",
+        "  at the routers' own rate the two point opposite ways: even the direction is unsettled"]
     assert max(map(len, lines)) <= 96
 
 

@@ -466,7 +466,7 @@ def plateau(steps: Sequence[float], values: Sequence[float], window: tuple[float
     (interpolated on the logged curve) with the whole change from the first logged value to ``end``.
 
     Returns ``{"window_change", "total_change", "ratio", "reached"}`` with ``reached = |window change| ≤ tol ·
-    |total change|``. Recipes pass the last quarter of the constant-LR phase, so that the LR decay cannot produce
+    |total change|``. Recipes pass the quarter of the run before the LR decay starts, so that the decay cannot produce
     a plateau by itself. Raises ValueError on a window outside the logged steps or with start ≥ end.
     """
     xs, ys = _check_curve(steps, values)

@@ -102,6 +102,7 @@ def answer_qk_vs_v(bov: dict) -> list[str]:
     were declared gives its old substitution-ablation claim."""
     if bov.get("verdicts"):
         out = _declared(bov, BOV_QK_VS_V)
+        out.append("(a larger x0 share = less need for context: above 0 says Q and K need context more than V)")
         course = course_lr_margin(bov)
         if course is not None:
             lo, hi = course["ci"]
@@ -117,7 +118,9 @@ def _verdict_line(v: dict) -> str:
     same numbers and verdict chapter 03 prints: mean [95 % CI], Holm-adjusted p, verdict (power when undecided);
     at most 96 characters for test names up to 21 (chapter 06 indents it by 4)."""
     lo, hi = v["ci"]
-    line = f"{v['name']}: {v['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], p (Holm) {v['p_holm']:.3f} → {v['verdict']}"
+    # counts such as training steps are shown whole: three decimals of a step would be false precision
+    f = "+.0f" if max(abs(v["mean"]), abs(lo), abs(hi)) >= 10 else "+.3f"
+    line = f"{v['name']}: {v['mean']:{f}} [{lo:{f}}, {hi:{f}}], p (Holm) {v['p_holm']:.3f} → {v['verdict']}"
     if v["verdict"] == "undecided":
         at = "d = 1" if v.get("effect_for_power") is None else f"{v['effect_for_power']:+.3f}"
         line += f" (power {v['power']:.0%} at {at})"
@@ -214,6 +217,10 @@ def answer_recall(rc: dict) -> list[str]:
     out.append("(losses in nats; steps to learn in training steps; x0 shares are fractions of a path's input)")
     rows = verdict_records(verdicts(rc))
     out += [line for v in rows for line in _verdict_lines(v)]
+    if all(r["final_val_loss"] < 0.0005 for v in ("baseline", "resformer") for r in part["runs"].get(v, [])):
+        out += textwrap.wrap("(every baseline and resformer seed ends at loss 0.000: the loss comparisons have no "
+                             "spread, at their floor; steps to learn is the comparison that can separate them)", 96,
+                             subsequent_indent="  ")
     pre = {v["name"]: v["verdict"] for v in rows if v["name"] in ("recall_lookup_learned", "recall_qkv_lookup_learned")}
     failed = [k for k, v in pre.items() if v != "reproduced"]
     if failed:
@@ -290,6 +297,8 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
         out.append(f"chapter 04's side of 0 depends on its lr: the routers' side ({theirs} 0) at {' and '.join(same)},")
         out.append(f"  the other side at {' and '.join(other)}"
                    + (", the routers' own rate" if "lr 0.02" in other else ""))
+        if "lr 0.02" in other:   # like for like (the same rate) the two disagree
+            out.append("  at the routers' own rate the two point opposite ways: even the direction is unsettled")
     elif set(sides_04.values()) == set(router_sides):
         out.append(f"the two instruments point the same way: every mean is {router_sides[0]} 0")
     else:

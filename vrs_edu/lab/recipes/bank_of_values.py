@@ -247,10 +247,10 @@ def share_margins(runs: list[dict]) -> dict[str, list[float]]:
 
 
 def plateau_window(run: dict, decay_frac: float = 0.3) -> tuple[float, float]:
-    """The steps (start, end) over which :func:`beta_plateau` judges a run: the last quarter of its constant-LR
-    phase, which ends where the decay starts (``decay_frac`` of the steps before the end), so that the decay
-    cannot make a plateau by itself. A schedule with no constant phase before its last log gets the last logged
-    interval."""
+    """The steps (start, end) over which :func:`beta_plateau` judges a run: a quarter of the run, ending where the
+    learning-rate decay starts (``decay_frac`` of the steps before the end; 1,200 steps → (540, 840)), so that the
+    decay, which slows every update, cannot make a plateau by itself. A schedule with no constant phase before its
+    last log gets the last logged interval."""
     h = run["history"]
     steps = h["eval_steps"]
     xs = [0, *steps] if steps[0] > 0 else steps   # β starts at 0 (step 0), before the first logged evaluation
@@ -262,8 +262,8 @@ def plateau_window(run: dict, decay_frac: float = 0.3) -> tuple[float, float]:
 
 def beta_plateau(runs: list[dict], tol: float = 0.1, decay_frac: float = 0.3) -> dict:
     """Did β_v stop moving before the LR decay? For every qkv run and x0 layer, :func:`~vrs_edu.lab.analysis.plateau`
-    on the logged β_v trajectory (from its initial 0) over the last quarter of the constant-LR phase (``decay_frac``:
-    the training schedule's, 0.3 by default). Returns ``{"reached": n, "of": m,
+    on the logged β_v trajectory (from its initial 0) over :func:`plateau_window` (``decay_frac``: the training
+    schedule's, 0.3 by default). Returns ``{"reached": n, "of": m,
     "per_run": [[ratio per layer] per seed]}``."""
     per_run, reached, total = [], 0, 0
     for r in sorted(runs, key=lambda r: r["seed"]):
