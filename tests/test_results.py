@@ -18,12 +18,14 @@ RECIPES = {"value-residual": value_residual, "bank-of-values": bank_of_values, "
 
 
 def sentence_before_issue_15(row: dict) -> str:
-    """``analysis.verdict_sentence`` as it was when judge rows were dicts (3 digits), kept verbatim as the reference
-    the typed :class:`Verdict` must print exactly (nbval compares the chapters' outputs character by character)."""
+    """``analysis.verdict_sentence`` as it was when judge rows were dicts (3 digits), kept as the reference the
+    typed :class:`Verdict` must print exactly (nbval compares the chapters' outputs character by character). One
+    deliberate change since: a mean or bound of 10 or more in size (a count of steps) prints the interval whole."""
     def signed(x, digits=3):
         return "n/a" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:+.{digits}f}"
-    out = (f"{signed(row['mean'])} [95% CI {signed(row['ci'][0])}, "
-           f"{signed(row['ci'][1])}], p (Holm) {row['p_holm']:.3f}: {row['verdict']}")
+    d = 0 if max((abs(x) for x in (row["mean"], *row["ci"]) if not math.isnan(x)), default=0) >= 10 else 3
+    out = (f"{signed(row['mean'], d)} [95% CI {signed(row['ci'][0], d)}, "
+           f"{signed(row['ci'][1], d)}], p (Holm) {row['p_holm']:.3f}: {row['verdict']}")
     if row["verdict"] == "undecided":
         at = signed(row["power_effect"]) if row.get("power_basis") == "published" else "d = 1"
         out += f" (power {row['power']:.0%} at {at})"
@@ -37,6 +39,10 @@ def test_a_paired_difference_prints_mean_interval_and_seeds_below_zero():
     assert d.interval(4, "95% CI ") == "-0.6667 [95% CI -1.3838, +0.0504]"
     assert str(paired_difference([1.0], [0.0])) == "+1.000 [n/a, n/a], 0/1 seeds below 0"   # one seed: no interval
     assert interval(0.5, (0.1, 0.9), 0) == "+0 [+0, +1]"
+    # a count (steps): once the mean or a bound reaches 10 in size all three print whole, whatever digits says
+    assert interval(-12.567, (-64.042, 38.907)) == "-13 [-64, +39]"
+    assert interval(3.573, (2.883, 9.999)) == "+3.573 [+2.883, +9.999]"
+    assert interval(-1.258, (float("nan"), float("nan"))) == "-1.258 [n/a, n/a]"
 
 
 def test_a_paired_difference_is_stored_with_the_keys_of_the_old_dict_and_reads_back():

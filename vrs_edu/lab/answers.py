@@ -28,6 +28,7 @@ from .experiments import load_results
 from .recipes.bank_of_values import claims as bov_claims
 from .recipes.value_residual import TESTS as VR_TESTS
 from .recipes.value_residual import claims as vr_claims
+from .results import interval
 
 QUESTIONS = {
     1: ("QK vs V", "Does a deep layer need context in Q and K more than in V?", "04", "bank-of-values"),
@@ -117,10 +118,7 @@ def _verdict_line(v: dict) -> str:
     """One stored declared-test record (``result["verdicts"]``, see ``analysis.verdict_records``) in words, with the
     same numbers and verdict chapter 03 prints: mean [95 % CI], Holm-adjusted p, verdict (power when undecided);
     at most 96 characters for test names up to 21 (chapter 06 indents it by 4)."""
-    lo, hi = v["ci"]
-    # counts such as training steps are shown whole: three decimals of a step would be false precision
-    f = "+.0f" if max(abs(v["mean"]), abs(lo), abs(hi)) >= 10 else "+.3f"
-    line = f"{v['name']}: {v['mean']:{f}} [{lo:{f}}, {hi:{f}}], p (Holm) {v['p_holm']:.3f} → {v['verdict']}"
+    line = f"{v['name']}: {interval(v['mean'], v['ci'])}, p (Holm) {v['p_holm']:.3f} → {v['verdict']}"
     if v["verdict"] == "undecided":
         at = "d = 1" if v.get("effect_for_power") is None else f"{v['effect_for_power']:+.3f}"
         line += f" (power {v['power']:.0%} at {at})"

@@ -29,7 +29,12 @@ def signed(x: float | None, digits: int = 3) -> str:
 
 def interval(mean: float, ci: tuple[float, float], digits: int = 3, label: str = "") -> str:
     """``+0.012 [-0.004, +0.028]``: a mean and its interval, signed; ``label="95% CI "`` names the interval
-    (``+0.012 [95% CI -0.004, +0.028]``). NaN bounds print as ``n/a``."""
+    (``+0.012 [95% CI -0.004, +0.028]``). NaN bounds print as ``n/a``. When the mean or a bound is 10 or more in
+    size (a count, such as training steps: ``-13 [-64, +39]``) all three print whole, since ``digits`` decimals of
+    a step would be false precision."""
+    finite = [abs(x) for x in (mean, *ci) if x is not None and not math.isnan(x)]
+    if finite and max(finite) >= 10:
+        digits = 0
     return f"{signed(mean, digits)} [{label}{signed(ci[0], digits)}, {signed(ci[1], digits)}]"
 
 
