@@ -505,7 +505,10 @@ for name in ("recall_additive_criterion", "recall_v_reads_x0_more_than_qk"):
 # test: choosing seeds by their outcome after the run is exactly what the declared tests avoid.)
 steps = rec["configs"]["qkv"]["train"]["steps"]
 qkv_runs = sorted(rec["runs"]["qkv"], key=lambda x: x["seed"])
-learned = [recall_recipe.steps_to_learn(x, ref["loss"], steps) < steps for x in qkv_runs]
+# Steps to learn, per seed (seed order), for the qkv models read here and the baseline beside them.
+at = {v: [recall_recipe.steps_to_learn(x, ref["loss"], steps)
+          for x in sorted(rec["runs"][v], key=lambda x: x["seed"])] for v in ("baseline", "qkv")}
+learned = [a < steps for a in at["qkv"]]
 margins = bov.share_margins(qkv_runs)["margin"]
 print(f"\nper seed (mean over the x0 layers): learned lookup within {steps} steps, "
       "x0 share of q, k, v,\nand the test's margin (v − max(q, k) in each layer, then averaged: "
@@ -530,8 +533,6 @@ else:
         "would mean much.")
 # When each model learned, beside the baseline of the same seed (a description: no test was declared
 # on it, so it gets an interval and no verdict).
-at = {v: [recall_recipe.steps_to_learn(x, ref["loss"], steps)
-          for x in sorted(rec["runs"][v], key=lambda x: x["seed"])] for v in ("baseline", "qkv")}
 sooner = t_test([q - b for q, b in zip(at["qkv"], at["baseline"])])
 print("steps to learn lookup, by seed:  baseline " + " ".join(f"{a:4.0f}" for a in at["baseline"])
       + "   qkv " + " ".join(f"{a:4.0f}" for a in at["qkv"]))
