@@ -80,13 +80,13 @@ def beta_figure(model: TinyGPT, batches, f_q: float = 1.0, f_k: float = 1.0, f_v
     ax_loss.axhline(0, color="black", lw=0.8)
     ax_loss.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
     ax_loss.set_ylabel("Δ validation loss (nats)")
-    ax_loss.set_title("loss change (symmetric log scale)", fontsize=10)
+    ax_loss.set_title("loss change (symmetric log scale)")
     ax_move.set_ylabel("attention mass moved (%)")
-    ax_move.set_title("attention moved, mean of the x0 layers", fontsize=10)
-    ax_loss.legend(fontsize=9)
+    ax_move.set_title("attention moved, mean of the x0 layers")
+    ax_loss.legend()
     setting = ", ".join(f"β_{s} {factor_label(now['factors'][s])}" for s in "qkv")
     fig.suptitle(f"this setting ({setting}): Δ loss {now['delta']:+.4f} nats, attention moved "
-                 f"{sum(now['moved']) / len(now['moved']):.1%}", fontsize=10)
+                 f"{sum(now['moved']) / len(now['moved']):.1%}")
     fig.tight_layout()
     return fig, now, sweep
 
@@ -142,8 +142,8 @@ def plot_betas(tables: dict[str, dict]):
             ax.set_xticks(t["layers"])
             ax.set_xlabel("layer")
             ax.set_ylabel(f"learned {coef}")
-            ax.set_title(f"{name}: {coef} (init {0 if coef == 'beta' else 1})", fontsize=10)
-            ax.legend(fontsize=9)
+            ax.set_title(f"{name}: {coef} (init {0 if coef == 'beta' else 1})")
+            ax.legend()
     fig.tight_layout()
     return fig
 
@@ -164,12 +164,12 @@ def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[floa
         ax.axhline(0, color="gray", lw=0.8, ls=":")
         if window is not None:
             ax.axvspan(*window, color="gray", alpha=0.15, lw=0, label="plateau window")
-        ax.set_title(f"β_{s}", fontsize=10)
+        ax.set_title(f"β_{s}")
         ax.set_xlabel("step")
     axes[0].set_ylabel("β (mean across seeds)")
-    axes[0].legend(fontsize=9)
+    axes[0].legend()
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -190,7 +190,7 @@ def plot_ablation(tables: dict[str, dict], deep_layers: list[int] | None = None)
         ax.set_xticks(t["layers"])
         ax.set_xlabel("layer")
         ax.set_ylabel("Δ loss (nats)")
-        ax.set_title(f"{name}: substitution ablation on trained baselines", fontsize=10)
-        ax.legend(fontsize=9)
+        ax.set_title(f"{name}: substitution ablation on trained baselines")
+        ax.legend()
     fig.tight_layout()
     return fig

@@ -41,7 +41,7 @@ def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: st
     ax.set_yticks(range(L1))
     ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} (out)" for l in range(L1)])
     if title:
-        ax.set_title(title, fontsize=10)
+        ax.set_title(title)
     if colorbar:
         ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
     return ax.figure

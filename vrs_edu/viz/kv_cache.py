@@ -53,8 +53,8 @@ def kv_figure(n_layers: int = 12, d_model: int = 768, context: int = 2048, vocab
     ax.set_yscale("log")
     ax.set_xlabel("context length T (tokens per sequence)")
     ax.set_ylabel(f"MB for a batch of B = {batch}")
-    ax.set_title(f"L={n_layers}, d={d_model}, |V|={vocab_size}, {bytes_per_number} bytes/number", fontsize=10)
-    ax.legend(fontsize=9)
+    ax.set_title(f"L={n_layers}, d={d_model}, |V|={vocab_size}, {bytes_per_number} bytes/number")
+    ax.legend()
     fig.tight_layout()
     return fig, s
 

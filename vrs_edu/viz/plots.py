@@ -1,7 +1,70 @@
-"""Plots used across the chapters (matplotlib + seaborn). Each takes numbers and returns the Figure."""
+"""The course's figure style, and plots used across the chapters (matplotlib + seaborn).
+
+Every figure is read at its own size: in the book at 1280 px (the column holds 960 px, a 12-inch figure at
+:data:`FIGURE_DPI`), in JupyterLab, and on a 390-px phone, where a figure wider than the column scrolls inside its
+own box instead of shrinking (``vrs_edu/course/sphinx/_static/course.css``). So the one number that decides whether
+a figure is readable is the size of its smallest text at the figure's own size: :data:`MIN_FONT_PT` points at
+:data:`FIGURE_DPI` dots per inch is ``12 × 80 / 72 = 13.3`` px, which stays at 12 px or more as long as the page
+shrinks a figure by at most 10 % (tests/test_browser_layout.py measures that; tests/test_figure_style.py checks the
+text of every figure function against :data:`MIN_FONT_PT`). :func:`apply_course_style` sets it once, for every
+chapter (``setup_notebook`` calls it); the plotting functions never pass a smaller ``fontsize``.
+"""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+
+MIN_FONT_PT = 12.0       # the smallest text a course figure may carry, in points
+FIGURE_DPI = 80          # dots per inch of the figures the notebooks store (a 12-inch figure: 960 px)
+COURSE_RC = {
+    "font.size": 12.0, "axes.labelsize": 12.0, "axes.titlesize": 13.0, "figure.titlesize": 14.0,
+    "xtick.labelsize": 12.0, "ytick.labelsize": 12.0, "legend.fontsize": 12.0, "legend.title_fontsize": 12.0,
+    "figure.figsize": (6.4, 3.6), "figure.dpi": FIGURE_DPI, "savefig.dpi": FIGURE_DPI,
+}
+
+
+def apply_course_style() -> None:
+    """seaborn's ``whitegrid`` look with every text at :data:`MIN_FONT_PT` points or more (seaborn's ``notebook``
+    context sets ticks and legends at 11 pt; the sizes and dots per inch are :data:`COURSE_RC`)."""
+    import seaborn as sns
+
+    sns.set_theme(context="notebook", style="whitegrid", rc=COURSE_RC)
+
+
+def _texts(fig):
+    """(text, its box in pixels) for every visible, non-empty text of ``fig``: tick labels, titles, legends,
+    colour-bar labels and annotations are all :class:`matplotlib.text.Text` artists. Tick labels exist only once
+    the figure is drawn, so it is drawn first."""
+    from matplotlib.text import Text
+
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    return [(t, t.get_window_extent(renderer)) for t in fig.findobj(Text)
+            if t.get_visible() and t.get_text().strip()]
+
+
+def small_text(fig, min_pt: float = MIN_FONT_PT) -> list[str]:
+    """Every visible text of ``fig`` smaller than ``min_pt`` points, as ``"'label' 9.0 pt"`` (empty when the
+    figure is readable)."""
+    return [f"{t.get_text()[:40]!r} {t.get_size():.1f} pt" for t, _ in _texts(fig) if t.get_size() < min_pt - 1e-9]
+
+
+def overlapping_text(fig, tolerance_px: float = 1.0) -> list[str]:
+    """Pairs of visible texts of ``fig`` that overlap (each as ``"'a' / 'b'"``), and texts that reach outside the
+    figure (``"'a' outside"``): a drawn schematic must have neither. Overlaps of less than ``tolerance_px``
+    pixels (rounding of the text boxes) are not counted."""
+    texts = _texts(fig)
+    width, height = fig.canvas.get_width_height()
+    found = []
+    for i, (a, ba) in enumerate(texts):
+        if ba.x0 < -tolerance_px or ba.y0 < -tolerance_px or ba.x1 > width + tolerance_px \
+                or ba.y1 > height + tolerance_px:
+            found.append(f"{a.get_text()[:30]!r} outside")
+        for b, bb in texts[i + 1:]:
+            dx = min(ba.x1, bb.x1) - max(ba.x0, bb.x0)
+            dy = min(ba.y1, bb.y1) - max(ba.y0, bb.y0)
+            if dx > tolerance_px and dy > tolerance_px:
+                found.append(f"{a.get_text()[:30]!r} / {b.get_text()[:30]!r}")
+    return found
 
 
 def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, title: str | None = None):
@@ -19,3 +82,4 @@ def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, titl
         ax.legend()
     ax.figure.tight_layout()
     return ax.figure
+

@@ -27,7 +27,7 @@ def plot_probe_table(table: dict, ax=None, title: str | None = None):
     ax.set_ylabel("held-out R² from token identity")
     ax.set_xticks(range(L))
     ax.set_ylim(min(0.0, min(min(table[k]) for k in (*PATHS, "resid"))) - 0.02, 1.02)
-    ax.legend(loc="lower left", ncols=2, fontsize=9)
+    ax.legend(loc="lower left", ncols=2)
     if title:
         ax.set_title(title)
     ax.figure.tight_layout()
@@ -45,7 +45,7 @@ def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], laye
     width = 0.8 / len(scores)
     for i, (s, vals) in enumerate(scores.items()):
         ax.bar(x + (i - (len(scores) - 1) / 2) * width, vals, width, color=COLORS.get(s), label=s)
-    ax.set_xticks(x, tokens, rotation=60, ha="right", fontsize=9)
+    ax.set_xticks(x, tokens, rotation=60, ha="right")
     ax.axhline(0, color="black", lw=0.6)
     low = min(min(v) for v in scores.values())
     if y_low is not None and y_low > low:
@@ -53,7 +53,7 @@ def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], laye
     ax.set_ylim(min(0.0, low if y_low is None else y_low) - 0.05, 1.05)   # the whole range of the data is shown
     ax.set_ylabel("per-token R² from identity")
     ax.set_title(f"layer {layer}: how much of each token's q, k, v is its identity")
-    ax.legend(fontsize=9, loc="upper left", bbox_to_anchor=(1.0, 1.0))   # outside: bars reach every corner
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))   # outside: bars reach every corner
     ax.figure.tight_layout()
     return ax.figure
 

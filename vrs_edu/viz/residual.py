@@ -24,7 +24,7 @@ def plot_two_axes(norms, cosines, tokens: list[str]):
         sns.heatmap(data, ax=ax, cmap=cmap, xticklabels=labels, cbar=True, cbar_kws={"label": title.split(" (")[0]})
         ax.set_title(title)
         ax.set_xlabel("sequence position t (attention mixes along this axis)")
-        ax.tick_params(axis="x", labelrotation=0, labelsize=9)
+        ax.tick_params(axis="x", labelrotation=0)
     axes[0].set_ylabel("depth l (residual adds along this axis)")
     fig.tight_layout()
     return fig
@@ -95,15 +95,15 @@ def block_scale_figure(model, x, y, scales, position: int, decode, batch: int = 
     ax.bar(range(k), r["top_probs"], color=colors, label="this setting")
     ax.scatter(range(k), [default_prob.get(i, 0.0) for i in r["top_ids"]], marker="_", s=400, color="black",
                linewidths=2, label="as trained (all 1)", zorder=3)
-    ax.set_xticks(range(k), labels, fontsize=11)
+    ax.set_xticks(range(k), labels)
     ax.set_ylim(0, 1)
     ax.set_xlabel("next character (green: the true one)")
     ax.set_ylabel("probability")
-    ax.legend(fontsize=9, loc="upper right")
+    ax.legend(loc="upper right")
     ax.set_title(f"scales {', '.join(f'{s:.2f}' for s in scales)}\n"
                  f"loss {change_from_default(r['loss'], d['loss'])}; "
                  f"p(true {_show_token(decode(target))!r}) = {r['target_prob']:.2f} "
-                 f"({r['target_prob'] - d['target_prob']:+.2f})", fontsize=9)
+                 f"({r['target_prob'] - d['target_prob']:+.2f})")
     fig.tight_layout()
     return fig, r
 

@@ -25,10 +25,10 @@ def plot_patterns(patterns: dict[int, object], tokens: list[str]):
             ax = axes[r][h]
             sns.heatmap(patterns[l][h], ax=ax, cmap="rocket_r", vmin=0, vmax=1, cbar=False, square=True,
                         xticklabels=labels, yticklabels=labels if h == 0 else False)
-            ax.set_title(f"layer {l}, head {h}", fontsize=10)
-            ax.tick_params(labelsize=9, labelrotation=0)
-            ax.set_xlabel("key (read)", fontsize=9)
-        axes[r][0].set_ylabel("query (reading)", fontsize=9)
+            ax.set_title(f"layer {l}, head {h}")
+            ax.tick_params(labelrotation=0)
+            ax.set_xlabel("key (read)")
+        axes[r][0].set_ylabel("query (reading)")
     fig.tight_layout(rect=(0, 0, 0.93, 1))
     cax = fig.add_axes((0.945, 0.15, 0.015, 0.7))
     fig.colorbar(axes[0][0].collections[0], cax=cax, label="attention weight")
@@ -65,7 +65,7 @@ def plot_layer_effects(result: dict, names: list[str], title: str = ""):
     ax.axhline(0, color="black", lw=0.8)
     if title:
         ax.set_title(title)
-    ax.legend(fontsize=9)
+    ax.legend()
     fig.tight_layout()
     return fig
 
@@ -86,12 +86,12 @@ def plot_circuits(qk, ov, tokens: list[str], title: str = ""):
                                  "attended token")):
         sns.heatmap(m, ax=ax, cmap="vlag", center=0, xticklabels=labels, yticklabels=labels,
                     cbar_kws={"label": "score − row mean" if m is qk else "logit raised"})
-        ax.set_title(name, fontsize=10)
+        ax.set_title(name)
         ax.set_xlabel(xl)
         ax.set_ylabel(yl)
-        ax.tick_params(labelsize=9, labelrotation=0)
+        ax.tick_params(labelrotation=0)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     fig.tight_layout()
     return fig
 
@@ -120,19 +120,19 @@ def blend_figure(model, x, y, layer: int, weight: float = 0.0, temperature: floa
     labels = [_show_token(t) for t in tokens[:n]] if tokens else "auto"
     sns.heatmap(r["pattern"][:n, :n], ax=ax, cmap="rocket_r", vmin=0, vmax=1, square=True,
                 xticklabels=labels, yticklabels=labels, cbar_kws={"label": "attention weight"})
-    ax.tick_params(labelsize=10, labelrotation=0)
+    ax.tick_params(labelrotation=0)
     ax.set_xlabel("key position (character read)")
     ax.set_ylabel("query position (character reading)")
     ax.set_title(f"layer {layer} head {head}, w(V_1) {weight:.2f}, temperature {temperature:.2f}: "
                  f"loss {r['loss']:.3f}\npattern entropy "
-                 f"{change_from_default(r['entropy'], r['default_entropy'], '.2f', ' nats')}", fontsize=10)
+                 f"{change_from_default(r['entropy'], r['default_entropy'], '.2f', ' nats')}")
     ax2.plot(ws, curve, marker="o", color="C0", label=f"temperature {temperature:.2f}")
     ax2.scatter([0.0], [d["loss"]], s=90, color="0.5", zorder=3, label="default (w 0, temperature 1)")
     ax2.scatter([weight], [r["loss"]], s=60, color="red", zorder=4, label="this setting")
     ax2.set_xlabel(f"w(V_1): weight of V_1 in layer {layer}'s values")
     ax2.set_ylabel("loss on the sentence (nats)")
-    ax2.set_title(f"loss {change_from_default(r['loss'], d['loss'], '.3f', ' nats')}", fontsize=10)
-    ax2.legend(fontsize=9)
+    ax2.set_title(f"loss {change_from_default(r['loss'], d['loss'], '.3f', ' nats')}")
+    ax2.legend()
     fig.tight_layout()
     return fig, r
 

@@ -41,8 +41,8 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: floa
             label=f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})")
     ax.set_xlabel("layer")
     ax.set_ylabel("Δ attention entropy (nats)")
-    ax.set_title("token-importance entropy per layer, change from the trained setting", fontsize=10)
-    ax.legend(fontsize=9)
+    ax.set_title("token-importance entropy per layer, change from the trained setting")
+    ax.legend()
     ax2.plot([0, 1.5], [1.5, 0], color="0.8", ls=":", lw=1, label="λ1 + λ2 = 1.5")
     ax2.scatter([t1], [t2], s=90, color="0.5", zorder=3, label=f"trained: {trained['loss']:.3f}")
     ax2.scatter([lambda_1], [lambda_2], s=60, color="red", zorder=4, label=f"this setting: {now['loss']:.3f}")
@@ -50,8 +50,8 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: floa
     ax2.set_ylim(-0.05, 1.55)
     ax2.set_xlabel("λ1 (weight on V_1)")
     ax2.set_ylabel("λ2 (weight on V_n)")
-    ax2.set_title(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}", fontsize=10)
-    ax2.legend(fontsize=9, title="loss (nats)", title_fontsize=9)
+    ax2.set_title(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}")
+    ax2.legend(title="loss (nats)")
     fig.tight_layout()
     return fig, now, trained
 
@@ -104,18 +104,18 @@ def plot_loss_curves(result: dict, variants=None, parts=None):
             ax.plot(steps, m, color=COLORS.get(v), label=v, lw=1.4)
             ax.fill_between(steps, [a - b for a, b in zip(m, s)], [a + b for a, b in zip(m, s)],
                             color=COLORS.get(v), alpha=0.15)
-        ax.set_title(PART_TITLES.get(p, p), fontsize=10)
+        ax.set_title(PART_TITLES.get(p, p))
         ax.set_xlabel("step")
         ax.set_ylabel("validation loss (nats)")
         lo = min(min(band([r["history"]["val_loss"] for r in part["runs"][v]])[0]) for v in _variants(part, variants))
         if "no_lookup_reference" in part:
             ref = part["no_lookup_reference"]["loss"]
             ax.axhline(ref, color="black", lw=0.8, ls="--", label="no-lookup reference")
-            ax.legend(fontsize=9)
+            ax.legend()
             lo = min(lo, ref)
         start = [band([r["history"]["val_loss"] for r in part["runs"][v]])[0] for v in _variants(part, variants)]
         ax.set_ylim(lo - 0.05, lo + 0.6 * (max(c[len(c) // 4] for c in start) - lo) + 0.1)
-    axes[0][0].legend(fontsize=9)
+    axes[0][0].legend()
     fig.tight_layout()
     return fig
 
@@ -132,10 +132,10 @@ def plot_paired_curves(result: dict, variants=None, parts=None):
             ax.plot(c["steps"], c["mean"], color=COLORS.get(v), label=v, lw=1.4)
             ax.fill_between(c["steps"], c["ci_low"], c["ci_high"], color=COLORS.get(v), alpha=0.15)
         ax.axhline(0, color="black", lw=0.8)
-        ax.set_title(PART_TITLES.get(p, p), fontsize=10)
+        ax.set_title(PART_TITLES.get(p, p))
         ax.set_xlabel("step")
         ax.set_ylabel("Δ val loss vs baseline (nats)")
-    axes[0][0].legend(fontsize=9)
+    axes[0][0].legend()
     fig.tight_layout()
     return fig
 
@@ -159,12 +159,12 @@ def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: st
         if metric == "entropy" and entropy_reference is not None:
             ax.axhline(entropy_reference, color="black", lw=0.8, ls="--", label="uniform causal")
         ax.set_xlabel("layer" if metric != "oversmoothing" else "depth (0 = embedding)")
-        ax.set_title(label, fontsize=10)
+        ax.set_title(label)
     handles, labels = axes[0].get_legend_handles_labels()
     # one legend under the panels: inside a panel it covered the entropy curves
-    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=9, frameon=False)
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
     if title:
-        fig.suptitle(title, fontsize=10)
+        fig.suptitle(title)
     fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
@@ -185,8 +185,8 @@ def plot_lambdas(part: dict, name: str = "learnable"):
     axes[0].axhline(0.5, color="gray", lw=0.8, ls=":")
     axes[0].set_xlabel("layer")
     axes[0].set_ylabel("learned value")
-    axes[0].set_title("final λ per layer (one line per seed)", fontsize=10)
-    axes[0].legend(fontsize=9)
+    axes[0].set_title("final λ per layer (one line per seed)")
+    axes[0].legend()
     steps = runs[0]["history"]["eval_steps"]
     cmap = plt.get_cmap("viridis")
     for j, l in enumerate(layers):
@@ -194,7 +194,7 @@ def plot_lambdas(part: dict, name: str = "learnable"):
         axes[1].plot(steps, traj, color=cmap(j / max(1, len(layers) - 1)), label=f"layer {l}")
     axes[1].set_xlabel("step")
     axes[1].set_ylabel("λ1 (mean across seeds)")
-    axes[1].set_title("λ1 during training", fontsize=10)
-    axes[1].legend(fontsize=9, ncol=2)
+    axes[1].set_title("λ1 during training")
+    axes[1].legend(ncol=2)
     fig.tight_layout()
     return fig

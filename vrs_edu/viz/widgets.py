@@ -25,8 +25,8 @@ def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0):
             label=f"this setting: {n_layers} layers, × {init_scale:.2f}")
     ax.set_xlabel("depth l (0 = embedding)")
     ax.set_ylabel("mean ‖residual stream‖")
-    ax.set_title(f"untrained model: final / embedding = {r['ratio']:.2f}", fontsize=10)
-    ax.legend(fontsize=9)
+    ax.set_title(f"untrained model: final / embedding = {r['ratio']:.2f}")
+    ax.legend()
     fig.tight_layout()
     return fig, r["norms"]
 
