@@ -1,0 +1,299 @@
+"""Drawn schematics of the course's mechanisms: boxes and arrows, not data. One function per mechanism, each returns
+its Figure; a chapter shows it before it measures anything (DESIGN.md, "A chapter's anatomy").
+
+    residual_stream()        chapters 00-01: the stream as a running sum of block outputs
+    attention_halves()       chapter 02: QK makes the pattern (where to look), V is what gets moved; the two swaps
+    value_residual()         chapter 03: where V_1 enters later layers (ResFormer, SVFormer, NeuTRENO)
+    x0_into_qkv()            chapter 04: x0 mixed into the inputs of q, k and v (alpha x_i + beta x0)
+    bank_of_values()         chapter 04: the bank lookup, a value read from a per-token table
+    depth_mixer(window)      chapter 05: a depth mixer's reads over layers; full window = full memory; the duality
+    kv_cache()               chapter 06: what each variant keeps in the KV cache per token
+    decoder_substitution()   chapter 08: a projection of the real decoder replaced by a per-token table
+
+Every schematic is drawn on a canvas measured in inches at most :data:`PHONE_WIDTH_IN` wide, so that on a 390-px
+phone it fits the book's column without scrolling (at 80 dpi, 4.4 in is 352 px), with every text at the course's
+minimum size (:data:`vrs_edu.viz.plots.MIN_FONT_PT`). Colours carry one meaning throughout the course: QK blue,
+V orange, x0 / token identity green, the residual stream grey, depth mixing purple.
+"""
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+from matplotlib.colors import to_rgba
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+
+PHONE_WIDTH_IN = 4.4     # inches: the widest schematic (352 px at 80 dpi) fits a 390-px phone's column
+
+QK = "#4C72B0"        # queries, keys, the pattern
+V = "#DD8452"         # values, what gets moved
+X0 = "#55A868"        # token identity: x0, tables indexed by the token id
+STREAM = "#707070"    # the residual stream
+MIXER = "#8172B3"     # reads over depth
+INK = "#222222"
+
+
+# ------------------------------------------------------------------------------------------------- drawing kit
+
+def _canvas(width: float, height: float, title: str):
+    """A figure whose data coordinates are inches: (0, 0) bottom left, (width, height) top right."""
+    fig = plt.figure(figsize=(width, height))
+    ax = fig.add_axes((0, 0, 1, 1))
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    ax.text(width / 2, height - 0.08, title, ha="center", va="top", fontsize=plt.rcParams["axes.titlesize"],
+            weight="bold", color=INK)
+    return fig, ax
+
+
+def _box(ax, x: float, y: float, w: float, h: float, text: str, color: str = STREAM, *, filled: bool = True,
+         dashed: bool = False, gid: str | None = None):
+    """A rounded box centred on (x, y), ``w`` by ``h`` inches, with ``text`` in its middle."""
+    patch = FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.07",
+                           ec=color, fc=to_rgba(color, 0.16 if filled else 0.0), lw=1.6,
+                           ls="--" if dashed else "-", gid=gid)
+    ax.add_patch(patch)
+    ax.text(x, y, text, ha="center", va="center", color=INK)
+    return patch
+
+
+def _arrow(ax, start: tuple[float, float], end: tuple[float, float], color: str = STREAM, *, lw: float = 1.6,
+           alpha: float = 1.0, rad: float = 0.0, gid: str | None = None):
+    """An arrow from ``start`` to ``end`` (inches); ``rad`` bends it (matplotlib's arc3 connection)."""
+    patch = FancyArrowPatch(start, end, arrowstyle="-|>", mutation_scale=13, lw=lw, color=color, alpha=alpha,
+                            shrinkA=0, shrinkB=0, connectionstyle=f"arc3,rad={rad}", gid=gid)
+    ax.add_patch(patch)
+    return patch
+
+
+def _plus(ax, x: float, y: float, r: float = 0.13):
+    """The ⊕ where a block's write is added to the stream."""
+    ax.add_patch(Circle((x, y), r, fc="white", ec=STREAM, lw=1.6, zorder=3))
+    ax.plot([x - r * 0.6, x + r * 0.6], [y, y], color=STREAM, lw=1.6, zorder=4)
+    ax.plot([x, x], [y - r * 0.6, y + r * 0.6], color=STREAM, lw=1.6, zorder=4)
+
+
+# ------------------------------------------------------------------------------------------------- chapters 00-02
+
+def residual_stream(n_blocks: int = 3):
+    """The residual stream as a running sum: each block reads the stream and adds what it computes back into it.
+
+    Drawn bottom to top, as depth grows: the embedding ``h_0``, ``n_blocks`` blocks, each reading ``h_l`` and
+    writing ``block_l(h_l)`` into a ⊕ on the stream, and the read-out (final RMSNorm, unembedding, logits).
+    Raises ValueError unless 1 <= n_blocks <= 4 (more would not fit a phone's screen).
+    """
+    if not 1 <= n_blocks <= 4:
+        raise ValueError(f"n_blocks must be between 1 and 4, got {n_blocks}")
+    step = 0.95
+    height = 2.25 + step * n_blocks
+    fig, ax = _canvas(PHONE_WIDTH_IN, height, "The residual stream: a running sum")
+    sx = 1.05                                        # the stream's x
+    _box(ax, sx, 0.35, 1.9, 0.42, "embedding  $h_0$", X0)
+    y_top = 0.56 + step * n_blocks + 0.35
+    ax.plot([sx, sx], [0.56, y_top], color=STREAM, lw=5, alpha=0.5, solid_capstyle="butt", zorder=1)
+    for l in range(n_blocks):
+        y = 0.56 + step * (l + 0.75)                 # the ⊕ of block l
+        _plus(ax, sx, y)
+        _box(ax, 3.15, y - 0.22, 1.6, 0.42, f"block {l}", MIXER)
+        _arrow(ax, (sx + 0.03, y - 0.44), (3.15 - 0.8, y - 0.30), STREAM, rad=0.15)       # reads h_l
+        _arrow(ax, (3.15 - 0.8, y - 0.12), (sx + 0.14, y), MIXER, rad=0.15)              # writes into the sum
+    ax.text(3.15, 0.35, "each block reads $h_l$\nand adds its output", ha="center", va="center", color=INK)
+    _box(ax, sx, y_top + 0.3, 1.9, 0.5, "norm, unembed\n→ logits", STREAM)
+    ax.text(PHONE_WIDTH_IN / 2, y_top + 0.88, r"$h_{l+1} = h_l + \mathrm{block}_l(h_l)$", ha="center",
+            va="center", color=INK)
+    return fig
+
+
+def attention_halves():
+    """One attention layer split in two: q and k make the pattern (QK: where to look), v is what the pattern moves
+    (V: what gets moved); below, chapter 02's two swaps, each taking one half from another input."""
+    fig, ax = _canvas(PHONE_WIDTH_IN, 4.6, "Attention: QK routes, V carries")
+    _box(ax, 2.2, 3.95, 3.6, 0.4, "stream $h$ (every position)", STREAM)
+    for x, name, color in ((0.75, "$q$", QK), (1.75, "$k$", QK), (3.45, "$v$", V)):
+        _box(ax, x, 3.15, 0.6, 0.38, name, color)
+        _arrow(ax, (x, 3.75), (x, 3.34), color)
+    _box(ax, 1.25, 2.3, 2.3, 0.62, "pattern $A$\nwhere to look", QK)
+    _arrow(ax, (0.75, 2.96), (0.95, 2.61), QK)
+    _arrow(ax, (1.75, 2.96), (1.55, 2.61), QK)
+    _box(ax, 2.7, 1.45, 2.6, 0.62, "$z = A\\,v$\nwhat gets moved", V)
+    _arrow(ax, (1.4, 1.99), (1.9, 1.76), QK)
+    _arrow(ax, (3.45, 2.96), (3.3, 1.76), V)
+    ax.text(0.1, 0.82, "pattern swap:", ha="left", va="center", color=INK, weight="bold")
+    ax.text(1.55, 0.82, "$A$ of another text, $v$ of this one", ha="left", va="center", color=INK)
+    ax.text(0.1, 0.35, "value swap:", ha="left", va="center", color=INK, weight="bold")
+    ax.text(1.55, 0.35, "$A$ of this text, $v$ of another", ha="left", va="center", color=INK)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------- chapters 03-04
+
+VALUE_RULES = {   # how layer n >= 2 uses V_1 (nn/value_residual.py, with its sources)
+    "ResFormer": r"$U_n = A_n(\lambda_1 V_1 + \lambda_2 V_n)$",
+    "SVFormer": r"$U_n = A_n V_1$   (no $W_V$)",
+    "NeuTRENO": r"$U_n = A_n V_n + \lambda(V_1 - V_n)$",
+}
+
+
+def value_residual(n_layers: int = 4):
+    """Where V_1, the first layer's values, enters every later layer, and the three rules for mixing it in
+    (:data:`VALUE_RULES`: ResFormer and SVFormer before the attention sum, NeuTRENO after it).
+    Raises ValueError unless 2 <= n_layers <= 5."""
+    if not 2 <= n_layers <= 5:
+        raise ValueError(f"n_layers must be between 2 and 5, got {n_layers}")
+    step = 0.62
+    height = 1.85 + step * n_layers
+    fig, ax = _canvas(PHONE_WIDTH_IN, height, "Value residual: later layers re-read $V_1$")
+    base = 1.35
+    rail = 0.45
+    for n in range(1, n_layers + 1):
+        y = base + step * (n - 1)
+        _box(ax, 2.55, y, 2.9, 0.44, f"layer {n}:  $A_{n}$ moves $V_{n}$" if n > 1 else "layer 1 computes $V_1$",
+             V if n == 1 else STREAM, filled=n == 1)
+        if n > 1:
+            _arrow(ax, (rail, y), (1.1, y), V, gid="v1-read")
+    ax.plot([rail, rail], [base, base + step * (n_layers - 1)], color=V, lw=3, solid_capstyle="round")
+    ax.plot([rail, 1.1], [base, base], color=V, lw=3)
+    for i, (name, rule) in enumerate(VALUE_RULES.items()):
+        y = 0.95 - 0.32 * i
+        ax.text(0.1, y, f"{name}:", ha="left", va="center", color=INK, weight="bold")
+        ax.text(1.4, y, rule, ha="left", va="center", color=INK)
+    return fig
+
+
+def x0_into_qkv():
+    """The bank-of-values experiment's injection: at a deep layer, the input of each projection mixes the stream
+    x_i (context) with x0 (the token's own normalised embedding: identity, no context) with learned α, β; the
+    published finding (β of V large, of Q and K near 0) is written under it."""
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.75, "x0 mixed into q, k and v")
+    _box(ax, 1.1, 3.1, 1.9, 0.52, "stream $x_i$\n(context)", STREAM)
+    _box(ax, 3.3, 3.1, 1.9, 0.52, "$x_0$: token\n(no context)", X0)
+    for x, name, color in ((0.8, "q", QK), (2.2, "k", QK), (3.6, "v", V)):
+        _box(ax, x, 1.7, 1.25, 0.62, f"$\\alpha_{name} x_i$\n$+\\beta_{name} x_0$", color)
+        _arrow(ax, (1.1, 2.84), (x - 0.15, 2.01), STREAM, lw=1.3)
+        _arrow(ax, (3.3, 2.84), (x + 0.15, 2.01), X0, lw=1.3)
+        ax.text(x, 1.08, f"$W_{name.upper()}$ → ${name}$", ha="center", va="center", color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 0.55, "published: $\\beta_v$ large,", ha="center", va="center", color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 0.25, "$\\beta_q, \\beta_k \\approx 0$ (what ch. 04 tests)", ha="center",
+            va="center", color=INK)
+    return fig
+
+
+def bank_of_values():
+    """The bank lookup: a bank layer's value is a row of a learned per-layer table, indexed by the token id, so it
+    needs no W_V and nothing of the context (and no V cache)."""
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.55, "The bank of values: V from a table")
+    _box(ax, 0.85, 2.45, 1.45, 0.5, "token id", X0)
+    rows = ["the", "cat", "sat", "…"]
+    for i, word in enumerate(rows):
+        y = 2.75 - 0.3 * i
+        _box(ax, 2.85, y, 1.5, 0.26, "", X0, filled=word == "cat")
+        ax.text(2.2, y, word, ha="left", va="center", color=INK)
+    ax.text(2.85, 2.95, "table $E_v$ (|V| rows)", ha="center", va="bottom", color=INK)
+    _arrow(ax, (1.58, 2.45), (2.1, 2.45), X0)
+    _box(ax, 2.85, 1.2, 2.4, 0.5, r"$v = \gamma \cdot E_v[\mathrm{id}]$", V)
+    _arrow(ax, (2.85, 1.75), (2.85, 1.46), V)
+    ax.text(PHONE_WIDTH_IN / 2, 0.52, "no $W_V$, no context,", ha="center", va="center", color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 0.22, "nothing to cache for V", ha="center", va="center", color=INK)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------- chapter 05
+
+def depth_mixer(window: int = 3, n_states: int = 5):
+    """A depth mixer's read: the input of block l is a weighted read of the last ``window`` layer states
+    X_{l-K+1}..X_l of the same token (causal ShortSWA over depth); ``window = n_states`` is the full window, full
+    memory. Below, the same operator on the sequence axis (sequence ShortSWA): a position reads the last K positions.
+    Read arrows carry ``gid="depth-read"`` / ``"sequence-read"`` (a test counts them).
+    Raises ValueError unless 1 <= window <= n_states <= 6."""
+    if not 1 <= window <= n_states <= 6:
+        raise ValueError(f"need 1 <= window <= n_states <= 6, got window={window}, n_states={n_states}")
+    step = 0.42
+    top = 0.95 + 1.25 + step * n_states
+    full = " = full memory" if window == n_states else ""
+    fig, ax = _canvas(PHONE_WIDTH_IN, top + 0.55, f"ShortSWA over depth: K = {window}{full}")
+    base = 1.95
+    for j in range(n_states):
+        y = base + step * j
+        read = j >= n_states - window
+        _box(ax, 0.75, y, 1.1, 0.32, f"$X_{j}$", MIXER if read else STREAM, filled=read)
+        if read:
+            w = 0.35 + 0.65 * (j - (n_states - window) + 1) / window     # newer states drawn heavier
+            _arrow(ax, (1.32, y), (2.55, base + step * (n_states - 1) / 2), MIXER, lw=1 + 2 * w, alpha=w,
+                   gid="depth-read")
+    ax.text(0.75, base + step * n_states - 0.08, "depth ↑", ha="center", va="center", color=INK)
+    _box(ax, 3.4, base + step * (n_states - 1) / 2, 1.6, 0.62, f"input of\nblock {n_states - 1}", MIXER)
+    ax.text(PHONE_WIDTH_IN / 2, 1.45, "the same read along the sequence", ha="center", va="center", color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 1.15, "(sequence ShortSWA):", ha="center", va="center", color=INK)
+    for t in range(n_states):
+        x = 0.45 + 0.72 * t
+        read = t >= n_states - window
+        _box(ax, x, 0.45, 0.58, 0.32, f"$t_{t}$", QK if read else STREAM, filled=read)
+        if read and t < n_states - 1:
+            _arrow(ax, (x, 0.62), (0.45 + 0.72 * (n_states - 1) - 0.1, 0.63), QK, rad=-0.45, gid="sequence-read")
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------- chapter 06
+
+def kv_cache(n_layers: int = 6):
+    """What a decoder keeps per token in its KV cache, layer by layer: the baseline caches K and V at every layer;
+    SVFormer caches V once (layer 0's, which every layer reuses); bank-of-values layers (the last third) cache no V
+    (their values are a table lookup of the token id). Raises ValueError unless 3 <= n_layers <= 6."""
+    if not 3 <= n_layers <= 6:
+        raise ValueError(f"n_layers must be between 3 and 6, got {n_layers}")
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.2, "KV cache per token, layer by layer")
+    bank_from = n_layers - n_layers // 3
+    col0, col = 1.5, (PHONE_WIDTH_IN - 1.55) / n_layers
+    for l in range(n_layers):
+        ax.text(col0 + col * (l + 0.5), 2.6, f"{l}", ha="center", va="center", color=INK)
+    ax.text(0.1, 2.6, "layer", ha="left", va="center", color=INK)
+    rows = [("baseline", lambda l: "V"), ("SVFormer", lambda l: "V" if l == 0 else None),
+            ("bank", lambda l: None if l >= bank_from else "V")]
+    for r, (name, value) in enumerate(rows):
+        y = 2.05 - 0.62 * r
+        ax.text(0.1, y, name, ha="left", va="center", color=INK)
+        for l in range(n_layers):
+            x = col0 + col * (l + 0.5)
+            _box(ax, x, y + 0.13, col * 0.8, 0.22, "", QK)              # K: every layer, every variant
+            v = value(l)
+            _box(ax, x, y - 0.13, col * 0.8, 0.22, "", V, filled=v is not None, dashed=v is None)
+    ax.text(0.1, 0.28, "K", ha="left", va="center", color=QK, weight="bold")
+    ax.text(0.4, 0.28, "kept", ha="left", va="center", color=INK)
+    ax.text(1.3, 0.28, "V", ha="left", va="center", color=V, weight="bold")
+    ax.text(1.6, 0.28, "kept;  dashed: not kept", ha="left", va="center", color=INK)
+    return fig
+
+
+# ------------------------------------------------------------------------------------------------- chapter 08
+
+def decoder_substitution(path: str = "v"):
+    """The real decoder's context-free substitution: at one layer, the projection of ``path`` (``"q"``, ``"k"`` or
+    ``"v"``), which reads the stream, is replaced by a per-token table indexed by the token id — does that path
+    carry only token identity? Raises ValueError for another ``path``."""
+    if path not in ("q", "k", "v"):
+        raise ValueError(f"path must be 'q', 'k' or 'v', got {path!r}")
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.6, f"Substitution: {path} from a per-token table")
+    _box(ax, 1.15, 2.95, 2.0, 0.45, "stream $h_l$", STREAM)
+    _box(ax, 3.35, 2.95, 1.6, 0.45, "token id", X0)
+    color = V if path == "v" else QK
+    for x, name in ((0.55, "q"), (1.15, "k"), (1.75, "v")):
+        replaced = name == path
+        _box(ax, x, 1.95, 0.52, 0.4, f"$W_{name.upper()}$", V if name == "v" else QK, filled=not replaced,
+             dashed=replaced)
+        _arrow(ax, (x, 2.72), (x, 2.16), STREAM, lw=1.2, alpha=0.35 if replaced else 1.0)
+        if replaced:
+            ax.plot([x - 0.3, x + 0.3], [1.7, 2.2], color="#C44E52", lw=2.5)
+    _box(ax, 3.35, 1.95, 1.6, 0.45, f"table$_{path}$[id]", X0)
+    _arrow(ax, (3.35, 2.72), (3.35, 2.18), X0)
+    target = {"q": 0.55, "k": 1.15, "v": 1.75}[path]
+    _box(ax, 2.2, 0.95, 1.3, 0.42, f"${path}$", color)
+    _arrow(ax, (3.0, 1.72), (2.6, 1.17), X0)
+    _arrow(ax, (target + 0.2, 1.75), (1.75, 1.17), STREAM, lw=1.2, alpha=0.35)
+    ax.text(PHONE_WIDTH_IN / 2, 0.32, "the rest of the model unchanged", ha="center", va="center", color=INK)
+    return fig
+
+
+SCHEMATICS = {   # name -> function: what the tests draw and check
+    "residual_stream": residual_stream, "attention_halves": attention_halves, "value_residual": value_residual,
+    "x0_into_qkv": x0_into_qkv, "bank_of_values": bank_of_values, "depth_mixer": depth_mixer,
+    "kv_cache": kv_cache, "decoder_substitution": decoder_substitution,
+}
