@@ -1,0 +1,87 @@
+"""Computed prose (vrs_edu.viz.prose): a sentence or table built from numbers is displayed as Markdown, with the same
+text as its plain form, and nbval still fails a chapter when one of its numbers changes.
+
+The nbval case is run for real: a small notebook whose stored outputs were made by hand, executed by nbval with the
+Makefile's flags. nbval compares every output representation it does not skip (text/plain, text/markdown,
+text/html...; it skips images and widget views): a one-digit change in a stored sentence fails the cell through
+text/markdown alone, also with IPython's own Markdown object, whose text/plain is the same for every sentence."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from vrs_edu.viz.prose import Prose, say, table
+from test_nbval_options import _nbval_flags
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_prose_has_the_same_text_as_markdown_and_as_plain_text():
+    p = Prose("The value swap costs **1.42×** the pattern swap.")
+    assert p._repr_markdown_() == repr(p) == str(p) == "The value swap costs **1.42×** the pattern swap."
+    with pytest.raises(TypeError, match="Prose takes a str of Markdown, got float"):
+        Prose(1.42)
+
+
+def test_say_displays_one_markdown_output_holding_the_paragraphs(capsys):
+    from IPython.core.interactiveshell import InteractiveShell
+
+    shell = InteractiveShell.instance()
+    data, _ = shell.display_formatter.format(Prose("a\n\nb"))
+    assert data == {"text/markdown": "a\n\nb", "text/plain": "a\n\nb"}
+    with pytest.raises(TypeError, match="paragraph 1 is a int"):
+        say("fine", 3)
+
+
+def test_table_is_a_markdown_pipe_table_with_numbers_right_aligned():
+    assert table(["layer", "Δ loss"], [[0, "+0.412"], [1, "+0.103"]]) == (
+        "| layer | Δ loss |\n|:---|---:|\n| 0 | +0.412 |\n| 1 | +0.103 |")
+    assert table(["a|b"], [["x\ny"]]) == "| a\\|b |\n|:---|\n| x y |"
+    with pytest.raises(ValueError, match=r"table row 1 has 1 values, the header 2: \['x'\]"):
+        table(["a", "b"], [["1", "2"], ["x"]])
+    with pytest.raises(ValueError, match="align must be 2 characters"):
+        table(["a", "b"], [], align="lc")
+
+
+def _display(n: int, source: str, markdown: str, plain: str | None = None):
+    out = nbformat.v4.new_output("display_data", data={"text/markdown": markdown,
+                                                      "text/plain": markdown if plain is None else plain})
+    return nbformat.v4.new_code_cell(source, execution_count=n, outputs=[out])
+
+
+@pytest.mark.slow
+def test_nbval_fails_a_cell_whose_markdown_sentence_changed_by_one_digit(tmp_path):
+    said = "from vrs_edu.viz.prose import say, table\nsay(f'loss {1.2345:.3f} nats')"
+    ipython_md = "from IPython.display import Markdown, display\ndisplay(Markdown(f'loss {1.2345:.3f} nats'))"
+    rows = "say(table(['layer', 'Δ loss'], [[0, f'{0.4123:+.3f}']]))"
+    nb = nbformat.v4.new_notebook(metadata={"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                                           "language": "python"}})
+    nb.cells = [
+        _display(1, said, "loss 1.234 nats"),                                   # as computed: passes
+        _display(2, said, "loss 1.244 nats"),                                   # one digit changed: fails
+        _display(3, said, "loss 1.244 nats", plain="loss 1.234 nats"),          # only the markdown changed: fails
+        _display(4, ipython_md, "loss 1.234 nats", plain="<IPython.core.display.Markdown object>"),   # passes
+        _display(5, ipython_md, "loss 1.244 nats", plain="<IPython.core.display.Markdown object>"),   # fails
+        _display(6, rows, "| layer | Δ loss |\n|:---|---:|\n| 0 | +0.412 |"),                       # passes
+        _display(7, rows, "| layer | Δ loss |\n|:---|---:|\n| 0 | +0.413 |"),                       # fails
+    ]
+    nbformat.write(nb, tmp_path / "prose.ipynb")
+    (tmp_path / "tests").mkdir()
+    shutil.copy(ROOT / "tests" / "nbval_sanitize.cfg", tmp_path / "tests")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "-p", "no:cacheprovider", "-p", "no:xdist",
+                        *_nbval_flags(), "prose.ipynb"], cwd=tmp_path, capture_output=True, text=True,
+                       env={**os.environ, "OMP_NUM_THREADS": "1"})
+    out = r.stdout + r.stderr
+    results = dict((cell, status) for status, cell in
+                   re.findall(r"^(PASSED|FAILED) prose\.ipynb::(Cell \d)", out, flags=re.M))
+    assert results == {"Cell 0": "PASSED", "Cell 1": "FAILED", "Cell 2": "FAILED", "Cell 3": "PASSED",
+                       "Cell 4": "FAILED", "Cell 5": "PASSED", "Cell 6": "FAILED"}, out[-3000:]
+    assert "mismatch 'text/markdown'" in out and "loss 1.234 nats" in out, out[-3000:]

@@ -1,0 +1,86 @@
+"""Computed prose that reads as prose: a sentence or a table built from measured numbers, shown as formatted Markdown
+in JupyterLab and in the book, not as a monospace print.
+
+    say(f"The value swap costs {r:.2f}× the pattern swap at {n} of {L} layers.")
+    say(table(["layer", "Δ loss"], [[0, "+0.412"], [1, "+0.103"]]))
+
+:func:`say` displays a :class:`Prose` object. Jupyter stores it as a ``display_data`` output with two
+representations, ``text/markdown`` (what JupyterLab and the book render) and ``text/plain``, and both hold the same
+text: nbval compares every representation it does not skip, so a changed number in the sentence fails the chapter
+through either of them (tests/test_prose.py runs nbval on a notebook whose stored sentence differs by one digit).
+With ``IPython.display.Markdown`` the plain-text form would be ``<IPython.core.display.Markdown object>``, the same
+for every sentence: only ``text/markdown`` would carry the number, and a terminal or ``nbconvert --to script``
+reader would see nothing. Here the plain form is the text itself.
+
+Numbers are formatted by the caller (``f"{x:.3f}"``), so that the chapter's code shows how many digits a number is
+read to.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class Prose:
+    """Markdown text, displayed as formatted prose (``_repr_markdown_``) with the same text as its plain form.
+
+    Raises TypeError unless ``text`` is a string.
+    """
+
+    def __init__(self, text: str):
+        if not isinstance(text, str):
+            raise TypeError(f"Prose takes a str of Markdown, got {type(text).__name__}")
+        self.text = text
+
+    def _repr_markdown_(self) -> str:
+        return self.text
+
+    def __repr__(self) -> str:
+        return self.text
+
+    def __str__(self) -> str:
+        return self.text
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Prose) and other.text == self.text
+
+    __hash__ = None
+
+
+def _cell(value) -> str:
+    # a pipe inside a cell would end it; line breaks would end the row
+    return str(value).replace("|", "\\|").replace("\n", " ")
+
+
+def table(columns: Sequence[str], rows: Sequence[Sequence], align: str | None = None) -> str:
+    """A Markdown pipe table: a header of ``columns`` and one line per row (values formatted by the caller).
+
+    ``align`` gives one character per column, ``l`` or ``r`` (default: the first column left, the others right,
+    as numbers read best). Raises ValueError naming the row whose length differs from the header's, or a bad
+    ``align``.
+    """
+    n = len(columns)
+    if n == 0:
+        raise ValueError("table needs at least one column")
+    align = align or "l" + "r" * (n - 1)
+    if len(align) != n or set(align) - {"l", "r"}:
+        raise ValueError(f"align must be {n} characters of 'l' or 'r', got {align!r}")
+    for i, row in enumerate(rows):
+        if len(row) != n:
+            raise ValueError(f"table row {i} has {len(row)} values, the header {n}: {list(row)!r}")
+    lines = ["| " + " | ".join(_cell(c) for c in columns) + " |",
+             "|" + "|".join(":---" if a == "l" else "---:" for a in align) + "|"]
+    lines += ["| " + " | ".join(_cell(v) for v in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def say(*paragraphs: str) -> None:
+    """Display the paragraphs (Markdown strings: sentences, lists, tables) as one block of prose.
+
+    Raises TypeError naming the paragraph that is not a string.
+    """
+    for i, p in enumerate(paragraphs):
+        if not isinstance(p, str):
+            raise TypeError(f"say takes Markdown strings; paragraph {i} is a {type(p).__name__}")
+    from IPython.display import display
+
+    display(Prose("\n\n".join(paragraphs)))
