@@ -2,9 +2,10 @@
 
 Sources: duality and the window W_{t,l} — Zhang, arXiv 2603.16039, sec. 2.2; DenseFormer arXiv 2402.02622; ELC-BERT
 arXiv 2311.02265; Attention Residuals arXiv 2603.15031; DeepCrossAttention arXiv 2502.06785; MUDDFormer arXiv
-2502.12170; Vertical Attention OpenReview A6uabXKiXc. Inits: only DenseFormer's DWA (α_ii = 1, others 0) starts as
-the standard residual; ELC-BERT's zero logits and Attention Residuals' zero pseudo-query start as the uniform mean of
-their sources, and are tested against that definition.
+2502.12170; Vertical Attention OpenReview A6uabXKiXc; Attention Residuals per stream over sub-layer outputs
+(RiddleHe/nanochat ``gpt_attn_res_qkv.py``); Depth-Attention arXiv 2606.05014 (its authors' code). Inits: only
+DenseFormer's DWA (α_ii = 1, others 0) starts as the standard residual; ELC-BERT's zero logits and Attention
+Residuals' zero pseudo-query start as the uniform mean of their sources, and are tested against that definition.
 """
 import math
 
@@ -116,7 +117,7 @@ IDX = torch.randint(50, (2, 8), generator=torch.Generator().manual_seed(0))
 
 
 @pytest.mark.parametrize("mixer,window", [("denseformer", None), ("shortswa", 2), ("shortswa", None), ("dca", None),
-                                          ("mudd", None)])
+                                          ("mudd", None), ("scalar_gain", None)])
 def test_identity_inits_reproduce_the_standard_residual_exactly(mixer, window):
     base = _model("residual")(IDX, trace=True)
     out = _model(mixer, window)(IDX, trace=True)
@@ -272,16 +273,144 @@ def test_routers_give_q_k_v_their_own_inputs_and_weights(mixer):
     model = _model(mixer, seed=1)
     _perturb(model.depth, seed=1)
     tr = model(IDX, trace=True).trace
-    L = model.cfg.n_layers
+    L, sub = model.cfg.n_layers, model.depth.sublayers
     for l in range(1, L):
         for s in ("q", "k", "v"):
             w = tr[f"depth.{l}.weights_{s}"]
-            assert w.shape == (2, 8, l + 1)                                     # (B, T, sources), source axis last
+            # (B, T, sources), source axis last: l + 1 layers, or 2l + 1 sub-layer outputs (attnres_qkv)
+            assert w.shape == (2, 8, 2 * l + 1 if sub else l + 1)
         assert not torch.allclose(tr[f"blocks.{l}.attn.q_in"], tr[f"blocks.{l}.attn.v_in"])
-    mats = depth_weight_matrices(tr.tensors, L)
+    mats = depth_weight_matrices(tr.tensors, L, sublayers=sub)
     assert {"q", "k", "v"} <= set(mats)
-    assert mats["v"].shape == (L + 1, L + 1)
-    assert torch.isnan(mats["v"][1, 2:]).all() and not torch.isnan(mats["v"][L - 1, :L]).any()
+    n1 = 3 if sub else 2                                                        # the sources block 1 reads
+    assert mats["v"].shape == (L + 1, 2 * L + 1 if sub else L + 1)
+    assert torch.isnan(mats["v"][1, n1:]).all() and not torch.isnan(mats["v"][L - 1, :n1]).any()
+
+
+# --- Attention Residuals per stream, over sub-layer outputs (the bank-of-values authors' instrument) -------------
+
+def _sublayer_outputs(tr, upto_block: int) -> list[torch.Tensor]:
+    """[embedding, a_0, m_0, ..., a_{l-1}, m_{l-1}] from a trace: what each sub-layer wrote."""
+    out = [tr["embed"]]
+    for j in range(upto_block):
+        out += [tr[f"blocks.{j}.attn.out"], tr[f"blocks.{j}.mlp.out"]]
+    return out
+
+
+def _attn_res(w, ys):
+    """Σ_j softmax_j(w · RMSNorm(y_j)) y_j, written out (arXiv 2603.15031; RiddleHe/nanochat ``_attn_res``)."""
+    a = torch.softmax(torch.stack([(rms_norm(y) * w).sum(-1) for y in ys], -1), -1)
+    return sum(a[..., j:j + 1] * ys[j] for j in range(len(ys)))
+
+
+def test_attnres_qkv_q_k_v_and_the_mlp_each_read_their_own_softmax_over_sub_layer_outputs():
+    model = _model("attnres_qkv", seed=4)
+    _perturb(model.depth, seed=4)                                             # every query off its zero init
+    tr = model(IDX, trace=True).trace
+    L, pq = model.cfg.n_layers, model.depth.pseudo_query
+    assert [tuple(w.shape) for w in pq] == [(1, 16)] + [(4, 16)] * (L - 1) + [(1, 16)]
+    for l in range(1, L):
+        ys = _sublayer_outputs(tr, l)                                         # 2l + 1 sources
+        for c, s in enumerate("qkv"):
+            assert torch.allclose(tr[f"blocks.{l}.attn.{s}_in"], rms_norm(_attn_res(pq[l][c], ys)), atol=1e-12)
+    for l in range(L):                                                        # the MLP reads a_l too: 2l + 2
+        ys = _sublayer_outputs(tr, l) + [tr[f"blocks.{l}.attn.out"]]
+        mlp_in = rms_norm(_attn_res(pq[l][-1], ys))
+        assert torch.allclose(tr[f"blocks.{l}.mlp.out"], model.blocks[l].mlp(mlp_in), atol=1e-12)
+    final = _attn_res(pq[L][0], _sublayer_outputs(tr, L))                      # 2L + 1 sources
+    assert torch.allclose(tr["resid_final"], final, atol=1e-12)
+    assert torch.allclose(model(IDX).logits, model.lm_head(rms_norm(final)), atol=1e-10)
+    # block 0 has one source: q, k and v read the embedding
+    assert torch.allclose(tr["blocks.0.attn.q_in"], rms_norm(tr["embed"]), atol=1e-12)
+
+
+def test_attnres_qkv_starts_as_the_uniform_mean_of_its_sources():
+    tr = _model("attnres_qkv")(IDX, trace=True).trace
+    for l in range(1, 4):
+        w = tr[f"depth.{l}.weights_v"]
+        assert torch.allclose(w, torch.full_like(w, 1 / (2 * l + 1)))
+        ys = torch.stack(_sublayer_outputs(tr, l))
+        assert torch.allclose(tr[f"blocks.{l}.attn.v_in"], rms_norm(ys.mean(0)), atol=1e-12)
+    assert torch.allclose(tr["depth.4.weights_r"], torch.full((2, 8, 9), 1 / 9))
+
+
+def test_sublayer_weight_matrices_name_attention_and_mlp_sources():
+    from vrs_edu.lab.depth_readout import sublayer_sources
+    assert sublayer_sources(2) == ["embedding", "attn 0", "mlp 0", "attn 1", "mlp 1"]
+    tr = _model("attnres_qkv")(IDX, trace=True).trace
+    mats = depth_weight_matrices(tr.tensors, 4, sublayers=True)
+    assert set(mats) == {"q", "k", "v", "r"} and mats["r"].shape == (5, 9)
+    assert torch.allclose(mats["v"][2, :5], torch.full((5,), 0.2)) and torch.isnan(mats["v"][2, 5:]).all()
+    assert torch.allclose(mats["r"][2, :6], torch.full((6,), 1 / 6)) and torch.isnan(mats["r"][2, 6:]).all()
+    assert torch.isnan(mats["q"][0]).all() and torch.isnan(mats["q"][4]).all()  # no q read in block 0, nor at L
+
+
+# --- Depth-Attention (arXiv 2606.05014): V read over depth inside attention, no parameters ------------------------
+
+def test_depth_attention_reads_every_stride_th_earlier_layer():
+    mixer = make_depth_mixer("depth_attention", 8, 16)
+    assert mixer.stride == 4                                                   # L // 2, as the released configs
+    assert [mixer.sources(l) for l in range(8)] == [[], [0], [0], [0], [0], [0, 4], [0, 4], [0, 4]]
+    assert make_depth_mixer("depth_attention", 4, 16).sources(3) == [0, 2]
+
+
+def test_depth_attention_mixes_the_cached_values_by_its_query_one_position_at_a_time():
+    model = _model("depth_attention", seed=5)
+    tr = model(IDX, trace=True).trace
+    L, H, Dh = 4, 2, 8
+    S = {l: model.depth.sources(l) for l in range(L)}                          # stride 2: {1: [0], 2: [0], 3: [0, 2]}
+    assert torch.equal(tr["blocks.0.attn.v"], tr["blocks.0.attn.v_self"])      # layer 0 reads nothing
+    for l in range(1, L):
+        q, k_own, v_own = (tr[f"blocks.{l}.attn.{n}"] for n in ("q", "k", "v_self"))
+        got, w = tr[f"blocks.{l}.attn.v"], tr[f"depth.{l}.weights"]
+        for b in range(2):
+            for t in range(8):
+                for h in range(H):
+                    keys = [tr[f"blocks.{j}.attn.k"][b, h, t] for j in S[l]] + [k_own[b, h, t]]
+                    vals = [tr[f"blocks.{j}.attn.v"][b, h, t] for j in S[l]] + [v_own[b, h, t]]  # cached ṽ_j
+                    a = torch.softmax(torch.stack([q[b, h, t] @ kj for kj in keys]) / math.sqrt(Dh), 0)
+                    assert torch.allclose(got[b, h, t], sum(ai * vj for ai, vj in zip(a, vals)), atol=1e-12)
+                    assert torch.allclose(w[b, h, t, S[l] + [l]], a, atol=1e-12)
+        outside = [j for j in range(l + 1) if j not in S[l] + [l]]
+        assert (w[..., outside] == 0).all()                                    # layer 1 of layer 3: not a source
+
+
+def test_depth_attention_adds_no_parameters_and_with_all_weight_on_itself_is_the_plain_transformer():
+    base, da = _model("residual", seed=6), _model("depth_attention", seed=6)
+    assert [(n, p.shape) for n, p in da.named_parameters()] == [(n, p.shape) for n, p in base.named_parameters()]
+    assert da.depth.coefficients() == []
+    on_self = lambda w: torch.nn.functional.one_hot(torch.full(w.shape[:-1], w.size(-1) - 1), w.size(-1)).to(w.dtype)
+    hooks = {f"depth.{l}.weights": on_self for l in range(1, 4)}
+    assert torch.allclose(da(IDX, hooks=hooks).logits, base(IDX).logits, atol=1e-12)
+    assert not torch.allclose(da(IDX).logits, base(IDX).logits, atol=1e-6)      # unpatched, it reads other layers
+
+
+def test_depth_attention_refuses_what_would_change_nothing():
+    with pytest.raises(ValueError, match="value_residual='svformer' with depth_mixer='depth_attention'"):
+        TinyGPTConfig(vocab_size=50, d_model=16, n_layers=4, n_heads=2, value_residual="svformer",
+                      depth_mixer="depth_attention").validate()
+    with pytest.raises(ValueError, match="depth_mixer='depth_attention' with n_layers=1"):
+        TinyGPTConfig(vocab_size=50, d_model=16, n_layers=1, n_heads=2, depth_mixer="depth_attention").validate()
+    with pytest.raises(ValueError, match="layer 2 reads the cache of layers 0..1, got 1"):
+        make_depth_mixer("depth_attention", 4, 16).read_values(2, *[torch.zeros(1, 1, 2, 4)] * 3, cache=[None])
+
+
+# --- the scalar-gain control -----------------------------------------------------------------------------------
+
+def test_scalar_gain_reads_the_latest_state_times_one_learned_scalar_per_block():
+    model = _model("scalar_gain", seed=7)
+    with torch.no_grad():
+        for i, g in enumerate(model.depth.gain):
+            g.fill_(0.5 + i)
+    assert len(model.depth.gain) == 3 and model.depth.coefficients() == list(model.depth.gain)  # blocks 1..L-1
+    tr = model(IDX, trace=True).trace
+    for l in range(1, 4):
+        prev = tr[f"blocks.{l - 1}.resid_pre"] + tr[f"blocks.{l - 1}.attn.out"] + tr[f"blocks.{l - 1}.mlp.out"]
+        assert torch.allclose(tr[f"blocks.{l}.resid_pre"], (l - 0.5) * prev, atol=1e-12)   # g_l · X_l
+    last = tr["blocks.3.resid_pre"] + tr["blocks.3.attn.out"] + tr["blocks.3.mlp.out"]
+    assert torch.allclose(tr["resid_final"], last, atol=1e-12)                 # the read-out is not scaled
+    mats = depth_weight_matrices(tr.tensors, 4)["r"]
+    assert mats[2, 2] == 1.5 and (mats[2, :2] == 0).all()                      # all weight on the latest state
 
 
 @pytest.mark.parametrize("mixer", ROUTERS)

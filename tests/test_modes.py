@@ -40,7 +40,8 @@ def test_the_known_names_by_hand():
     assert value_residual.MODES == ("none", "resformer", "learnable", "svformer", "neutreno")
     assert x0.MODES == ("none", "qkv", "shared", "substitute_v", "bank", "scale_v")
     assert x0.SOURCES == ("token", "random", "previous")
-    assert depth.MIXERS == ("residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical")
+    assert depth.MIXERS == ("residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical",
+                            "attnres_qkv", "depth_attention", "scalar_gain")
     assert set(depth.ROUTERS) <= set(depth.MIXERS)
     assert tuple(model.STREAM_STARTS) == ("rmsnorm", "embedding")
     assert COEF_OPTS == ("course", "official")

@@ -49,6 +49,8 @@ def expected_init(cfg: TinyGPTConfig, name: str, p: torch.Tensor, wte: torch.Ten
             return torch.eye(i + 2)[-1].expand(p.shape)
         if parts[1] in ("logits", "pseudo_query", "query_proj", "gamma", "o_proj"):
             return torch.zeros(p.shape)
+        if parts[1] == "gain":   # the scalar-gain control: 1, the standard residual
+            return torch.ones(p.shape)
     writes_to_stream = parts[0] == "blocks" and name.endswith(("attn.o_proj.weight", "mlp.down.weight"))
     return drawn(cfg.seed, name, p.shape, 0.02 / math.sqrt(2 * cfg.n_layers) if writes_to_stream else 0.02)
 

@@ -4,7 +4,10 @@ The model (:mod:`vrs_edu.nn.depth`) records each read's weights at hook point ``
 ``depth.{l}.weights_{q,k,v,r}`` (per stream), always with the *source* axis last, oldest source first; a read of
 block l with a window of K sources covers layers l-K+1..l (ShortSWA: K = min(window, l+1); every other mixer:
 K = l+1). This module turns those tensors into one (L+1, L+1) matrix per stream, row = reading layer (row L: the
-final read-out), column = source layer (0 = embedding), which chapter 05 draws.
+final read-out), column = source layer (0 = embedding), which chapter 05 draws. A sub-layer mixer (Attention
+Residuals per stream, ``attnres_qkv``) reads over sub-layer outputs instead: its matrices are (L+1, 2L+1), the
+columns named by :func:`sublayer_sources` (embedding, attn 0, mlp 0, attn 1, ...). Depth-Attention reads the values
+of layers 0..l, masked to its sources: column j is the value computed by block j from state X_j.
 """
 from __future__ import annotations
 
@@ -27,7 +30,8 @@ def weight_hook_names(names: Iterable[str]) -> dict[str, list[tuple[int, str]]]:
     return out
 
 
-def depth_weight_matrices(tensors: dict[str, Tensor], n_layers: int) -> dict[str, Float[Tensor, "L1 L1"]]:
+def depth_weight_matrices(tensors: dict[str, Tensor], n_layers: int,
+                          sublayers: bool = False) -> dict[str, Float[Tensor, "L1 S"]]:
     """Mean depth weights as (L+1, L+1) matrices, one per stream: ``M[l, j]`` = the average weight that the read
     for block l (row L: the final read-out) puts on source j (0 = embedding). Averaged over every axis but the
     source axis (batch, tokens, heads, and the feature axis of DCA). A read whose weights cover only its last K
@@ -37,18 +41,31 @@ def depth_weight_matrices(tensors: dict[str, Tensor], n_layers: int) -> dict[str
     Args:
         tensors: hook name -> tensor, e.g. ``trace.tensors`` of a forward pass with ``trace=True``.
         n_layers: L.
+        sublayers: the reads are over sub-layer outputs (a mixer with ``sublayers = True``): the matrices are
+            (L+1, 2L+1), columns in the order of :func:`sublayer_sources`, each read's n weights on its first n
+            columns (block l's q, k, v: 2l+1; its MLP read, stream r: 2l+2; the final read-out: 2L+1).
     """
     out = {}
+    width = 2 * n_layers + 1 if sublayers else n_layers + 1
     for stream, items in weight_hook_names(tensors).items():
-        m = torch.full((n_layers + 1, n_layers + 1), float("nan"))
+        m = torch.full((n_layers + 1, width), float("nan"))
         for l, name in items:
             w = tensors[name].detach().float()
             K = w.size(-1)                                  # the read's window: sources l-K+1..l
+            if sublayers:                                   # every read starts at the embedding
+                m[l, :K] = w.reshape(-1, K).mean(0)
+                continue
             row = torch.zeros(l + 1, dtype=w.dtype)         # 0 on the sources the window does not reach
             row[l + 1 - K:] = w.reshape(-1, K).mean(0)
             m[l, : l + 1] = row
         out[stream] = m
     return out
+
+
+def sublayer_sources(n_layers: int) -> list[str]:
+    """The names of a sub-layer mixer's 2L + 1 sources, oldest first: ``["embedding", "attn 0", "mlp 0", ...,
+    "attn L-1", "mlp L-1"]`` (the columns of :func:`depth_weight_matrices` with ``sublayers=True``)."""
+    return ["embedding"] + [f"{kind} {j}" for j in range(n_layers) for kind in ("attn", "mlp")]
 
 
 def depth_window_mask(n_layers: int, window: int | None) -> Bool[Tensor, "L1 L1"]:

@@ -10,6 +10,9 @@ KV cache. What V reuse changes is the V half of it:
   lookup, so the layer caches no V at all; it pays a per-layer table of ``|V| · D`` numbers instead, independent of
   the context. The paper's saving for ``L/3`` bank layers and context T: ``ΔKV = (L/3) · d · (T − |V|)`` numbers per
   sequence, positive once T exceeds the vocabulary size |V| (the break-even context).
+* **Depth-Attention** (Zeng et al., arXiv 2606.05014): a layer mixes the cached values of earlier layers at the
+  same position into its own and caches the mixture *in place of* its own values, so the cache is the baseline's,
+  ``2 · L · D`` numbers per token, and nothing else is kept (:class:`vrs_edu.nn.depth.DepthAttention`).
 
 :func:`build_kv_cache` collects the tensors a decoder would keep after reading ``idx`` *from a real forward pass* of
 the model (its hook points ``blocks.{l}.attn.k`` / ``attn.v``), sharing one tensor where layers share values;
@@ -26,12 +29,18 @@ from torch import Tensor
 from ..nn.model import TinyGPT, TinyGPTConfig
 
 VARIANTS = {"baseline": {}, "svformer": {"value_residual": "svformer"}, "bank": {"x0_mode": "bank"}}
+DEPTH_ATTENTION = {"depth_attention": {"depth_mixer": "depth_attention"}}   # a V read, not a V reuse
+ALL_VARIANTS = {**VARIANTS, **DEPTH_ATTENTION}   # every variant the formulas know
 
 
 def value_source(model: TinyGPT, layer: int) -> str:
     """Where layer ``layer`` gets its values at decode time: ``"own"`` (its W_V: cached), ``"first"`` (SVFormer:
-    V_1, cached once by layer 0) or ``"table"`` (bank of values: looked up from the token id, nothing cached)."""
+    V_1, cached once by layer 0), ``"table"`` (bank of values: looked up from the token id, nothing cached) or
+    ``"mixed"`` (Depth-Attention, layers >= 1: its values mixed with earlier layers' cached ones, cached in place
+    of its own)."""
     block = model.blocks[layer]
+    if model.depth.mixes_values and layer > 0:
+        return "mixed"
     if block.x0 is not None and block.x0.mode == "bank":
         return "table"
     if block.svformer:
@@ -43,9 +52,10 @@ def value_source(model: TinyGPT, layer: int) -> str:
 def build_kv_cache(model: TinyGPT, idx: Tensor) -> dict[str, Tensor | None]:
     """The KV cache after reading ``idx`` (B, T): ``{"blocks.{l}.k": (B, H, T, Dh), "blocks.{l}.v": ... or None}``.
 
-    Keys are cached after RoPE (as decoders do). Values: a layer with its own W_V caches its own values; an
-    SVFormer layer's entry *is* layer 0's tensor (the same object: stored once); a bank layer's entry is None (its
-    values are a table lookup of the token ids). Raises ValueError (from the model) on bad token ids or T.
+    Keys are cached after RoPE (as decoders do). Values: a layer with its own W_V caches its own values (with
+    Depth-Attention: its depth-mixed values, hook point ``attn.v``); an SVFormer layer's entry *is* layer 0's tensor
+    (the same object: stored once); a bank layer's entry is None (its values are a table lookup of the token ids).
+    Raises ValueError (from the model) on bad token ids or T.
     """
     model.eval()
     tr = model(idx, trace=True).trace
@@ -53,7 +63,7 @@ def build_kv_cache(model: TinyGPT, idx: Tensor) -> dict[str, Tensor | None]:
     for l in range(model.cfg.n_layers):
         cache[f"blocks.{l}.k"] = tr[f"blocks.{l}.attn.k"].contiguous()
         src = value_source(model, l)
-        if src == "own":
+        if src in ("own", "mixed"):
             cache[f"blocks.{l}.v"] = tr[f"blocks.{l}.attn.v"].contiguous()
         elif src == "first":
             cache[f"blocks.{l}.v"] = cache["blocks.0.v"]
@@ -77,10 +87,12 @@ def table_bytes(model: TinyGPT) -> int:
                if b.x0 is not None and b.x0.mode == "bank")
 
 
-def measure(cfg: TinyGPTConfig, lengths: list[int], batch: int = 1, seed: int = 0) -> list[dict]:
-    """Build each variant of :data:`VARIANTS` from ``cfg`` and measure its cache after reading random token ids
-    of every length in ``lengths``. Returns one row per (variant, T): ``cache_bytes``, ``bytes_per_token`` (per
-    sequence position of one sequence), ``table_bytes`` and ``n_cached_v`` (distinct V tensors).
+def measure(cfg: TinyGPTConfig, lengths: list[int], batch: int = 1, seed: int = 0,
+            variants: dict[str, dict] = VARIANTS) -> list[dict]:
+    """Build each of ``variants`` (name -> config overrides; default :data:`VARIANTS`, chapter 06's V reuses) from
+    ``cfg`` and measure its cache after reading random token ids of every length in ``lengths``. Returns one row
+    per (variant, T): ``cache_bytes``, ``bytes_per_token`` (per sequence position of one sequence), ``table_bytes``
+    and ``n_cached_v`` (distinct V tensors).
 
     Raises:
         ValueError: a length outside 1..cfg.block_size.
@@ -90,7 +102,7 @@ def measure(cfg: TinyGPTConfig, lengths: list[int], batch: int = 1, seed: int = 
         raise ValueError(f"lengths must be in 1..block_size={cfg.block_size}, got {bad}")
     g = torch.Generator().manual_seed(seed)
     rows = []
-    for name, over in VARIANTS.items():
+    for name, over in variants.items():
         model = TinyGPT(replace(cfg, **over))
         for T in lengths:
             idx = torch.randint(cfg.vocab_size, (batch, T), generator=g)
@@ -117,17 +129,18 @@ def n_bank_layers(n_layers: int) -> int:
 def kv_bytes_per_token(n_layers: int, d_model: int, variant: str = "baseline", bytes_per_number: int = 4,
                        bank_layers: int | None = None) -> int:
     """KV-cache bytes per token of one sequence: ``baseline`` 2·L·D, ``svformer`` (L+1)·D, ``bank`` (2·L − n_bank)·D
-    numbers (K in every layer; V in every non-bank layer), times ``bytes_per_number`` (4 for float32, 2 for bf16).
+    numbers (K in every layer; V in every non-bank layer), ``depth_attention`` 2·L·D (the mixed values replace the
+    own ones), times ``bytes_per_number`` (4 for float32, 2 for bf16).
 
     Raises:
         ValueError: an unknown variant, or non-positive sizes.
     """
-    if variant not in VARIANTS:
-        raise ValueError(f"variant must be one of {tuple(VARIANTS)}, got {variant!r}")
+    if variant not in ALL_VARIANTS:
+        raise ValueError(f"variant must be one of {tuple(ALL_VARIANTS)}, got {variant!r}")
     if n_layers < 1 or d_model < 1 or bytes_per_number < 1:
         raise ValueError(f"n_layers, d_model and bytes_per_number must be >= 1, got {n_layers}, {d_model}, "
                          f"{bytes_per_number}")
-    if variant == "baseline":
+    if variant in ("baseline", "depth_attention"):
         numbers = 2 * n_layers * d_model
     elif variant == "svformer":
         numbers = (n_layers + 1) * d_model

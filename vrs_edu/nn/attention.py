@@ -15,6 +15,7 @@ sqrt(Dh)) v`` to PyTorch's fused ``F.scaled_dot_product_attention(is_causal=True
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import torch
 import torch.nn.functional as F
@@ -69,7 +70,8 @@ class CausalSelfAttention(nn.Module):
     False (SVFormer's later layers, bank-of-values layers): the caller then passes ``v``.
 
     Hook points (relative to this module): ``q_in k_in v_in`` (B, T, D), ``q k v`` (B, H, T, Dh) (q and k after
-    RoPE; v is this layer's own values), ``pattern`` (B, H, T, T), ``v_mix`` (the values the pattern averages,
+    RoPE; v is this layer's own values, or with Depth-Attention its values read over depth, the own ones at
+    ``v_self``), ``pattern`` (B, H, T, T), ``v_mix`` (the values the pattern averages,
     after a value residual), ``z`` (B, H, T, Dh), ``out`` (B, T, D). ``pattern`` and ``v_mix`` exist only on the
     explicit path: it runs whenever ``hook.active`` is true (a trace or any patch), ``temperature`` is not 1 or
     ``fast_path`` is False; otherwise the fused kernel computes z (same numbers up to float rounding).
@@ -109,8 +111,10 @@ class CausalSelfAttention(nn.Module):
                 v_in: Float[Tensor, "B T D"] | None = None, *, rope: RoPE | None = None,
                 v: Float[Tensor, "B H T Dh"] | None = None, v_first: Float[Tensor, "B H T Dh"] | None = None,
                 value_residual: ValueResidual | None = None,
+                depth_values: Callable[[Tensor, Tensor, Tensor], Tensor] | None = None,
                 hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
-        """Returns ``(out (B, T, D), v (B, H, T, Dh))`` where ``v`` is this layer's own values (or the given ``v``).
+        """Returns ``(out (B, T, D), v (B, H, T, Dh))`` where ``v`` is this layer's own values (or the given ``v``;
+        with ``depth_values``, the values read over depth, which a KV cache stores).
 
         Args:
             q_in, k_in, v_in: inputs of the three projections; k_in and v_in default to q_in.
@@ -118,6 +122,9 @@ class CausalSelfAttention(nn.Module):
             v: values supplied by the caller instead of ``v_proj(v_in)`` (SVFormer, bank of values).
             v_first: V_1, the first layer's values, for a value residual.
             value_residual: a :class:`~vrs_edu.nn.value_residual.ValueResidual` (mixes v with v_first).
+            depth_values: ``(q, k, v) -> ṽ``, Depth-Attention's read of the values over depth
+                (:meth:`vrs_edu.nn.depth.DepthAttention.read_values`); the layer's own values then pass hook point
+                ``v_self`` and ṽ takes their place from ``v`` on.
             hook: a hook point callable, see :mod:`vrs_edu.nn.hooks`.
         Raises:
             ValueError: if neither ``v_proj`` nor ``v`` can provide values.
@@ -135,7 +142,10 @@ class CausalSelfAttention(nn.Module):
             q, k = rope(q), rope(k)
         if self.qk_norm:  # per head; RMSNorm commutes with RoPE (a rotation keeps the norm)
             q, k = QK_NORM_SCALE * rms_norm(q), QK_NORM_SCALE * rms_norm(k)
-        q, k, v = hook("q", q), hook("k", k), hook("v", v)
+        q, k = hook("q", q), hook("k", k)
+        if depth_values is not None:   # Depth-Attention: V read over depth at this position, before the sequence
+            v = depth_values(q, k, hook("v_self", v))
+        v = hook("v", v)
 
         v_mix = v if value_residual is None else value_residual.mix(v, v_first)  # mixed before the sum: V_n'
         if self.fast_path and self.temperature == 1.0 and not getattr(hook, "active", True):

@@ -11,6 +11,9 @@ Vocabulary (one token, layer index l = 0..L, 0 = embedding):
 * ``states``  X_0..X_l: X_0 = embedding, X_j = (input of block j-1) + y_j, the block's state after its residual.
 
 With the standard residual, X_l = y_0 + y_1 + ... + y_l: the residual stream is the running sum of block outputs.
+A *sub-layer* mixer (``sublayers = True``: ``attnres_qkv``) is handed the outputs at sub-layer granularity instead,
+``outputs`` = [embedding, a_0, m_0, a_1, m_1, ...] (a_j, m_j: what block j's attention and MLP wrote), and also
+chooses the MLP's input (:meth:`DepthMixer.mlp_input`).
 
 Every mixer is called as ``mixer(l, states, outputs, hook)`` with lists of (B, T, D) tensors of length l + 1 and
 returns a :class:`DepthRead` for block l (``l == L`` is the final read-out before the LM head): ``resid``, the
@@ -22,16 +25,21 @@ Single-stream mixers (fixed -> adaptive): ``residual`` (unit weights), ``densefo
 (causal attention over the last K layer states; K = L + 1 is the full-memory limit).
 Multi-stream routers, which give Q, K and V their *own* depth mixture: ``dca`` (DeepCrossAttention's GRN-v3
 combiners), ``mudd`` (MUDDFormer's per-position dynamic weights for Q, K, V and the residual), ``vertical``
-(Vertical Attention: a small attention over earlier layers per stream).
+(Vertical Attention: a small attention over earlier layers per stream), ``attnres_qkv`` (Attention Residuals with a
+pseudo-query per stream q, k, v and r, over sub-layer outputs: the bank-of-values authors' instrument).
+Inside attention: ``depth_attention`` (Depth-Attention: a layer's query attends over the keys of earlier layers at
+the same position and mixes their values into its own, which the KV cache then stores; no parameters). A control:
+``scalar_gain`` (DenseFormer with only its diagonal weight, a learned gain on the stream: no read over depth).
 
 Mixers record their weights at hook point ``depth.{l}.weights`` (one stream) or ``depth.{l}.weights_{q,k,v,r}``
 (per stream), always with the *source* axis last (oldest first), so that chapter 05 can draw them
 (:func:`vrs_edu.lab.depth_readout.depth_weight_matrices` reads them from a trace).
 
 Initialisation (each mixer's ``reset_parameters(init)``): ``residual``, ``denseformer``, ``shortswa``, ``dca``,
-``mudd`` and ``vertical`` start *exactly* as the standard residual; ``elcbert`` and ``attnres`` start as a uniform
-average over their sources (their papers' inits). Their projections are drawn from N(0, 0.02²) by the seeded
-initialiser (:class:`~vrs_edu.nn.layers.SeededInit`). Each mixer lists its mixing weights and gates in
+``mudd``, ``vertical`` and ``scalar_gain`` start *exactly* as the standard residual; ``elcbert``, ``attnres`` and
+``attnres_qkv`` start as a uniform average over their sources (their papers' inits); ``depth_attention`` has no
+parameters (its depth weights come from the layer's own q and the earlier layers' k). Their projections are drawn
+from N(0, 0.02²) by the seeded initialiser (:class:`~vrs_edu.nn.layers.SeededInit`). Each mixer lists its mixing weights and gates in
 ``coefficients()``: the optimizer trains them in their own group.
 """
 from __future__ import annotations
@@ -49,9 +57,11 @@ from torch import Tensor, nn
 from .hooks import Hook, no_hook
 from .layers import SeededInit, rms_norm
 
-DepthMixerName = Literal["residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical"]
+DepthMixerName = Literal["residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical",
+                         "attnres_qkv", "depth_attention", "scalar_gain"]
 MIXERS: tuple[DepthMixerName, ...] = get_args(DepthMixerName)  # what TinyGPTConfig.validate accepts
-ROUTERS: tuple[DepthMixerName, ...] = ("dca", "mudd", "vertical")  # the mixers that build separate q, k, v inputs
+# the mixers that build separate q, k, v inputs
+ROUTERS: tuple[DepthMixerName, ...] = ("dca", "mudd", "vertical", "attnres_qkv")
 # A depth read's inputs: one (B, T, D) tensor per layer 0..l (the states X_j, or the outputs y_j).
 Layers = list[Float[Tensor, "B T D"]]
 
@@ -78,6 +88,8 @@ class DepthMixer(nn.Module):
     here: one stream, no coefficients, nothing to initialise."""
 
     streams = ("r",)
+    sublayers = False      # True: ``outputs`` are sub-layer outputs and the mixer reads the MLP's input too
+    mixes_values = False   # True: the mixer reads V over depth inside attention (:meth:`read_values`)
 
     def coefficients(self) -> list[nn.Parameter]:
         return []
@@ -85,6 +97,17 @@ class DepthMixer(nn.Module):
     @torch.no_grad()
     def reset_parameters(self, init: SeededInit) -> None:
         pass
+
+    def mlp_input(self, l: int, outputs: Layers, attn_out: Float[Tensor, "B T D"],
+                  hook: Hook = no_hook) -> Float[Tensor, "B T D"]:
+        """The MLP's input in block l, for a sub-layer mixer (``sublayers``); ``outputs`` as in ``forward`` and
+        ``attn_out`` what block l's attention just wrote. The other mixers never get this call: their MLP reads the
+        residual input plus ``attn_out``, as in a plain Transformer."""
+        raise NotImplementedError(f"{type(self).__name__} reads no MLP input (sublayers is False)")
+
+    def read_values(self, l: int, q: Tensor, k: Tensor, v: Tensor, cache: list, hook: Hook = no_hook) -> Tensor:
+        """Layer l's values read over depth, for a mixer with ``mixes_values`` (see :class:`DepthAttention`)."""
+        raise NotImplementedError(f"{type(self).__name__} does not read values (mixes_values is False)")
 
 
 class ResidualSum(DepthMixer):
@@ -178,10 +201,86 @@ class AttentionResiduals(DepthMixer):
     def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
         if l == 0:
             return DepthRead(outputs[0])
-        ys = torch.stack(outputs)                                               # (n, B, T, D)
-        scores = torch.einsum("d,nbtd->btn", self.pseudo_query[l - 1], rms_norm(ys))
-        w = hook(f"depth.{l}.weights", scores.softmax(-1))                     # (B, T, n)
-        return DepthRead(torch.einsum("btn,nbtd->btd", w, ys))
+        return DepthRead(attn_res_read(self.pseudo_query[l - 1], outputs, hook, f"depth.{l}.weights"))
+
+
+def attn_res_read(query: Float[Tensor, "D"], sources: Layers, hook: Hook = no_hook,
+                  name: str = "weights") -> Float[Tensor, "B T D"]:
+    """One Attention-Residuals read: ``Σ_j softmax_j(w · RMSNorm(y_j)) · y_j`` over ``sources`` (a list of n
+    tensors (B, T, D), oldest first), per token. The weights (B, T, n) pass hook point ``name``. RMSNorm is applied
+    to the keys only: the values y_j are mixed as they are (arXiv 2603.15031; RiddleHe/nanochat ``_attn_res``)."""
+    ys = torch.stack(sources)                                                   # (n, B, T, D)
+    scores = torch.einsum("d,nbtd->btn", query, rms_norm(ys))
+    w = hook(name, scores.softmax(-1))                                          # (B, T, n)
+    return torch.einsum("btn,nbtd->btd", w, ys)
+
+
+class AttentionResidualsQKV(DepthMixer):
+    """Attention Residuals with one pseudo-query per stream, over sub-layer outputs (``attnres_qkv``): the instrument
+    of the bank-of-values authors' post (Yuchen Liu, 2026-06-03), in which q, k and v each choose by themselves
+    which earlier sub-layer they read.
+
+    Sources at sub-layer granularity, oldest first: ``outputs`` = [embedding, a_0, m_0, ..., a_{l-1}, m_{l-1}]
+    (a_j what block j's attention wrote, m_j what its MLP wrote): 2l + 1 sources before block l's attention, 2l + 2
+    before its MLP (a_l is then written), 2L + 1 for the final read-out. With ``read(w, ys) = Σ_j softmax_j(w ·
+    RMSNorm(y_j)) y_j`` (:func:`attn_res_read`), block l computes::
+
+        x^q = read(w^q_l, ys)   x^k = read(w^k_l, ys)   x^v = read(w^v_l, ys)       q, k, v from RMSNorm of each
+        a_l = Attn(x^q, x^k, x^v)
+        m_l = MLP(RMSNorm(read(w^r_l, ys + [a_l])))                                 the residual read, stream r
+        final read-out = read(w^r_L, [embedding, a_0, m_0, ..., a_{L-1}, m_{L-1}])
+
+    ``pseudo_query.{l}`` holds block l's queries, rows (q, k, v, r) for l >= 1 and (r) for l = 0;
+    ``pseudo_query.{L}`` the final read-out's (1, D). All start at 0: every read is the uniform mean of its sources. Hook points
+    ``depth.{l}.weights_{q,k,v}`` (B, T, 2l+1) and ``depth.{l}.weights_r`` (B, T, 2l+2; the final read-out, l = L:
+    2L+1), the source axis last in the order above (:func:`vrs_edu.lab.depth_readout.sublayer_sources` names them).
+    There is no residual stream: ``DepthRead.resid`` is the running sum of every sub-layer output so far (what a
+    standard residual would carry), recorded at ``blocks.{l}.resid_pre`` for comparison and read by nothing.
+
+    Source, followed line by line: RiddleHe/nanochat, branch ``yuchen/attn-res-qkv`` (commit 542b9d9),
+    ``nanochat/model/gpt_attn_res_qkv.py`` lines 102-105 (4L + 1 zero-initialised queries: q, k, v and the pre-MLP
+    read per layer, plus one final), 134-155 (the forward pass above) and ``nanochat/model/gpt_attn_res.py`` lines
+    98-111 (``_attn_res``: RMSNorm on the keys only, softmax over the sources) and 130-131 (zero init); the read-out
+    of the weights, ``scripts/inspect/visualize_attn_res_qkv.py`` lines 43-103 (per stream, averaged over tokens).
+    Deviations (the rest of the course's TinyGPT is kept): block 0's q, k, v queries are left out (a softmax over
+    its one source is 1 whatever they are, so they could never learn); the queries train in the course's
+    coefficient group (AdamW, lr ``coef_lr`` 0.02, betas (0.9, 0.95)) and not at the source's AdamW lr 0.001,
+    betas (0.9, 0.999) (``gpt_attn_res.py`` line 235); and, inherited from GPTAttnRes there but not here: the
+    previous-token "smear" of the embedding (lines 119-132), value embeddings on alternate layers (line 144),
+    sliding-window attention, the logit soft-cap 15, Muon for the matrices, QK-norm always on, its uniform init.
+    """
+
+    streams = ("q", "k", "v", "r")
+    sublayers = True
+
+    def __init__(self, n_layers: int, d_model: int):
+        super().__init__()
+        self.n_layers = n_layers
+        rows = [1] + [4] * (n_layers - 1) + [1]               # block 0: r only; blocks 1..L-1: q, k, v, r; final: r
+        self.pseudo_query = nn.ParameterList([nn.Parameter(torch.zeros(n, d_model)) for n in rows])
+
+    def coefficients(self) -> list[nn.Parameter]:
+        return list(self.pseudo_query)
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """Pseudo-queries 0: every read is a uniform average of its sources."""
+        for w in self.pseudo_query:
+            w.zero_()
+
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
+        if l == self.n_layers:                                                 # the final read-out
+            return DepthRead(attn_res_read(self.pseudo_query[l][0], outputs, hook, f"depth.{l}.weights_r"))
+        if l == 0:                                                             # one source: q, k, v read it
+            return DepthRead(states[-1])
+        w = self.pseudo_query[l]
+        reads = {s: attn_res_read(w[c], outputs, hook, f"depth.{l}.weights_{s}") for c, s in enumerate("qkv")}
+        return DepthRead(states[-1], **reads)
+
+    def mlp_input(self, l: int, outputs: Layers, attn_out: Float[Tensor, "B T D"],
+                  hook: Hook = no_hook) -> Float[Tensor, "B T D"]:
+        """Block l's MLP reads ``read(w^r_l, outputs + [a_l])``: its own softmax over depth (no residual sum)."""
+        return attn_res_read(self.pseudo_query[l][-1], [*outputs, attn_out], hook, f"depth.{l}.weights_r")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -476,12 +575,128 @@ class VerticalAttention(DepthMixer):
         return DepthRead(states[-1], **out)
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Inside attention: a read of V over depth that the KV cache stores.
+
+
+class DepthAttention(DepthMixer):
+    """Depth-Attention (Zeng, Hao, Wang et al., arXiv 2606.05014): before layer l attends over the sequence, its
+    query attends over the keys of earlier layers *at the same position* and mixes their values into its own.
+
+    Per position t and head h, with the layer's own q_l, k_l, v_l (after RoPE and, if set, QK-norm: at one position
+    the rotation cancels in q_l · k_j) and the cache entries (k_j, ṽ_j) of the source layers j ∈ S(l)::
+
+        a_{l,j} = softmax_{j ∈ S(l) ∪ {l}} ( q_l · k_j / sqrt(Dh) )          (ṽ_l's own term uses v_l)
+        ṽ_l     = Σ_{j ∈ S(l)} a_{l,j} ṽ_j + a_{l,l} v_l
+        z_l     = softmax(q_l K_lᵀ / sqrt(Dh) + causal mask) Ṽ_l          the usual attention, over Ṽ_l
+
+    and ṽ_l, not v_l, is what the KV cache keeps for layer l (and what later layers read as layer l's value). So
+    the model has no parameters beyond the baseline's and caches exactly as many numbers per token (2·L·D). The
+    sources are every ``stride``-th earlier layer, S(l) = {j < l : j mod stride = 0}; ``stride`` defaults to L // 2,
+    the released configs' choice (32 layers: 16, 48 layers: 24), so at L = 8 layers 1-4 read layer 0 and layers 5-7
+    read layers 0 and 4. The residual stream is the standard one.
+
+    Source: the authors' code, hyq718/Depth-Attention (a public copy of LUMIA-Group/Depth-Attention),
+    ``src/llamafactory/model/modeling/modeling_llama_depth_attention.py``: the eager ``depth_softmax`` branch of
+    ``LlamaAttention.forward`` (scores q · k_norm(k) / sqrt(head_dim) over the sources then self, softmax, the
+    mixed V stored with ``layer_kv_for_reuse = (self_k, value_states)``), the source choice in ``LlamaModel.forward``
+    (``i % depth_softmax_stride == 0``, plus ``depth_recent_window``, 0 in every released config), the reference
+    formula in ``tests/test_depth_attention.py``; the released configs in ``llama_config/``. The paper's own
+    equations could not be read here (only its abstract and title page are stored): this is the formula of its
+    code. Deviations: none in the rule; the authors' decoders use grouped-query attention and per-head learned
+    RMSNorm on q and k (``use_qk_norm``), the course's TinyGPT full multi-head attention and QK-norm only with
+    ``qk_norm=True``.
+
+    Hook point ``depth.{l}.weights`` (B, H, T, l+1) for l >= 1: the weights over layers 0..l, exactly 0 on the
+    layers outside S(l) ∪ {l} (they are masked before the softmax), oldest first; inside attention the layer's
+    own values pass ``blocks.{l}.attn.v_self`` and the mixed ones ``blocks.{l}.attn.v``.
+    """
+
+    mixes_values = True
+
+    def __init__(self, n_layers: int, d_model: int, stride: int | None = None):
+        super().__init__()
+        stride = max(1, n_layers // 2) if stride is None else stride
+        if stride < 1:
+            raise ValueError(f"stride must be >= 1, got {stride}")
+        self.stride = stride
+
+    def sources(self, l: int) -> list[int]:
+        """S(l): the earlier layers whose cached values layer l reads (every ``stride``-th, from layer 0)."""
+        return [j for j in range(l) if j % self.stride == 0]
+
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
+        return DepthRead(states[-1])                                            # the standard residual stream
+
+    def read_values(self, l: int, q: Float[Tensor, "B H T Dh"], k: Float[Tensor, "B H T Dh"],
+                    v: Float[Tensor, "B H T Dh"], cache: list[tuple[Tensor, Tensor]],
+                    hook: Hook = no_hook) -> Float[Tensor, "B H T Dh"]:
+        """ṽ_l from layer l's q, k, v and ``cache``, the (k_j, ṽ_j) of layers 0..l-1 as a decoder's KV cache
+        holds them; appends (k_l, ṽ_l) to it (the mixed values are stored in place of v_l) and returns ṽ_l.
+
+        Raises:
+            ValueError: ``cache`` does not hold exactly the l earlier layers.
+        """
+        if len(cache) != l:
+            raise ValueError(f"layer {l} reads the cache of layers 0..{l - 1}, got {len(cache)} entries")
+        if l == 0:                                                              # no earlier layer: ṽ_0 = v_0
+            cache.append((k, v))
+            return v
+        keys = torch.stack([kj for kj, _ in cache] + [k])                       # (l+1, B, H, T, Dh)
+        values = torch.stack([vj for _, vj in cache] + [v])
+        scores = torch.einsum("bhte,nbhte->bhtn", q, keys) / math.sqrt(q.size(-1))
+        read = torch.zeros(l + 1, dtype=torch.bool, device=q.device)
+        read[self.sources(l) + [l]] = True
+        w = hook(f"depth.{l}.weights", scores.masked_fill(~read, float("-inf")).softmax(-1))   # (B, H, T, l+1)
+        mixed = torch.einsum("bhtn,nbhte->bhte", w, values)
+        cache.append((k, mixed))
+        return mixed
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# A control with the mixers' kind of extra parameters but no read over depth.
+
+
+class ScalarGain(DepthMixer):
+    """The scalar-gain control (``scalar_gain``; from no paper): DenseFormer's rule (arXiv 2402.02622, eq. 1-2) with
+    only its diagonal weight, block l (1 <= l < L) reading ``g_l · X_l``.
+
+    A DenseFormer or MUDD win may come from reading earlier layers, or only from rescaling the stream against what
+    the next block writes, with static weights trained in the coefficient group (lr ``coef_lr``, 6.7x the matrices'
+    rate). This control has the second and not the first: one learned scalar ``gain.{l-1}`` per block l >= 1,
+    initialised to 1 (exactly the standard residual), trained in the same group. The final read-out is not scaled
+    (RMSNorm before the LM head would undo it, so its gain could never learn). Hook point ``depth.{l}.weights``
+    (1,): the weight on the latest state.
+    """
+
+    def __init__(self, n_layers: int, d_model: int):
+        super().__init__()
+        self.n_layers = n_layers
+        self.gain = nn.ParameterList([nn.Parameter(torch.tensor(1.0)) for _ in range(1, n_layers)])
+
+    def coefficients(self) -> list[nn.Parameter]:
+        return list(self.gain)
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """Gains 1: the standard residual."""
+        for g in self.gain:
+            g.fill_(1.0)
+
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
+        if l == 0 or l == self.n_layers:
+            return DepthRead(states[-1])
+        g = hook(f"depth.{l}.weights", self.gain[l - 1].reshape(1))
+        return DepthRead(g * states[-1])
+
+
 def make_depth_mixer(name: DepthMixerName, n_layers: int, d_model: int, window: int | None = None) -> DepthMixer:
     """Build a depth mixer by name (one of :data:`MIXERS`). Raises ValueError on an unknown name, or a
     ``window`` given to a mixer other than ``shortswa``."""
     classes = {"residual": ResidualSum, "denseformer": DenseFormerDWA, "elcbert": ELCBERT,
                "attnres": AttentionResiduals, "dca": DeepCrossAttention, "mudd": MUDDFormer,
-               "vertical": VerticalAttention}
+               "vertical": VerticalAttention, "attnres_qkv": AttentionResidualsQKV,
+               "depth_attention": DepthAttention, "scalar_gain": ScalarGain}
     if name == "shortswa":
         return ShortSWADepth(n_layers, d_model, window)
     if name not in classes:

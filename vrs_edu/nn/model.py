@@ -8,7 +8,8 @@ the course's variants, each switched on by one config field:
 * ``x0_mode``: ``none | qkv | shared | substitute_v | bank | scale_v`` on ``x0_layers``, reading ``x0_source``
   (``token | random | previous``) (:mod:`vrs_edu.nn.x0`)
 * ``stream_start``: ``rmsnorm`` (default, nanochat) or ``embedding`` (GPT-2); ``qk_norm`` (official BoV code)
-* ``depth_mixer``: ``residual | denseformer | elcbert | attnres | shortswa | ...`` (:mod:`vrs_edu.nn.depth`)
+* ``depth_mixer``: ``residual | denseformer | elcbert | attnres | shortswa | dca | mudd | vertical | attnres_qkv |
+  depth_attention | scalar_gain`` (:mod:`vrs_edu.nn.depth`)
 
 Shapes: B batch, T sequence, D = d_model, H = n_heads, L = n_layers, V = vocab_size.
 """
@@ -18,6 +19,7 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Literal, get_args
 
 import torch
@@ -52,6 +54,8 @@ class TinyGPTConfig:
     neutreno_lambda: float = 0.4
     x0_mode: X0Mode = "none"      # none | qkv | shared | substitute_v | bank | scale_v
     x0_layers: tuple[int, ...] | None = None  # None: the last third of the layers
+    # depth_mixer: residual | denseformer | elcbert | attnres | shortswa | dca | mudd | vertical | attnres_qkv |
+    # depth_attention | scalar_gain
     depth_mixer: DepthMixerName = "residual"
     depth_window: int | None = None  # K for depth_mixer="shortswa"; None = full memory
     tie_embeddings: bool = False
@@ -183,7 +187,8 @@ class ModelOutput:
 class Block(nn.Module):
     """Pre-norm Transformer block: attention, then MLP. Reads the residual input x (B, T, D) and the depth mixer's
     :class:`~vrs_edu.nn.depth.DepthRead` (separate Q/K/V inputs for the routers), and returns what it *writes*,
-    ``attn_out + mlp_out`` (B, T, D), plus its own values v (B, H, T, Dh) (layer 0's are V_1)."""
+    ``attn_out`` and ``mlp_out`` (B, T, D) (the stream adds their sum), plus its own values v (B, H, T, Dh)
+    (layer 0's are V_1)."""
 
     def __init__(self, cfg: TinyGPTConfig, layer: int):
         super().__init__()
@@ -199,18 +204,25 @@ class Block(nn.Module):
 
     def forward(self, x: Float[Tensor, "B T D"], read: DepthRead, *, x0: Float[Tensor, "B T D"],
                 idx: Int[Tensor, "B T"], v_first: Float[Tensor, "B H T Dh"] | None, rope: RoPE,
-                hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
+                mlp_read: Callable[[Tensor], Tensor] | None = None,
+                depth_values: Callable[[Tensor, Tensor, Tensor], Tensor] | None = None,
+                hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B T D"],
+                                               Float[Tensor, "B H T Dh"]]:
         """x (B, T, D): the residual input; ``read.q/k/v``, when set, replace norm(x) as the projections' inputs;
-        x0 (B, T, D); idx (B, T) token ids; v_first: V_1 (B, H, T, Dh), None in layer 0. Returns (write, v)."""
+        x0 (B, T, D); idx (B, T) token ids; v_first: V_1 (B, H, T, Dh), None in layer 0; ``mlp_read``: attn_out ->
+        the MLP's input, for a sub-layer depth mixer (default x + attn_out); ``depth_values``: Depth-Attention's read
+        of V over depth (see :class:`~vrs_edu.nn.attention.CausalSelfAttention`). Returns (attn_out, mlp_out, v)."""
         xn = rms_norm(x)
         q_in, k_in, v_in = (xn if s is None else rms_norm(s) for s in (read.q, read.k, read.v))
         v = v_first if self.svformer else None  # SVFormer: no W_V, attend over V_1 (x0 is never on such a layer)
         if self.x0 is not None:                 # x0 into the projections' inputs, or the bank's values as v
             q_in, k_in, v_in, v = self.x0(q_in, k_in, v_in, x0, idx, self.attn.n_heads)
         attn_out, v = self.attn(q_in, k_in, v_in, rope=rope, v=v, v_first=v_first,
-                                value_residual=self.value_residual, hook=hook.scoped("attn"))
-        mlp_out = hook("mlp.out", self.mlp(rms_norm(x + attn_out)))
-        return attn_out + mlp_out, v
+                                value_residual=self.value_residual, depth_values=depth_values,
+                                hook=hook.scoped("attn"))
+        mlp_in = x + attn_out if mlp_read is None else mlp_read(attn_out)
+        mlp_out = hook("mlp.out", self.mlp(rms_norm(mlp_in)))
+        return attn_out, mlp_out, v
 
     @torch.no_grad()
     def reset_parameters(self, init: SeededInit, out_std: float, x0_table: Tensor | None = None) -> None:
@@ -290,16 +302,26 @@ class TinyGPT(nn.Module):
         token = emb if self.cfg.stream_start == "rmsnorm" else rms_norm(emb)
         x0 = hook("x0", x0mod.x0_from_source(self.cfg.x0_source, token, idx, self.x0_random))
         states, outputs = [emb], [emb]  # X_0..X_l and y_0..y_l (the vocabulary of vrs_edu.nn.depth)
+        kv_cache: list[tuple[Tensor, Tensor]] = []   # (k, v) per layer so far, for Depth-Attention's read of V
         v_first = None
         for l, block in enumerate(self.blocks):
             # With the plain residual mixer, read.resid is the last state X_l and read.q/k/v are None: this loop is
-            # ``x = x + block(x)``. Other mixers read x (and the routers Q, K, V's inputs) from earlier layers.
+            # ``x = x + block(x)``. Other mixers read x (and the routers Q, K, V's inputs) from earlier layers; a
+            # sub-layer mixer also reads the MLP's input, and Depth-Attention reads V over depth inside attention.
             read = self.depth(l, states, outputs, hook)
             x = hook(f"blocks.{l}.resid_pre", read.resid)
-            y, v = block(x, read, x0=x0, idx=idx, v_first=v_first, rope=self.rope, hook=hook.scoped(f"blocks.{l}"))
+            mlp_read = partial(self.depth.mlp_input, l, outputs, hook=hook) if self.depth.sublayers else None
+            depth_values = (partial(self.depth.read_values, l, cache=kv_cache, hook=hook)
+                            if self.depth.mixes_values else None)
+            a, m, v = block(x, read, x0=x0, idx=idx, v_first=v_first, rope=self.rope, mlp_read=mlp_read,
+                            depth_values=depth_values, hook=hook.scoped(f"blocks.{l}"))
             if l == 0:
                 v_first = v   # V_1: the first layer's values, for value residuals
-            outputs.append(y)
+            y = a + m
+            if self.depth.sublayers:
+                outputs.extend((a, m))   # attention and MLP outputs as separate sources
+            else:
+                outputs.append(y)
             states.append(x + y)
         final = hook("resid_final", self.depth(self.cfg.n_layers, states, outputs, hook).resid)
         logits = self.lm_head(rms_norm(final))
@@ -375,8 +397,10 @@ def refuse_dead_parts(cfg: TinyGPTConfig) -> None:
             read); a router with an x0 mode that replaces V's input (``substitute_v``, ``bank``: the router's V
             stream at those layers is never read); a value residual with a single layer (there is no later layer
             to re-read V_1); ShortSWA over a window of one state (softmax over one score is 1 whatever q and k
-            are: q_proj and k_proj would never learn). ``x0_layers`` with ``x0_mode='none'`` builds nothing and is
-            accepted: it is the baseline of a paired comparison that shares every other setting.
+            are: q_proj and k_proj would never learn); Depth-Attention with SVFormer (every layer's values are
+            V_1, so a mixture of them is V_1: the setting changes nothing) or with a single layer (no earlier layer
+            to read). ``x0_layers`` with ``x0_mode='none'`` builds nothing and is accepted: it is the baseline of a
+            paired comparison that shares every other setting.
     """
     late_x0 = [l for l in cfg.resolved_x0_layers() if l > 0]
     if cfg.value_residual == "svformer" and late_x0:
@@ -392,6 +416,12 @@ def refuse_dead_parts(cfg: TinyGPTConfig) -> None:
     if cfg.value_residual != "none" and cfg.n_layers < 2:
         raise ValueError(f"value_residual={cfg.value_residual!r} with n_layers={cfg.n_layers}: a value residual "
                          f"mixes V_1 into layers 2..L, and there are none")
+    if cfg.depth_mixer == "depth_attention" and cfg.value_residual == "svformer":
+        raise ValueError("value_residual='svformer' with depth_mixer='depth_attention': SVFormer layers attend over "
+                         "V_1, so Depth-Attention's mixture of the cached values is V_1 again and changes nothing")
+    if cfg.depth_mixer == "depth_attention" and cfg.n_layers < 2:
+        raise ValueError(f"depth_mixer='depth_attention' with n_layers={cfg.n_layers}: layer 0 has no earlier layer "
+                         f"whose values it could read")
     if cfg.depth_mixer == "shortswa" and cfg.depth_window == 1:
         raise ValueError("depth_mixer='shortswa' with depth_window=1: a softmax over one state is 1 whatever q and k "
                          "are, so q_proj and k_proj would never learn; use depth_window >= 2")
