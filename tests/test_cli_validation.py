@@ -57,12 +57,26 @@ CASES = [
     ("unwritable output", ["train", "--out", "{file}/sub"],
      "argument --out: '{file}/sub' is inside '{file}', which is a file; expected a folder"),
     ("unwritable output", ["train", "--out", "/proc/vrs-edu-test"], "argument --out: cannot write into '/proc/vrs-edu-test'"),
-    ("combination", ["train", "--set", "n_heads=5"], "--preset/--set: preset 'char-6x64' with {{'n_heads': 5}}: d_model=64"),
+    ("combination", ["train", "--set", "n_heads=5"],
+     "argument --set: 'n_heads=5': preset 'char-6x64': d_model=64 is not divisible by n_heads=5"),
+    ("wrong value", ["train", "--set", "steps=-5"], "argument --set: 'steps=-5': preset 'char-6x64': steps must be >= 1, got -5"),
+    ("wrong value", ["train", "--set", "lr=-1"], "argument --set: 'lr=-1': preset 'char-6x64': lr must be > 0, got -1"),
+    ("combination", ["train", "--preset", "tiny", "--set", "d_model=40", "--set", "n_heads=16", "--steps", "5"],
+     "argument --preset/--set: preset 'tiny' with d_model=40, n_heads=16, --steps 5: d_model=40 is not divisible by "
+     "n_heads=16"),
+    ("wrong value", ["reproduce", "value-residual", "--set", "steps=-5"], "argument --set: 'steps=-5': steps must be >= 1"),
     ("combination", ["train", "--resume"], "--resume and --checkpoint-every need --checkpoint-dir (or --out)"),
     ("missing", ["reproduce", "no-such-recipe"], "argument name: unknown recipe 'no-such-recipe'; expected one of list,"),
     ("wrong type", ["reproduce", "value-residual", "--seeds", "1,x"],
      "argument --seeds: '1,x' is not a comma-separated list of whole numbers (e.g. 0,1,2)"),
     ("wrong type", ["reproduce", "value-residual", "--set", "lr=fast"], "argument --set: 'lr=fast': lr takes a number, got 'fast'"),
+    ("repeated", ["reproduce", "value-residual", "--seeds", "1,1"],
+     "argument --seeds: '1,1' repeats seed 1; expected distinct seeds (e.g. 0,1,2): a repeated seed trains the same run twice"),
+    ("repeated", ["reproduce", "value-residual", "--seeds", "0,2,1,2"], "argument --seeds: '0,2,1,2' repeats seed 2"),
+    ("wrong type", ["reproduce", "value-residual", "--jobs", "0"], "argument --jobs: '0' is not a whole number >= 1"),
+    ("wrong type", ["reproduce", "value-residual", "--jobs", "two"], "argument --jobs: 'two' is not a whole number >= 1"),
+    ("wrong value", ["reproduce", "value-residual", "--preset", "tiny", "--set", "steps=-5"],
+     "argument --set: 'steps=-5': preset 'tiny': steps must be >= 1, got -5"),
     ("wrong type", ["reproduce", "value-residual", "--checkpoint-every", "-3"],
      "argument --checkpoint-every: '-3' is not a whole number >= 1"),
     ("unwritable output", ["reproduce", "value-residual", "--out", "{file}"], "argument --out: '{file}' is an existing file"),
@@ -108,6 +122,13 @@ def test_permission_bits_are_honoured_for_an_ordinary_user(capsys, files):
     locked.chmod(0o500)
     assert "is not readable (permission denied)" in refused(capsys, ["train", "--corpus", str(secret)])
     assert "cannot write into" in refused(capsys, ["train", "--out", str(locked / "run")])
+
+
+def test_a_refused_setting_is_named_as_typed_and_no_other_setting_is_blamed(capsys):
+    line = refused(capsys, ["train", "--set", "steps=-5"])
+    assert "batch_size" not in line and "--set" in line and "steps" in line, line
+    line = refused(capsys, ["train", "--set", "batch_size=0", "--set", "steps=10"])
+    assert line.endswith("argument --set: 'batch_size=0': preset 'char-6x64': batch_size must be >= 1, got 0"), line
 
 
 def test_good_input_is_accepted_and_kept_as_given(files):

@@ -32,10 +32,12 @@ def test_paper_scale_follows_the_papers_smallest_12_layer_shape_at_about_100M_pa
     (dict(depth_mixer="sideways"), r"depth_mixer must be one of"),
     (dict(d_model=96, n_heads=32), r"head dim d_model/n_heads = 3 must be even for RoPE"),
     (dict(n_layers=0), r"n_layers must be a positive integer, got 0"),
-    (dict(steps=0), r"steps and batch_size must be >= 1"),
+    (dict(steps=0), r"steps must be >= 1, got 0"),
+    (dict(batch_size=0), r"batch_size must be >= 1, got 0"),
     (dict(eval_every=0), r"eval_every must be an integer >= 1, got 0"),
     (dict(eval_batches=0), r"eval_batches must be >= 1 or None"),
-    (dict(lr=-1.0), r"lr and coef_lr must be > 0"),
+    (dict(lr=-1.0), r"lr must be > 0, got -1.0"),
+    (dict(coef_lr=0), r"coef_lr must be > 0, got 0"),
 ])
 def test_impossible_overrides_fail_in_make_run_naming_the_fields(override, message):
     with pytest.raises(ValueError, match=message):

@@ -176,3 +176,90 @@ def test_command_line_resume(tmp_path, capsys):
         cli.main(["train", "--preset", "tiny", "--resume"])
     assert exit_.value.code == 2
     assert "--resume and --checkpoint-every need --checkpoint-dir (or --out)" in capsys.readouterr().err
+
+
+def _files(folder):
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_train_refuses_to_replace_a_run_unless_asked_to_and_then_says_what_it_replaces(tmp_path, capsys):
+    # Before: `train --out DIR` on a folder holding a finished run replaced model.safetensors and deleted
+    # training-state/step-0000005 without a word.
+    out = tmp_path / "run"
+    args = ["train", "--preset", "tiny", "--steps", "5", "--device", "cpu", "--quiet", "--out", str(out)]
+    assert cli.main(args) == 0
+    before = _files(out)
+    assert "training-state/step-0000005/model.safetensors" in before
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(args + ["--seed", "1"])
+    assert exit_.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line == (f"vrs-edu train: error: argument --out: '{out}' holds a run (model.safetensors, config.json, "
+                    "tokenizer.json, training-state/step-0000005); expected --resume to continue it or --force to "
+                    "replace it, or another folder")
+    assert _files(out) == before, "a refused command changed the run"
+    with pytest.raises(SystemExit):
+        cli.main(args + ["--resume", "--force"])
+    assert "argument --force: replaces the run, --resume continues it" in capsys.readouterr().err
+    assert cli.main(args + ["--seed", "1", "--force"]) == 0
+    said = capsys.readouterr().out
+    assert f"--force: replacing the run in {out}: model.safetensors, config.json, tokenizer.json, " \
+           "training-state/step-0000005" in said
+    after = _files(out)
+    assert set(after) == set(before) and after["model.safetensors"] != before["model.safetensors"]
+    assert json.loads(after["config.json"])["train"]["seed"] == 1
+
+
+def test_a_checkpoint_dir_holding_a_training_state_is_not_restarted_silently(tmp_path, capsys):
+    ckpt = tmp_path / "state"
+    args = ["train", "--preset", "tiny", "--steps", "4", "--device", "cpu", "--quiet", "--checkpoint-dir", str(ckpt),
+            "--checkpoint-every", "2"]
+    assert cli.main(args) == 0
+    with pytest.raises(SystemExit):
+        cli.main(args)
+    assert f"argument --checkpoint-dir: '{ckpt}' holds a run (step-0000004)" in capsys.readouterr().err
+    assert cli.main(args + ["--resume"]) == 0
+
+
+def _data_tree(root):
+    return {str(p): p.stat().st_mtime_ns for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_reproduce_with_out_writes_nothing_into_the_repository(tmp_path, monkeypatch, capsys):
+    # Before: `reproduce char-6x64 --quick --out DIR` wrote its model to the repository's
+    # data/checkpoints/char-6x64.quick/ (and a full run its checkpoints to data/checkpoints/<recipe>...), whatever DIR.
+    from vrs_edu.lab import experiments
+
+    repo_data = experiments.CHECKPOINT_DIR.parent
+    monkeypatch.chdir(tmp_path)   # the resume folder's default is relative to the working folder
+    before = _data_tree(repo_data)
+    out = tmp_path / "elsewhere"
+    assert cli.main(["reproduce", "char-6x64", "--quick", "--out", str(out), "--device", "cpu", "--quiet",
+                     "--checkpoint-every", "30", "--jobs", "1"]) == 0
+    assert _data_tree(repo_data) == before, "a run sent elsewhere with --out wrote into data/"
+    assert (out / "char-6x64.quick.json").exists()
+    assert (out / "checkpoints" / "char-6x64.quick" / "model.safetensors").exists()
+    assert list((out / "training-state").iterdir()), "the training state goes under --out too"
+    assert not (tmp_path / "runs").exists()
+    result = json.loads((out / "char-6x64.quick.json").read_text())
+    assert result["checkpoint"] == str(out / "checkpoints" / "char-6x64.quick")
+    # --checkpoint-dir, when given, takes the checkpoints (models and training state) instead
+    ck = tmp_path / "ck"
+    assert cli.main(["reproduce", "char-6x64", "--quick", "--out", str(out), "--device", "cpu", "--quiet",
+                     "--checkpoint-dir", str(ck), "--jobs", "1"]) == 0
+    assert (ck / "char-6x64.quick" / "model.safetensors").exists()
+    assert _data_tree(repo_data) == before
+
+
+def test_a_recipes_full_run_keeps_its_models_where_the_options_say(tmp_path, monkeypatch):
+    # compare_variants writes the first seed's models of a full run; with RunOptions.models_dir they go there, not
+    # into data/checkpoints/.
+    from vrs_edu.lab import experiments
+
+    monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path / "repo-checkpoints")
+    options = RunOptions(models_dir=str(tmp_path / "models"), settings={"steps": 2, "eval_every": 2,
+                                                                        "eval_batches": 1}, progress=False)
+    experiments.compare_variants("tiny", {"base": {}}, [0], metric_batches=1, checkpoint_as="ck", options=options)
+    assert (tmp_path / "models" / "ck" / "base" / "model.safetensors").exists()
+    assert not (tmp_path / "repo-checkpoints").exists()

@@ -18,8 +18,8 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (UsageError, device_name, int_list, natural_int, one_of, output_dir, parse_setting,
-                       positive_int, setting, text_file)
+from .cli_args import (UsageError, device_name, natural_int, one_of, output_dir, parse_setting, positive_int,
+                       seed_list, setting, text_file)
 
 
 @contextlib.contextmanager
@@ -83,6 +83,8 @@ def cmd_train(args) -> int:
         raise ValueError("--resume and --checkpoint-every need --checkpoint-dir (or --out)")
     with _scaled(args) as (world, options):
         say = print if world.is_main else (lambda *a, **k: None)
+        if getattr(args, "force", False) and world.is_main:
+            _replace_runs(args.out, args.checkpoint_dir)
         text = load_corpus(args.corpus)
         data = make_token_data(text, args.tokenizer or preset.tokenizer, preset.vocab_size or 2048,
                                mcfg.block_size)
@@ -100,6 +102,23 @@ def cmd_train(args) -> int:
                                     "corpus": args.corpus or "pydoc_data.topics", "processes": world.size})
             say(f"checkpoint written to {path}")
     return 0
+
+
+def _replace_runs(*folders: str | None) -> None:
+    """``train --force``: say what each folder's earlier run holds, then delete exactly that (see :func:`_holds_run`;
+    anything else in the folder stays)."""
+    import shutil
+
+    for folder in dict.fromkeys(f for f in folders if f):
+        held = _holds_run(folder)
+        if not held:
+            continue
+        print(f"--force: replacing the run in {folder}: {', '.join(held)}")
+        for rel in held:
+            path = Path(folder) / rel
+            shutil.rmtree(path) if path.is_dir() else path.unlink()
+        for extra in ("training-state/latest", "latest"):
+            (Path(folder) / extra).unlink(missing_ok=True)
 
 
 def _result_flags(args) -> list[str]:
@@ -120,13 +139,19 @@ def cmd_reproduce(args) -> int:
         return 0
     seeds = [int(s) for s in args.seeds.split(",")] if args.seeds else None
     root = None
+    run_name = f"{args.name}{'.quick' if args.quick else ''}"
     if args.checkpoint_every or args.resume:  # one folder per training run inside (see train.run_key)
-        root = args.checkpoint_dir or str(Path("runs") / "resume" / f"{args.name}{'.quick' if args.quick else ''}")
+        # A run sent elsewhere with --out writes nothing into the repository (nor into the working folder)
+        root = args.checkpoint_dir or str(Path(args.out) / "training-state" / run_name if args.out
+                                          else Path("runs") / "resume" / run_name)
+    # The trained models a recipe keeps: with --out DIR, under --checkpoint-dir or DIR/checkpoints; else in
+    # data/checkpoints beside the results in data/results, where the chapters read both
+    models = (args.checkpoint_dir or str(Path(args.out) / "checkpoints")) if args.out else None
     from .lab.parallel import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs   # independent runs side by side, one thread each
     # --preset and --set replace the recipe's own preset and apply last in every run (presets.scaled_run)
-    with _scaled(args, checkpoint_root=root, jobs=jobs, preset=args.preset,
+    with _scaled(args, checkpoint_root=root, jobs=jobs, preset=args.preset, models_dir=models,
                  settings=_parse_settings(args.set)) as (world, options):
         if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
             import tempfile
@@ -188,19 +213,27 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--batch-size", type=positive_int, help="global batch (split over torchrun processes)")
     t.add_argument("--set", action="append", metavar="KEY=VALUE", type=setting,
                    help="override any model or training setting, e.g. --set value_residual=resformer (repeatable)")
-    t.add_argument("--out", type=output_dir, help="checkpoint folder (model.safetensors, config.json, tokenizer.json)")
+    t.add_argument("--out", type=output_dir, help="checkpoint folder (model.safetensors, config.json, tokenizer.json); "
+                   "a folder that holds a run needs --resume (continue it) or --force (replace it)")
+    t.add_argument("--force", action="store_true",
+                   help="replace the run that --out (or --checkpoint-dir) holds: its weights and training state are "
+                        "deleted, after saying which")
     _add_scale_flags(t)
     t.set_defaults(fn=cmd_train, validate=check_train, parser=t)
     r = sub.add_parser("reproduce", help="run a chapter's long experiment and write data/results/NAME.json")
     r.add_argument("name", nargs="?", type=one_of(_recipe_names, "recipe"), help="recipe name, or `list`")
     r.add_argument("--quick", action="store_true", help="a small run of the same code (about a minute)")
-    r.add_argument("--seeds", type=int_list, help="comma-separated seeds (default: the recipe's, at least 3)")
+    r.add_argument("--seeds", type=seed_list,
+                   help="comma-separated distinct seeds (default: the recipe's, at least 3)")
     r.add_argument("--preset", type=one_of(_preset_names, "preset"),
                    help="run the recipe's variants at another size (e.g. paper-12x768; see `vrs-edu info`)")
     r.add_argument("--set", action="append", metavar="KEY=VALUE", type=setting,
                    help="override a model or training setting in every run of the recipe, e.g. --set steps=20000")
-    r.add_argument("--out", type=output_dir, help="results folder (default: data/results)")
-    r.add_argument("--jobs", type=int, metavar="N",
+    r.add_argument("--out", type=output_dir,
+                   help="results folder (default: data/results); with --out nothing is written into the repository: "
+                        "the recipe's models go to OUT/checkpoints (or --checkpoint-dir), its training state to "
+                        "OUT/training-state")
+    r.add_argument("--jobs", type=positive_int, metavar="N",
                    help="train the recipe's independent runs (variants x seeds) on N cores: N worker processes, "
                         "one torch thread each (a few more when the runs do not split evenly over N, so that no "
                         "core waits at the end); same numbers as one after another (default: the number of CPU "
@@ -236,28 +269,84 @@ def _recipe_names() -> list[str]:
     return ["list", *RECIPES]
 
 
+def _why(error: ValueError, preset: str, overrides: dict) -> str:
+    """make_run's message without the ``preset 'x' with {...}: `` it starts with (the caller names both)."""
+    return str(error).removeprefix(f"preset {preset!r} with {overrides}: ")
+
+
+def check_settings(preset: str | None, items: list[str] | None, flags: dict[str, tuple[str, object]] | None = None,
+                   preset_flag: str = "--preset") -> None:
+    """Refuse settings that cannot run, naming the one the user typed: ``argument --set: 'steps=-5': preset
+    'char-6x64': steps must be >= 1, got -5``. A setting wrong by itself is named alone; settings that are only
+    wrong together (``d_model=30`` with ``n_heads=4``) are named together, with ``flags`` (the explicit flags that
+    override settings, ``{key: (as typed, value)}``, e.g. ``{"steps": ("--steps 5", 5)}``).
+
+    ``preset`` None (``reproduce`` without ``--preset``: each recipe picks its own): a setting is refused here only
+    when it is wrong for every preset (``steps=-5``); one that depends on the preset is left to the recipe.
+    """
+    from .lab.presets import PRESETS, make_run
+
+    items, flags = list(items or []), dict(flags or {})
+    for item in items:
+        key, value = parse_setting(item)
+        presets = [preset] if preset else sorted(PRESETS)
+        reasons = []
+        for name in presets:
+            try:
+                make_run(name, **{key: value})
+                break
+            except ValueError as e:
+                reasons.append(_why(e, name, {key: value}))
+        else:
+            where = f"preset {preset!r}: " if preset else ""
+            raise UsageError(f"argument --set: {item!r}: {where}{reasons[0]}")
+    if preset is None:
+        return
+    together = {**_parse_settings(items), **{k: v for k, (_, v) in flags.items()}}
+    try:
+        make_run(preset, **together)
+    except ValueError as e:
+        typed = items + [t for t, _ in flags.values()]
+        raise UsageError(f"argument {preset_flag}/--set: preset {preset!r} with {', '.join(typed)}: "
+                         f"{_why(e, preset, together)}") from None
+
+
+def _holds_run(folder: str | None) -> list[str]:
+    """What in ``folder`` belongs to an earlier run of ``vrs-edu train`` (weights, config, tokenizer, training
+    state), as paths relative to it; [] when nothing does."""
+    if not folder or not Path(folder).is_dir():
+        return []
+    root = Path(folder)
+    found = [f for f in RUN_FILES if (root / f).exists()]
+    for state in (root, root / "training-state"):
+        found += [str(p.relative_to(root)) for p in sorted(state.glob("step-*")) if p.is_dir()]
+    return found
+
+
+RUN_FILES = ("model.safetensors", "config.json", "tokenizer.json")
+
+
 def check_train(args) -> None:
     """What no single flag can check: the flags together (before any data is read or a model built)."""
-    from .lab.presets import make_run
-
     if (args.resume or args.checkpoint_every) and not (args.checkpoint_dir or args.out):
         raise UsageError("--resume and --checkpoint-every need --checkpoint-dir (or --out)")
-    over = {k: v for k, v in (("steps", args.steps), ("seed", args.seed), ("batch_size", args.batch_size))
-            if v is not None}
-    try:
-        make_run(args.preset, **{**_parse_settings(args.set), **over})
-    except ValueError as e:
-        raise UsageError(f"--preset/--set: {e}") from None
+    if args.resume and args.force:
+        raise UsageError("argument --force: replaces the run, --resume continues it; expected one of them, got both")
+    flags = {k: (f"--{k.replace('_', '-')} {v}", v) for k, v in (("steps", args.steps), ("seed", args.seed),
+                                                                  ("batch_size", args.batch_size)) if v is not None}
+    check_settings(args.preset, args.set, flags)
+    if not (args.resume or args.force):  # a finished (or interrupted) run is never replaced without being asked
+        for flag, folder in (("--out", args.out), ("--checkpoint-dir", args.checkpoint_dir)):
+            held = _holds_run(folder)
+            if held:
+                shown = ", ".join(held[:4]) + (f" and {len(held) - 4} more" if len(held) > 4 else "")
+                raise UsageError(f"argument {flag}: {folder!r} holds a run ({shown}); expected --resume to continue "
+                                 "it or --force to replace it, or another folder")
 
 
 def check_reproduce(args) -> None:
-    if args.preset:  # without --preset each recipe picks its own: only the settings' names and types are known here
-        from .lab.presets import make_run
-
-        try:  # the recipe's own variants are applied later; this checks --preset with the settings
-            make_run(args.preset, **_parse_settings(args.set))
-        except ValueError as e:
-            raise UsageError(f"--preset/--set: {e}") from None
+    # The recipe's own variants are applied later; this checks the settings (with --preset, on that preset).
+    check_settings(args.preset, args.set)
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:

@@ -62,6 +62,19 @@ def int_list(text: str) -> str:
     return ",".join(map(str, out))
 
 
+def seed_list(text: str) -> str:
+    """:func:`int_list` with every seed distinct: a repeated seed would train the same run twice and count it as two
+    (a spread of 0 and an interval of no width, decided from one run)."""
+    seeds = int_list(text)
+    seen: set[int] = set()
+    for s in map(int, seeds.split(",")):
+        if s in seen:
+            raise Invalid(f"{text!r} repeats seed {s}; expected distinct seeds (e.g. 0,1,2): a repeated seed trains "
+                          "the same run twice")
+        seen.add(s)
+    return seeds
+
+
 def _existing(text: str) -> Path:
     path = Path(text).expanduser()
     if not path.exists():

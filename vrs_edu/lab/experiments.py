@@ -130,6 +130,8 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
         raise ValueError(f"tokenizer must be one of {TOKENIZERS}, got {tokenizer!r}")
     text = None if corpus is None else get_corpus(corpus)  # checked here, before any training
     seeds = list(r.default_seeds if seeds is None else seeds)
+    if len(set(seeds)) != len(seeds):   # a repeated seed trains the same run twice and counts it as two
+        raise ValueError(f"seeds must be distinct, got {seeds}")
     load_before = _load_average()
     options = options or RunOptions()
     jobs = usable_jobs(options)   # worker processes for the recipe's runs (`reproduce --jobs`)
@@ -210,6 +212,13 @@ def provenance(result: dict) -> str:
     return f"made by `{result['command']}` on {result['date'][:10]}:\n" + "\n".join(rows)
 
 
+def models_dir(options: RunOptions | None = None) -> Path:
+    """Where a recipe saves the models it trains: ``options.models_dir`` (``reproduce --out DIR`` makes it
+    ``DIR/checkpoints``, or ``--checkpoint-dir``), else the repository's ``data/checkpoints/`` that the chapters
+    read."""
+    return Path(options.models_dir) if options is not None and options.models_dir else CHECKPOINT_DIR
+
+
 def _load_recipes() -> None:
     """Import the modules that register recipes (kept separate so this module stays small)."""
     import importlib
@@ -239,7 +248,8 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     history, the coefficient trajectories, per-layer metrics on ``metric_batches`` validation batches, optionally
     the substitution ablation (``ablation``: True for every variant, or a collection of variant names), and (first
     seed, full runs, when ``checkpoint_as`` is set) a safetensors checkpoint under
-    ``data/checkpoints/<checkpoint_as>/<variant>/`` for every variant in ``checkpoint_for`` (None: all).
+    ``<models_dir>/<checkpoint_as>/<variant>/`` for every variant in ``checkpoint_for`` (None: all); ``models_dir``
+    is ``data/checkpoints`` unless ``options.models_dir`` says otherwise (:func:`models_dir`).
 
     The runs (variants × seeds) are independent: ``jobs`` worker processes train them side by side, one torch
     thread each (:func:`~vrs_edu.lab.parallel.map_runs`); None takes ``options.jobs`` (``vrs-edu reproduce
@@ -272,7 +282,7 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
                     and (checkpoint_for is None or vname in checkpoint_for))
             tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "seed": seed, "metric_batches": metric_batches,
                           "ablation": ablation is True or (ablation is not False and vname in ablation),
-                          "checkpoint_dir": CHECKPOINT_DIR / checkpoint_as / vname if keep else None,
+                          "checkpoint_dir": models_dir(options) / checkpoint_as / vname if keep else None,
                           "variant": vname, "desc": f"{desc}{vname} s{seed}", "options": options})
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
     jobs = usable_jobs(options, jobs)

@@ -8,7 +8,9 @@ globally: a call that is given no options trains with the defaults.
 Two kinds of option:
 
 * how and where (the numbers do not depend on them, up to float rounding on another device): ``device``,
-  ``precision``, ``compile``, checkpoints and resume, ``jobs``, ``progress``;
+  ``precision``, ``compile``, checkpoints and resume, where the trained models go (``models_dir``: ``reproduce
+  --out DIR`` sends them to ``DIR/checkpoints/``, so that a run sent elsewhere writes nothing into the repository),
+  ``jobs``, ``progress``;
 * at what size (they change the numbers): ``preset`` and ``settings``, the ``reproduce --preset``/``--set`` flags.
   :func:`~vrs_edu.lab.presets.scaled_run` applies them to a recipe's own preset; ``make_run(preset)`` never does.
 """
@@ -26,6 +28,7 @@ class RunOptions:
     precision: str = "auto"               # auto (bf16 autocast on CUDA, fp32 elsewhere) | fp32 | bf16
     compile: bool | str = False           # True: torch.compile(model); a string: that torch.compile backend
     checkpoint_root: str | None = None    # each train() call checkpoints to its own folder under it
+    models_dir: str | None = None         # where a recipe saves its trained models (None: data/checkpoints/)
     checkpoint_every: int | None = None   # steps between checkpoints (the last step is always written)
     resume: bool = False                  # continue from the last checkpoint, if there is one
     jobs: int = 1                         # worker processes for a recipe's independent runs (see lab/parallel.py)

@@ -61,12 +61,15 @@ class TrainConfig:
     seed: int = 0
 
     def validate(self) -> "TrainConfig":
-        if self.steps < 1 or self.batch_size < 1:
-            raise ValueError(f"steps and batch_size must be >= 1, got {self.steps} and {self.batch_size}")
+        # One field per message, so that a command's error names the setting the user typed (`--set steps=-5`)
+        for name in ("steps", "batch_size"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0 <= self.decay_frac <= 1:
             raise ValueError(f"decay_frac must be in [0, 1], got {self.decay_frac}")
-        if self.lr <= 0 or self.coef_lr <= 0:
-            raise ValueError(f"lr and coef_lr must be > 0, got {self.lr} and {self.coef_lr}")
+        for name in ("lr", "coef_lr"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.coef_opt not in COEF_OPTS:
             raise ValueError(f"coef_opt must be one of {COEF_OPTS}, got {self.coef_opt!r}")
         return self

@@ -29,10 +29,11 @@ NAME = "char-6x64"
 FULL_STEPS = 2000
 
 
-def checkpoint_dir(quick: bool = False, suffix: str = "") -> Path:
+def checkpoint_dir(quick: bool = False, suffix: str = "", options: RunOptions | None = None) -> Path:
     """Where the recipe writes (and the chapters read) the checkpoint; ``suffix`` (``.corpus-<name>``, from
-    :func:`~vrs_edu.lab.corpora.run_suffix`) keeps a run on another corpus apart from the chapters' model."""
-    return experiments.CHECKPOINT_DIR / (NAME + suffix + (".quick" if quick else ""))
+    :func:`~vrs_edu.lab.corpora.run_suffix`) keeps a run on another corpus apart from the chapters' model;
+    ``options.models_dir`` (``reproduce --out``) sends it elsewhere (:func:`~vrs_edu.lab.experiments.models_dir`)."""
+    return experiments.models_dir(options) / (NAME + suffix + (".quick" if quick else ""))
 
 
 @recipe(NAME, "6-layer character model trained longer than the live preset; chapters 01-02 load it",
@@ -49,7 +50,7 @@ def run(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = N
     model = TinyGPT(replace(mcfg, vocab_size=data.vocab_size, seed=seeds[0]))
     hist = train(model, data, tcfg, progress=not quick, desc=NAME, options=options)
     val_loss, val_acc = evaluate(model, data, tcfg, max_batches=None)
-    path = save_checkpoint(checkpoint_dir(quick, run_suffix(corpus, tokenizer)), model, data.tokenizer,
+    path = save_checkpoint(checkpoint_dir(quick, run_suffix(corpus, tokenizer), options), model, data.tokenizer,
                            {"train": tcfg.__dict__})
     root = experiments.CHECKPOINT_DIR.parent.parent
     return {"preset": NAME, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
