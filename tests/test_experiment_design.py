@@ -229,9 +229,9 @@ def test_holm_adjusts_step_down():
 
 def test_three_way_verdicts():
     tests = [DeclaredTest("gain", "c", "q", "x", "negative", 0.0, "primary", -0.027),
-             DeclaredTest("up", "c", "q", "x", "positive", 0.0, "fam"),
-             DeclaredTest("noisy", "c", "q", "x", "positive", 0.0, "fam"),
-             DeclaredTest("above2", "c", "q", "x", "positive", 2.0, "fam")]
+             DeclaredTest("up", "c", "q", "x", "positive", 0.0, "fam", 0.1),
+             DeclaredTest("noisy", "c", "q", "x", "positive", 0.0, "fam", 0.1),
+             DeclaredTest("above2", "c", "q", "x", "positive", 2.0, "fam", 0.1)]
     rows = {r["test"].name: r for r in judge(tests, {
         "gain": [-0.10, -0.12, -0.09, -0.11, -0.10],
         "up": [-1.0, -1.1, -0.9, -1.05, -0.95],          # clearly on the opposite side
@@ -296,24 +296,24 @@ def test_char_preset_keeps_the_start_its_checkpoint_was_trained_with_and_the_rec
     assert make_run("word-8x64")[1].stream_start == "rmsnorm"      # chapters 03-05's recipes
 
 
-def test_power_of_an_undecided_test_is_stated_against_the_published_effect_or_d_1_and_fits_the_page():
-    # two undecided tests: one with a published effect (power at that effect), one without (power at d = 1, an effect
-    # of one seed sd, signed in the claim's direction); family of 2 → level 0.05 / 2 (Holm's strictest step)
+def test_power_of_an_undecided_test_is_stated_at_its_declared_effect_and_fits_the_page():
+    # two undecided tests: one with a declared effect (power at that effect), one without (no power: "d = 1", an
+    # effect of one seed sd, was a property of the noise and is gone); family of 2 → level 0.05 / 2 (Holm's strictest)
     tests = [DeclaredTest("gain", "c", "q", "x", "negative", 0.0, "primary", -0.027),
-             DeclaredTest("a_test_name_of_thirty_chars_xx", "c", "q", "x", "negative", 0.0, "fam"),
+             DeclaredTest("a_test_name_of_thirty_chars_xx", "c", "q", "x", "negative", 0.0, "fam", -0.05),
              DeclaredTest("up", "c", "q", "x", "positive", 0.0, "fam")]
     values = {"gain": [0.01, -0.02, 0.015, -0.01, 0.005], "a_test_name_of_thirty_chars_xx": [0.1, -0.2, 0.3, 0.0, 0.1],
               "up": [1.0, 1.1, 0.9, 1.05, 0.95]}
     rows = {r["test"].name: r for r in judge(tests, values)}
     noisy = rows["a_test_name_of_thirty_chars_xx"]
-    assert noisy["verdict"] == "undecided" and noisy["power_basis"] == "d = 1"
-    assert noisy["power_effect"] == pytest.approx(-noisy["sd"])          # one sd, on the claim's (negative) side
-    assert noisy["power"] == pytest.approx(power_paired_t(1.0, 1.0, 5, 0.05 / 2))
-    assert rows["gain"]["power_basis"] == "published" and rows["gain"]["power_effect"] == -0.027
+    assert noisy["verdict"] == "undecided" and noisy["power_basis"] == "declared"
+    assert noisy["power"] == pytest.approx(power_paired_t(-0.05, noisy["sd"], 5, 0.05 / 2))
+    assert rows["gain"]["power_basis"] == "declared" and rows["gain"]["power_effect"] == -0.027
+    assert rows["up"]["power_basis"] == "none"
     text = format_verdicts(list(rows.values()))
     assert max(len(line) for line in text.splitlines()) <= 100        # the book's page
-    assert "at d = 1" in text and "at -0.027" in text
-    assert "fam: 2 tests, Holm-corrected together" in text
+    assert "at -0.050" in text and "at -0.027" in text and "d = 1" not in text
+    assert "fam (claims): 2 tests, Holm-corrected together" in text
 
 
 def test_verdict_sentence_and_what_we_measured_by_hand():
@@ -330,7 +330,7 @@ def test_verdict_sentence_and_what_we_measured_by_hand():
     assert verdict_sentence(rows[1]).endswith(": reproduced")             # no power for a decided test
     text = format_measured(rows, setup_checks=("premise",))
     assert text.splitlines()[0] == "UNDECIDED    gain — a published gain"
-    assert "published claims, at this scale:\n  reproduced (0): none\n  contradicted (0): none\n" \
+    assert "published claims, in this regime:\n  reproduced (0): none\n  contradicted (0): none\n" \
            "  undecided (1): gain" in text
-    assert "checks on the set-up, at this scale:\n  reproduced (1): premise" in text
+    assert "checks on the set-up, in this regime:\n  reproduced (1): premise" in text
     assert max(len(line) for line in text.splitlines()) <= 100

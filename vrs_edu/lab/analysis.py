@@ -16,6 +16,36 @@ notebooks and the tests all use the same arithmetic.
 * :func:`loss_at_equal_time` — compare at equal wall time: the variant's loss after as many seconds as the baseline
   used, given each run's measured seconds per step.
 * :func:`depth_slope` — least-squares slope of a per-layer profile (e.g. the learned λ on V_1) against layer index.
+
+Declared tests and their verdicts (for a recipe's ``TESTS``; the types live in :mod:`vrs_edu.lab.results`)::
+
+    from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge
+
+    SUB_EPOCH = Precondition("sub_epoch", "the runs cannot memorise the training text", "epochs read",
+                             "negative", 1.0)                        # holds when the value is < 1
+    TESTS = (
+        DeclaredTest("premise", "the baseline concentrates attention", "entropy − uniform", "vs uniform",
+                     "negative", 0.0, "setup", -0.05, "declared: ...", kind="check"),
+        DeclaredTest("gain", "the method lowers the loss (paper, Table 5)", "Δ final val loss", "same seed",
+                     "negative", 0.0, "primary", -0.027, "paper: 2.7389 → 2.7117", requires=("sub_epoch",)),
+        DeclaredTest("beats_control", "the gain needs the mechanism", "Δ loss vs control", "same seed",
+                     "negative", 0.0, "controls", -0.027, "paper: as the gain", kind="control", gate="gain"),
+        DeclaredTest("share", "V reads x0", "x0 share", "vs 0.5", "positive", 0.5, "x0", 0.1,
+                     "declared: ...", sweep="coef_lr"),           # values["share"] = {arm: per-seed values}
+    )
+    rows = judge(TESTS, values, preconditions=[SUB_EPOCH], facts={"sub_epoch": 0.6}, seeds=seeds)
+
+* A verdict is one of ``VERDICTS``: reproduced, contradicted, undecided, **out of regime** (a ``requires``d check
+  not reproduced or :class:`Precondition` failed), **n/a** (a control whose ``gate`` claim is not reproduced) and
+  **rate-dependent** (a ``sweep`` test whose arms disagree). Out-of-regime and n/a tests leave their family's Holm
+  correction; ``row.counted`` says whether a verdict counts either way; ``row.reason`` says why it does not.
+* Families hold one ``kind`` each (``"claim"``, ``"control"``, ``"check"``): set-up checks and controls never share a
+  Holm correction with the claims (judge raises ValueError otherwise).
+* ``effect_for_power`` is the smallest effect of interest in the quantity's units (``effect_source``: "paper: ..."
+  or "declared: ..."); power is reported at it; a test without one gets no power ("d = 1" is gone).
+* Zero variance or fewer than 3 distinct seeds (``seeds=``) is *undecided* with the reason (:func:`t_test`: p NaN).
+* Records (``Verdict.to_record``) keep every key they had and add ``effect_source, kind, requires, gate, sweep``
+  (+ ``reason``, ``arms`` when set); ``Verdict.from_record`` reads records written before them.
 """
 from __future__ import annotations
 
@@ -26,7 +56,8 @@ from collections.abc import Sequence
 from scipy import stats
 
 # The typed results, importable from here too (one import for a chapter or a recipe).
-from .results import Comparison, DeclaredTest, PairedDiff, Verdict, interval, signed, t_statistic  # noqa: F401
+from .results import (KINDS, VERDICTS, Comparison, DeclaredTest, PairedDiff, Precondition,  # noqa: F401
+                      PreconditionOutcome, Verdict, interval, signed, t_statistic)
 
 
 def _floats(values, name: str) -> list[float]:
@@ -63,12 +94,14 @@ def t_critical(df: int, level: float = 0.95) -> float:
     return float(stats.t.ppf(0.5 + level / 2, df))
 
 
-def paired_difference(variant: Sequence[float], baseline: Sequence[float], level: float = 0.95) -> PairedDiff:
+def paired_difference(variant: Sequence[float], baseline: Sequence[float], level: float = 0.95,
+                      seeds: Sequence[int] | None = None) -> PairedDiff:
     """Per-seed differences ``variant[i] − baseline[i]`` and their summary.
 
-    Returns a :class:`~vrs_edu.lab.results.PairedDiff` (diffs, mean, sd, n, ci = (low, high), t, n_negative); the CI
-    is the Student-t interval ``mean ± t_crit · sd / sqrt(n)`` (``nan`` bounds when n = 1). For losses, negative =
-    the variant is better. ``print`` gives e.g. ``+0.006 [-0.020, +0.032], 2/5 seeds below 0``.
+    Returns a :class:`~vrs_edu.lab.results.PairedDiff` (diffs, mean, sd, n, ci = (low, high), t, n_negative,
+    reason); the CI is the Student-t interval ``mean ± t_crit · sd / sqrt(n)`` (``nan`` bounds when n = 1 or when
+    every difference is the same). For losses, negative = the variant is better. ``print`` gives e.g. ``+0.006
+    [-0.020, +0.032], 2/5 seeds below 0``. ``seeds`` (one per value) lets :func:`t_test` count distinct seeds.
 
     Raises:
         ValueError: the two lists differ in length or are empty.
@@ -77,8 +110,8 @@ def paired_difference(variant: Sequence[float], baseline: Sequence[float], level
     if len(a) != len(b):
         raise ValueError(f"variant and baseline must have one value per seed each, got {len(a)} and {len(b)}")
     d = [x - y for x, y in zip(a, b)]
-    s = t_test(d, 0.0, level)   # the mean of the differences against 0: the same interval and t as every test
-    return PairedDiff(d, s["mean"], s["sd"], s["n"], s["ci"], s["t"], sum(x < 0 for x in d))
+    s = t_test(d, 0.0, level, seeds)   # the mean of the differences against 0: the same interval and t as every test
+    return PairedDiff(d, s["mean"], s["sd"], s["n"], s["ci"], s["t"], sum(x < 0 for x in d), s["reason"])
 
 
 def ci_excludes_zero(summary: PairedDiff | dict, direction: str = "negative") -> bool:
@@ -91,11 +124,6 @@ def ci_excludes_zero(summary: PairedDiff | dict, direction: str = "negative") ->
     if math.isnan(low) or math.isnan(high):
         return False
     return high < 0 if direction == "negative" else low > 0
-
-
-def verdict(reproduced: bool) -> str:
-    """The word a chapter prints for a computed test."""
-    return "reproduced" if reproduced else "not reproduced"
 
 
 def read_live_run(live: float, saved_mean: float, saved_sd: float,
@@ -308,35 +336,55 @@ def format_comparison(comparison: dict[str, Comparison], digits: int = 3, accura
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Pre-declared tests and their three-way verdicts
+# Pre-declared tests and their verdicts
 #
-# A recipe declares its tests (``DeclaredTest``) in code *before* the full run; git history shows the order. A test
-# compares one per-seed quantity with a threshold: ``reproduced`` when the evidence puts it on the published side,
-# ``contradicted`` when it puts it on the opposite side, ``undecided`` otherwise, reported with the power the test
-# had. Tests are grouped in families; within a family the p-values are Holm-corrected (Holm 1979, step-down), so a
-# chapter's many secondary tests cannot produce a "finding" by sheer number. The primary tests form their own family.
-# The declaration (DeclaredTest) and the judged test (Verdict) are typed results, in results.py.
+# A recipe declares its tests (``DeclaredTest``) and the preconditions they need (``Precondition``) in code *before*
+# the full run; git history shows the order. A test compares one per-seed quantity with a threshold: ``reproduced``
+# when the evidence puts it on the published side, ``contradicted`` when it puts it on the opposite side,
+# ``undecided`` otherwise, reported with the power the test had at its declared effect (or the reason it could not
+# be decided). A test whose precondition failed is ``out of regime``; a control whose claim was not reproduced is
+# ``n/a``; a test declared over a sweep that does not hold at every point is ``rate-dependent``. Tests are grouped in
+# families of one kind; within a family the p-values of the tests actually judged are Holm-corrected (Holm 1979,
+# step-down), so a chapter's many secondary tests cannot produce a "finding" by sheer number, and set-up checks and
+# controls never share a correction with the claims. The declaration and the judged test are typed (results.py).
 
-VERDICTS = ("reproduced", "contradicted", "undecided")
+MIN_SEEDS = 3   # fewer distinct seeds than this decide nothing: one seed twice is one run, two seeds leave 1 df
 
 
-def t_test(values: Sequence[float], threshold: float = 0.0, level: float = 0.95) -> dict:
+def t_test(values: Sequence[float], threshold: float = 0.0, level: float = 0.95,
+           seeds: Sequence[int] | None = None) -> dict:
     """One-sample Student-t summary of per-seed ``values`` against ``threshold``: ``{"values", "n", "mean", "sd",
-    "ci", "t", "p"}`` with the two-sided ``level`` interval of the mean and the two-sided p-value (SciPy). With n < 2
-    the interval, t and p are NaN. Raises ValueError when ``values`` is empty."""
+    "ci", "t", "p", "reason"}`` with the two-sided ``level`` interval of the mean and the two-sided p-value (SciPy).
+
+    A test that cannot be decided says why (``reason``) and gets ``p`` NaN, which no correction or verdict counts:
+    every value equal (zero variance: t and the interval are NaN too; the same value from every seed is no evidence
+    of a spread of zero, often it is one run counted twice), or fewer than :data:`MIN_SEEDS` distinct seeds
+    (``seeds``, one per value, when given; else the number of values). With n < 2 the interval and t are NaN.
+
+    Raises:
+        ValueError: ``values`` is empty, or ``seeds`` does not have one entry per value.
+    """
     xs = _floats(values, "values")
     m, sd = mean_sd(xs)
     n = len(xs)
-    if n < 2:
-        nan = float("nan")
-        return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": (nan, nan), "t": nan, "p": nan}
-    half = t_critical(n - 1, level) * (sd / math.sqrt(n))
+    if seeds is not None and len(list(seeds)) != n:
+        raise ValueError(f"seeds must have one entry per value, got {len(list(seeds))} seeds for {n} values")
+    distinct = n if seeds is None else len(set(seeds))
+    reasons = []
+    if n >= 2 and len(set(xs)) == 1:
+        reasons.append(f"zero variance: every seed gave {signed(xs[0])}")
+    if distinct < MIN_SEEDS:
+        reasons.append(f"{distinct} distinct seed{'' if distinct == 1 else 's'}, fewer than {MIN_SEEDS}"
+                       + (f" (seeds {list(seeds)})" if seeds is not None and distinct < n else ""))
+    nan = float("nan")
     t = t_statistic(m, sd, n, threshold)
-    if math.isfinite(t):
-        p = float(2 * stats.t.sf(abs(t), n - 1))
-    else:   # sd = 0: every seed gave the same value, on the threshold (p 1) or off it (p 0)
-        p = 0.0 if m != threshold else 1.0
-    return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": (m - half, m + half), "t": t, "p": p}
+    ci = (nan, nan)
+    if n >= 2 and sd > 0:
+        half = t_critical(n - 1, level) * (sd / math.sqrt(n))
+        ci = (m - half, m + half)
+    p = nan if reasons or math.isnan(t) else float(2 * stats.t.sf(abs(t), n - 1))
+    return {"values": xs, "n": n, "mean": m, "sd": sd, "ci": ci, "t": t, "p": p,
+            "reason": "; ".join(reasons) or None}
 
 
 def power_paired_t(effect: float, sd: float, n: int, alpha: float = 0.05) -> float:
@@ -364,100 +412,266 @@ def holm(pvalues: Sequence[float]) -> list[float]:
     return out
 
 
-def judge(tests: Sequence[DeclaredTest], values: dict[str, Sequence[float]], alpha: float = 0.05) -> list[Verdict]:
-    """Three-way verdicts of declared tests, Holm-corrected within each family.
+def check_preconditions(preconditions: Sequence[Precondition], facts: dict) -> dict[str, PreconditionOutcome]:
+    """``{name: outcome}`` of every declared precondition, read from ``facts[name]`` (a number, or ``{arm: number}``
+    over a sweep). Raises ValueError naming a precondition without a value."""
+    missing = [p.name for p in preconditions if p.name not in facts]
+    if missing:
+        raise ValueError(f"no value for declared preconditions {missing}")
+    return {p.name: p.judge(facts[p.name]) for p in preconditions}
 
-    ``values[test.name]`` holds the per-seed quantity. A test is decided when its Holm-adjusted p < ``alpha``: then
-    *reproduced* if the mean lies on the declared side of the threshold, *contradicted* if on the other. Otherwise
-    *undecided*. Every row gets ``power``: the chance the test had to be decided (same n, observed sd, two-sided
-    level alpha / family size — the level of Holm's first, strictest step, so a lower bound) if the true effect were
-    ``effect_for_power`` (``power_basis`` "published") or one observed seed sd (d = 1, ``power_basis`` "d = 1");
-    ``power_effect`` is that effect in the quantity's units, signed in the declared direction.
-    The 95 % interval printed is the unadjusted one. Returns one :class:`~vrs_edu.lab.results.Verdict` per test, in
-    the given order; ``print(row)`` gives its sentence (``-0.002 [95% CI -0.018, +0.014], p (Holm) 0.749: ...``).
+
+def _check_declarations(tests: list[DeclaredTest], preconditions: dict[str, Precondition]) -> dict[str, str]:
+    """Validate a table of tests; returns ``{family: kind}``. Raises ValueError with the offending names."""
+    names = [t.name for t in tests]
+    doubled = sorted({n for n in names if names.count(n) > 1})
+    if doubled:
+        raise ValueError(f"tests declared twice: {doubled}")
+    by_name = {t.name: t for t in tests}
+    kinds: dict[str, str] = {}
+    for t in tests:
+        k = kinds.setdefault(t.family, t.kind)
+        if k != t.kind:
+            raise ValueError(f"family {t.family!r} mixes a {k} and a {t.kind} ({t.name}): set-up checks, claims and "
+                             "controls are Holm-corrected in families of their own")
+        for r in t.requires:
+            if r in by_name and by_name[r].kind != "check":
+                raise ValueError(f"test {t.name!r} requires {r!r}, which is a {by_name[r].kind}, not a check")
+            if r not in by_name and r not in preconditions:
+                raise ValueError(f"test {t.name!r} requires {r!r}: no such check or precondition is declared")
+        if t.gate is not None and (t.gate not in by_name or by_name[t.gate].kind != "claim"):
+            raise ValueError(f"control {t.name!r} is gated on {t.gate!r}, which is not a declared claim")
+    for fam in kinds:
+        sweeps = {t.sweep for t in tests if t.family == fam}
+        if len(sweeps) > 1:
+            raise ValueError(f"family {fam!r} mixes sweeps {sorted(map(str, sweeps))}: a family is corrected per arm")
+    return kinds
+
+
+def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verdict:
+    """One verdict of a swept test from its arms (an intersection-union rule): reproduced or contradicted only if
+    every arm is; undecided if every arm is; *rate-dependent* when the arms that were judged disagree; else out of
+    regime (or n/a) with the arms' reasons. The numbers are the first (nominal) arm's."""
+    if test.sweep is None:
+        return arms[0][1]
+    from dataclasses import replace
+
+    got = [v.verdict for _, v in arms]
+    judged = {g for g in got if g not in ("out of regime", "n/a")}
+    if len(set(got)) == 1:
+        verdict = got[0]
+    elif len(judged) > 1:
+        verdict = "rate-dependent"
+    else:
+        verdict = "out of regime" if "out of regime" in got else "n/a"
+    reasons = "; ".join(f"at {a}: {v.reason}" for a, v in arms if v.reason) or None
+    return replace(arms[0][1], verdict=verdict, reason=reasons, arms=tuple(arms))
+
+
+def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
+          preconditions: Sequence[Precondition] = (), facts: dict | None = None,
+          seeds: Sequence[int] | dict[str, Sequence[int]] | None = None) -> list[Verdict]:
+    """Verdicts of declared tests (:data:`~vrs_edu.lab.results.VERDICTS`), Holm-corrected within each family.
+
+    ``values[test.name]`` holds the per-seed quantity (``{arm: per-seed}`` for a test declared with a ``sweep``; the
+    first arm is the nominal one). ``facts[name]`` is the value of each :class:`~vrs_edu.lab.results.Precondition`
+    in ``preconditions`` (a number, or ``{arm: number}``). ``seeds`` (one list for every test, or ``{test name:
+    seeds}``) lets a repeated seed count once (:func:`t_test`).
+
+    Order: set-up checks (``kind="check"``) first, then claims, then controls. A test whose ``requires`` name a check
+    that is not reproduced or a precondition that fails is *out of regime*; a control whose ``gate`` claim is not
+    reproduced is *n/a*; neither is counted in its family's Holm correction, nor is an undecidable test (zero variance,
+    fewer than 3 seeds: *undecided* with the reason). The others are decided when their Holm-adjusted p < ``alpha``:
+    *reproduced* if the mean lies on the declared side of the threshold, *contradicted* if on the other; else
+    *undecided*. A swept test is corrected with its family at every arm and combined by :func:`_combine`.
+    Every judged row gets ``power``: the chance the test had to be decided (same n, observed sd, two-sided level
+    alpha / family size, Holm's strictest step: a lower bound) if the true effect were the declared
+    ``effect_for_power``; NaN (basis "none") when the test declares none. The 95 % interval is the unadjusted one.
+    Returns one :class:`~vrs_edu.lab.results.Verdict` per test, in the given order; ``print(row)`` gives its
+    sentence (``-0.002 [95% CI -0.018, +0.014], p (Holm) 0.749: undecided (power 93% at -0.027)``).
 
     Raises:
-        ValueError: a test has no values.
+        ValueError: a test has no values (or values of the wrong shape for its sweep); a family mixes kinds or
+            sweeps; an unknown requirement or gate; a precondition without a value; ``seeds`` of the wrong length.
     """
+    tests = list(tests)
+    pre = {p.name: p for p in preconditions}
+    kinds = _check_declarations(tests, pre)
     missing = [t.name for t in tests if t.name not in values]
     if missing:
         raise ValueError(f"no per-seed values for declared tests {missing}")
-    summaries = [t_test(values[t.name], t.threshold, 1 - alpha) for t in tests]
-    p_holm, family_size = [float("nan")] * len(tests), [0] * len(tests)
-    for fam in {t.family for t in tests}:
-        members = [i for i, t in enumerate(tests) if t.family == fam]
-        for i, adj in zip(members, holm([summaries[i]["p"] for i in members])):
-            p_holm[i], family_size[i] = adj, len(members)
-    rows = []
-    for t, r, ph, m in zip(tests, summaries, p_holm, family_size):
-        decided = not math.isnan(ph) and ph < alpha
-        sign = 1 if t.direction == "positive" else -1
-        published = t.effect_for_power is not None
-        effect = t.effect_for_power if published else r["sd"] * sign
-        rows.append(Verdict(
-            test=t, values=r["values"], n=r["n"], mean=r["mean"], sd=r["sd"], ci=r["ci"], t=r["t"], p=r["p"],
-            p_holm=ph, family_size=m,
-            verdict=("reproduced" if (r["mean"] - t.threshold) * sign > 0 else "contradicted") if decided
-            else "undecided",
-            power=power_paired_t(effect, r["sd"], r["n"], alpha / m), power_effect=effect,
-            power_basis="published" if published else "d = 1"))
-    return rows
+    needed = [pre[r] for r in dict.fromkeys(r for t in tests for r in t.requires) if r in pre]
+    outcomes = check_preconditions(needed, facts or {})
+    by_name = {t.name: t for t in tests}
+
+    def arms_of(t: DeclaredTest) -> list:
+        v = values[t.name]
+        if t.sweep is not None:
+            if not isinstance(v, dict) or not v:
+                raise ValueError(f"test {t.name!r} is declared over the sweep {t.sweep!r}: its values must be "
+                                 f"{{arm: per-seed values}}, got {type(v).__name__}")
+            return list(v)
+        if isinstance(v, dict):
+            raise ValueError(f"test {t.name!r} is not declared over a sweep: its values must be a list, got a dict")
+        return [None]
+
+    def seeds_of(t: DeclaredTest):
+        return seeds.get(t.name) if isinstance(seeds, dict) else seeds
+
+    per_arm: dict[tuple[str, str | None], Verdict] = {}
+    final: dict[str, Verdict] = {}
+
+    def regime(t: DeclaredTest, arm) -> str | None:
+        fails = []
+        for r in t.requires:
+            if r in by_name:
+                v = per_arm.get((r, arm), final[r]) if by_name[r].sweep else final[r]
+                if v.verdict != "reproduced":
+                    fails.append(f"check {r} is {v.verdict}")
+            elif not outcomes[r].holds_at(arm):
+                fails.append(outcomes[r].because(arm))
+        return "; ".join(fails) or None
+
+    nan = float("nan")
+    for stage in ("check", "claim", "control"):
+        for fam in [f for f, k in kinds.items() if k == stage]:
+            members = [t for t in tests if t.family == fam]
+            arms = arms_of(members[0])
+            for t in members[1:]:
+                if arms_of(t) != arms:
+                    raise ValueError(f"family {fam!r}: test {t.name!r} has arms {arms_of(t)}, "
+                                     f"{members[0].name!r} has {arms}")
+            for arm in arms:
+                rows, judged = {}, []
+                for t in members:
+                    r = t_test(values[t.name][arm] if t.sweep else values[t.name], t.threshold, 1 - alpha,
+                               seeds_of(t))
+                    why = regime(t, arm)
+                    if why:
+                        status = ("out of regime", f"precondition not met: {why}")
+                    elif t.kind == "control" and final[t.gate].verdict != "reproduced":
+                        status = ("n/a", f"{t.gate} is {final[t.gate].verdict}: no gain for the control to explain")
+                    elif r["reason"]:
+                        status = ("undecided", r["reason"])
+                    else:
+                        status = None
+                        judged.append(t.name)
+                    rows[t.name] = (r, status)
+                adjusted = dict(zip(judged, holm([rows[n][0]["p"] for n in judged])))
+                m = len(judged)
+                for t in members:
+                    r, status = rows[t.name]
+                    sign = 1 if t.direction == "positive" else -1
+                    effect = t.effect_for_power
+                    power = (power_paired_t(effect, r["sd"], r["n"], alpha / max(m, 1))
+                             if effect is not None and status is None else nan)
+                    if status is None:
+                        ph = adjusted[t.name]
+                        verdict = (("reproduced" if (r["mean"] - t.threshold) * sign > 0 else "contradicted")
+                                   if ph < alpha else "undecided")
+                        reason = None
+                    else:
+                        ph, (verdict, reason) = nan, status
+                    per_arm[(t.name, arm)] = Verdict(
+                        test=t, values=r["values"], n=r["n"], mean=r["mean"], sd=r["sd"], ci=r["ci"], t=r["t"],
+                        p=r["p"], p_holm=ph, family_size=m, verdict=verdict, power=power, power_effect=effect,
+                        power_basis="none" if effect is None else "declared", reason=reason)
+            for t in members:
+                final[t.name] = _combine(t, [(a, per_arm[(t.name, a)]) for a in arms])
+    return [final[t.name] for t in tests]
 
 
-def format_verdicts(rows: Sequence[Verdict], digits: int = 3) -> str:
-    """A text table of :func:`judge` rows, at most 100 characters wide for test names up to 30 characters: one
-    block per family (its size and whether it is Holm-corrected), then per test its mean [95 % CI], the threshold it
-    is tested against, the p-value after Holm, the verdict and, for an undecided test, its power (see :func:`judge`):
-    "95% at -0.027" = power to detect the published effect -0.027, "8% at d = 1" = power to detect an effect of one
-    seed sd. A legend line at the end says so."""
-    cis = [r.interval(digits) for r in rows]
-    w_name = max([len("test")] + [len(r.test.name) for r in rows]) + 2
-    w_ci = max([len("mean [95% CI]")] + [len(c) for c in cis]) + 1
-    head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>8s}  {'verdict':13s}power"
+def _power_cell(r: Verdict, digits: int) -> str:
+    if r.verdict != "undecided" or r.reason:
+        return ""
+    if r.power_basis == "none":
+        return "no effect declared"
+    at = "d = 1" if r.power_basis == "d = 1" else signed(r.power_effect, digits)
+    return f"{'n/a' if math.isnan(r.power) else f'{r.power:.0%}'} at {at}"
+
+
+def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) -> str:
+    """A text table of :func:`judge` rows, at most ``width`` characters wide for test names up to 30 characters: one
+    block per family (its kind, how many tests its Holm correction counted), then per test its mean [95 % CI], the
+    threshold it is tested against, the p-value after Holm, the verdict and, for an undecided test, its power at the
+    declared effect ("35% at -0.027"); a test over a sweep gets one line per arm under its combined verdict; the
+    reason of an out-of-regime, n/a or undecidable test follows on an indented line. A legend ends the table."""
+    def line(label: str, r: Verdict, w_name: int, w_ci: int) -> str:
+        ph = "n/a" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
+        return (f"  {label:{w_name}s}{r.interval(digits):{w_ci}s}{signed(r.test.threshold, 2):>6s}{ph:>8s}  "
+                f"{r.verdict:{w_v}s}{_power_cell(r, digits)}").rstrip()
+
+    flat = [v for r in rows for v in ([r] + [a for _, a in (r.arms or ())])]
+    w_v = max(len("contradicted"), *(len(v.verdict) for v in flat)) + 1
+    w_name = max([len("test")] + [len(r.test.name) for r in rows]
+                 + [4 + len(str(a)) for r in rows for a, _ in (r.arms or ())]) + 2
+    w_ci = max([len("mean [95% CI]")] + [len(v.interval(digits)) for v in flat]) + 1
+    head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>8s}  {'verdict':{w_v}s}power"
     lines = []
-    families = list(dict.fromkeys(r.test.family for r in rows))
-    for fam in families:
-        members = [(r, c) for r, c in zip(rows, cis) if r.test.family == fam]
-        m = members[0][0].family_size
-        lines.append(f"{fam}: {m} test{'s' if m > 1 else ''}"
-                     + (", Holm-corrected together" if m > 1 else ", no correction needed"))
+    for fam in dict.fromkeys(r.test.family for r in rows):
+        members = [r for r in rows if r.test.family == fam]
+        kind = members[0].test.kind
+        what = {"claim": "claims", "control": "controls, judged only where their claim is reproduced",
+                "check": "checks of the set-up"}[kind]
+        m = max(v.family_size for r in members for v in ([r] + [a for _, a in (r.arms or ())]))
+        lines.append(f"{fam} ({what}): {len(members)} test{'s' if len(members) > 1 else ''}, "
+                     + ("Holm-corrected together" if m > 1 else "no correction needed")
+                     + (f" at every arm of {members[0].test.sweep}" if members[0].test.sweep else ""))
         lines.append(head)
-        for r, ci in members:
-            t = r.test
-            ph = "n/a" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
-            pw = ""
-            if r.verdict == "undecided":
-                pw = "n/a" if math.isnan(r.power) else f"{r.power:.0%}"
-                pw += f" at {signed(r.power_effect, digits)}" if r.power_basis == "published" else " at d = 1"
-            lines.append(f"  {t.name:{w_name}s}{ci:{w_ci}s}{signed(t.threshold, 2):>6s}{ph:>8s}  "
-                         f"{r.verdict:13s}{pw}".rstrip())
-    lines.append("power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm"
-                 "\nlevel, if the true effect were the published one ('at' a number) or one seed sd ('at d = 1')")
+        for r in members:
+            if r.arms is None:
+                lines.append(line(r.test.name, r, w_name, w_ci))
+            else:
+                lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':8s}  {r.verdict}")
+                for a, v in r.arms:
+                    lines.append(line(f"  at {a}", v, w_name, w_ci))
+            for v in ([r] if r.arms is None else [a for _, a in r.arms]):
+                if v.reason:
+                    lines.append(textwrap.fill(v.reason, width, initial_indent=" " * 6, subsequent_indent=" " * 6,
+                                               break_on_hyphens=False))
+    lines.append(textwrap.fill(
+        "power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm level, if "
+        "the true effect were the declared one ('at' a number, in the quantity's units). Out of regime: a declared "
+        "precondition failed; n/a: the control's claim was not reproduced; neither is counted.", width))
     return "\n".join(lines)
 
 
 def verdict_sentence(row: Verdict | dict, digits: int = 3) -> str:
-    """One :func:`judge` row in words: ``mean [95% CI lo, hi], p (Holm) p: verdict``, and for an undecided test its
-    power ("at -0.027": the published effect; "at d = 1": one seed sd), as the chapters print it:
-    :meth:`Verdict.sentence <vrs_edu.lab.results.Verdict.sentence>` (``str(row)`` at 3 digits). A stored record
-    (``result["verdicts"]``) is read with :meth:`Verdict.from_record <vrs_edu.lab.results.Verdict.from_record>`."""
+    """One :func:`judge` row in words: ``mean [95% CI lo, hi], p (Holm) p: verdict``, for an undecided test its
+    power at the declared effect, for an out-of-regime, n/a or undecidable one its reason, for a swept one a clause
+    per arm: :meth:`Verdict.sentence <vrs_edu.lab.results.Verdict.sentence>` (``str(row)`` at 3 digits). A stored
+    record (``result["verdicts"]``) is read with :meth:`Verdict.from_record <vrs_edu.lab.results.Verdict.from_record>`."""
     return (row if isinstance(row, Verdict) else Verdict.from_record(row)).sentence(digits)
 
 
-def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str], claims_title: str = "published claims",
-                    width: int = 100) -> str:
+def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str] = (),
+                    claims_title: str = "published claims", width: int = 100) -> str:
     """A chapter's "What we measured": every :func:`judge` row (verdict, name, claim with its source), then the test
-    names by verdict, the published claims apart from the checks on the set-up (``setup_checks``: names of tests
-    that check a premise of the experiment rather than a published claim). Lines at most ``width`` wide."""
-    lines = [textwrap.fill(f"{r.verdict.upper():12s} {r.test.name} — {r.test.claim}", width,
-                           subsequent_indent=" " * 13, break_on_hyphens=False) for r in rows]
-    for title, is_check in ((claims_title, False), ("checks on the set-up", True)):
-        lines.append(f"\n{title}, at this scale:")
+    names by verdict, the published claims and controls apart from the checks on the set-up (``kind="check"``, and
+    any names in ``setup_checks``: for records declared before kinds existed). Lines at most ``width`` wide."""
+    w = max([len("contradicted")] + [len(r.verdict) for r in rows])
+    lines = [textwrap.fill(f"{r.verdict.upper():{w}s} {r.test.name} — {r.test.claim}", width,
+                           subsequent_indent=" " * (w + 1), break_on_hyphens=False) for r in rows]
+
+    def is_check(r: Verdict) -> bool:
+        return r.test.kind == "check" or r.test.name in setup_checks
+
+    for title, check in ((claims_title, False), ("checks on the set-up", True)):
+        lines.append(f"\n{title}, in this regime:")
         for v in VERDICTS:
-            names = [r.test.name for r in rows if r.verdict == v and (r.test.name in setup_checks) == is_check]
-            lines.append(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", width,
-                                       initial_indent="  ", subsequent_indent="    "))
+            names = [r.test.name for r in rows if r.verdict == v and is_check(r) == check]
+            if names or v in ("reproduced", "contradicted", "undecided"):
+                lines.append(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", width,
+                                           initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)
+
+
+def precondition_lines(outcomes: dict[str, PreconditionOutcome] | Sequence[PreconditionOutcome],
+                       width: int = 100) -> str:
+    """One line per precondition outcome: name, value, the side it needs, holds/fails, and the premise."""
+    items = outcomes.values() if isinstance(outcomes, dict) else outcomes
+    return "\n".join(textwrap.fill(f"{o.because()} — {o.precondition.premise}", width, subsequent_indent="    ",
+                                    break_on_hyphens=False) for o in items)
 
 
 def plateau(steps: Sequence[float], values: Sequence[float], window: tuple[float, float],

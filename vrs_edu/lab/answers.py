@@ -25,10 +25,8 @@ import textwrap
 from pathlib import Path
 
 from .experiments import load_results
-from .recipes.bank_of_values import claims as bov_claims
 from .recipes.value_residual import TESTS as VR_TESTS
-from .recipes.value_residual import claims as vr_claims
-from .results import interval
+from .results import Verdict, interval
 
 QUESTIONS = {
     1: ("QK vs V", "Does a deep layer need context in Q and K more than in V?", "04", "bank-of-values"),
@@ -37,29 +35,6 @@ QUESTIONS = {
     4: ("depth as a sequence", "Can the residual stream be a selective read over depth?", "05", "depth-mixers"),
     5: ("recall", "On a task that needs key lookup, what do the value residual and x0 do?", "03, 04", "recall"),
 }
-
-
-def _ci(stat: dict) -> str:
-    lo, hi = stat["ci"]
-    if lo is None or hi is None or (isinstance(lo, float) and math.isnan(lo)):
-        return f"{stat['mean']:+.3f} (n = {stat['n']}, no interval)"
-    return f"{stat['mean']:+.3f} [95% CI {lo:+.3f}, {hi:+.3f}], n = {stat['n']}"
-
-
-def _claim(summary: dict, key: str) -> str:
-    c = summary.get(key)
-    if c is None:
-        return f"{key}: not in the result file"
-    stat = f" = {_ci(c['stat'])}" if "stat" in c else ""
-    return f"{c['test']}{stat} → {c['verdict']}"
-
-
-def _corpus_claims(result: dict, claims) -> dict:
-    """The corpus claims, recomputed from the saved runs with the recipe's current ``claims`` tests (as chapters 03
-    and 04 do, so the answers and the chapters agree), or the summary the run stored when the file has no runs."""
-    if "runs" not in result.get("corpus", {}):
-        return result["summary"]["corpus"]
-    return claims(result["corpus"])
 
 
 # Chapter 04's declared tests (``bank_of_values.TESTS``) that answer each of its two questions.
@@ -73,10 +48,17 @@ BOV_PATHS = ("additive_criterion", "beta_v_last_layer_above_10", "qkv_loss", "qk
 def _verdict_lines(v: dict, width: int = 96) -> list[str]:
     """:func:`_verdict_line`, with the power moved to a second, indented line when the line would pass ``width``."""
     line = _verdict_line(v)
-    if len(line) <= width or " (power " not in line:
+    cut = line.find(" (", max(line.find(" → "), 0))   # the parenthesis after the verdict: power or reason
+    if len(line) <= width or cut < 0:
         return [line]
-    head, _, power = line.partition(" (power ")
-    return [head, f"  (power {power}"]
+    return [line[:cut], *textwrap.wrap(line[cut + 1:], width, initial_indent="  ", subsequent_indent="  ")]
+
+
+def _no_declared_tests(result: dict, recipe: str) -> str:
+    """The line for a result file made before its recipe declared tests: nothing to answer from; the command that
+    makes a current one."""
+    return (f"this result file has no declared tests (made by `{result.get('command', '?')}` before they were "
+            f"declared): run `vrs-edu reproduce {recipe}` again")
 
 
 def _declared(result: dict, names: tuple[str, ...]) -> list[str]:
@@ -110,18 +92,23 @@ def answer_qk_vs_v(bov: dict) -> list[str]:
             out.append(f"(official coefficient lr; at lr 0.02: {course['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], not "
                        "declared; see below)")
         return out
-    s = _corpus_claims(bov, bov_claims)
-    return [_claim(s, "v_tolerates_x0_substitution")]
+    return [_no_declared_tests(bov, "bank-of-values")]
 
 
 def _verdict_line(v: dict) -> str:
     """One stored declared-test record (``result["verdicts"]``, see ``analysis.verdict_records``) in words, with the
-    same numbers and verdict chapter 03 prints: mean [95 % CI], Holm-adjusted p, verdict (power when undecided);
-    at most 96 characters for test names up to 21 (chapter 06 indents it by 4)."""
-    line = f"{v['name']}: {interval(v['mean'], v['ci'])}, p (Holm) {v['p_holm']:.3f} → {v['verdict']}"
-    if v["verdict"] == "undecided":
-        at = "d = 1" if v.get("effect_for_power") is None else f"{v['effect_for_power']:+.3f}"
-        line += f" (power {v['power']:.0%} at {at})"
+    same numbers and verdict chapter 03 prints: mean [95 % CI], Holm-adjusted p, verdict (power at the declared
+    effect when undecided; the reason when undecidable, out of regime or n/a; a clause per arm for a swept test); at
+    most 96 characters for test names up to 21 (chapter 06 indents it by 4)."""
+    r = Verdict.from_record(v)
+    if r.arms is not None:
+        return f"{v['name']}: {r.sentence()}"
+    head = f"{v['name']}: {interval(r.mean, r.ci)}"
+    if r.reason:
+        return f"{head} → {r.verdict} ({r.reason})"
+    line = f"{head}, p (Holm) {r.p_holm:.3f} → {r.verdict}"
+    if r.verdict == "undecided":
+        line += f" ({r._power_text()})"
     return line
 
 
@@ -133,9 +120,7 @@ def answer_value_residual(vr: dict) -> list[str]:
     if vr.get("verdicts"):
         declared = {t.name for t in VR_TESTS}
         return [line for v in vr["verdicts"] if v["name"] in declared for line in _verdict_lines(v)]
-    s = _corpus_claims(vr, vr_claims)
-    return [_claim(s, k) for k in ("loss_gain_final", "loss_gain_before_decay", "entropy_higher",
-                                   "oversmoothing_lower", "lambda_1_grows_with_depth") if k in s]
+    return [_no_declared_tests(vr, "value-residual")]
 
 
 def answer_bank_of_values(bov: dict) -> list[str]:
@@ -151,10 +136,7 @@ def answer_bank_of_values(bov: dict) -> list[str]:
         if pl:
             out.append(f"(β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series)")
         return out
-    s = _corpus_claims(bov, bov_claims)
-    return [_claim(s, k) for k in ("beta_v_exceeds_beta_q_and_beta_k", "beta_v_above_paper_magnitude",
-                                   "beta_q_near_zero", "beta_k_near_zero", "substitute_v_loss_gain_final",
-                                   "bank_loss_gain_final") if k in s]
+    return [_no_declared_tests(bov, "bank-of-values")]
 
 
 def _test_row(label: str, mean: float, ci, p_holm: float, verdict: str) -> str:
@@ -184,9 +166,10 @@ def answer_depth(dm: dict) -> list[str]:
         out.append(f"{what}: {len(members)} declared tests (Holm), {n} paired seeds")
         for r in members:
             line = _test_row(r.test.name.removesuffix(suffix), r.mean, r.ci, r.p_holm, r.verdict)
-            if r.verdict == "undecided":
-                eff = r.test.effect_for_power
-                line += f" (power {r.power:.0%} at {'d = 1' if eff is None else f'{eff:+.3f}'})"
+            if r.reason:
+                line += f" ({r.reason})"
+            elif r.verdict == "undecided":
+                line += f" ({r._power_text()})"
             out.append(line)
     loss = [r for r in rows if r.test.family == "ch05"]
     for verdict, words in (("reproduced", "lower loss than the residual"), ("contradicted", "higher loss")):

@@ -7,7 +7,15 @@
 * :class:`Verdict` — one declared test judged (:func:`~vrs_edu.lab.analysis.judge`): the test and its numbers;
   prints as the sentence the chapters show, ``-0.002 [95% CI -0.018, +0.014], p (Holm) 0.749: undecided (power 93%
   at -0.027)``; :meth:`Verdict.to_record` is what a recipe stores under ``result["verdicts"]``.
+* :class:`Precondition` / :class:`PreconditionOutcome` — a declared fact about the set-up that a claim needs (e.g.
+  "a run reads less than one epoch"), judged from one number, and its outcome.
 * :class:`Comparison` — one variant against the baseline (:func:`~vrs_edu.lab.analysis.compare_to_baseline`).
+
+Verdicts (:data:`VERDICTS`): *reproduced*, *contradicted*, *undecided* (with the power the test had at its declared
+effect, or the reason it could not be decided: zero variance, fewer than 3 seeds), *out of regime* (a declared
+precondition failed: not counted either way, not in its family's Holm correction), *n/a* (a control whose main
+effect was not reproduced: there is no gain for it to explain) and *rate-dependent* (a test declared over a sweep
+whose verdict does not hold at every point of it).
 
 Every result is saved as JSON with the keys the plain dicts had before (``to_dict``/``to_record``) and rebuilt from
 it (``from_dict``/``from_record``), so files written before and after read the same. During the move from dicts,
@@ -20,6 +28,9 @@ import math
 from dataclasses import asdict, dataclass, fields
 
 NAN = float("nan")
+
+VERDICTS = ("reproduced", "contradicted", "undecided", "out of regime", "n/a", "rate-dependent")
+KINDS = ("claim", "control", "check")   # a published claim; a control of one; a check of the set-up
 
 
 def signed(x: float | None, digits: int = 3) -> str:
@@ -65,8 +76,10 @@ class PairedDiff(_ReadsAsDict):
         mean, sd: their mean and sample sd (ddof = 1; sd NaN for one seed).
         n: number of seeds.
         ci: Student-t interval of the mean, ``(low, high)`` (95 % by default; NaN bounds for one seed).
-        t: ``mean / (sd / sqrt(n))`` (± inf when every difference is equal and non-zero; NaN for one seed).
+        t: ``mean / (sd / sqrt(n))`` (NaN for one seed and when every difference is equal: no spread to scale by).
         n_negative: how many differences are below 0 (for losses: seeds on which the variant is better).
+        reason: why no test can be decided from these differences (None when one can): every seed gave the same
+            difference (zero variance), or fewer than 3 distinct seeds (:func:`~vrs_edu.lab.analysis.t_test`).
     """
 
     diffs: list[float]
@@ -76,22 +89,29 @@ class PairedDiff(_ReadsAsDict):
     ci: tuple[float, float]
     t: float
     n_negative: int
+    reason: str | None = None
 
     def interval(self, digits: int = 3, label: str = "") -> str:
         """``+0.012 [-0.004, +0.028]`` (see :func:`interval`)."""
         return interval(self.mean, self.ci, digits, label)
 
     def __str__(self) -> str:
-        return f"{self.interval()}, {self.n_negative}/{self.n} seeds below 0"
+        out = f"{self.interval()}, {self.n_negative}/{self.n} seeds below 0"
+        return out if self.reason is None else f"{out} (undecidable: {self.reason})"
 
     def to_dict(self) -> dict:
-        """The JSON-ready dict: keys ``diffs, mean, sd, n, ci, t, n_negative`` (``ci`` a list once in JSON)."""
-        return asdict(self)
+        """The JSON-ready dict: keys ``diffs, mean, sd, n, ci, t, n_negative`` (``ci`` a list once in JSON), and
+        ``reason`` when no test can be decided from them."""
+        d = asdict(self)
+        if d["reason"] is None:
+            del d["reason"]
+        return d
 
     @classmethod
     def from_dict(cls, d: dict) -> PairedDiff:
         """Rebuild from :meth:`to_dict` or a stored JSON dict. Raises KeyError when a key is missing."""
-        return cls(list(d["diffs"]), d["mean"], d["sd"], d["n"], _pair(d["ci"]), d["t"], d["n_negative"])
+        return cls(list(d["diffs"]), d["mean"], d["sd"], d["n"], _pair(d["ci"]), d["t"], d["n_negative"],
+                   d.get("reason"))
 
 
 def _pair(ci) -> tuple[float, float]:
@@ -110,12 +130,25 @@ class DeclaredTest:
         comparison: against what (e.g. "− baseline, same seed", "− scale_v control, same seed").
         direction: ``"negative"`` or ``"positive"``: the side of ``threshold`` the claim predicts.
         threshold: the value the quantity must clear (0 for a sign claim).
-        family: ``"primary"`` or the name of a family of secondary tests (Holm-corrected together).
-        effect_for_power: the published effect, in the quantity's units, measured from ``threshold`` (signed: it
-            points in ``direction``); None = "an effect of one observed seed sd" (d = 1).
+        family: ``"primary"`` or the name of a family of tests Holm-corrected together. A family holds tests of one
+            ``kind`` only, so that set-up checks and controls never dilute (or pad) the claims' correction.
+        effect_for_power: the smallest effect of interest, in the quantity's units, measured from ``threshold``
+            (signed: it points in ``direction``); the power of an undecided test is reported at it. None = none
+            declared: no power is reported (an effect of "one seed sd" is a property of the noise, not of the claim).
+        effect_source: where that effect comes from: ``"paper: ..."`` (a published number, converted to our units)
+            or ``"declared: ..."`` (a smallest effect of interest chosen before the run, with the reason).
+        kind: ``"claim"`` (a published claim), ``"control"`` (a control of a claim's gain: judged only when ``gate``
+            is reproduced, else *n/a*) or ``"check"`` (a check of the set-up; a claim may require it).
+        requires: names of the checks and :class:`Precondition` s that must hold for the test to be judged; when one
+            fails the verdict is *out of regime* and the test leaves its family's Holm correction.
+        gate: for a control, the name of the claim whose reproduced effect it explains.
+        sweep: the name of a declared sweep (e.g. ``"coef_lr"``) the test is judged at every point of; its values
+            are then ``{arm: per-seed values}`` and it is reproduced or contradicted only if it is so at every arm,
+            else *rate-dependent* (an intersection-union test, level alpha without a further correction).
 
     Raises:
-        ValueError: ``direction`` is neither ``"negative"`` nor ``"positive"``.
+        ValueError: ``direction`` is neither ``"negative"`` nor ``"positive"``; an unknown ``kind``; a control
+            without a ``gate`` or a gate on another kind; an effect that points against ``direction``.
     """
 
     name: str
@@ -126,21 +159,131 @@ class DeclaredTest:
     threshold: float = 0.0
     family: str = "primary"
     effect_for_power: float | None = None
+    effect_source: str | None = None
+    kind: str = "claim"
+    requires: tuple[str, ...] = ()
+    gate: str | None = None
+    sweep: str | None = None
 
     def __post_init__(self):
         if self.direction not in ("negative", "positive"):
             raise ValueError(f"direction must be 'negative' or 'positive', got {self.direction!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"test {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        if (self.kind == "control") != (self.gate is not None):
+            raise ValueError(f"test {self.name!r}: a control needs a gate (the claim whose gain it explains) and only "
+                             f"a control has one; got kind {self.kind!r}, gate {self.gate!r}")
+        if isinstance(self.requires, str) or not all(isinstance(r, str) for r in self.requires):
+            raise ValueError(f"test {self.name!r}: requires must be a tuple of names, got {self.requires!r}")
+        object.__setattr__(self, "requires", tuple(self.requires))
+        e = self.effect_for_power
+        if e is not None and (e > 0) != (self.direction == "positive"):
+            raise ValueError(f"test {self.name!r}: effect_for_power {e:+g} points against direction "
+                             f"{self.direction!r}")
+
+    def to_record(self) -> dict:
+        """The declaration's fields, JSON-ready (``requires`` a list)."""
+        return {"name": self.name, "claim": self.claim, "quantity": self.quantity, "comparison": self.comparison,
+                "direction": self.direction, "threshold": self.threshold, "family": self.family,
+                "effect_for_power": self.effect_for_power, "effect_source": self.effect_source, "kind": self.kind,
+                "requires": list(self.requires), "gate": self.gate, "sweep": self.sweep}
+
+    @classmethod
+    def from_record(cls, rec: dict) -> DeclaredTest:
+        """Rebuild from :meth:`to_record` or a stored verdict record; a record written before kinds, gates and
+        sweeps existed reads as a claim with none."""
+        return cls(rec["name"], rec["claim"], rec["quantity"], rec["comparison"], rec["direction"],
+                   rec["threshold"], rec["family"], rec["effect_for_power"], rec.get("effect_source"),
+                   rec.get("kind", "claim"), tuple(rec.get("requires", ())), rec.get("gate"), rec.get("sweep"))
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """A declared fact about the set-up that a claim needs, read from one number (no statistics): it holds when the
+    value lies strictly on ``direction``'s side of ``threshold`` (e.g. epochs read < 1; the share of (layer, seed)
+    coefficient series that reached a plateau > 0.5). A NaN value never holds.
+
+    Raises:
+        ValueError: ``direction`` is neither ``"negative"`` (below) nor ``"positive"`` (above).
+    """
+
+    name: str
+    premise: str
+    quantity: str
+    direction: str
+    threshold: float
+
+    def __post_init__(self):
+        if self.direction not in ("negative", "positive"):
+            raise ValueError(f"precondition {self.name!r}: direction must be 'negative' or 'positive', got "
+                             f"{self.direction!r}")
+
+    def holds(self, value: float) -> bool:
+        """Whether ``value`` lies on the declared side of the threshold."""
+        if value is None or math.isnan(value):
+            return False
+        return value < self.threshold if self.direction == "negative" else value > self.threshold
+
+    def judge(self, value: float | dict[str, float]) -> PreconditionOutcome:
+        """The outcome for one value, or for ``{arm: value}`` over a sweep (then it holds where every arm does)."""
+        if isinstance(value, dict):
+            arms = {a: self.holds(v) for a, v in value.items()}
+            return PreconditionOutcome(self, dict(value), all(arms.values()), arms)
+        return PreconditionOutcome(self, float(value), self.holds(value))
+
+    def to_record(self) -> dict:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class PreconditionOutcome(_ReadsAsDict):
+    """A :class:`Precondition` read on one result: its value (or ``{arm: value}``) and whether it holds (at every arm;
+    ``arms``: per arm)."""
+
+    precondition: Precondition
+    value: float | dict
+    holds: bool
+    arms: dict | None = None
+
+    def holds_at(self, arm: str | None) -> bool:
+        """Whether it holds at ``arm`` of a sweep (its overall outcome when it has no arms or ``arm`` is None)."""
+        return self.holds if self.arms is None or arm is None else self.arms[arm]
+
+    def value_at(self, arm: str | None) -> float:
+        return self.value[arm] if isinstance(self.value, dict) and arm is not None else self.value
+
+    def because(self, arm: str | None = None) -> str:
+        """``epochs_read 6.120 (needs < 1): fails`` — the outcome in words (at ``arm`` when given)."""
+        p = self.precondition
+        v = self.value_at(arm)
+        shown = (", ".join(f"{a} {x:.3f}" for a, x in v.items()) if isinstance(v, dict) else f"{v:.3f}")
+        side = "<" if p.direction == "negative" else ">"
+        return f"{p.name} {shown} (needs {side} {p.threshold:g}): {'holds' if self.holds_at(arm) else 'fails'}"
+
+    def __str__(self) -> str:
+        return self.because()
+
+    def to_record(self) -> dict:
+        """``{"name", "premise", "quantity", "direction", "threshold", "value", "holds"}`` (+ ``"arms"`` per arm)."""
+        rec = {**self.precondition.to_record(), "value": self.value, "holds": self.holds}
+        if self.arms is not None:
+            rec["arms"] = self.arms
+        return rec
+
+    @classmethod
+    def from_record(cls, rec: dict) -> PreconditionOutcome:
+        p = Precondition(rec["name"], rec["premise"], rec["quantity"], rec["direction"], rec["threshold"])
+        return cls(p, rec["value"], rec["holds"], rec.get("arms"))
 
 
 def t_statistic(mean: float, sd: float, n: int, threshold: float = 0.0) -> float:
-    """One-sample t of a mean against ``threshold``: ``(mean − threshold) / (sd / sqrt(n))``; ± inf when sd is 0 and
-    the mean differs from the threshold, NaN when it does not or when n < 2."""
+    """One-sample t of a mean against ``threshold``: ``(mean − threshold) / (sd / sqrt(n))``; NaN when n < 2 or when
+    sd is 0 (identical values: there is no spread to measure the distance in, so no t; the test is undecidable,
+    see :func:`~vrs_edu.lab.analysis.t_test`)."""
     if n < 2:
         return NAN
     se = sd / math.sqrt(n)
-    if se > 0:
-        return (mean - threshold) / se
-    return math.copysign(math.inf, mean - threshold) if mean != threshold else NAN
+    return (mean - threshold) / se if se > 0 else NAN
 
 
 @dataclass(frozen=True)
@@ -151,11 +294,16 @@ class Verdict(_ReadsAsDict):
         test: the declaration.
         values: the per-seed quantity; n, mean, sd: their count, mean and sample sd.
         ci: the unadjusted 95 % Student-t interval of the mean; t, p: t statistic and two-sided p-value against
-            ``test.threshold``.
-        p_holm: p after Holm's correction within the test's family of ``family_size`` tests.
-        verdict: ``"reproduced"``, ``"contradicted"`` or ``"undecided"``.
+            ``test.threshold`` (NaN when undecidable: see ``reason``).
+        p_holm: p after Holm's correction within the test's family of ``family_size`` judged tests (NaN for a test
+            out of regime, n/a, or undecidable).
+        verdict: one of :data:`VERDICTS`.
         power: the chance the test had to be decided if the true effect were ``power_effect`` (signed, in the
-            quantity's units): the published effect (``power_basis`` "published") or one seed sd ("d = 1").
+            quantity's units: the declared effect, ``power_basis`` "declared"); NaN with basis "none" when no effect
+            was declared. Records written before declared effects read "published" or "d = 1" here.
+        reason: why the test is undecidable, out of regime or n/a (None otherwise).
+        arms: for a test declared over a sweep, ``((arm, Verdict), ...)`` at every arm; the numbers above are then
+            those of the first (nominal) arm and ``verdict`` combines the arms.
     """
 
     test: DeclaredTest
@@ -170,20 +318,40 @@ class Verdict(_ReadsAsDict):
     family_size: int
     verdict: str
     power: float
-    power_effect: float
+    power_effect: float | None
     power_basis: str
+    reason: str | None = None
+    arms: tuple | None = None
 
     def interval(self, digits: int = 3, label: str = "") -> str:
         """``+0.012 [-0.004, +0.028]`` (see :func:`interval`)."""
         return interval(self.mean, self.ci, digits, label)
 
+    @property
+    def counted(self) -> bool:
+        """Whether the verdict counts for or against its claim (not out of regime, n/a or undecided)."""
+        return self.verdict in ("reproduced", "contradicted")
+
+    def _power_text(self) -> str:
+        if self.power_basis == "none":
+            return "no effect declared"
+        at = "d = 1" if self.power_basis == "d = 1" else signed(self.power_effect)   # "d = 1": an old record
+        return f"power {'n/a' if math.isnan(self.power) else f'{self.power:.0%}'} at {at}"
+
     def sentence(self, digits: int = 3) -> str:
-        """``mean [95% CI lo, hi], p (Holm) p: verdict``, and for an undecided test its power ("at -0.027": the
-        published effect, always at 3 decimals; "at d = 1": one seed sd), as the chapters print it."""
-        out = f"{self.interval(digits, '95% CI ')}, p (Holm) {self.p_holm:.3f}: {self.verdict}"
+        """``mean [95% CI lo, hi], p (Holm) p: verdict``, and for an undecided test its power at the declared effect
+        (always at 3 decimals) or the reason it could not be decided; an out-of-regime or n/a test gives its reason;
+        a swept test one clause per arm. As the chapters print it."""
+        if self.arms is not None:
+            parts = [f"{arm} {v.interval(digits)} {v.verdict}" for arm, v in self.arms]
+            return f"{self.verdict} across {self.test.sweep} ({'; '.join(parts)})" + (
+                f": {self.reason}" if self.reason and self.verdict == "out of regime" else "")
+        head = self.interval(digits, "95% CI ")
+        if self.verdict in ("out of regime", "n/a") or (self.verdict == "undecided" and self.reason):
+            return f"{head}: {self.verdict} ({self.reason})"
+        out = f"{head}, p (Holm) {self.p_holm:.3f}: {self.verdict}"
         if self.verdict == "undecided":
-            at = signed(self.power_effect) if self.power_basis == "published" else "d = 1"
-            out += f" (power {self.power:.0%} at {at})"
+            out += f" ({self._power_text()})"
         return out
 
     def __str__(self) -> str:
@@ -191,27 +359,31 @@ class Verdict(_ReadsAsDict):
 
     def to_record(self) -> dict:
         """The JSON-ready record a recipe stores under ``result["verdicts"]``: the declaration's fields, then the
-        numbers and the verdict (no ``t``: it follows from mean, sd, n and the threshold)."""
-        t = self.test
-        return {"name": t.name, "claim": t.claim, "quantity": t.quantity, "comparison": t.comparison,
-                "direction": t.direction, "threshold": t.threshold, "family": t.family,
-                "effect_for_power": t.effect_for_power, "values": self.values, "n": self.n, "mean": self.mean,
-                "sd": self.sd, "ci": list(self.ci), "p": self.p, "p_holm": self.p_holm,
-                "family_size": self.family_size, "verdict": self.verdict, "power": self.power,
-                "power_effect": self.power_effect, "power_basis": self.power_basis}
+        numbers and the verdict (no ``t``: it follows from mean, sd, n and the threshold); ``reason`` and, for a
+        swept test, ``arms`` (a record per arm) when set."""
+        rec = {**self.test.to_record(), "values": self.values, "n": self.n, "mean": self.mean, "sd": self.sd,
+               "ci": list(self.ci), "p": self.p, "p_holm": self.p_holm, "family_size": self.family_size,
+               "verdict": self.verdict, "power": self.power, "power_effect": self.power_effect,
+               "power_basis": self.power_basis}
+        if self.reason is not None:
+            rec["reason"] = self.reason
+        if self.arms is not None:
+            rec["arms"] = [{"arm": a, **v.to_record()} for a, v in self.arms]
+        return rec
 
     @classmethod
     def from_record(cls, rec: dict) -> Verdict:
         """Rebuild a verdict from a stored record (:meth:`to_record`). ``t`` is recomputed from mean, sd and n. A
         record written before ``power_basis`` was stored gets it from its ``effect_for_power``, as the code of that
         time chose the effect (the published one when declared, else one seed sd). Raises KeyError when a key
-        other than ``power_basis`` is missing."""
-        test = DeclaredTest(rec["name"], rec["claim"], rec["quantity"], rec["comparison"], rec["direction"],
-                            rec["threshold"], rec["family"], rec["effect_for_power"])
+        other than ``power_basis``, ``reason``, ``arms`` and the declaration's newer fields is missing."""
+        test = DeclaredTest.from_record(rec)
         basis = rec.get("power_basis") or ("published" if rec["effect_for_power"] is not None else "d = 1")
+        arms = rec.get("arms")
         return cls(test, list(rec["values"]), rec["n"], rec["mean"], rec["sd"], _pair(rec["ci"]),
                    t_statistic(rec["mean"], rec["sd"], rec["n"], rec["threshold"]), rec["p"], rec["p_holm"],
-                   rec["family_size"], rec["verdict"], rec["power"], rec["power_effect"], basis)
+                   rec["family_size"], rec["verdict"], rec["power"], rec["power_effect"], basis, rec.get("reason"),
+                   None if arms is None else tuple((a["arm"], cls.from_record(a)) for a in arms))
 
 
 @dataclass(frozen=True)
@@ -255,8 +427,14 @@ class Comparison(_ReadsAsDict):
         return self.paired_final is None
 
     def to_dict(self) -> dict:
-        """The JSON-ready dict with the keys stored before: the optional fields only when set."""
-        return {k: v for k, v in asdict(self).items() if k not in self._OPTIONAL or v is not None}
+        """The JSON-ready dict with the keys stored before: the optional fields only when set (a paired difference
+        as :meth:`PairedDiff.to_dict`, so its ``reason`` only when it has one)."""
+        def plain(v):
+            if isinstance(v, PairedDiff):
+                return v.to_dict()
+            return {k: plain(x) for k, x in v.items()} if isinstance(v, dict) else v
+        return {f.name: plain(getattr(self, f.name)) for f in fields(self)
+                if f.name not in self._OPTIONAL or getattr(self, f.name) is not None}
 
     @classmethod
     def from_dict(cls, d: dict) -> Comparison:

@@ -13,7 +13,8 @@ per-seed differences are paired. Each run logs its loss curve, coefficient traje
 time; the recipe also times one training step of every variant side by side (interleaved, best of several rounds,
 so that the equal-wall-time comparison is not decided by whatever else the machine was doing).
 
-The summary (``result["summary"]``) is computed by :mod:`vrs_edu.lab.analysis`; the chapter recomputes and prints it.
+The verdicts (``result["verdicts"]``) are those of the declared tests below, judged by :mod:`vrs_edu.lab.analysis`;
+the chapter recomputes them from the runs.
 """
 from __future__ import annotations
 
@@ -23,8 +24,7 @@ from dataclasses import replace
 import torch
 
 from ...nn.model import TinyGPT
-from ..analysis import (DeclaredTest, ci_excludes_zero, compare_to_baseline, depth_slope, judge, paired_difference,
-                        paired_values, verdict, verdict_records)
+from ..analysis import DeclaredTest, compare_to_baseline, depth_slope, judge, paired_values, verdict_records
 from ..metrics import uniform_causal_entropy
 from ..experiments import compare_variants, recipe
 from ..options import RunOptions
@@ -123,38 +123,6 @@ def lambda_profiles(runs: list[dict], which: str = "lambda_1") -> list[list[floa
     return out
 
 
-def claims(part: dict) -> dict:
-    """The published claims, each as a computed test on one data set's runs (see the module docstring)."""
-    comp = part["comparison"]
-    runs = part["runs"]
-    res = comp["resformer"]
-    out = {
-        "loss_gain_final": {"test": "ResFormer − baseline final val loss: 95% CI below 0",
-                            "stat": res["paired_final"], "verdict": verdict(ci_excludes_zero(res["paired_final"]))},
-        "loss_gain_before_decay": {
-            "test": f"ResFormer − baseline val loss at step {res['before_decay_step']} (last eval before the LR "
-                    "decay): 95% CI below 0",
-            "stat": res["paired_before_decay"], "verdict": verdict(ci_excludes_zero(res["paired_before_decay"]))},
-    }
-    if "learnable" in runs:
-        slopes = [depth_slope(p, range(1, len(p) + 1)) for p in lambda_profiles(runs["learnable"])]
-        stat = paired_difference(slopes, [0.0] * len(slopes))
-        out["lambda_1_grows_with_depth"] = {
-            "test": "learnable λ1 (on V_1): least-squares slope against layer, 95% CI above 0",
-            "stat": stat, "verdict": verdict(ci_excludes_zero(stat, "positive"))}
-    for metric, direction, word in (("entropy", "positive", "higher"), ("oversmoothing", "negative", "lower")):
-        layers = slice(1, None)    # layers >= 1 (index 0 is identical in both: V_1 is layer 0's own value)
-        v = [sum(r["layer_metrics"][metric][layers]) / len(r["layer_metrics"][metric][layers])
-             for r in runs["resformer"]]
-        b = [sum(r["layer_metrics"][metric][layers]) / len(r["layer_metrics"][metric][layers])
-             for r in runs["baseline"]]
-        stat = paired_difference(v, b)
-        out[f"{metric}_{word}"] = {"test": f"ResFormer − baseline mean {metric} over layers ≥ 1: 95% CI "
-                                           f"{'above' if direction == 'positive' else 'below'} 0",
-                                   "stat": stat, "verdict": verdict(ci_excludes_zero(stat, direction))}
-    return out
-
-
 @recipe("value-residual", "ResFormer 0.5/0.5, learnable λ, SVFormer, NeuTRENO vs the RMSNorm(embedding) baseline "
         "and the raw-embedding pair (word-8x64, 5 seeds; the recall task is `reproduce recall`)", default_seeds=SEEDS)
 def value_residual(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
@@ -163,7 +131,6 @@ def value_residual(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str
                        checkpoint_for=("resformer",), checkpoint_as="value-residual", desc="corpus ", corpus=corpus,
                        tokenizer=tokenizer, options=options)
     result = {"variants": {**VARIANTS, **WEAK_VARIANTS}, "corpus": corpus,
-              "summary": {"corpus": claims(corpus)},
               "settings": {"corpus": CORPUS, "quick_steps": QUICK_STEPS}}
     result["verdicts"] = verdict_records(verdicts(result))
     return result
