@@ -263,8 +263,8 @@ def test_side_by_side_adds_chapter_04s_course_lr_runs_undeclared_and_says_when_t
         "chapter 05: 3 of 3 router means below 0, 0 above; 3 decided after Holm",
         "decided (Holm) for the claim: none; against it: chapter 04 (official lr), dca, mudd, vertical",
         "chapter 04's side of 0 depends on its lr: the routers' side (below 0) at the official lr,",
-        "  the other side at lr 0.02, the routers' own rate",
-        "  at the routers' own rate the two point opposite ways: even the direction is unsettled"]
+        "  the other side at lr 0.02, the rate of the routers' mixing coefficients",
+        "  at the routers' coefficient rate the two point opposite ways: even the direction is unsettled"]
     assert max(map(len, lines)) <= 96
 
 
