@@ -122,7 +122,8 @@ def output_path(out_dir: Path, kind: str, name: str) -> Path:
     return Path(out_dir) / kind / f"{name}.ipynb"
 
 
-def build(out_dir: str | Path = DEFAULT_OUT, sources: str | Path = SOURCES, check: bool = False) -> dict[Path, str]:
+def build(out_dir: str | Path = DEFAULT_OUT, sources: str | Path | None = SOURCES,
+          check: bool = False) -> dict[Path, str]:
     """Generate ``out_dir/{student,solution,grader}/<name>.ipynb`` for every source.
 
     Returns ``{path: status}`` with status ``written``, ``unchanged``, or — with ``check=True``, which writes

@@ -141,7 +141,9 @@ def add_commands(sub) -> None:
     a = sub.add_parser("assignments", help="build student/solution/grader notebooks and grade submissions")
     asub = a.add_subparsers(dest="assignments_command", required=True)
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--sources", type=input_dir, help="folder of assignment sources (default: the package's own)")
+    common.add_argument("--sources", type=input_dir,
+                        help="the teacher's folder of assignment sources (default: data/assignments/sources in a "
+                             "checkout of the course; the installed package has none)")
 
     ls = asub.add_parser("list", parents=[common], help="the assignments and their points")
     ls.set_defaults(fn=cmd_list)

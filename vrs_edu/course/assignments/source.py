@@ -1,5 +1,9 @@
 """Assignment sources: one jupytext ``py:percent`` file per assignment, the only file a teacher edits.
 
+The sources hold the worked solutions and the hidden tests, so they are the teacher's and are not part of the package
+students install: they live in the course's repository, ``data/assignments/sources/`` (:data:`SOURCES`, the default
+of every ``vrs-edu assignments`` command in a checkout), or wherever a teacher keeps them (``--sources DIR``).
+
 A source is an ordinary notebook with three kinds of marked cells (jupytext cell-header metadata):
 
 * ``# %% tags=["solution"]`` — a code cell holding one or more *solution regions*::
@@ -32,7 +36,13 @@ from pathlib import Path
 import jupytext
 from nbformat import NotebookNode
 
-SOURCES = Path(__file__).resolve().parents[1] / "assignment_sources"
+_CHECKOUT = Path(__file__).resolve().parents[3]
+# The teacher's folder in a checkout of the course; None where the package is installed without one (a wheel).
+TEACHER_SOURCES = _CHECKOUT / "data" / "assignments" / "sources"
+SOURCES: Path | None = TEACHER_SOURCES if TEACHER_SOURCES.is_dir() else None
+NO_SOURCES = ("this installation of vrs_edu has no assignment sources (the package ships without the solutions and "
+              "hidden tests): pass --sources DIR, the teacher's folder (data/assignments/sources in the course's "
+              "repository)")
 
 SOLUTION, PUBLIC, HIDDEN = "solution", "public-test", "hidden-test"
 TEST_TAGS = (PUBLIC, HIDDEN)
@@ -67,15 +77,22 @@ def is_test(cell) -> bool:
     return any(t in TEST_TAGS for t in tags(cell))
 
 
-def discover(sources: str | Path = SOURCES) -> list[Assignment]:
-    """Every ``NN_name.py`` in ``sources``, in name order. Raises FileNotFoundError if the folder is missing."""
+def discover(sources: str | Path | None = SOURCES) -> list[Assignment]:
+    """Every ``NN_name.py`` in ``sources`` (default: the teacher's folder of this checkout), in name order.
+
+    Raises:
+        FileNotFoundError: the folder is missing, or ``sources`` is None (an installation without the teacher's
+            folder: the message says to pass ``--sources``).
+    """
+    if sources is None:
+        raise FileNotFoundError(NO_SOURCES)
     sources = Path(sources)
     if not sources.is_dir():
         raise FileNotFoundError(f"assignment sources folder {sources} does not exist")
     return [Assignment(p.stem, p) for p in sorted(sources.glob("[0-9][0-9]_*.py"))]
 
 
-def find(name: str, sources: str | Path = SOURCES) -> Assignment:
+def find(name: str, sources: str | Path | None = SOURCES) -> Assignment:
     """The assignment called ``name``. Raises ValueError listing the known names when there is none."""
     known = discover(sources)
     for a in known:

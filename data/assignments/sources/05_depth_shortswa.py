@@ -1,0 +1,139 @@
+# ---
+# jupyter:
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Assignment 05 · Depth as a sequence: causal ShortSWA over depth
+#
+# *Goes with chapter 05 (Depth as a sequence).*
+#
+# **How this works.** Write your code where a cell says `raise NotImplementedError(...)` (the message is a hint),
+# then run the check cell below it. A check compares your function with the course's reference on random inputs and
+# names the likely mistake when they disagree. "Public checks passed" means your function agrees on *these* inputs:
+# when the assignment is graded, hidden checks run on other inputs.
+#
+# Keep the function names as they are. Do not edit the check cells: the grader replaces them with its own copies,
+# so an edited or deleted check cell changes nothing. Before you hand in, run *Restart Kernel and Run All Cells*:
+# the grader runs your notebook top to bottom in a fresh Python, with a time limit.
+
+# %%
+import math
+
+import torch
+
+from vrs_edu.course.setup import setup_notebook
+from vrs_edu.nn.layers import rms_norm
+
+setup_notebook(seed=0)
+
+# %% [markdown]
+# ## The task — one token reads its own earlier layers
+#
+# Fix one token. Its states after the embedding and after each block, $h^{(0)}, h^{(1)}, \dots, h^{(L)}$, form a
+# sequence along depth, and the standard residual reads it with fixed unit weights. **ShortSWA over depth** (Zhang,
+# "Residual Stream Duality", arXiv 2603.16039, sec. 2.2) reads it the way attention reads a sentence, but causally
+# and through a short window: layer $l$ attends to the last $K$ states, $h^{(\max(0, l-K+1))}, \dots, h^{(l)}$
+# (itself included, never a later layer),
+#
+# $$\text{out}_l = \mathrm{softmax}\!\Big(\frac{q_l\, K_w^\top}{\sqrt{E}}\Big) V_w, \qquad q_l = W_Q h^{(l)},\;
+# K_w, V_w = W_K, W_V \text{ applied to the window's states}.$$
+#
+# Write `depth_swa_one_token(h, window, w_q, w_k, w_v)`: `h` has shape `(L+1, D)` (the layer states of one token),
+# `window` is K ≥ 1, the three weights have shape `(E, D)` (`nn.Linear` layout: apply as `h @ w.T`). Return the
+# L + 1 reads, shape `(L+1, E)`. A loop over the layers is fine.
+
+# %% tags=["solution"]
+def depth_swa_one_token(h, window, w_q, w_k, w_v):
+    """h (L+1, D), window K, w_q / w_k / w_v (E, D) -> (L+1, E): layer l attends to layers max(0, l-K+1)..l."""
+    ### BEGIN SOLUTION
+    ### HINT: project all states once (q = h @ w_q.T, same for k and v); then for each layer l take the window
+    ### HINT: lo = max(0, l - window + 1) .. l, score q[l] against k[lo:l+1], scale by 1/sqrt(E), softmax, and
+    ### HINT: weight v[lo:l+1].
+    q, k, v = h @ w_q.T, h @ w_k.T, h @ w_v.T
+    reads = []
+    for l in range(h.size(0)):
+        lo = max(0, l - window + 1)
+        weights = (k[lo:l + 1] @ q[l] / math.sqrt(q.size(-1))).softmax(dim=-1)
+        reads.append(weights @ v[lo:l + 1])
+    return torch.stack(reads)
+    ### END SOLUTION
+
+
+# %% tags=["public-test"] check="depth_swa_public" points=1
+from vrs_edu.course.exercises.ch05 import check_depth_swa_one_token
+
+check_depth_swa_one_token(depth_swa_one_token)
+
+# %% tags=["hidden-test"] check="depth_swa_hidden" points=2
+from vrs_edu.course.exercises.ch05 import check_depth_swa_one_token
+
+all(check_depth_swa_one_token(depth_swa_one_token, seed=s, quiet=True) for s in (11, 12, 13))
+
+# %% tags=["hidden-test"] check="depth_swa_limits" points=1
+# The two limits: K = 1 reads only the layer itself (out_l = W_V h_l); K = S is full causal attention over depth.
+import math
+
+import torch
+
+_g = torch.Generator().manual_seed(8)
+_x, _wq, _wk, _wv = (torch.randn(*s, generator=_g) for s in ((6, 10), (6, 10), (6, 10), (6, 10)))
+assert torch.allclose(depth_swa_one_token(_x, 1, _wq, _wk, _wv), _x @ _wv.T, atol=1e-5), \
+    "with window 1 each layer reads only itself: the result must be h @ w_v.T"
+_s = (_x @ _wq.T) @ (_x @ _wk.T).T / math.sqrt(6)
+_full = _s.masked_fill(~torch.ones(6, 6, dtype=torch.bool).tril(), float("-inf")).softmax(-1) @ (_x @ _wv.T)
+assert torch.allclose(depth_swa_one_token(_x, 6, _wq, _wk, _wv), _full, atol=1e-5), \
+    "with window = S the result must be full causal attention over depth"
+True
+
+# %% [markdown]
+# ## Use it: the depth mixer of a TinyGPT
+#
+# A TinyGPT with `depth_mixer="shortswa"` and `depth_window=3` gives every block, as its residual input, the plain
+# stream plus $W_O \cdot \text{out}_l$, where $\text{out}_l$ is this read over the RMS-normalised layer states (one
+# set of weights for all layers). $W_O$ starts at zero (the model then *is* the standard residual); we give it
+# random values, rebuild the layer states of one token from the recorded trace, and recompute every block's input
+# with *your* function.
+
+# %%
+from vrs_edu.nn import TinyGPT, TinyGPTConfig
+
+model = TinyGPT(TinyGPTConfig(vocab_size=64, n_layers=6, d_model=32, n_heads=2, block_size=16,
+                              depth_mixer="shortswa", depth_window=3, seed=0, stream_start="embedding"))
+mixer = model.depth
+with torch.no_grad():
+    mixer.o_proj.weight.normal_(0.0, 0.2, generator=torch.Generator().manual_seed(0))
+tr = model(torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0)), trace=True).trace
+writes = [a + m for a, m in zip(tr.layers("attn.out"), tr.layers("mlp.out"))]
+states = torch.stack([tr["embed"]] + [tr[f"blocks.{l}.resid_pre"] + writes[l] for l in range(6)])[:, 0, 5]
+inputs = torch.stack([tr[f"blocks.{l}.resid_pre"] for l in range(6)] + [tr["resid_final"]])[:, 0, 5]
+with torch.no_grad():
+    reads = depth_swa_one_token(rms_norm(states), 3, mixer.q_proj.weight, mixer.k_proj.weight, mixer.v_proj.weight)
+    rebuilt = states + reads @ mixer.o_proj.weight.T
+print(f"largest difference from the recorded block inputs: {(rebuilt - inputs).abs().max().item():.2e}")
+print("size of the depth read relative to the stream, by layer:",
+      [round(v, 3) for v in ((inputs - states).norm(dim=-1) / states.norm(dim=-1)).tolist()])
+
+# %% tags=["hidden-test"] check="depth_swa_on_model" points=1
+# The function inside a real model (window 2, 5 layers, E = 6): it must reproduce every block input of one token.
+import torch
+
+from vrs_edu.nn import TinyGPT, TinyGPTConfig
+from vrs_edu.nn.layers import rms_norm
+
+_m = TinyGPT(TinyGPTConfig(vocab_size=30, n_layers=5, d_model=24, n_heads=2, block_size=8,
+                           depth_mixer="shortswa", depth_window=2, seed=21, stream_start="embedding"))
+with torch.no_grad():
+    _m.depth.o_proj.weight.normal_(0.0, 0.3, generator=torch.Generator().manual_seed(21))
+_tr = _m(torch.randint(0, 30, (2, 8), generator=torch.Generator().manual_seed(21)), trace=True).trace
+_w = [a + b for a, b in zip(_tr.layers("attn.out"), _tr.layers("mlp.out"))]
+_x = torch.stack([_tr["embed"]] + [_tr[f"blocks.{l}.resid_pre"] + _w[l] for l in range(5)])[:, 1, 6]
+_in = torch.stack([_tr[f"blocks.{l}.resid_pre"] for l in range(5)] + [_tr["resid_final"]])[:, 1, 6]
+with torch.no_grad():
+    _r = depth_swa_one_token(rms_norm(_x), 2, _m.depth.q_proj.weight, _m.depth.k_proj.weight, _m.depth.v_proj.weight)
+    assert torch.allclose(_x + _r @ _m.depth.o_proj.weight.T, _in, atol=1e-5), \
+        "the depth read differs from the model's ShortSWA depth mixer"
+True
