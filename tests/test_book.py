@@ -234,3 +234,84 @@ def test_the_references_page_lists_every_entry_and_a_chapter_citation_links_to_i
 def test_a_citation_of_a_source_not_in_the_bibliography_fails_the_build(tmp_path, capfd):
     assert build(_cite_in_chapter(tmp_path, "nobody2099unknown"), draft=False) != 0
     assert "nobody2099unknown" in capfd.readouterr().err
+
+
+# ------------------------------------------------------------- glossary and citation links, folded sections, search
+
+def test_chapter_links_become_sphinx_roles_and_an_unknown_term_is_named():
+    from vrs_edu.course.book_build import book_markdown
+
+    terms = {"residual-stream": "residual stream", "qk-norm": "QK-norm"}
+    src = ("The [residual stream](#glossary:residual-stream) adds ([Elhage et al., 2021](#cite:elhage2021framework)); "
+           "[QK-norm](#glossary:qk-norm) bounds the scores.")
+    assert book_markdown(src, terms) == (
+        "The {term}`residual stream <residual stream>` adds ({cite:t}`elhage2021framework`); "
+        "{term}`QK-norm <QK-norm>` bounds the scores.")
+    with pytest.raises(ValueError, match=r"no term for the link \[logit lens\]\(#glossary:logit-lens\)"):
+        book_markdown("[logit lens](#glossary:logit-lens)", terms)
+
+
+def test_the_glossary_defines_its_terms_and_slugs_are_unique():
+    from vrs_edu.course.book_build import glossary_terms, term_slug
+
+    terms = glossary_terms()
+    assert "residual stream" in terms and "RMSNorm" in terms and "held-out R²" in terms
+    assert term_slug("QK-norm") == "qk-norm" and term_slug("held-out R²") == "held-out-r²"
+    assert len({term_slug(t) for t in terms}) == len(terms)
+
+
+def test_a_collapsed_heading_is_marked_for_folding_in_the_staged_notebook(tmp_path):
+    from vrs_edu.course.apparatus import COLLAPSED
+    from vrs_edu.course.book_build import COLLAPSE_MARKER
+
+    nb = _notebook("00 · Start")
+    heading = V4.new_markdown_cell("## How sure are we?")
+    heading.metadata[COLLAPSED] = True
+    nb.cells.insert(2, heading)
+    nb.cells.insert(3, V4.new_markdown_cell("## Not collapsed"))
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    stage_notebook(tmp_path / "in.ipynb", tmp_path / "out.ipynb")
+    staged = nbformat.read(tmp_path / "out.ipynb", 4)
+    assert staged.cells[2].source == "## How sure are we?\n\n" + COLLAPSE_MARKER
+    assert COLLAPSE_MARKER not in staged.cells[3].source
+
+
+def test_search_texts_keep_each_pages_main_text_and_section_ids(tmp_path):
+    from vrs_edu.course.book_build import SEARCH_TEXTS, write_search_texts
+
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "01_a.html").write_text(
+        '<html><body><nav>menu</nav><main role="main"><section id="the-sum"><h1>The sum'
+        '<a class="headerlink" href="#the-sum">#</a></h1><p>h<sub>L</sub> is a sum</p><script>x()</script>'
+        '<dl><dt>term</dt><dd>definition</dd></dl></section></main></body></html>')
+    (tmp_path / "search.html").write_text('<main role="main">search page</main>')
+    js = write_search_texts(tmp_path).read_text()
+    assert js.startswith("window.VRS_PAGES = ") and (tmp_path / SEARCH_TEXTS).exists()
+    import json
+    pages = json.loads(js.removeprefix("window.VRS_PAGES = ").rstrip(";\n"))
+    assert list(pages) == ["01_a.html"]
+    text = pages["01_a.html"]
+    assert text == '<div role="main"><section id="the-sum"> The sum hL is a sum term definition</section></div>'
+
+
+@pytest.mark.slow
+def test_tiny_book_links_terms_and_citations_and_folds_a_collapsed_section(tmp_path):
+    from vrs_edu.course.apparatus import COLLAPSED
+
+    book = _tiny_book(tmp_path)
+    nb_path = tmp_path / "notebooks" / "01_next.ipynb"
+    nb = nbformat.read(nb_path, 4)
+    nb.cells[0].source += ("\n\nThe [residual stream](#glossary:residual-stream) is a sum "
+                           "([Elhage et al., 2021](#cite:elhage2021framework)).")
+    heading = V4.new_markdown_cell("## How sure are we?")
+    heading.metadata[COLLAPSED] = True
+    nb.cells += [heading, V4.new_markdown_cell("The standard errors.")]
+    nbformat.write(nb, nb_path)
+    assert build(book, draft=False) == 0
+    out = tmp_path / "_build" / "book"
+    page = (out / "01_next.html").read_text()
+    assert 'href="glossary.html#term-residual-stream"' in page
+    assert 'href="references.html#' in page and "Elhage" in page
+    assert 'class="vrs-collapsed"' in page and "_static/course.js" in page
+    assert (out / "glossary.html").exists() and "residual stream" in (out / "glossary.html").read_text()
+    assert "The standard errors." in (out / "_static" / "vrs_pages.js").read_text()

@@ -35,7 +35,7 @@ import nbformat
 import pytest
 
 from vrs_edu.course.book import BOOK_TOML, chapters, load_book
-from vrs_edu.course.book_build import CONF_DIR, WIDGET_MIME, BookPaths, build
+from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, WIDGET_MIME, BookPaths, build
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -71,8 +71,8 @@ def _free_port() -> int:
 
 def _book_inputs() -> list[Path]:
     nbs = [PATHS.notebooks / c.file for c in CHAPTERS]
-    return [BOOK_TOML, CONF_DIR / "conf.py", CONF_DIR / "references.bib", CONF_DIR / "references.md",
-            Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
+    return [BOOK_TOML, CONF_DIR / "conf.py", CONF_DIR / "references.bib", *BACK_MATTER,
+            *sorted((CONF_DIR / "_static").iterdir()), Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
 
 
 @pytest.fixture(scope="session")
@@ -148,9 +148,9 @@ def test_index_page_lists_every_chapter_in_book_toml_order(page, book_url):
     page.wait_for_load_state("networkidle")
     _screenshot(page, "book_index")
     missing = [c.file for c in CHAPTERS if not (PATHS.notebooks / c.file).exists()]
-    assert _sidebar_titles(page) == [c.title for c in CHAPTERS] + ["References"], \
-        f"the sidebar must list book.toml's chapters in order, then the references page (notebooks missing: " \
-        f"{missing or 'none'})"
+    assert _sidebar_titles(page) == [c.title for c in CHAPTERS] + ["Glossary", "References"], \
+        f"the sidebar must list book.toml's chapters in order, then the glossary and the references page " \
+        f"(notebooks missing: {missing or 'none'})"
     # Sphinx typesets quotes (smartquotes: ' -> ’); compare with book.toml's plain ASCII quotes.
     article = page.locator(ARTICLE).inner_text().translate(str.maketrans("‘’“”", "''\"\""))
     for c in CHAPTERS:
@@ -184,12 +184,12 @@ def _expected_counts(nb_path: Path) -> dict[str, int]:
 
 def _neighbours(i: int) -> tuple[str, str | None]:
     """The pages previous/next must point at: the nearest chapters in book.toml's order that the book contains
-    (all of them, once every chapter is written), the index before the first, the references page after the last."""
+    (all of them, once every chapter is written), the index before the first, the glossary after the last."""
     built = [j for j, c in enumerate(CHAPTERS) if (PATHS.out / f"{c.stem}.html").exists()]
     before = [j for j in built if j < i]
     after = [j for j in built if j > i]
     return (f"{CHAPTERS[before[-1]].stem}.html" if before else "index.html",
-            f"{CHAPTERS[after[0]].stem}.html" if after else "references.html")
+            f"{CHAPTERS[after[0]].stem}.html" if after else f"{BACK_MATTER[0].stem}.html")
 
 
 @pytest.mark.parametrize("i", range(len(CHAPTERS)), ids=[c.stem for c in CHAPTERS])

@@ -22,20 +22,34 @@ Everything lands under ``_build/``, which pytest and nbval never collect (``nore
 """
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 import time
 from dataclasses import dataclass
+from html import escape
+from html.parser import HTMLParser
 from pathlib import Path
 
 import nbformat
 
+from .apparatus import COLLAPSED, heading_level
 from .book import BOOK_TOML, Chapter, chapters, load_book
 
 CONF_DIR = Path(__file__).resolve().parent / "sphinx"
 REFERENCES = CONF_DIR / "references.md"   # the references page: every entry of references.bib
+GLOSSARY = CONF_DIR / "glossary.md"       # the glossary page: every term of the course
+BACK_MATTER = (GLOSSARY, REFERENCES)      # after the chapters, in this order
+COLLAPSE_MARKER = '<div class="vrs-collapsed"></div>'   # _static/course.js folds the section it sits in
+# How a chapter's Markdown links a source and a term, readable in JupyterLab (a link whose text is the citation or
+# the term) and turned into Sphinx's roles for the book, which check that the key or term exists (-W):
+#   [Elhage et al., 2021](#cite:elhage2021framework)  ->  {cite:t}`elhage2021framework`  (linked to its reference)
+#   [residual stream](#glossary:residual-stream)       ->  {term}`residual stream <residual stream>`
+CITE_LINK = re.compile(r"\[([^\]]+)\]\(#cite:([\w-]+)\)")
+GLOSSARY_LINK = re.compile(r"\[([^\]]+)\]\(#glossary:([\w-]+)\)")
 DRAFT_ENV = "VRS_EDU_BOOK_DRAFT"
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
@@ -90,7 +104,8 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += [_md_escape(meta["description"]), ""]
     lines += ["```{toctree}", ":hidden:", ":maxdepth: 2", ":caption: Chapters", ""]
     lines += [c.stem for c in chs if c.file in present]
-    lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Back matter", "", REFERENCES.stem, "```", "",
+    lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Back matter", ""] + [p.stem for p in BACK_MATTER]
+    lines += ["```", "",
               "## Chapters", "",
               "Each chapter is a notebook: read it here with the outputs it produced, or run it yourself in "
               "JupyterLab (`make lab`), move its widgets and do its exercises.", ""]
@@ -100,9 +115,39 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += ["", f"**Question.** {_md_escape(c.question)}", "", "**Goals.**", ""]
         lines += [f"- {_md_escape(g)}" for g in c.goals]
         lines += ["", f"**Run-time budget.** {c.budget_s} s on a laptop CPU.", ""]
-    lines += ["## References", "", f"[Every source the course cites]({REFERENCES.name}): papers with their arXiv "
-              "ids, code repositories and posts.", ""]
+    lines += ["## Glossary and references", "", f"[The glossary]({GLOSSARY.name}) defines every term the course "
+              f"uses. [Every source the course cites]({REFERENCES.name}): papers with their arXiv ids, code "
+              "repositories and posts.", ""]
     return "\n".join(lines)
+
+
+def term_slug(term: str) -> str:
+    """The fragment a chapter links a glossary term with: ``"QK-norm"`` -> ``"qk-norm"``,
+    ``"held-out R²"`` -> ``"held-out-r²"``."""
+    return re.sub(r"[^\w²]+", "-", term.lower()).strip("-")
+
+
+def glossary_terms(path: Path = GLOSSARY) -> list[str]:
+    """The terms the glossary page defines: the unindented lines of its ``{glossary}`` block, in order."""
+    text = path.read_text(encoding="utf-8")
+    block = re.search(r"```\{glossary\}\n(.*?)\n```", text, flags=re.S)
+    if not block:
+        raise ValueError(f"{path}: no {{glossary}} block")
+    return [line.strip() for line in block.group(1).splitlines()
+            if line.strip() and not line.startswith((" ", ":"))]
+
+
+def book_markdown(source: str, terms: dict[str, str]) -> str:
+    """A chapter's Markdown for the book: citation links become ``{cite:t}`` (linked to the references page) and
+    glossary links ``{term}`` (linked to the glossary); ``terms`` maps each slug to its term. Raises ValueError
+    naming a glossary link whose term the glossary does not define."""
+    def term(m):
+        if m.group(2) not in terms:
+            raise ValueError(f"the glossary defines no term for the link [{m.group(1)}](#glossary:{m.group(2)}); "
+                             f"add it to {GLOSSARY.name} or fix the link")
+        return f"{{term}}`{m.group(1)} <{terms[m.group(2)]}>`"
+    source = CITE_LINK.sub(lambda m: f"{{cite:t}}`{m.group(2)}`", source)
+    return GLOSSARY_LINK.sub(term, source)
 
 
 def stage_notebook(src: Path, dst: Path) -> int:
@@ -112,8 +157,13 @@ def stage_notebook(src: Path, dst: Path) -> int:
     book cannot load), so the note says where it runs; the saved widget state is dropped for the same reason.
     """
     nb = nbformat.read(src, as_version=4)
+    terms = {term_slug(t): t for t in glossary_terms()}
     replaced = 0
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = book_markdown(cell.source, terms)
+            if cell.metadata.get(COLLAPSED) is True and heading_level(cell) is not None:
+                cell.source = cell.source.rstrip() + "\n\n" + COLLAPSE_MARKER
         if cell.cell_type != "code":
             continue
         for i, out in enumerate(cell.get("outputs", [])):
@@ -152,9 +202,77 @@ def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
     for extra in paths.notebooks.iterdir():
         if extra.is_dir() and not extra.name.startswith((".", "_")) and extra.name != "__pycache__":
             shutil.copytree(extra, paths.stage / extra.name)
-    shutil.copyfile(REFERENCES, paths.stage / REFERENCES.name)
+    for page in BACK_MATTER:
+        shutil.copyfile(page, paths.stage / page.name)
     (paths.stage / "index.md").write_text(render_index(load_book(paths.book_toml), chs, {c.file for c in present}))
     return present
+
+
+# ---------------------------------------------------------------------------------------------------- search
+
+SEARCH_TEXTS = "_static/vrs_pages.js"   # read by _static/course.js on the search page of a book opened from disk
+
+
+class _MainText(HTMLParser):
+    """The text of a page's ``[role="main"]`` element, with its sections' ids: what Sphinx's search page shows
+    around a match (it looks up ``[role="main"] #anchor``, then the text of ``[role="main"]``)."""
+
+    SKIP = {"script", "style"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.out, self.depth, self.skip = [], 0, 0   # depth: inside [role=main] when > 0
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if self.depth == 0:
+            if a.get("role") == "main":
+                self.depth = 1
+                self.out.append('<div role="main">')
+            return
+        self.depth += tag not in _VOID
+        if tag in _BLOCK:
+            self.out.append(" ")      # a block's text never runs into the next one's ("termDefinition")
+        if tag in self.SKIP or "headerlink" in (a.get("class") or ""):
+            self.skip += 1
+        elif tag == "section" and a.get("id"):
+            self.out.append(f'<section id="{escape(a["id"])}">')
+
+    def handle_endtag(self, tag):
+        if self.depth == 0 or tag in _VOID:
+            return
+        if tag in self.SKIP or (self.skip and tag == "a"):
+            self.skip = max(0, self.skip - 1)
+        elif tag == "section":
+            self.out.append("</section>")
+        self.depth -= 1
+        if self.depth == 0:
+            self.out.append("</div>")
+
+    def handle_data(self, data):
+        if self.depth and not self.skip:
+            self.out.append(escape(data))
+
+
+_BLOCK = {"p", "div", "dt", "dd", "li", "pre", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "br"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def write_search_texts(out: Path) -> Path:
+    """Write ``<out>/_static/vrs_pages.js``: ``window.VRS_PAGES = {"01_two_axes.html": "<div role=main>…", …}``,
+    the main text of every page. A browser refuses the search page's ``fetch`` of a page when the book is opened
+    from disk (``file://``), so the results were bare titles; course.js answers those fetches from this file
+    (a script, which a ``file://`` page may load). Returns the file's path."""
+    pages = {}
+    for page in sorted(out.glob("*.html")):
+        if page.name in ("search.html", "genindex.html"):
+            continue
+        parser = _MainText()
+        parser.feed(page.read_text(encoding="utf-8"))
+        pages[page.name] = re.sub(r"\s+", " ", "".join(parser.out))
+    target = out / SEARCH_TEXTS
+    target.write_text("window.VRS_PAGES = " + json.dumps(pages, ensure_ascii=False) + ";\n", encoding="utf-8")
+    return target
 
 
 # ---------------------------------------------------------------------------------------------------- rendering
@@ -187,11 +305,12 @@ def build(book_toml: str | Path = BOOK_TOML, draft: bool | None = None) -> int:
             shutil.rmtree(d)
     env = dict(os.environ, VRS_EDU_BOOK_TOML=str(paths.book_toml))
     rc = subprocess.run(sphinx_command(paths), env=env).returncode
-    took = time.perf_counter() - t0
     if rc != 0:
         print(f"error: the book did not build (sphinx exit status {rc}; every warning above is an error)",
               file=sys.stderr)
         return rc
+    write_search_texts(paths.out)
+    took = time.perf_counter() - t0
     print(f"book built: {len(staged)} chapter(s) in {took:.1f} s -> {paths.out / 'index.html'}")
     return 0
 

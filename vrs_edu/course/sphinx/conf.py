@@ -39,6 +39,9 @@ bibtex_reference_style = "author_year"
 nb_execution_mode = "off"
 nb_ipywidgets_js = {}             # no widget JavaScript from a CDN: the book shows each widget's static figure
 nb_output_stderr = "remove-warn"    # a stored warning never reaches a reader, and with -W it stops the build
+# Computed prose (vrs_edu.viz.prose: text/markdown outputs) is read as MyST, like the chapters' own Markdown cells:
+# pipe tables and $math$ render (CommonMark, the default, has neither).
+nb_render_markdown_format = "myst"
 myst_enable_extensions = ["dollarmath", "amsmath"]   # $...$ and $$...$$ as in Jupyter
 myst_heading_anchors = 3
 
@@ -59,3 +62,6 @@ html_show_sourcelink = False
 # The page layout for code, outputs and figures (no sideways scrolling at 1280 px): see _static/course.css.
 html_static_path = ["_static"]
 html_css_files = ["course.css"]
+# The sidebar buttons (the two themes' pinned pair leaves the visible ones without a listener) and the collapsed
+# sections ("How sure are we?"): see _static/course.js.
+html_js_files = ["course.js"]
