@@ -195,24 +195,41 @@ def test_x0_r2_is_one_for_an_affine_map_of_x0_and_near_zero_for_noise():
 
 # --- official coefficient optimizer ------------------------------------------------------------------------------
 
-def test_official_optimizer_puts_each_x0_parameter_in_its_official_group():
+def test_official_optimizer_puts_each_x0_parameter_in_its_official_group_at_the_batch_scaled_rate():
+    """nanochat's rule: rates × √(B / 2¹⁹). SMALL has block_size 16; TrainConfig's batch 32 → B = 512 tokens, scale
+    √(512 / 524288) = 1/32: β at 0.5/32 = 0.015625, α at 0.005/32 = 1.5625e-4, the bank table at 0.15/32; at the
+    course's 2,048 tokens the scale is 1/16 (β 0.03125). Betas as gpt_base.py has them: β (0.96, 0.95), α (0.8, 0.95)."""
+    from vrs_edu.lab.train import batch_lr_scale, official_x0_groups
+
+    assert batch_lr_scale(2048) == 1 / 16 and batch_lr_scale(2 ** 19) == 1.0
+    assert official_x0_groups(2048)["x0_beta_gamma"]["lr"] == 0.03125
+    assert official_x0_groups(2048, 4.0)["x0_alpha"]["lr"] == pytest.approx(0.005 / 16 * 4)
+    assert official_x0_groups(2048, 4.0)["bank_table"]["lr"] == pytest.approx(0.15 / 16)     # the sweep: coefficients
     m = TinyGPT(TinyGPTConfig(**SMALL, x0_mode="qkv"))
+    B = TrainConfig().batch_size * m.cfg.block_size
+    assert B == 512
     opt = make_optimizer(m, TrainConfig(coef_opt="official"))
     names = {id(p): n for n, p in m.named_parameters()}
     by_name = {names[id(p)]: g for g in opt.param_groups for p in g["params"]}
     l = m.cfg.resolved_x0_layers()[0]
-    assert by_name[f"blocks.{l}.x0.beta_v"]["lr"] == 0.5 and by_name[f"blocks.{l}.x0.beta_v"]["betas"] == (0.96, 0.95)
-    assert by_name[f"blocks.{l}.x0.alpha_q"]["lr"] == 0.005
+    assert by_name[f"blocks.{l}.x0.beta_v"]["lr"] == 0.5 / 32 and by_name[f"blocks.{l}.x0.beta_v"]["betas"] == (0.96, 0.95)
+    assert by_name[f"blocks.{l}.x0.alpha_q"]["lr"] == pytest.approx(0.005 / 32)
+    assert by_name[f"blocks.{l}.x0.alpha_q"]["betas"] == (0.8, 0.95)
     assert by_name[f"blocks.{l}.x0.alpha_q"]["weight_decay"] == 0.05
+    # a caller that knows the real sequence length passes it (train() does: batch × the data's block size)
+    assert make_optimizer(m, TrainConfig(coef_opt="official"), 2048).param_groups[-1]["lr"] > 0
     bank = TinyGPT(TinyGPTConfig(**SMALL, x0_mode="bank"))
     names = {id(p): n for n, p in bank.named_parameters()}
     by_name = {names[id(p)]: g for g in make_optimizer(bank, TrainConfig(coef_opt="official")).param_groups
                for p in g["params"]}
-    assert by_name[f"blocks.{l}.x0.E_v"]["lr"] == 0.15
+    assert by_name[f"blocks.{l}.x0.E_v"]["lr"] == pytest.approx(0.15 / 32)
+    assert by_name[f"blocks.{l}.x0.E_v"]["betas"] == (0.8, 0.995)
     course = {names[id(p)]: g for g in make_optimizer(bank, TrainConfig()).param_groups for p in g["params"]}
     assert course[f"blocks.{l}.x0.gamma"]["lr"] == TrainConfig().coef_lr
     with pytest.raises(ValueError, match="coef_opt"):
         TrainConfig(coef_opt="fast").validate()
+    with pytest.raises(ValueError, match="coef_lr_scale"):
+        TrainConfig(coef_lr_scale=0.0).validate()
 
 
 # --- declared tests, verdicts, power, Holm ----------------------------------------------------------------------

@@ -64,7 +64,11 @@ def _check_common(result, name, parts, families=("primary",)):
                 assert len(h["train_loss"]) == vr.QUICK_STEPS and _finite(h["train_loss"])
                 assert h["eval_steps"][-1] == vr.QUICK_STEPS and len(h["val_loss"]) == len(h["eval_steps"])
                 assert _finite(h["val_loss"]) and _finite(h["val_acc"]) and h["wall_time_s"] > 0
-                assert r["final_val_loss"] == h["val_loss"][-1]
+                if "final_eval" in r:   # a corpus run: its final loss reads the whole validation split, once
+                    assert r["curve_final_val_loss"] == h["val_loss"][-1] and math.isfinite(r["final_train_loss"])
+                    assert r["final_eval"]["val_tokens"] > 0 and math.isfinite(r["final_val_loss"])
+                else:
+                    assert r["final_val_loss"] == h["val_loss"][-1]
                 lm = r["layer_metrics"]
                 for metric in ("entropy", "sink_mass", "sink_value_norm"):
                     assert len(lm[metric]) == n_layers and _finite(lm[metric])

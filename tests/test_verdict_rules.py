@@ -172,6 +172,9 @@ def test_a_swept_test_counts_only_when_every_arm_agrees():
     assert [b.verdict for b in back] == ["reproduced", "rate-dependent"] and back[1].arms[2][1].verdict == "contradicted"
     with pytest.raises(ValueError, match="arm"):
         judge([swept("a")], {"a": UP})
+    # one or two rates are no sweep: a verdict that held there still does not count
+    (short,) = judge([swept("short")], {"short": {"x1": UP, "x4": UP}})
+    assert short.verdict == "undecided" and short.reason == "reproduced at x1, x4, but the sweep has 2 arms, fewer than 3"
 
 
 def test_an_arm_out_of_regime_keeps_a_swept_claim_from_counting():

@@ -349,6 +349,7 @@ def format_comparison(comparison: dict[str, Comparison], digits: int = 3, accura
 # controls never share a correction with the claims. The declaration and the judged test are typed (results.py).
 
 MIN_SEEDS = 3   # fewer distinct seeds than this decide nothing: one seed twice is one run, two seeds leave 1 df
+MIN_ARMS = 3    # a claim declared over a sweep counts only when it holds at this many rates or more
 
 
 def t_test(values: Sequence[float], threshold: float = 0.0, level: float = 0.95,
@@ -465,6 +466,9 @@ def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verd
     else:
         verdict = "out of regime" if "out of regime" in got else "n/a"
     reasons = "; ".join(f"at {a}: {v.reason}" for a, v in arms if v.reason) or None
+    if verdict in ("reproduced", "contradicted") and len(arms) < MIN_ARMS:
+        verdict, reasons = "undecided", (f"{verdict} at {', '.join(a for a, _ in arms)}, but the sweep has "
+                                         f"{len(arms)} arm{'s' if len(arms) > 1 else ''}, fewer than {MIN_ARMS}")
     return replace(arms[0][1], verdict=verdict, reason=reasons, arms=tuple(arms))
 
 
@@ -611,24 +615,35 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
     for fam in dict.fromkeys(r.test.family for r in rows):
         members = [r for r in rows if r.test.family == fam]
         kind = members[0].test.kind
-        what = {"claim": "claims", "control": "controls, judged only where their claim is reproduced",
+        what = {"claim": "claims", "control": "controls: judged if their claim is reproduced",
                 "check": "checks of the set-up"}[kind]
         m = max(v.family_size for r in members for v in ([r] + [a for _, a in (r.arms or ())]))
-        lines.append(f"{fam} ({what}): {len(members)} test{'s' if len(members) > 1 else ''}, "
+        n = len(members)
+        judged = f"{m} judged, " if m != n else ""
+        lines.append(f"{fam} ({what}): {n} test{'s' if n > 1 else ''}, {judged}"
                      + ("Holm-corrected together" if m > 1 else "no correction needed")
-                     + (f" at every arm of {members[0].test.sweep}" if members[0].test.sweep else ""))
+                     + (f", at each arm of {members[0].test.sweep}" if members[0].test.sweep else ""))
         lines.append(head)
+        def why(reason: str) -> str:
+            return textwrap.fill(reason, width, initial_indent=" " * 6, subsequent_indent=" " * 6,
+                                 break_on_hyphens=False)
+
         for r in members:
             if r.arms is None:
                 lines.append(line(r.test.name, r, w_name, w_ci))
-            else:
-                lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':8s}  {r.verdict}")
-                for a, v in r.arms:
-                    lines.append(line(f"  at {a}", v, w_name, w_ci))
-            for v in ([r] if r.arms is None else [a for _, a in r.arms]):
-                if v.reason:
-                    lines.append(textwrap.fill(v.reason, width, initial_indent=" " * 6, subsequent_indent=" " * 6,
-                                               break_on_hyphens=False))
+                if r.reason:
+                    lines.append(why(r.reason))
+                continue
+            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':8s}  {r.verdict}")
+            reasons = {v.reason for _, v in r.arms}
+            for a, v in r.arms:
+                lines.append(line(f"  at {a}", v, w_name, w_ci))
+                if v.reason and len(reasons) > 1:      # each arm its own reason, or one line for them all
+                    lines.append(why(v.reason))
+            if len(reasons) == 1 and r.arms[0][1].reason:
+                lines.append(why(f"at every arm: {r.arms[0][1].reason}"))
+            elif r.reason and not any(v.reason for _, v in r.arms):
+                lines.append(why(r.reason))
     lines.append(textwrap.fill(
         "power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm level, if "
         "the true effect were the declared one ('at' a number, in the quantity's units). Out of regime: a declared "
@@ -692,6 +707,43 @@ def plateau(steps: Sequence[float], values: Sequence[float], window: tuple[float
     total = end - ys[0]
     ratio = abs(win) / abs(total) if total else float("inf") if win else 0.0
     return {"window_change": win, "total_change": total, "ratio": ratio, "reached": ratio <= tol}
+
+
+def plateau_window(eval_steps: Sequence[int], n_steps: int, decay_frac: float = 0.3) -> tuple[float, float]:
+    """The steps (start, end) over which a coefficient's plateau is judged: a quarter of the run, ending where the
+    learning-rate decay starts (``decay_frac`` of the steps before the end; 1,200 steps → (540, 840), 240 → (108,
+    168)), so that the decay, which slows every update, cannot make a plateau by itself. ``eval_steps``: where the
+    trajectory was logged (step 0, the initial value, counts as logged). A schedule with no constant phase before
+    its last log gets the last logged interval."""
+    xs = [0, *eval_steps] if eval_steps[0] > 0 else list(eval_steps)
+    decay_start = int(n_steps * (1 - decay_frac))
+    window = (max(xs[0], decay_start - n_steps / 4), min(decay_start, xs[-1]))
+    return window if window[0] < window[1] else (xs[-2], xs[-1])
+
+
+def trajectory_plateaus(runs: Sequence[dict], names, start: float, tol: float = 0.1,
+                        decay_frac: float = 0.3) -> dict:
+    """Did the logged coefficients stop moving before the LR decay? For every run and every coefficient name that
+    ``names(run)`` lists, :func:`plateau` on its trajectory from its initial value ``start`` (at step 0) over
+    :func:`plateau_window`. Returns ``{"reached", "of", "fraction", "tol", "per_run": [[ratio per name] per run]}``
+    (runs in seed order). Raises ValueError when no trajectory is found."""
+    per_run, reached, total = [], 0, 0
+    for r in sorted(runs, key=lambda r: r["seed"]):
+        h = r["history"]
+        steps = h["eval_steps"]
+        window = plateau_window(steps, h["steps"][-1] + 1, decay_frac)
+        ratios = []
+        for name in names(r):
+            xs, ys = ([0, *steps], [start, *h["coefficients"][name]]) if steps[0] > 0 else (steps,
+                                                                                              h["coefficients"][name])
+            p = plateau(xs, ys, window, tol)
+            ratios.append(p["ratio"])
+            reached += p["reached"]
+            total += 1
+        per_run.append(ratios)
+    if total == 0:
+        raise ValueError("no coefficient trajectory to judge")
+    return {"reached": reached, "of": total, "fraction": reached / total, "tol": tol, "per_run": per_run}
 
 
 def per_seed(runs: Sequence[dict], value=lambda r: r["final_val_loss"]) -> dict[int, float]:

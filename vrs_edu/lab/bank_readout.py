@@ -247,6 +247,51 @@ def x0_removal_cost(model: TinyGPT, batches) -> dict[str, float]:
     return out
 
 
+def x0_gradient_pressure(model: TinyGPT, batches, layers=None) -> dict:
+    """Gradient pressure: how hard a model trained *without* x0 paths (a baseline) would pull on each path's x0
+    weight if it had one. The model's weights go into the same model with ``x0_mode="qkv"`` on ``layers`` (None: the
+    last third), whose α = 1, β = 0 compute exactly the baseline's function; returned is ∂L/∂β at β = 0 per path
+    and layer, L the mean loss (nats) over ``batches`` (``(x, y[, mask])``): ``{"layers", "loss", "q", "k", "v"}``.
+    A negative derivative = the loss falls as β grows. Its size is in nats per unit β, and β multiplies x0 =
+    RMSNorm(embedding), which has the RMS of the normalised stream it is added to, so the three paths share a unit.
+    (Review finding 3: shares of learned coefficients measure how far an optimiser moved them; this asks what the
+    loss wants before any moved.)
+
+    Raises:
+        ValueError: the model already has x0 paths, or its weights do not fit the probe.
+    """
+    from dataclasses import replace
+
+    if model.cfg.x0_mode != "none":
+        raise ValueError(f"gradient pressure is read on a model without x0 paths, got x0_mode={model.cfg.x0_mode!r}")
+    w = next(model.parameters())
+    probe = TinyGPT(replace(model.cfg, x0_mode="qkv", x0_layers=None if layers is None else tuple(layers)))
+    probe.to(device=w.device, dtype=w.dtype)      # the model's own precision: the probe must compute its function
+    missing, unexpected = probe.load_state_dict(model.state_dict(), strict=False)
+    if unexpected or not all(".x0." in k for k in missing):
+        raise ValueError(f"the model's weights do not fit the probe: unexpected {unexpected[:3]}, missing "
+                         f"{[k for k in missing if '.x0.' not in k][:3]}")
+    probe.eval()
+    blocks = _x0_blocks(probe)
+    total, count = 0.0, 0
+    for b in batches:
+        x, y, *rest = b
+        mask = rest[0] if rest else None
+        logits = probe(x).logits
+        loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
+        if mask is not None:
+            loss = loss[mask.flatten()]
+        loss.sum().backward()            # summed: divided by the count once at the end, a mean over all tokens
+        total += loss.sum().item()
+        count += loss.numel()
+    if count == 0:
+        raise ValueError("batches is empty")
+    out = {"layers": [i for i, blk in enumerate(probe.blocks) if blk.x0 is not None], "loss": total / count}
+    for s in "qkv":
+        out[s] = [getattr(blk.x0, f"beta_{s}").grad.item() / count for blk in blocks]
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Saved results.
 

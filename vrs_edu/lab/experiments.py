@@ -35,7 +35,7 @@ from .options import RunOptions
 from .parallel import map_runs, usable_jobs
 from .presets import scaled_run
 from .results import to_json
-from .train import evaluate, save_checkpoint, train
+from .train import evaluate, make_optimizer, optimizer_settings, save_checkpoint, train
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
 CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
@@ -79,6 +79,24 @@ def _load_average() -> float | None:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
         return None
+
+
+def git_state(root: str | Path | None = None) -> dict | None:
+    """``{"commit", "dirty"}`` of the checkout the package runs from (``root``: the repository folder; default the
+    package's parent): the commit of the code that made a result, and whether tracked files differed from it
+    (``git status --porcelain --untracked-files=no``; a dirty tree means the numbers may come from code no commit
+    holds). None outside a git checkout or without git."""
+    import subprocess
+
+    root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
+    try:
+        commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
+                                check=True, timeout=30).stdout.strip()
+        status = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no"],
+                                capture_output=True, text=True, check=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"commit": commit, "dirty": bool(status.strip())}
 
 
 def _cpu_seconds() -> float:
@@ -133,6 +151,7 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
     if len(set(seeds)) != len(seeds):   # a repeated seed trains the same run twice and counts it as two
         raise ValueError(f"seeds must be distinct, got {seeds}")
     load_before = _load_average()
+    code = git_state()            # before any file is written: which code made the numbers
     options = options or RunOptions()
     jobs = usable_jobs(options)   # worker processes for the recipe's runs (`reproduce --jobs`)
     t0, cpu0 = time.perf_counter(), _cpu_seconds()
@@ -147,7 +166,10 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
               "environment": {**environment_info(), "jobs": jobs,
                               "load_average_1m": [load_before, _load_average()]},
-              **payload}
+              "git": code, **payload}
+    epochs = {k: v["epochs_read"] for k, v in payload.items() if isinstance(v, dict) and "epochs_read" in v}
+    if epochs:   # how many times each part's runs read their training split (None: a synthetic task)
+        result["epochs_read"] = epochs
     if text_recipe:  # which text the numbers come from (the default's record too, so every file says)
         result["text_corpus"] = (text or named_corpus(DEFAULT_NAME)).record()
     path = results_path(name, quick, out_dir, None if text is None else text.name, tokenizer)
@@ -240,8 +262,17 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
                      checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "",
                      checkpoint_for: Collection[str] | None = None, jobs: int | None = None,
                      task: SyntheticTask | None = None, tokenizer: str | None = None,
-                     options: RunOptions | None = None) -> dict:
+                     options: RunOptions | None = None, final_eval: bool = False, x0_need: bool = False) -> dict:
     """Train every variant (config overrides on ``preset``) for every seed and measure it.
+
+    ``final_eval``: after training, evaluate each corpus run once more on the *whole* validation split (its
+    ``final_val_loss``; the curve's last point, on the config's ``eval_batches``, is kept as
+    ``curve_final_val_loss``) and on the first :data:`TRAIN_EVAL_BATCHES` batches of the training split
+    (``final_train_loss``: the loss on text the run may have read, beside the validation loss). ``x0_need``:
+    measure the need for x0 (:func:`~vrs_edu.lab.bank_readout.x0_removal_cost` on ``x0_mode="qkv"`` runs,
+    :func:`~vrs_edu.lab.bank_readout.x0_gradient_pressure` on runs without x0 paths), on the metric batches. The
+    part records ``epochs_read`` per variant (tokens one run reads / training tokens; None on a synthetic task,
+    whose every batch is new) and ``tokens_per_step``.
 
     Same seed ⇒ same initial weights for every parameter two variants share (see ``TinyGPT._init_weights``) and
     the same batches in the same order, so per-seed differences are paired. For each run it records the loss
@@ -283,7 +314,8 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
             tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "seed": seed, "metric_batches": metric_batches,
                           "ablation": ablation is True or (ablation is not False and vname in ablation),
                           "checkpoint_dir": models_dir(options) / checkpoint_as / vname if keep else None,
-                          "variant": vname, "desc": f"{desc}{vname} s{seed}", "options": options})
+                          "variant": vname, "desc": f"{desc}{vname} s{seed}", "options": options,
+                          "final_eval": final_eval, "x0_need": x0_need})
             configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
     jobs = usable_jobs(options, jobs)
     for t in tasks:   # a worker draws no bar of its own: the overall bar counts finished runs
@@ -292,21 +324,30 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     runs: dict[str, list[dict]] = {vname: [] for vname in variants}
     for t, run in zip(tasks, results):
         runs[t["variant"]].append(run)
+    reads = {v: c["train"]["steps"] * c["train"]["batch_size"] * data.block_size for v, c in configs.items()}
+    tokens_per_step = {v: c["train"]["batch_size"] * data.block_size for v, c in configs.items()}
     if task is not None:
         return {"preset": preset, "task": task.name, "vocab_size": data.vocab_size, "configs": configs,
-                "runs": runs}
+                "epochs_read": {v: None for v in configs}, "tokens_per_step": tokens_per_step, "runs": runs}
     return {"preset": preset, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
             "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "vocab_size": data.vocab_size, "unigram_val_loss": unigram_loss(data),
+            "epochs_read": {v: n / len(data.train) for v, n in reads.items()}, "tokens_per_step": tokens_per_step,
             "configs": configs, "runs": runs}
 
 
+TRAIN_EVAL_BATCHES = 16   # the training-split batches a final evaluation reads (32,768 tokens at 32 × 64)
+
+
 def train_and_measure(mcfg, tcfg, data, seed: int, metric_batches: int, ablation: bool, checkpoint_dir: Path | None,
-                      variant: str, desc: str, progress: bool, options: RunOptions | None = None) -> dict:
+                      variant: str, desc: str, progress: bool, options: RunOptions | None = None,
+                      final_eval: bool = False, x0_need: bool = False) -> dict:
     """One run of :func:`compare_variants`: build ``TinyGPT(mcfg)``, train it on ``data`` with ``tcfg`` (and
-    ``options``), measure it
+    ``options``), measure it (``final_eval``, ``x0_need``: see :func:`compare_variants`)
     (module level, so that a worker process can run it; the trained model stays where it was trained, only the
     returned dict and the checkpoint in ``checkpoint_dir`` leave)."""
+    from .bank_readout import x0_gradient_pressure, x0_removal_cost
+
     model = TinyGPT(mcfg)
     hist = train(model, data, tcfg, progress=progress, desc=desc, options=options)
     batches = ([data.batch(tcfg.batch_size, torch.Generator().manual_seed(20_000 + seed))
@@ -314,7 +355,20 @@ def train_and_measure(mcfg, tcfg, data, seed: int, metric_batches: int, ablation
                else list(data.eval_batches("val", tcfg.batch_size, metric_batches)))
     run = {"seed": seed, "history": hist.to_dict(), "final_val_loss": hist.val_loss[-1],
            "final_val_acc": hist.val_acc[-1], "n_params": model.num_params(),
+           "optimizer": optimizer_settings(make_optimizer(model, tcfg, tcfg.batch_size * data.block_size)),
            "layer_metrics": layer_metrics(model, batches), "coefficients": coefficient_readout(model)}
+    if final_eval and not isinstance(data, SyntheticTask):
+        run["curve_final_val_loss"] = hist.val_loss[-1]
+        run["final_val_loss"], run["final_val_acc"] = evaluate(model, data, tcfg, None)
+        run["final_train_loss"], _ = evaluate(model, data, tcfg, TRAIN_EVAL_BATCHES, split="train")
+        n_val = ((len(data.val) - 1) // data.block_size) * data.block_size
+        windows = min(TRAIN_EVAL_BATCHES * tcfg.batch_size, (len(data.train) - 1) // data.block_size)
+        n_train = windows * data.block_size
+        run["final_eval"] = {"val_tokens": n_val, "train_tokens": n_train}
+    if x0_need and mcfg.x0_mode == "qkv":
+        run["x0_removal_cost"] = x0_removal_cost(model, batches)
+    if x0_need and mcfg.x0_mode == "none":
+        run["x0_pressure"] = x0_gradient_pressure(model, batches)
     if ablation:
         run["ablation"] = substitution_ablation(model, batches)
     if checkpoint_dir is not None:

@@ -58,6 +58,7 @@ class TrainConfig:
     eval_every: int = 100
     eval_batches: int | None = 20   # None: the whole validation split
     coef_opt: CoefOpt = "course"    # course | official: the x0 coefficients' optimizer (see COEF_OPTS)
+    coef_lr_scale: float = 1.0      # official x0 groups: their batch-scaled rates × this (a declared rate sweep)
     seed: int = 0
 
     def validate(self) -> "TrainConfig":
@@ -67,7 +68,7 @@ class TrainConfig:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if not 0 <= self.decay_frac <= 1:
             raise ValueError(f"decay_frac must be in [0, 1], got {self.decay_frac}")
-        for name in ("lr", "coef_lr"):
+        for name in ("lr", "coef_lr", "coef_lr_scale"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be > 0, got {getattr(self, name)}")
         if self.coef_opt not in COEF_OPTS:
@@ -101,15 +102,49 @@ def lr_factor(step: int, cfg: TrainConfig) -> float:
     return 1.0 - 0.9 * (step - decay_start) / max(1, cfg.steps - decay_start)
 
 
-# The official bank-of-values settings (RiddleHe/nanochat ``gpt_base.py`` setup_optimizers, ``--scalar-lr 0.5``):
-# the x0 weights β and the value scale γ at AdamW lr 0.5, betas (0.96, 0.95), no decay; the stream weights α at
-# lr 0.005 with weight decay 0.05; the bank table E_v at AdamW lr 0.15 (paper, Sec. 4). For α and E_v the source
-# names no betas: they keep the course's (0.9, 0.95). Every group follows the same warmup/decay schedule.
+# The official bank-of-values settings, as the source scales them. RiddleHe/nanochat (commit 11f320b)
+# ``nanochat/model/gpt_base.py`` setup_optimizer: the x0 weights β (and γ, line 1049) in an AdamW group at
+# ``scalar_lr``, betas (0.96, 0.95), no decay (line 1102); the stream weights α at ``scalar_lr · 0.01``, betas
+# (0.8, 0.95), weight decay 0.05 (line 1100); value-embedding tables at betas (0.8, 0.995), decay 0.01 (line 1111;
+# the bank table E_v takes the paper's lr 0.15, Sec. 4). ``scalar_lr`` is 0.5 *at the reference batch* B_ref = 2¹⁹
+# tokens: ``scripts/base_train.py`` multiplies every rate by √(B / B_ref) (RiddleHe/nanochat lines 290-297 and 315;
+# karpathy/nanochat commit 92d63d4, lines 274 and 287-294, 312: "AdamW: sqrt scaling is standard"). So at B tokens
+# per step
+#
+#     lr_β = 0.5 · √(B / 2¹⁹),   lr_α = 0.005 · √(B / 2¹⁹),   lr_table = 0.15 · √(B / 2¹⁹)
+#
+# — at the course's 32 × 64 = 2,048 tokens: √(2048 / 524288) = 1/16, lr_β = 0.03125, lr_α = 3.125e-4. Every group
+# follows the same warmup/decay schedule. ``OFFICIAL_X0_GROUPS`` holds the rates at B_ref; :func:`official_x0_groups`
+# scales them (and by ``TrainConfig.coef_lr_scale``, the factor a declared rate sweep varies).
+# Deviations that remain from the official recipe (listed in chapter 04): matrices train with AdamW 3e-3 here, Muon
+# 0.02·√(B/B_ref) there; no previous-token "smear" in x0; 240 steps instead of ~3,760; 2 target layers of 8 (4 of 12).
+B_REF = 2 ** 19
 OFFICIAL_X0_GROUPS = {
     "x0_beta_gamma": {"lr": 0.5, "weight_decay": 0.0, "betas": (0.96, 0.95)},
-    "x0_alpha": {"lr": 0.005, "weight_decay": 0.05},
-    "bank_table": {"lr": 0.15, "weight_decay": 0.0},
+    "x0_alpha": {"lr": 0.005, "weight_decay": 0.05, "betas": (0.8, 0.95)},
+    "bank_table": {"lr": 0.15, "weight_decay": 0.01, "betas": (0.8, 0.995)},
 }
+
+
+def batch_lr_scale(tokens_per_step: int) -> float:
+    """nanochat's batch-size rule for AdamW rates, ``√(B / 2¹⁹)`` (``scripts/base_train.py``): 2,048 tokens → 1/16.
+    Raises ValueError for a non-positive B."""
+    if tokens_per_step <= 0:
+        raise ValueError(f"tokens_per_step must be > 0, got {tokens_per_step}")
+    return math.sqrt(tokens_per_step / B_REF)
+
+
+def official_x0_groups(tokens_per_step: int, coef_lr_scale: float = 1.0) -> dict[str, dict]:
+    """The official x0 optimizer groups at ``tokens_per_step`` tokens per step: every rate times
+    :func:`batch_lr_scale`, and the coefficient groups (α, β/γ) also times ``coef_lr_scale`` (a rate sweep's factor;
+    the table keeps 1). Betas and weight decay as the source has them. Raises ValueError on non-positive inputs."""
+    if coef_lr_scale <= 0:
+        raise ValueError(f"coef_lr_scale must be > 0, got {coef_lr_scale}")
+    s = batch_lr_scale(tokens_per_step)
+    return {g: {**v, "lr": v["lr"] * s * (1.0 if g == "bank_table" else coef_lr_scale)}
+            for g, v in OFFICIAL_X0_GROUPS.items()}
+
+
 # Which kinds of x0 parameter (``X0Injection.param_kinds``) each official group takes.
 OFFICIAL_X0_KINDS = {"x0_beta_gamma": ("beta", "gamma"), "x0_alpha": ("alpha",), "bank_table": ("table",)}
 
@@ -171,19 +206,29 @@ def check_param_groups(model: torch.nn.Module, groups: dict[str, list]) -> None:
                          f"the model {foreign}")
 
 
-def make_optimizer(model: TinyGPT, cfg: TrainConfig) -> torch.optim.AdamW:
+def make_optimizer(model: TinyGPT, cfg: TrainConfig, tokens_per_step: int | None = None) -> torch.optim.AdamW:
     """AdamW over :func:`param_groups`: matrices (lr, weight decay), vectors (lr, no decay), coefficients
     (coef_lr, no decay), and with ``cfg.coef_opt == "official"`` the x0 parameters in the official bank-of-values
-    groups (``OFFICIAL_X0_GROUPS``; value-residual λ and depth-mixing weights stay coefficients). Empty groups
-    are left out. Each group records its ``name`` and ``base_lr`` (the schedule scales ``lr`` from it)."""
+    groups at the source's batch-scaled rates (:func:`official_x0_groups` at ``tokens_per_step``, default
+    ``cfg.batch_size × model.cfg.block_size``; value-residual λ and depth-mixing weights stay coefficients). Empty
+    groups are left out. Each group records its ``name`` and ``base_lr`` (the schedule scales ``lr`` from it)."""
     groups = param_groups(model, cfg.coef_opt)
+    tokens = tokens_per_step or cfg.batch_size * model.cfg.block_size
     settings = {"matrices": {"lr": cfg.lr, "weight_decay": cfg.weight_decay},
                 "vectors": {"lr": cfg.lr, "weight_decay": 0.0},
-                "coefficients": {"lr": cfg.coef_lr, "weight_decay": 0.0}, **OFFICIAL_X0_GROUPS}
+                "coefficients": {"lr": cfg.coef_lr, "weight_decay": 0.0},
+                **official_x0_groups(tokens, cfg.coef_lr_scale)}
     opt_groups = [{"params": ps, "name": g, **settings[g]} for g, ps in groups.items() if ps]
     for g in opt_groups:
         g["base_lr"] = g["lr"]
     return torch.optim.AdamW(opt_groups, betas=(0.9, 0.95))
+
+
+def optimizer_settings(opt: torch.optim.Optimizer) -> list[dict]:
+    """What each optimizer group trains with, JSON-ready: ``[{"name", "lr", "betas", "weight_decay", "n_params"}]``
+    (``lr`` the group's base rate; ``n_params`` the numbers it holds): what a result records of every run."""
+    return [{"name": g["name"], "lr": g["base_lr"], "betas": list(g["betas"]), "weight_decay": g["weight_decay"],
+             "n_params": sum(p.numel() for p in g["params"])} for g in opt.param_groups]
 
 
 def masked_loss(logits, targets, mask=None):
@@ -195,9 +240,11 @@ def masked_loss(logits, targets, mask=None):
 @torch.no_grad()
 def evaluate(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig,
              max_batches: int | None | str = "cfg", *, precision: str = "auto",
-             world: distributed.World | None = None) -> tuple[float, float]:
+             world: distributed.World | None = None, split: str = "val") -> tuple[float, float]:
     """Validation loss (nats) and next-token accuracy. For a corpus: consecutive windows of the validation split
-    (all of it when ``eval_batches`` is None); for a synthetic task: a fixed set drawn with seed 10_000 + seed.
+    (all of it when ``eval_batches`` is None; ``split="train"``: of the training split, the same way: the loss on
+    text the model may have read, beside the validation loss); for a synthetic task: a fixed set drawn with seed
+    10_000 + seed (``split`` does not apply).
 
     Runs on the model's device (bf16 autocast on CUDA unless ``precision="fp32"``). With ``world`` (what
     :func:`train` passes under ``torchrun``) the batches are dealt out over the ranks and the sums all-reduced, so
@@ -214,7 +261,7 @@ def evaluate(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig,
         g = torch.Generator().manual_seed(10_000 + cfg.seed)
         batches = [data.batch(cfg.batch_size, g) for _ in range(max_batches or 20)]
     else:
-        batches = [(x, y, None) for x, y in data.eval_batches("val", cfg.batch_size, max_batches)]
+        batches = [(x, y, None) for x, y in data.eval_batches(split, cfg.batch_size, max_batches)]
     for x, y, mask in batches[w.rank::w.size]:
         x, y = x.to(device), y.to(device)
         with autocast(device, amp):
@@ -294,7 +341,7 @@ def train(model: TinyGPT, data: TokenData | SyntheticTask, cfg: TrainConfig | No
     dev = home if device is None else resolve_device(device)
     amp = autocast_dtype(dev, precision)
     model.to(dev)
-    opt = make_optimizer(model, cfg)
+    opt = make_optimizer(model, cfg, cfg.batch_size * data.block_size)
     g = torch.Generator().manual_seed(cfg.seed)
     history, start, wall_before = History(), 0, 0.0
     fingerprint = data_fingerprint(data)

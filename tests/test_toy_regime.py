@@ -1,0 +1,87 @@
+"""The toy regime's measurements (issue 27): the rates as nanochat scales them, what a result records (code, epochs,
+train beside validation loss), the need for x0 (removal cost, gradient pressure), the verdict corpus' unit
+conversion. Each expected value by hand or from a second, independent computation."""
+import math
+
+import pytest
+import torch
+
+from vrs_edu.lab.bank_readout import x0_gradient_pressure
+from vrs_edu.lab.metrics import mean_loss
+from vrs_edu.nn import TinyGPT, TinyGPTConfig
+
+SMALL = dict(vocab_size=32, d_model=32, n_layers=3, n_heads=2, block_size=16, qk_norm=True)
+
+
+def _batch(seed=0, B=4, T=16):
+    g = torch.Generator().manual_seed(seed)
+    return torch.randint(32, (B, T), generator=g), torch.randint(32, (B, T), generator=g)
+
+
+def test_gradient_pressure_is_the_derivative_of_the_loss_in_beta_at_zero():
+    """On a baseline's weights the probe computes the baseline's loss exactly (α = 1, β = 0), and its ∂L/∂β_v
+    matches a central finite difference (β_v = ±h in the x0 layer, h = 1e-3; float64 so the difference is exact
+    enough)."""
+    torch.manual_seed(0)
+    base = TinyGPT(TinyGPTConfig(**SMALL)).double()
+    with torch.no_grad():                  # a "trained" baseline: weights off their init, so the gradients are real
+        for p in base.parameters():
+            p.add_(0.05 * torch.randn_like(p))
+    x, y = _batch()
+    p = x0_gradient_pressure(base, [(x, y)])
+    assert p["layers"] == [2] and p["loss"] == pytest.approx(mean_loss(base, [(x, y)]), abs=1e-12)
+    probe = TinyGPT(TinyGPTConfig(**SMALL, x0_mode="qkv")).double()
+    probe.load_state_dict(base.state_dict(), strict=False)
+    h, blk = 1e-3, probe.blocks[2].x0
+    for s in "qkv":
+        losses = []
+        for beta in (h, -h):
+            with torch.no_grad():
+                getattr(blk, f"beta_{s}").fill_(beta)
+            losses.append(mean_loss(probe, [(x, y)]))
+        with torch.no_grad():
+            getattr(blk, f"beta_{s}").fill_(0.0)
+        assert p[s][0] == pytest.approx((losses[0] - losses[1]) / (2 * h), rel=1e-4, abs=1e-9), s
+    with pytest.raises(ValueError, match="without x0 paths"):
+        x0_gradient_pressure(probe, [(x, y)])
+
+
+def test_the_verdict_corpus_converts_bits_per_byte_at_its_bytes_per_token():
+    from vrs_edu.lab.corpora import corpus_token_data, get_corpus
+    from vrs_edu.lab.recipes import bank_of_values as bov
+
+    c = get_corpus("kjv")
+    d = corpus_token_data(c, "word", 2048, 64)
+    per_token = len(c.text.encode("utf-8")) / (len(d.train) + len(d.val))
+    assert per_token == pytest.approx(bov.KJV_BYTES_PER_TOKEN, abs=5e-4)       # 4,138,926 / 916,934 = 4.5139
+    assert bov.NATS_PER_BPB == pytest.approx(4.514 * math.log(2))               # 3.129
+    qkv_loss = next(t for t in bov.TESTS if t.name == "qkv_loss")
+    assert qkv_loss.effect_for_power == -0.028                                  # −0.009 bpb × 3.129, 3 decimals
+    # 240 steps of 32 × 64 tokens on kjv's 825,241 training tokens: 0.596 epochs; the Python docs: 6.116
+    assert 240 * 32 * 64 / len(d.train) == pytest.approx(0.596, abs=5e-4)
+
+
+def test_a_result_records_its_code_and_a_tree_that_is_not_a_checkout_records_none(tmp_path):
+    from vrs_edu.lab.experiments import git_state
+
+    state = git_state()
+    assert set(state) == {"commit", "dirty"} and len(state["commit"]) == 40 and isinstance(state["dirty"], bool)
+    assert git_state(tmp_path) is None
+
+
+def test_a_corpus_run_reads_its_final_loss_on_the_whole_split_beside_the_training_loss():
+    from vrs_edu.lab.data import make_token_data
+    from vrs_edu.lab.experiments import TRAIN_EVAL_BATCHES, compare_variants
+    from vrs_edu.lab.train import TrainConfig, evaluate
+
+    part = compare_variants("tiny", {"baseline": {}}, [0], final_eval=True, metric_batches=1)
+    run = part["runs"]["baseline"][0]
+    assert run["curve_final_val_loss"] == run["history"]["val_loss"][-1]
+    assert math.isfinite(run["final_train_loss"]) and run["final_val_loss"] != run["curve_final_val_loss"]
+    cfg = part["configs"]["baseline"]["train"]
+    T = part["configs"]["baseline"]["model"]["block_size"]
+    # tiny: 20 steps × batch 8 × block 32 = 5,120 tokens read, over the default corpus' training split
+    assert part["epochs_read"]["baseline"] == pytest.approx(20 * 8 * T / part["corpus_tokens"]["train"])
+    assert run["final_eval"]["train_tokens"] == TRAIN_EVAL_BATCHES * cfg["batch_size"] * T
+    groups = {g["name"]: g for g in run["optimizer"]}
+    assert groups["matrices"]["lr"] == cfg["lr"] and groups["matrices"]["betas"] == [0.9, 0.95]
