@@ -44,7 +44,7 @@ def _depth_result(L=3, with_r2=True, v_minus_qk=None):
                 run["x0_r2"] = {"q": [1.0, 0.8, 0.5], "k": [1.0, 0.8, 0.6], "v": [1.0, 0.8, v]}
             runs[name].append(run)
     counts = {n: {"n_params": 100, "extra": 0, "overhead": 0.0} for n in runs}
-    return {"command": "vrs-edu reproduce depth-mixers", "wall_time_s": 60.0, "runs": runs,
+    return {"command": "vrs-edu reproduce depth-mixers", "wall_time_s": 60.0, "runs": runs, "epochs_read": 0.2,
             "schedule": {"steps": 160}, "parameter_counts": counts,
             "configs": {"residual": {"model": {"n_layers": L}}}}
 
@@ -71,7 +71,7 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
     assert q4[0] == "per router, deep V input's x0-R² − max(Q's, K's): 3 declared tests (Holm), 5 paired seeds"
     assert q4[1].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and q4[1].endswith("reproduced")
     assert q4[2].startswith("  mudd          +0.001 [-0.027, +0.029]  p (Holm) ")
-    assert q4[2].endswith("undecided (no effect declared)")   # power only at a declared effect
+    assert q4[2].endswith("undecided (power 78% at +0.050)")   # power at the declared effect (0.05 of x0-R²)
     assert q4[3].startswith("  vertical      -0.200 [-0.202, -0.198]") and q4[3].endswith("contradicted")
     assert q4[4] == "per mixer, final val loss − residual's: 3 declared tests (Holm), 5 paired seeds"
     assert q4[5].startswith("  dca           -0.020 [-0.022, -0.018]") and q4[5].endswith("reproduced")

@@ -1,0 +1,109 @@
+"""`vrs-edu reproduce v-over-depth`: the readers of the per-stream weights computed by hand on a made-up run, the
+declared tests' preconditions (out of regime when the weights did not move, the instrument is worse than the
+baseline, the runs read more than an epoch, or Depth-Attention's cache differs), and one quick run of the recipe."""
+import json
+import math
+
+import pytest
+
+from vrs_edu.lab.experiments import run_recipe
+from vrs_edu.lab.recipes import v_over_depth as vd
+
+L = 8
+
+
+def _matrix(row_of):
+    """A stored (L+1, 2L+1) matrix: ``row_of(n)`` gives the n weights of a read, None beyond them."""
+    out = []
+    for l in range(L + 1):
+        n = 2 * l + 1
+        out.append(row_of(n) + [None] * (2 * L + 1 - n))
+    return out
+
+
+def uniform(n):
+    return [1 / n] * n
+
+
+def embedding_heavy(share):
+    def row(n):
+        return [share] + [(1 - share) / (n - 1)] * (n - 1) if n > 1 else [1.0]
+    return row
+
+
+def _run(seed, loss, q=uniform, k=uniform, v=uniform, kv=4096.0):
+    return {"seed": seed, "final_val_loss": loss, "kv_bytes_per_token": kv,
+            "depth_weights": {"q": _matrix(q), "k": _matrix(k), "v": _matrix(v), "r": _matrix(uniform)}}
+
+
+def test_the_readers_by_hand():
+    run = _run(0, 4.0, v=embedding_heavy(0.4))
+    assert vd.deep_blocks(8) == [6, 7]
+    assert vd.embedding_weight(run, "v", 6) == 0.4 and vd.embedding_weight(run, "q", 6) == pytest.approx(1 / 13)
+    # block 6 reads 13 sources: v puts 0.4 on the embedding, 0.05 on each of the 12 others
+    assert vd.distance_from_uniform(run, "v", 6) == pytest.approx(0.5 * ((0.4 - 1 / 13) + 12 * (1 / 13 - 0.05)))
+    assert vd.distance_from_uniform(run, "q", 6) == pytest.approx(0.0)
+    assert vd.mlp_minus_attention(run, "v", 6) == pytest.approx(0.0)                  # as many of each, equal weights
+    mlp_only = _run(0, 4.0, v=lambda n: [0.0] + [2 / (n - 1) if j % 2 else 0.0 for j in range(n - 1)])
+    assert vd.mlp_minus_attention(mlp_only, "v", 6) == pytest.approx(1.0)             # sources 2, 4, ...: the MLPs
+    assert vd.read_recency(run, "q", 6) == pytest.approx(0.5)                         # uniform: the middle
+    last = _run(0, 4.0, q=lambda n: [0.0] * (n - 1) + [1.0])
+    assert vd.read_recency(last, "q", 6) == pytest.approx(1.0)
+
+
+def _result(qkv, base_losses=(4.0, 4.1, 4.05, 3.95, 4.02), epochs=0.3, da_kv=4096.0):
+    residual = [_run(i, x) for i, x in enumerate(base_losses)]
+    return {"seeds": [0, 1, 2, 3, 4], "epochs_read": epochs,
+            "runs": {"residual": residual, "attnres": [_run(i, x + 0.01) for i, x in enumerate(base_losses)],
+                     "attnres_qkv": qkv,
+                     "depth_attention": [_run(i, x - 0.02 - 0.001 * i, kv=da_kv) for i, x in enumerate(base_losses)]}}
+
+
+def _qkv(v_share=0.4, loss_shift=0.0):
+    return [_run(i, x + loss_shift + 0.001 * i, v=embedding_heavy(v_share + 0.01 * i))
+            for i, x in enumerate((4.0, 4.1, 4.05, 3.95, 4.02))]
+
+
+def test_v_reading_the_embedding_more_is_reproduced_when_the_weights_moved():
+    rows = {r.test.name: r for r in vd.verdicts(_result(_qkv()))}
+    assert rows["attnres_qkv_weights_moved"].verdict == "reproduced"
+    assert rows["attnres_qkv_no_worse"].verdict == "reproduced"
+    assert rows["v_reads_embedding_more_than_q"].verdict == "reproduced"
+    # v's share 0.40..0.44 over the seeds; q uniform over 13 (block 6) and 15 (block 7) sources
+    assert rows["v_reads_embedding_more_than_q"].mean == pytest.approx(0.42 - (1 / 13 + 1 / 15) / 2)
+    assert rows["v_prefers_mlp_outputs"].verdict == "undecided"                         # equal weights: 0 every seed
+    assert rows["depth_attention_loss"].verdict == "reproduced"
+    assert rows["depth_attention_beats_attnres"].verdict == "reproduced"
+
+
+def test_the_stream_claims_are_out_of_regime_unless_every_precondition_holds():
+    still = [_run(i, 4.0 + 0.01 * i) for i in range(5)]                               # uniform: never moved
+    rows = {r.test.name: r for r in vd.verdicts(_result(still))}
+    assert rows["attnres_qkv_weights_moved"].verdict != "reproduced"
+    assert all(rows[n].verdict == "out of regime" for n in
+               ("v_reads_embedding_more_than_q", "v_reads_embedding_more_than_k", "v_prefers_mlp_outputs"))
+    worse = {r.test.name: r for r in vd.verdicts(_result(_qkv(loss_shift=0.05)))}     # 0.05 nats worse
+    assert worse["attnres_qkv_no_worse"].verdict == "contradicted"
+    assert worse["v_reads_embedding_more_than_q"].verdict == "out of regime"
+    memorised = {r.test.name: r for r in vd.verdicts(_result(_qkv(), epochs=3.0))}
+    assert memorised["depth_attention_loss"].verdict == "out of regime"
+    assert "sub_epoch 3.000 (needs < 1): fails" in memorised["depth_attention_loss"].reason
+    bigger = {r.test.name: r for r in vd.verdicts(_result(_qkv(), da_kv=4096.0 + 512))}
+    assert bigger["depth_attention_loss"].verdict == "out of regime"                    # not the paper's method
+    assert vd.facts(_result(_qkv()))["same_kv_cache"] == 0.0
+
+
+@pytest.mark.slow   # 4 variants x 1 seed x 6 steps, a few seconds
+def test_the_quick_run_writes_every_variant_and_the_facts(tmp_path):
+    path = run_recipe("v-over-depth", quick=True, seeds=[0], out_dir=tmp_path)
+    r = json.loads(path.read_text())
+    assert set(r["runs"]) == set(vd.VARIANTS)
+    assert {p["name"] for p in r["preconditions"]} == {"sub_epoch", "same_kv_cache"}
+    assert {v["name"] for v in r["verdicts"]} == {t.name for t in vd.TESTS}
+    (qkv,) = r["runs"]["attnres_qkv"]
+    assert set(qkv["depth_weights"]) == {"q", "k", "v", "r"}
+    assert len(qkv["depth_weights"]["v"]) == 9 and len(qkv["depth_weights"]["v"][0]) == 17   # (L+1, 2L+1)
+    assert qkv["depth_weights"]["v"][7][14] is not None and qkv["depth_weights"]["v"][7][15] is None  # 2l+1 = 15
+    assert r["runs"]["depth_attention"][0]["kv_bytes_per_token"] == r["runs"]["residual"][0]["kv_bytes_per_token"]
+    assert r["runs"]["depth_attention"][0]["n_params"] == r["runs"]["residual"][0]["n_params"]
+    assert math.isfinite(r["epochs_read"])
