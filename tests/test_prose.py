@@ -85,3 +85,14 @@ def test_nbval_fails_a_cell_whose_markdown_sentence_changed_by_one_digit(tmp_pat
     assert results == {"Cell 0": "PASSED", "Cell 1": "FAILED", "Cell 2": "FAILED", "Cell 3": "PASSED",
                        "Cell 4": "FAILED", "Cell 5": "PASSED", "Cell 6": "FAILED"}, out[-3000:]
     assert "mismatch 'text/markdown'" in out and "loss 1.234 nats" in out, out[-3000:]
+
+
+def test_source_shows_the_packages_own_lines_as_a_code_block():
+    from vrs_edu.nn.attention import attend
+    from vrs_edu.viz.prose import source
+
+    shown = source(attend, start="return").text
+    assert shown == "`vrs_edu.nn.attention.attend`:\n\n```python\nreturn pattern @ v\n```"
+    assert source(attend).text.count("\n") > 3 and "def attend(" in source(attend).text
+    with pytest.raises(ValueError, match="has no line containing 'no such line'"):
+        source(attend, start="no such line")

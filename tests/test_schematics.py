@@ -21,6 +21,7 @@ LABELS = {
     "value_residual": ["computes $V_1$", "ResFormer:", "SVFormer:", "NeuTRENO:", r"\lambda_1 V_1"],
     "x0_into_qkv": ["stream $x_i$", "$x_0$", r"\alpha_q", r"\beta_v x_0", "$W_V$"],
     "bank_of_values": ["token id", "table $E_v$", r"E_v[\mathrm{id}]", "no $W_V$"],
+    "input_substitution": ["stream $h_l$", "$x_0$", "$W_Q$", "$W_V$", "v reads x0", "not its context"],
     "depth_mixer": ["ShortSWA over depth", "K = 3", "$X_0$", "$X_4$", "block 4", "sequence ShortSWA"],
     "kv_cache": ["baseline", "SVFormer", "bank", "layer", "not kept"],
     "decoder_substitution": ["stream $h_l$", "token id", "table$_v$[id]", "$W_Q$", "unchanged"],
@@ -91,6 +92,7 @@ def test_the_kv_cache_leaves_out_sv_formers_later_values_and_the_bank_layers_val
     (lambda: S.depth_mixer(window=4, n_states=3), "window=4, n_states=3"),
     (lambda: S.kv_cache(n_layers=12), "n_layers must be between 3 and 6, got 12"),
     (lambda: S.decoder_substitution(path="o"), "path must be 'q', 'k' or 'v', got 'o'"),
+    (lambda: S.input_substitution(path="x"), "path must be 'q', 'k' or 'v', got 'x'"),
 ])
 def test_arguments_it_cannot_draw_are_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):

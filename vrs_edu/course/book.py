@@ -22,7 +22,8 @@ class Chapter:
     title: str
     question: str
     goals: tuple[str, ...]
-    budget_s: int
+    budget_s: int              # run time: what the chapter's cells may take, at one thread on the 2-core CI machine
+    study_min: int | None = None   # study time: reading, exercises and widgets, in minutes (README, chapter 00)
 
     @property
     def stem(self) -> str:
@@ -53,7 +54,11 @@ def chapters(path: str | Path = BOOK_TOML) -> list[Chapter]:
         missing = [k for k in ("file", "title", "question", "goals", "budget_s") if k not in c]
         if missing:
             raise ValueError(f"book.toml chapter #{i} ({c.get('file', '?')}) lacks {missing}")
-        out.append(Chapter(c["file"], c["title"], c["question"], tuple(c["goals"]), int(c["budget_s"])))
+        study = c.get("study_min")
+        if study is not None and (not isinstance(study, int) or study <= 0):
+            raise ValueError(f"book.toml chapter #{i} ({c['file']}): study_min must be a positive whole number of "
+                             f"minutes, got {study!r}")
+        out.append(Chapter(c["file"], c["title"], c["question"], tuple(c["goals"]), int(c["budget_s"]), study))
     return out
 
 

@@ -84,3 +84,27 @@ def say(*paragraphs: str) -> None:
     from IPython.display import display
 
     display(Prose("\n\n".join(paragraphs)))
+
+
+def source(obj, start: str | None = None, stop: str | None = None) -> Prose:
+    """The package's own code of ``obj`` (a function, class or method) as a Markdown code block, to show the
+    mechanism next to its equation (DESIGN.md, "A chapter's anatomy"). ``start`` / ``stop``: show only the lines from
+    the first one containing ``start`` up to the first one after it containing ``stop`` (both included).
+    Raises ValueError naming a ``start`` or ``stop`` the source does not contain."""
+    import inspect
+    import textwrap
+
+    lines = textwrap.dedent(inspect.getsource(obj)).splitlines()
+    first = 0
+    if start is not None:
+        first = next((i for i, line in enumerate(lines) if start in line), None)
+        if first is None:
+            raise ValueError(f"the source of {obj.__qualname__} has no line containing {start!r}")
+    last = len(lines) - 1
+    if stop is not None:
+        last = next((i for i, line in enumerate(lines) if i >= first and stop in line), None)
+        if last is None:
+            raise ValueError(f"the source of {obj.__qualname__} has no line containing {stop!r} after {start!r}")
+    code = textwrap.dedent("\n".join(lines[first:last + 1]))
+    where = f"{inspect.getmodule(obj).__name__}.{obj.__qualname__}"
+    return Prose(f"`{where}`:\n\n```python\n{code}\n```")

@@ -6,6 +6,7 @@ its Figure; a chapter shows it before it measures anything (DESIGN.md, "A chapte
     value_residual()         chapter 03: where V_1 enters later layers (ResFormer, SVFormer, NeuTRENO)
     x0_into_qkv()            chapter 04: x0 mixed into the inputs of q, k and v (alpha x_i + beta x0)
     bank_of_values()         chapter 04: the bank lookup, a value read from a per-token table
+    input_substitution(path) chapters 04 and 07: the input of Q, K or V replaced by x0 (the substitution ablation)
     depth_mixer(window)      chapter 05: a depth mixer's reads over layers; full window = full memory; the duality
     kv_cache()               chapter 06: what each variant keeps in the KV cache per token
     decoder_substitution()   chapter 08: a projection of the real decoder replaced by a per-token table
@@ -196,6 +197,30 @@ def bank_of_values():
     return fig
 
 
+def input_substitution(path: str = "v"):
+    """The substitution ablation (chapters 04 and 07): at one layer, the input of one projection (``path``: ``"q"``,
+    ``"k"`` or ``"v"``), normally the stream h_l, is x0 instead (the token without its context); the other two
+    still read the stream. A path that needs only what x0 holds tolerates it. Raises ValueError for another
+    ``path``."""
+    if path not in ("q", "k", "v"):
+        raise ValueError(f"path must be 'q', 'k' or 'v', got {path!r}")
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.3, f"Substitution ablation: {path} reads x0")
+    _box(ax, 1.15, 2.6, 2.0, 0.45, "stream $h_l$", STREAM)
+    _box(ax, 3.45, 2.6, 1.5, 0.45, "$x_0$", X0)
+    for x, name in ((0.6, "q"), (1.7, "k"), (2.8, "v")):
+        replaced = name == path
+        _box(ax, x, 1.45, 0.62, 0.42, f"$W_{name.upper()}$", V if name == "v" else QK)
+        if replaced:
+            _arrow(ax, (3.45, 2.37), (x + 0.1, 1.67), X0, lw=2.2)
+        else:
+            _arrow(ax, (1.15, 2.37), (x, 1.67), STREAM)
+    ax.text(PHONE_WIDTH_IN / 2, 0.75, f"{path} sees the token, not its context:", ha="center", va="center",
+            color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 0.42, "the output's change: how much it needed it", ha="center", va="center",
+            color=INK)
+    return fig
+
+
 # ------------------------------------------------------------------------------------------------- chapter 05
 
 def depth_mixer(window: int = 3, n_states: int = 5):
@@ -294,6 +319,7 @@ def decoder_substitution(path: str = "v"):
 
 SCHEMATICS = {   # name -> function: what the tests draw and check
     "residual_stream": residual_stream, "attention_halves": attention_halves, "value_residual": value_residual,
-    "x0_into_qkv": x0_into_qkv, "bank_of_values": bank_of_values, "depth_mixer": depth_mixer,
+    "x0_into_qkv": x0_into_qkv, "bank_of_values": bank_of_values, "input_substitution": input_substitution,
+    "depth_mixer": depth_mixer,
     "kv_cache": kv_cache, "decoder_substitution": decoder_substitution,
 }
