@@ -107,3 +107,37 @@ def test_the_quick_run_writes_every_variant_and_the_facts(tmp_path):
     assert r["runs"]["depth_attention"][0]["kv_bytes_per_token"] == r["runs"]["residual"][0]["kv_bytes_per_token"]
     assert r["runs"]["depth_attention"][0]["n_params"] == r["runs"]["residual"][0]["n_params"]
     assert math.isfinite(r["epochs_read"])
+
+
+def test_the_chapter_readers_compare_directions_and_verdicts_not_votes():
+    rows = vd.verdicts(_result(_qkv()))
+    bov = {"verdicts": [{"name": "v_reads_x0_more_than_qk", "mean": -0.13, "ci": [-0.2, -0.06],
+                         "verdict": "contradicted"}, {"name": "qkv_loss", "mean": 0.0, "ci": [-1, 1],
+                                                      "verdict": "undecided"}]}
+    lines = vd.agreement_lines(rows, bov, None)
+    assert lines[0].startswith("this chapter, v's embedding weight − q's: +0.348 (above 0), reproduced")   # 0.42 − (1/13 + 1/15)/2
+    assert lines[2] == "chapter 04, v_reads_x0_more_than_qk: -0.130 (below 0), contradicted"
+    assert lines[3].startswith("chapter 08 (SmolLM2-135M): no stored result yet")
+    assert lines[-1] == "decided for the claim: v − q, v − k; against it: v_reads_x0_more_than_qk"
+    real = {"probe": {"x0_r2": {"q": [1.0, 0.5, 0.4], "k": [1.0, 0.6, 0.3], "v": [1.0, 0.7, 0.9]}}}
+    assert vd.real_decoder_margins(real) == {"layers": [2], "n_layers": 3, "v_minus_q": pytest.approx(0.5),
+                                             "v_minus_k": pytest.approx(0.6)}
+    assert vd.real_decoder_margins({"other": 1}) is None and vd.side(0.1, (-0.1, 0.3)) == "spans 0"
+    profile = vd.stream_profile(_result(_qkv()), vd.embedding_weight)
+    assert profile["q"][0] is None and profile["r"][0] is not None and len(profile["v"]) == L
+    assert profile["v"][6] == pytest.approx(0.42)                                   # mean of the seeds' 0.40..0.44
+
+
+def test_the_stream_figure_has_one_panel_per_stream_with_named_sources():
+    import matplotlib
+    matplotlib.use("Agg")
+    import torch
+    from vrs_edu.lab.depth_readout import sublayer_sources
+    from vrs_edu.viz.depth import plot_sublayer_streams
+    m = torch.tensor([[float("nan") if v is None else v for v in row] for row in _matrix(uniform)])
+    fig = plot_sublayer_streams({s: m for s in "qkvr"}, sublayer_sources(L))
+    axes = [ax for ax in fig.axes if ax.get_title()]
+    assert [ax.get_title() for ax in axes] == ["Q input", "K input", "V input", "MLP input (and read-out)"]
+    assert [t.get_text() for t in axes[0].get_xticklabels()][:3] == ["emb", "a0", "m0"]
+    with pytest.raises(ValueError, match="no weights for stream 'r'"):
+        plot_sublayer_streams({s: m for s in "qkv"}, sublayer_sources(L))

@@ -16,7 +16,8 @@ from .controls import label_style
 # In which basis each mixer's weights are expressed: states X_j = the stream after block j, or outputs y_j = what
 # block j wrote (y_0 = X_0 = the embedding). Source 0 is the embedding in both.
 BASIS = {"denseformer": "states X_j", "elcbert": "outputs y_j", "attnres": "outputs y_j", "shortswa": "states X_j",
-         "dca": "outputs y_j", "mudd": "states X_j", "vertical": "outputs y_j"}
+         "dca": "outputs y_j", "mudd": "states X_j", "vertical": "outputs y_j", "scalar_gain": "states X_j",
+         "depth_attention": "values V_j"}
 # (a figure's x label says "source j: X_j" or "source j: y_j"; j = 0 is the embedding in both)
 
 
@@ -85,6 +86,42 @@ def plot_router_streams(routers: dict[str, dict[str, torch.Tensor]], streams=("q
         vmax = max(float(np.nanmax(np.abs(np.asarray(mats[s], dtype=float)))) for s in streams)
         for ax, s in zip(row, streams):
             plot_depth_weights(mats[s], ax=ax, title=f"{name}: {s.upper()} input", basis=_basis(name), vmax=vmax)
+    fig.tight_layout()
+    return fig
+
+
+STREAM_TITLES = {"q": "Q input", "k": "K input", "v": "V input", "r": "MLP input (and read-out)"}
+
+
+def plot_sublayer_streams(mats: dict[str, torch.Tensor], sources: list[str], streams=("q", "k", "v", "r"),
+                          title: str = ""):
+    """One heatmap per stream of a sub-layer mixer (Attention Residuals per stream): rows = reading block (last row:
+    the final read-out, stream r only), columns = ``sources`` (embedding, attn 0, mlp 0, ...), one colour scale for
+    all panels so that the streams compare. ``mats``: stream -> (L+1, 2L+1) matrix, NaN where a read has no
+    source. Raises ValueError when a stream is missing or a matrix does not have ``len(sources)`` columns."""
+    for s in streams:
+        if s not in mats:
+            raise ValueError(f"no weights for stream {s!r}; got {sorted(mats)}")
+        if np.asarray(mats[s]).shape[1] != len(sources):
+            raise ValueError(f"stream {s!r}: {np.asarray(mats[s]).shape[1]} columns, {len(sources)} sources")
+    vmax = max(float(np.nanmax(np.asarray(mats[s], dtype=float))) for s in streams)
+    fig, axes = plt.subplots(2, 2, figsize=(11.0, 7.0), squeeze=False)
+    short = ["emb" if n == "embedding" else n.replace("attn ", "a").replace("mlp ", "m") for n in sources]
+    for ax, s in zip(axes.flat, streams):
+        m = np.asarray(mats[s], dtype=float)
+        im = ax.imshow(np.ma.masked_invalid(m), cmap="viridis", vmin=0.0, vmax=vmax, aspect="auto")
+        ax.set_xticks(range(len(sources)))
+        ax.set_xticklabels(short, rotation=90)
+        ax.set_yticks(range(m.shape[0]))
+        ax.set_yticklabels([str(l) if l < m.shape[0] - 1 else f"{l} (out)" for l in range(m.shape[0])])
+        ax.set(title=STREAM_TITLES.get(s, s), xlabel="source (a: attention output, m: MLP output)",
+               ylabel="reading block")
+        ax.grid(False)
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
+    for ax in list(axes.flat)[len(streams):]:
+        ax.remove()
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     return fig
 

@@ -194,7 +194,96 @@ def _outcomes(result: dict):
     return [p.judge(f[p.name]) for p in PRECONDITIONS]
 
 
+# ---------------------------------------------------------------------------------------------------------------
+# Reading the result file (chapter 05 and its tests).
+
+
 @torch.no_grad()
 def mean_stream_weights(result: dict, variant: str = "attnres_qkv") -> dict[str, torch.Tensor]:
     """The learned (L+1, 2L+1) weight matrices per stream, averaged over seeds (NaN where a read has no source)."""
     return dm.mean_weights(result, variant)
+
+
+def stream_profile(result: dict, fn, variant: str = "attnres_qkv") -> dict[str, list[float | None]]:
+    """``fn(run, stream, l)`` per block l = 0..L-1, mean over seeds, for each stream (None where the block has no
+    such read: q, k and v of block 0)."""
+    runs = result["runs"][variant]
+    L = len(runs[0]["depth_weights"]["v"]) - 1
+    out = {}
+    for s in ("q", "k", "v", "r"):
+        out[s] = [None if (s != "r" and l == 0) else sum(fn(r, s, l) for r in runs) / len(runs) for l in range(L)]
+    return out
+
+
+def side(mean: float, ci: tuple[float, float]) -> str:
+    """Which side of 0 an interval puts a mean on: 'above 0', 'below 0' or 'spans 0'."""
+    return "above 0" if ci[0] > 0 else "below 0" if ci[1] < 0 else "spans 0"
+
+
+def chapter_04_rows(bov_result: dict | None) -> list[dict]:
+    """Chapter 04's stored tests of "V reads x0 more than Q and K" (verdict records whose name contains
+    ``v_reads_x0``): ``{"name", "mean", "ci", "verdict"}`` each; empty without a file."""
+    if not bov_result:
+        return []
+    return [{"name": v["name"], "mean": v["mean"], "ci": tuple(v["ci"]), "verdict": v["verdict"]}
+            for v in bov_result.get("verdicts", []) if "v_reads_x0" in v["name"]]
+
+
+def _find_x0_r2(obj) -> dict | None:
+    """The first ``{"x0_r2": {"q": [...], "k": [...], "v": [...]}}`` dict inside a stored result, depth first."""
+    if isinstance(obj, dict):
+        r2 = obj.get("x0_r2")
+        if isinstance(r2, dict) and all(isinstance(r2.get(s), list) for s in "qkv"):
+            return r2
+        obj = list(obj.values())
+    if isinstance(obj, list):
+        for x in obj:
+            found = _find_x0_r2(x)
+            if found is not None:
+                return found
+    return None
+
+
+def real_decoder_margins(real_result: dict | None) -> dict | None:
+    """The real decoder's (chapter 08) x0-R² of v's input − q's and − k's, mean over the last third of its layers
+    (per-layer lists ``x0_r2`` {q, k, v} anywhere in its result file); None when the file or the numbers are absent."""
+    r2 = _find_x0_r2(real_result) if real_result else None
+    if r2 is None:
+        return None
+    n = len(r2["v"])
+    deep = list(range(n - n // 3, n))
+    mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+    return {"layers": deep, "n_layers": n, **{f"v_minus_{s}": mean([r2["v"][l] - r2[s][l] for l in deep])
+                                            for s in "qk"}}
+
+
+def agreement_lines(rows: list[Verdict], bov_result: dict | None, real_result: dict | None) -> list[str]:
+    """Where the per-stream instrument agrees or disagrees with chapter 04 (learned x0 coefficients) and with the
+    real decoder (chapter 08), compared by the side of 0 of each mean and by verdict, never by a vote across
+    instruments. Agreement in direction is a lead for a declared test, not evidence for the claim."""
+    mine = {r.test.name: r for r in rows}
+    out = []
+    for s in "qk":
+        r = mine.get(f"v_reads_embedding_more_than_{s}")
+        if r is not None:
+            out.append(f"this chapter, v's embedding weight − {s}'s: {r.mean:+.3f} ({side(r.mean, r.ci)}), {r.verdict}")
+    c04 = chapter_04_rows(bov_result)
+    for c in c04:
+        out.append(f"chapter 04, {c['name']}: {c['mean']:+.3f} ({side(c['mean'], c['ci'])}), {c['verdict']}")
+    if not c04:
+        out.append("chapter 04: no stored test of V reading x0 more than Q and K (`vrs-edu reproduce bank-of-values`)")
+    real = real_decoder_margins(real_result)
+    if real is None:
+        out.append("chapter 08 (SmolLM2-135M): no stored result yet; it will give the x0-R² of the real decoder's "
+                   "q, k and v inputs per layer, compared here as v − q and v − k over its last third")
+    else:
+        out.append(f"chapter 08, SmolLM2-135M layers {real['layers'][0]}-{real['layers'][-1]}: x0-R² of v − q "
+                   f"{real['v_minus_q']:+.3f}, v − k {real['v_minus_k']:+.3f} (measured, no test declared)")
+    decided = {s: mine[f"v_reads_embedding_more_than_{s}"].verdict for s in "qk"
+               if f"v_reads_embedding_more_than_{s}" in mine}
+    pro = [f"v − {s}" for s, v in decided.items() if v == "reproduced"]
+    pro += [c["name"] for c in c04 if c["verdict"] == "reproduced"]
+    con = [f"v − {s}" for s, v in decided.items() if v == "contradicted"]
+    con += [c["name"] for c in c04 if c["verdict"] == "contradicted"]
+    out.append(f"decided for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
+    return out
