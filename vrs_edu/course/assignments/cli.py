@@ -64,35 +64,95 @@ def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, s
 
 
 def cmd_grade(args) -> int:
-    from .grade import grade_submission, safe_name, write_report
+    from .grade import grade_submission, grading_session, safe_name, write_report
     from .source import SOURCES, discover
 
     sources = args.sources or SOURCES
     known = tuple(a.name for a in discover(sources))
     subs = collect(args.submissions, known)
-    previous = _previous_students(Path(args.out))   # a regrade of a file keeps the student it was graded as
+    out = Path(args.out)
+    previous = _previous_students(out)   # a regrade of a file keeps the student it was graded as
     subs = [(path, previous.get(_resolved(path), student)) for path, student in subs]
     if args.student:
         subs = [(path, safe_name(args.student)) for path, _ in subs]
     taken: dict[tuple[str, str], list[Path]] = {}
-    for path, student in subs:
-        r = grade_submission(path, assignment=args.assignment, student=student, sources=sources,
-                             cell_timeout=args.timeout, total_timeout=args.total_timeout, out_dir=None,
-                             allow_reference=args.allow_reference)
-        earlier = taken.setdefault((r.assignment, r.student), [])
-        earlier.append(path)
-        if len(earlier) > 1:  # one row per file: a second file of the same student and assignment gets its own
-            r.key = f"{safe_name(r.student)}~{len(earlier)}"
-            r.errors.append(f"note: {r.student} handed in {len(earlier)} files for {r.assignment}: "
-                            + ", ".join(map(str, earlier)))
-        write_report(r, Path(args.out), r.graded)
-        print(f"{r.student:16s} {r.assignment:22s} {r.points:g}/{r.max_points:g} points  "
-              f"{r.checks_passed}/{len(r.checks)} checks  {r.status}  ({r.wall_s:.1f} s)  {path}")
-        for e in r.flags + r.errors:
-            print(f"{'':18s}{e.splitlines()[0][:120]}")
+    keys = _existing_keys(out)          # (assignment, key in lower case) -> submitted file, of earlier reports
+    reports = []
+    with grading_session(sources, out_dir=out, submissions=args.submissions, isolate=not args.no_isolation,
+                         user=args.sandbox_user) as session:
+        print(session.isolation.describe())
+        for path, student in subs:
+            r = grade_submission(path, assignment=args.assignment, student=student, cell_timeout=args.timeout,
+                                 total_timeout=args.total_timeout, out_dir=None,
+                                 allow_reference=args.allow_reference, session=session)
+            earlier = taken.setdefault((r.assignment, r.student), [])
+            earlier.append(path)
+            if len(earlier) > 1:  # one row per file: a second file of the same student and assignment gets its own
+                r.errors.append(f"note: {r.student} handed in {len(earlier)} files for {r.assignment}: "
+                                + ", ".join(map(str, earlier)))
+            r.key = _free_key(keys, r.assignment, safe_name(r.student), _resolved(path))
+            write_report(r, out, r.graded)
+            reports.append(r)
+            print(f"{r.student:16s} {r.assignment:22s} {r.points:g}/{r.max_points:g} points  "
+                  f"{r.checks_passed}/{len(r.checks)} checks  {r.status}  ({r.wall_s:.1f} s)  {path}")
+            for e in r.flags + r.errors:
+                print(f"{'':18s}{e.splitlines()[0][:120]}")
+    for warning in _case_warnings(reports, out):
+        print(warning)
     print(f"{len(subs)} notebooks graded; reports in {args.out}/<assignment>/<student>.json|.csv; "
-          f"class summary {Path(args.out) / 'summary.csv'} (flags: read the report)")
+          f"class summary {out / 'summary.csv'} (flags: read the report)")
+    if not session.isolation.isolated:
+        print(session.isolation.describe())   # said again at the end, where a teacher reads last
     return 0
+
+
+def _existing_keys(out: Path) -> dict[tuple[str, str], str]:
+    """{(assignment folder, report key in lower case): submitted file} of the reports already in ``out``."""
+    import json
+
+    found = {}
+    for p in sorted(out.glob("*/*.json")):
+        try:
+            found[(p.parent.name, p.stem.lower())] = _resolved(Path(json.loads(p.read_text())["submission"]))
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+    return found
+
+
+def _free_key(keys: dict, assignment: str, key: str, submission: str) -> str:
+    """The report key for one submission: the student's name, or ``name~2``, ``name~3``... when a report of
+    another file already has that name *in any case* ("Mia" and "mia" would be one file on a case-insensitive file
+    system: macOS, Windows)."""
+    from .grade import safe_name
+
+    folder, n, candidate = safe_name(assignment), 1, key
+    while keys.get((folder, candidate.lower()), submission) != submission:
+        n += 1
+        candidate = f"{key}~{n}"
+    keys[(folder, candidate.lower())] = submission
+    return candidate
+
+
+def _case_warnings(reports, out: Path) -> list[str]:
+    """Students of one assignment whose names differ only in case: a warning in each of their reports (rewritten)
+    and one line for the command's output."""
+    from .grade import write_report
+
+    groups: dict[tuple[str, str], list] = {}
+    for r in reports:
+        groups.setdefault((r.assignment, r.student.lower()), []).append(r)
+    lines = []
+    for (assignment, _), rs in groups.items():
+        names = sorted({r.student for r in rs})
+        if len(names) < 2:
+            continue
+        text = (f"warning: students {', '.join(map(repr, names))} differ only in case in {assignment}: one student "
+                f"or several? (reports {', '.join(r.key + '.json' for r in rs)})")
+        for r in rs:
+            r.errors.append(text)
+            write_report(r, out, r.graded)
+        lines.append(text)
+    return lines
 
 
 def _resolved(path: Path) -> str:
@@ -122,7 +182,18 @@ def check_grade(args) -> None:
 
     from .source import SOURCES, discover
 
-    known = [a.name for a in discover(args.sources or SOURCES)]
+    try:
+        known = [a.name for a in discover(args.sources or SOURCES)]
+    except FileNotFoundError as e:
+        raise UsageError(f"argument --sources: {e}") from None
+    if args.sandbox_user is not None:
+        import pwd
+
+        try:
+            pwd.getpwnam(args.sandbox_user)
+        except KeyError:
+            raise UsageError(f"argument --sandbox-user: there is no user {args.sandbox_user!r}; expected an existing "
+                             "user to run the kernels as") from None
     if args.assignment is not None and args.assignment not in known:
         raise UsageError(f"argument --assignment: unknown assignment {args.assignment!r}; expected one of "
                          f"{', '.join(known) or '(none in --sources)'}")
@@ -169,5 +240,11 @@ def add_commands(sub) -> None:
                    help="seconds the notebook's own cells may run in all, kernel start included (default 300); "
                         "the checks each have --timeout on top")
     g.add_argument("--allow-reference", action="store_true",
-                   help="give points to a function that uses the course's reference implementation (flagged anyway)")
+                   help="give points to a function that uses or reaches the course's reference implementation "
+                        "(flagged anyway)")
+    g.add_argument("--no-isolation", action="store_true",
+                   help="run the notebooks' kernels as yourself even as root (only for notebooks you trust; the "
+                        "reports say so; also VRS_EDU_GRADE_ISOLATION=off)")
+    g.add_argument("--sandbox-user", metavar="USER",
+                   help="run the kernels as this existing user (default: vrs-edu-sandbox, created when missing)")
     g.set_defaults(fn=cmd_grade, validate=check_grade, parser=g)

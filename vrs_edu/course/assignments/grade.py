@@ -1,7 +1,10 @@
-"""Grade submitted notebooks: run the learner's cells in a fresh kernel, run the canonical checks in the grader's
-own process, write a report per student.
+"""Grade submitted notebooks: run the learner's cells in a fresh, isolated kernel, run the canonical checks in the
+grader's own process, write a report per student.
 
-For one submission the grader
+Before the first submission (:func:`grading_session`) the grader runs every canonical check once with stubs, which
+imports every module the checks need into its own process and finds the references each graded function is compared
+with (:mod:`.references`); it hashes the course's files (:mod:`.course_files`); and, running as root, it prepares the
+sandbox user the kernels run as (:mod:`.sandbox`). For one submission the grader then
 
 1. reads the notebook (an unreadable file gets a report that says so) and decides which assignment it is: the
    notebook's metadata, else its file name, else the teacher's ``--assignment``, else a report that asks for it;
@@ -9,35 +12,46 @@ For one submission the grader
    (imported, or called from the learner's function) is flagged and, by default, earns no points; statements that
    rebind a library's or the course's names (``torch.allclose = ...``) are flagged;
 3. runs the learner's cells top to bottom in a fresh kernel (nbclient; ``VRS_EDU_THREADS=1``, a temporary working
-   folder) without their check cells. Each cell has ``cell_timeout`` seconds; a cell that runs over is
-   interrupted and the run goes on; a cell that ignores the interrupt is skipped: the kernel is restarted and the
-   cells before it run again. All of this (kernel start included) must fit in ``total_timeout``;
+   folder that is also its home) without their check cells, as the sandbox user when isolated. Each cell has
+   ``cell_timeout`` seconds; a cell that runs over is interrupted and the run goes on; a cell that ignores the
+   interrupt, or kills the kernel, is skipped: the kernel is restarted and the cells before it run again. All of
+   this (kernel start included) must fit in ``total_timeout``;
 4. runs every canonical public *and* hidden check, rebuilt from the assignment's source, in **the grader's
    process**, where the learner's code cannot rebind the checkers, the reference or ``torch``. Only the learner's
    functions run in the kernel: each call sends its arguments to the kernel and reads back what the function
-   returned (tensors and plain values only: ``torch.load(weights_only=True)``, never an arbitrary pickle). A check
-   passes when it raises nothing and its last line evaluates to ``True``. Each check has ``cell_timeout`` seconds of
-   its own: a function that hangs costs the checks that call it, not the others (a kernel that stops answering
-   is restarted and the learner's cells run again before the next check);
-5. writes ``OUT/<assignment>/<student>.json`` and ``.csv`` (checks, points, messages, flags), the executed
-   ``<student>.graded.ipynb`` (teacher only: it contains the hidden tests), and ``OUT/summary.csv`` with one row per
-   submitted file, rebuilt from every JSON report under ``OUT``. A report replaces any earlier report of the same
-   submitted file (a regrade under another assignment name leaves no stale row).
+   returned (tensors and plain values only: ``torch.load(weights_only=True)``, never an arbitrary pickle), and the
+   kernel's monitor says whether the call reached a reference (however: an import, ``sys.modules``, ``getattr``,
+   ``exec``, a copy of its code); such a check earns no points (``allow_reference`` gives them) and is flagged. A
+   check passes when it raises nothing and its last line evaluates to ``True``. Each check has ``cell_timeout``
+   seconds of its own: a function that hangs costs the checks that call it, not the others (a kernel that stops
+   answering is restarted and the learner's cells run again before the next check);
+5. compares the course's files with their hashes: a changed file flags the submission and is put back (when the
+   kernel was not isolated; an isolated kernel cannot write them), so every later submission is graded against the
+   untouched course; processes the kernel left behind are killed;
+6. writes ``OUT/<assignment>/<student>.json`` (it starts with how the kernel was isolated) and ``.csv`` (checks,
+   points, messages, flags), the executed ``<student>.graded.ipynb`` (teacher only: it contains the hidden tests),
+   and ``OUT/summary.csv`` with one row per submitted file, rebuilt from every JSON report under ``OUT``. A report
+   replaces any earlier report of the same submitted file (a regrade under another assignment name leaves no stale
+   row).
 
-Limits. The learner's code runs with your permissions: grade untrusted work in a container or VM. The checks
-compare values the learner's functions return, so a function that computes the right values by any means —
-including a copy of the reference pasted in, or code hidden from the static reading (``exec`` of an assembled
-string) — passes them. Read the flags and the graded notebook of any surprising grade.
+Limits. Not isolated (not root, or ``--no-isolation``), the learner's code runs with your permissions: it can read
+the teacher's sources and hidden tests (the reports say so at the top). The checks compare values the learner's
+functions return, so a function that computes the right values by its own code — including a copy of the reference
+pasted in and edited — passes them; the monitor lives in the learner's process and code written against it can
+defeat it. Read the flags and the graded notebook of any surprising grade.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import csv
 import json
+import os
 import re
 import tempfile
 import time
+import uuid
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -46,9 +60,11 @@ from nbclient.exceptions import DeadKernelError
 from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbformat import NotebookNode
 
-from . import integrity
-from .build import make_copies, notebook_bytes
-from .kernel import AUDIT_SOURCE, PROBE_TIMEOUT, TIMEOUT_ENAME, Kernel, audit_names, preload_cell
+from . import integrity, sandbox
+from .build import DEFAULT_OUT, make_copies, notebook_bytes
+from .course_files import CourseFiles
+from .kernel import AUDIT_SOURCE, PROBE_TIMEOUT, TIMEOUT_ENAME, Kernel, audit_result, preload_cell
+from .references import find_references, label
 from .remote import CheckRunner, free_names
 from .source import HIDDEN, PUBLIC, SOLUTION, SOURCES, discover, find, is_test, tags
 
@@ -82,6 +98,7 @@ class Report:
     flags: list[str] = field(default_factory=list)    # reference use, rebound names: what a teacher should read
     wall_s: float = 0.0
     key: str = ""        # the reports' file name in OUT/<assignment>/ (the student, or student~2 for a 2nd file)
+    isolation: dict = field(default_factory=dict)   # how the kernel was isolated (sandbox.Isolation.to_dict)
     graded: NotebookNode | None = field(default=None, repr=False)   # the executed notebook (not in the JSON)
 
     @property
@@ -92,7 +109,7 @@ class Report:
         d = asdict(replace(self, graded=None))
         del d["graded"]
         d["checks_passed"], d["checks_total"] = self.checks_passed, len(self.checks)
-        return d
+        return {"isolation": d.pop("isolation"), **d}   # how the notebook ran comes first
 
 
 def _clean(text: str) -> str:
@@ -134,15 +151,17 @@ def resolve_assignment(meta_name: str, path: Path, given: str | None, known: lis
 
 # --- the notebook that runs in the kernel ------------------------------------------------------------------------
 
-def grading_notebook(submission: NotebookNode, grader: NotebookNode) -> tuple[NotebookNode, dict[int, int], list[int]]:
-    """The graded notebook: a preload cell, the learner's cells without any test cell, then every canonical test
-    cell (these run in the grader's process; their outputs are filled in afterwards).
+def grading_notebook(submission: NotebookNode, grader: NotebookNode, preload: NotebookNode | None = None
+                     ) -> tuple[NotebookNode, dict[int, int], list[int]]:
+    """The graded notebook: a preload cell (default: :func:`.kernel.preload_cell` without a monitor), the learner's
+    cells without any test cell, then every canonical test cell (these run in the grader's process; their outputs
+    are filled in afterwards).
 
     Returns (notebook, {notebook index: submission index} of the learner's cells, notebook indices of the tests)."""
     tests = [c for c in grader.cells if is_test(c)]
     test_ids = {c.id for c in tests}
     nb = nbformat.v4.new_notebook(metadata={"kernelspec": grader.metadata["kernelspec"]})
-    nb.cells = [preload_cell(tests)]
+    nb.cells = [preload if preload is not None else preload_cell(tests)]
     origin = {}
     for i, cell in enumerate(submission.cells):
         if is_test(cell) or cell.get("id") in test_ids or cell.get("cell_type") not in ("code", "markdown", "raw"):
@@ -172,10 +191,11 @@ def _kind(cell) -> str:
 
 
 async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: float, total_timeout: float,
-                       workdir: str, t0: float, state: dict) -> tuple[dict[int, tuple[bool, str]], list[str]]:
-    """Run the learner's cells, then the checks. Returns ({test index: (passed, message)}, audit results);
-    ``state["not_run"]`` says why checks did not run, if they did not."""
-    kernel = Kernel(nb, workdir)
+                       workdir: str, t0: float, state: dict, isolation=None, env: dict | None = None
+                       ) -> tuple[dict[int, tuple], list[str]]:
+    """Run the learner's cells, then the checks. Returns ({test index: (passed, message, reached, tampered)}, audit
+    flags); ``state["not_run"]`` says why checks did not run, if they did not."""
+    kernel = Kernel(nb, workdir, isolation, env)
     deadline = t0 + total_timeout
     skipped: set[int] = set()
     restarts = 0
@@ -217,19 +237,28 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                         state["not_run"] = f"not run: the learner's cells hit the {total_timeout:g} s limit"
                         return "time limit"
             except DeadKernelError:
-                place = where(k) if k is not None else "the kernel start and imports"
-                report.errors.append(f"the kernel died in {place}")
-                state["not_run"] = f"not run: the kernel died in {place}"
-                return "kernel died"
-            if stuck_at is None:
+                if k is None:   # the kernel cannot even import the course: nothing of the learner's to skip
+                    report.errors.append("the kernel died in the kernel start and imports")
+                    state["not_run"] = "not run: the kernel died in the kernel start and imports"
+                    return "kernel died"
+                died_at = k
+            else:
+                died_at = None
+            if stuck_at is None and died_at is None:
                 return "graded"
             await kernel.stop()
-            if first_run:
-                report.errors.append(f"{where(stuck_at)}: ignored the interrupt after {cell_timeout:g} s; skipped "
-                                     "(the kernel was restarted and the cells before it run again)")
-            skipped.add(stuck_at)
+            bad = stuck_at if stuck_at is not None else died_at
+            why = (f"ignored the interrupt after {cell_timeout:g} s" if stuck_at is not None else
+                   "the kernel died (the cell exited or crashed the Python process)")
+            report.errors.append(f"{where(bad)}: {why}; skipped (the kernel was restarted and the cells before it "
+                                 "run again)")
+            skipped.add(bad)
             restarts += 1
             if restarts > MAX_RESTARTS or time.monotonic() >= deadline:
+                if stuck_at is None:
+                    report.errors.append(f"the kernel died too often (last in {where(bad)})")
+                    state["not_run"] = f"not run: the kernel died in {where(bad)}"
+                    return "kernel died"
                 report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit in {where(stuck_at)}")
                 state["not_run"] = f"not run: the learner's cells hit the {total_timeout:g} s limit"
                 return "time limit"
@@ -242,8 +271,10 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
             return results, audits
         audit = nbformat.v4.new_code_cell(AUDIT_SOURCE)
         await kernel.run(audit, None, PROBE_TIMEOUT)
-        before = audit_names(audit)
+        found = audit_result(audit)
+        before = None if found is None else found["rebound"]
         audits.append(_audit_flag(before, "by the learner's cells"))
+        audits += _monitor_flags(found, "the learner's cells")
         checks = CheckRunner(kernel, asyncio.get_running_loop(), workdir)
         for i in test_index:
             if checks.stuck or checks.dead:
@@ -258,16 +289,34 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                     break
             passed, message, outputs = await asyncio.to_thread(checks.run_check, nb.cells[i], cell_timeout)
             nb.cells[i].outputs = outputs
-            results[i] = (passed, message)
+            results[i] = (passed, message, dict(checks.reached), dict(checks.tampered))
         if not (checks.stuck or checks.dead):
             audit = nbformat.v4.new_code_cell(AUDIT_SOURCE)
             await kernel.run(audit, None, PROBE_TIMEOUT)
-            after = audit_names(audit)
+            later = audit_result(audit)
+            after = None if later is None else later["rebound"]
             new = [n for n in after if n not in (before or [])] if after is not None else None
             audits.append(_audit_flag(new, "by the learner's functions while the checks called them"))
+            if later is not None and found is not None:
+                later = {k: [x for x in later[k] if x not in found[k]] for k in ("copies", "opened")}
+                audits += _monitor_flags(later, "the learner's functions while the checks called them")
         return results, audits
     finally:
         await kernel.stop()
+
+
+def _monitor_flags(found: dict | None, who: str) -> list[str]:
+    """Flags for what the kernel's monitor saw: references copied at run time, the teacher's folders read, the
+    course's files written (attempts included: an isolated kernel is refused)."""
+    if not found:
+        return []
+    out = [f"{who} made a copy of the course's reference {c} at run time (from its source or its code object)"
+           for c in found.get("copies", [])]
+    opened = found.get("opened", [])
+    if opened:
+        shown = "; ".join(opened[:6]) + (f" and {len(opened) - 6} more" if len(opened) > 6 else "")
+        out.append(f"{who} tried to read the teacher's files or write the course's: {shown}")
+    return out
 
 
 def _audit_flag(names: list[str] | None, when: str) -> str:
@@ -281,9 +330,71 @@ def _audit_flag(names: list[str] | None, when: str) -> str:
     return f"rebound {when}: {shown} (cannot change the grade: the checks run in the grader's process)"
 
 
+@dataclass
+class Session:
+    """What the grader prepares once, before any student kernel starts (see :func:`grading_session`)."""
+
+    sources: Path | None
+    isolation: sandbox.Isolation
+    course: CourseFiles
+    secret: list[Path] = field(default_factory=list)         # the teacher's folders (their opening is flagged)
+    assignments: dict[str, dict] = field(default_factory=dict)   # name -> {"copies", "references"}
+
+    def assignment(self, name: str) -> dict:
+        """The assignment's copies and references, built (and its checks' modules imported) on first use."""
+        if name not in self.assignments:
+            copies = make_copies(find(name, self.sources))
+            self.assignments[name] = {"copies": copies,
+                                      "references": find_references(copies["grader"], copies["student"])}
+        return self.assignments[name]
+
+
+def course_roots(sources: str | Path | None = SOURCES) -> list[Path]:
+    """The course's files that a notebook must not change: the package, the teacher's sources and the generated
+    notebooks (``data/assignments`` in a checkout)."""
+    import vrs_edu
+
+    roots = [Path(vrs_edu.__file__).resolve().parent]
+    roots += [Path(sources).resolve()] if sources is not None else []
+    roots += [DEFAULT_OUT.resolve()] if Path(DEFAULT_OUT).is_dir() else []
+    return roots
+
+
+def teacher_folders(sources: str | Path | None, out_dir: str | Path | None) -> list[Path]:
+    """The folders a student's kernel must not read: the sources, the generated solution and grader copies, the
+    checkout's ``.git`` (its history holds every earlier source) and the report folder."""
+    import vrs_edu
+
+    folders = [Path(sources)] if sources is not None else []
+    folders += [Path(DEFAULT_OUT) / "solution", Path(DEFAULT_OUT) / "grader",
+                Path(vrs_edu.__file__).resolve().parents[1] / ".git"]
+    folders += [Path(out_dir)] if out_dir is not None else []
+    return [f.resolve() for f in folders if f.exists()]
+
+
+@contextlib.contextmanager
+def grading_session(sources: str | Path | None = SOURCES, *, out_dir: str | Path | None = None,
+                    submissions: list[str | Path] = (), isolate: bool = True, user: str | None = None):
+    """Prepare everything before the first kernel: import every check's modules and find the references of every
+    assignment in ``sources``, hash the course's files, and set up the sandbox user (:func:`.sandbox.isolate`; the
+    report folder ``out_dir`` is created first, then closed to it with the teacher's folders and the folders of the
+    ``submissions``). Yields a :class:`Session` for :func:`grade_submission`."""
+    if out_dir is not None:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    secret = teacher_folders(sources, out_dir)
+    session_folders = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in submissions]
+    course = CourseFiles(course_roots(sources))
+    with sandbox.isolate(secret + session_folders, enabled=isolate, user=user) as iso:
+        session = Session(Path(sources) if sources is not None else None, iso, course, secret)
+        for a in discover(sources):   # before any student kernel: the checkers are in sys.modules from now on
+            session.assignment(a.name)
+        yield session
+
+
 def grade_submission(path: str | Path, assignment: str | None = None, student: str | None = None,
-                     sources: str | Path = SOURCES, cell_timeout: float = 60, total_timeout: float = 300,
-                     out_dir: str | Path | None = None, allow_reference: bool = False) -> Report:
+                     sources: str | Path | None = SOURCES, cell_timeout: float = 60, total_timeout: float = 300,
+                     out_dir: str | Path | None = None, allow_reference: bool = False,
+                     session: Session | None = None, isolate: bool = True) -> Report:
     """Grade one submitted notebook; never raises for anything the submission contains.
 
     Args:
@@ -293,18 +404,25 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
         total_timeout: seconds the learner's cells may run in all (kernel start included); the checks each have
             ``cell_timeout`` of their own on top.
         out_dir: where to write the reports (see the module docstring); None writes nothing.
-        allow_reference: give points to a function that uses the course's reference implementation (it is
-            flagged either way).
+        allow_reference: give points to a function that uses or reaches the course's reference implementation (it
+            is flagged either way).
+        session: what :func:`grading_session` prepared (a class graded in a row shares one); None prepares one for
+            this notebook alone (``isolate`` False: without the sandbox user).
 
     Raises:
         ValueError: ``assignment`` names no assignment in ``sources``.
     """
+    if session is None:
+        with grading_session(sources, out_dir=out_dir, submissions=[path], isolate=isolate) as session:
+            return grade_submission(path, assignment, student, sources, cell_timeout, total_timeout, out_dir,
+                                    allow_reference, session)
+    sources = session.sources
     path = Path(path)
     t0 = time.perf_counter()
     known = [a.name for a in discover(sources)]
     if assignment is not None and assignment not in known:
         raise ValueError(f"--assignment: no assignment named {assignment!r}; known: {', '.join(known) or 'none'}")
-    report = Report(student or "", assignment or "", str(path), "graded")
+    report = Report(student or "", assignment or "", str(path), "graded", isolation=session.isolation.to_dict())
     try:
         submission = nbformat.read(path, as_version=4)
     except Exception as e:  # not JSON, not a notebook, a folder, missing, not readable: the report says so
@@ -320,7 +438,8 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
             report.errors.append("the notebook does not say which assignment it is (no metadata, and its file name "
                                  f"is none of {', '.join(known)}): pass --assignment")
         return _finish(report, t0, out_dir, None)
-    copies = make_copies(find(report.assignment, sources))
+    prepared = session.assignment(report.assignment)
+    copies, references = prepared["copies"], prepared["references"]
     grader = copies["grader"]
     tests = [c for c in grader.cells if is_test(c)]
     report.max_points = float(sum(c.metadata["points"] for c in tests))
@@ -331,7 +450,10 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
     if meta.get("copy") not in (None, "student"):
         report.errors.append(f"note: this file is the {meta['copy']} copy of the assignment, not the student copy")
 
-    nb, origin, test_index = grading_notebook(submission, grader)
+    monitored = sorted({(*w, label(w)) for ws in references.values() for w in ws})
+    preload = preload_cell(tests, monitored, [str(p) for p in session.secret],
+                           [str(p) for p in session.course.roots])
+    nb, origin, test_index = grading_notebook(submission, grader, preload)
     graded = integrity.graded_names(c for c in grader.cells if SOLUTION in tags(c))
     found = integrity.inspect([(origin[k] + 1, nb.cells[k].source) for k in origin if nb.cells[k].cell_type == "code"],
                               integrity.baseline(copies["student"].cells), graded)
@@ -341,30 +463,83 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
     report.flags += [f"imports the course's code: {w}" for w in reference_imports]
     report.flags += [f"rebinds a library's or the course's name: {w}" for w in found.rebinds]
 
-    results: dict[int, tuple[bool, str]] = {}
+    results: dict[int, tuple] = {}
     state = {"not_run": ""}
+    iso = session.isolation
+    token = uuid.uuid4().hex
     try:
         with tempfile.TemporaryDirectory(prefix="vrs-edu-grade-") as workdir:
-            results, audits = asyncio.run(_grade_async(nb, origin, test_index, report, cell_timeout, total_timeout,
-                                                       workdir, time.monotonic(), state))
+            sandbox.prepare_home(workdir, iso)
+            env = sandbox.kernel_env(workdir, {"VRS_EDU_GRADE_TOKEN": token})
+            try:
+                results, audits = asyncio.run(_grade_async(nb, origin, test_index, report, cell_timeout,
+                                                           total_timeout, workdir, time.monotonic(), state, iso, env))
+            finally:
+                killed = sandbox.kill_leftovers(iso, token)
+                if killed:
+                    report.errors.append(f"note: {killed} process(es) the notebook left running were killed")
             report.flags += [a for a in audits if a]
     except Exception as e:  # the grader's own machinery failed on this submission: report it, go on to the next
         report.status = "grader error"
         report.errors.append(_clean(f"{type(e).__name__}: {e}"))
+    flagged, noted = _check_course(session)
+    report.flags += flagged
+    report.errors += noted
     not_run = state["not_run"] or f"not run ({report.status})"
+    reached_by: dict[str, list[str]] = {}
     for i in test_index:
         cell = nb.cells[i]
-        passed, message = results.get(i, (False, not_run))
+        passed, message, reached, tampered = results.get(i, (False, not_run, {}, {}))
+        check = cell.metadata["check"]
         pts = float(cell.metadata["points"])
         uses = free_names(integrity.parse_cell(cell.source)) & set(found.reference)
+        dynamic = {n: r for n, r in {**reached}.items() if r}
+        against = {n: t for n, t in tampered.items() if t}
+        for n in dynamic:
+            reached_by.setdefault(n, []).append(check)
         if uses and not allow_reference:
             message = (f"no points: {', '.join(sorted(uses))} uses the course's reference implementation"
                        + (" (the check itself passed)" if passed else f" (and the check failed: {message})"))
             passed = False
-        report.checks.append(CheckResult(cell.metadata["check"], _kind(cell), passed, pts if passed else 0.0, pts,
-                                         _clean(message)))
+        elif (dynamic and not allow_reference) or against:
+            what = "; ".join([f"{n} reached the course's reference implementation {', '.join(r)}"
+                              for n, r in dynamic.items() if not allow_reference]
+                             + [f"{n} worked against the grader's monitor ({', '.join(t)})" for n, t in against.items()])
+            message = (f"no points: {what} while the check called it"
+                       + (" (the check itself passed)" if passed else f" (and the check failed: {message})"))
+            passed = False
+        report.checks.append(CheckResult(check, _kind(cell), passed, pts if passed else 0.0, pts, _clean(message)))
+    for name, checks_ in reached_by.items():
+        refs = sorted({r for i in test_index for r in results.get(i, (0, 0, {}, {}))[2].get(name, [])})
+        report.flags.append(f"{name} reached the course's reference implementation ({', '.join(refs)}) when the "
+                            f"checks called it: {', '.join(checks_)}"
+                            + (" (points given: --allow-reference)" if allow_reference else ""))
+    for name, t in {n: t for i in test_index for n, t in results.get(i, (0, 0, {}, {}))[3].items() if t}.items():
+        report.flags.append(f"{name} worked against the grader's monitor while the checks called it: {', '.join(t)}")
     report.points = sum(c.points for c in report.checks)
     return _finish(report, t0, out_dir, nb)
+
+
+def _check_course(session: Session) -> tuple[list[str], list[str]]:
+    """Compare the course's files with their hashes after a submission: (flags, notes), and the files put back (not
+    isolated: a flag) or taken as they are (isolated: the kernel could not write them, someone else did: a note)."""
+    changes = session.course.changes()
+    touched = [p for kind in ("changed", "added", "removed") for p in changes[kind]]
+    if not session.isolation.isolated:
+        session.course.restore()   # caches too, even when no source changed
+    if not touched:
+        return [], []
+    shown = ", ".join(f"{session.course.relative(p)} ({kind})" for kind in ("changed", "added", "removed")
+                      for p in changes[kind][:8])
+    if session.isolation.isolated:
+        session.course.accept()
+        return [], [f"note: the course's files changed while this notebook was graded: {shown}; not by its "
+                    "kernel, which could not write them (graded against the files as they are now)"]
+    left = session.course.changes()
+    still = [p for kind in left for p in left[kind]]
+    return [f"changed the course's files: {shown}; " + ("put back as they were before this notebook, so later "
+            "notebooks are graded against the untouched course" if not still else
+            f"could not put back {', '.join(map(str, still[:4]))}: check the course before trusting later grades")], []
 
 
 def _finish(report: Report, t0: float, out_dir, nb: NotebookNode | None) -> Report:
@@ -380,7 +555,7 @@ def _finish(report: Report, t0: float, out_dir, nb: NotebookNode | None) -> Repo
 
 CSV_FIELDS = ("student", "assignment", "check", "kind", "passed", "points", "max_points", "message")
 SUMMARY_FIELDS = ("student", "assignment", "status", "points", "max_points", "checks_passed", "checks_total",
-                  "errors", "flags", "submission", "report")
+                  "errors", "flags", "isolated", "submission", "report")
 
 
 def write_report(report: Report, out_dir: Path, graded: NotebookNode | None = None) -> Path:
@@ -435,7 +610,8 @@ def write_summary(out_dir: Path) -> Path:
             r = json.loads(p.read_text())
             rows.append([r["student"], r["assignment"], r["status"], r["points"], r["max_points"],
                          r["checks_passed"], r["checks_total"], len(r["errors"]), len(r.get("flags", [])),
-                         r["submission"], str(p.relative_to(out_dir))])
+                         "yes" if r.get("isolation", {}).get("isolated") else "no", r["submission"],
+                         str(p.relative_to(out_dir))])
         except (ValueError, KeyError):
             continue  # not one of ours
     rows.sort(key=lambda r: (r[1], r[0], r[-1]))

@@ -1,6 +1,7 @@
 """The grader's side of the checks: a check cell runs in the grader's own process, where the learner's code cannot
 rebind the checkers, the reference or ``torch``; the learner's names it uses stand for functions in the kernel
-(:class:`Remote`), and each call sends the arguments there and reads back what the function returned.
+(:class:`Remote`), and each call sends the arguments there and reads back what the function returned, with the
+references the kernel's monitor saw it reach (:attr:`CheckRunner.reached`).
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from nbformat import NotebookNode
 
 from ..checks import messages
 from . import integrity
-from .kernel import CALL_SOURCE, TIMEOUT_ENAME, Kernel
+from .kernel import CALL_SOURCE, MONITOR_NAME, TIMEOUT_ENAME, Kernel
 
 
 def _opaque(type_name: str):
@@ -75,6 +76,8 @@ class CheckRunner:
         self.dead = False
         self.n = 0
         self.limit = 0.0
+        self.reached: dict[str, list[str]] = {}    # this check: graded function -> the references its calls reached
+        self.tampered: dict[str, list[str]] = {}   # ... and what it did against the monitor
 
     def call(self, mode: str, name, args=(), kwargs=None):
         import torch
@@ -91,7 +94,7 @@ class CheckRunner:
             torch.save({"args": [detach(a) for a in args], "kwargs": {k: detach(v) for k, v in (kwargs or {}).items()}},
                        path_in)
         cell = nbformat.v4.new_code_cell(CALL_SOURCE.format(mode=mode, name=name, path_in=str(path_in),
-                                                             path_out=str(path_out)))
+                                                             path_out=str(path_out), monitor=MONITOR_NAME))
         future = asyncio.run_coroutine_threadsafe(self.kernel.run(cell, None, remaining),
                                                   self.loop)
         started = time.monotonic()
@@ -114,6 +117,13 @@ class CheckRunner:
         finally:
             for p in (path_in, path_out):
                 p.unlink(missing_ok=True)
+        if mode == "call":
+            for key, into in (("reached", self.reached), ("tampered", self.tampered)):
+                found = [str(x) for x in result.get(key, []) if isinstance(x, str)] if isinstance(
+                    result.get(key), list) else ["the call reported nothing the grader can read"]
+                for x in found:
+                    if x not in into.setdefault(name, []):
+                        into[name].append(x)
         if not result.get("ok"):
             raise _exception(str(result.get("ename")), str(result.get("evalue")))
         return _unwrap(result["value"])
@@ -121,6 +131,7 @@ class CheckRunner:
     def run_check(self, cell: NotebookNode, limit: float) -> tuple[bool, str, list]:
         """Execute one check cell here. Returns (passed, message, outputs for the graded notebook)."""
         self.limit, self.spent = limit, 0.0
+        self.reached, self.tampered = {}, {}
         tree = integrity.parse_cell(cell.source)
         namespace = {"__name__": "__main__", "__builtins__": builtins}
         out = io.StringIO()
