@@ -54,9 +54,9 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
                                            0.002, "not reproduced")}
     claims_bov = {"v_tolerates_x0_substitution": _claim("ablation test", -0.2, -0.3, -0.1, "reproduced"),
                   "beta_v_exceeds_beta_q_and_beta_k": _claim("β test", 0.3, 0.1, 0.5, "reproduced")}
-    (tmp_path / "value-residual.json").write_text(json.dumps(
+    (tmp_path / "value-residual.corpus-kjv.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "summary": {"corpus": claims_vr}}))
-    (tmp_path / "bank-of-values.json").write_text(json.dumps(
+    (tmp_path / "bank-of-values.corpus-kjv.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "summary": {"corpus": claims_bov}}))
     (tmp_path / "depth-mixers.json").write_text(json.dumps(_depth_result()))
     answers = course_answers(tmp_path)
@@ -97,7 +97,7 @@ def test_value_residual_answer_gives_the_declared_three_way_verdicts_when_the_fi
     rec3 = {"name": "neutreno_loss", "mean": -0.016, "ci": [-0.024, -0.007], "p_holm": 0.032, "n": 5,
             "verdict": "reproduced", "power": 0.08, "effect_for_power": None}
     old_recall = {**rec3, "name": "recall_lookup_learned"}   # stored when the recall task was part of this recipe
-    (tmp_path / "value-residual.json").write_text(json.dumps(
+    (tmp_path / "value-residual.corpus-kjv.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "verdicts": [_full(r) for r in (rec, rec2, rec3, old_recall)],
          "summary": {"corpus": {"loss_gain_final": _claim("old two-way test", -0.001, -0.016, 0.015,
                                                           "not reproduced")}}}))
@@ -118,29 +118,28 @@ def test_every_recipe_variant_is_known_to_the_depth_answer():
     assert {"dca", "mudd", "vertical", "residual"} <= set(VARIANTS)
 
 
-def test_bank_of_values_answers_give_the_declared_three_way_verdicts_when_the_file_has_them(tmp_path):
+def test_bank_of_values_answers_give_the_declared_verdicts_on_the_verdict_corpus(tmp_path):
     def rec(name, mean, lo, hi, p, verdict, power=0.5):
         return _full({"name": name, "mean": mean, "ci": [lo, hi], "p_holm": p, "n": 5, "verdict": verdict,
                       "power": power, "effect_for_power": None})
     recs = [rec("additive_criterion", 0.808, 0.794, 0.821, 0.0, "reproduced"),
-            rec("v_reads_x0_more_than_qk", -0.124, -0.164, -0.085, 0.001, "contradicted"),
+            rec("v_reads_x0_more_than_q", -0.124, -0.164, -0.085, 0.001, "contradicted"),
             rec("bank_loss", 0.102, 0.068, 0.136, 0.008, "contradicted")]
-    (tmp_path / "bank-of-values.json").write_text(json.dumps(
-        {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "verdicts": recs,
-         "settings": {"verdicts_use": "qkv (coef_opt=official)"},
-         "corpus": {"beta_v_plateau": {"reached": 2, "of": 10}},
-         "summary": {"corpus": {"v_tolerates_x0_substitution": _claim("old ablation test", -0.2, -0.3, -0.1,
-                                                                      "reproduced")}}}))
+    (tmp_path / "bank-of-values.corpus-kjv.json").write_text(json.dumps(
+        {"command": "vrs-edu reproduce bank-of-values --corpus kjv", "wall_time_s": 20, "verdicts": recs,
+         "corpus": {"beta_v_plateau": {"reached": 2, "of": 10}}}))
     q1, q3 = (a["lines"] for a in course_answers(tmp_path) if a["n"] in (1, 3))
-    # Q1: the primary "V more than Q/K" test (the same test on the recall task is question 5)
-    assert q1 == ["v_reads_x0_more_than_qk: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted",
-                  "(a larger x0 share = less need for context: above 0 says Q and K need context more than V)"]
+    # Q1: "V more than Q" (and than K, not in this file); the same tests on the recall task are question 5
+    assert q1 == ["v_reads_x0_more_than_q: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted",
+                  "(a larger x0 share or need: less need for context; above 0 = Q and K need context more than V)"]
     assert q3 == ["additive_criterion: +0.808 [+0.794, +0.821], p (Holm) 0.000 → reproduced",
                   "bank_loss: +0.102 [+0.068, +0.136], p (Holm) 0.008 → contradicted",
-                  "(the verdicts use the runs qkv (coef_opt=official))",
-                  "(β_v plateau reached in 2 of 10 (layer, seed) series)"]
-    assert not any("old ablation test" in line for line in q1 + q3)   # the stale two-way summary is not read
+                  "(β_v plateau reached in 2 of 10 (layer, seed) series at the nominal rate)"]
     assert max(map(len, q1 + q3)) <= 96
+    # the default corpus' file (the memorised regime) is not what the answers read
+    (tmp_path / "bank-of-values.corpus-kjv.json").unlink()
+    (tmp_path / "bank-of-values.json").write_text(json.dumps({"command": "x", "verdicts": recs}))
+    assert "--corpus kjv" in next(a for a in course_answers(tmp_path) if a["n"] == 1)["missing"]
 
 
 def _recall_result(learned=True, final=0.01):
@@ -150,16 +149,18 @@ def _recall_result(learned=True, final=0.01):
     (α = 1 everywhere, so share = β / (1 + β))."""
     steps = [100 * i for i in range(1, 16)]
 
-    def run(seed, final, learn_at):
+    def run(seed, final, learn_at, coefs=None):
         final += 1e-4 * seed        # seeds differ a little: identical values would decide nothing (zero variance)
         curve = [1.3 if s < learn_at else final for s in steps]
-        return {"seed": seed, "final_val_loss": final, "history": {"eval_steps": steps, "val_loss": curve}}
+        history = {"eval_steps": steps, "val_loss": curve, "steps": list(range(1500)),
+                   "coefficients": {k: [v] * len(steps) for k, v in (coefs or {}).items()}}  # flat: plateaued
+        return {"seed": seed, "final_val_loss": final, "history": history, "coefficients": coefs or {},
+                "layer_metrics": {f"x0_r2_{p}": [0.4] * 8 for p in "qkv"}}   # deep inputs mostly context
 
     base_final = final if learned else 1.3
     beta = {"q": 1 / 9, "k": 1 / 9, "v": 4.0}       # shares 0.1, 0.1, 0.8
-    qkv = [{**run(s, base_final, 1000), "coefficients": {
-        f"blocks.{l}.x0.{a}_{p}": (1.0 if a == "alpha" else beta[p] * (1 + 0.01 * s)) for l in (6, 7)
-        for a in ("alpha", "beta") for p in "qkv"}} for s in range(5)]
+    qkv = [run(s, base_final, 1000, {f"blocks.{l}.x0.{a}_{p}": (1.0 if a == "alpha" else beta[p] * (1 + 0.01 * s))
+                                     for l in (6, 7) for a in ("alpha", "beta") for p in "qkv"}) for s in range(5)]
     part = {"configs": {"baseline": {"train": {"steps": 1500}}},
             "runs": {"baseline": [run(s, base_final, 1000) for s in range(5)],
                      "resformer": [run(s, base_final - 0.002, 900 if s < 3 else 800) for s in range(5)],
@@ -175,8 +176,9 @@ def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models
     assert q5["lines"][:2] == ["lookup learned within 1,500 steps by 5 of 5 baseline seeds, 5 of 5 resformer seeds, 5 "
                                "of 5 qkv", "  seeds"]
     names = [line.split(":")[0] for line in q5["lines"] if line.startswith("recall_")]
-    assert names == ["recall_lookup_learned", "recall_resformer_loss", "recall_resformer_learns_sooner",
-                     "recall_qkv_lookup_learned", "recall_additive_criterion", "recall_v_reads_x0_more_than_qk"]
+    assert names == ["recall_lookup_learned", "recall_qkv_lookup_learned", "recall_resformer_loss",
+                     "recall_resformer_learns_sooner", "recall_additive_criterion", "recall_v_reads_x0_more_than_q",
+                     "recall_v_reads_x0_more_than_k"]
     lines = dict(line.split(": ", 1) for line in q5["lines"] if line.startswith("recall_"))
     assert lines["recall_lookup_learned"].startswith("-1.190 [-1.190, -1.190]") and "reproduced" in \
         lines["recall_lookup_learned"]
@@ -185,9 +187,13 @@ def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models
     # printed in whole steps
     assert lines["recall_resformer_learns_sooner"].startswith("-140 [") and "reproduced" in \
         lines["recall_resformer_learns_sooner"]
-    assert lines["recall_additive_criterion"].startswith("+0.80") and "reproduced" in lines["recall_additive_criterion"]
-    assert lines["recall_v_reads_x0_more_than_qk"].startswith("+0.70") and "reproduced" in \
-        lines["recall_v_reads_x0_more_than_qk"]
+    # the x0 claims, declared over the rate sweep: this file holds one rate (no recall-rates file), so a verdict
+    # that holds there cannot count; the arm's own verdict is on the next line
+    after = q5["lines"][q5["lines"].index(next(x for x in q5["lines"] if x.startswith("recall_additive_criterion"))):]
+    assert after[0] == "recall_additive_criterion: undecided across coef_lr (1 rates)"
+    assert after[1].startswith("  at ×1: +0.80") and after[1].endswith("→ reproduced")   # 4·(1 + 0.01 s)/(1 + …)
+    v_q = q5["lines"].index("recall_v_reads_x0_more_than_q: undecided across coef_lr (1 rates)")
+    assert q5["lines"][v_q + 1].startswith("  at ×1: +0.70") and q5["lines"][v_q + 1].endswith("→ reproduced")
 
 
 def test_recall_answer_says_when_every_final_loss_is_at_its_floor(tmp_path):
@@ -207,77 +213,58 @@ def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_pa
     assert q5["lines"][0].startswith("lookup learned within 1,500 steps by 0 of 5 baseline seeds")
     first = next(line for line in q5["lines"] if line.startswith("recall_"))
     assert first.startswith("recall_lookup_learned: +0.100 [+0.100, +0.100]") and first.endswith("contradicted")
-    assert q5["lines"][-2:] == ["preconditions recall_lookup_learned, recall_qkv_lookup_learned not reproduced: the "
-                                "lines of that",
-                                "  set-up are not evidence about retrieval"]
+    assert q5["lines"][-2:] == ["checks recall_lookup_learned, recall_qkv_lookup_learned not reproduced: the lines of "
+                                "that set-up",
+                                "  are not evidence about retrieval"]
     assert max(map(len, q5["lines"])) <= 96      # chapter 06 indents by 4: the book's 100 columns
 
 
-_BOV_V_VS_QK = {"command": "vrs-edu reproduce bank-of-values", "verdicts": [_full(
-    {"name": "v_reads_x0_more_than_qk", "mean": -0.124, "ci": [-0.164, -0.085], "p_holm": 0.001, "n": 5,
-     "verdict": "contradicted", "power": 0.5, "effect_for_power": None})]}
+def _swept(name, arms):
+    """A swept record: ``arms`` = {arm: (mean, lo, hi, p_holm, verdict)}; the combined verdict as judge gives it."""
+    recs = [{"arm": a, **_full({"name": name, "mean": m, "ci": [lo, hi], "p_holm": p, "n": 5, "verdict": v,
+                                "power": 0.5, "effect_for_power": 0.1, "direction": "positive"})}
+            for a, (m, lo, hi, p, v) in arms.items()]
+    got = {r["verdict"] for r in recs}
+    verdict = got.pop() if len(got) == 1 else "rate-dependent"
+    return {**{k: v for k, v in recs[0].items() if k != "arm"}, "verdict": verdict, "sweep": "coef_lr", "arms": recs}
+
+
+_BOV_V_VS_QK = {"command": "vrs-edu reproduce bank-of-values --corpus kjv", "verdicts": [
+    _swept("v_reads_x0_more_than_q", {"×1": (-0.124, -0.164, -0.085, 0.001, "contradicted"),
+                                      "×0.25": (-0.05, -0.09, -0.01, 0.02, "contradicted"),
+                                      "×4": (-0.2, -0.3, -0.1, 0.001, "contradicted")}),
+    _swept("v_reads_x0_more_than_k", {"×1": (-0.1, -0.15, -0.05, 0.003, "contradicted"),
+                                      "×0.25": (-0.02, -0.06, 0.02, 0.4, "undecided"),
+                                      "×4": (-0.3, -0.4, -0.2, 0.001, "contradicted")})]}
 
 
 def test_question_1_beside_question_4_sets_both_instruments_and_compares_only_directions_and_verdicts():
-    """Chapter 04's coefficient test (−0.124, contradicted) beside chapter 05's routers (dca +0.300 reproduced,
-    mudd +0.001 undecided, vertical −0.200 contradicted): a summary line per instrument, the decided verdicts on
-    each side named, and the routers on both sides of 0 leave no direction to compare."""
+    """Chapter 04's two coefficient tests at three rates (v − q contradicted at all three, v − k rate-dependent)
+    beside chapter 05's routers (dca +0.300 reproduced, mudd +0.001 undecided, vertical −0.200 contradicted): a
+    summary line per instrument, the counted verdicts on each side named, and the routers on both sides of 0 leave
+    no direction to compare."""
     lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result())
-    assert lines[0].startswith("chapter 04, x0 coefficients: share_v − max(share_q, share_k)")
-    assert lines[1] == "  qkv official  -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
-    assert lines[2].startswith("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's)")
-    assert lines[3].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and lines[3].endswith("reproduced")
-    assert lines[4].startswith("  mudd          +0.001 [-0.027, +0.029]") and lines[4].endswith("undecided")
-    assert lines[5].startswith("  vertical      -0.200 [-0.202, -0.198]") and lines[5].endswith("contradicted")
-    assert lines[6:] == ["chapter 04: below 0 at the official lr",
-                         "chapter 05: 1 of 3 router means below 0, 2 above; 2 decided after Holm",
-                         "decided (Holm) for the claim: dca; against it: chapter 04 (official lr), vertical",
-                         "the routers' means fall on both sides of 0: no shared direction to set chapter 04 beside"]
+    assert lines[0] == "chapter 04, x0 coefficients: share_v − share_q and − share_k, at each coefficient rate"
+    assert lines[1] == "  v − q ×1      -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
+    assert lines[5] == "  v − k ×0.25   -0.020 [-0.060, +0.020]  p (Holm) 0.400  undecided"
+    assert lines[7].startswith("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's)")
+    assert lines[8].startswith("  dca           +0.300 [+0.298, +0.302]  p (Holm) ") and lines[8].endswith("reproduced")
+    assert lines[11:] == [
+        "chapter 04, v − q: below 0 at ×1, ×0.25, ×4", "chapter 04, v − k: below 0 at ×1, ×0.25, ×4",
+        "chapter 05: 1 of 3 router means below 0, 2 above; 2 decided after Holm",
+        "counted (decided, in regime) for the claim: dca; against it: chapter 04 (v − q), vertical",
+        "the routers' means fall on both sides of 0: no shared direction to set chapter 04 beside"]
     assert max(map(len, lines)) <= 96                  # chapter 06 indents by 4: the book's 100 columns
 
 
-def _qkv_course_runs(beta_v_per_seed):
-    """qkv_course runs with one x0 layer (2): α = 1 on every path, β_q = β_k = 0, so share_q = share_k = 0 and the
-    margin is share_v = β_v / (1 + β_v)."""
-    return [{"seed": s, "coefficients": {
-        **{f"blocks.2.x0.alpha_{p}": 1.0 for p in "qkv"}, "blocks.2.x0.beta_q": 0.0, "blocks.2.x0.beta_k": 0.0,
-        "blocks.2.x0.beta_v": b}} for s, b in enumerate(beta_v_per_seed)]
-
-
-def test_side_by_side_adds_chapter_04s_course_lr_runs_undeclared_and_says_when_the_lr_decides_the_side():
-    """β_v = 1, 3, 1, 3, 1 gives margins 0.5, 0.75, 0.5, 0.75, 0.5: mean 0.6, sd 0.1369, 95 % t-interval
-    0.6 ± 2.776 · 0.1369 / √5 = [0.430, 0.770], p = 2·P(t_4 > 0.6 / 0.0612 = 9.80) = 0.0006. The official-lr
-    test is below 0 and this row above it, so chapter 04's side depends on its learning rate; the row is not a
-    declared test, so it adds no verdict."""
-    bov = {**_BOV_V_VS_QK, "corpus": {"runs": {"qkv_course": _qkv_course_runs([1.0, 3.0, 1.0, 3.0, 1.0])}}}
+def test_side_by_side_says_when_chapter_04s_side_changes_with_its_rate():
+    """v − q above 0 at ×4 and below at ×1: chapter 04 has no one direction; the routers all below 0."""
+    bov = {"verdicts": [_swept("v_reads_x0_more_than_q", {"×1": (-0.1, -0.2, 0.0, 0.06, "undecided"),
+                                                         "×0.25": (-0.1, -0.2, 0.0, 0.06, "undecided"),
+                                                         "×4": (0.1, 0.05, 0.15, 0.01, "reproduced")})]}
     below = {r: [-0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}
     lines = v_reads_x0_side_by_side(bov, _depth_result(v_minus_qk=below))
-    assert lines[1] == "  qkv official  -0.124 [-0.164, -0.085]  p (Holm) 0.001  contradicted"
-    assert lines[2] == "  qkv lr 0.02   +0.600 [+0.430, +0.770]  p 0.001  not declared: no verdict"
-    assert lines[3].startswith("  (official: β, γ at lr 0.5, α at 0.005")
-    # question 1's own answer says which rate its verdict used and gives the other beside it
-    assert answer_qk_vs_v(bov)[-1] == ("(official coefficient lr; at lr 0.02: +0.600 [+0.430, +0.770], not declared; "
-                                       "see below)")
-    assert lines[-6:] == [
-        "chapter 04: below 0 at the official lr, above 0 at lr 0.02",
-        "chapter 05: 3 of 3 router means below 0, 0 above; 3 decided after Holm",
-        "decided (Holm) for the claim: none; against it: chapter 04 (official lr), dca, mudd, vertical",
-        "chapter 04's side of 0 depends on its lr: the routers' side (below 0) at the official lr,",
-        "  the other side at lr 0.02, the rate of the routers' mixing coefficients",
-        "  at the routers' coefficient rate the two point opposite ways: even the direction is unsettled"]
-    assert max(map(len, lines)) <= 96
-
-
-def test_side_by_side_says_when_every_mean_points_the_same_way_and_when_a_file_is_missing():
-    below = {r: [-0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}   # every router: V reads less
-    lines = v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result(v_minus_qk=below))
-    assert lines[-4:-2] == ["chapter 04: below 0 at the official lr",
-                            "chapter 05: 3 of 3 router means below 0, 0 above; 3 decided after Holm"]
-    assert lines[-1] == "the two instruments point the same way: every mean is below 0"
-    above = {r: [0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}   # every router: V reads more
-    assert v_reads_x0_side_by_side(_BOV_V_VS_QK, _depth_result(v_minus_qk=above))[-1] == (
-        "the two instruments point different ways: chapter 04 on one side of 0, the routers on the other")
-    only_05 = v_reads_x0_side_by_side(None, _depth_result())
-    assert only_05[1] == "  not measured yet: `vrs-edu reproduce bank-of-values`"
-    assert only_05[-1] == "one instrument only: nothing to set beside it yet"
-    assert v_reads_x0_side_by_side(_BOV_V_VS_QK, None)[3] == "  not measured yet: `vrs-edu reproduce depth-mixers`"
+    assert "chapter 04, v − q: below 0 at ×1, ×0.25; above 0 at ×4" in lines
+    assert lines[-1] == "chapter 04's side of 0 changes with its coefficient rate: no one direction to set beside " \
+                        "the routers' (below 0)"
+    assert "counted (decided, in regime) for the claim: none; against it: dca, mudd, vertical" in lines

@@ -68,6 +68,19 @@ def test_epochs_per_run_is_tokens_read_over_training_tokens():
     assert e["tokens_read"] == 491_520 and e["epochs"] == pytest.approx(6.116, abs=1e-3)
     assert format_epochs({"python-docs": part}, "baseline") == \
         "python-docs     80,363 training tokens; a run reads 491,520 = 6.12 epochs"
+    # runs that recorded a training loss beside the validation loss print it: means 3.0 and 4.0 → gap +1.000
+    part["runs"] = {"baseline": [{"final_train_loss": 2.9, "final_val_loss": 4.1},
+                                 {"final_train_loss": 3.1, "final_val_loss": 3.9}]}
+    assert format_epochs({"python-docs": part}, "baseline").splitlines()[1] == \
+        "python-docs  baseline final loss: train 3.000, validation 4.000 nats (gap +1.000, mean of 2 seeds)"
+
+
+def test_the_verdict_corpus_comes_first_and_a_teachers_choice_wins(monkeypatch):
+    from vrs_edu.lab.by_corpus import verdict_corpora, verdict_corpus
+    monkeypatch.delenv("VRS_EDU_CORPUS", raising=False)
+    assert verdict_corpus() == "kjv" and verdict_corpora() == ("kjv", "python-docs")
+    monkeypatch.setenv("VRS_EDU_CORPUS", "my-notes")
+    assert verdict_corpus() == "my-notes" and verdict_corpora() == ("my-notes", "kjv", "python-docs")
 
 
 def test_a_teachers_corpus_joins_the_comparison_and_three_corpora_stack_vertically(monkeypatch):

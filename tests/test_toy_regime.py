@@ -85,3 +85,29 @@ def test_a_corpus_run_reads_its_final_loss_on_the_whole_split_beside_the_trainin
     assert run["final_eval"]["train_tokens"] == TRAIN_EVAL_BATCHES * cfg["batch_size"] * T
     groups = {g["name"]: g for g in run["optimizer"]}
     assert groups["matrices"]["lr"] == cfg["lr"] and groups["matrices"]["betas"] == [0.9, 0.95]
+
+
+def test_the_ledger_lists_each_stored_run_and_the_verdicts_that_changed_between_two():
+    """Two hand-made versions of one result file: a 16-core run with oversmoothing reproduced, then a 2-core run
+    with it undecided (the flip review 2 found unreported): one flip, named with the machine change."""
+    from vrs_edu.lab import ledger
+
+    def version(commit, cores, verdict, mean):
+        result = {"date": "2026-12-01T00:00:00", "command": "vrs-edu reproduce value-residual", "wall_time_s": 600,
+                  "cpu_time_s": 1200, "environment": {"cpu_count": cores, "jobs": 2, "threads": 1,
+                                                      "load_average_1m": [1.0, 2.0]},
+                  "corpus": {"configs": {"baseline": {"train": {"steps": 240, "batch_size": 32, "lr": 3e-3}}}},
+                  "verdicts": [{"name": "oversmoothing_lower", "verdict": verdict, "mean": mean},
+                               {"name": "resformer_loss", "verdict": "undecided", "mean": -0.001}]}
+        return ledger.summary(result, commit)
+
+    entries = [version("a" * 40, 16, "reproduced", -0.011), version("b" * 40, 2, "undecided", -0.010)]
+    (flip,) = ledger.flips(entries)
+    assert flip["machine"] == [16, 2] and [c["name"] for c in flip["changed"]] == ["oversmoothing_lower"]
+    book = {"value-residual.json": {"runs": entries, "flips": [flip]}}
+    assert ledger.flip_lines(book, "value-residual.json") == [
+        "2026-12-01 → 2026-12-01 (machine 16 → 2 cores): oversmoothing_lower reproduced → undecided "
+        "(-0.011 → -0.010)"]
+    lines = ledger.run_lines(book, "value-residual.json")
+    assert lines[0] == "2026-12-01 aaaaaaa: 10.0 min, 20.0 CPU-min on 16 cores, load 1.0-2.0; 240 steps, lr 0.003"
+    assert lines[1] == "    1 reproduced, 1 undecided"

@@ -59,24 +59,26 @@ def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds
 
 
 def _recorded_line(label: str, r: dict) -> None:
-    """One full run as its result file recorded it: wall and CPU time against the budget, threads, jobs, load; a
-    projection when it was recorded on a machine with another number of cores."""
+    """One full run as its result file recorded it: wall and CPU time against the recipe's budget (20 min, the
+    depth sweep 30: ``Recipe.budget_s``), threads, jobs, load; a projection when it was recorded on a machine with
+    another number of cores."""
     wall, env = r["wall_time_s"], r["environment"]
+    budget = RECIPES[r["recipe"]].budget_s if r.get("recipe") in RECIPES else FULL_BUDGET_S
     cpu = f"{r['cpu_time_s'] / 60:6.1f}m" if "cpu_time_s" in r else "      -"
     # CPU time over the workers: what the wall time would be if every worker were busy all the time and nothing
     # else ran. Other jobs on the machine lengthen the wall time (the load columns say when) but hardly the CPU
     # time, so this column is a lower bound for the same run on an idle machine, not a measurement.
     jobs = env.get("jobs", 1)
     ideal = f"{r['cpu_time_s'] / jobs / 60:6.1f}m" if "cpu_time_s" in r else "      -"
-    print(f"  {label:18s} {wall / 60:7.1f}m {wall / FULL_BUDGET_S:6.2f} {cpu:>8s} {ideal:>9s} {env['threads']:7d} "
-          f"{jobs:4d}  {env.get('load_average_1m', '-')}{_flag(wall, FULL_BUDGET_S)}", flush=True)
+    print(f"  {label:18s} {wall / 60:7.1f}m {wall / budget:6.2f} {cpu:>8s} {ideal:>9s} {env['threads']:7d} "
+          f"{jobs:4d}  {env.get('load_average_1m', '-')}{_flag(wall, budget)}", flush=True)
     if env.get("cpu_count") != os.cpu_count() and "cpu_time_s" in r:
         # A wall time from a machine with more cores says nothing about the budget here. Its CPU time spread
         # over this machine's cores is a projection, not a measurement (per-core speed differs between machines).
         projected = r["cpu_time_s"] / (os.cpu_count() or 1)
         print(f"  {'':18s} recorded on a {env.get('cpu_count')}-core machine ({env.get('python')}, torch "
               f"{env.get('torch')}): not timed here; its CPU time over {os.cpu_count()} cores projects "
-              f"{projected / 60:.1f}m{_flag(projected, FULL_BUDGET_S)} (to measure: {r.get('command', label)})",
+              f"{projected / 60:.1f}m{_flag(projected, budget)} (to measure: {r.get('command', label)})",
               flush=True)
 
 
@@ -94,7 +96,8 @@ def run(args) -> None:
           f"0.5 at best; above it: start-up and pickling)")
     print(f"  sequential 1 thread / 2 threads: {r['sequential_1_thread'] / r['sequential']:.3f}  (what a second thread "
           f"buys one run; on a busy machine two threads can be slower than one)", flush=True)
-    print("full runs, as recorded in data/results/ (budget 20 min; CPU/jobs = the CPU time spread over the workers,"
+    print("full runs, as recorded in data/results/ (budget 20 min, depth-sweep 30; CPU/jobs = the CPU time spread "
+          "over the workers,"
           "\n  the wall time on an idle machine if no worker ever waited: a lower bound, not a measurement):")
     print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'CPU/jobs':>9s} {'threads':>7s} {'jobs':>4s}  "
           "load (start, end)")
@@ -107,8 +110,8 @@ def run(args) -> None:
         _recorded_line(name, r)
     others = sorted(RESULTS_DIR.glob("*.corpus-*.json"))
     if others:
-        print("  runs on other corpora (the same runs on another text; its validation split is evaluated whole, "
-              "so a larger corpus costs more):")
+        print("  runs on other corpora (the same runs on another text, e.g. the verdict corpus kjv; the curve reads a "
+              "declared subset of its validation split, the final loss the whole split once):")
         for path in others:
             _recorded_line(path.stem, json.loads(path.read_text()))
     print("quick runs, executed now (budget 2 min):")

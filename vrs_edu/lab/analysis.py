@@ -466,7 +466,7 @@ def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verd
     else:
         verdict = "out of regime" if "out of regime" in got else "n/a"
     reasons = "; ".join(f"at {a}: {v.reason}" for a, v in arms if v.reason) or None
-    if verdict in ("reproduced", "contradicted") and len(arms) < MIN_ARMS:
+    if verdict in ("reproduced", "contradicted") and len(arms) < MIN_ARMS and test.kind != "check":
         verdict, reasons = "undecided", (f"{verdict} at {', '.join(a for a, _ in arms)}, but the sweep has "
                                          f"{len(arms)} arm{'s' if len(arms) > 1 else ''}, fewer than {MIN_ARMS}")
     return replace(arms[0][1], verdict=verdict, reason=reasons, arms=tuple(arms))
@@ -590,7 +590,7 @@ def _power_cell(r: Verdict, digits: int) -> str:
         return ""
     if r.power_basis == "none":
         return "no effect declared"
-    at = "d = 1" if r.power_basis == "d = 1" else signed(r.power_effect, digits)
+    at = "d = 1" if r.power_basis == "d = 1" else signed(r.power_effect, 0 if abs(r.power_effect) >= 10 else digits)
     return f"{'n/a' if math.isnan(r.power) else f'{r.power:.0%}'} at {at}"
 
 

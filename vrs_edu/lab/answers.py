@@ -15,8 +15,13 @@ Each answer is computed from a ``data/results/*.json`` file written by a ``vrs-e
 Questions 1 and 4 share one sub-question, "do deep V inputs read x0 more than Q's and K's?", which chapters 04 and
 05 measure with different instruments; :func:`v_reads_x0_side_by_side` sets the two answers side by side.
 
-A fifth entry reads the associative-recall task (chapters 03 and 04, ``recall``): did the models learn to look keys
-up, and what do the value residual and the x0 coefficients do on a task that needs it?
+A fifth entry reads the associative-recall task (chapters 03 and 04, ``recall`` with the rate sweep's other arms in
+``recall-rates``): did the models learn to look keys up, and what do the value residual and the x0 coefficients do
+on a task that needs it?
+
+The text recipes' answers come from the verdict corpus (:func:`vrs_edu.lab.by_corpus.verdict_corpus`, kjv: runs
+that read less than an epoch), recomputed from the runs by the recipe's ``verdicts`` so that today's rules
+(preconditions, gates, the rate sweep) apply; a file made before the tests were declared names its command.
 """
 from __future__ import annotations
 
@@ -38,16 +43,26 @@ QUESTIONS = {
 
 
 # Chapter 04's declared tests (``bank_of_values.TESTS``) that answer each of its two questions.
-BOV_QK_VS_V = ("v_reads_x0_more_than_qk",)
+BOV_QK_VS_V = ("v_reads_x0_more_than_q", "v_reads_x0_more_than_k", "v_needs_x0_more_than_q", "v_needs_x0_more_than_k",
+               "v_pressure_above_q", "v_pressure_above_k")
 BOV_PATHS = ("additive_criterion", "beta_v_last_layer_above_10", "qkv_loss", "qkv_beats_scale_control",
-             "qkv_beats_random_x0", "qkv_beats_previous_x0", "scale_control_costs", "substitute_gamma_above_2",
-             "substitute_loss", "substitute_beats_scale_control", "bank_gamma_above_2", "bank_loss",
-             "bank_beats_scale_control")
+             "qkv_beats_random_x0", "scale_control_costs", "substitute_gamma_above_2", "substitute_loss",
+             "substitute_beats_scale_control", "bank_gamma_above_2", "bank_loss", "bank_beats_scale_control")
 
 
-def _verdict_lines(v: dict, width: int = 96) -> list[str]:
-    """:func:`_verdict_line`, with the power moved to a second, indented line when the line would pass ``width``."""
-    line = _verdict_line(v)
+def _verdict_lines(v: dict | Verdict, width: int = 96) -> list[str]:
+    """:func:`_verdict_line` (a stored record or a :class:`~vrs_edu.lab.results.Verdict`), with the power or reason
+    moved to indented lines when the line would pass ``width``; a swept test: its verdict, then a line per arm."""
+    r = v if isinstance(v, Verdict) else Verdict.from_record(v)
+    if r.arms is not None:
+        out = [f"{r.test.name}: {r.verdict} across {r.test.sweep} ({len(r.arms)} rates)"]
+        for arm, a in r.arms:
+            ph = "" if math.isnan(a.p_holm) else f", p (Holm) {a.p_holm:.3f}"
+            out.append(f"  at {arm}: {interval(a.mean, a.ci)}{ph} → {a.verdict}")
+        if r.reason:
+            out += textwrap.wrap(f"({r.reason})", width, initial_indent="  ", subsequent_indent="  ")
+        return out
+    line = _verdict_line(r.to_record())
     cut = line.find(" (", max(line.find(" → "), 0))   # the parenthesis after the verdict: power or reason
     if len(line) <= width or cut < 0:
         return [line]
@@ -61,36 +76,32 @@ def _no_declared_tests(result: dict, recipe: str) -> str:
             f"declared): run `vrs-edu reproduce {recipe}` again")
 
 
-def _declared(result: dict, names: tuple[str, ...]) -> list[str]:
-    """The stored declared-test records named ``names``, in that order, one or two lines each."""
-    recs = {v["name"]: v for v in result["verdicts"]}
-    return [line for n in names if n in recs for line in _verdict_lines(recs[n])]
+def _rows(result: dict, recipe: str) -> list:
+    """The result's verdicts: recomputed by the recipe's ``verdicts`` from its runs (today's rules), or, for a file
+    without runs (a hand-made or trimmed one), its stored records."""
+    from .recipes import bank_of_values, value_residual
+
+    fn = {"value-residual": value_residual.verdicts, "bank-of-values": bank_of_values.verdicts}[recipe]
+    part = result.get("corpus")
+    if isinstance(part, dict) and "runs" in part:
+        return fn(result)
+    return [Verdict.from_record(r) for r in result.get("verdicts", [])]
 
 
-def course_lr_margin(bov: dict | None) -> dict | None:
-    """Chapter 04's ``qkv_course`` runs (every coefficient at lr 0.02, the rate the routers train at): the per-seed
-    share_v − max(share_q, share_k) as :func:`~vrs_edu.lab.analysis.t_test` summarises it (mean, 95 % interval,
-    p); not a declared test. None when the file has no such runs."""
-    from .analysis import t_test
-    from .recipes.bank_of_values import share_margins
-
-    runs = ((bov or {}).get("corpus") or {}).get("runs", {}).get("qkv_course")
-    return t_test(share_margins(runs)["margin"]) if runs else None
+def _declared(result: dict, names: tuple[str, ...], recipe: str = "bank-of-values") -> list[str]:
+    """The declared tests named ``names``, in that order, one or more lines each (:func:`_verdict_lines`)."""
+    rows = {r.test.name: r for r in _rows(result, recipe)}
+    return [line for n in names if n in rows for line in _verdict_lines(rows[n])]
 
 
 def answer_qk_vs_v(bov: dict) -> list[str]:
-    """Chapter 04's primary test "V takes a larger x0 share than Q and K" (corpus), with its stored three-way
-    verdict (the same test on the recall task is question 5), and a line saying that it used the official
-    coefficient learning rates, with the lr-0.02 runs' mean beside it (not declared); a file made before the tests
-    were declared gives its old substitution-ablation claim."""
+    """Chapter 04's tests of "V takes more x0 than Q, and than K" (the x0 shares over the rate sweep), with the need
+    for x0 beside them (the loss cost of removing each path's x0; the gradient pressure on the trained baseline),
+    recomputed from the runs on the verdict corpus (the same tests on the recall task are question 5); a file made
+    before the tests were declared names its command."""
     if bov.get("verdicts"):
         out = _declared(bov, BOV_QK_VS_V)
-        out.append("(a larger x0 share = less need for context: above 0 says Q and K need context more than V)")
-        course = course_lr_margin(bov)
-        if course is not None:
-            lo, hi = course["ci"]
-            out.append(f"(official coefficient lr; at lr 0.02: {course['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}], not "
-                       "declared; see below)")
+        out.append("(a larger x0 share or need: less need for context; above 0 = Q and K need context more than V)")
         return out
     return [_no_declared_tests(bov, "bank-of-values")]
 
@@ -113,28 +124,25 @@ def _verdict_line(v: dict) -> str:
 
 
 def answer_value_residual(vr: dict) -> list[str]:
-    """The pre-declared tests' three-way verdicts (as chapter 03 prints them) when the file has them — only the tests
-    the recipe declares today (``value_residual.TESTS``; a file made when the recall task was part of this recipe
-    also stores its old recall tests, which question 5 replaces); a file made before the tests were declared gives
-    its two-way claims."""
+    """Chapter 03's declared tests (``value_residual.TESTS``), recomputed from the runs on the verdict corpus, as
+    chapter 03 prints them; a file made before the tests were declared names its command."""
     if vr.get("verdicts"):
         declared = {t.name for t in VR_TESTS}
-        return [line for v in vr["verdicts"] if v["name"] in declared for line in _verdict_lines(v)]
+        rows = _rows(vr, "value-residual")
+        return [line for r in rows if r.test.name in declared for line in _verdict_lines(r)]
     return [_no_declared_tests(vr, "value-residual")]
 
 
 def answer_bank_of_values(bov: dict) -> list[str]:
     """Chapter 04's other declared tests (the paper's additive criterion, its size yardsticks, the losses and the
-    controls), with the stored three-way verdicts, which coefficient learning rate they use and how many β_v series
-    had reached a plateau; a file made before the tests were declared gives its old two-way claims."""
+    gated controls), recomputed from the runs on the verdict corpus, and how many β_v series had reached a
+    plateau; a file made before the tests were declared names its command."""
     if bov.get("verdicts"):
         out = _declared(bov, BOV_PATHS)
-        uses = bov.get("settings", {}).get("verdicts_use")
-        if uses:
-            out.append(f"(the verdicts use the runs {uses})")
         pl = bov.get("corpus", {}).get("beta_v_plateau")
         if pl:
-            out.append(f"(β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series)")
+            out.append(f"(β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series at the nominal "
+                       "rate)")
         return out
     return [_no_declared_tests(bov, "bank-of-values")]
 
@@ -180,32 +188,32 @@ def answer_depth(dm: dict) -> list[str]:
     return out
 
 
-def answer_recall(rc: dict) -> list[str]:
-    """The recall recipe's declared tests (``recall.TESTS``), recomputed from the runs, as chapters 03 and 04 print
-    them: first how many seeds of each variant learned lookup, then each set-up's precondition (the baseline beats
-    the no-lookup reference) and what is read from it, and a last line saying whether any of it is about retrieval.
-    Losses are in nats, ``recall_resformer_learns_sooner`` in training steps, the x0 shares are fractions."""
-    from .analysis import verdict_records
-    from .recipes.recall import steps_to_learn, verdicts
+def answer_recall(rc: dict, rates: dict | None = None) -> list[str]:
+    """The recall recipe's declared tests (``recall.TESTS``), recomputed from the runs with the rate sweep's other
+    arms (``rates``, a ``recall-rates`` result; without it the x0 claims cannot count), as chapters 03 and 04 print
+    them: first how many seeds of each variant learned lookup, then each set-up's check (its models beat the no-lookup
+    reference) and what is read from it, and a last line saying whether any of it is about retrieval. Losses are in
+    nats, ``recall_resformer_learns_sooner`` in training steps, the x0 shares are fractions."""
+    from .recipes.recall import steps_to_learn, verdicts, with_rates
 
     ref = rc["no_lookup_reference"]["loss"]
-    part = rc["recall"]
+    part = with_rates(rc, rates)["recall"]
     steps = part["configs"]["baseline"]["train"]["steps"]
     learned = {v: sum(steps_to_learn(r, ref, steps) < steps for r in runs) for v, runs in part["runs"].items()}
     n = {v: len(runs) for v, runs in part["runs"].items()}
     out = textwrap.wrap(f"lookup learned within {steps:,} steps by "
                         + ", ".join(f"{learned[v]} of {n[v]} {v} seeds" for v in n), 96, subsequent_indent="  ")
     out.append("(losses in nats; steps to learn in training steps; x0 shares are fractions of a path's input)")
-    rows = verdict_records(verdicts(rc))
-    out += [line for v in rows for line in _verdict_lines(v)]
+    rows = verdicts(rc, rates)
+    out += [line for r in rows for line in _verdict_lines(r)]
     if all(r["final_val_loss"] < 0.0005 for v in ("baseline", "resformer") for r in part["runs"].get(v, [])):
         out += textwrap.wrap("(every baseline and resformer seed ends at loss 0.000: the loss comparisons have no "
                              "spread, at their floor; steps to learn is the comparison that can separate them)", 96,
                              subsequent_indent="  ")
-    pre = {v["name"]: v["verdict"] for v in rows if v["name"] in ("recall_lookup_learned", "recall_qkv_lookup_learned")}
-    failed = [k for k, v in pre.items() if v != "reproduced"]
+    pre = {r.test.name: r for r in rows if r.test.name in ("recall_lookup_learned", "recall_qkv_lookup_learned")}
+    failed = [k for k, r in pre.items() if r.verdict != "reproduced"]   # a swept check: reproduced at every rate
     if failed:
-        out += textwrap.wrap(f"precondition{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the "
+        out += textwrap.wrap(f"check{'s' if len(failed) > 1 else ''} {', '.join(failed)} not reproduced: the "
                              "lines of that set-up are not evidence about retrieval", 96, subsequent_indent="  ")
     return out
 
@@ -213,38 +221,36 @@ def answer_recall(rc: dict) -> list[str]:
 def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
     """Question 1 beside question 4: "do deep V inputs read x0 more than Q's and K's?", measured by two instruments.
 
-    Chapter 04 (``bov``, the ``bank-of-values`` result): learned x0 coefficients, share_v − max(share_q, share_k)
-    with share = |β| / (|α| + |β|) (a fraction of a path's input). Two rows: the declared test
-    ``v_reads_x0_more_than_qk`` on the runs with the official coefficient learning rates (its stored record), and,
-    when the file has them, the ``qkv_course`` runs, whose coefficients train at lr 0.02 like the routers' (the
-    same quantity, per-seed Student-t, *not* a declared test: no Holm, no verdict). Chapter 05 (``dm``, the
-    ``depth-mixers`` result): the routers' primary tests, x0-R² of V's input − max(Q's, K's) (a fraction of
-    variance), recomputed from the runs. The two instruments measure different fractions, so the last lines
-    compare only what they can share: the side of 0 of each instrument's means (a line each: a count across them
-    would be a vote), the declared verdicts after Holm for and against the claim, and a conclusion that names the
-    learning rate at which chapter 04 is on the routers' side when its two rates disagree. A missing file (None)
-    or a file without the test gives a line naming the command that makes it. Lines stay within 96 characters."""
+    Chapter 04 (``bov``, the ``bank-of-values`` result): learned x0 coefficients, share_v − share_q and share_v −
+    share_k with share = |β| / (|α| + |β|) (a fraction of a path's input), each a declared test judged at every rate
+    of the coefficient-rate sweep (a row per rate). Chapter 05 (``dm``, the ``depth-mixers`` result): the routers'
+    primary tests, x0-R² of V's input − max(Q's, K's) (a fraction of variance), recomputed from the runs. The two
+    instruments measure different fractions, so the last lines compare only what they can share: the side of 0 of
+    each instrument's means (a line each: a count across them would be a vote), the verdicts that count (decided,
+    in regime) for and against the claim, and a conclusion. A missing file (None) or a file without the tests gives a
+    line naming the command that makes it. Lines stay within 96 characters."""
     from .recipes.depth_mixers import verdicts
 
     def side(m: float) -> str:
         return "below" if m < 0 else "above" if m > 0 else "at"
 
     out, decided, sides_04 = [], [], {}
-    rec = {v["name"]: v for v in (bov or {}).get("verdicts", [])}.get("v_reads_x0_more_than_qk")
-    out.append("chapter 04, x0 coefficients: share_v − max(share_q, share_k), fractions of a path's input")
-    if rec is None:
-        out.append("  not measured yet: `vrs-edu reproduce bank-of-values`")
-    else:
-        out.append(_test_row("qkv official", rec["mean"], rec["ci"], rec["p_holm"], rec["verdict"]))
-        sides_04["the official lr"] = side(rec["mean"])
-        decided.append(("chapter 04 (official lr)", rec["verdict"]))
-        course = course_lr_margin(bov)
-        if course is not None:
-            (lo, hi), m = course["ci"], course["mean"]
-            out.append(f"  {'qkv lr 0.02':13s} {m:+.3f} [{lo:+.3f}, {hi:+.3f}]  p {course['p']:.3f}  not declared: no "
-                       "verdict")
-            out.append("  (official: β, γ at lr 0.5, α at 0.005, the declared test; lr 0.02: as the routers)")
-            sides_04["lr 0.02"] = side(m)
+    out.append("chapter 04, x0 coefficients: share_v − share_q and − share_k, at each coefficient rate")
+    rows04 = {r.test.name: r for r in (_rows(bov, "bank-of-values") if bov else [])}
+    for name, label in (("v_reads_x0_more_than_q", "v − q"), ("v_reads_x0_more_than_k", "v − k")):
+        r = rows04.get(name)
+        if r is None:
+            continue
+        for arm, a in (r.arms or ((None, r),)):
+            out.append(_test_row(f"{label} {arm or ''}".strip(), a.mean, a.ci, a.p_holm, a.verdict))
+        sides = {arm: side(a.mean) for arm, a in (r.arms or ((None, r),))}
+        sides_04[label] = sides
+        decided.append((f"chapter 04 ({label})", r.verdict))
+        if r.reason and r.verdict in ("out of regime", "n/a", "undecided"):
+            out += textwrap.wrap(f"({label}: {r.verdict}; {r.reason})", 96, initial_indent="  ",
+                                 subsequent_indent="  ")
+    if not sides_04:
+        out.append("  not measured yet: `vrs-edu reproduce bank-of-values --corpus kjv`")
     rows = [r for r in verdicts(dm) if r.test.family == "primary"] if dm is not None else []
     out.append("chapter 05, routers' inputs: x0-R² of V's − max(Q's, K's), fractions of variance")
     if not rows:
@@ -255,34 +261,31 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
         decided.append((name, r.verdict))
     if not sides_04 and not rows:
         return out
-    # One summary line per instrument: counting means across instruments would be a vote, and chapter 04's two
-    # rates are one instrument read twice, one of them undeclared.
-    if sides_04:
-        out.append("chapter 04: " + ", ".join(f"{s} 0 at {lr}" for lr, s in sides_04.items()))
+    # One summary line per instrument: counting means across instruments would be a vote, and chapter 04's rates
+    # are one instrument read several times.
+    all_04 = {s for sides in sides_04.values() for s in sides.values()}
+    for label, sides in sides_04.items():
+        by_side = {}
+        for arm, s_ in sides.items():
+            by_side.setdefault(s_, []).append(arm or "its one rate")
+        out.append(f"chapter 04, {label}: " + "; ".join(f"{s_} 0 at {', '.join(a)}" for s_, a in by_side.items()))
     if rows:
         router_sides = [side(r.mean) for r in rows]
-        n_decided = sum(r.verdict != "undecided" for r in rows)
+        n_decided = sum(r.counted for r in rows)
         out.append(f"chapter 05: {router_sides.count('below')} of {len(rows)} router means below 0, "
                    f"{router_sides.count('above')} above; {n_decided} decided after Holm")
     pro = [d for d, v in decided if v == "reproduced"]
     con = [d for d, v in decided if v == "contradicted"]
-    out.append(f"decided (Holm) for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
+    out.append(f"counted (decided, in regime) for the claim: {', '.join(pro) or 'none'}; against it: "
+               f"{', '.join(con) or 'none'}")
     if not sides_04 or not rows:
         out.append("one instrument only: nothing to set beside it yet")
     elif len(set(router_sides)) > 1:
         out.append("the routers' means fall on both sides of 0: no shared direction to set chapter 04 beside")
-    elif len(set(sides_04.values())) > 1:
-        theirs = router_sides[0]
-        same = [lr for lr, s in sides_04.items() if s == theirs]
-        other = [lr for lr, s in sides_04.items() if s != theirs]
-        out.append(f"chapter 04's side of 0 depends on its lr: the routers' side ({theirs} 0) at {' and '.join(same)},")
-        out.append(f"  the other side at {' and '.join(other)}"
-                   + (", the rate of the routers' mixing coefficients" if "lr 0.02" in other else ""))
-        # coefficients at the same rate disagree; the routers' projections (MUDD's weight MLP: 3,709 of its 3,866
-        # added parameters) train at the base rate 3e-3, so "the routers' own rate" would overstate it
-        if "lr 0.02" in other:
-            out.append("  at the routers' coefficient rate the two point opposite ways: even the direction is unsettled")
-    elif set(sides_04.values()) == set(router_sides):
+    elif len(all_04) > 1:
+        out.append(f"chapter 04's side of 0 changes with its coefficient rate: no one direction to set beside the "
+                   f"routers' ({router_sides[0]} 0)")
+    elif all_04 == set(router_sides):
         out.append(f"the two instruments point the same way: every mean is {router_sides[0]} 0")
     else:
         out.append("the two instruments point different ways: chapter 04 on one side of 0, the routers on the other")
@@ -295,13 +298,20 @@ ANSWERERS = {1: answer_qk_vs_v, 2: answer_value_residual, 3: answer_bank_of_valu
 
 def course_answers(out_dir: str | Path | None = None) -> list[dict]:
     """One entry per question: ``{"n", "title", "question", "chapter", "command", "lines", "missing"}``; ``lines``
-    are the measured answers (empty when the result file is missing, ``missing`` then holds the error text)."""
+    are the measured answers (empty when the result file is missing, ``missing`` then holds the error text). The
+    text recipes are read on the verdict corpus (:func:`~vrs_edu.lab.by_corpus.verdict_corpus`); the recall answer
+    adds ``recall-rates`` when it exists."""
+    from .by_corpus import verdict_corpus
+    from .experiments import trains_on_text
+
     answers = []
     cache: dict[str, dict | Exception] = {}
     for n, (title, question, chapter, recipe) in QUESTIONS.items():
         if recipe not in cache:
             try:
-                cache[recipe] = load_results(recipe, out_dir=out_dir)
+                corpus = verdict_corpus() if recipe in ("value-residual", "bank-of-values") and \
+                    trains_on_text(recipe) else None
+                cache[recipe] = load_results(recipe, out_dir=out_dir, corpus=corpus)
             except FileNotFoundError as e:
                 cache[recipe] = e
         res = cache[recipe]
@@ -312,6 +322,13 @@ def course_answers(out_dir: str | Path | None = None) -> list[dict]:
         else:
             entry["command"] = res.get("command", entry["command"])
             entry["wall_time_s"] = res.get("wall_time_s")
-            entry["lines"] = ANSWERERS[n](res)
+            if recipe == "recall":
+                try:
+                    rates = load_results("recall-rates", out_dir=out_dir)
+                except FileNotFoundError:
+                    rates = None
+                entry["lines"] = answer_recall(res, rates)
+            else:
+                entry["lines"] = ANSWERERS[n](res)
         answers.append(entry)
     return answers

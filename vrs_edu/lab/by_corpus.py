@@ -17,6 +17,19 @@ from .experiments import chosen_corpus, provenance, results_path
 from .results import Verdict
 
 SECOND_CORPUS = "kjv"
+VERDICT_CORPUS = "kjv"   # the corpus the loss verdicts come from: a run reads 0.60 epochs of it (issue 27)
+
+
+def verdict_corpus() -> str:
+    """The corpus chapters 03-04 read their verdicts from: ``VRS_EDU_CORPUS`` when a teacher set it, else
+    :data:`VERDICT_CORPUS` (kjv: every batch is new text; the Python docs are read six times per run)."""
+    return chosen_corpus() or VERDICT_CORPUS
+
+
+def verdict_corpora() -> tuple[str, ...]:
+    """The verdict corpus first, then the default corpus (the memorisation regime, beside it), then a teacher's."""
+    first = verdict_corpus()
+    return tuple(dict.fromkeys((first, VERDICT_CORPUS, DEFAULT_NAME)))
 
 
 def compared_corpora() -> tuple[str, ...]:
@@ -118,13 +131,31 @@ def epochs_per_run(part: dict, baseline: str) -> dict:
 
 
 def format_epochs(parts: dict[str, dict], baseline: str) -> str:
-    """One line per corpus: its training tokens, the tokens one run reads, and the ratio in epochs."""
+    """One line per corpus: its training tokens, the tokens one run reads, and the ratio in epochs; then, where the
+    runs recorded it, the baseline's final loss on training text beside its validation loss (:func:`train_val_gap`)."""
     lines = []
     for c, part in parts.items():
         e = epochs_per_run(part, baseline)
         lines.append(f"{c:12s} {e['train_tokens']:>9,d} training tokens; a run reads {e['tokens_read']:,d} = "
                      f"{e['epochs']:.2f} epochs")
+    for c, part in parts.items():
+        g = train_val_gap(part, baseline)
+        if g is not None:
+            lines.append(f"{c:12s} {baseline} final loss: train {g['train']:.3f}, validation {g['val']:.3f} nats "
+                         f"(gap {g['gap']:+.3f}, mean of {g['n']} seeds)")
     return "\n".join(lines)
+
+
+def train_val_gap(part: dict, baseline: str) -> dict | None:
+    """The ``baseline`` runs' mean final loss on training text (``final_train_loss``) and on the whole validation
+    split, and validation − train: ``{"train", "val", "gap", "n"}``; None for runs that did not record a training
+    loss. A large gap is memorisation: the runs read that text more than once."""
+    runs = part.get("runs", {}).get(baseline, [])
+    if not runs or not all("final_train_loss" in r for r in runs):
+        return None
+    tr = sum(r["final_train_loss"] for r in runs) / len(runs)
+    va = sum(r["final_val_loss"] for r in runs) / len(runs)
+    return {"train": tr, "val": va, "gap": va - tr, "n": len(runs)}
 
 
 def what_differs(facts: list[dict], epochs: dict[str, float], unk_close: float = 0.02) -> str:

@@ -141,9 +141,11 @@ def corpus_token_data(corpus: Corpus | None, tokenizer: str, vocab_size: int, bl
 
 def run_suffix(corpus: Corpus | str | None = None, tokenizer: str | None = None) -> str:
     """The part of a result file's or checkpoint folder's name that says which text and tokenizer it trained on
-    (``""`` for the defaults), so a run on another corpus never overwrites the chapters' results."""
+    (``""`` for the defaults: no corpus, or the default corpus by name), so a run on another corpus never
+    overwrites the chapters' results."""
     name = corpus.name if isinstance(corpus, Corpus) else corpus
-    return (f".corpus-{name}" if name else "") + (f".tokenizer-{tokenizer}" if tokenizer else "")
+    return (f".corpus-{name}" if name and name != DEFAULT_NAME else "") + (f".tokenizer-{tokenizer}" if tokenizer
+                                                                           else "")
 
 
 def unk_share(text: str, vocab_size: int = 2048) -> float:

@@ -47,12 +47,13 @@ class Recipe:
     fn: Callable[[bool, list[int]], dict]
     about: str
     default_seeds: tuple[int, ...] = (0, 1, 2)
+    budget_s: float = 20 * 60     # a full run's wall-time budget on the 2-core course machine (``make bench``)
 
 
 RECIPES: dict[str, Recipe] = {}
 
 
-def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2)):
+def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2), budget_s: float = 20 * 60):
     """Register ``fn(quick, seeds, *, options) -> dict`` as ``vrs-edu reproduce NAME``; it builds its runs with
     :func:`~vrs_edu.lab.presets.scaled_run` and passes ``options`` on to :func:`compare_variants` (or ``train``),
     so the command's device, checkpoints, jobs, ``--preset`` and ``--set`` reach every run. A recipe that trains
@@ -60,7 +61,7 @@ def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2)):
     by taking keyword arguments ``corpus`` (a :class:`~vrs_edu.lab.corpora.Corpus` or None for the default) and
     ``tokenizer`` (a kind or None for the preset's), which it passes on to :func:`compare_variants`."""
     def register(fn):
-        RECIPES[name] = Recipe(name, fn, about, default_seeds)
+        RECIPES[name] = Recipe(name, fn, about, default_seeds, budget_s)
         return fn
     return register
 

@@ -335,7 +335,8 @@ class Verdict(_ReadsAsDict):
     def _power_text(self) -> str:
         if self.power_basis == "none":
             return "no effect declared"
-        at = "d = 1" if self.power_basis == "d = 1" else signed(self.power_effect)   # "d = 1": an old record
+        e = self.power_effect   # a count (steps) prints whole, like its interval; "d = 1": an old record
+        at = "d = 1" if self.power_basis == "d = 1" else signed(e, 0 if e is not None and abs(e) >= 10 else 3)
         return f"power {'n/a' if math.isnan(self.power) else f'{self.power:.0%}'} at {at}"
 
     def sentence(self, digits: int = 3) -> str:

@@ -101,7 +101,7 @@ def step_seconds(preset: str, variants: dict[str, dict], vocab_size: int, seq_le
 def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: bool, train: dict, *,
               task=None, ablation_for: tuple[str, ...] = (), checkpoint_for: tuple[str, ...] = (),
               checkpoint_as: str | None = None, desc: str = "", corpus=None, tokenizer: str | None = None,
-              options: RunOptions = RunOptions(), x0_need: bool = False) -> dict:
+              options: RunOptions = RunOptions(), x0_need: bool = False, baseline: str | None = "baseline") -> dict:
     """Train every variant on one data set (the corpus, or ``task``) for every seed with
     :func:`~vrs_edu.lab.experiments.compare_variants` (its runs side by side under ``--jobs``); the substitution
     ablation (``ablation_for``) and the seed-0 checkpoint (``checkpoint_for``) are only paid for where a chapter
@@ -118,7 +118,8 @@ def run_suite(preset: str, variants: dict[str, dict], seeds: list[int], quick: b
     seq_len = task.block_size if task is not None else scaled_run(preset, options)[1].block_size
     part["step_seconds"] = step_seconds(preset, variants, vocab, seq_len, rounds=1 if quick else 5,
                                         steps=1 if quick else 3, options=options)
-    part["comparison"] = compare_to_baseline(part["runs"], part["step_seconds"])
+    if baseline is not None:   # a part without a baseline (a sweep's other arms, a tuning pilot) has nothing to pair
+        part["comparison"] = compare_to_baseline(part["runs"], part["step_seconds"], baseline)
     return part
 
 

@@ -1,0 +1,110 @@
+"""The depth sweep and the recall recipes' new parts (issue 27): the trend of the gain with depth computed by hand,
+the held-out learning-rate rule, the rate sweep's second file joined to the first, and one quick run of each."""
+import json
+import math
+
+import pytest
+
+from vrs_edu.lab.analysis import VERDICTS
+from vrs_edu.lab.experiments import run_recipe
+from vrs_edu.lab.recipes import depth_sweep as ds
+from vrs_edu.lab.recipes import recall as rc
+
+
+def _run(seed, loss, *, entropy=4.0, lam=None, r2=0.8, L=4):
+    coefs = {} if lam is None else {f"blocks.{l}.value_residual.lambda_1": [0.5, lam[l - 1]] for l in range(1, L)}
+    return {"seed": seed, "final_val_loss": loss,
+            "history": {"eval_steps": [100, 200], "steps": list(range(200)), "coefficients": coefs},
+            "coefficients": {k: v[-1] for k, v in coefs.items()},
+            "layer_metrics": {"entropy": [entropy] * L, **{f"x0_r2_{s}": [r2] * L for s in "qkv"}}}
+
+
+def _sweep_result(gain_per_doubling=-0.01):
+    """Depths 4, 8, 16: learnable − baseline = gain_per_doubling · log2(L / 4) + 0.001 · seed, so the per-seed slope
+    against log2(L) is exactly gain_per_doubling for every seed (sd 0: the trend test says it cannot decide)."""
+    runs, configs = {}, {}
+    for L in (4, 8, 16):
+        runs[f"baseline_L{L}"] = [_run(s, 5.0, entropy=4.0 + 0.01 * s, L=L) for s in range(3)]
+        runs[f"learnable_L{L}"] = [_run(s, 5.0 + gain_per_doubling * math.log2(L / 4) + 0.001 * s,
+                                        lam=[0.5 + 0.01 * l for l in range(1, L)], L=L) for s in range(3)]
+        for v in ("baseline", "learnable"):
+            configs[f"{v}_L{L}"] = {"model": {"block_size": 64}, "train": {"steps": 200, "batch_size": 32}}
+    return {"corpus": {"runs": runs, "configs": configs, "corpus_tokens": {"train": 10 ** 6}}}
+
+
+def test_the_gain_trend_is_the_per_seed_slope_against_log2_depth():
+    part = _sweep_result()["corpus"]
+    assert ds.depths_in(part) == [4, 8, 16]
+    # gains: L4 0 + 0.001 s, L8 -0.01 + 0.001 s, L16 -0.02 + 0.001 s → slope against log2 L = (2, 3, 4): -0.01
+    assert ds.gain_trend(part) == pytest.approx([-0.01] * 3)
+    # the uniform-causal entropy at T = 64 is 3.7539: a baseline at 4.0 (+ 0.01 per seed) nats sits 0.2461 (+ 0.01)
+    # above it (not concentrated)
+    assert ds.concentration(part)[8] == pytest.approx([0.2461, 0.2561, 0.2661], abs=1e-4)
+    assert ds.deep_x0_r2(part)[16] == pytest.approx([0.8] * 3)
+    rows = {r.test.name: r for r in ds.verdicts(_sweep_result())}
+    assert rows["gain_grows_with_depth"].verdict == "undecided" and "zero variance" in rows["gain_grows_with_depth"].reason
+    assert rows["baseline_concentrated_L8"].verdict == "contradicted"
+    assert {t.name for t in ds.tests([4, 8, 16])} == set(rows)
+
+
+def _tuning(learned_at):
+    """A recall-tuning result: per lr, one run per seed whose loss falls from 1.3 to 0.01 at the given step (None:
+    never), evaluated every 100 steps of 1,200; reference loss 1.2 (learned = 0.6)."""
+    steps = list(range(100, 1201, 100))
+
+    def run(at):
+        return {"history": {"eval_steps": steps, "val_loss": [1.3 if at is None or s < at else 0.01 for s in steps]}}
+    return {"no_lookup_reference": {"loss": 1.2}, "settings": {"train": {"steps": 1200}},
+            "by_lr": {lr: [run(a) for a in ats] for lr, ats in learned_at.items()}}
+
+
+def test_the_held_out_rate_rule_counts_learned_seeds_then_steps_then_prefers_the_larger_rate():
+    # 3e-3 learns in 1 of 3 seeds, 1e-3 in 3 of 3: 1e-3
+    assert rc.choose_lr(_tuning({"0.003": [500, None, None], "0.001": [400, 500, 600]})) == 1e-3
+    # both learn everywhere; 3e-3 sooner (mean 300 vs 500 steps): 3e-3
+    assert rc.choose_lr(_tuning({"0.003": [300, 300, 300], "0.001": [500, 500, 500]})) == 3e-3
+    # a full tie: the larger rate, the preset's
+    assert rc.choose_lr(_tuning({"0.003": [500] * 3, "0.001": [500] * 3})) == 3e-3
+    assert set(rc.TUNING_SEEDS).isdisjoint(rc.SEEDS)
+
+
+@pytest.fixture(scope="module")
+def quick_results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("quick")
+    paths = {name: run_recipe(name, quick=True, seeds=[0, 1, 2] if name != "recall-tuning" else [100, 101, 102],
+                              out_dir=out) for name in ("recall", "recall-rates", "recall-tuning")}
+    paths["depth-sweep"] = run_recipe("depth-sweep", quick=True, seeds=[0, 1, 2], out_dir=out, corpus="kjv")
+    return {name: json.loads(p.read_text()) for name, p in paths.items()}
+
+
+def test_quick_runs_record_code_epochs_and_verdicts_of_every_kind(quick_results):
+    d = quick_results["depth-sweep"]
+    assert d["git"] is None or len(d["git"]["commit"]) == 40
+    assert set(d["epochs_read"]["corpus"]) == {f"{v}_L{L}" for v in ("baseline", "learnable") for L in ds.DEPTHS}
+    assert [m["n_layers"] for m in (d["corpus"]["configs"][f"baseline_L{L}"]["model"] for L in (4, 24))] == [4, 24]
+    assert {v["name"] for v in d["verdicts"]} == {t.name for t in ds.TESTS}
+    assert all(v["verdict"] in VERDICTS for v in d["verdicts"])
+    assert d["epochs_read"]["corpus"]["baseline_L4"] < 1            # kjv: every batch is new text
+    r = quick_results["recall"]
+    assert r["epochs_read"] == {"recall": {v: None for v in rc.VARIANTS}}     # a synthetic task has no epochs
+    assert all("x0_removal_cost" in x for x in r["recall"]["runs"]["qkv"])
+    assert all("x0_pressure" in x for x in r["recall"]["runs"]["baseline"])
+
+
+def test_the_recall_rate_sweep_joins_its_second_file_and_counts_only_with_three_arms(quick_results):
+    r, rates = quick_results["recall"], quick_results["recall-rates"]
+    alone = {v.test.name: v for v in rc.verdicts(r)}
+    joined = {v.test.name: v for v in rc.verdicts(r, rates)}
+    assert [a for a, _ in joined["recall_additive_criterion"].arms] == ["×1", "×0.25", "×4"]
+    assert [a for a, _ in alone["recall_additive_criterion"].arms] == ["×1"]
+    assert alone["recall_additive_criterion"].verdict not in ("reproduced", "contradicted")
+    lrs = {x["name"]: x["lr"] for x in rates["recall"]["runs"]["qkv_lr4"][0]["optimizer"]}
+    base = {x["name"]: x["lr"] for x in r["recall"]["runs"]["qkv"][0]["optimizer"]}
+    assert lrs["x0_beta_gamma"] == pytest.approx(4 * base["x0_beta_gamma"])
+    bad = {**rates, "task_settings": {**rates["task_settings"], "n_pairs": 3}}
+    with pytest.raises(ValueError, match="another task"):
+        rc.verdicts(r, bad)
+    t = quick_results["recall-tuning"]
+    assert t["chosen_lr"] in rc.TUNING_LRS and sorted(t["by_lr"]) == sorted(f"{lr:g}" for lr in rc.TUNING_LRS)
+    with pytest.raises(ValueError, match="disjoint"):
+        run_recipe("recall-tuning", quick=True, seeds=[0, 1, 2])

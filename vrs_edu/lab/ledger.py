@@ -1,0 +1,134 @@
+"""Every full run a chapter's result file has held, read from git history, and the verdicts that changed between
+consecutive runs: ``python -m vrs_edu.lab.ledger`` writes ``data/results/ledger.json`` (committed with the results).
+
+A chapter shows the runs behind its numbers, failed designs included (review 2, finding 7: the recall rate was
+chosen after a first design failed, and the chapter listed only part of the runs); a result file holds only the
+latest. Git holds every version: for each version of each file this module records when and how it was made (the
+command, the commit of the code, wall and CPU time, the machine's cores, the load), its design (steps, batch,
+rate) and its stored verdicts, then lists, between each version and the next, the tests whose verdict changed
+and whether the machine (its core count) or the code changed with it (review 2, finding 9: two chapter 03 verdicts
+flipped between machines, unreported). Reading history needs git and the repository's history; the chapters read
+the committed ledger, so they need neither.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+# The result files whose runs chapters 03, 04 and 06 list (the verdict corpus' files first).
+FILES = ("value-residual.corpus-kjv.json", "value-residual.json", "bank-of-values.corpus-kjv.json",
+         "bank-of-values.json", "recall.json", "recall-rates.json", "recall-tuning.json",
+         "depth-sweep.corpus-kjv.json")
+LEDGER = ROOT / "data" / "results" / "ledger.json"
+
+
+def _git(*args: str, root: Path = ROOT) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def _design(result: dict) -> dict:
+    """Steps, batch, rates and variants of a result's runs (its first part that has configs)."""
+    part = next((v for v in result.values() if isinstance(v, dict) and "configs" in v), None)
+    if part is None:
+        return {}
+    cfg = next(iter(part["configs"].values()))["train"]
+    return {"variants": list(part["configs"]), "steps": cfg.get("steps"), "batch_size": cfg.get("batch_size"),
+            "lr": cfg.get("lr"), "coef_opt": cfg.get("coef_opt"),
+            "corpus": part.get("corpus") or part.get("task")}
+
+
+def summary(result: dict, commit: str) -> dict:
+    """What the ledger keeps of one stored version: provenance, design, and each stored verdict with its mean."""
+    env = result.get("environment", {})
+    return {"commit": commit, "date": result.get("date"), "command": result.get("command"),
+            "code": result.get("git"), "wall_time_s": result.get("wall_time_s"),
+            "cpu_time_s": result.get("cpu_time_s"), "jobs": env.get("jobs"), "threads": env.get("threads"),
+            "cpu_count": env.get("cpu_count"), "load_average_1m": env.get("load_average_1m"),
+            "seeds": result.get("seeds"), "design": _design(result),
+            "verdicts": {v["name"]: {"verdict": v["verdict"], "mean": v["mean"]} for v in result.get("verdicts", [])}}
+
+
+def versions(name: str, root: Path = ROOT) -> list[dict]:
+    """Every committed version of ``data/results/<name>``, oldest first (``summary`` of each)."""
+    path = f"data/results/{name}"
+    commits = _git("log", "--format=%H", "--follow", "--", path, root=root).split()
+    out = []
+    for c in reversed(commits):
+        try:
+            text = _git("show", f"{c}:{path}", root=root)
+        except subprocess.CalledProcessError:      # a rename's older name: --follow lists it, the path is absent
+            continue
+        out.append(summary(json.loads(text), c))
+    return out
+
+
+def flips(entries: list[dict]) -> list[dict]:
+    """Between each version and the next: the tests stored in both whose verdict changed, and what changed with them
+    (the machine's core count, the code's commit when recorded). ``[{"from", "to", "machine", "changed": [{"name",
+    "before", "after", "mean_before", "mean_after"}]}]``, one entry per consecutive pair that has a change."""
+    out = []
+    for a, b in zip(entries, entries[1:]):
+        changed = [{"name": n, "before": a["verdicts"][n]["verdict"], "after": b["verdicts"][n]["verdict"],
+                    "mean_before": a["verdicts"][n]["mean"], "mean_after": b["verdicts"][n]["mean"]}
+                   for n in b["verdicts"] if n in a["verdicts"]
+                   and a["verdicts"][n]["verdict"] != b["verdicts"][n]["verdict"]]
+        if changed:
+            out.append({"from": a["commit"], "to": b["commit"], "machine": [a["cpu_count"], b["cpu_count"]],
+                        "changed": changed})
+    return out
+
+
+def build(root: Path = ROOT, files=FILES) -> dict:
+    """``{file: {"runs": [summary, ...], "flips": [...]}}`` for every file in ``files`` that git knows."""
+    out = {}
+    for name in files:
+        entries = versions(name, root)
+        if entries:
+            out[name] = {"runs": entries, "flips": flips(entries)}
+    return out
+
+
+def load(path: Path = LEDGER) -> dict:
+    """The committed ledger. Raises FileNotFoundError naming the command that writes it."""
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} does not exist: run `python -m vrs_edu.lab.ledger`")
+    return json.loads(Path(path).read_text())
+
+
+def run_lines(ledger: dict, name: str) -> list[str]:
+    """Two lines per stored run of ``name`` (oldest first): date, commit, wall and CPU time, cores and load, design;
+    then how many of its stored verdicts were of each kind. ``[]`` when the ledger has no such file."""
+    lines = []
+    for e in ledger.get(name, {}).get("runs", []):
+        d = e["design"]
+        counts: dict[str, int] = {}
+        for v in e["verdicts"].values():
+            counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
+        wall = f"{e['wall_time_s'] / 60:.1f} min" if e.get("wall_time_s") else "?"
+        cpu = f", {e['cpu_time_s'] / 60:.1f} CPU-min" if e.get("cpu_time_s") else ""
+        load = e.get("load_average_1m")
+        load = f", load {load[0]}-{load[1]}" if load else ""
+        lines.append(f"{(e['date'] or '?')[:10]} {e['commit'][:7]}: {wall}{cpu} on {e.get('cpu_count')} cores{load}; "
+                     f"{d.get('steps')} steps, lr {d.get('lr')}")
+        lines.append("    " + (", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no declared tests"))
+    return lines
+
+
+def flip_lines(ledger: dict, name: str) -> list[str]:
+    """The verdict changes between consecutive runs of ``name``, one line each, naming a change of machine."""
+    lines = []
+    runs = {e["commit"]: e for e in ledger.get(name, {}).get("runs", [])}
+    for f in ledger.get(name, {}).get("flips", []):
+        a, b = f["machine"]
+        why = f"machine {a} → {b} cores" if a != b else "same machine"
+        for c in f["changed"]:
+            lines.append(f"{runs[f['from']]['date'][:10]} → {runs[f['to']]['date'][:10]} ({why}): {c['name']} "
+                         f"{c['before']} → {c['after']} ({c['mean_before']:+.3f} → {c['mean_after']:+.3f})")
+    return lines
+
+
+if __name__ == "__main__":
+    LEDGER.write_text(json.dumps(build(), indent=1) + "\n")
+    print(f"wrote {LEDGER}")
