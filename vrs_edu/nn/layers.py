@@ -30,10 +30,16 @@ class RoPE(nn.Module):
     Positions enter attention *only* through the rotation of q and k; the residual stream and the values carry no
     position information. That is what makes ``x0`` (the normalised token embedding) context-free token identity.
 
+    The angles ``m·θ_i`` (position m, ``θ_i = base^(-2i/Dh)``) and their cos and sin are computed once in float64;
+    each input dtype (and device) gets its own cast of them, cached. A table computed in float32 and only cast
+    would carry float32's rounding into a float64 model (about 1e-6 at m ~ 100, 2e-4 at m ~ 4,000), and one
+    computed in bfloat16 would be far off (bfloat16 cannot even hold the position 257). The float64 tables are plain
+    attributes, not buffers, so that ``model.to(torch.bfloat16)`` cannot round them.
+
     Args:
         head_dim: Dh, must be even.
         max_len: largest sequence length T the model will see.
-        base: the rotation base (10,000 as in the paper).
+        base: the rotation base (10,000 as in the paper; Llama-style models choose their own, e.g. 100,000).
     Raises:
         ValueError: if ``head_dim`` is odd or a sequence longer than ``max_len`` is rotated.
     """
@@ -42,17 +48,25 @@ class RoPE(nn.Module):
         super().__init__()
         if head_dim % 2:
             raise ValueError(f"head_dim must be even for RoPE, got {head_dim}")
-        inv_freq = base ** (-torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim)
-        angles = torch.outer(torch.arange(max_len, dtype=torch.float32), inv_freq)  # (T, Dh/2)
-        self.register_buffer("cos", angles.cos(), persistent=False)
-        self.register_buffer("sin", angles.sin(), persistent=False)
+        inv_freq = float(base) ** (-torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+        angles = torch.outer(torch.arange(max_len, dtype=torch.float64), inv_freq)  # (T, Dh/2), float64
+        self.cos64, self.sin64 = angles.cos(), angles.sin()
+        self._cast: dict[tuple[torch.dtype, torch.device], tuple[Tensor, Tensor]] = {}  # (dtype, device) -> tables
         self.max_len = max_len
+
+    def tables(self, dtype: torch.dtype, device: torch.device | str = "cpu") -> tuple[Tensor, Tensor]:
+        """``(cos, sin)``, each (max_len, Dh/2): the float64 tables cast once to ``dtype`` on ``device``."""
+        key = (dtype, torch.device(device))
+        if key not in self._cast:
+            self._cast[key] = (self.cos64.to(device=key[1], dtype=dtype), self.sin64.to(device=key[1], dtype=dtype))
+        return self._cast[key]
 
     def forward(self, x: Float[Tensor, "B H T Dh"]) -> Float[Tensor, "B H T Dh"]:
         T = x.size(-2)
         if T > self.max_len:
             raise ValueError(f"sequence length T={T} exceeds the RoPE table (max_len={self.max_len})")
-        cos, sin = self.cos[:T].to(x.dtype), self.sin[:T].to(x.dtype)
+        cos, sin = self.tables(x.dtype, x.device)
+        cos, sin = cos[:T], sin[:T]
         x1, x2 = x.chunk(2, dim=-1)
         return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
