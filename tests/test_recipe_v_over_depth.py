@@ -3,6 +3,7 @@ declared tests' preconditions (out of regime when the weights did not move, the 
 baseline, the runs read more than an epoch, or Depth-Attention's cache differs), and one quick run of the recipe."""
 import json
 import math
+from pathlib import Path
 
 import pytest
 
@@ -115,7 +116,8 @@ def test_the_chapter_readers_compare_directions_and_verdicts_not_votes():
                          "verdict": "contradicted"}, {"name": "qkv_loss", "mean": 0.0, "ci": [-1, 1],
                                                       "verdict": "undecided"}]}
     lines = vd.agreement_lines(rows, bov, None)
-    assert lines[0].startswith("this chapter, v's embedding weight − q's: +0.348 (above 0), reproduced")   # 0.42 − (1/13 + 1/15)/2
+    # 0.42 − (1/13 + 1/15)/2: v's embedding weight over q's uniform one at blocks 6 and 7
+    assert lines[0].startswith("this chapter, v's embedding weight − q's: +0.348 (above 0), reproduced")
     assert lines[2] == "chapter 04, v_reads_x0_more_than_qk: -0.130 (below 0), contradicted"
     assert lines[3].startswith("chapter 08 (SmolLM2-135M): no stored result yet")
     assert lines[-1] == "decided for the claim: v − q, v − k; against it: v_reads_x0_more_than_qk"
@@ -141,3 +143,17 @@ def test_the_stream_figure_has_one_panel_per_stream_with_named_sources():
     assert [t.get_text() for t in axes[0].get_xticklabels()][:3] == ["emb", "a0", "m0"]
     with pytest.raises(ValueError, match="no weights for stream 'r'"):
         plot_sublayer_streams({s: m for s in "qkv"}, sublayer_sources(L))
+
+
+STORED = Path(__file__).resolve().parents[1] / "data" / "results" / "v-over-depth.corpus-kjv.json"
+
+
+@pytest.mark.skipif(not STORED.exists(), reason="no stored full run")
+def test_the_stored_run_gives_its_stored_verdicts_and_facts():
+    r = json.loads(STORED.read_text())
+    assert r["command"] == "vrs-edu reproduce v-over-depth --corpus kjv" and r["seeds"] == [0, 1, 2, 3, 4]
+    assert r["epochs_read"] < 1 and all(p["holds"] for p in r["preconditions"])
+    stored = {v["name"]: v for v in r["verdicts"]}
+    for row in vd.verdicts(r):
+        assert row.verdict == stored[row.test.name]["verdict"], row.test.name
+        assert row.mean == pytest.approx(stored[row.test.name]["mean"], abs=1e-12)
