@@ -377,12 +377,13 @@ def grading_session(sources: str | Path | None = SOURCES, *, out_dir: str | Path
                     submissions: list[str | Path] = (), isolate: bool = True, user: str | None = None):
     """Prepare everything before the first kernel: import every check's modules and find the references of every
     assignment in ``sources``, hash the course's files, and set up the sandbox user (:func:`.sandbox.isolate`; the
-    report folder ``out_dir`` is created first, then closed to it with the teacher's folders and the folders of the
+    report folder ``out_dir`` is created first, then closed to it with the teacher's folders and the folders among
     ``submissions``). Yields a :class:`Session` for :func:`grade_submission`."""
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     secret = teacher_folders(sources, out_dir)
-    session_folders = [Path(p).resolve() if Path(p).is_dir() else Path(p).resolve().parent for p in submissions]
+    # the folders of collected notebooks (a file given alone leaves its folder as it is: it may be anyone's)
+    session_folders = [Path(p).resolve() for p in submissions if Path(p).is_dir()]
     course = CourseFiles(course_roots(sources))
     with sandbox.isolate(secret + session_folders, enabled=isolate, user=user) as iso:
         session = Session(Path(sources) if sources is not None else None, iso, course, secret)
