@@ -265,6 +265,6 @@ def test_side_by_side_says_when_chapter_04s_side_changes_with_its_rate():
     below = {r: [-0.05 + c for c in _CLEAR] for r in ("dca", "mudd", "vertical")}
     lines = v_reads_x0_side_by_side(bov, _depth_result(v_minus_qk=below))
     assert "chapter 04, v − q: below 0 at ×1, ×0.25; above 0 at ×4" in lines
-    assert lines[-1] == "chapter 04's side of 0 changes with its coefficient rate: no one direction to set beside " \
-                        "the routers' (below 0)"
+    assert lines[-1] == "chapter 04's side of 0 changes with its rate: no one direction to set beside the routers' " \
+                        "(below 0)"
     assert "counted (decided, in regime) for the claim: none; against it: dca, mudd, vertical" in lines

@@ -465,7 +465,11 @@ def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verd
         verdict = "rate-dependent"
     else:
         verdict = "out of regime" if "out of regime" in got else "n/a"
-    reasons = "; ".join(f"at {a}: {v.reason}" for a, v in arms if v.reason) or None
+    distinct = {v.reason for _, v in arms}
+    if len(distinct) == 1 and arms[0][1].reason:     # one reason at every arm: said once
+        reasons = f"at every arm: {arms[0][1].reason}"
+    else:
+        reasons = "; ".join(f"at {a}: {v.reason}" for a, v in arms if v.reason) or None
     if verdict in ("reproduced", "contradicted") and len(arms) < MIN_ARMS and test.kind != "check":
         verdict, reasons = "undecided", (f"{verdict} at {', '.join(a for a, _ in arms)}, but the sweep has "
                                          f"{len(arms)} arm{'s' if len(arms) > 1 else ''}, fewer than {MIN_ARMS}")
@@ -602,7 +606,7 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
     reason of an out-of-regime, n/a or undecidable test follows on an indented line. A legend ends the table."""
     def line(label: str, r: Verdict, w_name: int, w_ci: int) -> str:
         ph = "n/a" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
-        return (f"  {label:{w_name}s}{r.interval(digits):{w_ci}s}{signed(r.test.threshold, 2):>6s}{ph:>8s}  "
+        return (f"  {label:{w_name}s}{r.interval(digits):{w_ci}s}{signed(r.test.threshold, 2):>6s}{ph:>7s} "
                 f"{r.verdict:{w_v}s}{_power_cell(r, digits)}").rstrip()
 
     flat = [v for r in rows for v in ([r] + [a for _, a in (r.arms or ())])]
@@ -610,12 +614,12 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
     w_name = max([len("test")] + [len(r.test.name) for r in rows]
                  + [4 + len(str(a)) for r in rows for a, _ in (r.arms or ())]) + 2
     w_ci = max([len("mean [95% CI]")] + [len(v.interval(digits)) for v in flat]) + 1
-    head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>8s}  {'verdict':{w_v}s}power"
+    head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>7s} {'verdict':{w_v}s}power"
     lines = []
     for fam in dict.fromkeys(r.test.family for r in rows):
         members = [r for r in rows if r.test.family == fam]
         kind = members[0].test.kind
-        what = {"claim": "claims", "control": "controls: judged if their claim is reproduced",
+        what = {"claim": "claims", "control": "controls, gated on their claim",
                 "check": "checks of the set-up"}[kind]
         m = max(v.family_size for r in members for v in ([r] + [a for _, a in (r.arms or ())]))
         n = len(members)
@@ -634,7 +638,7 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
                 if r.reason:
                     lines.append(why(r.reason))
                 continue
-            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':8s}  {r.verdict}")
+            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':7s} {r.verdict}")
             reasons = {v.reason for _, v in r.arms}
             for a, v in r.arms:
                 lines.append(line(f"  at {a}", v, w_name, w_ci))

@@ -38,7 +38,7 @@ QUESTIONS = {
     2: ("value residual", "What does mixing V_1 into later layers change?", "03", "value-residual"),
     3: ("bank of values", "Through which path do deep layers re-read x0?", "04", "bank-of-values"),
     4: ("depth as a sequence", "Can the residual stream be a selective read over depth?", "05", "depth-mixers"),
-    5: ("recall", "On a task that needs key lookup, what do the value residual and x0 do?", "03, 04", "recall"),
+    5: ("recall", "On a key-lookup task, what do the value residual and x0 do?", "03, 04", "recall"),
 }
 
 
@@ -150,7 +150,8 @@ def answer_bank_of_values(bov: dict) -> list[str]:
 def _test_row(label: str, mean: float, ci, p_holm: float, verdict: str) -> str:
     """One declared test on a line: label, mean [95 % CI], p after Holm, verdict."""
     lo, hi = ci
-    return f"  {label:13s} {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  p (Holm) {p_holm:.3f}  {verdict}"
+    p = "n/a  " if math.isnan(p_holm) else f"{p_holm:.3f}"
+    return f"  {label:13s} {mean:+.3f} [{lo:+.3f}, {hi:+.3f}]  p (Holm) {p}  {verdict}"
 
 
 def answer_depth(dm: dict) -> list[str]:
@@ -175,8 +176,10 @@ def answer_depth(dm: dict) -> list[str]:
         for r in members:
             line = _test_row(r.test.name.removesuffix(suffix), r.mean, r.ci, r.p_holm, r.verdict)
             if r.reason:
-                line += f" ({r.reason})"
-            elif r.verdict == "undecided":
+                out.append(line)
+                out += textwrap.wrap(f"({r.reason})", 96, initial_indent="    ", subsequent_indent="    ")
+                continue
+            if r.verdict == "undecided":
                 line += f" ({r._power_text()})"
             out.append(line)
     loss = [r for r in rows if r.test.family == "ch05"]
@@ -283,8 +286,8 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
     elif len(set(router_sides)) > 1:
         out.append("the routers' means fall on both sides of 0: no shared direction to set chapter 04 beside")
     elif len(all_04) > 1:
-        out.append(f"chapter 04's side of 0 changes with its coefficient rate: no one direction to set beside the "
-                   f"routers' ({router_sides[0]} 0)")
+        out.append(f"chapter 04's side of 0 changes with its rate: no one direction to set beside the routers' "
+                   f"({router_sides[0]} 0)")
     elif all_04 == set(router_sides):
         out.append(f"the two instruments point the same way: every mean is {router_sides[0]} 0")
     else:

@@ -91,7 +91,8 @@ def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) 
     test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own;
     when even the cells do not fit side by side (three corpora), each corpus gets a line under the test's name."""
     corpora = list(rows[0]["cells"]) if rows else []
-    width = 1 + 3 * (digits + 3) + 5 + len("contradicted")   # " +m [+lo,+hi] verdict"
+    longest = max([len("contradicted")] + [len(c.verdict) for r in rows for c in r["cells"].values() if c is not None])
+    width = 1 + 3 * (digits + 3) + 5 + longest   # " +m [+lo,+hi] verdict"
     if width * len(corpora) + 12 > page:
         label = max(map(len, corpora)) + 2
         lines = []
@@ -208,6 +209,7 @@ def corpus_report(results: dict[str, dict], verdicts: Callable[[dict], list[dict
     lines = [format_epochs(parts, baseline), *(f"{c}: {provenance(res)}" for c, res in results.items()), "",
              format_claims_by_corpus(rows), "", f"verdicts that depend on the corpus: {len(dep)} of {len(rows)} tests",
              *(f"  {line}" for line in dep),
-             f"means of opposite sign on the two corpora: {', '.join(opposite_signs(rows)) or 'none'}",
+             textwrap.fill(f"means of opposite sign on the two corpora: {', '.join(opposite_signs(rows)) or 'none'}",
+                           100, subsequent_indent="  ", break_on_hyphens=False),
              textwrap.fill(what_differs(facts, epochs), 100, break_on_hyphens=False)]
     return describe(facts=facts), "\n".join(lines)

@@ -18,6 +18,13 @@ COLORS = {"baseline": "black", "resformer": "C0", "learnable": "C1", "svformer":
           "baseline_raw": "0.55", "resformer_raw": "C9",      # the weak-baseline pair: its own colours
           "qkv": "C0", "shared": "C1", "substitute_v": "C2", "bank": "C3"}
 PART_TITLES = {"corpus": "Python docs, word tokens", "recall": "associative recall (answers only)"}
+CORPUS_TITLES = {"pydoc_data.topics": "Python docs, word tokens", "kjv": "King James Bible, word tokens"}
+
+
+def _title(name: str, part: dict) -> str:
+    """A panel's title: the corpus the part trained on (its ``corpus`` record), else the part's name."""
+    corpus = part.get("corpus") if isinstance(part.get("corpus"), str) else None
+    return CORPUS_TITLES.get(corpus, f"{corpus}, word tokens") if corpus else PART_TITLES.get(name, name)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -104,7 +111,7 @@ def plot_loss_curves(result: dict, variants=None, parts=None):
             ax.plot(steps, m, color=COLORS.get(v), label=v, lw=1.4)
             ax.fill_between(steps, [a - b for a, b in zip(m, s)], [a + b for a, b in zip(m, s)],
                             color=COLORS.get(v), alpha=0.15)
-        ax.set_title(PART_TITLES.get(p, p))
+        ax.set_title(_title(p, part))
         ax.set_xlabel("step")
         ax.set_ylabel("validation loss (nats)")
         lo = min(min(band([r["history"]["val_loss"] for r in part["runs"][v]])[0]) for v in _variants(part, variants))
@@ -132,7 +139,7 @@ def plot_paired_curves(result: dict, variants=None, parts=None):
             ax.plot(c["steps"], c["mean"], color=COLORS.get(v), label=v, lw=1.4)
             ax.fill_between(c["steps"], c["ci_low"], c["ci_high"], color=COLORS.get(v), alpha=0.15)
         ax.axhline(0, color="black", lw=0.8)
-        ax.set_title(PART_TITLES.get(p, p))
+        ax.set_title(_title(p, result[p]))
         ax.set_xlabel("step")
         ax.set_ylabel("Δ val loss vs baseline (nats)")
     axes[0][0].legend()
