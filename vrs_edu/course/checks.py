@@ -95,7 +95,9 @@ def _case_inputs(reference: Callable, args: tuple) -> str:
         names = []
     parts = []
     for j, a in enumerate(args):
-        text = _describe(a) if isinstance(a, torch.Tensor) else repr(a)
+        # a model prints as its class, not as its multi-line module tree
+        text = _describe(a) if isinstance(a, torch.Tensor) else f"a {type(a).__name__}" \
+            if isinstance(a, torch.nn.Module) else repr(a)
         parts.append(f"{names[j] if j < len(names) else f'arg{j}'}={text if len(text) <= 40 else text[:37] + '...'}")
     return ", ".join(parts)
 

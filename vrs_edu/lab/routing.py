@@ -174,6 +174,14 @@ def effect_table(result: dict, names: list[str] | None = None) -> str:
     return "\n".join(rows)
 
 
+def effect_rows(result: dict, names: list[str] | None = None) -> list[list[str]]:
+    """The rows of :func:`effect_table` as cells (``"+0.810 ± 0.024"``, ``"—"`` where a condition does not apply),
+    one row per layer, for a table a chapter renders as Markdown."""
+    names = names or [k for k in result if k not in ("clean", "layers")]
+    return [[str(l)] + ["—" if result[n][i] is None else f"{result[n][i].mean:+.3f} ± {result[n][i].se:.3f}"
+                        for n in names] for i, l in enumerate(result["layers"])]
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # Reading patterns; what each head writes; the QK and OV circuits of a head
 
@@ -211,6 +219,40 @@ def head_writes(model: TinyGPT, trace: Trace, layer: int) -> Float[Tensor, "B H 
     z = trace[f"blocks.{layer}.attn.z"]                                  # (B, H, T, Dh)
     w_o = attn.o_proj.weight.view(-1, attn.n_heads, attn.head_dim)       # (D, H, Dh)
     return torch.einsum("bhtk,dhk->bhtd", z, w_o)
+
+
+@torch.no_grad()
+def head_profile(model: TinyGPT, batches) -> dict[str, Tensor]:
+    """Three numbers per head (each an (L, H) tensor, averaged over ``batches``): ``prev``, the weight on the
+    previous token (:func:`offset_mass`); ``entropy``, of its pattern in nats (:func:`head_entropy`); ``write``, the
+    mean norm of what it adds to the stream (:func:`head_writes`). Raises ValueError on no batches."""
+    batches = list(batches)
+    if not batches:
+        raise ValueError("batches is empty")
+    L, H = model.cfg.n_layers, model.cfg.n_heads
+    out = {k: torch.zeros(L, H) for k in ("prev", "entropy", "write")}
+    for x, *_ in batches:
+        tr = model(x, trace=True).trace
+        for l in range(L):
+            p = tr[f"blocks.{l}.attn.pattern"]
+            out["prev"][l] += offset_mass(p, 1) / len(batches)
+            out["entropy"][l] += head_entropy(p) / len(batches)
+            out["write"][l] += head_writes(model, tr, l).norm(dim=-1).mean(dim=(0, 2)) / len(batches)
+    return out
+
+
+@torch.no_grad()
+def value_swap_loss(model: TinyGPT, x: Int[Tensor, "B T"], y: Int[Tensor, "B T"], layer: int) -> float:
+    """The mean loss (nats) of ``x`` when layer ``layer`` moves the values it computed on the batch rolled by one
+    sequence (each sequence keeps its own pattern): chapter 02's value swap for one batch, the reference of its
+    exercise. Raises ValueError for a batch of one sequence (it would be its own donor) or a layer out of range."""
+    if x.size(0) < 2:
+        raise ValueError(f"a value swap needs at least 2 sequences, got a batch of shape {tuple(x.shape)}")
+    if not 0 <= layer < model.cfg.n_layers:
+        raise ValueError(f"layer must be in 0..{model.cfg.n_layers - 1}, got {layer}")
+    name = f"blocks.{layer}.attn.v_mix"
+    donor = model(x.roll(1, 0), trace=True).trace[name]
+    return float(model(x, y, hooks={name: lambda v: donor}).loss)
 
 
 def _head_weights(model: TinyGPT, layer: int, head: int, which: str) -> Tensor:
