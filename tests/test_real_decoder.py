@@ -191,6 +191,16 @@ def test_the_engine_batches_evenly_and_pairs_each_sequence_with_itself(model, te
         I.paired_losses(model, text[:1], {})
 
 
+def test_sequence_losses_are_chapter_02s_per_sequence_losses():
+    from vrs_edu.lab.routing import per_sequence_loss
+
+    g = torch.Generator().manual_seed(2)
+    logits, y = torch.randn(3, 7, 50, generator=g), torch.randint(0, 50, (3, 7), generator=g)
+    assert torch.allclose(I.sequence_losses(logits, y), per_sequence_loss(logits, y), atol=1e-6)
+    assert torch.allclose(I.sequence_losses(logits.bfloat16(), y), per_sequence_loss(logits.bfloat16().float(), y),
+                          atol=1e-6)                 # bfloat16 logits are scored in float32
+
+
 def test_a_table_fitted_to_the_loss_lowers_its_training_loss(model, text):
     tabs = I.calibrate(model, text, torch.arange(12) % 2, torch.arange(20))
     resid = I.stream_at(model, text, 2)
