@@ -185,3 +185,26 @@ def thirds(n_layers: int) -> dict[str, list[int]]:
         raise ValueError(f"thirds need at least 3 layers, got {n_layers}")
     k = n_layers // 3
     return {"early": list(range(0, k)), "middle": list(range(k, 2 * k)), "late": list(range(2 * k, n_layers))}
+
+
+def load_reference(path: Path | None = None):
+    """Hugging Face's own ``LlamaForCausalLM`` loaded from the same checked GGUF file in float32 (what the parity
+    check compares :class:`~vrs_edu.nn.llama.MiniLlama` with), without the progress bar its GGUF loader draws
+    (``transformers.modeling_gguf_pytorch_utils`` calls ``tqdm`` with no way to switch it off; a chapter's stored
+    output must not hold it). Raises DecoderMissing when ``transformers`` or ``gguf`` is absent."""
+    try:
+        import transformers
+        from transformers import modeling_gguf_pytorch_utils as gguf_utils
+    except ImportError:
+        raise DecoderMissing("the parity check needs Hugging Face transformers and gguf (the real-model extra); "
+                             "install them with: pip install -e '.[real-model]'") from None
+    path = checked_gguf(path)
+    transformers.logging.set_verbosity_error()
+    transformers.utils.logging.disable_progress_bar()
+    bar = gguf_utils.tqdm
+    gguf_utils.tqdm = lambda iterable, **kwargs: iterable
+    try:
+        return transformers.AutoModelForCausalLM.from_pretrained(str(path.parent), gguf_file=path.name,
+                                                                 dtype=torch.float32).eval()
+    finally:
+        gguf_utils.tqdm = bar

@@ -40,9 +40,11 @@ def plot_thirds(result: dict, names=("Q table", "K table", "V table"), ax=None, 
     return ax.figure
 
 
-def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=None, title: str | None = None):
+def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=None, title: str | None = None,
+                    log: bool = False):
     """Lines: the loss change of each condition in ``names`` applied to one layer at a time (the layer scan's
-    sequences), with its 95 % interval as a band."""
+    sequences), with its 95 % interval as a band; ``log``: a symmetric log axis (linear within ±0.05 nats), for
+    conditions whose costs span orders of magnitude."""
     ax = ax or plt.subplots(figsize=(7.6, 3.6))[1]
     scan = result["layer_scan"]["conditions"]
     for i, name in enumerate(names):
@@ -54,6 +56,12 @@ def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=No
     for t, layers in result["thirds"].items():
         ax.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
+    if log:   # linear near 0 (a cost may be slightly negative), logarithmic above 0.01 nats
+        ax.set_yscale("symlog", linthresh=0.01, linscale=0.5)
+        top = max(max(c[1] for c in scan[n]["ci"] if c[1] == c[1]) for n in names)
+        ticks = [0.0] + [10.0 ** e for e in range(-2, 2) if 10.0 ** e <= 2 * top]
+        ax.set_yticks(ticks, ["0"] + [f"{t:g}" for t in ticks[1:]])
+        ax.set_ylim(bottom=-0.01)
     ax.set_xlabel("layer")
     ax.set_ylabel("Δ loss (nats / token)")
     ax.set_title(title or f"one layer at a time ({len(result['layer_scan']['sequences'])} sequences)")
@@ -112,25 +120,38 @@ def plot_lens(result: dict):
     return fig
 
 
+FLOOR = 2e-3   # nats: the price list's log axis draws a smaller (or negative) cost at this floor
+
+
 def plot_price_list(result: dict, ax=None):
-    """Each cache-saving substitution: KV-cache bytes per token it saves (x) against the nats it costs (y, with its
-    interval); filled = within the tolerance. The tolerance is the dashed line."""
-    ax = ax or plt.subplots(figsize=(7.6, 3.8))[1]
-    rows = result["price_list"]
+    """Each cache-saving substitution: the share of the KV cache it saves (x) against the nats it costs (y, log
+    scale, with its 95 % interval; a cost below :data:`FLOOR` is drawn at the floor); squares: a whole third, dots:
+    one layer; filled = within the tolerance (the dashed line)."""
+    ax = ax or plt.subplots(figsize=(8.4, 3.8))[1]
     total = result["kv_bytes"]["total"]
-    for r in rows:
+    seen = set()
+    for r in result["price_list"]:
         third = r["where"] in result["thirds"]
-        color = COLORS.get(r["condition"].replace("V := V_1", "value swap"), "0.4")
-        ax.errorbar(r["bytes_saved"] / total, r["mean"], yerr=[[r["mean"] - r["ci"][0]], [r["ci"][1] - r["mean"]]],
-                    fmt="s" if third else "o", ms=7 if third else 4, color=color,
-                    mfc=color if r["within"] else "white", alpha=0.9 if third else 0.5)
+        cond = r["condition"]
+        color = PRICE_COLORS.get(cond, "0.4")
+        y = max(r["mean"], FLOOR)
+        lo, hi = max(r["ci"][0], FLOOR), max(r["ci"][1], FLOOR)
+        ax.errorbar(r["bytes_saved"] / total, y, yerr=[[y - lo], [hi - y]], fmt="s" if third else "o",
+                    ms=8 if third else 5, color=color, mfc=color if r["within"] else "white",
+                    alpha=0.9 if third else 0.6, label=None if cond in seen else cond)
+        seen.add(cond)
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
-    ax.set_yscale("symlog", linthresh=0.05)
+    ax.set_yscale("log")
     ax.set_xlabel("share of the KV cache saved")
     ax.set_ylabel("Δ loss (nats / token)")
     ax.set_title("price list (squares: a third, dots: one layer)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.tight_layout()
     return ax.figure
+
+
+PRICE_COLORS = {"K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0, "V := V_1": "#C44E52",
+                "shared V": "#937860", "uniform pattern": "#8172B3", "previous layer's pattern": QK}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -167,7 +188,8 @@ def substitution_figure(model, demo: dict, ids, tokens: list[str], thirds: dict,
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xticks(range(len(tokens) - 1), [t.strip() or "␣" for t in tokens[1:]], rotation=60, ha="right")
     ax.set_ylabel("Δ loss (nats)")
-    ax.set_title(f"{p.upper()} from its table at {where}: Δ {out['delta']:+.3f} nats per token")
+    place = f"every layer of the {where} third" if where in thirds else where
+    ax.set_title(f"{p.upper()} from its table in {place}: Δ {out['delta']:+.3f} nats per token")
     fig.tight_layout()
     return fig, out, substitution_text(out, tokens, base["delta"])
 
