@@ -12,7 +12,8 @@ v (Q2, Q3), the KV-cache price list (Q4), the widget's computation, and the cour
   last ``K`` layers' writes: how much of what a layer reads is the token itself and how much recent writing.
 * :func:`price_list` — for each substitution, the KV-cache bytes per token it saves and the nats it costs.
 * :func:`substitution_readout` — the widget: one sentence, one layer or third, Q, K or V replaced by its table.
-* :func:`answers` — the real decoder's numbers for each of the course's four questions, from the stored result.
+* :func:`course_answers` — the real decoder's numbers for each of the course's four questions, from the stored result;
+  :func:`toy_comparison` — where they agree with the toys' stored results, and where not.
 Shapes: B batch, T sequence, D width, L layers, V vocabulary.
 """
 from __future__ import annotations
@@ -349,6 +350,110 @@ def course_answers(result: dict) -> dict[str, dict]:
                        f"any of them saves is {most:,} of {total:,} KV-cache bytes per token ({most / total:.1%}). "
                        f"Last third V := V_1 costs {_fmt(q4n['V := V_1'])}, shared V {_fmt(q4n['shared V'])}.")}
     return {"q1": q1, "q2": q2, "q3": q3, "q4": q4}
+
+
+TOY_RECIPES = ("value-residual", "bank-of-values")   # the toys' result files the comparison reads (verdict corpus)
+
+
+def _record(result: dict | None, name: str, key: str = "verdicts") -> dict | None:
+    return next((r for r in (result or {}).get(key, []) if r.get("name") == name), None)
+
+
+def load_toys(corpus: str | None = None) -> dict[str, dict | None]:
+    """The stored toy results :func:`toy_comparison` reads, on ``corpus`` (default: the verdict corpus of chapters
+    03-04, :func:`~vrs_edu.lab.by_corpus.verdict_corpus`); None for a file not made yet."""
+    from .by_corpus import verdict_corpus
+    from .experiments import load_results
+
+    out = {}
+    for name in TOY_RECIPES:
+        try:
+            out[name] = load_results(name, corpus=corpus or verdict_corpus())
+        except FileNotFoundError:
+            out[name] = None
+    return out
+
+
+def toy_comparison(result: dict, toys: dict[str, dict | None]) -> list[dict]:
+    """Where the real decoder agrees with the toy models of chapters 03-05, and where not: one row per finding,
+    ``{"finding", "chapter", "toy", "decoder", "agree"}`` (the first four strings; ``agree`` "yes", "no", or
+    "another question" where the toy *trained* with a mechanism that the decoder only has imposed after training).
+
+    ``toys`` maps a recipe of :data:`TOY_RECIPES` to its stored result on the verdict corpus (None: not made; its
+    rows then say which command makes it). The toys' numbers are their stored declared-test records (mean over
+    seeds, verdict) and preconditions; the decoder's are the last third's, over its evaluation sequences.
+    ``agree`` compares the directions of the two numbers, whatever the toy's verdict (which the row shows). Chapter 02's swaps are measured live in chapter 02, on its own model, and are not in a result file.
+    """
+    late = result["thirds"]["late"]
+    d = result["describe"]
+    rows = []
+
+    def toy_cell(recipe: str, rec: dict | None, fmt: str) -> str:
+        if toys.get(recipe) is None:
+            return f"not made yet: `vrs-edu reproduce {recipe} --corpus kjv`"
+        if rec is None:
+            return f"not in the stored {recipe} result"
+        return fmt.format(**rec)
+
+    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
+    # chapter 03: attention concentration (the premise of the entropy claim)
+    conc = _record(vr, "baseline_concentrated")
+    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
+    below = sum(g < 0 for g in gap)
+    dec_conc = below > len(gap) / 2
+    rows.append({"finding": "attention concentrates (entropy below uniform-causal attention's)", "chapter": "03",
+                 "toy": toy_cell("value-residual", conc, "baseline {mean:+.3f} nats vs uniform, {verdict}"),
+                 "decoder": f"{below} of {len(gap)} layers below uniform; mean {sum(gap) / len(gap):+.2f} nats",
+                 "agree": "n/a" if conc is None else ("yes" if (conc["mean"] < 0) == dec_conc else "no")})
+    # chapters 04-05: how much of a deep layer's input is the token itself
+    ctx = _record(bov, "deep_context", "preconditions")
+    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
+    rows.append({"finding": "deep layers' inputs are mostly token identity (x0-R² > 0.5)", "chapter": "04, 05",
+                 "toy": toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (baselines' x0 layers)"),
+                 "decoder": f"x0-R² {x0_in:.2f} (last third's inputs)",
+                 "agree": "n/a" if ctx is None else ("yes" if (ctx["value"] > 0.5) == (x0_in > 0.5) else "no")})
+    # chapter 04: which path carries token identity, by a context-free substitution
+    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}
+    most = min(tab, key=tab.get)
+    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
+    toy_reads = ("; ".join(f"V − {q.upper()} x0 share {r['mean']:+.2f}, {r['verdict']}" for q, r in zip("qk", reads)
+                           if r) if all(reads) else None)
+    rows.append({"finding": "V, more than Q and K, carries the token alone in the deep layers", "chapter": "04",
+                 "toy": toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),
+                 "decoder": "tables cost " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV") + f" nats: {most} "
+                            "tolerates its table best",
+                 "agree": "n/a" if not toy_reads else ("yes" if all(r["mean"] > 0 for r in reads) == (most == "V")
+                                                      else "no")})
+    # chapter 04 (trained) vs post hoc: V from the embedding
+    sub = _record(bov, "substitute_loss")
+    x0v = result["per_third"]["V := W_V·norm(x0) · late"]["mean"]
+    rows.append({"finding": "deep V computed from the token's embedding, W_V·x0", "chapter": "04",
+                 "toy": toy_cell("bank-of-values", sub, "trained so: {mean:+.3f} nats vs baseline, {verdict}"),
+                 "decoder": f"imposed after training: {x0v:+.2f} nats", "agree": "another question"})
+    # chapter 03 (trained) vs post hoc: attending over V_1
+    sv = _record(vr, "svformer_cost")
+    v1 = result["per_third"]["V := V_1 · late"]["mean"]
+    rows.append({"finding": "deep layers attend over the first layer's values (SVFormer)", "chapter": "03, 06",
+                 "toy": toy_cell("value-residual", sv, "trained so: {mean:+.3f} nats vs baseline, {verdict}"),
+                 "decoder": f"imposed after training: {v1:+.2f} nats", "agree": "another question"})
+    return rows
+
+
+VERDICT_COLUMNS = ("test", "kind / family", "mean [95 % CI] (nats)", "vs", "p (Holm)", "verdict")
+
+
+def verdict_rows(rows) -> list[list[str]]:
+    """The declared tests' verdicts (:class:`~vrs_edu.lab.results.Verdict`) as the cells of a Markdown table under
+    :data:`VERDICT_COLUMNS`: the interval of the per-sequence mean, the threshold it is compared with, Holm's p
+    within the family, and the verdict with its reason when it is out of regime."""
+    out = []
+    for r in rows:
+        t = r.test
+        p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
+        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict == "out of regime" else "")
+        out.append([t.name.replace("_", " "), f"{t.kind} / {t.family}", f"{r.mean:+.4f} [{r.ci[0]:+.4f}, "
+                    f"{r.ci[1]:+.4f}]", f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}", p, verdict])
+    return out
 
 
 def load_demo(path, decoder, sentences: list[str]) -> tuple[dict, dict]:

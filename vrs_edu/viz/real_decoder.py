@@ -43,25 +43,24 @@ def plot_thirds(result: dict, names=("Q table", "K table", "V table"), ax=None, 
 def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=None, title: str | None = None,
                     log: bool = False):
     """Lines: the loss change of each condition in ``names`` applied to one layer at a time (the layer scan's
-    sequences), with its 95 % interval as a band; ``log``: a symmetric log axis (linear within ±0.05 nats), for
-    conditions whose costs span orders of magnitude."""
+    sequences), with its 95 % interval as a band; ``log``: a log axis for conditions whose costs span orders of
+    magnitude, where a cost (or interval end) below :data:`FLOOR` — layer 0's exact tables, a rounding-size
+    negative — is drawn at the floor (the chapter's text says so)."""
     ax = ax or plt.subplots(figsize=(7.6, 3.6))[1]
     scan = result["layer_scan"]["conditions"]
+    floor = (lambda y: max(y, FLOOR) if y == y else y) if log else (lambda y: y)   # NaN (does not apply) stays
     for i, name in enumerate(names):
-        m = scan[name]["mean"]
+        m = [floor(y) for y in scan[name]["mean"]]
         ls = range(len(m))
         ax.plot(ls, m, marker="o", ms=3, label=name, color=COLORS.get(name, f"C{i}"))
-        ax.fill_between(ls, [c[0] for c in scan[name]["ci"]], [c[1] for c in scan[name]["ci"]], alpha=0.2,
-                        color=COLORS.get(name, f"C{i}"))
+        ax.fill_between(ls, [floor(c[0]) for c in scan[name]["ci"]], [floor(c[1]) for c in scan[name]["ci"]],
+                        alpha=0.2, color=COLORS.get(name, f"C{i}"))
     for t, layers in result["thirds"].items():
         ax.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
-    if log:   # linear near 0 (a cost may be slightly negative), logarithmic above 0.01 nats
-        ax.set_yscale("symlog", linthresh=0.01, linscale=0.5)
-        top = max(max(c[1] for c in scan[n]["ci"] if c[1] == c[1]) for n in names)
-        ticks = [0.0] + [10.0 ** e for e in range(-2, 2) if 10.0 ** e <= 2 * top]
-        ax.set_yticks(ticks, ["0"] + [f"{t:g}" for t in ticks[1:]])
-        ax.set_ylim(bottom=-0.01)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=FLOOR / 1.5)
     ax.set_xlabel("layer")
     ax.set_ylabel("Δ loss (nats / token)")
     ax.set_title(title or f"one layer at a time ({len(result['layer_scan']['sequences'])} sequences)")
