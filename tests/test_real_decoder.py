@@ -104,6 +104,29 @@ def text():
     return torch.randint(0, 20, (12, 9), generator=g)       # 12 windows of 8 inputs + 1
 
 
+def test_a_patch_of_q_k_or_v_keeps_the_fused_kernel_and_a_patch_of_the_pattern_takes_the_explicit_path(
+        model, text, monkeypatch):
+    """Only ``pattern`` and ``v_mix`` (and a trace) need the explicit path: a table replaces q, k or v before attention,
+    so the fused kernel computes the same z from the patched tensors (the recipe's table conditions then cost what a
+    plain resumed pass costs)."""
+    import vrs_edu.nn.llama as llama
+
+    x = text[:3, :-1]
+    halve = {"blocks.1.attn.v": lambda v: v * 0.5, "blocks.2.attn.q_pre": lambda q: q.flip(-1)}
+    explicit = {**halve, "blocks.1.attn.pattern": lambda p: p, "blocks.2.attn.pattern": lambda p: p}
+    with torch.no_grad():
+        want = model(x, hooks=explicit).logits
+        calls = []
+        real = llama.attention_pattern
+        monkeypatch.setattr(llama, "attention_pattern", lambda q, k: calls.append(1) or real(q, k))
+        got = model(x, hooks=halve).logits
+        assert calls == []                                  # no layer built a pattern
+        torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+        assert (got - model(x).logits).abs().max() > 1e-3   # and the patch did act
+        model(x, hooks={"blocks.2.attn.v_mix": lambda v: v})
+        assert calls == [1]                                 # v_mix exists on the explicit path only
+
+
 def test_tables_are_the_per_token_means_of_each_half(model, text):
     halves = torch.arange(12) % 2
     tabs = I.calibrate(model, text, halves, torch.arange(20), batch_size=5)
@@ -319,6 +342,11 @@ def test_the_whole_measurement_runs_and_its_declared_tests_are_judged(model):
     assert len(payload["layer_scan"]["conditions"]["V table"]["mean"]) == 3
     assert payload["fp32_check"]["max_abs_diff"] == [0.0] * 3        # the same model twice
     assert demo["v"].shape[:1] == (3,)
+    # what a declared test reads is measured on every evaluation sequence, the rest on the declared subset
+    assert payload["per_third"]["V table · late"]["n"] == 6
+    assert payload["per_third"]["value swap · early"]["n"] == len(payload["described_on"]) == 4
+    only_tested = {**payload, "per_third": {k: v for k, v in payload["per_third"].items() if k in recipe.TESTED}}
+    assert recipe.test_values(only_tested).keys() == recipe.test_values(payload).keys()
     rows = recipe.verdicts(payload)
     assert [r.test.name for r in rows] == [t.name for t in recipe.TESTS]
     by = {r.test.name: r for r in rows}

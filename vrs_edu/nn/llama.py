@@ -25,8 +25,8 @@ and ``k`` (B, Hkv, T, Dh) after RoPE; ``blocks.{l}.attn.v`` (B, Hkv, T, Dh); ``b
 the point is there so that chapter 02's value swap applies unchanged); ``blocks.{l}.attn.z`` (B, H, T, Dh);
 ``blocks.{l}.attn.out`` (B, T, D); ``blocks.{l}.resid_mid`` (B, T, D); ``blocks.{l}.mlp.out`` (B, T, D);
 ``resid_final`` (B, T, D), before the final norm. ``pattern`` and ``v_mix`` exist on the explicit path only, as in
-TinyGPT: a layer takes it when it is traced or one of its attention points is patched (:func:`listens`); otherwise
-the fused kernel computes z.
+TinyGPT: a layer takes it when it is traced or its ``pattern`` or ``v_mix`` is patched (:func:`listens`); otherwise
+the fused kernel computes z from q, k and v, patched or not (a patch of q, k or v needs no pattern).
 
 Precision: the model runs in the dtype of its parameters (``model.to(torch.bfloat16)`` for speed); the norms,
 the softmax and the pattern are computed in float32 whatever that dtype is, as Hugging Face's implementation does,
@@ -130,15 +130,23 @@ def repeat_kv(x: Float[Tensor, "B Hkv T Dh"], n_rep: int) -> Float[Tensor, "B H 
     return x if n_rep == 1 else x.repeat_interleave(n_rep, dim=1)
 
 
-def listens(hook: Hook) -> bool:
+def listens(hook: Hook, points: tuple[str, ...] | None = None) -> bool:
     """Whether anyone reads or patches a point of the module ``hook`` is scoped to: a trace, or a hook whose name
-    starts with the scope's prefix. Unlike ``hook.active`` (anyone listening anywhere) it lets a layer nobody
-    patches take the fused kernel while another layer is patched, so that a run patching layer 20 costs what a plain
-    run costs (the two paths agree up to float rounding; the recipe checks what that rounding costs)."""
+    starts with the scope's prefix (with ``points``: a hook on one of those points of the module). Unlike
+    ``hook.active`` (anyone listening anywhere) it lets a layer nobody patches take the fused kernel while another
+    layer is patched, so that a run patching layer 20 costs what a plain run costs (the two paths agree up to float
+    rounding; the recipe checks what that rounding costs)."""
     root, prefix = getattr(hook, "root", None), getattr(hook, "prefix", None)
     if root is None or prefix is None:          # HookPoints itself, or no_hook
         return getattr(hook, "active", True)
-    return root.record or any(name.startswith(prefix + ".") for name in root.hooks)
+    if root.record:
+        return True
+    if points is None:
+        return any(name.startswith(prefix + ".") for name in root.hooks)
+    return any(f"{prefix}.{p}" in root.hooks for p in points)
+
+
+EXPLICIT_POINTS = ("pattern", "v_mix")   # the attention points only the explicit path has
 
 
 class LlamaAttention(nn.Module):
@@ -165,7 +173,7 @@ class LlamaAttention(nn.Module):
         v = hook("v", rearrange(self.v_proj(v_in), "b t (h dh) -> b h t dh", h=self.n_kv_heads))
         q, k = hook("q", rope(q)), hook("k", rope(k))   # positions enter through q and k only
         n_rep = self.n_heads // self.n_kv_heads
-        if not listens(hook):   # nobody listens to this layer: the fused kernel, GQA without copying k and v
+        if not listens(hook, EXPLICIT_POINTS):   # no trace, no pattern patched: the fused kernel, GQA without copies
             z = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=n_rep > 1)
         else:   # the pattern in float32 whatever the model's dtype (a softmax in bfloat16 would round it)
             pattern = hook("pattern", attention_pattern(q.float(), repeat_kv(k, n_rep).float()))

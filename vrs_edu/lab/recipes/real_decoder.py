@@ -8,8 +8,9 @@ except, in the bridge pilot, one layer's table. The text is a corpus (default: t
 condition, each condition's loss change paired with the clean loss of the same sequence — and three times as many,
 disjoint, are the **calibration text** the per-token tables are estimated on.
 
-Measured, per third of the depth (early / middle / late: layers 0-9, 10-19, 20-29) on every evaluation sequence,
-and per layer on a fixed subset of them (the *layer scan*, ``scan_sequences``):
+Measured, per third of the depth (early / middle / late: layers 0-9, 10-19, 20-29) — on every evaluation sequence
+what a declared test reads (:data:`TESTED`), on an evenly spaced subset (``describe_sequences``) what only
+describes — and per layer on a fixed subset of them (the *layer scan*, ``scan_sequences``):
 
 * Q1 (how much a layer depends on its fresh QK pattern): the pattern replaced by uniform-causal attention, by the
   previous layer's, by another sequence's (pattern swap); beside it, another sequence's values (value swap).
@@ -51,10 +52,10 @@ from ..results import Verdict
 
 NAME = "real-decoder"
 SETTINGS = {"seq_len": 128, "n_eval": 224, "calib_per_eval": 3, "min_eval": 200, "batch_size": 8,
-            "scan_sequences": 32, "check_sequences": 24, "lens_every": 2, "recent": 3,
+            "scan_sequences": 24, "describe_sequences": 48, "check_sequences": 24, "lens_every": 2, "recent": 3,
             "bridge_steps": 150, "bridge_batch": 8, "bridge_lr": 1e-2, "dtype": "bfloat16"}
 QUICK = {**SETTINGS, "seq_len": 32, "n_eval": 8, "min_eval": 4, "batch_size": 4, "scan_sequences": 4,
-         "check_sequences": 4, "bridge_steps": 3, "bridge_batch": 4}
+         "describe_sequences": 4, "check_sequences": 4, "bridge_steps": 3, "bridge_batch": 4}
 # Sentences for chapter 08's widget: their tokens' table rows are stored next to the result (demo_tables_path).
 DEMO_SENTENCES = (
     "The for statement is used to iterate over the elements of a sequence, such as a string, a tuple or a list.",
@@ -135,6 +136,20 @@ SCAN = ("uniform pattern", "previous layer's pattern", "pattern swap", "value sw
         "V := W_V·norm(x0)")
 
 
+# The per-third conditions the declared tests read (test_values): measured on every evaluation sequence. The
+# others (the early and middle thirds of every intervention but the identity patch, and uniform attention in the
+# last third) describe, and are measured on an evenly spaced subset of ``describe_sequences`` of them.
+TESTED = ("identity · early", "identity · middle", "identity · late", "Q table · late", "K table · late",
+          "V table · late", *(f"{p} table, half {h} · late" for p in "QKV" for h in (0, 1)), "pattern swap · late",
+          "previous layer's pattern · late", "value swap · late", "V := W_V·norm(x0) · late", "V := V_1 · late",
+          "shared V · late")
+
+
+def subset(n: int, k: int) -> torch.Tensor:
+    """``k`` evenly spaced indices of ``range(n)`` (all of them when k >= n), the same in every condition."""
+    return torch.linspace(0, n - 1, min(k, n)).round().long().unique()
+
+
 def summary(values: torch.Tensor, layers) -> dict:
     """Mean, 95 % Student-t interval, sd and n of per-sequence values (NaN entries dropped), and the layers."""
     v = [float(x) for x in values if not math.isnan(float(x))]
@@ -178,12 +193,16 @@ def measure(dec: RealDecoder, ids: torch.Tensor, cfg: dict, *, fp32_model: MiniL
         for h in (0, 1):
             conds[f"{p} table, half {h} · late"] = Condition(tuple(late), table_hooks(tables, p.lower(), (h,)))
     stats = LayerStats(model, tables)
-    bar = progress_bar(total=len(w.eval), desc="thirds", show=show, leave=False)
-    r3 = paired_losses(model, w.eval, conds, cfg["batch_size"], on_batch=stats, progress=bar.update)
+    tested = {k: c for k, c in conds.items() if k in TESTED}
+    desc_idx = subset(len(w.eval), cfg["describe_sequences"])
+    bar = progress_bar(total=len(w.eval) + len(desc_idx), desc="thirds", show=show, leave=False)
+    r3 = paired_losses(model, w.eval, tested, cfg["batch_size"], on_batch=stats, progress=bar.update)
+    rd = paired_losses(model, w.eval[desc_idx], {k: c for k, c in conds.items() if k not in TESTED},
+                       cfg["batch_size"], progress=bar.update)
     bar.close()
     lap("thirds")
 
-    scan_idx = torch.linspace(0, len(w.eval) - 1, cfg["scan_sequences"]).round().long().unique()
+    scan_idx = subset(len(w.eval), cfg["scan_sequences"])
     lens = LayerStats(model, None, lens=True, lens_every=cfg["lens_every"])
     scan_conds = sets_by_layer({k: b[k] for k in SCAN}, L)
     bar = progress_bar(total=len(scan_idx), desc="layer scan", show=show, leave=False)
@@ -228,7 +247,9 @@ def measure(dec: RealDecoder, ids: torch.Tensor, cfg: dict, *, fp32_model: MiniL
               "recovered_share": (mean_cost - fit_cost) / mean_cost if mean_cost > 0 else float("nan")}
     lap("bridge")
 
-    per_third = {k: {**summary(v, conds[k].layers), "values": v.tolist()} for k, v in r3.items() if k != "clean"}
+    per_third = {k: {**summary(v, conds[k].layers), "values": v.tolist()}
+                 for r in (r3, rd) for k, v in r.items() if k != "clean"}
+    per_third = {k: per_third[k] for k in conds}       # in the conditions' order
     scan = {name: {"mean": [], "ci": [], "sd": []} for name in SCAN}
     for name in SCAN:
         for l in range(L):
@@ -251,7 +272,7 @@ def measure(dec: RealDecoder, ids: torch.Tensor, cfg: dict, *, fp32_model: MiniL
                   "n_calib": len(w.calib), "calib_tokens": int(w.calib[:, :-1].numel()), "coverage": coverage,
                   "coverage_5": tables.coverage(w.eval[:, :-1], 5), "table_rows": len(tables.tokens)},
         "clean": summary(r3["clean"], []) | {"values": r3["clean"].tolist()},
-        "per_third": per_third,
+        "per_third": per_third, "described_on": desc_idx.tolist(),
         "layer_scan": {"sequences": scan_idx.tolist(), "conditions": scan,
                        "clean": summary(rl["clean"], [])["mean"]},
         "describe": {**stats.summary(), **{k: v for k, v in lens.summary().items()
@@ -331,9 +352,11 @@ def real_decoder(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str |
     return payload
 
 
-# Budget (2 threads, bfloat16, batches of 8 sequences of 128 tokens; measured on this machine, idle: a plain forward
-# pass of 1,024 tokens 0.32 s, traced 0.42 s, a pass resumed from layer 15 0.21 s): calibration (657 windows, every
-# layer hooked) ~40 s; the thirds (39 conditions x 219 sequences) ~340 s; the layer scan (240 conditions x 32
-# sequences) ~230 s; probes ~20 s; the float32 check ~15 s; the bridge (the stream at its layer for 657 windows, 150
-# steps, 2 conditions x 219 sequences) ~120 s; loading both models ~15 s.                       Total ≈ 13 min.
-# (Estimates. What the recorded run took, per stage, wall and CPU: its result file, and ``make bench``.)
+# Budget (2 threads, bfloat16, batches of 8 sequences of 128 tokens). The first full run (81b8e45, 2 threads, load
+# 2.0) took 1,588 s: load 17, calibration 54, thirds 771 (39 conditions x 219 sequences), layer scan 562 (240
+# conditions x 32), probes 7, float32 check 19, bridge 157 — over the 20-min budget. Its thirds were not slow for
+# the loss's layout (per_sequence_loss vs sequence_losses: 0.26 vs 0.22 s per batch at 1 thread, measured again
+# later) but for their number. Since then: the conditions no declared test reads (21 of 39) run on 48 sequences, the
+# layer scan on 24, and a patch of q, k or v keeps the fused attention kernel (only a patched pattern or v_mix needs
+# the explicit one). Estimate: thirds ~420 s, scan ~420 s, the rest as before: ~18 min. (What a recorded run took,
+# per stage: its result file's stage_seconds, and ``make bench``.)
