@@ -125,6 +125,20 @@ def test_the_chapter_readers_compare_directions_and_verdicts_not_votes():
     assert vd.real_decoder_margins(real) == {"layers": [2], "n_layers": 3, "v_minus_q": pytest.approx(0.5),
                                              "v_minus_k": pytest.approx(0.6)}
     assert vd.real_decoder_margins({"other": 1}) is None and vd.side(0.1, (-0.1, 0.3)) == "spans 0"
+    # the real decoder's declared table tests: their mean's side and verdict, counted when decided
+    real["verdicts"] = [{"name": "late_v_table_beats_q_table", "mean": 1.5, "ci": [1.4, 1.6],
+                         "verdict": "contradicted"},
+                        {"name": "late_v_table_beats_k_table", "mean": 1.2, "ci": [1.1, 1.3],
+                         "verdict": "out of regime"},
+                        {"name": "identity_patch_is_free", "mean": 0.004, "ci": [0.0, 0.01], "verdict": "reproduced"}]
+    lines = vd.agreement_lines(rows, bov, real)
+    assert lines[3] == ("chapter 08, SmolLM2-135M layers 2-2: x0-R² of v − q +0.500, v − k +0.600 (of the "
+                        "projections themselves: measured, no test declared)")
+    assert lines[4] == ("chapter 08, late_v_table_beats_q_table: +1.500 nats (above 0: a per-token V table costs "
+                        "more), contradicted")
+    assert lines[5].endswith("out of regime") and not any("identity_patch" in line for line in lines)
+    assert lines[-1] == ("decided for the claim: v − q, v − k; against it: v_reads_x0_more_than_qk, "
+                         "late_v_table_beats_q_table")
     profile = vd.stream_profile(_result(_qkv()), vd.embedding_weight)
     assert profile["q"][0] is None and profile["r"][0] is not None and len(profile["v"]) == L
     assert profile["v"][6] == pytest.approx(0.42)                                   # mean of the seeds' 0.40..0.44
@@ -157,3 +171,59 @@ def test_the_stored_run_gives_its_stored_verdicts_and_facts():
     for row in vd.verdicts(r):
         assert row.verdict == stored[row.test.name]["verdict"], row.test.name
         assert row.mean == pytest.approx(stored[row.test.name]["mean"], abs=1e-12)
+
+
+def test_the_first_figure_lists_every_loss_test_against_the_residual_and_marks_the_check():
+    import matplotlib
+    matplotlib.use("Agg")
+    from vrs_edu.lab.recipes import depth_mixers as dm
+    from vrs_edu.viz.depth import plot_loss_effects
+
+    mixers = [r for r in dm.verdicts(_mixers_result()) if r.test.family == "ch05"]
+    effects = vd.loss_effects(mixers, vd.verdicts(_result(_qkv())))
+    names = [e["name"] for e in effects]
+    assert names[-2:] == ["depth_attention", "attnres_qkv"] and "denseformer" in names and "residual" not in names
+    da = effects[-2]
+    assert da["recipe"] == "v-over-depth" and da["verdict"] == "reproduced"
+    assert da["mean"] == pytest.approx(-0.022)                                      # -0.02 - 0.001 i, i = 0..4
+    assert effects[-1]["verdict"] == "check: reproduced"                            # the instrument's "no worse"
+    fig = plot_loss_effects(effects)
+    labels = [t.get_text() for t in fig.axes[0].get_yticklabels()]
+    assert labels[-1] == "attnres_qkv (check: reproduced)" and len(labels) == len(effects)
+    with pytest.raises(ValueError, match="effects: expected at least one"):
+        plot_loss_effects([])
+
+
+def _mixers_result():
+    """A made-up depth-mixers result: every mixer of its recipe 0.03 nats below the residual on every seed, but
+    for one seed's noise."""
+    from vrs_edu.lab.recipes import depth_mixers as dm
+
+    base = (4.0, 4.1, 4.05, 3.95, 4.02)
+    runs = {v: [{"seed": i, "final_val_loss": x - (0 if v == "residual" else 0.03 + 0.002 * i),
+                 "x0_r2": {s: [0.5] * L for s in "qkv"}} for i, x in enumerate(base)] for v in dm.VARIANTS}
+    return {"seeds": [0, 1, 2, 3, 4], "epochs_read": 0.2, "runs": runs}
+
+
+def test_the_verdict_table_gives_every_test_its_interval_verdict_and_why_it_was_not_judged():
+    rows = vd.verdicts(_result(_qkv(loss_shift=0.05)))                              # the instrument is worse
+    columns, cells = vd.verdict_table(rows)
+    assert columns == ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"]
+    by = {c[0]: c for c in cells}
+    assert by["attnres qkv no worse"][4] == "contradicted"
+    assert by["v reads embedding more than q"][3] == "–"
+    assert by["v reads embedding more than q"][4].startswith("out of regime (precondition not met")
+    assert by["depth attention loss"][2].startswith("-0.022 [")
+
+
+STORED_RUN = Path(__file__).resolve().parents[1] / "data" / "results" / "v-over-depth.corpus-kjv.json"
+
+
+@pytest.mark.skipif(not STORED_RUN.exists(), reason="no stored full run")
+def test_the_depth_attention_reader_names_the_layers_each_layer_reads():
+    r = json.loads(STORED_RUN.read_text())
+    reads = vd.depth_attention_reads(r)
+    # L = 8: every (L // 2)-th earlier layer, so layers 1-4 read layer 0, layers 5-7 layers 0 and 4
+    assert reads["groups"] == {(0,): [1, 2, 3, 4], (0, 4): [5, 6, 7]}
+    assert reads["kv"]["depth_attention"] == reads["kv"]["residual"]
+    assert 0 <= reads["own"] <= 1 and 0 <= reads["on_first"] <= 1 and reads["own"] + reads["on_first"] <= 1 + 1e-6

@@ -128,7 +128,8 @@ def test_every_import_the_text_shows_names_something_that_exists():
     import importlib
 
     shown = []
-    for path in [*sorted((ROOT / "vrs_edu").rglob("*.py")), ROOT / "README.md"]:
+    for path in [*sorted((ROOT / "vrs_edu").rglob("*.py")), *sorted((ROOT / "vrs_edu").rglob("*.md")),
+                 ROOT / "README.md"]:
         for module, names in DOC_IMPORT.findall(path.read_text(encoding="utf-8")):
             shown += [(path.relative_to(ROOT), module, n.strip()) for n in names.split(",")]
     assert ("vrs_edu/course/exercises/__init__.py", "vrs_edu.course.exercises.ch01") in \
@@ -137,11 +138,21 @@ def test_every_import_the_text_shows_names_something_that_exists():
     assert not stale, stale
 
 
-def test_every_file_the_readme_chapter_table_names_exists():
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("### Which chapter uses which modules", 1)[1].split("\n### ", 1)[0]
+def _chapter_table() -> str:
+    """The table "Which chapter uses which modules": on the book's page "The package" (package.md), or in the README
+    where a checkout keeps it there."""
+    page = ROOT / "vrs_edu/course/sphinx/package.md"
+    if page.exists():
+        return page.read_text().split("## Which chapter uses which modules", 1)[1].split("\n## ", 1)[0]
+    return (ROOT / "README.md").read_text().split("### Which chapter uses which modules", 1)[1].split("\n### ", 1)[0]
+
+
+def test_every_file_the_package_pages_chapter_table_names_exists():
+    section = _chapter_table()
     rows = [line for line in section.splitlines() if re.match(r"\| 0\d \|", line)]
-    assert [r[2:4] for r in rows] == [f"0{i}" for i in range(8)], "one row per chapter, 00 to 07"
+    from vrs_edu.course.book import chapters
+
+    assert [r[2:4] for r in rows] == [c.number for c in chapters()], "one row per chapter of book.toml"
     folders = [ROOT / "vrs_edu" / "nn", ROOT / "vrs_edu" / "lab", ROOT / "vrs_edu" / "viz", ROOT / "vrs_edu" / "course",
                ROOT / "tests"]  # the columns after the chapter number; a path may also start at vrs_edu/ or data/
     missing = []

@@ -126,6 +126,33 @@ def plot_sublayer_streams(mats: dict[str, torch.Tensor], sources: list[str], str
     return fig
 
 
+VERDICT_COLOURS = {"reproduced": "tab:green", "contradicted": "tab:red", "undecided": "tab:gray",
+                   "out of regime": "tab:purple"}
+
+
+def plot_loss_effects(effects: list[dict], title: str = ""):
+    """Chapter 05's first figure: each depth read's final validation loss − the residual's (nats, paired by seed)
+    with its 95 % interval, one row per read, coloured by the verdict of its declared test (a check drawn hollow).
+    ``effects``: :func:`vrs_edu.lab.recipes.v_over_depth.loss_effects`. Below 0 = a lower loss than the residual
+    sum. Raises ValueError on an empty list."""
+    if not effects:
+        raise ValueError("effects: expected at least one {'name', 'mean', 'ci', 'verdict'} row, got none")
+    fig, ax = plt.subplots(figsize=(8.0, 0.42 * len(effects) + 1.6))
+    for y, e in enumerate(effects):
+        verdict = e["verdict"].removeprefix("check: ")
+        colour = VERDICT_COLOURS.get(verdict, "tab:gray")
+        lo, hi = e["ci"]
+        ax.errorbar(e["mean"], y, xerr=[[e["mean"] - lo], [hi - e["mean"]]], fmt="o", capsize=3, color=colour,
+                    mfc="white" if e["verdict"].startswith("check") else colour)
+    ax.axvline(0.0, color="k", lw=1)
+    ax.set_yticks(range(len(effects)))
+    ax.set_yticklabels([f"{e['name']} ({e['verdict']})" for e in effects])
+    ax.invert_yaxis()
+    ax.set(xlabel="final validation loss − the residual's (nats; < 0: better)", title=title)
+    fig.tight_layout()
+    return fig
+
+
 # ---------------------------------------------------------------------------------------------------------------
 # The window-K widget: which earlier layers each layer can read, and the learned weights for that K.
 

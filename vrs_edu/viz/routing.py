@@ -18,7 +18,7 @@ def plot_patterns(patterns: dict[int, object], tokens: list[str]):
     heatmaps per layer; row = query position, column = key position."""
     layers = list(patterns)
     H = patterns[layers[0]].shape[0]
-    fig, axes = plt.subplots(len(layers), H, figsize=(2.75 * H + 0.9, 2.9 * len(layers)), squeeze=False)
+    fig, axes = plt.subplots(len(layers), H, figsize=(2.35 * H + 0.9, 2.6 * len(layers)), squeeze=False)
     labels = [_show_token(t) for t in tokens]
     for r, l in enumerate(layers):
         for h in range(H):
@@ -76,7 +76,7 @@ def plot_circuits(qk, ov, tokens: list[str], title: str = ""):
 
     Each QK row is drawn minus its mean: the softmax over keys ignores a constant added to one query's scores, so
     only the differences within a row decide where that query attends."""
-    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.6))
     labels = [_show_token(t) for t in tokens]
     qk = np.asarray(qk)
     qk = qk - qk.mean(-1, keepdims=True)

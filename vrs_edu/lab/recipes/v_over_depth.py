@@ -245,8 +245,10 @@ def _find_x0_r2(obj) -> dict | None:
 
 
 def real_decoder_margins(real_result: dict | None) -> dict | None:
-    """The real decoder's (chapter 08) x0-R² of v's input − q's and − k's, mean over the last third of its layers
-    (per-layer lists ``x0_r2`` {q, k, v} anywhere in its result file); None when the file or the numbers are absent."""
+    """The real decoder's (chapter 08) x0-R² of v − q and of v − k, mean over the last third of its layers
+    (per-layer lists ``x0_r2`` {q, k, v} anywhere in its result file: ``probes.x0_r2`` holds those of q, k (before
+    RoPE) and v themselves, since a standard decoder feeds all three the same input); None when the file or the
+    numbers are absent."""
     r2 = _find_x0_r2(real_result) if real_result else None
     if r2 is None:
         return None
@@ -257,16 +259,29 @@ def real_decoder_margins(real_result: dict | None) -> dict | None:
                                             for s in "qk"}}
 
 
+def real_decoder_table_tests(real_result: dict | None) -> list[dict]:
+    """The real decoder's declared tests of "V is more a token lookup than Q and K" (chapter 08, verdict records
+    whose name contains ``v_table_beats``: Δ loss of a per-token V table − of a Q or K table over its last third, in
+    nats; below 0 = V needs its context less, the claim's side): ``{"name", "mean", "ci", "verdict"}`` each."""
+    if not real_result:
+        return []
+    return [{"name": v["name"], "mean": v["mean"], "ci": tuple(v["ci"]), "verdict": v["verdict"]}
+            for v in real_result.get("verdicts", []) if "v_table_beats" in v["name"]]
+
+
 def agreement_lines(rows: list[Verdict], bov_result: dict | None, real_result: dict | None) -> list[str]:
     """Where the per-stream instrument agrees or disagrees with chapter 04 (learned x0 coefficients) and with the
-    real decoder (chapter 08), compared by the side of 0 of each mean and by verdict, never by a vote across
-    instruments. Agreement in direction is a lead for a declared test, not evidence for the claim."""
+    real decoder (chapter 08: x0-R² of its q, k, v, and its declared tests of per-token tables), compared by the
+    side of 0 of each mean and by verdict, never by a vote across instruments. Agreement in direction is a lead for
+    a declared test, not evidence for the claim. The table tests' claim side is below 0 (a V table costs less);
+    their decided verdicts count like the others'."""
     mine = {r.test.name: r for r in rows}
     out = []
     for s in "qk":
         r = mine.get(f"v_reads_embedding_more_than_{s}")
         if r is not None:
-            out.append(f"this chapter, v's embedding weight − {s}'s: {r.mean:+.3f} ({side(r.mean, r.ci)}), {r.verdict}")
+            out.append(f"this chapter, v's embedding weight − {s}'s: {r.mean:+.3f} ({side(r.mean, r.ci)}), "
+                       f"{r.verdict}")
     c04 = chapter_04_rows(bov_result)
     for c in c04:
         out.append(f"chapter 04, {c['name']}: {c['mean']:+.3f} ({side(c['mean'], c['ci'])}), {c['verdict']}")
@@ -278,12 +293,72 @@ def agreement_lines(rows: list[Verdict], bov_result: dict | None, real_result: d
                    "q, k and v inputs per layer, compared here as v − q and v − k over its last third")
     else:
         out.append(f"chapter 08, SmolLM2-135M layers {real['layers'][0]}-{real['layers'][-1]}: x0-R² of v − q "
-                   f"{real['v_minus_q']:+.3f}, v − k {real['v_minus_k']:+.3f} (measured, no test declared)")
+                   f"{real['v_minus_q']:+.3f}, v − k {real['v_minus_k']:+.3f} (of the projections themselves: "
+                   "measured, no test declared)")
+    tables = real_decoder_table_tests(real_result)
+    for t in tables:
+        costs = "more" if t["mean"] > 0 else "less"
+        out.append(f"chapter 08, {t['name']}: {t['mean']:+.3f} nats ({side(t['mean'], t['ci'])}: a per-token V "
+                   f"table costs {costs}), {t['verdict']}")
     decided = {s: mine[f"v_reads_embedding_more_than_{s}"].verdict for s in "qk"
                if f"v_reads_embedding_more_than_{s}" in mine}
     pro = [f"v − {s}" for s, v in decided.items() if v == "reproduced"]
-    pro += [c["name"] for c in c04 if c["verdict"] == "reproduced"]
+    pro += [c["name"] for c in c04 + tables if c["verdict"] == "reproduced"]
     con = [f"v − {s}" for s, v in decided.items() if v == "contradicted"]
-    con += [c["name"] for c in c04 if c["verdict"] == "contradicted"]
+    con += [c["name"] for c in c04 + tables if c["verdict"] == "contradicted"]
     out.append(f"decided for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
     return out
+
+
+def loss_effects(mixer_rows: list[Verdict], vod_rows: list[Verdict]) -> list[dict]:
+    """Every trained depth read's final validation loss − the residual's (paired by seed, nats), for chapter 05's
+    first figure: the depth-mixers loss claims (family ``ch05``), Depth-Attention's claim and attnres_qkv's "no
+    worse" check (its only loss test). ``{"name", "recipe", "mean", "ci", "verdict"}`` each, in that order
+    (``recipe``: "depth-mixers" or "v-over-depth", each against its own residual runs); a check's verdict is marked
+    as one (``"check: undecided"``), since it asks whether the instrument works, not whether it wins."""
+    out = [{"name": r.test.name.removesuffix("_loss"), "recipe": "depth-mixers", "mean": r.mean, "ci": tuple(r.ci),
+            "verdict": r.verdict} for r in mixer_rows if r.test.family == "ch05"]
+    by = {r.test.name: r for r in vod_rows}
+    for test, name, prefix in (("depth_attention_loss", "depth_attention", ""),
+                               ("attnres_qkv_no_worse", "attnres_qkv", "check: ")):
+        if test in by:
+            r = by[test]
+            out.append({"name": name, "recipe": "v-over-depth", "mean": r.mean, "ci": tuple(r.ci), "verdict": prefix + r.verdict})
+    return out
+
+
+def verdict_table(rows: list[Verdict]) -> tuple[list[str], list[list[str]]]:
+    """The declared tests as a Markdown table's columns and cells (:func:`vrs_edu.viz.prose.table`): name, family,
+    mean [95 % CI], Holm's p (– when not judged), verdict with the reason it was not judged, and the power of an
+    undecided test at its declared effect."""
+    import math
+
+    cells = []
+    for r in rows:
+        p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
+        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
+        power = (f"{r.power:.0%} at {r.power_effect:+g}" if r.verdict == "undecided" and r.power_effect is not None
+                 and not math.isnan(r.power) else "")
+        cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
+                      p, verdict, power])
+    return ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"], cells
+
+
+def depth_attention_reads(result: dict) -> dict:
+    """What the trained Depth-Attention layers read, from the stored mean weights: ``groups`` {S(l): [layers l that
+    read S(l)]} (:meth:`vrs_edu.nn.depth.DepthAttention.sources`), ``own`` the mean weight a layer l >= 1 keeps on
+    its own values, ``on_first`` the mean weight on layer 0's, and ``kv`` the KV-cache bytes per token of the
+    residual and depth_attention runs (first seed; every seed stores the same)."""
+    from ...nn.depth import make_depth_mixer
+
+    model = result["configs"]["depth_attention"]["model"]
+    L = model["n_layers"]
+    sources = make_depth_mixer("depth_attention", L, model["d_model"]).sources
+    groups: dict[tuple, list[int]] = {}
+    for l in range(1, L):
+        groups.setdefault(tuple(sources(l)), []).append(l)
+    w = dm.mean_weights(result, "depth_attention")["r"]                   # (L+1, L+1): layer l's weights
+    own = sum(float(w[l, l]) for l in range(1, L)) / (L - 1)
+    on_first = sum(float(w[l, 0]) for l in range(1, L)) / (L - 1)
+    kv = {v: result["runs"][v][0]["kv_bytes_per_token"] for v in ("residual", "depth_attention")}
+    return {"groups": groups, "own": own, "on_first": on_first, "kv": kv}
