@@ -71,11 +71,13 @@ def chapter(number_or_stem: str) -> Chapter:
 
 
 def chapter_table_markdown() -> str:
-    """The README's chapter table, generated from book.toml (a test keeps the README equal to it)."""
-    rows = ["| # | chapter | question it answers | budget |", "|---|---|---|---|"]
+    """The README's chapter table, generated from book.toml (a test keeps the README equal to it): study time
+    (``study_min``) and run time (``budget_s``) in separate columns, so that neither reads as the other."""
+    rows = ["| # | chapter | question it answers | study | run |", "|---|---|---|---|---|"]
     for c in chapters():
         title = c.title.split("·", 1)[-1].strip()
-        rows.append(f"| {c.number} | [{title}](notebooks/{c.file}) | {c.question} | {c.budget_s} s |")
+        study = f"{c.study_min} min" if c.study_min else "—"
+        rows.append(f"| {c.number} | [{title}](notebooks/{c.file}) | {c.question} | {study} | ≤ {c.budget_s} s |")
     return "\n".join(rows)
 
 

@@ -43,6 +43,8 @@ CONF_DIR = Path(__file__).resolve().parent / "sphinx"
 REFERENCES = CONF_DIR / "references.md"   # the references page: every entry of references.bib
 GLOSSARY = CONF_DIR / "glossary.md"       # the glossary page: every term of the course
 BACK_MATTER = (GLOSSARY, REFERENCES)      # after the chapters, in this order
+# The pages that were the README's long sections (it stays learner-first): after the back matter.
+GUIDES = tuple(CONF_DIR / f"{name}.md" for name in ("teachers", "setup", "package", "scaling"))
 COLLAPSE_MARKER = '<div class="vrs-collapsed"></div>'   # _static/course.js folds the section it sits in
 # How a chapter's Markdown links a source and a term, readable in JupyterLab (a link whose text is the citation or
 # the term) and turned into Sphinx's roles for the book, which check that the key or term exists (-W):
@@ -105,6 +107,7 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
     lines += ["```{toctree}", ":hidden:", ":maxdepth: 2", ":caption: Chapters", ""]
     lines += [c.stem for c in chs if c.file in present]
     lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Back matter", ""] + [p.stem for p in BACK_MATTER]
+    lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Guides", ""] + [p.stem for p in GUIDES]
     lines += ["```", "",
               "## Chapters", "",
               "Each chapter is a notebook: read it here with the outputs it produced, or run it yourself in "
@@ -117,7 +120,11 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += ["", f"**Run-time budget.** {c.budget_s} s on a laptop CPU.", ""]
     lines += ["## Glossary and references", "", f"[The glossary]({GLOSSARY.name}) defines every term the course "
               f"uses. [Every source the course cites]({REFERENCES.name}): papers with their arXiv ids, code "
-              "repositories and posts.", ""]
+              "repositories and posts.", "", "## Guides", "",
+              f"[The teacher's guide]({GUIDES[0].name}) (assignments and grading, your own corpus), "
+              f"[set-up in detail]({GUIDES[1].name}), [the package]({GUIDES[2].name}) (which chapter uses which "
+              f"module, how to add a variant) and [scaling up]({GUIDES[3].name}) (a GPU, several processes, "
+              "paper-sized models).", ""]
     return "\n".join(lines)
 
 
@@ -202,7 +209,7 @@ def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
     for extra in paths.notebooks.iterdir():
         if extra.is_dir() and not extra.name.startswith((".", "_")) and extra.name != "__pycache__":
             shutil.copytree(extra, paths.stage / extra.name)
-    for page in BACK_MATTER:
+    for page in BACK_MATTER + GUIDES:
         shutil.copyfile(page, paths.stage / page.name)
     (paths.stage / "index.md").write_text(render_index(load_book(paths.book_toml), chs, {c.file for c in present}))
     return present
