@@ -16,39 +16,15 @@
 # %% [markdown]
 # # 00 · Orientation
 #
-# **Goals.** Learn how the course works (chapters in order, widgets, exercises that check themselves), check that
-# your environment has everything, and take a first look at a *residual stream* — the running sum every layer of a
-# Transformer reads from and writes into.
-#
 # **Question.** How do I use this course, and what does a residual stream look like?
+#
+# **Goals.** Know the four questions the course answers and where; run a chapter, move a widget, do an exercise
+# that checks itself; see the *residual stream* of a small model grow along depth.
 #
 # **Prerequisites.** Python and a first contact with PyTorch tensors. Nothing about Transformers yet.
 #
-# **Expected run time.** About 40 seconds at one thread on an idle 2-core laptop CPU, most of it a short live
-# training run (budget in `book.toml`: 60 s).
-
-# %% [markdown]
-# ## How the course works
-#
-# The course asks one question from two sides: *how does information flow through a Transformer?* Along the
-# **sequence**, attention moves information between tokens; along **depth**, the residual stream carries it from
-# layer to layer. Attention itself has two halves — **Q·K decides where to look, V is what gets moved** — and the
-# course builds up, with measurements, why the V path decides what deep layers carry.
-#
-# * **Order.** Follow the chapters in order; each one lists its prerequisites. The map is below.
-# * **Measurements.** Every number you see was computed by the code above it, on a CPU. Long training runs are
-#   made by a command (`vrs-edu reproduce …`) whose saved results the chapter loads; the chapter prints the command
-#   and how long it took. Where a published claim does not reproduce at our scale, the chapter says so.
-# * **Widgets.** Sliders re-run a small experiment when you move them. A static figure of the default setting sits
-#   next to each widget, so the rendered book shows something too.
-# * **Exercises.** Each one gives a difficulty (🔴⚪⚪⚪⚪ easy to 🔴🔴🔴🔴🔴 hard) and an expected time. The
-#   exercise cell is a stub: the signature, a docstring with the shapes, and `raise NotImplementedError`. Write your
-#   code in its place and run the cell; a checker compares your function with the reference on random inputs and,
-#   if they disagree, names the likely mistake (on the untouched stub it says "not implemented yet" and gives a
-#   hint). "Public checks passed" means your function agrees on these inputs; for chapters 00–05, hidden checks
-#   run when the classroom assignment is graded (see the README's teacher's guide). The worked solution follows in
-#   a collapsed cell (click its bar to open it); running it replaces your function, so the chapter runs end to end
-#   either way.
+# **Study time.** About 30 minutes. **Expected run time.** About 30 seconds at one thread on a laptop CPU (budget in
+# `book.toml`: 60 s), most of it a short live training run.
 
 # %%
 from vrs_edu.course.setup import check_environment, setup_notebook
@@ -68,27 +44,84 @@ for name, version in versions.items():
     print(f"{name:12s} {version}")
 
 # %% [markdown]
+# ## The four questions
+#
+# A Transformer moves information along two axes: along the **sequence**, attention moves it between tokens; along
+# **depth**, the [residual stream](#glossary:residual-stream) carries it from layer to layer. Attention has two
+# halves: the queries and keys (**QK**) decide where to look, the values (**V**) are what gets moved. The course
+# asks four questions about them, in the words of the article it starts from:
+#
+# 1. How much does a deep layer's attention depend on its freshly computed QK pattern? (chapters 02, 03, 07)
+# 2. How much early or previous-layer information is kept through the V path? (chapters 03, 04)
+# 3. Is the residual stream mere accumulation, or can it be designed as a selective read over depth?
+#    (chapters 01, 05)
+# 4. Can efficiency or interpretability gains come from V reuse rather than from QK? (chapter 06)
+#
+# The article's own conclusion is that looking at attention through QK alone sees only half of it. The course
+# measures whether that holds, in small models trained here and in real pretrained weights, and its last chapters
+# answer the four questions side by side.
+#
+# ## How the course works
+#
+# * **Order.** Read the chapters in order; each names its prerequisites. The map is below.
+# * **Measurements.** Every number is computed by the code above it, on a CPU. Long training runs are made by a
+#   command (`vrs-edu reproduce …`) whose saved results a chapter loads and names.
+# * **Each chapter** opens with its question and a drawing of the mechanism, shows the effect first (a figure and a
+#   sentence), lets you build the intervention yourself, and closes with **The answer**: a short paragraph with the
+#   numbers to remember. Its statistics sit in a folded section, **How sure are we?**: click the heading's arrow (in
+#   JupyterLab) or the bar under it (in the book) to open it.
+# * **Widgets.** Sliders re-run a small experiment. A widget stored with the chapter shows its sliders before
+#   anything runs, but responds only once the chapter's cells have run (*Run ▸ Run All Cells*). A static figure of
+#   the default setting sits below each widget.
+# * **Exercises** say how hard they are (1 to 5), how much they matter for the rest of the course (1 to 5) and how
+#   long they take. The exercise cell is a stub: write your code in place of `raise NotImplementedError` and run
+#   it; a checker compares your function with the package's on random inputs and names the likely mistake. Hints
+#   and the worked solution are folded: open them when you need them. Running the solution replaces your function,
+#   so the chapter runs on either way.
+# * **Terms** are defined where they first appear, and every one is in the book's glossary (a linked term leads
+#   there).
+
+# %% [markdown]
 # ## The map
 #
-# The chapter list comes from `book.toml`, the course's single table of contents.
+# The chapters written so far, from `book.toml`, the course's table of contents: study time (reading, exercises) and
+# the run time the chapter must stay within.
 
-# %%
-from vrs_edu.course.book import chapters
+# %% tags=["nbval-ignore-output"]
+# The map grows as chapters are written (tests/test_manifest.py checks book.toml).
+from vrs_edu.course.book import ROOT, chapters
+from vrs_edu.viz.prose import say, table
 
-for c in chapters():
-    print(f"{c.title:50s} budget {c.budget_s:>3d} s\n    {c.question}")
+written = [c for c in chapters() if (ROOT / "notebooks" / c.file).exists()]
+say(table(["#", "chapter", "the question it answers", "study", "run"],
+          [[c.number, c.title.split("·", 1)[1].strip(), c.question,
+            f"{c.study_min} min" if c.study_min else "—", f"≤ {c.budget_s} s"] for c in written],
+          align="llrrr"))
 
 # %% [markdown]
 # ## A first look at a residual stream
 #
-# A decoder-only Transformer turns token ids into vectors (the **embedding**, depth 0), then runs L blocks. Each
-# block *reads* the current state, computes something (attention, then an MLP) and *adds* its result back:
+# A decoder-only Transformer turns token ids into vectors, the [embedding](#glossary:embedding) (depth 0), then runs
+# L blocks. Each block *reads* the current state, computes something (attention, then an MLP) and *adds* its result
+# back:
 #
-# $$h^{(l+1)} = h^{(l)} + \mathrm{block}_l\big(h^{(l)}\big).$$
+# $$h_{l+1} = h_l + \mathrm{block}_l(h_l).$$
 #
-# The sequence of states $h^{(0)}, h^{(1)}, \dots, h^{(L)}$ of one token is its **residual stream**: the path
-# information takes along depth. We build a small model from the companion package and record every state with
-# `trace=True`: `trace.stack("resid")` is the depth stack, shape `(L+1, B, T, D)`.
+# The states $h_0, h_1, \dots, h_L$ of one token are its **residual stream**: the path information takes along
+# depth.
+
+# %%
+import matplotlib.pyplot as plt
+
+from vrs_edu.viz.schematics import residual_stream
+
+residual_stream()
+plt.show()
+
+# %% [markdown]
+# The companion package builds a small model, `TinyGPT`: 6 blocks of width 64, reading the characters of the Python
+# reference documentation. With `trace=True` it records every state: `trace.stack("resid")` is the depth stack, of
+# shape `(L+1, B, T, D)` (depths, sequences, positions, features).
 
 # %%
 from vrs_edu.lab.data import make_token_data
@@ -104,13 +137,48 @@ print("depth stack shape (L+1, B, T, D):", tuple(stack.shape))
 print("text of the first sequence:", repr(data.tokenizer.decode(x[0])[:60]))
 
 # %% [markdown]
-# ### Exercise 0 — the norm of the stream at each depth
+# ### The effect: the stream grows along depth
 #
-# *Difficulty 🔴⚪⚪⚪⚪ · about 5 min.* Write it in the stub below; the check says what is missing.
-# The worked solution sits in the collapsed cell after it.
+# The mean norm of the state at every depth, before training and after 150 steps of it (the steps take most of the
+# chapter's run time; the loss is in [nats](#glossary:nats)).
+
+# %%
+from vrs_edu.lab.explore import stream_norms
+from vrs_edu.lab.train import TrainConfig, train
+from vrs_edu.viz.plots import plot_stream_norms
+
+before = stream_norms(model, x)
+history = train(model, data,
+                TrainConfig(steps=150, batch_size=32, warmup=20, eval_every=150, seed=0),
+                progress=False)
+after = stream_norms(model, x)
+plot_stream_norms({"untrained": before, "after 150 steps": after},
+                  title="residual stream norm along depth", log=True)
+plt.show()
+grows = [sum(b > a for a, b in zip(n, n[1:])) for n in (before, after)]
+say(f"Untrained, the norm rises from {before[0]:.2f} at the embedding to {before[-1]:.2f} after "
+    f"the last block; after 150 steps (validation loss {history.val_loss[-1]:.2f} nats) it ends "
+    f"at {after[-1]:.2f}. It grows at {grows[0]} of {len(before) - 1} blocks before training and "
+    f"at {grows[1]} after.")
+
+# %% [markdown]
+# Each block *adds* a vector to the state. A block could write against the stream and shrink it, but nothing ever
+# replaces the old state; training changes how much the blocks write. Chapter 01 takes the sum apart.
+#
+# ### Exercise 0: the norm of the stream at each depth
+#
+# **Difficulty 1/5 · importance 2/5 · about 5 minutes.** The exercise shows how the exercises work.
 #
 # Write `mean_stream_norms(stack)`: for a depth stack of shape `(L+1, B, T, D)` return a tensor of shape `(L+1,)`
-# holding, at each depth, the L2 norm of every token's D-dimensional state averaged over batch and tokens.
+# holding, at each depth, the L2 norm of every token's D-dimensional state, averaged over the batch and the tokens.
+# Then compare it with the package's numbers above.
+#
+# <details><summary>Hint</summary>
+#
+# Which axis holds one token's D numbers? A norm taken over that axis leaves one number per depth, sequence and
+# position; `Tensor.mean` accepts several axes at once.
+#
+# </details>
 
 
 # %%
@@ -132,53 +200,17 @@ def mean_stream_norms(stack):
 
 
 check_stream_norms(mean_stream_norms)
+mine = mean_stream_norms(model(x, trace=True).trace.stack("resid"))
+print(f"your norms vs the package's, trained model: largest difference "
+      f"{max(abs(a - b) for a, b in zip(mine.tolist(), after)):.1e}")
 
 # %% [markdown]
-# Now measure the stream of the untrained model, train it for 150 steps on the Python reference documentation
-# (most of this chapter's run time), and measure again.
-
-# %%
-from vrs_edu.lab.train import TrainConfig, train
-
-before = mean_stream_norms(stack).tolist()
-history = train(model, data,
-                TrainConfig(steps=150, batch_size=32, warmup=20, eval_every=150, seed=0),
-                progress=False)
-after = mean_stream_norms(model(x, trace=True).trace.stack("resid")).tolist()
-print(f"validation loss after 150 steps: {history.val_loss[-1]:.2f} nats")
-print("norm by depth, untrained:", [round(v, 2) for v in before])
-print("norm by depth, trained:  ", [round(v, 2) for v in after])
-for name, norms in (("untrained", before), ("trained", after)):
-    grows = sum(b > a for a, b in zip(norms, norms[1:]))
-    print(f"{name}: the norm grows at {grows} of {len(norms) - 1} blocks; "
-          f"final / embedding = {norms[-1] / norms[0]:.1f}")
-r_before, r_after = before[-1] / before[0], after[-1] / after[0]
-print(f"after training the stream ends {r_after / r_before:.1f}× as far above the embedding "
-      f"as before:\nthe blocks write {'larger' if r_after > r_before else 'smaller'} outputs "
-      f"relative to the embedding")
-
-# %%
-import matplotlib.pyplot as plt
-
-from vrs_edu.viz.plots import plot_stream_norms
-
-plot_stream_norms({"untrained": before, "after 150 steps": after},
-                  title="residual stream norm along depth")
-plt.show()
-
-# %% [markdown]
-# The stream **grows along depth** (the counts above): each block *adds* a vector to the state. A block can write
-# against the stream and shrink it — count the blocks where the norm did not grow — but nothing ever replaces the
-# old state. Training changes how much the blocks write (the last line above). Chapter 01 takes this apart: the
-# final state *is* the embedding plus every block's output, and we will read each block's contribution to a
-# prediction.
+# ### Widget: depth and initial scale
 #
-# ### Widget — depth and initial scale
-#
-# Move the sliders: the number of layers and a multiplier on the output projections of every block (how much each
-# block writes at initialisation), in steps of 1 and 0.25. The printed line gives the final/embedding ratio and its
-# change from the default; the grey curve is the default setting. The static figure below the widget shows the
-# default setting, and the ratios one step away from it.
+# Two sliders: the number of layers, and a multiplier on what every block writes at initialisation (its output
+# projections), in steps of 1 and 0.25. The coloured curve is your setting, the grey one the default; the printed
+# line gives how far the stream ends above the embedding (final / embedding norm) and its change from the default.
+# The static figure below the widget is the default setting, with the ratios one step away from it.
 
 # %% tags=["nbval-ignore-output"]
 from vrs_edu.viz.widgets import stream_norm_widget
@@ -191,24 +223,41 @@ from vrs_edu.viz.widgets import stream_norm_figure
 
 fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
 plt.show()
-print(f"default setting: final/embedding norm ratio {norms[-1] / norms[0]:.2f}")
-for n_layers in (6, 24):
-    for scale in (1.0, 1.25):
-        ratio = stream_norm_readout(n_layers, scale)["ratio"]
-        print(f"{n_layers:2d} layers, init scale {scale:.2f}: ratio {ratio:.2f}")
+say(table(["layers", "init scale", "final / embedding"],
+          [[n, f"{s:.2f}", f"{stream_norm_readout(n, s)['ratio']:.2f}"]
+           for n in (6, 24) for s in (1.0, 1.25)]))
 
 # %% [markdown]
-# ### Exercises to think about
+# ### Questions
 #
-# 1. With `init scale` at 0, every block writes nothing at initialisation. What does the stream look like, and why
-#    does training still work? (Hint: gradients flow through the identity path.)
-# 2. Move `layers` from 6 to 24 at init scale 1 and compare the ratios printed above with the change one step of
-#    `init scale` makes. The output projections are initialised with the `1/sqrt(2L)` scaling of GPT-2: what
-#    would the stream do without it?
+# 1. With *init scale* at 0, every block writes nothing at initialisation. What does the stream look like, and why
+#    can training still change it?
 #
-# ## What we measured
+# <details><summary>Answer</summary>
 #
-# * The depth stack of a 6-layer TinyGPT has shape (7, 8, 64, 64).
-# * Its stream norm grows along depth at most blocks, before and after 150 steps of training; the counts and the
-#   final/embedding ratios are printed above.
-# * Next: chapter 01 decomposes the stream into per-block contributions.
+# Every state equals the embedding: the curve is flat at the embedding's norm. Training still works because the
+# gradient reaches every block through the identity path of the sum (the `+ h_l`), and a block whose output
+# projection is zero still gets a non-zero gradient for it, so after one step it writes something.
+#
+# </details>
+#
+# 2. From 6 to 24 layers, the ratio in the table changes less than one step of *init scale* changes it. Why?
+#
+# <details><summary>Answer</summary>
+#
+# The output projections are initialised with GPT-2's $1/\sqrt{2L}$ scaling: with four times the layers, each block
+# writes half as much, so the sum of many small writes grows about as much as the sum of a few larger ones. Without
+# it, the stream's norm would grow with the square root of the depth.
+#
+# </details>
+#
+# ## The answer
+#
+# What a residual stream looks like, in this chapter's numbers:
+
+# %%
+say("A token's residual stream is a running sum: the embedding plus what every block adds. In "
+    f"this 6-layer model its norm grows from {after[0]:.2f} at the embedding to {after[-1]:.2f} "
+    f"after the last block (after 150 steps of training; {before[-1]:.2f} untrained), growing at "
+    f"{grows[1]} of {len(after) - 1} blocks. Chapter 01 asks whether that sum is *mere* "
+    "accumulation.")

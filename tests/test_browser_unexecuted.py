@@ -7,8 +7,9 @@ renders a widget from that state only in a *trusted* notebook; in an untrusted o
 has not signed, e.g. a fresh clone) it falls back to the output's text, `interactive(children=(IntSlider(...`.
 `make lab` therefore trusts the course's notebooks (`jupyter trust notebooks/*.ipynb`) before it starts JupyterLab;
 this test does the same step, then opens every chapter as stored, runs nothing, and looks at what a learner sees:
-widgets, not their repr, and printed outputs that wrap at a space rather than inside a word (the course's
-custom.css, which `make lab` loads).
+widgets, not their repr, each with a note that it responds once the chapter has run (the issue found only a
+"disconnected" icon), figures at 90 % of their own size or more (their text stays at 12 px or more), and printed
+outputs that wrap at a space rather than inside a word (the course's custom.css, which `make lab` loads).
 
 Uses tests/test_browser.py's fixtures (Chromium, a JupyterLab server on a copy of the notebooks); skipped, saying why,
 when Chromium or playwright is missing.
@@ -57,6 +58,15 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trus
         expect(widget.locator(".widget-output img").first).to_be_visible(timeout=60_000)   # the stored figure
         SCREENSHOTS.mkdir(parents=True, exist_ok=True)
         widget.screenshot(path=str(SCREENSHOTS / f"lab_unexecuted_{chapter.file.removesuffix('.ipynb')}.png"))
+        # the stored widget says that it responds only once the chapter has run (custom.css, on ipywidgets'
+        # jupyter-widgets-disconnected class, which goes when the kernel runs the chapter)
+        note = widget.evaluate("w => getComputedStyle(w, '::before').content")
+        assert "Run All Cells" in note, f"{chapter.file}: the stored widget shows no note, only {note!r}"
+        # figures are shown at 90 % of their own size or more: their 13.3-px text stays at 12 px or more
+        shrunk = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output img')]"
+                               ".map(i => [i.naturalWidth, i.getBoundingClientRect().width])"
+                               ".filter(([n, s]) => s > 0 && s < 0.9 * n)")
+        assert not shrunk, f"{chapter.file}: figures shrunk below 90 % in JupyterLab at 1280 px: {shrunk}"
         texts = page.locator(".jp-OutputArea-output").all_inner_texts()
         assert not [t for t in texts if REPR in t], f"a widget shown as its text repr in {chapter.file}"
         # printed outputs wrap at a space, not inside a word (JupyterLab's own rule is word-break: break-all; the

@@ -6,6 +6,7 @@ import torch
 from vrs_edu.course.checks import CheckFailed
 from vrs_edu.course.exercises import ch01, ch02
 from vrs_edu.lab.residual_stream import logit_contributions, residual_stack
+from vrs_edu.lab.routing import value_swap_loss
 from vrs_edu.nn.attention import attend, attention_pattern
 
 from exercise_spec import exercise_specs
@@ -15,6 +16,7 @@ EXERCISES = [
     (ch01.check_logit_contributions, logit_contributions, ch01.DLA_MISTAKES),
     (ch02.check_attention_pattern, attention_pattern, ch02.PATTERN_MISTAKES),
     (ch02.check_attend, attend, ch02.ATTEND_MISTAKES),
+    (ch02.check_value_swap, value_swap_loss, ch02.SWAP_MISTAKES),
 ]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
 

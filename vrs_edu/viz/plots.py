@@ -67,19 +67,34 @@ def overlapping_text(fig, tolerance_px: float = 1.0) -> list[str]:
     return found
 
 
-def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, title: str | None = None):
-    """Norm of the residual stream against depth l = 0..L; ``norms`` may map a label to one curve each."""
+def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, title: str | None = None,
+                      log: bool = False):
+    """Norm of the residual stream against depth l = 0..L; ``norms`` may map a label to one curve each. ``log``: a
+    logarithmic y-axis, so that curves of very different size both show how they grow (chapter 00's untrained
+    stream grows by half while the trained one grows 25-fold)."""
     curves = norms if isinstance(norms, dict) else {"": norms}
     if ax is None:
         fig, ax = plt.subplots()
     for label, ys in curves.items():
         ax.plot(range(len(ys)), ys, marker="o", label=label or None)
     ax.set_xlabel("depth l (0 = embedding)")
-    ax.set_ylabel("mean ‖residual stream‖")
+    ax.set_ylabel("mean ‖residual stream‖" + (" (log)" if log else ""))
+    if log:   # labelled 1-2-5 ticks: a log axis with only its powers of ten labelled cannot be read off
+        import math
+
+        from matplotlib.ticker import FixedLocator, NullLocator, StrMethodFormatter
+
+        ax.set_yscale("log")
+        values = [v for ys in curves.values() for v in ys if v > 0]
+        lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))
+        ticks = [m * 10 ** e for e in range(lo, hi + 1) for m in (1, 2, 5) if min(values) / 1.5 <= m * 10 ** e
+                 <= max(values) * 1.5]
+        ax.yaxis.set_major_locator(FixedLocator(ticks))
+        ax.yaxis.set_major_formatter(StrMethodFormatter("{x:g}"))
+        ax.yaxis.set_minor_locator(NullLocator())
     if title:
         ax.set_title(title)
     if any(curves):
         ax.legend()
     ax.figure.tight_layout()
     return ax.figure
-

@@ -73,17 +73,19 @@ def table(columns: Sequence[str], rows: Sequence[Sequence], align: str | None = 
     return "\n".join(lines)
 
 
-def say(*paragraphs: str) -> None:
-    """Display the paragraphs (Markdown strings: sentences, lists, tables) as one block of prose.
+def say(*paragraphs: str | Prose) -> None:
+    """Display the paragraphs (Markdown strings: sentences, lists, tables, or :class:`Prose`) as one block of prose.
 
-    Raises TypeError naming the paragraph that is not a string.
+    Raises TypeError naming the paragraph that is neither.
     """
+    texts = []
     for i, p in enumerate(paragraphs):
-        if not isinstance(p, str):
+        if not isinstance(p, (str, Prose)):
             raise TypeError(f"say takes Markdown strings; paragraph {i} is a {type(p).__name__}")
+        texts.append(p.text if isinstance(p, Prose) else p)
     from IPython.display import display
 
-    display(Prose("\n\n".join(paragraphs)))
+    display(Prose("\n\n".join(texts)))
 
 
 def source(obj, start: str | None = None, stop: str | None = None) -> Prose:

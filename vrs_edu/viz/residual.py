@@ -15,17 +15,19 @@ def _show_token(s: str) -> str:
 
 
 def plot_two_axes(norms, cosines, tokens: list[str]):
-    """The depth stack of one sequence as two heatmaps over (depth l, position t): the state's norm, and its cosine
-    to the token's own x0. Inputs are (L+1, T) arrays; ``tokens`` labels the T positions."""
-    fig, axes = plt.subplots(1, 2, figsize=(12, 3.4), sharey=True)
+    """The depth stack of one sequence as two heatmaps over (depth l, position t), one above the other: the state's
+    norm, and its cosine to the token's own x0. Inputs are (L+1, T) arrays; ``tokens`` labels the T positions.
+    Stacked rather than side by side, each heatmap gets the page's width: a character per column stays readable."""
+    fig, axes = plt.subplots(2, 1, figsize=(10.5, 6.2), sharex=True)
     labels = [_show_token(t) for t in tokens]
     for ax, data, title, cmap in ((axes[0], norms, "‖h_l‖ (norm of the state)", "viridis"),
                                   (axes[1], cosines, "cos(h_l, x0) (token identity left)", "mako")):
         sns.heatmap(data, ax=ax, cmap=cmap, xticklabels=labels, cbar=True, cbar_kws={"label": title.split(" (")[0]})
         ax.set_title(title)
-        ax.set_xlabel("sequence position t (attention mixes along this axis)")
+        ax.set_ylabel("depth l")
         ax.tick_params(axis="x", labelrotation=0)
-    axes[0].set_ylabel("depth l (residual adds along this axis)")
+        ax.tick_params(axis="y", labelrotation=0)
+    axes[1].set_xlabel("sequence position t: attention mixes along this axis; the residual adds along depth")
     fig.tight_layout()
     return fig
 
@@ -33,7 +35,7 @@ def plot_two_axes(norms, cosines, tokens: list[str]):
 def plot_depth_profile(norms: list[float], cosines: list[float], lens_loss: list[float] | None = None):
     """Per depth l = 0..L: mean stream norm, mean cosine to x0 and (optionally) the logit-lens loss."""
     n = 3 if lens_loss is not None else 2
-    fig, axes = plt.subplots(1, n, figsize=(4 * n, 3.2))
+    fig, axes = plt.subplots(1, n, figsize=(3.5 * n, 3.2))
     depth = range(len(norms))
     series = [(norms, "mean ‖h_l‖"), (cosines, "mean cos(h_l, x0)")]
     if lens_loss is not None:

@@ -29,6 +29,6 @@ def check_stream_norms(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(lambda s: s.abs().mean(dim=(1, 2, 3)), "that is the mean absolute entry, not the L2 norm of each "
                 "token's D-dimensional state"),
     ]
-    kw.setdefault("stub_hint", "torch.linalg.vector_norm(stack, dim=-1) gives every token's norm, shape (L+1, B, T); "
-                  "then average over axes 1 and 2")
+    kw.setdefault("stub_hint", "a token's state is the last axis: its norm there leaves one number per depth, "
+                  "sequence and position; then average what is left over the batch and the positions")
     return check_function("stream norms", fn, _ref_stream_norms, cases, mistakes, **kw)

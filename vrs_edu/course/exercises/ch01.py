@@ -48,8 +48,8 @@ STACK_MISTAKES = [
 def check_residual_stack(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 01.1: ``fn(embedding (B, T, D), outputs (L, B, T, D)) -> (L+1, B, T, D)`` with
     ``stack[0] = embedding`` and ``stack[l] = embedding + outputs[0] + ... + outputs[l-1]``."""
-    kw.setdefault("stub_hint", "torch.cat([embedding[None], outputs]) has shape (L+1, B, T, D); a running sum over "
-                  "axis 0 (cumsum) turns it into the stack")
+    kw.setdefault("stub_hint", "put the embedding in front of the block outputs along a new depth axis, then "
+                  "take a running sum along that axis")
     return check_function("residual stack", fn, residual_stack, _stack_cases(seed), STACK_MISTAKES, **kw)
 
 
@@ -90,6 +90,6 @@ def check_logit_contributions(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 01.2: ``fn(components (N, D), unembed (D,)) -> (N,)``: each component's share of the logit
     ``unembed · RMSNorm(components.sum(0))``; the shares add up to the logit."""
     kw.setdefault("atol", 1e-4)
-    kw.setdefault("stub_hint", "h_L = components.sum(0), rms = sqrt(mean(h_L**2) + 1e-6); every component's share "
-                  "is its dot product with unembed, divided by that one rms")
+    kw.setdefault("stub_hint", "the final state is the sum of the components; its RMS is one number, and every "
+                  "component's share is its dot product with the unembedding row divided by it")
     return check_function("logit contributions", fn, logit_contributions, _dla_cases(seed), DLA_MISTAKES, **kw)

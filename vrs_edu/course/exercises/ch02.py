@@ -1,4 +1,4 @@
-"""Chapter 02 exercises: the causal attention pattern from q and k, and the value-weighted sum.
+"""Chapter 02 exercises: the causal attention pattern from q and k, the value-weighted sum, and the value swap.
 
 ``check_<name>(fn, *, seed=0, **kw)``: seed 0 gives the public cases; graders call with other seeds. Extra keyword
 arguments go to :func:`vrs_edu.course.checks.check_function` (``raise_on_fail``, ``quiet``).
@@ -66,8 +66,9 @@ PATTERN_MISTAKES = [
 def check_attention_pattern(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 02.1: ``fn(q (B, H, T, Dh), k (B, H, T, Dh)) -> (B, H, T, T)``, the causal pattern
     ``softmax(q kᵀ / sqrt(Dh))`` with future keys masked; rows sum to 1."""
-    kw.setdefault("stub_hint", "scores = q @ k.transpose(-2, -1) / sqrt(Dh); set the scores of future keys (j > i) "
-                  "to -inf (torch.triu(..., diagonal=1) marks them), then softmax over the last axis")
+    kw.setdefault("stub_hint", "scale the dot products of queries with keys by 1/sqrt(Dh); a key after the query "
+                  "must get weight exactly 0, so set its score before the softmax to a value whose exp is 0; the "
+                  "weights of one query sum to 1")
     return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed), PATTERN_MISTAKES, **kw)
 
 
@@ -103,3 +104,58 @@ def check_attend(fn, *, seed: int = 0, **kw) -> bool:
     kw.setdefault("stub_hint", "row i of the pattern holds query i's weights over the keys j: one matrix product, "
                   "pattern @ v")
     return check_function("attend", fn, attend, _attend_cases(seed), ATTEND_MISTAKES, **kw)
+
+
+# --- exercise 3: the value swap -------------------------------------------------------------------------------
+
+def _swap_cases(seed: int):
+    from ...nn.model import TinyGPT, TinyGPTConfig
+
+    cases = []
+    for i, layer in enumerate((0, 1, 2)):
+        model = TinyGPT(TinyGPTConfig(vocab_size=13, n_layers=3, d_model=16, n_heads=2, block_size=8,
+                                      seed=1000 * seed + i)).eval()
+        with torch.no_grad():   # an untrained model barely reacts to a swap: larger weights make each mistake show
+            for p in model.parameters():
+                p.mul_(4.0)
+        g = torch.Generator().manual_seed(1000 * seed + 50 + i)
+        ids = torch.randint(0, 13, (3, 9), generator=g)
+        cases.append((model, ids[:, :-1], ids[:, 1:], layer))
+    return cases
+
+
+def _patched_loss(model, x, y, name, replacement):
+    with torch.no_grad():
+        return float(model(x, y, hooks={name: replacement}).loss)
+
+
+def _trace(model, x, name):
+    with torch.no_grad():
+        return model(x, trace=True).trace[name]
+
+
+SWAP_MISTAKES = [
+    Mistake(lambda m, x, y, l: _patched_loss(m, x, y, f"blocks.{l}.attn.pattern",
+                                             lambda p: _trace(m, x.roll(1, 0), f"blocks.{l}.attn.pattern")),
+            "that is the pattern swap: the value swap keeps this sequence's pattern and takes the *values* the layer "
+            "computed on the other sequence"),
+    Mistake(lambda m, x, y, l: _patched_loss(m, x, y, f"blocks.{l}.attn.v_mix",
+                                             lambda v: _trace(m, x, f"blocks.{l}.attn.v_mix")),
+            "you gave every sequence its own values back: the loss is the clean loss. The donor is another sequence "
+            "of the batch (the batch rolled by one)"),
+    Mistake(lambda m, x, y, l: _patched_loss(m, x, y, f"blocks.{l}.attn.v_mix", lambda v: v.roll(1, 2)),
+            "you shifted the values along the positions: the swap takes them from another *sequence*, which is the "
+            "batch axis, and from a separate forward pass of that sequence"),
+]
+
+
+def check_value_swap(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 02.3: ``fn(model, x (B, T), y (B, T), layer) -> float``, the mean loss when layer ``layer`` attends
+    with this batch's own pattern over the values it computed on the batch rolled by one sequence."""
+    from ...lab.routing import value_swap_loss
+
+    kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
+    kw.setdefault("stub_hint", "two forward passes: one traces the other sequences (which input is that?) to read the "
+                  "values the layer moves; the other runs this batch with a patch that hands the layer those values "
+                  "instead of its own")
+    return check_function("value swap", fn, value_swap_loss, _swap_cases(seed), SWAP_MISTAKES, **kw)
