@@ -4,7 +4,9 @@ import pytest
 import torch
 
 from vrs_edu.course.checks import CheckFailed
-from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07
+from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
+from vrs_edu.lab.probes import substitution_cosine
+from vrs_edu.lab.routing import value_swap_loss
 
 # (checker, chapter has a graded assignment)
 CHECKERS = [
@@ -13,12 +15,15 @@ CHECKERS = [
     (ch01.check_logit_contributions, True),
     (ch02.check_attention_pattern, True),
     (ch02.check_attend, True),
+    (ch02.check_value_swap, False),
     (ch03.check_value_residual_attention, True),
     (ch04.check_x0_projection, True),
     (ch05.check_depth_swa_one_token, True),
     (ch06.check_kv_cache_bytes, False),
     (ch07.check_sentence_embedding, False),
     (ch07.check_held_out_r2, False),
+    (ch07.check_substitution, False),
+    (ch08.check_token_table, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
 
@@ -65,12 +70,15 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_logit_contributions": ch01.logit_contributions,
         "check_attention_pattern": ch02.attention_pattern,
         "check_attend": ch02.attend,
+        "check_value_swap": value_swap_loss,
         "check_value_residual_attention": ch03._ref_value_residual_attention,
         "check_x0_projection": ch04._ref_x0_projection,
         "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
         "check_kv_cache_bytes": ch06._ref_kv_cache_bytes,
         "check_sentence_embedding": ch07.sentence_embedding,
         "check_held_out_r2": ch07.r2_score,
+        "check_substitution": substitution_cosine,
+        "check_token_table": ch08.per_token_means,
     }[check.__name__]
     assert check(reference) is True
     out = capsys.readouterr().out
@@ -123,10 +131,12 @@ def test_a_failed_case_names_its_inputs_so_the_learner_can_rerun_it(capsys):
 REFERENCES = {
     "check_stream_norms": ch00._ref_stream_norms, "check_residual_stack": ch01.residual_stack,
     "check_logit_contributions": ch01.logit_contributions, "check_attention_pattern": ch02.attention_pattern,
-    "check_attend": ch02.attend, "check_value_residual_attention": ch03._ref_value_residual_attention,
+    "check_attend": ch02.attend, "check_value_swap": value_swap_loss,
+    "check_value_residual_attention": ch03._ref_value_residual_attention,
     "check_x0_projection": ch04._ref_x0_projection, "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
-    "check_held_out_r2": ch07.r2_score,
+    "check_held_out_r2": ch07.r2_score, "check_substitution": substitution_cosine,
+    "check_token_table": ch08.per_token_means,
 }
 
 
@@ -213,22 +223,36 @@ def _chapter_exercises():
         cells = jupytext.read(path).cells
         for i, c in enumerate(cells):
             if c.cell_type == "markdown" and re.search(r"(?m)^#{2,3} Exercise(?!s to think)", c.source):
+                c.metadata["chapter"] = path.stem[:2]
                 found.append(pytest.param(c, cells[i + 1:], id=f"{path.stem[:2]}-{len(found)}"))
     return found
 
 
 EXERCISE_CELLS = _chapter_exercises()
+EMOJI_PENDING = {"03", "04", "06"}
 
 
 def test_every_chapter_has_its_exercises():
-    assert len(EXERCISE_CELLS) == len(CHECKERS)          # one exercise per checker, 11 in chapters 00-07
+    # one exercise per checker, 14 in chapters 00-08: counted over the chapters whose source exists (a chapter is
+    # written after its checker, e.g. chapter 08's by its own issue)
+    from pathlib import Path
+
+    written = {p.stem[:2] for p in (Path(__file__).parent.parent / "notebooks").glob("0*.py")}
+    expected = [c for c, _ in CHECKERS if c.__module__.rsplit(".ch", 1)[-1] in written]
+    assert len(EXERCISE_CELLS) == len(expected)
 
 
 @pytest.mark.parametrize("heading, following", EXERCISE_CELLS)
 def test_exercise_is_a_stub_then_a_collapsed_solution(heading, following):
     import re
 
-    assert re.search(r"Difficulty 🔴{1,5}⚪{0,4} · about \d+ min", heading.source), heading.source
+    # ARENA's three facts, in text (an emoji rating shows as empty boxes without a colour-emoji font); chapters
+    # 03, 04 and 06 keep their emoji rating until their rewrite (phase 2 of the learner-first issue)
+    text = re.search(r"\*\*Difficulty [1-5]/5 · importance [1-5]/5 · about \d+ minutes?\.\*\*", heading.source)
+    emoji = re.search(r"Difficulty 🔴{1,5}⚪{0,4} · about \d+ min", heading.source)
+    assert text or (emoji and heading.metadata.get("chapter") in EMOJI_PENDING), heading.source
+    assert re.search(r"<details><summary>Hint( \d)?</summary>", heading.source) or emoji, \
+        "a hint, folded, that points without giving the code"
     code = [c for c in following if c.cell_type == "code"]
     stub, solution = code[0], code[1]
     func = re.search(r"^def (\w+)\(", stub.source, re.M).group(1)

@@ -20,7 +20,7 @@ import pytest  # noqa: E402
 from vrs_edu.viz.plots import COURSE_RC, FIGURE_DPI, MIN_FONT_PT, apply_course_style, small_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-PAGE_WIDTH_IN = 12.0       # the book's column at 1280 px holds 960 px: 12 inches at 80 dpi
+PAGE_WIDTH_IN = 10.5       # JupyterLab at 1280 px, file browser open: an 848-px output area (10.6 in at 80 dpi)
 
 
 @pytest.fixture(autouse=True)

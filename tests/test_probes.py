@@ -207,7 +207,7 @@ def test_layer_statistics_are_in_range(real, sentences):
 def _run(seed, abl_v, beta_v, entropy):
     return {"seed": seed, "ablation": {"clean": [3.0], "layers": [0, 1, 2], "q": [0.1, 0.2, 0.3],
                                        "k": [0.1, 0.1, 0.1], "v": [0.0, 0.0, abl_v]},
-            "coefficients": {"blocks.2.x0.alpha_q": 1.0, "blocks.2.x0.beta_q": 0.1,
+            "coefficients": {"blocks.2.x0.alpha_q": 1.0, "blocks.2.x0.beta_q": -0.1,    # a negative β counts whole
                              "blocks.2.x0.alpha_k": 2.0, "blocks.2.x0.beta_k": 0.0,
                              "blocks.2.x0.alpha_v": 0.5, "blocks.2.x0.beta_v": beta_v},
             "layer_metrics": {"entropy": entropy, "oversmoothing": [0.1, 0.2, 0.3, 0.4]}}
@@ -228,7 +228,7 @@ def test_toy_results_reader(tmp_path):
     assert abl["seeds"] == 2 and abl["per_layer"]["v"] == pytest.approx([0.0, 0.0, 0.03])
     assert abl["deep"] == pytest.approx({"q": 0.3, "k": 0.1, "v": 0.03})         # last third of 3 layers = layer 2
     (coef,) = P.toy_x0_coefficients(results)
-    # β / (|α| + |β|): q 0.1/1.1; k 0; v the mean of 1/1.5 and 2/2.5
+    # |β| / (|α| + |β|), unsigned as in chapter 04: q 0.1/1.1 (β_q = -0.1); k 0; v the mean of 1/1.5 and 2/2.5
     assert coef["x0_share"] == pytest.approx({"q": 0.1 / 1.1, "k": 0.0, "v": (1 / 1.5 + 2 / 2.5) / 2})
     (stats,) = P.toy_layer_statistics(results)
     assert stats["entropy"] == pytest.approx([2.0, 2.0, 2.0]) and stats["oversmoothing"][3] == pytest.approx(0.4)

@@ -370,6 +370,25 @@ def substitution_ablation(real: RealModel, sentences: list[str], batch_size: int
 
 
 @torch.no_grad()
+def substitution_cosine(model, ids: Tensor, mask: Tensor, layer: int, path: str) -> float:
+    """One cell of :func:`substitution_ablation`, by two whole forward passes of a :class:`~vrs_edu.nn.bert.MiniBert`:
+    ids, mask (B, T) -> the mean over the B sentences of cos(patched, clean sentence embedding), where the patched
+    run gives the ``path`` projection (``"q"``, ``"k"`` or ``"v"``) of layer ``layer`` the context-free x0 (hook
+    ``x0``) as its input, at hook point ``blocks.{layer}.attn.{path}_in``. Chapter 07's exercise 3.
+
+    Raises ValueError for a path other than q, k, v or a layer outside 0..L-1.
+    """
+    if path not in PATHS:
+        raise ValueError(f"path must be one of {PATHS}, got {path!r}")
+    if not 0 <= layer < model.cfg.n_layers:
+        raise ValueError(f"layer must be in 0..{model.cfg.n_layers - 1}, got {layer}")
+    clean = model(ids, mask, trace=True)
+    x0 = clean.trace["x0"]
+    patched = model(ids, mask, hooks={f"blocks.{layer}.attn.{path}_in": lambda t: x0})
+    return float(cosine(patched.embedding, clean.embedding).mean())
+
+
+@torch.no_grad()
 def layer_statistics(real: RealModel, sentences: list[str]) -> dict:
     """Chapter 03's per-layer measurements on the real model, on unpadded equal-length groups: attention entropy of
     token importance (nats, :func:`~vrs_edu.lab.metrics.attention_entropy`) per layer, and over-smoothing (mean
@@ -459,10 +478,13 @@ def toy_ablations(results: dict[str, dict]) -> list[dict]:
 
 
 def toy_x0_coefficients(results: dict[str, dict]) -> list[dict]:
-    """x0 coefficient rows: chapter 04's x0 share ``β / (|α| + |β|)`` of Q, K and V, averaged over seeds and layers.
+    """x0 coefficient rows: chapter 04's x0 share ``|β| / (|α| + |β|)`` of Q, K and V, averaged over seeds and
+    layers.
 
     The share is scale-free (under QK-norm only the ratio of α and β matters) and bounded, where ``β/α`` blows up as
-    α nears 0. Rows: ``x0_share = {"q": ..., "k": ..., "v": ...}``, 0 = the path reads only the stream, 1 = only x0.
+    α nears 0; unsigned as in chapter 04, since a negative β reads x0 as much as a positive one (the sign only flips
+    the direction it is read in). Rows: ``x0_share = {"q": ..., "k": ..., "v": ...}``, 0 = the path reads only the
+    stream, 1 = only x0.
     """
     rows = []
     for name, data in results.items():
@@ -475,7 +497,7 @@ def toy_x0_coefficients(results: dict[str, dict]) -> list[dict]:
                         if key.endswith(f"x0.beta_{s}") and isinstance(beta, (int, float)):
                             alpha = c.get(key.replace("beta_", "alpha_"))
                             if isinstance(alpha, (int, float)) and abs(alpha) + abs(beta) > 0:
-                                shares[s].append(beta / (abs(alpha) + abs(beta)))
+                                shares[s].append(abs(beta) / (abs(alpha) + abs(beta)))
             if any(shares.values()):
                 rows.append(_row(name, data, where, variant, seeds=len(rs),
                                  x0_share={s: _mean(shares[s]) for s in PATHS}))
@@ -507,3 +529,17 @@ def identity_summary(scores: dict[str, list[float]]) -> str:
     v_best = sum(v > max(q, k) for q, k, v in zip(scores["q"], scores["k"], scores["v"]))
     means = ", ".join(f"{s} {sum(scores[s]) / len(scores[s]):.3f}" for s in PATHS)
     return f"mean per-token R²: {means}; v best explained in {v_best} of {len(scores['v'])} tokens"
+
+
+def trend(xs) -> str:
+    """``"rises"``, ``"falls"`` or ``"flat"``: the last value of a curve against its first."""
+    return "rises" if xs[-1] > xs[0] else "falls" if xs[-1] < xs[0] else "flat"
+
+
+def curve_row(name: str, stats: dict) -> list[str]:
+    """One row of chapter 07's concentration table: a model's attention entropy (first → last layer) and
+    over-smoothing (depth 0 → its maximum, at which depth → the last), each with its direction."""
+    e, o = stats["entropy"], stats["oversmoothing"]
+    top = max(range(len(o)), key=o.__getitem__)
+    return [name, f"{e[0]:.2f} → {e[-1]:.2f} ({trend(e)})",
+            f"{o[0]:.2f} → {o[top]:.2f} (depth {top}) → {o[-1]:.2f} ({trend(o)})"]

@@ -40,7 +40,7 @@ def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], laye
     ``y_low``: the lower end of the y-axis (the widget passes the lowest score of the sentence over every layer, so
     the axis stays fixed while the layer moves); it must not cut any bar."""
     if ax is None:
-        fig, ax = plt.subplots(figsize=(min(11.5, max(6.4, 0.32 * len(tokens) + 1.5)), 3.6))   # the page: 12 in
+        fig, ax = plt.subplots(figsize=(min(10.5, max(6.4, 0.32 * len(tokens) + 1.5)), 3.6))   # JupyterLab: 10.5 in
     x = np.arange(len(tokens))
     width = 0.8 / len(scores)
     for i, (s, vals) in enumerate(scores.items()):

@@ -1,15 +1,17 @@
-"""Chapter 07 exercises: the sentence embedding (masked mean pooling) and the held-out R² of a probe.
+"""Chapter 07 exercises: the sentence embedding (masked mean pooling), the held-out R² of a probe, and the
+chapter's own intervention, the substitution ablation (one projection's input replaced by x0).
 
-References come from the package: :func:`vrs_edu.nn.bert.sentence_embedding` and
-:func:`vrs_edu.lab.probes.r2_score`. ``seed`` picks the random cases (0: the public checks; graders use others).
+References come from the package: :func:`vrs_edu.nn.bert.sentence_embedding`,
+:func:`vrs_edu.lab.probes.r2_score` and :func:`vrs_edu.lab.probes.substitution_cosine`. ``seed`` picks the random
+cases (0: the public checks; graders use others).
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from ...lab.probes import r2_score
-from ...nn.bert import sentence_embedding
+from ...lab.probes import cosine, r2_score, substitution_cosine
+from ...nn.bert import BertConfig, MiniBert, sentence_embedding
 from ..checks import Mistake, check_function, random_inputs
 
 
@@ -56,8 +58,8 @@ def check_sentence_embedding(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(normalised_tokens, "you normalised each token before averaging: average the raw states first, then "
                 "normalise the mean"),
     ]
-    kw.setdefault("stub_hint", "multiply hidden by mask[..., None], sum over T, divide by the number of real tokens "
-                  "per sentence, then F.normalize(..., dim=-1)")
+    kw.setdefault("stub_hint", "padding must count neither in the sum nor in the count of each sentence; then "
+                  "scale every sentence's mean to length 1")
     kw.setdefault("graded", False)   # chapter 07 has no assignment: no hidden checks run on this exercise
     return check_function("sentence embedding", fn, sentence_embedding, cases, mistakes, **kw)
 
@@ -92,7 +94,64 @@ def check_held_out_r2(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(ratio_only, "that is the fraction left unexplained: R² is 1 minus it"),
         Mistake(absolute, "R² uses squared errors, not absolute ones"),
     ]
-    kw.setdefault("stub_hint", "1 - ((y - y_hat) ** 2).sum() / ((y - baseline) ** 2).sum(), returned as a Python "
-                  "float")
+    kw.setdefault("stub_hint", "two sums of squares over every entry: of the residuals y - y_hat and of y's "
+                  "distance to the baseline; R² compares them, as a Python float")
     kw.setdefault("graded", False)
     return check_function("held-out R²", fn, r2_score, cases, mistakes, atol=1e-6, **kw)
+
+
+# --- exercise 3: the substitution ablation ----------------------------------------------------------------------
+
+def _substitution_cases(seed: int):
+    """Small random encoders (3 layers of width 16) and padded batches, one case per path."""
+    cases = []
+    for i, (layer, path) in enumerate(((1, "v"), (2, "q"), (1, "k"))):
+        torch.manual_seed(1000 * seed + i)
+        model = MiniBert(BertConfig(vocab_size=20, d_model=16, n_layers=3, n_heads=2, d_mlp=32,
+                                    max_positions=16)).eval()
+        with torch.no_grad():   # a random encoder barely reacts to a substitution: larger weights make it show
+            for name, p in model.named_parameters():
+                if "proj" in name or "emb" in name:
+                    p.mul_(4.0)
+        g = torch.Generator().manual_seed(1000 * seed + 50 + i)
+        ids = torch.randint(0, 20, (4, 7), generator=g)
+        cases.append((model, ids, _masks(1000 * seed + i, 4, 7), layer, path))
+    return cases
+
+
+def _patched_cosine(model, ids, mask, hooks) -> float:
+    with torch.no_grad():
+        clean = model(ids, mask, trace=True)
+        return float(cosine(model(ids, mask, hooks=hooks(clean.trace)).embedding, clean.embedding).mean())
+
+
+def _token_cosine(model, ids, mask, layer, path) -> float:
+    with torch.no_grad():
+        clean = model(ids, mask, trace=True)
+        x0 = clean.trace["x0"]
+        patched = model(ids, mask, hooks={f"blocks.{layer}.attn.{path}_in": lambda h: x0})
+        return float(F.cosine_similarity(patched.hidden, clean.hidden, dim=-1).mean())
+
+
+SUBSTITUTION_MISTAKES = [
+    Mistake(lambda m, i, k, l, p: _patched_cosine(m, i, k, lambda t: {f"blocks.{l}.resid_pre": lambda h: t["x0"]}),
+            "you replaced the whole stream entering the layer: only the input of one projection reads x0, while "
+            "the other two projections and the residual connection keep reading the stream"),
+    Mistake(lambda m, i, k, l, p: _patched_cosine(m, i, k,
+                                                  lambda t: {f"blocks.{l}.attn.{p}_in": lambda h: t["embed.token"]}),
+            "that is the word embedding alone: x0 is the embedding layer's output (token and position, "
+            "normalised), the hook point x0"),
+    Mistake(lambda m, i, k, l, p: _token_cosine(m, i, k, l, p),
+            "you compared the last layer's token states one by one: the score compares the sentence embeddings "
+            "(the model's output, one vector per sentence), the .embedding of each run"),
+]
+
+
+def check_substitution(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 07c: ``fn(model (MiniBert), ids (B, T), mask (B, T), layer, path) -> float``: the mean cosine of
+    the patched to the clean sentence embedding when the ``path`` projection of ``layer`` reads x0."""
+    kw.setdefault("stub_hint", "a traced clean run gives both x0 and the embedding to compare with; a second run "
+                  "patches one hook point, the input of the one projection")
+    kw.setdefault("graded", False)
+    return check_function("substitution ablation", fn, substitution_cosine, _substitution_cases(seed),
+                          SUBSTITUTION_MISTAKES, **kw)
