@@ -216,9 +216,25 @@ def _ch07(request):
     return identity_widget(real, table["probes"], sentences[-3:], layer=3)
 
 
+def _ch08(request):
+    from vrs_edu.lab.real_decoder_interventions import calibrate
+    from vrs_edu.nn.llama import LlamaConfig, MiniLlama
+    from vrs_edu.viz.real_decoder import substitution_widget
+    torch.manual_seed(0)       # a small random decoder: the widget's logic does not need the real one
+    m = MiniLlama(LlamaConfig(vocab_size=20, d_model=16, n_layers=3, n_heads=4, n_kv_heads=2, d_mlp=24,
+                              max_positions=16)).eval()
+    text = torch.randint(0, 20, (6, 9), generator=torch.Generator().manual_seed(1))
+    tables = calibrate(m, text, torch.arange(6) % 2, torch.arange(20))
+    demo = {"rows": tables.rows_for(torch.arange(20)), "row_of": {i: i for i in range(20)},
+            "decode": lambda ids: f"t{ids[0]}"}
+    sentences = {f"sentence {i}": (text[i], [f"t{int(t)}" for t in text[i]]) for i in range(2)}
+    return substitution_widget(m, demo, sentences, {"early": [0], "middle": [1], "late": [2]})
+
+
 # widget function (as the chapters call it) -> how to build it for the test
 WIDGETS = {"stream_norm_widget": _ch00, "block_scale_widget": _ch01, "blend_widget": _ch02, "lambda_widget": _ch03,
-           "beta_widget": _ch04, "window_widget": _ch05, "kv_widget": _ch06, "identity_widget": _ch07}
+           "beta_widget": _ch04, "window_widget": _ch05, "kv_widget": _ch06, "identity_widget": _ch07,
+           "substitution_widget": _ch08}
 
 
 @pytest.fixture(autouse=True)

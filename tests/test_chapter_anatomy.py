@@ -1,0 +1,119 @@
+"""Every chapter has the anatomy of DESIGN.md ("A chapter's anatomy") and GUIDE.md ("Teaching"), read from its
+source and its stored notebook:
+
+* the header: its question, goals, prerequisites, a study time equal to book.toml's ``study_min`` and a run time;
+* a drawn schematic of the mechanism (a figure from vrs_edu.viz.schematics) before the first exercise;
+* conceptual questions with folded answers (``<details><summary>Answer</summary>``);
+* "The answer": a closing paragraph computed from the chapter's numbers (a ``say(...)`` cell under the heading);
+* the statistics, if any, in a "How sure are we?" section collapsed in JupyterLab (the heading cell's metadata
+  ``jp-MarkdownHeadingCollapsed``, kept by jupytext in the .py and by the executed .ipynb; the book folds it too, see
+  tests/test_browser_layout.py), after the answer, its heading cell holding the heading alone (JupyterLab shows
+  the heading cell, hides what follows);
+* code cells of at most 25 lines: logic lives in the package;
+* no emoji (they are empty boxes without a colour-emoji font).
+
+Known gaps: chapters 03, 04 and 06 are rewritten in phase 2 of the learner-first issue, by their own authors at the
+same time as this test (05 and 08 have the anatomy). Until a chapter's rewrite is committed and re-executed it is a
+non-strict xfail (a chapter half-way there must not break the build); its entry goes from NOT_YET_REWRITTEN the day
+it has the anatomy, and from then on the chapter is held to it.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import jupytext
+import nbformat
+import pytest
+
+from vrs_edu.course.apparatus import COLLAPSED, HOW_SURE, collapsed_cells
+from vrs_edu.course.book import chapters
+
+ROOT = Path(__file__).resolve().parents[1]
+# The known gaps: chapters not yet rewritten to the anatomy (see the docstring). Remove an entry once its chapter
+# passes; every other chapter must pass.
+NOT_YET_REWRITTEN = {"03", "04", "06"}
+MAX_CODE_LINES = 25
+EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2B55]")
+CHAPTERS = [c for c in chapters() if (ROOT / "notebooks" / (c.stem + ".py")).exists()]
+
+
+def _param(c):
+    marks = [pytest.mark.xfail(c.number in NOT_YET_REWRITTEN, strict=False, reason="known gap: not yet rewritten")]
+    return pytest.param(c, id=c.stem, marks=marks)
+
+
+def anatomy_problems(nb, study_min: int | None) -> list[str]:
+    """What a chapter's notebook (jupytext or executed) lacks of the anatomy; empty when it has it all."""
+    cells = nb.cells
+    md = [(i, c) for i, c in enumerate(cells) if c.cell_type == "markdown"]
+    problems = []
+    head = md[0][1].source if md else ""
+    for part in ("**Question.**", "**Goals.**", "**Prerequisites.**", "**Study time.**", "**Expected run time.**"):
+        if part not in head:
+            problems.append(f"the first cell lacks {part}")
+    study = re.search(r"\*\*Study time\.\*\* About (an hour|(\d+) minutes)", head)
+    minutes = (60 if study.group(1) == "an hour" else int(study.group(2))) if study else None
+    if minutes != study_min:
+        problems.append(f"the study time says {minutes} min, book.toml's study_min {study_min}")
+    first_exercise = next((i for i, c in md if re.search(r"(?m)^#{2,3} Exercise", c.source)), len(cells))
+    if not any("viz.schematics import" in c.source for c in cells[:first_exercise] if c.cell_type == "code"):
+        problems.append("no schematic (vrs_edu.viz.schematics) before the first exercise")
+    if not any("<details><summary>Answer</summary>" in c.source for _, c in md):
+        problems.append("no conceptual question with a folded answer")
+    answer = next((i for i, c in md if re.search(r"(?m)^## The answer\s*$", c.source)), None)
+    if answer is None:
+        problems.append("no '## The answer' section")
+    else:
+        following = next((c for c in cells[answer + 1:] if c.cell_type == "code"), None)
+        if following is None or "say(" not in following.source:
+            problems.append("'The answer' is not a computed paragraph (a say(...) cell after its heading)")
+    for i, c in md:
+        if re.search(rf"(?m)^#+ {re.escape(HOW_SURE)}", c.source):
+            if c.metadata.get(COLLAPSED) is not True:
+                problems.append(f"'{HOW_SURE}' is not collapsed (cell metadata {COLLAPSED})")
+            if c.source.strip() != f"## {HOW_SURE}":
+                problems.append(f"'{HOW_SURE}' shares its cell with other text, which JupyterLab would show")
+            if answer is None or i < answer:
+                problems.append(f"'{HOW_SURE}' comes before the answer")
+    long = [c.source.splitlines()[0] for c in cells if c.cell_type == "code"
+            and len(c.source.strip().splitlines()) > MAX_CODE_LINES]
+    if long:
+        problems.append(f"code cells longer than {MAX_CODE_LINES} lines, starting: {long}")
+    emoji = sorted({e for _, c in md for e in EMOJI.findall(c.source)})
+    if emoji:
+        problems.append(f"emoji in the prose: {''.join(emoji)}")
+    return problems
+
+
+@pytest.mark.parametrize("chapter", [_param(c) for c in CHAPTERS])
+def test_the_chapter_has_the_anatomy(chapter):
+    problems = anatomy_problems(jupytext.read(ROOT / "notebooks" / (chapter.stem + ".py")), chapter.study_min)
+    assert not problems, f"{chapter.stem}:\n  " + "\n  ".join(problems)
+
+
+@pytest.mark.parametrize("chapter", [_param(c) for c in CHAPTERS])
+def test_the_stored_notebook_keeps_the_collapsed_section(chapter):
+    py = jupytext.read(ROOT / "notebooks" / (chapter.stem + ".py"))
+    stored = nbformat.read(ROOT / "notebooks" / chapter.file, 4)
+    assert collapsed_cells(stored) == collapsed_cells(py), "run `make notebook` to carry the metadata over"
+    assert not anatomy_problems(stored, chapter.study_min)
+
+
+def test_jupytext_keeps_a_collapsed_heading_in_the_py_source():
+    nb = nbformat.v4.new_notebook()
+    heading = nbformat.v4.new_markdown_cell(f"## {HOW_SURE}")
+    heading.metadata[COLLAPSED] = True
+    nb.cells = [nbformat.v4.new_markdown_cell("# T"), heading, nbformat.v4.new_code_cell("x = 1")]
+    text = jupytext.writes(nb, fmt="py:percent")
+    assert f"# %% [markdown] {COLLAPSED}=true" in text
+    assert collapsed_cells(jupytext.reads(text, fmt="py:percent")) == {2}
+
+
+def test_the_check_finds_what_a_chapter_lacks():
+    nb = jupytext.reads("# %% [markdown]\n# # 09 · X\n#\n# **Question.** Why?\n\n# %%\nx = 1\n\n"
+                        f"# %% [markdown]\n# ## {HOW_SURE}\n", fmt="py:percent")
+    problems = " | ".join(anatomy_problems(nb, 30))
+    for lack in ("**Goals.**", "no schematic", "no '## The answer'", "is not collapsed", "before the answer",
+                 "study time says None min"):
+        assert lack in problems, lack
