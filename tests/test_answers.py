@@ -58,7 +58,7 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
         {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "summary": {"corpus": claims_vr}}))
     (tmp_path / "bank-of-values.corpus-kjv.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "summary": {"corpus": claims_bov}}))
-    (tmp_path / "depth-mixers.json").write_text(json.dumps(_depth_result()))
+    (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps(_depth_result()))
     answers = course_answers(tmp_path)
     assert [a["chapter"] for a in answers] == ["04", "03", "04", "05", "03, 04"]
     assert all(a["missing"] is None for a in answers[:4])
@@ -83,10 +83,30 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
 
 
 def test_depth_answer_from_a_file_without_the_x0_r2_gives_the_loss_tests_only(tmp_path):
-    (tmp_path / "depth-mixers.json").write_text(json.dumps(_depth_result(with_r2=False)))
+    (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps(_depth_result(with_r2=False)))
     q4 = course_answers(tmp_path)[3]["lines"]
     assert q4[0] == "per mixer, final val loss − residual's: 3 declared tests (Holm), 5 paired seeds"
     assert not any("x0-R²" in line for line in q4)
+
+
+def test_depth_answer_reads_the_verdict_corpus_and_gives_the_scalar_gain_control(tmp_path):
+    res = _depth_result(with_r2=False)
+    res["runs"]["scalar_gain"] = [dict(r) for r in res["runs"]["residual"]]          # the residual's losses
+    for name, delta in (("denseformer", -0.03), ("mudd", -0.01)):                         # loss − residual
+        res["runs"][name] = [{**r, "final_val_loss": 5.0 + delta + c}
+                             for r, c in zip(res["runs"]["residual"], _CLEAR)]
+    # the default corpus' file (read more than once per run) is not what the answer reads
+    (tmp_path / "depth-mixers.json").write_text(json.dumps(res))
+    answer = course_answers(tmp_path)[3]
+    assert answer["lines"] == [] and "--corpus kjv" in answer["missing"]
+    (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps(res))
+    q4 = course_answers(tmp_path)[3]["lines"]
+    i = q4.index("scalar-gain control, final val loss − scalar_gain's: 2 declared tests (Holm), 5 paired seeds")
+    # both gains are reproduced, so both controls are judged: the scalar gain equals the residual, so each mixer's
+    # difference from it is its gain (−0.03 and −0.01, ± the clear seeds' ±0.002)
+    assert q4[i + 1].startswith("  denseformer   -0.030 [-0.032, -0.028]") and q4[i + 1].endswith("reproduced")
+    assert q4[i + 2].startswith("  mudd          -0.010 [-0.012, -0.008]") and q4[i + 2].endswith("reproduced")
+    assert max(map(len, q4)) <= 96
 
 
 def test_value_residual_answer_gives_the_declared_three_way_verdicts_when_the_file_has_them(tmp_path):
@@ -190,9 +210,9 @@ def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models
     # the x0 claims, declared over the rate sweep: this file holds one rate (no recall-rates file), so a verdict
     # that holds there cannot count; the arm's own verdict is on the next line
     after = q5["lines"][q5["lines"].index(next(x for x in q5["lines"] if x.startswith("recall_additive_criterion"))):]
-    assert after[0] == "recall_additive_criterion: undecided across coef_lr (1 rates)"
+    assert after[0] == "recall_additive_criterion: undecided across coef_lr (1 rate)"
     assert after[1].startswith("  at ×1: +0.80") and after[1].endswith("→ reproduced")   # 4·(1 + 0.01 s)/(1 + …)
-    v_q = q5["lines"].index("recall_v_reads_x0_more_than_q: undecided across coef_lr (1 rates)")
+    v_q = q5["lines"].index("recall_v_reads_x0_more_than_q: undecided across coef_lr (1 rate)")
     assert q5["lines"][v_q + 1].startswith("  at ×1: +0.70") and q5["lines"][v_q + 1].endswith("→ reproduced")
 
 

@@ -101,9 +101,9 @@ def test_a_teachers_corpus_joins_the_comparison_and_three_corpora_stack_vertical
 
 def test_the_teachers_guide_documents_the_corpus_setting():
     from pathlib import Path
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    guide = (Path(__file__).resolve().parents[1] / "vrs_edu/course/sphinx/teachers.md").read_text()
     for needle in ("--corpus my_text.txt", "--corpus kjv", "VRS_EDU_CORPUS=<stem> make lab", "public domain"):
-        assert needle in readme, needle
+        assert needle in guide, needle
 
 
 def test_what_differs_reads_the_regime_and_the_coverage_from_the_numbers():

@@ -108,3 +108,23 @@ def test_the_recall_rate_sweep_joins_its_second_file_and_counts_only_with_three_
     assert t["chosen_lr"] in rc.TUNING_LRS and sorted(t["by_lr"]) == sorted(f"{lr:g}" for lr in rc.TUNING_LRS)
     with pytest.raises(ValueError, match="disjoint"):
         run_recipe("recall-tuning", quick=True, seeds=[0, 1, 2])
+
+
+def test_the_depth_figure_draws_each_depth_s_mean_gain_concentration_and_lambda_slope():
+    import matplotlib
+    matplotlib.use("Agg")
+    from vrs_edu.viz.value_residual import plot_depth_sweep
+
+    part = _sweep_result()["corpus"]
+    fig = plot_depth_sweep(part)
+    gain, conc, lam = fig.axes
+    means = [line for line in gain.lines if line.get_color() == "C1"][0]
+    assert list(means.get_xdata()) == [4, 8, 16]
+    # the gains of the hand-made sweep: 0.001 s, -0.01 + 0.001 s, -0.02 + 0.001 s over seeds 0-2: means +0.001 ...
+    assert list(means.get_ydata()) == pytest.approx([0.001, -0.009, -0.019])
+    conc_means = [line for line in conc.lines if line.get_color() == "C1"][0]
+    assert list(conc_means.get_ydata()) == pytest.approx([0.2561] * 3, abs=1e-4)
+    lam_means = [line for line in lam.lines if line.get_color() == "C1"][0]
+    assert list(lam_means.get_ydata()) == pytest.approx([0.01] * 3)      # λ1 = 0.5 + 0.01 · layer
+    import matplotlib.pyplot as plt
+    plt.close(fig)

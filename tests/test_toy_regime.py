@@ -111,3 +111,60 @@ def test_the_ledger_lists_each_stored_run_and_the_verdicts_that_changed_between_
     lines = ledger.run_lines(book, "value-residual.json")
     assert lines[0] == "2026-12-01 aaaaaaa: 10.0 min, 20.0 CPU-min on 16 cores, load 1.0-2.0; 240 steps, lr 0.003"
     assert lines[1] == "    1 reproduced, 1 undecided"
+
+
+def test_make_bench_says_how_far_a_recorded_run_is_over_its_budget():
+    from vrs_edu.bench.recipes import _flag
+
+    assert _flag(20 * 60, 20 * 60) == ""                                  # at the budget: within it
+    assert _flag(26.5 * 60, 20 * 60) == "  OVER BUDGET by 6.5m"           # recall's run of 2026-12-02
+
+
+def test_the_ledger_lists_a_rewritten_file_once_and_a_new_run_again(tmp_path):
+    import json
+    import subprocess
+
+    from vrs_edu.lab import ledger
+
+    def commit(result: dict, message: str) -> None:
+        (tmp_path / "data" / "results" / "x.json").write_text(json.dumps(result))
+        subprocess.run(["git", "-C", str(tmp_path), "add", "."], check=True)
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm",
+                        message], check=True)
+
+    (tmp_path / "data" / "results").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    run = {"date": "2026-12-01T10:00", "command": "vrs-edu reproduce x", "wall_time_s": 600, "cpu_time_s": 1200,
+           "seeds": [0, 1, 2], "verdicts": [], "summary": {"old": 1}}
+    commit(run, "the run")
+    commit({k: v for k, v in run.items() if k != "summary"}, "the retired summary removed: the same run")
+    commit({**run, "date": "2026-12-02T10:00", "wall_time_s": 700}, "made again")
+    entries = ledger.versions("x.json", root=tmp_path)
+    assert [e["date"] for e in entries] == ["2026-12-01T10:00", "2026-12-02T10:00"]
+
+
+def test_a_failed_precondition_line_does_not_state_its_premise_as_a_fact():
+    from vrs_edu.lab.analysis import check_preconditions, precondition_lines
+    from vrs_edu.lab.recipes import value_residual as vr
+
+    line = precondition_lines(check_preconditions([vr.LAMBDAS_PLATEAUED], {"lambdas_plateaued": 0.0}), width=1000)
+    assert line.startswith("lambdas_plateaued 0.000 (needs > 0.5): fails (it stands for: ")
+
+
+def test_make_bench_times_parallel_and_sequential_side_by_side(monkeypatch):
+    """The three settings run A B C C B A and each time is the sum of its two passes: a load that rises steadily
+    during the benchmark adds the same to each (measured one after another, A would look fastest)."""
+    from vrs_edu.bench import recipes as bench
+
+    clock, order = [0.0], []
+
+    def fake_compare(preset, runs, seeds, jobs, metric_batches):
+        order.append((jobs, torch.get_num_threads()))
+        clock[0] += 10.0 + len(order)          # each pass 1 s slower than the one before: a rising load
+
+    import torch
+    monkeypatch.setattr(bench, "compare_variants", fake_compare)
+    monkeypatch.setattr(bench.time, "perf_counter", lambda: clock[0])
+    r = bench.parallel_vs_sequential(steps=1)
+    assert order == [(1, 2), (2, 1), (1, 1), (1, 1), (2, 1), (1, 2)]
+    assert r["sequential"] == r["parallel"] == r["sequential_1_thread"] == 27.0     # 11 + 16, 12 + 15, 13 + 14

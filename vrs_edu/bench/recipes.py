@@ -8,7 +8,10 @@ quick runs are executed here, into a temporary folder, so the committed results 
 
 ``--jobs``: a reduced but representative set of runs — the value-residual recipe's corpus runs (word-8x64, its
 full per-run schedule), 2 variants × 2 seeds — is timed in 2 worker processes at one torch thread each, and one
-after another at 2 threads and at 1, side by side: parallel / sequential at 2 threads should be <= 0.7. The
+after another at 2 threads and at 1, side by side: the three settings run in the order A B C C B A and each one's
+time is the sum of its two passes, so that a load that rises or falls steadily during the benchmark weighs on all
+three alike (a ratio of two times measured minutes apart on a shared machine says more about the machine than
+about the code); parallel / sequential at 2 threads should be <= 0.7. The
 one-thread line says how much of that comes from running two at once and how much from what a second thread does
 to one run (on a busy machine two threads can be slower than one: each waits for the other to be scheduled).
 """
@@ -28,7 +31,8 @@ QUICK_BUDGET_S = 2 * 60
 
 
 def _flag(seconds: float, budget: float) -> str:
-    return "" if seconds <= budget else "  OVER BUDGET"
+    """Empty within the budget, else how far over it (a wall time from a shared machine: read the load beside it)."""
+    return "" if seconds <= budget else f"  OVER BUDGET by {(seconds - budget) / 60:.1f}m"
 
 
 def _load() -> str:
@@ -45,16 +49,19 @@ def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds
 
     runs = {v: {**CORPUS["train"], "steps": steps, **VARIANTS[v]} for v in variants}
     out = {"runs": len(variants) * len(seeds), "steps": steps}
+    settings = (("sequential", 1, 2), ("parallel", 2, 1), ("sequential_1_thread", 1, 1))
     before = torch.get_num_threads()
     try:
-        for label, jobs, threads in (("sequential", 1, 2), ("parallel", 2, 1), ("sequential_1_thread", 1, 1)):
+        for label, jobs, threads in settings + settings[::-1]:        # A B C C B A: side by side
             torch.set_num_threads(threads)
-            out[f"load_{label}"] = _load()
+            out.setdefault(f"load_{label}", []).append(_load())
             t0 = time.perf_counter()
             compare_variants(CORPUS["preset"], runs, list(seeds), jobs=jobs, metric_batches=4)
-            out[label] = time.perf_counter() - t0
+            out[label] = out.get(label, 0.0) + time.perf_counter() - t0
     finally:
         torch.set_num_threads(before)
+    for label, _, _ in settings:
+        out[f"load_{label}"] = "; ".join(out[f"load_{label}"])
     return out
 
 
@@ -86,7 +93,8 @@ def run(args) -> None:
     _load_recipes()
     steps = 60 if getattr(args, "quick", False) else 240
     print(f"--jobs 2 (1 thread each) vs one after another at 2 threads, 2 variants x 2 seeds of value-residual's "
-          f"corpus runs, {steps} steps each (a reduced set: the full recipe trains more runs of the same kind):")
+          f"corpus runs, {steps} steps each (a reduced set: the full recipe trains more runs of the same kind); "
+          "side by side, in the order A B C C B A, each time the sum of its two passes:")
     r = parallel_vs_sequential(steps)
     print(f"  sequential, 2 threads: {r['sequential']:7.1f}s  ({r['load_sequential']})")
     print(f"  parallel, --jobs 2:    {r['parallel']:7.1f}s  ({r['load_parallel']})")
@@ -99,13 +107,16 @@ def run(args) -> None:
     print("full runs, as recorded in data/results/ (budget 20 min, depth-sweep 30; CPU/jobs = the CPU time spread "
           "over the workers,"
           "\n  the wall time on an idle machine if no worker ever waited: a lower bound, not a measurement):")
-    print(f"  {'recipe':18s} {'wall':>8s} {'ratio':>6s} {'CPU':>8s} {'CPU/jobs':>9s} {'threads':>7s} {'jobs':>4s}  "
+    print(f"  {'recipe':18s} {'wall':>8s} {'/budget':>6s} {'CPU':>8s} {'CPU/jobs':>9s} {'threads':>7s} {'jobs':>4s}  "
           "load (start, end)")
     for name in sorted(RECIPES):
         try:
             r = load_results(name, corpus="")
         except FileNotFoundError as e:
-            print(f"  {name:18s} no result: {e}")
+            if any(RESULTS_DIR.glob(f"{name}.corpus-*.json")):
+                print(f"  {name:18s} run on another corpus only (below)")
+            else:
+                print(f"  {name:18s} no result: {e}")
             continue
         _recorded_line(name, r)
     others = sorted(RESULTS_DIR.glob("*.corpus-*.json"))
@@ -114,10 +125,14 @@ def run(args) -> None:
               "declared subset of its validation split, the final loss the whole split once):")
         for path in others:
             _recorded_line(path.stem, json.loads(path.read_text()))
-    print("quick runs, executed now (budget 2 min):")
+    print("quick runs, executed now (budget 2 min; a wall time against a fixed budget, so the load before and after "
+          "each is printed beside it):")
     with tempfile.TemporaryDirectory() as out:
         for name in sorted(RECIPES):
+            load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
             t0 = time.perf_counter()
             run_recipe(name, quick=True, out_dir=out)
             dt = time.perf_counter() - t0
-            print(f"  {name:18s} {dt:7.1f}s {dt / QUICK_BUDGET_S:6.2f}{_flag(dt, QUICK_BUDGET_S)}", flush=True)
+            after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+            print(f"  {name:18s} {dt:7.1f}s {dt / QUICK_BUDGET_S:6.2f}  load {load:.2f} -> {after:.2f}"
+                  f"{_flag(dt, QUICK_BUDGET_S)}", flush=True)

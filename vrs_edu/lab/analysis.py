@@ -687,9 +687,11 @@ def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str] = (),
 
 def precondition_lines(outcomes: dict[str, PreconditionOutcome] | Sequence[PreconditionOutcome],
                        width: int = 100) -> str:
-    """One line per precondition outcome: name, value, the side it needs, holds/fails, and the premise."""
+    """One line per precondition outcome: name, value, the side it needs, holds/fails, and the premise it stands
+    for (in brackets, so that a failed one does not read as if its premise were a fact)."""
     items = outcomes.values() if isinstance(outcomes, dict) else outcomes
-    return "\n".join(textwrap.fill(f"{o.because()} — {o.precondition.premise}", width, subsequent_indent="    ",
+    return "\n".join(textwrap.fill(f"{o.because()} (it stands for: {o.precondition.premise})", width,
+                                    subsequent_indent="    ",
                                     break_on_hyphens=False) for o in items)
 
 

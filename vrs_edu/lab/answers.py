@@ -55,7 +55,8 @@ def _verdict_lines(v: dict | Verdict, width: int = 96) -> list[str]:
     moved to indented lines when the line would pass ``width``; a swept test: its verdict, then a line per arm."""
     r = v if isinstance(v, Verdict) else Verdict.from_record(v)
     if r.arms is not None:
-        out = [f"{r.test.name}: {r.verdict} across {r.test.sweep} ({len(r.arms)} rates)"]
+        n = len(r.arms)
+        out = [f"{r.test.name}: {r.verdict} across {r.test.sweep} ({n} rate{'s' if n != 1 else ''})"]
         for arm, a in r.arms:
             ph = "" if math.isnan(a.p_holm) else f", p (Holm) {a.p_holm:.3f}"
             out.append(f"  at {arm}: {interval(a.mean, a.ci)}{ph} → {a.verdict}")
@@ -156,9 +157,11 @@ def _test_row(label: str, mean: float, ci, p_holm: float, verdict: str) -> str:
 
 def answer_depth(dm: dict) -> list[str]:
     """Chapter 05's declared tests (``depth_mixers.TESTS``), recomputed from the runs: the routers' primary test
-    (deep V inputs carry more token identity, x0-R², than Q's and K's) and each mixer's loss against the residual,
-    with Holm-adjusted p, three-way verdict and power, as chapter 05 prints them. No "best mixer": the minimum of
-    many noisy differences is biased toward luck (winner's curse), so each mixer is read against its own test.
+    (deep V inputs carry more token identity, x0-R², than Q's and K's), each mixer's loss against the residual and
+    the scalar-gain controls (DenseFormer's and MUDDFormer's loss against ``scalar_gain``'s, n/a unless the mixer's
+    own loss claim is reproduced), with Holm-adjusted p, verdict and power, as chapter 05 prints them. Read on the
+    verdict corpus by :func:`course_answers`. No "best mixer": the minimum of many noisy differences is biased
+    toward luck (winner's curse), so each mixer is read against its own test.
     Lines stay within 96 characters (chapter 06 indents them by 4)."""
     from .recipes.depth_mixers import verdicts
 
@@ -167,7 +170,8 @@ def answer_depth(dm: dict) -> list[str]:
     n = max((r.n for r in rows), default=0)
     out = []
     families = (("primary", "_v_reads_x0_more_than_qk", "per router, deep V input's x0-R² − max(Q's, K's)"),
-                ("ch05", "_loss", "per mixer, final val loss − residual's"))
+                ("ch05", "_loss", "per mixer, final val loss − residual's"),
+                ("ch05_controls", "_beats_scalar_gain", "scalar-gain control, final val loss − scalar_gain's"))
     for family, suffix, what in families:
         members = [r for r in rows if r.test.family == family]
         if not members:
@@ -312,7 +316,7 @@ def course_answers(out_dir: str | Path | None = None) -> list[dict]:
     for n, (title, question, chapter, recipe) in QUESTIONS.items():
         if recipe not in cache:
             try:
-                corpus = verdict_corpus() if recipe in ("value-residual", "bank-of-values") and \
+                corpus = verdict_corpus() if recipe in ("value-residual", "bank-of-values", "depth-mixers") and \
                     trains_on_text(recipe) else None
                 cache[recipe] = load_results(recipe, out_dir=out_dir, corpus=corpus)
             except FileNotFoundError as e:

@@ -50,8 +50,15 @@ def summary(result: dict, commit: str) -> dict:
             "verdicts": {v["name"]: {"verdict": v["verdict"], "mean": v["mean"]} for v in result.get("verdicts", [])}}
 
 
+def _same_run(a: dict, b: dict) -> bool:
+    """Two stored versions of one run: the file was rewritten (a retired key removed), not made again."""
+    return all(a[k] == b[k] for k in ("date", "command", "wall_time_s", "cpu_time_s", "seeds"))
+
+
 def versions(name: str, root: Path = ROOT) -> list[dict]:
-    """Every committed version of ``data/results/<name>``, oldest first (``summary`` of each)."""
+    """Every committed version of ``data/results/<name>`` that is a run of its own, oldest first (``summary`` of
+    each; a version with the same date, command, wall and CPU time and seeds as the one before it is that run's file
+    rewritten, e.g. when the retired two-way ``summary`` key was removed, and is not listed again)."""
     path = f"data/results/{name}"
     commits = _git("log", "--format=%H", "--follow", "--", path, root=root).split()
     out = []
@@ -60,7 +67,9 @@ def versions(name: str, root: Path = ROOT) -> list[dict]:
             text = _git("show", f"{c}:{path}", root=root)
         except subprocess.CalledProcessError:      # a rename's older name: --follow lists it, the path is absent
             continue
-        out.append(summary(json.loads(text), c))
+        entry = summary(json.loads(text), c)
+        if not (out and _same_run(out[-1], entry)):
+            out.append(entry)
     return out
 
 

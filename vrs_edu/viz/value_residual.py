@@ -205,3 +205,35 @@ def plot_lambdas(part: dict, name: str = "learnable"):
     axes[1].legend(ncol=2)
     fig.tight_layout()
     return fig
+
+
+def plot_depth_sweep(part: dict):
+    """The depth sweep (``load_results("depth-sweep", corpus="kjv")["corpus"]``) against the number of layers, on a
+    log₂ axis: (1) the value-residual gain, learnable − baseline final validation loss (nats), one dot per seed and
+    the mean with its 95 % interval; (2) the baseline's attention entropy over layers ≥ 1 minus uniform causal
+    attention's (below 0 = concentrated: ResFormer's premise); (3) the slope of the learned λ1 against layer. The
+    numbers: :mod:`vrs_edu.lab.recipes.depth_sweep`."""
+    from ..lab.analysis import t_test
+    from ..lab.recipes import depth_sweep as ds
+
+    depths = ds.depths_in(part)
+    panels = (("gain: learnable − baseline (nats)", ds.gains(part)),
+              ("baseline entropy − uniform (nats)", ds.concentration(part)),
+              ("learned λ1: slope per layer", ds.lambda_slopes(part)))
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    for ax, (label, values) in zip(axes, panels):
+        for L in depths:
+            ax.plot([L] * len(values[L]), values[L], "o", color="0.6", ms=3)
+        stats = [t_test(values[L]) for L in depths]
+        means = [s["mean"] for s in stats]
+        ax.errorbar(depths, means, yerr=[[m - s["ci"][0] for m, s in zip(means, stats)],
+                                         [s["ci"][1] - m for m, s in zip(means, stats)]],
+                    marker="o", color="C1", capsize=3, label="mean, 95 % CI")
+        ax.axhline(0, color="black", lw=0.8, ls="--")
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(depths, [str(L) for L in depths])
+        ax.set_xlabel("layers (width 64)")
+        ax.set_title(label)
+    axes[0].legend(loc="lower left")
+    fig.tight_layout()
+    return fig
