@@ -360,3 +360,8 @@ def real_decoder(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str |
 # layer scan on 24, and a patch of q, k or v keeps the fused attention kernel (only a patched pattern or v_mix needs
 # the explicit one). Estimate: thirds ~420 s, scan ~420 s, the rest as before: ~18 min. (What a recorded run took,
 # per stage: its result file's stage_seconds, and ``make bench``.)
+# That estimate needs a CPU whose bfloat16 matrix products run on AMX units (torch.backends.cpu.get_cpu_capability()
+# "AMX..."). Without them bfloat16 is slower than float32, not faster: on a 2-core AVX512 machine (no AMX), 2026-12-02,
+# make bench --quick measured MiniLlama's forward (2 x 64 tokens, 1 thread) at 618 ms in bfloat16 against 347 ms in
+# float32, and a second full run there calibrated at 2.5-2.8 s per window (first run: 0.08) with load 5-6: it was
+# stopped after 5.6 min at 104 of 657 windows, the full run projecting to hours, far over the budget.
