@@ -276,6 +276,18 @@ def test_a_collapsed_heading_is_marked_for_folding_in_the_staged_notebook(tmp_pa
     assert COLLAPSE_MARKER not in staged.cells[3].source
 
 
+def test_computed_prose_links_its_terms_in_the_staged_notebook(tmp_path):
+    nb = _notebook("00 · Start")
+    prose = "The [unigram loss](#glossary:unigram-loss) is 3.238 nats."
+    nb.cells.append(V4.new_code_cell("say(...)", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/markdown": prose, "text/plain": prose})]))
+    nbformat.write(nb, tmp_path / "in.ipynb")
+    stage_notebook(tmp_path / "in.ipynb", tmp_path / "out.ipynb")
+    data = nbformat.read(tmp_path / "out.ipynb", 4).cells[-1].outputs[0].data
+    assert data["text/markdown"] == "The {term}`unigram loss <unigram loss>` is 3.238 nats."
+    assert data["text/plain"] == prose          # what nbval compares is left alone
+
+
 def test_search_texts_keep_each_pages_main_text_and_section_ids(tmp_path):
     from vrs_edu.course.book_build import SEARCH_TEXTS, write_search_texts
 
@@ -305,12 +317,15 @@ def test_tiny_book_links_terms_and_citations_and_folds_a_collapsed_section(tmp_p
                            "([Elhage et al., 2021](#cite:elhage2021framework)).")
     heading = V4.new_markdown_cell("## How sure are we?")
     heading.metadata[COLLAPSED] = True
-    nb.cells += [heading, V4.new_markdown_cell("The standard errors.")]
+    prose = "The [logit lens](#glossary:logit-lens) reads every layer."     # computed prose, a Markdown output
+    nb.cells += [V4.new_code_cell("say(...)", outputs=[V4.new_output("display_data", data={
+        "text/markdown": prose, "text/plain": prose})]), heading, V4.new_markdown_cell("The standard errors.")]
     nbformat.write(nb, nb_path)
     assert build(book, draft=False) == 0
     out = tmp_path / "_build" / "book"
     page = (out / "01_next.html").read_text()
     assert 'href="glossary.html#term-residual-stream"' in page
+    assert 'href="glossary.html#term-logit-lens"' in page
     assert 'href="references.html#' in page and "Elhage" in page
     assert 'class="vrs-collapsed"' in page and "_static/course.js" in page
     assert (out / "glossary.html").exists() and "residual stream" in (out / "glossary.html").read_text()

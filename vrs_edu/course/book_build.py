@@ -158,7 +158,9 @@ def book_markdown(source: str, terms: dict[str, str]) -> str:
 
 
 def stage_notebook(src: Path, dst: Path) -> int:
-    """Copy one chapter notebook for the book, replacing widget outputs by a note. Returns how many it replaced.
+    """Copy one chapter notebook for the book, replacing widget outputs by a note, and turning the glossary and
+    citation links of its Markdown cells and of its Markdown outputs (computed prose) into Sphinx roles
+    (:func:`book_markdown`). Returns how many widget outputs it replaced.
 
     A widget's view only renders next to a live kernel (or with widget JavaScript from a CDN, which an offline
     book cannot load), so the note says where it runs; the saved widget state is dropped for the same reason.
@@ -178,6 +180,8 @@ def stage_notebook(src: Path, dst: Path) -> int:
                 cell.outputs[i] = nbformat.v4.new_output(
                     "display_data", data={"text/markdown": WIDGET_NOTE, "text/plain": WIDGET_NOTE})
                 replaced += 1
+            elif "text/markdown" in out.get("data", {}):   # computed prose (viz.prose.say) links terms too
+                out["data"]["text/markdown"] = book_markdown(out["data"]["text/markdown"], terms)
     nb.metadata.get("widgets", {}).pop(WIDGET_STATE, None)
     if not nb.metadata.get("widgets"):
         nb.metadata.pop("widgets", None)
