@@ -103,9 +103,10 @@ def saved(recipe, corpus=None):
 result, vod = saved("depth-mixers", verdict_corpus()), saved("v-over-depth", verdict_corpus())
 
 # %%
+rows = dm_recipe.verdicts(result) if result is not None else []
+vod_rows = {r.test.name: r for r in vod_recipe.verdicts(vod)} if vod is not None else {}
+loss_rows = [r for r in rows if r.test.family == "ch05"]
 if result is not None and vod is not None:
-    rows, vod_rows = dm_recipe.verdicts(result), {r.test.name: r for r in vod_recipe.verdicts(vod)}
-    loss_rows = [r for r in rows if r.test.family == "ch05"]
     effects = vod_recipe.loss_effects(rows, list(vod_rows.values()))
     plot_loss_effects(effects, f"Δ final validation loss, {result['corpus']}, {len(result['seeds'])} paired seeds, "
                                f"{result['schedule']['steps']} / {vod['schedule']['steps']} steps")
