@@ -123,17 +123,19 @@ print(f"measured saving changes sign at T = |V| = {char_vocab}: "
 #
 # **And what does the saving cost in quality?** Chapters 03 and 04 trained SVFormer and the bank of values against
 # the strong baseline (same seeds, same batches) and declared a test for each before the run. Their paired loss
-# differences and the declared tests' verdicts (three-way, Holm-corrected within the chapter's family):
+# differences and the declared tests' verdicts (Holm-corrected within the chapter's family, with their preconditions):
 
 # %%
 import textwrap
 
+from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results
 
 for recipe, variant, chapter, test in (("value-residual", "svformer", "03", "svformer_cost"),
                                       ("bank-of-values", "bank", "04", "bank_loss")):
     try:
-        res = load_results(recipe)
+        # the verdict corpus: < 1 epoch per run
+        res = load_results(recipe, corpus=verdict_corpus())
     except FileNotFoundError as e:
         print(f"chapter {chapter}: {e}")
         continue
@@ -149,6 +151,42 @@ for recipe, variant, chapter, test in (("value-residual", "svformer", "03", "svf
         line = f"declared test {test}, '{rec['claim']}': {rec['verdict'].upper()}"
         print(textwrap.fill(line, 100, initial_indent="    ", subsequent_indent="      ",
                             break_on_hyphens=False))
+
+# %% [markdown]
+# ### Depth-Attention: a read of V over depth at no cache cost
+#
+# Depth-Attention (Zeng et al., arXiv 2606.05014; chapter 05) goes the other way from SVFormer and the bank: it
+# keeps every layer's values but lets a layer's query mix the *cached* values of earlier layers at the same
+# position into its own, and stores the mixture in place of its own values. So its cache is the baseline's,
+# $2\,L\,d$ numbers per token, and nothing else is kept. Measured on the course model, then its quality at equal
+# steps from chapter 05's declared test (on the King James Bible, the verdict corpus):
+
+# %%
+from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.lab.kv_cache import DEPTH_ATTENTION
+from vrs_edu.viz.prose import say, table
+
+da_rows = measure(course_cfg, lengths, variants={"baseline": {}, **DEPTH_ATTENTION})
+da_by = {(r["variant"], r["T"]): r["bytes_per_token"] for r in da_rows}
+da_formula = kv_bytes_per_token(course_cfg.n_layers, course_cfg.d_model, "depth_attention")
+say(table(["T", "Depth-Attention bytes/token", "baseline bytes/token", "formula"],
+          [[T, f"{da_by[('depth_attention', T)]:.0f}", f"{da_by[('baseline', T)]:.0f}", da_formula]
+           for T in lengths]))
+try:
+    vod = load_results("v-over-depth", corpus=verdict_corpus())
+except FileNotFoundError as e:
+    print(f"chapter 05's Depth-Attention runs: {e}")
+else:
+    from vrs_edu.lab.recipes.v_over_depth import verdicts as vod_verdicts
+
+    da = {r.test.name: r for r in vod_verdicts(vod) if r.test.family == "depth_attention"}
+    say(f"Its quality, chapter 05's declared tests at equal steps ({len(da['depth_attention_loss'].values)} "
+        f"paired seeds): final validation loss − the baseline's {da['depth_attention_loss'].interval()} nats, "
+        f"**{da['depth_attention_loss'].verdict}**; − Attention Residuals' "
+        f"{da['depth_attention_beats_attnres'].interval()} nats, **{da['depth_attention_beats_attnres'].verdict}**. "
+        "It saves no cache; what its read of V over depth buys here is "
+        + ("a lower loss than the baseline's at the same cache."
+           if da["depth_attention_loss"].verdict == "reproduced" else "no decided change in loss."))
 
 # %% [markdown]
 # ### Widget — the cache at any size
@@ -325,6 +363,23 @@ for a in course_answers():
             print(f"    {line}")
 
 # %% [markdown]
+# **The same four questions, asked of a real decoder** (chapter 08): SmolLM2-135M-Instruct, 30 layers, by
+# intervention on its trained weights, not by training (`vrs_edu.lab.real_decoder_readout.course_answers`). Its Q2
+# is the post-hoc question: does a decoder trained the standard way already carry only token identity in V?
+
+# %%
+from vrs_edu.lab.real_decoder_readout import course_answers as real_decoder_answers
+
+try:
+    real_decoder = load_results("real-decoder")
+except FileNotFoundError as e:
+    print(f"not measured yet: {e}")
+else:
+    for key, a in real_decoder_answers(real_decoder).items():
+        print(textwrap.fill(f"{key.upper()} (chapter 08): {a['sentence']}", 100,
+                            subsequent_indent="    "))
+
+# %% [markdown]
 # Each line is a test declared before its run, read at *our* scale: its mean and 95 % interval over paired seeds,
 # the p-value after Holm's correction within the chapter's family, and the verdict — **reproduced** (the published
 # direction), **contradicted** (the opposite direction), or **undecided**, with the power the test had. Chapters
@@ -336,41 +391,40 @@ for a in course_answers():
 # Questions 1 and 4 share a sub-question: do the inputs of V in the deep layers read the token's x0 more than the
 # inputs of Q and K do? Chapter 04 answered it with learned coefficients, one pair per path: its test reads
 # $\text{share}_v - \max(\text{share}_q, \text{share}_k)$, where a path's share $|\beta| / (|\alpha| + |\beta|)$ is
-# the fraction of its input that comes from x0. Chapter 05 answered it from what the routers actually feed each
-# projection: the x0-R² of V's input (the share of its variance that an affine map of x0 explains) minus the larger
-# of Q's and K's. Both are differences of fractions, but not of the same fractions, so their sizes do not compare;
-# what does is the side of 0 each mean falls on and each verdict after Holm. Chapter 04 trained its coefficients at
-# two learning rates: the official ones (β and γ at 0.5, α at 0.005), on which its declared test was run, and lr
-# 0.02 for every coefficient (`qkv_course`), the rate the routers' own weights train at. The cell shows both; the
-# second is not a declared test, so it gets an interval but no verdict. It reads the same result files as
-# questions 1 and 4 above.
+# the fraction of its input that comes from x0 (tested as V against Q and V against K, apart). Chapter 05 answered it
+# from what the routers actually feed each projection: the x0-R² of V's input (the share of its variance that an
+# affine map of x0 explains) minus the larger of Q's and K's. Both are differences of fractions, but not of the same
+# fractions, so their sizes do not compare; what does is the side of 0 each mean falls on and each verdict that
+# counts. Chapter 04 judged its coefficients at three learning rates (×0.25, ×1 and ×4 of the official rates scaled
+# to our batch); a row per rate. It reads the same result files as questions 1 and 4 above.
 
 # %%
 from vrs_edu.lab.answers import v_reads_x0_side_by_side
 
 
-def saved(recipe):
+def saved(recipe, corpus=None):
     """The recipe's result file, or None when it is not made yet (the lines name its command)."""
     try:
-        return load_results(recipe)
+        return load_results(recipe, corpus=corpus)
     except FileNotFoundError:
         return None
 
 
 print("Do deep V inputs read x0 more than Q's and K's?")
 print("Q1 (chapter 04) beside the routers of Q4 (chapter 05):")
-for line in v_reads_x0_side_by_side(saved("bank-of-values"), saved("depth-mixers")):
+for line in v_reads_x0_side_by_side(saved("bank-of-values", verdict_corpus()),
+                                    saved("depth-mixers", verdict_corpus())):
     print(f"    {line}")
 
 # %% [markdown]
-# How to read the lines after the rows. The first two give each instrument's side of 0 on its own: chapter 04's two
-# rates are one instrument read twice, and a count of means across instruments would be a vote. Means on the same
-# side of 0 from both instruments agree in direction: a lead for a new declared test, not evidence for or against
-# the claim. The claim (V reads x0 more, above 0) is supported at our scale only by decided verdicts above 0. A
-# decided verdict below 0, from either instrument, is evidence against it. Undecided verdicts count for neither
-# side, whatever the side of their means. The `decided (Holm)` line names the verdicts that decide anything. When
-# chapter 04's two learning rates put its mean on opposite sides of 0, the last lines say at which rate it sits on
-# the routers' side, and what follows when that is not the routers' own rate.
+# How to read the lines after the rows. The first ones give each instrument's side of 0 on its own: chapter 04's
+# rates are one instrument read three times, and a count of means across instruments would be a vote. Means on the
+# same side of 0 from both instruments agree in direction: a lead for a new declared test, not evidence for or
+# against the claim. The claim (V reads x0 more, above 0) is supported in this regime only by verdicts that count:
+# decided, in regime, and (for chapter 04) the same at every rate. A counted verdict below 0, from either
+# instrument, is evidence against it. Undecided, out-of-regime and rate-dependent verdicts count for neither side,
+# whatever the side of their means; the `counted` line names those that do. When chapter 04's mean changes side
+# with its rate, the last line says so: it then has no one direction to set beside the routers'.
 #
 # ## Exercise — estimate a KV cache, then check it against the model
 #
@@ -434,7 +488,35 @@ for r in rows:
 #   they were close to one vector too, cosine printed above: context changed them only a little at this scale), the
 #   attention output rebuilt exactly from the pattern and a per-token OV table, and the tokens whose rows write the
 #   most and what they promote.
-# * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05,
-#   and question 1 set beside question 4: chapter 04's coefficient test (and its lr-0.02 runs, not declared) and
-#   chapter 05's router tests of whether V reads x0 more than Q and K, compared by the side of 0 of each mean
-#   and by verdict.
+# * The course's four questions (and the recall task) answered from the result files of chapters 03, 04 and 05 on
+#   the verdict corpus (kjv, read less than once per run), and question 1 set beside question 4: chapter 04's
+#   coefficient tests at three coefficient rates and chapter 05's router tests of whether V reads x0 more than Q
+#   and K, compared by the side of 0 of each mean and by the verdicts that count (out-of-regime, undecided and
+#   rate-dependent ones count for neither side).
+#
+# **The answer in this regime** (the toys on the verdict corpus, kjv, read less than once per run; chapter 08 asks
+# a real decoder), computed from the measurements above:
+
+# %%
+from vrs_edu.lab.results import interval
+
+
+def stored(recipe: str, test: str) -> str:
+    """A declared test's stored mean, interval and verdict on the verdict corpus, as a phrase."""
+    res = saved(recipe, verdict_corpus())
+    rec = {v["name"]: v for v in (res or {}).get("verdicts", [])}.get(test)
+    return "not measured yet" if rec is None else f"{interval(rec['mean'], rec['ci'])} nats, {rec['verdict']}"
+
+
+share = {v: [r["bytes_per_token"] / base[r["T"]] for r in rows if r["variant"] == v][0]
+         for v in ("svformer", "bank")}
+exact = torch.allclose(from_table, trace[f"blocks.{layer}.attn.out"], atol=1e-5)
+say(f"V reuse buys memory, measured on the cache a decoder keeps: SVFormer's is {share['svformer']:.0%} "
+    f"of the baseline's at every length, at a loss change of {stored('value-residual', 'svformer_cost')}; "
+    f"the bank's is {share['bank']:.0%}, but it keeps a table per bank layer, so it saves memory only "
+    f"once the batch's tokens outnumber the vocabulary (T > |V|/B), at a loss change of "
+    f"{stored('bank-of-values', 'bank_loss')}. Depth-Attention keeps the baseline's cache exactly and "
+    f"changes the loss by {stored('v-over-depth', 'depth_attention_loss')}. It buys readability where V "
+    f"is a table: a bank layer's output {'equals (to 1e-5)' if exact else 'does not equal'} the pattern "
+    "times per-token rows that can be read without running the model, while QK still decides where each "
+    "head looks.")
