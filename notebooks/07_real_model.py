@@ -131,9 +131,10 @@ print(f"every hidden state agrees with transformers.BertModel within 1e-4: {max(
 # *How much of a token's value vector at layer l can be predicted from which token it is, ignoring everything around
 # it?* A [linear probe](#glossary:linear-probe) answers it. For every token of 400 sentences of the Python docs we
 # record its word-embedding row (token identity only) and, at each layer, its q, k and v (heads concatenated, 384
-# numbers each) and the stream entering the layer; a ridge regression maps the embedding to each target. Sentences
-# are split, never tokens: 3 of every 5 fit the map, the 4th chooses the ridge strength, the 5th, which the probe
-# never saw, gives the score, the [held-out R²](#glossary:held-out-r²)
+# numbers each) and the stream entering the layer; a ridge regression maps the embedding to each target (least
+# squares with a penalty on the size of the map's weights, whose strength keeps a map of 384 × 384 numbers from
+# fitting noise). Sentences are split, never tokens: 3 of every 5 fit the map, the 4th chooses the ridge strength,
+# the 5th, which the probe never saw, gives the score, the [held-out R²](#glossary:held-out-r²)
 #
 # $$R^2 = 1 - \frac{\sum_t \lVert y_t - \hat y_t \rVert^2}{\sum_t \lVert y_t - \bar y \rVert^2},$$
 #

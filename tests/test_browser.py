@@ -35,7 +35,7 @@ import nbformat
 import pytest
 
 from vrs_edu.course.book import BOOK_TOML, chapters, load_book
-from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, WIDGET_MIME, BookPaths, build
+from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, GUIDES, WIDGET_MIME, BookPaths, build
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -44,6 +44,12 @@ LAB_CSS = "vrs_edu/course/jupyterlab/custom.css"      # the course's JupyterLab 
 PATHS = BookPaths.from_toml(BOOK_TOML)
 BOOK_TITLE = load_book()["book"]["title"]
 CHAPTERS = chapters()
+# The known gaps of the layout checks (test_browser_layout, test_browser_unexecuted): chapters whose stored figures
+# are still drawn for the old 12-inch page (wider than JupyterLab's output area at 1280 px or the phone's column),
+# rewritten and re-executed in phase 2 of the learner-first issue by their own authors while these tests exist.
+# Non-strict (a chapter half-way there must not break the build); remove an entry once its chapter passes, and from
+# then on it is held to it.
+FIGURES_PENDING = {"03", "04", "06"}
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 
@@ -148,11 +154,14 @@ def test_index_page_lists_every_chapter_in_book_toml_order(page, book_url):
     page.wait_for_load_state("networkidle")
     _screenshot(page, "book_index")
     missing = [c.file for c in CHAPTERS if not (PATHS.notebooks / c.file).exists()]
-    assert _sidebar_titles(page) == [c.title for c in CHAPTERS] + ["Glossary", "References"], \
-        f"the sidebar must list book.toml's chapters in order, then the glossary and the references page " \
-        f"(notebooks missing: {missing or 'none'})"
-    # Sphinx typesets quotes (smartquotes: ' -> ’); compare with book.toml's plain ASCII quotes.
-    article = page.locator(ARTICLE).inner_text().translate(str.maketrans("‘’“”", "''\"\""))
+    # Sphinx typesets quotes (smartquotes: ' -> ’); compare with the sources' plain ASCII quotes.
+    plain = str.maketrans("‘’“”", "''\"\"")
+    guides = [p.read_text().splitlines()[0].removeprefix("# ") for p in GUIDES]   # the pages the README became
+    assert [t.translate(plain) for t in _sidebar_titles(page)] == \
+        [c.title for c in CHAPTERS] + ["Glossary", "References"] + guides, \
+        f"the sidebar must list book.toml's chapters in order, then the glossary, the references page and the " \
+        f"guides (notebooks missing: {missing or 'none'})"
+    article = page.locator(ARTICLE).inner_text().translate(plain)
     for c in CHAPTERS:
         assert c.question in article and all(g in article for g in c.goals), f"index lacks {c.file}'s question/goals"
     assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
