@@ -108,16 +108,18 @@ vod_rows = {r.test.name: r for r in vod_recipe.verdicts(vod)} if vod is not None
 loss_rows = [r for r in rows if r.test.family == "ch05"]
 if result is not None and vod is not None:
     effects = vod_recipe.loss_effects(rows, list(vod_rows.values()))
-    plot_loss_effects(effects, f"Δ final validation loss, {result['corpus']}, {len(result['seeds'])} paired seeds, "
+    plot_loss_effects(effects, f"Δ final validation loss, {result['corpus']}, "
+                               f"{len(result['seeds'])} paired seeds, "
                                f"{result['schedule']['steps']} / {vod['schedule']['steps']} steps")
     plt.show()
     claims = [e for e in effects if not e["verdict"].startswith("check")]
     won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
     lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
     da = next(e for e in effects if e["name"] == "depth_attention")
-    say(f"{len(won)} of the {len(claims)} reads tested lower the loss below the residual sum's, decided after "
-        f"Holm's correction: most {won[0]['name']}, by **{won[0]['mean']:+.3f}** nats; Depth-Attention, which "
-        f"reads V over depth at the baseline's cache, by **{da['mean']:+.3f}** ({da['verdict']}); "
+    say(f"{len(won)} of the {len(claims)} reads tested lower the loss below the residual sum's, "
+        f"decided after Holm's correction: most {won[0]['name']}, by **{won[0]['mean']:+.3f}** "
+        f"nats; Depth-Attention, which reads V over depth at the baseline's cache, by "
+        f"**{da['mean']:+.3f}** ({da['verdict']}); "
         + (f"{', '.join(lost)} raise{'s' if len(lost) == 1 else ''} it, decided." if lost
            else "none raises it, decided."))
 
@@ -254,7 +256,8 @@ from vrs_edu.lab.recipes.depth_mixers import BUDGET_TOLERANCE, parameter_counts
 counts = parameter_counts(vocab_size=data.vocab_size)
 say(f"Budget: at most {BUDGET_TOLERANCE:.1%} more parameters than the residual model.",
     table(["variant", "parameters", "added", "overhead"],
-          [[name, f"{c['n_params']:,d}", f"{c['extra']:,d}", f"{c['overhead']:.2%}"] for name, c in counts.items()]))
+          [[name, f"{c['n_params']:,d}", f"{c['extra']:,d}", f"{c['overhead']:.2%}"]
+           for name, c in counts.items()]))
 
 # %% [markdown]
 # ## Trained side by side: `vrs-edu reproduce depth-mixers`
@@ -276,8 +279,9 @@ if result is not None:
     sched, base_cfg = result["schedule"], result["configs"]["residual"]
     n_seeds, n_layers = len(result["runs"]["residual"]), base_cfg["model"]["n_layers"]
     tokens = sched["steps"] * sched["batch_size"] * base_cfg["model"]["block_size"]
-    say(f"{len(result['runs'])} variants × {n_seeds} seeds, {sched['steps']} steps: {tokens:,} training tokens a "
-        f"run, {result['epochs_read']:.2f} of an epoch; the [unigram loss](#glossary:unigram-loss) (no context) is "
+    say(f"{len(result['runs'])} variants × {n_seeds} seeds, {sched['steps']} steps: "
+        f"{tokens:,} training tokens a run, {result['epochs_read']:.2f} of an epoch; the "
+        f"[unigram loss](#glossary:unigram-loss) (no context) is "
         f"{result['unigram_val_loss']:.3f} nats.",
         table(["variant", "val loss (mean ± sd)", "Δ vs residual [95% CI]", "seeds better"],
               [[r["variant"], f"{r['mean']:.3f} ± {r['sd']:.3f}",
@@ -309,14 +313,18 @@ if result is not None:
 
     controls = [r for r in rows if r.test.family == "ch05_controls"]
     say(table(["after Holm", "mixers"],
-              [["lower loss than the residual (reproduced)", mixers(lambda r: r.verdict == "reproduced")],
+              [["lower loss than the residual (reproduced)",
+                mixers(lambda r: r.verdict == "reproduced")],
                ["higher loss (contradicted)", mixers(lambda r: r.verdict == "contradicted")],
-               ["undecided, interval below 0 before Holm", mixers(lambda r: r.verdict == "undecided" and r.ci[1] < 0)],
+               ["undecided, interval below 0 before Holm",
+                mixers(lambda r: r.verdict == "undecided" and r.ci[1] < 0)],
                ["undecided, interval spans 0",
                 mixers(lambda r: r.verdict == "undecided" and r.ci[0] <= 0 <= r.ci[1])]]),
         "Against the scalar-gain control: " + "; ".join(
-            f"{r.test.name.removesuffix('_beats_scalar_gain')} {r.interval()} nats, **{r.verdict}**" for r in controls)
-        + ". A reproduced control says the win needs the read over older layers, not only a learned gain.")
+            f"{r.test.name.removesuffix('_beats_scalar_gain')} {r.interval()} nats, **{r.verdict}**"
+            for r in controls)
+        + ". A reproduced control says the win needs the read over older layers, "
+        "not only a learned gain.")
 
 # %% [markdown]
 # **An early-training ranking.** Each run sees the number of tokens printed above — far fewer than the papers'
@@ -341,9 +349,11 @@ if result is not None:
             depth = TinyGPT(replace(cfg, vocab_size=result["vocab_size"])).depth
             n_coef = sum(p.numel() for p in depth.coefficients())
             n_all = sum(p.numel() for p in depth.parameters())
-            group_rows.append([name, f"{n_coef:,d}", f"{n_all - n_coef:,d}", verdict_of.get(name, "n/a")])
+            group_rows.append([name, f"{n_coef:,d}", f"{n_all - n_coef:,d}",
+                               verdict_of.get(name, "n/a")])
     say(f"Coefficient group: lr {coef_lr}, {coef_lr / lr:.1f}× the base lr {lr}.",
-        table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"], group_rows))
+        table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"],
+              group_rows))
 
 # %% [markdown]
 # ## What do the mixers learn to read?
@@ -367,11 +377,12 @@ if result is not None:
     swa = weights["shortswa-full"]
     deep_rows = list(range(n_layers - n_layers // 3, n_layers + 1))   # the last third, read-out too
     swa0 = sum(float(swa[l, 0] / swa[l, : l + 1].abs().sum()) for l in deep_rows) / len(deep_rows)
-    say(f"ELC-BERT's read-out (row {n_layers}, mean of {n_seeds} seeds) puts {float(readout[-1]):.3f} on the last "
-        f"block's output and {float(readout[0]):.3f} on the embedding, its largest weight on output "
-        f"{int(readout.argmax())} (the paper's head: 1.000 on the last output). The full window's deep reads (rows "
-        f"{deep_rows[0]}–{deep_rows[-1]}) give {swa0:.3f} of the attention of their correction $z_l$ to the "
-        "normalised embedding; the block reads $X_l + W_O z_l$, so that is a share of the correction only.")
+    say(f"ELC-BERT's read-out (row {n_layers}, mean of {n_seeds} seeds) puts "
+        f"{float(readout[-1]):.3f} on the last block's output and {float(readout[0]):.3f} on the "
+        f"embedding, its largest weight on output {int(readout.argmax())} (the paper's head: 1.000 "
+        f"on the last output). The full window's deep reads (rows {deep_rows[0]}–{deep_rows[-1]}) "
+        f"give {swa0:.3f} of the attention of their correction $z_l$ to the normalised embedding; "
+        "the block reads $X_l + W_O z_l$, so that is a share of the correction only.")
 
 # %% [markdown]
 # **ELC-BERT's read-out is ours, not the paper's.** In the paper, the language-model head reads the last layer's
@@ -421,7 +432,8 @@ if result is not None:
     for ax, name in zip(axes, routers):
         ax.plot(range(n_layers), r2["residual"]["v"], "k--", label="residual (Q = K = V)")
         for s, colour in zip("qkv", ("tab:blue", "tab:orange", "tab:green")):
-            ax.plot(range(n_layers), r2[name][s], marker="o", color=colour, label=f"{s.upper()} input")
+            ax.plot(range(n_layers), r2[name][s], marker="o", color=colour,
+                    label=f"{s.upper()} input")
         ax.set(title=name, xlabel="layer")
     axes[0].set_ylabel("x0-R² of the input")
     axes[0].legend()
@@ -429,8 +441,9 @@ if result is not None:
     plt.show()
     say(f"x0-R² of each projection's input, mean of {n_seeds} seeds (layer 0 reads x0 itself: 1):",
         table(["layer", "residual", *(f"{n} Q / K / V" for n in routers)],
-              [[l, f"{r2['residual']['v'][l]:.3f}", *(" / ".join(f"{r2[n][s][l]:.3f}" for s in "qkv")
-                                                       for n in routers)] for l in range(n_layers)]))
+              [[l, f"{r2['residual']['v'][l]:.3f}",
+                *(" / ".join(f"{r2[n][s][l]:.3f}" for s in "qkv") for n in routers)]
+               for l in range(n_layers)]))
 
 # %% [markdown]
 # The declared primary tests ask, per router and per seed, whether V's input carries more token identity than the
@@ -441,9 +454,11 @@ if result is not None:
 # %%
 if result is not None:
     primary = [r for r in rows if r.test.family == "primary"]
-    say("\n".join(f"* {r.test.name.removesuffix('_v_reads_x0_more_than_qk')}: V − max(Q, K) {r.interval()} "
+    say("\n".join(f"* {r.test.name.removesuffix('_v_reads_x0_more_than_qk')}: "
+                  f"V − max(Q, K) {r.interval()} "
                   f"({vod_recipe.side(r.mean, r.ci)}), **{r.verdict}**"
-                  + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "") for r in primary))
+                  + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
+                  for r in primary))
 
 # %% [markdown]
 # Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q and K; an
@@ -493,16 +508,18 @@ if vod is not None:
     more = [s.upper() for s, x in (("q", e_q), ("k", e_k)) if e_v > x]
     m_v = deep_mean(mlp, "v")
     kinds = ("MLP", "attention") if m_v > 0 else ("attention", "MLP")
-    say(f"In the deep blocks {deep[0]}–{deep[-1]}, V's input puts **{e_v:.3f}** of its weight on the "
-        f"embedding, Q's {e_q:.3f} and K's {e_k:.3f} (a uniform read gives {1 / (2 * deep[0] + 1):.3f} "
-        f"at block {deep[0]}): on average over the seeds V reads the embedding more than "
-        f"{' and '.join(more) if more else 'neither Q nor K'}. Of its weight on earlier blocks, V puts "
-        f"{abs(m_v):.3f} more on {kinds[0]} outputs than on {kinds[1]} outputs.")
+    say(f"In the deep blocks {deep[0]}–{deep[-1]}, V's input puts **{e_v:.3f}** of its weight "
+        f"on the embedding, Q's {e_q:.3f} and K's {e_k:.3f} (a uniform read gives "
+        f"{1 / (2 * deep[0] + 1):.3f} at block {deep[0]}): on average over the seeds V reads the "
+        f"embedding more than {' and '.join(more) if more else 'neither Q nor K'}. Of its weight "
+        f"on earlier blocks, V puts {abs(m_v):.3f} more on {kinds[0]} outputs than on {kinds[1]} "
+        f"outputs.")
 
 # %%
 if vod is not None:
     recency = vod_recipe.stream_profile(vod, vod_recipe.read_recency)
-    say(table(["block", "embedding weight Q / K / V", "V: MLP − attention", "read recency Q / K / V"],
+    say(table(["block", "embedding weight Q / K / V", "V: MLP − attention",
+               "read recency Q / K / V"],
               [[l, " / ".join(f"{emb[s][l]:.3f}" for s in "qkv"), f"{mlp['v'][l]:+.3f}",
                 " / ".join(f"{recency[s][l]:.2f}" for s in "qkv")] for l in range(1, vod_L)]))
 
@@ -535,14 +552,16 @@ if vod is not None:
 if vod is not None:
     reads = vod_recipe.depth_attention_reads(vod)
     d_res, d_ar = vod_rows["depth_attention_loss"], vod_rows["depth_attention_beats_attnres"]
-    say("; ".join(f"{f'layers {ls[0]}–{ls[-1]}' if len(ls) > 1 else f'layer {ls[0]}'} read the values of "
+    say("; ".join(f"{f'layers {ls[0]}–{ls[-1]}' if len(ls) > 1 else f'layer {ls[0]}'} "
+                  f"read the values of "
                   f"layer{'s' if len(S) > 1 else ''} {' and '.join(map(str, S))}"
                   for S, ls in reads["groups"].items()) + ". "
-        f"Trained, those layers keep **{reads['own']:.2f}** of their weight on their own values on average and "
-        f"give {reads['on_first']:.2f} to layer 0's. Depth-Attention's final validation loss is "
-        f"**{d_res.mean:+.3f}** nats from the baseline's and {d_ar.mean:+.3f} from Attention Residuals' (mean of "
-        f"{len(d_res.values)} paired seeds), with a cache of {reads['kv']['depth_attention']:.0f} bytes per token, "
-        f"the baseline's {reads['kv']['residual']:.0f}. Declared before the run: lower than the baseline's, "
+        f"Trained, those layers keep **{reads['own']:.2f}** of their weight on their own values "
+        f"on average and give {reads['on_first']:.2f} to layer 0's. Depth-Attention's final "
+        f"validation loss is **{d_res.mean:+.3f}** nats from the baseline's and "
+        f"{d_ar.mean:+.3f} from Attention Residuals' (mean of {len(d_res.values)} paired seeds), "
+        f"with a cache of {reads['kv']['depth_attention']:.0f} bytes per token, the baseline's "
+        f"{reads['kv']['residual']:.0f}. Declared before the run: lower than the baseline's, "
         f"**{d_res.verdict}**; lower than Attention Residuals', **{d_ar.verdict}**.")
 
 # %% [markdown]
@@ -562,17 +581,20 @@ if vod is not None:
         real = load_results("real-decoder")
     except (FileNotFoundError, ValueError):
         real = None
-    say("\n".join(f"* {line}" for line in vod_recipe.agreement_lines(list(vod_rows.values()), bov, real)))
+    say("\n".join(f"* {line}"
+                  for line in vod_recipe.agreement_lines(list(vod_rows.values()), bov, real)))
     streams = [r for r in vod_rows.values() if r.test.family == "streams"]
     judged = [r for r in streams if r.counted]
     moved, check = vod_rows["attnres_qkv_weights_moved"], vod_rows["attnres_qkv_no_worse"]
     say(f"The {len(streams)} stream claims were declared before the run; "
-        + (f"{len(judged)} of them were judged ({', '.join(f'{r.test.name}: {r.verdict}' for r in judged)})."
-           if judged else f"none was judged: they are **{streams[0].verdict}** ({streams[0].reason}), so their "
+        + (f"{len(judged)} of them were judged "
+           f"({', '.join(f'{r.test.name}: {r.verdict}' for r in judged)})."
+           if judged else f"none was judged: they are **{streams[0].verdict}** "
+           f"({streams[0].reason}), so their "
            "means above measure this model and are evidence neither for nor against the post.")
-        + f" The instrument's checks: its reads moved from uniform by {moved.mean:.3f} ({moved.verdict}); "
-        f"its loss minus the baseline's is {check.interval()} nats ({check.verdict}; \"no worse\" needs it "
-        f"decided below +{vod_recipe.NO_WORSE:.2f} nats).")
+        + f" The instrument's checks: its reads moved from uniform by {moved.mean:.3f} "
+        f"({moved.verdict}); its loss minus the baseline's is {check.interval()} nats "
+        f"({check.verdict}; \"no worse\" needs it decided below +{vod_recipe.NO_WORSE:.2f} nats).")
 
 # %% [markdown]
 # ## What a depth window costs
@@ -642,8 +664,9 @@ from vrs_edu.viz.depth import window_figure
 
 fig, readout = window_figure(widget_layers, 2, learned)
 plt.show()
-say(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 1} sources; deep reads put "
-    f"{readout['oldest_weight']:.3f} of their weight on the older of their two sources.")
+say(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 1} sources; "
+    f"deep reads put {readout['oldest_weight']:.3f} of their weight on the older of their two "
+    f"sources.")
 
 # %% [markdown]
 # ## Exercise — ShortSWA over depth for one token
@@ -762,23 +785,26 @@ if result is not None and vod is not None:
     name = best.test.name.removesuffix("_loss")
     ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
     check, router = vod_rows["attnres_qkv_no_worse"], primary[0]
-    stream_v = " / ".join(sorted({r.verdict for r in vod_rows.values() if r.test.family == "streams"}))
-    say(f"{'Yes' if won or d_res.verdict == 'reproduced' else 'Not shown'}, in this regime — an {n_layers}-layer "
-        f"word model of width {base_cfg['model']['d_model']}, {sched['steps']}–{vod['schedule']['steps']} steps "
-        f"({result['epochs_read']:.2f}–{vod['epochs_read']:.2f} of an epoch of the King James Bible), {n_seeds} "
-        f"paired seeds: {len(won)} of {len(loss_rows)} mixers read over depth to a lower loss than the residual "
+    stream_v = " / ".join(sorted({r.verdict for r in vod_rows.values()
+                                  if r.test.family == "streams"}))
+    say(f"{'Yes' if won or d_res.verdict == 'reproduced' else 'Not shown'}, in this regime — an "
+        f"{n_layers}-layer word model of width {base_cfg['model']['d_model']}, "
+        f"{sched['steps']}–{vod['schedule']['steps']} steps ({result['epochs_read']:.2f}–"
+        f"{vod['epochs_read']:.2f} of an epoch of the King James Bible), {n_seeds} paired seeds: "
+        f"{len(won)} of {len(loss_rows)} mixers read over depth to a lower loss than the residual "
         f"sum, decided after Holm, most {name} (**{best.mean:+.3f}** nats, {best.verdict})"
         + (f"; against the scalar-gain control {ctrl.mean:+.3f} ({ctrl.verdict})" if ctrl else "")
-        + (": the win needs the read over older layers, not only a gain" if ctrl and ctrl.verdict == "reproduced"
-           else "")
-        + f". Depth-Attention, whose query reads V over depth at the baseline's KV cache, changes it by "
-        f"**{d_res.mean:+.3f}** nats ({d_res.verdict}); against Attention Residuals by {d_ar.mean:+.3f} "
-        f"({d_ar.verdict}). Whether deep V *chooses* the embedding while Q and K read recent layers is not "
-        f"answered here: the claim's own instrument puts its stream tests {stream_v} (its loss is "
-        f"**{check.mean:+.3f}** nats from the baseline's, {check.verdict} against \"no worse by "
-        f"{vod_recipe.NO_WORSE}\"), and the routers' are {router.verdict}"
-        + (f" ({router.reason})" if router.reason else "") + ". Chapter 06 prices V reuse; chapter 08 asks a "
-        "real decoder.")
+        + (": the win needs the read over older layers, not only a gain"
+           if ctrl and ctrl.verdict == "reproduced" else "")
+        + f". Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
+        f"changes it by **{d_res.mean:+.3f}** nats ({d_res.verdict}); against Attention Residuals "
+        f"by {d_ar.mean:+.3f} ({d_ar.verdict}). Whether deep V *chooses* the embedding while Q and "
+        f"K read recent layers is not answered here: the claim's own instrument puts its stream "
+        f"tests {stream_v} (its loss is **{check.mean:+.3f}** nats from the baseline's, "
+        f"{check.verdict} against \"no worse by {vod_recipe.NO_WORSE}\"), and the routers' are "
+        f"{router.verdict}"
+        + (f" ({router.reason})" if router.reason else "") + ". Chapter 06 prices V reuse; "
+        "chapter 08 asks a real decoder.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -792,7 +818,8 @@ if result is not None and vod is not None:
 if result is not None:
     cpu_min = sum(r["train_cpu_s"] for runs in result["runs"].values() for r in runs) / 60
     print(provenance(result))
-    say(f"Training alone, without the evaluations, took {cpu_min:.1f} CPU-minutes; stream start of every variant: "
+    say(f"Training alone, without the evaluations, took {cpu_min:.1f} CPU-minutes; "
+        f"stream start of every variant: "
         f"{sorted({c['model']['stream_start'] for c in result['configs'].values()})}.",
         table(*vod_recipe.verdict_table(rows)))
 

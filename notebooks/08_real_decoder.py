@@ -101,7 +101,8 @@ best = min(cost, key=cost.get)
 say(f"In the last third, V read from its table costs **{cost['V']:.2f} nats** per token, Q "
     f"**{cost['Q']:.2f}** and K **{cost['K']:.2f}** (the clean loss: "
     f"{result['clean']['mean']:.2f} nats). The projection that tolerates its table best there is "
-    f"**{best}**; the seed's reading predicts V. (Intervals over {pt['V table · late']['n']} sequences "
+    f"**{best}**; the seed's reading predicts V. (Intervals over "
+    f"{pt['V table · late']['n']} sequences "
     f"in the last third, {pt['V table · early']['n']} in the others.)")
 
 # %% [markdown]
@@ -223,7 +224,8 @@ say(f"{len(cheap)} of {cfg.n_layers} layers tolerate another sequence's pattern 
 
 # %%
 sp = result["split"]
-half = {p: pt[f"{p} table, half 0 · late"]["mean"] / 2 + pt[f"{p} table, half 1 · late"]["mean"] / 2
+half = {p: pt[f"{p} table, half 0 · late"]["mean"] / 2
+           + pt[f"{p} table, half 1 · late"]["mean"] / 2
         for p in "QKV"}
 gap = max(half[p] - cost[p] for p in "QKV")
 say(f"{sp['n_eval']} evaluation sequences of {sp['seq_len']} tokens, {sp['n_calib']} calibration "
@@ -389,8 +391,10 @@ rows = [r for r in result["price_list"] if r["layers"] != [0]]   # layer 0's tab
 ok = [r for r in rows if r["within"]]
 thirds_ok = [r for r in ok if r["where"] in third]
 say(f"{len(ok)} of the {len(rows)} cache-saving substitutions stay within the tolerance (layer "
-    f"0's, whose tables are exact, left out), {len(thirds_ok)} of them for a whole third; each saves "
-    f"{max((r['bytes_saved'] for r in ok), default=0):,} bytes of {result['kv_bytes']['total']:,} "
+    f"0's, whose tables are exact, left out), {len(thirds_ok)} of them for a whole third; "
+    f"each saves "
+    f"{max((r['bytes_saved'] for r in ok), default=0):,} bytes of "
+    f"{result['kv_bytes']['total']:,} "
     "per token at most. The cheapest:",
     table(["substitution", "where", "bytes saved / token", "Δ loss [95% CI]"],
           [[r["condition"], r["where"], f"{r['bytes_saved']:,}",
@@ -428,10 +432,12 @@ say(f"Layer {b['layer']}, V: the mean table costs {b['mean_table']['mean']:.3f} 
 from vrs_edu.lab.real_decoder_readout import load_toys, toy_comparison
 
 comparison = toy_comparison(result, load_toys())
-say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (last third)", "agree?"],
+say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (last third)",
+           "agree?"],
           [[r["finding"], r["chapter"], r["toy"], r["decoder"], r["agree"]] for r in comparison]),
-    f"Chapter 02's own question, on this model: the value swap costs more than the pattern swap at {v_more} "
-    f"of {cfg.n_layers} layers, and {len(cheap)} layers do without their own pattern within the tolerance.")
+    f"Chapter 02's own question, on this model: the value swap costs more than the pattern swap "
+    f"at {v_more} of {cfg.n_layers} layers, and {len(cheap)} layers do without their own "
+    f"pattern within the tolerance.")
 
 # %% [markdown]
 # The toys were small, short-trained and only judged by declared tests; the decoder is asked post hoc, without
@@ -449,15 +455,16 @@ from vrs_edu.lab.real_decoder_readout import course_answers
 answers = course_answers(result)
 primary = [answers["q2"]["verdicts"][f"late_v_table_beats_{p}_table"] for p in "qk"]
 say(*[f"**Q{i}.** {answers[f'q{i}']['sentence']}" for i in range(1, 5)],
-    "**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
-    f"identity in its last third's V?): V's table costs {cost['V'] - cost['Q']:+.2f} nats more than Q's "
-    f"and {cost['V'] - cost['K']:+.2f} more than K's ("
-    f"{'the opposite of' if cost['V'] > min(cost['Q'], cost['K']) else 'as predicted by'} the seed's "
-    "reading); the declared tests 'V beats Q' and 'V beats K' are "
+    "**The post-hoc question** (does this decoder, trained the standard way, already carry only "
+    f"token identity in its last third's V?): V's table costs {cost['V'] - cost['Q']:+.2f} nats "
+    f"more than Q's and {cost['V'] - cost['K']:+.2f} more than K's ("
+    f"{'the opposite of' if cost['V'] > min(cost['Q'], cost['K']) else 'as predicted by'} the "
+    f"seed's reading); the declared tests 'V beats Q' and 'V beats K' are "
     + (f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*")
     + (" (not judged: a declared check did not hold)" if "out of regime" in primary else "")
-    + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
-    "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
+    + ". Whatever their verdict, they are about a model that never trained with a table: they "
+    "neither refute nor confirm the bank-of-values paper, whose models learn W_V with the table in "
+    "place.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -483,8 +490,10 @@ say(table(VERDICT_COLUMNS, verdict_rows(rows)),
     "(their intervals are shown, not judged). The checks' sizes: bfloat16 against float32, "
     f"{by['bf16_matches_fp32'].mean:.4f} nats per "
     "sequence (threshold 0.01); half the calibration text against all of it, last third: "
-    + ", ".join(f"{p} {half[p] - cost[p]:+.3f}" for p in "QKV") + " nats (threshold 0.025). The stored "
-    f"run took {result['wall_time_s'] / 60:.1f} min, {'within' if result['wall_time_s'] <= 1200 else 'over'} "
+    + ", ".join(f"{p} {half[p] - cost[p]:+.3f}" for p in "QKV")
+    + " nats (threshold 0.025). The stored "
+    f"run took {result['wall_time_s'] / 60:.1f} min, "
+    f"{'within' if result['wall_time_s'] <= 1200 else 'over'} "
     "the recipe's 20-minute budget for 2 cores.")
 
 # %% [markdown]
