@@ -813,8 +813,8 @@ r, b, lam = by["resformer_loss"], by["baseline_concentrated"], by["lambda1_grows
 say(f"Mixing V_1 into later layers changes the final loss by {r.interval()} nats ({r.verdict}"
     + (f"; a gain as large as the paper's {paper:+.3f} is excluded, power {r.power:.0%})"
        if r.verdict == "undecided" and r.ci[0] > paper else ")")
-    + f". The claim's premise is absent: the baseline's attention is {b.mean:+.3f} nats from uniform "
-    f"causal attention (baseline_concentrated {b.verdict}), so the entropy claim is "
+    + f". The claim's premise is absent: the baseline's attention is {b.mean:+.3f} nats from "
+    f"uniform causal attention (baseline_concentrated {b.verdict}), so the entropy claim is "
     f"{by['entropy_higher'].verdict}; λ1's growth with depth is {lam.verdict} "
     f"({lp['reached']} of {lp['of']} λ1 trajectories had stopped moving). SVFormer: "
     f"{by['svformer_cost'].interval()} ({by['svformer_cost'].verdict}); over-smoothing "
@@ -825,7 +825,8 @@ say(f"With depth, the gain grows by {trend.interval(4)} nats per doubling ({tren
        if rise["baseline"] > 0 and rise["baseline"] > abs(rise["learnable"]) else "")
     + f"; attention concentrates at {', '.join(map(str, concentrated)) or 'no depth'} of "
     f"{', '.join(map(str, depths))} layers. On the recall task "
-    + ("both models learn lookup" if pre.verdict == "reproduced" else "lookup is not learned by all")
+    + ("both models learn lookup" if pre.verdict == "reproduced"
+       else "lookup is not learned by all")
     + f"; ResFormer learns it {soon.interval(0)} steps sooner ({soon.verdict})."
     + (" So in this regime no gain is decided at 8 layers, and across depth the gain grows without "
        "the attention concentration the papers give as its reason."

@@ -605,7 +605,8 @@ coefficient_rows(rec["coefficient_table"], "recall, nominal rate")
 rshares = share_rows(rec["coefficient_table"], "recall, nominal rate")
 for name in ("recall_additive_criterion", "recall_v_reads_x0_more_than_q",
              "recall_v_reads_x0_more_than_k", "recall_v_needs_x0_more_than_q",
-             "recall_v_needs_x0_more_than_k", "recall_v_pressure_above_q", "recall_v_pressure_above_k"):
+             "recall_v_needs_x0_more_than_k", "recall_v_pressure_above_q",
+             "recall_v_pressure_above_k"):
     if name in rby:
         print(f"{name}:")
         print(textwrap.fill(str(rby[name]), 100, initial_indent="    ", subsequent_indent="      ",
@@ -703,8 +704,8 @@ say("The saved Python-docs runs trained their coefficients at "
        "the unscaled official rates (made before the batch scaling; their file records no "
        "coef_lr_scale), the live run at the batch-scaled ones: a difference of rate as well as of "
        "seed and length."
-       + (" The widget's checkpoint below is one of those runs (its config records no coef_lr_scale "
-          "either)." if "coef_lr_scale" not in meta["train"] else "")))
+       + (" The widget's checkpoint below is one of those runs (its config records no "
+          "coef_lr_scale either)." if "coef_lr_scale" not in meta["train"] else "")))
 
 # %% [markdown]
 # ## Widget — which path uses its x0, and how far can it be turned?
@@ -920,7 +921,8 @@ say(f"Through which path do deep layers re-read x0? Here the question is out of 
        if flip else "."))
 say(f"The losses, which need no plateau: x0 added to Q, K and V changes the loss by "
     f"{by['qkv_loss'].interval()} nats ({by['qkv_loss'].verdict}, power "
-    f"{by['qkv_loss'].power:.0%} at the paper's {by['qkv_loss'].test.effect_for_power:+.3f}); values "
+    f"{by['qkv_loss'].power:.0%} at the paper's "
+    f"{by['qkv_loss'].test.effect_for_power:+.3f}); values "
     f"that ignore context{' help' if by['bank_loss'].verdict == 'reproduced' else ''}: "
     f"V := γ·W_V x0 {by['substitute_loss'].interval()} "
     f"({by['substitute_loss'].verdict}), the bank {by['bank_loss'].interval()} "

@@ -180,10 +180,12 @@ else:
     from vrs_edu.lab.recipes.v_over_depth import verdicts as vod_verdicts
 
     da = {r.test.name: r for r in vod_verdicts(vod) if r.test.family == "depth_attention"}
-    say(f"Its quality, chapter 05's declared tests at equal steps ({len(da['depth_attention_loss'].values)} "
-        f"paired seeds): final validation loss − the baseline's {da['depth_attention_loss'].interval()} nats, "
+    say(f"Its quality, chapter 05's declared tests at equal steps "
+        f"({len(da['depth_attention_loss'].values)} paired seeds): final validation loss − the "
+        f"baseline's {da['depth_attention_loss'].interval()} nats, "
         f"**{da['depth_attention_loss'].verdict}**; − Attention Residuals' "
-        f"{da['depth_attention_beats_attnres'].interval()} nats, **{da['depth_attention_beats_attnres'].verdict}**. "
+        f"{da['depth_attention_beats_attnres'].interval()} nats, "
+        f"**{da['depth_attention_beats_attnres'].verdict}**. "
         "It saves no cache; what its read of V over depth buys here is "
         + ("a lower loss than the baseline's at the same cache."
            if da["depth_attention_loss"].verdict == "reproduced" else "no decided change in loss."))
@@ -505,18 +507,20 @@ def stored(recipe: str, test: str) -> str:
     """A declared test's stored mean, interval and verdict on the verdict corpus, as a phrase."""
     res = saved(recipe, verdict_corpus())
     rec = {v["name"]: v for v in (res or {}).get("verdicts", [])}.get(test)
-    return "not measured yet" if rec is None else f"{interval(rec['mean'], rec['ci'])} nats, {rec['verdict']}"
+    return ("not measured yet" if rec is None
+            else f"{interval(rec['mean'], rec['ci'])} nats, {rec['verdict']}")
 
 
 share = {v: [r["bytes_per_token"] / base[r["T"]] for r in rows if r["variant"] == v][0]
          for v in ("svformer", "bank")}
 exact = torch.allclose(from_table, trace[f"blocks.{layer}.attn.out"], atol=1e-5)
-say(f"V reuse buys memory, measured on the cache a decoder keeps: SVFormer's is {share['svformer']:.0%} "
-    f"of the baseline's at every length, at a loss change of {stored('value-residual', 'svformer_cost')}; "
-    f"the bank's is {share['bank']:.0%}, but it keeps a table per bank layer, so it saves memory only "
-    f"once the batch's tokens outnumber the vocabulary (T > |V|/B), at a loss change of "
-    f"{stored('bank-of-values', 'bank_loss')}. Depth-Attention keeps the baseline's cache exactly and "
-    f"changes the loss by {stored('v-over-depth', 'depth_attention_loss')}. It buys readability where V "
-    f"is a table: a bank layer's output {'equals (to 1e-5)' if exact else 'does not equal'} the pattern "
-    "times per-token rows that can be read without running the model, while QK still decides where each "
+say(f"V reuse buys memory, measured on the cache a decoder keeps: SVFormer's is "
+    f"{share['svformer']:.0%} of the baseline's at every length, at a loss change of "
+    f"{stored('value-residual', 'svformer_cost')}; the bank's is {share['bank']:.0%}, but it keeps "
+    f"a table per bank layer, so it saves memory only once the batch's tokens outnumber the "
+    f"vocabulary (T > |V|/B), at a loss change of {stored('bank-of-values', 'bank_loss')}. "
+    f"Depth-Attention keeps the baseline's cache exactly and changes the loss by "
+    f"{stored('v-over-depth', 'depth_attention_loss')}. It buys readability where V is a table: a "
+    f"bank layer's output {'equals (to 1e-5)' if exact else 'does not equal'} the pattern times "
+    "per-token rows that can be read without running the model, while QK still decides where each "
     "head looks.")
