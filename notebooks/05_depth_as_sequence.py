@@ -785,8 +785,8 @@ if result is not None and vod is not None:
     name = best.test.name.removesuffix("_loss")
     ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
     check, router = vod_rows["attnres_qkv_no_worse"], primary[0]
-    stream_v = " / ".join(sorted({r.verdict for r in vod_rows.values()
-                                  if r.test.family == "streams"}))
+    streams = [r.verdict for r in vod_rows.values() if r.test.family == "streams"]
+    stream_v = " / ".join(sorted(set(streams)))
     say(f"{'Yes' if won or d_res.verdict == 'reproduced' else 'Not shown'}, in this regime — an "
         f"{n_layers}-layer word model of width {base_cfg['model']['d_model']}, "
         f"{sched['steps']}–{vod['schedule']['steps']} steps ({result['epochs_read']:.2f}–"
@@ -802,9 +802,8 @@ if result is not None and vod is not None:
         f"K read recent layers is not answered here: the claim's own instrument puts its stream "
         f"tests {stream_v} (its loss is **{check.mean:+.3f}** nats from the baseline's, "
         f"{check.verdict} against \"no worse by {vod_recipe.NO_WORSE}\"), and the routers' are "
-        f"{router.verdict}"
-        + (f" ({router.reason})" if router.reason else "") + ". Chapter 06 prices V reuse; "
-        "chapter 08 asks a real decoder.")
+        f"{router.verdict}" + (f" ({router.reason})" if router.reason else "")
+        + ". Chapter 06 prices V reuse; chapter 08 asks a real decoder.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
