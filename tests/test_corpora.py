@@ -183,3 +183,17 @@ def test_a_small_vocabulary_gets_the_budget_error_with_its_remedy(tmp_path, caps
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
     assert "over the parameter budget: dca adds" in err and "at least about 1,500 distinct words" in err
+
+
+def test_load_results_or_none_names_the_command_of_a_missing_file_and_reads_one_that_exists(tmp_path):
+    from vrs_edu.lab.experiments import load_results_or_none
+    said = []
+    assert load_results_or_none("recall-rates", out_dir=tmp_path, say=said.append) is None
+    assert said == ["recall-rates: not made yet (`vrs-edu reproduce recall-rates`)"]
+    assert load_results_or_none("value-residual", corpus="kjv", out_dir=tmp_path, say=said.append) is None
+    assert said[-1] == "value-residual: not made yet (`vrs-edu reproduce value-residual --corpus kjv`)"
+    (tmp_path / "recall-rates.json").write_text('{"which": "stored"}')
+    assert load_results_or_none("recall-rates", out_dir=tmp_path) == {"which": "stored"}
+    (tmp_path / "recall.json").write_text("{damaged")
+    with pytest.raises(ValueError):             # a damaged file is a fault, not "not made"
+        load_results_or_none("recall", out_dir=tmp_path)

@@ -199,6 +199,21 @@ def load_results(name: str, quick: bool = False, out_dir: str | Path | None = No
     return json.loads(path.read_text())
 
 
+def load_results_or_none(name: str, corpus: str | None = None, out_dir: str | Path | None = None,
+                         say=None) -> dict | None:
+    """:func:`load_results`, or None when the result file is not made yet; then ``say`` (e.g. ``print`` or a
+    chapter's Markdown writer), when given, receives one line naming the command that makes it:
+    ``"<name>: not made yet (`vrs-edu reproduce <name> …`)"``. Chapters whose later sections need an optional
+    result call this instead of catching the error themselves. Any other fault (a damaged file) still raises."""
+    try:
+        return load_results(name, out_dir=out_dir, corpus=corpus)
+    except FileNotFoundError as e:
+        if say is not None:
+            command = str(e).split("run ", 1)[-1]
+            say(f"{name}: not made yet ({command})")
+        return None
+
+
 def chosen_corpus(corpus: str | None = None) -> str | None:
     """``corpus``, else the environment variable ``VRS_EDU_CORPUS``, else None (the default corpus; an empty
     variable counts as unset): the corpus whose results and checkpoints the chapters read."""
