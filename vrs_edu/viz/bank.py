@@ -8,8 +8,11 @@ and the learned |β_q|, |β_k| are several times |α|, so an added constant bare
 shows what a step changes: each path's x0 share ``|β| / (|α| + |β|)``, how much attention mass moved, and the loss."""
 from __future__ import annotations
 
+import math
+
 import ipywidgets as W
 import matplotlib.pyplot as plt
+import numpy as np
 
 from ..lab.analysis import band
 from ..lab.bank_readout import FACTOR_EXPONENTS, beta_readout, beta_sweep
@@ -59,20 +62,26 @@ def beta_figure(model: TinyGPT, batches, f_q: float = 1.0, f_k: float = 1.0, f_v
                 sweep: dict | None = None):
     """The widget's figure, two panels against the factor on one path's learned β (the other paths at ×1): the loss
     change (symmetric-log scale, so a change of 0.001 nats is as visible as one of 0.1) and the attention mass
-    moved (mean over the x0 layers). Each path's current factor is the large dot on its own line; the dotted line is
-    the trained model (×1). Returns ``(fig, readout, sweep)``."""
+    moved (mean over the x0 layers). Each path's current factor is the large dot on its own line, and a path moved
+    from ×1 also gets a dashed line of its colour at its factor; the dotted line is the trained model (×1). Returns
+    ``(fig, readout, sweep)``."""
     batches = list(batches)
     sweep = sweep or beta_sweep(model, batches)
     now = beta_readout(model, batches, f_q, f_k, f_v, reference=sweep["reference"])
     fs = sweep["factors"]
-    fig, (ax_loss, ax_move) = plt.subplots(1, 2, figsize=(9.6, 3.6))
+    fig, (ax_loss, ax_move) = plt.subplots(1, 2, figsize=(10.0, 4.0))
     for ax, key, scale in ((ax_loss, "delta", 1.0), (ax_move, "moved", 100.0)):
         for s in "qkv":
             ys = [y * scale for y in sweep[key][s]]
             ax.plot(fs, ys, marker="o", ms=4, color=PATH_COLORS[s], label=f"β_{s} alone")
             f = now["factors"][s]
-            if f in fs:                                # this path's setting, on its own line
-                ax.scatter([f], [ys[fs.index(f)]], s=110, color=PATH_COLORS[s], edgecolor="black", zorder=4)
+            # this path's setting, on its own line: placed at the slider's value (a browser's log slider may give
+            # 1.9999999999999998 for ×2, which an exact lookup in the sweep's factors missed: no dot was drawn),
+            # its height read off the line in log2(factor)
+            y = float(np.interp(math.log2(f), [math.log2(x) for x in fs], ys)) if f > 0 else ys[0]
+            ax.scatter([f if f > 0 else fs[0]], [y], s=130, color=PATH_COLORS[s], edgecolor="black", zorder=4)
+            if not math.isclose(f, 1.0):               # a moved path: its setting as a line across the panel
+                ax.axvline(f, color=PATH_COLORS[s], lw=2, ls="--", alpha=0.8)
         ax.axvline(1.0, color="gray", lw=1, ls=":")
         ax.set_xscale("log", base=2)
         ax.set_xticks(fs, [factor_label(f).removeprefix("×") for f in fs])
@@ -126,7 +135,7 @@ def beta_widget(model: TinyGPT, batches, sweep: dict | None = None):
 def plot_betas(tables: dict[str, dict]):
     """Final beta_q, beta_k, beta_v (top row) and alpha (bottom row) per x0 layer, one marker per seed, for each
     data set in ``tables`` (``{"corpus": coefficient_table, ...}``)."""
-    fig, axes = plt.subplots(2, len(tables), figsize=(5.2 * len(tables), 5.4), squeeze=False)
+    fig, axes = plt.subplots(2, len(tables), figsize=(min(10.0, 5.0 * len(tables)), 5.4), squeeze=False)
     for c, (name, t) in enumerate(tables.items()):
         for r, coef in enumerate(("beta", "alpha")):
             ax = axes[r][c]
@@ -155,7 +164,7 @@ def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[floa
     keys = sorted({k.split(".")[1] for k in runs[0]["history"]["coefficients"] if ".x0.beta_" in k}, key=int)
     steps = runs[0]["history"]["eval_steps"]
     # each path on its own scale: β_q can reach tens while β_v moves by a few units, and a shared axis flattens it
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.0))
+    fig, axes = plt.subplots(1, 3, figsize=(10.0, 3.2))
     cmap = plt.get_cmap("viridis")
     for ax, s in zip(axes, "qkv"):
         for j, l in enumerate(keys):
@@ -178,7 +187,7 @@ def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[floa
 def plot_ablation(tables: dict[str, dict], deep_layers: list[int] | None = None):
     """Grouped bars: loss change when the input of Q, K or V is replaced by x0, per layer (mean ± sd across
     seeds), one panel per data set. The x0 layers of the coefficient experiment are shaded."""
-    fig, axes = plt.subplots(1, len(tables), figsize=(5.6 * len(tables), 3.3), squeeze=False)
+    fig, axes = plt.subplots(1, len(tables), figsize=(min(10.0, 5.6 * len(tables)), 3.3), squeeze=False)
     for ax, (name, t) in zip(axes[0], tables.items()):
         for j, s in enumerate("qkv"):
             xs = [l + (j - 1) * 0.27 for l in t["layers"]]
@@ -192,5 +201,40 @@ def plot_ablation(tables: dict[str, dict], deep_layers: list[int] | None = None)
         ax.set_ylabel("Δ loss (nats)")
         ax.set_title(f"{name}: substitution ablation on trained baselines")
         ax.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_rate_sweep(sweep: dict[str, dict], title: str = ""):
+    """Chapter 04's first figure: at each coefficient learning rate of the sweep (x axis), left the x0 share
+    |β| / (|α| + |β|) of Q, K and V (one small dot per seed, a large one for the mean over seeds; the dashed line is
+    the paper's additive criterion for V, 0.5), right the loss cost of removing that path's x0 from the trained
+    model (nats, same marks). ``sweep``: :func:`vrs_edu.lab.chapter04.rate_sweep`. Raises ValueError on an empty
+    sweep."""
+    if not sweep:
+        raise ValueError("sweep: expected at least one rate arm, got none")
+    arms = list(sweep)
+    fig, (ax_share, ax_cost) = plt.subplots(1, 2, figsize=(10.0, 4.0))
+    for ax, key in ((ax_share, "shares"), (ax_cost, "cost")):
+        for j, s in enumerate("qkv"):
+            xs = [i + (j - 1) * 0.22 for i in range(len(arms))]
+            per_seed = [sweep[a][key][s] for a in arms]
+            for x, vals in zip(xs, per_seed):
+                ax.scatter([x] * len(vals), vals, s=16, color=PATH_COLORS[s], alpha=0.5, lw=0)
+            ax.plot(xs, [sum(v) / len(v) for v in per_seed], marker="o", ms=9, color=PATH_COLORS[s],
+                    label=s.upper())
+        ax.set_xticks(range(len(arms)), arms)
+        ax.set_xlabel("coefficient learning rate (× official)")
+    ax_share.axhline(0.5, color="black", lw=1, ls="--")
+    ax_share.text(-0.35, 0.52, "0.5: the criterion for V", ha="left", va="bottom")
+    ax_share.set_ylim(0, 1)
+    ax_share.set_ylabel("x0 share")
+    ax_share.set_title("what training chose")
+    ax_cost.axhline(0, color="black", lw=0.8)
+    ax_cost.set_ylabel("loss rise when x0 removed (nats)")
+    ax_cost.set_title("what the model needs")
+    ax_share.legend(loc="upper left")
+    if title:
+        fig.suptitle(title)
     fig.tight_layout()
     return fig

@@ -61,6 +61,6 @@ def check_x0_projection(fn, *, seed: int = 0, **kw) -> bool:
         g = torch.Generator().manual_seed(s + 1)
         alpha, beta = (0.3 + torch.rand(2, generator=g)).tolist()
         cases.append((x, emb, w, alpha, beta))
-    kw.setdefault("stub_hint", "x0 = rms_norm(embedding) (vrs_edu.nn.layers.rms_norm); W(z) = z @ weight.T; "
-                  "return alpha * W(x) + beta * W(x0)")
+    kw.setdefault("stub_hint", "x is normalised already; the embedding is not, and x0 must be on the same scale "
+                  "as x. Both terms go through the same weight, applied as an nn.Linear applies it")
     return check_function("x0 projection", fn, _ref_x0_projection, cases, MISTAKES, **kw)

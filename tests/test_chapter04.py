@@ -1,0 +1,125 @@
+"""Chapter 04's sentences (vrs_edu.lab.chapter04) choose their words from the numbers they state, and the β widget's
+figure follows its sliders: known inputs, the sentence or the drawing they must give."""
+from __future__ import annotations
+
+import math
+from types import SimpleNamespace
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+
+from vrs_edu.lab import chapter04 as C  # noqa: E402
+
+
+def _arm(margin_q, cost_v=0.004, margin_k=0.1, share_v=0.3):
+    n = len(margin_q)
+    return {"variant": "qkv", "seeds": list(range(n)),
+            "shares": {"q": [share_v - m for m in margin_q], "k": [share_v - margin_k] * n, "v": [share_v] * n},
+            "margin_q": list(margin_q), "margin_k": [margin_k] * n,
+            "cost": {"q": [0.001] * n, "k": [0.0] * n, "v": [cost_v] * n}}
+
+
+def test_x0_share_by_hand_and_its_undefined_case():
+    assert C.x0_share(1.0, -3.0) == 0.75 and C.x0_share(2.0, 0.0) == 0.0
+    with pytest.raises(ValueError, match="both 0"):
+        C.x0_share(0.0, 0.0)
+
+
+def test_run_shares_averages_the_x0_layers():
+    c = {"blocks.6.x0.alpha_q": 1.0, "blocks.6.x0.beta_q": 1.0, "blocks.7.x0.alpha_q": 1.0, "blocks.7.x0.beta_q": 3.0}
+    for s in "kv":
+        c |= {f"blocks.{l}.x0.alpha_{s}": 1.0 for l in (6, 7)} | {f"blocks.{l}.x0.beta_{s}": 0.0 for l in (6, 7)}
+    assert C.run_shares({"coefficients": c}) == {"q": (0.5 + 0.75) / 2, "k": 0.0, "v": 0.0}
+
+
+def test_a_margin_that_prints_as_minus_zero_is_not_above_so_the_answer_is_rate_dependent():
+    sweep = {"×0.25": _arm([-0.0002, 0.0001]), "×1": _arm([0.06, 0.07]), "×4": _arm([0.2, 0.22])}
+    s = C.share_sentence(sweep)
+    assert "exceeds Q's at ×1 and ×4 but not at ×0.25" in s and "-0.000 at ×0.25" in s and "rate-dependent" in s
+
+
+def test_the_share_sentence_at_every_rate_and_at_none():
+    assert "at all 3 learning rates" in C.share_sentence({a: _arm([0.1]) for a in C.ARM_ORDER})
+    none = C.share_sentence({a: _arm([-0.1]) for a in C.ARM_ORDER})
+    assert "does not exceed Q's at any" in none and "rate-dependent" not in none
+
+
+def test_the_need_sentence_follows_the_premise_threshold():
+    sweep = {"×1": _arm([0.1], cost_v=0.02)}
+    assert "already 0.85 token identity" in C.need_sentence(sweep, 0.85, 0.5)
+    assert "mostly context" in C.need_sentence(sweep, 0.3, 0.5)
+    assert "at most +0.020 nats (V at ×1" in C.need_sentence(sweep, 0.85, 0.5)
+
+
+def _verdict(mean, lo, hi):
+    return SimpleNamespace(mean=mean, ci=(lo, hi))
+
+
+def test_a_loss_change_whose_sign_the_seeds_do_not_settle_is_not_called_a_gain():
+    by = {"substitute_loss": _verdict(-0.016, -0.022, -0.009), "bank_loss": _verdict(-0.032, -0.037, -0.027),
+          "qkv_loss": _verdict(-0.002, -0.004, 0.001), "scale_control_costs": _verdict(0.0002, -0.005, 0.006)}
+    s = C.context_free_sentence(by)
+    assert "lowers the loss by 0.032 nats" in s and "lowers the loss by 0.016 nats" in s
+    assert "x0 added to Q, K and V leaves the loss where it was (-0.002 nats" in s
+    assert "raises the loss by 0.000" not in s
+
+
+def test_the_answer_says_the_rate_decides_only_when_the_margin_changes_side():
+    flip = {"×0.25": _arm([-0.0001]), "×1": _arm([0.063]), "×4": _arm([0.213])}
+    a = C.answer_paragraph(flip, 0.851, 0.5, -0.032)
+    assert "-0.000 (at ×0.25) to +0.213 (at ×4)" in a and "neither confirm nor refute" in a
+    assert "lower the loss by 0.032 nats" in a and "0.85 x0-R²" in a
+    same = C.answer_paragraph({a_: _arm([0.1]) for a_ in C.ARM_ORDER}, 0.3, 0.5, 0.01)
+    assert "exceeds Q's at every rate" in same and "mostly context" in same and "raise the loss" in same
+
+
+def test_the_recall_sentence_names_the_settled_rates():
+    sweep = {"×0.25": _arm([0.065], margin_k=0.36), "×1": _arm([-0.125], margin_k=0.3),
+             "×4": _arm([-0.033], margin_k=0.36)}
+    s = C.recall_sentence(sweep, {"×0.25": 0.23, "×1": 0.33, "×4": 0.63})
+    assert "exceeds K's at every rate, but not Q's at every rate" in s and "Only at ×4" in s
+
+
+def test_the_widget_sentence_compares_q_k_with_v():
+    steps = {s: {"delta_down": d, "delta_up": d} for s, d in (("q", 0.001), ("k", 0.002), ("v", 0.1))}
+    s = C.widget_sentence(steps, {"q": 0.01, "k": 0.0, "v": 0.2})
+    assert "at most 0.0020 nats through Q or K, less than through V (0.1000-0.1000)" in s
+
+
+# --- the β widget's figure follows its slider (issue 29: at ×2 no dot was drawn) -----------------------------------
+
+def _dots(fig):
+    """(x, y) of every large marker (the settings) of the figure's axes."""
+    out = []
+    for ax in fig.axes:
+        for coll in ax.collections:
+            if len(coll.get_sizes()) and coll.get_sizes()[0] >= 100:
+                out += [tuple(p) for p in coll.get_offsets()]
+    return out
+
+
+def test_the_dot_moves_to_the_sliders_setting_even_a_hair_off_the_sweeps_factor():
+    import torch
+
+    from vrs_edu.lab import bank_readout
+    from vrs_edu.nn import TinyGPT, TinyGPTConfig
+    from vrs_edu.viz.bank import beta_figure
+
+    m = TinyGPT(TinyGPTConfig(vocab_size=20, n_layers=3, d_model=16, n_heads=2, block_size=8, x0_mode="qkv",
+                              qk_norm=True, seed=0))
+    with torch.no_grad():
+        for s, b in zip("qkv", (-4.0, 3.0, 2.5)):
+            getattr(m.blocks[2].x0, f"beta_{s}").fill_(b)
+    batches = [(torch.randint(20, (2, 8), generator=torch.Generator().manual_seed(i)),) * 2 for i in range(2)]
+    sweep = bank_readout.beta_sweep(m, batches, factors=(0.5, 1.0, 2.0))
+    fig0, _, _ = beta_figure(m, batches, sweep=sweep)
+    fig2, now, _ = beta_figure(m, batches, f_v=1.9999999999999998, sweep=sweep)
+    xs0, xs2 = [x for x, _ in _dots(fig0)], [x for x, _ in _dots(fig2)]
+    assert len(xs2) == 6 and sum(math.isclose(x, 2.0) for x in xs2) == 2      # V's dot on both panels, at ×2
+    assert all(math.isclose(x, 1.0) for x in xs0)
+    v_loss = [y for x, y in _dots(fig2) if math.isclose(x, 2.0)][0]
+    assert v_loss == pytest.approx(sweep["delta"]["v"][2], abs=1e-9)          # on V's own line
+    plt.close("all")

@@ -1,0 +1,199 @@
+"""Chapter 04's numbers and sentences: which path (Q, K or V) of the deep layers re-read x0 in the saved
+bank-of-values runs, read at the three coefficient learning rates of the sweep, beside what the model *needs*.
+
+The chapter shows a figure (:func:`vrs_edu.viz.bank.plot_rate_sweep`) and the sentences built here; every sentence
+takes its words from the sign, size and verdict of the number it states (a margin of -0.000 is not "above"), and
+each has a unit test with a known input (tests/test_chapter04.py).
+
+Sources: He, Liu, Huang and Zhang, "Do Value Vectors in Deep Layers Need Context from the Residual Stream?"
+(arXiv 2606.02780), Fig. 2 (the additive criterion) and the authors' post (V re-reads x0, Q and K do not).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from .analysis import mean_sd, t_test
+
+PATHS = "qkv"
+ARM_ORDER = ("×0.25", "×1", "×4")        # the coefficient-rate sweep, slowest first
+
+
+def x0_share(alpha: float, beta: float) -> float:
+    """|β| / (|α| + |β|): 0 = the projection reads only the stream, 1 = only x0. Raises ValueError when both are 0
+    (the share is undefined)."""
+    if alpha == 0 and beta == 0:
+        raise ValueError("x0_share: alpha and beta are both 0, the share is undefined")
+    return abs(beta) / (abs(alpha) + abs(beta))
+
+
+def run_shares(run: dict) -> dict[str, float]:
+    """One trained qkv run's x0 share per path, mean over its x0 layers, from its final ``coefficients``
+    (``blocks.{l}.x0.alpha_q`` ...)."""
+    c = run["coefficients"]
+    layers = sorted({int(k.split(".")[1]) for k in c if ".x0.beta_" in k})
+    return {s: sum(x0_share(c[f"blocks.{l}.x0.alpha_{s}"], c[f"blocks.{l}.x0.beta_{s}"]) for l in layers)
+            / len(layers) for s in PATHS}
+
+
+def rate_sweep(corpus_part: dict, arms: dict[str, str]) -> dict[str, dict]:
+    """Per rate arm (``arms``: arm -> variant, e.g. ``{"×1": "qkv", ...}``), in :data:`ARM_ORDER`: ``shares``
+    {path: [per seed]}, ``margin_q`` / ``margin_k`` (share_v − share_q / − share_k, per seed), ``cost`` {path:
+    [removal cost per seed, nats]} and the variant's name. Seeds in seed order."""
+    out = {}
+    for arm in sorted(arms, key=lambda a: ARM_ORDER.index(a) if a in ARM_ORDER else len(ARM_ORDER)):
+        runs = sorted(corpus_part["runs"][arms[arm]], key=lambda r: r["seed"])
+        sh = [run_shares(r) for r in runs]
+        out[arm] = {"variant": arms[arm], "seeds": [r["seed"] for r in runs],
+                    "shares": {s: [x[s] for x in sh] for s in PATHS},
+                    "margin_q": [x["v"] - x["q"] for x in sh], "margin_k": [x["v"] - x["k"] for x in sh],
+                    "cost": {s: [r["x0_removal_cost"][s] for r in runs] for s in PATHS}}
+    return out
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _above(x: float, digits: int = 3) -> bool:
+    """Above 0 as the sentence prints it: +0.0004 reads +0.000, which is not above."""
+    return round(x, digits) > 0
+
+
+def share_sentence(sweep: dict[str, dict]) -> str:
+    """The chapter's takeaway on the shares: does V's x0 share exceed Q's at every rate, at none, or only at some
+    (then the answer is rate-dependent)?"""
+    m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
+    above = [arm for arm in m if _above(m[arm])]
+    listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
+    shares = ", ".join(f"{_mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
+    if len(above) == len(m):
+        head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
+        tail = "the order V over Q does not depend on the rate in this 16× span."
+    elif not above:
+        head = f"V's x0 share does not exceed Q's at any of the {len(m)} learning rates ({listed})"
+        tail = "the published order, V over Q, does not appear here."
+    else:
+        below = [a for a in m if a not in above]
+        head = (f"V's x0 share exceeds Q's at {' and '.join(above)} but not at {' and '.join(below)} "
+                f"(share_v − share_q: {listed})")
+        tail = ("which path re-reads x0 more is set by the coefficients' learning rate, not by the model: "
+                "the answer is rate-dependent.")
+    return f"{head}; V's own share is {shares}: {tail}"
+
+
+def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> str:
+    """What the model needs: the loss cost of removing each path's x0 (largest over the rates) and how much of the
+    deep inputs is token identity already (``deep_r2``, x0-R², against the premise's ``threshold``)."""
+    cost = {arm: {s: _mean(a["cost"][s]) for s in PATHS} for arm, a in sweep.items()}
+    top = max(cost, key=lambda arm: max(cost[arm].values()))
+    biggest = max(cost[top], key=cost[top].get)
+    small = max(cost[top].values()) < 0.05
+    r2 = (f"the baseline's deep inputs are already {deep_r2:.2f} token identity (x0-R², "
+          + (f"above the {threshold:g} below which re-reading x0 could be needed)" if deep_r2 >= threshold
+             else f"below {threshold:g}: mostly context, so re-reading x0 could be needed)"))
+    return (f"Need {'is small' if small else 'is clear'}: removing a path's x0 from a trained model costs at most "
+            f"{cost[top][biggest]:+.3f} nats ({biggest.upper()} at {top}; "
+            + ", ".join(f"{s.upper()} {cost[top][s]:+.3f}" for s in PATHS) + "), and " + r2 + ".")
+
+
+def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, ablation_largest: float,
+                         base_sd: float) -> str:
+    """Why the instruments disagree, with their numbers: shares follow the rate, removal costs are tiny, the
+    gradient pressure (ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0) leans one way, the substitution ablation moves the loss
+    less than the seed-to-seed spread (or not)."""
+    arms = list(sweep)
+    m = [_mean(sweep[a]["margin_q"]) for a in arms]
+    pull = "V" if pressure_log_ratio > 0 else "Q"
+    return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
+            "coefficient moves as far as its optimiser carries it in a few hundred steps, not only as far as the "
+            f"loss asks. The gradient pressure on the trained baseline pulls harder on {pull}'s x0 (ln of V's "
+            f"pull over Q's {pressure_log_ratio:+.2f}), but a pull is not a need. The substitution ablation moves "
+            f"the loss by at most {ablation_largest:.3f} nats in the x0 layers, "
+            + ("less than" if ablation_largest < base_sd else "more than")
+            + f" the baseline's seed-to-seed spread ({base_sd:.3f} nats sd)"
+            + (": too little range to rank the paths." if ablation_largest < base_sd else "."))
+
+
+def context_free_sentence(by: dict) -> str:
+    """Values that ignore context (``substitute_loss``, ``bank_loss`` and their scale-only controls, from the
+    chapter's verdicts ``by`` name): lower or raise the loss, by how much, and against the control."""
+    def said(name: str) -> str:
+        r = by[name]
+        lo, hi = r.ci
+        if lo <= 0 <= hi or round(r.mean, 3) == 0:     # the seeds do not tell its sign
+            return f"leaves the loss where it was ({r.mean:+.3f} nats, its sign not settled by the seeds)"
+        return f"{'lowers' if r.mean < 0 else 'raises'} the loss by {abs(r.mean):.3f} nats"
+
+    return (f"Values that ignore the context altogether do better than re-reading it: V := γ·W_V x0 "
+            f"{said('substitute_loss')} and the learned table (the bank) {said('bank_loss')} against the baseline, "
+            f"while x0 added to Q, K and V {said('qkv_loss')}; the scale-only control that never reads x0 "
+            f"{said('scale_control_costs')}.") if by["bank_loss"].mean < 0 or by["substitute_loss"].mean < 0 else (
+        f"Values that ignore the context do not help here: V := γ·W_V x0 {said('substitute_loss')}, the bank "
+        f"{said('bank_loss')}.")
+
+
+def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> str:
+    """The recall task's x0 shares at each rate: V over Q and over K, and which rates had settled coefficients
+    (``plateaued``: arm -> fraction of plateaued β trajectories; the precondition needs > 0.5)."""
+    parts = []
+    for arm, a in recall_sweep.items():
+        parts.append(f"{arm}: v − q {_mean(a['margin_q']):+.3f}, v − k {_mean(a['margin_k']):+.3f}"
+                     f" ({plateaued[arm]:.2f} plateaued)")
+    settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
+    over_k = all(_above(_mean(a["margin_k"])) for a in recall_sweep.values())
+    over_q = all(_above(_mean(a["margin_q"])) for a in recall_sweep.values())
+    return ("On the recall task, where the answer is a token fetched by its key, V's x0 share "
+            + ("exceeds K's at every rate" if over_k else "does not exceed K's at every rate")
+            + (" and Q's too" if over_q else ", but not Q's at every rate (at a query, Q is the key token itself)")
+            + "; " + "; ".join(parts) + ". "
+            + (f"Only at {' and '.join(settled)} had most coefficients stopped moving."
+               if settled and len(settled) < len(recall_sweep) else
+               "Most coefficients had stopped moving at every rate." if settled else
+               "At no rate had most coefficients stopped moving."))
+
+
+def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float]) -> str:
+    """What one slider step (β halved or doubled, :func:`vrs_edu.lab.bank_readout.step_changes`) does to the loss
+    through each path, and what removing each path's x0 costs on the widget's checkpoint."""
+    qk = max(abs(steps[s][f"delta_{d}"]) for s in "qk" for d in ("down", "up"))
+    v = [abs(steps["v"][f"delta_{d}"]) for d in ("down", "up")]
+    order = "less than" if qk < min(v) else "as much as or more than"
+    return (f"One step of a slider moves the loss by at most {qk:.4f} nats through Q or K, {order} through V "
+            f"({min(v):.4f}-{max(v):.4f}): under QK-norm attention sees only the direction of α·x + β·x0. "
+            "Removing each path's x0 (β := 0) costs " + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats.")
+
+
+def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, bank_mean: float) -> str:
+    """The chapter's closing answer, three numbers: the margin's range across the rates, the deep inputs' x0-R²,
+    and the bank's loss change."""
+    m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
+    flips = len({_above(x) for x in m.values()}) > 1
+    lo, hi = min(m, key=m.get), max(m, key=m.get)
+    first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "
+             f"V's x0 share minus Q's runs from {m[lo]:+.3f} (at {lo}) to {m[hi]:+.3f} (at {hi})"
+             if flips else
+             f"In our 8-layer model V's x0 share {'exceeds' if _above(m[lo]) else 'stays below'} Q's at every "
+             f"rate ({m[lo]:+.3f} to {m[hi]:+.3f})")
+    premise = ("already mostly token identity" if deep_r2 >= threshold else "mostly context")
+    return (f"{first}. The question's premise is weak here: the deep layers' inputs are {premise} "
+            f"({deep_r2:.2f} x0-R²), so no path needs much x0 and removing it costs little. What the paper's "
+            f"design buys does show: deep values taken from a per-token table "
+            f"{'lower' if bank_mean < 0 else 'raise'} the loss by {abs(bank_mean):.3f} nats. Through which path do "
+            "deep layers re-read x0? Here: "
+            + ("the published V-over-Q order appears at some rates and not others, so our runs neither confirm "
+               "nor refute it." if flips else
+               "the order is the same at every rate, but with the premise this weak it counts for little."))
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, low, high) of the 95 % Student-t interval of per-seed values (NaN bounds for one value)."""
+    t = t_test(list(values))
+    lo, hi = t["ci"]
+    return t["mean"], (math.nan if lo is None else lo), (math.nan if hi is None else hi)
+
+
+def mean_sd_text(values: Sequence[float], fmt: str = ".3f") -> str:
+    """``"0.317 ± 0.040"``: mean ± sd over seeds."""
+    m, sd = mean_sd(values)
+    return f"{m:{fmt}} ± {sd:{fmt}}"
