@@ -1,0 +1,163 @@
+"""Chapter 06's computed prose (vrs_edu.lab.chapter06) and figures (vrs_edu.viz.kv_cache): each sentence from a known
+input, with its words chosen by the sign of the number it states; the head-reading steps on hand-made tensors; the
+figures' named lines inside their axes and the widget's figure following a slider."""
+from __future__ import annotations
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pytest  # noqa: E402
+import torch  # noqa: E402
+
+from vrs_edu.lab import chapter06 as C  # noqa: E402
+from vrs_edu.lab.kv_cache import measure  # noqa: E402
+from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
+from vrs_edu.viz import kv_cache as vkv  # noqa: E402
+
+
+def _rows():
+    # L = 3, d = 4, float32: baseline 2·3·4·4 = 96 B a token, SVFormer (3+1)·4·4 = 64, bank (6−1)·4·4 = 80,
+    # tables 1 · |V| 8 · d 4 · 4 B = 128 B
+    out = []
+    for v, b, tab in (("baseline", 96, 0), ("svformer", 64, 0), ("bank", 80, 128)):
+        for T in (2, 4):
+            out.append({"variant": v, "T": T, "bytes_per_token": b, "cache_bytes": b * T, "table_bytes": tab,
+                        "n_cached_v": 1, "n_layers": 3, "d_model": 4})
+    return out
+
+
+def test_per_token_reads_one_number_per_variant_and_refuses_a_cache_not_linear_in_t():
+    assert C.per_token(_rows()) == {"baseline": 96, "svformer": 64, "bank": 80}
+    bad = _rows() + [{**_rows()[0], "T": 8, "bytes_per_token": 95}]
+    with pytest.raises(ValueError, match="must not depend on T"):
+        C.per_token(bad)
+
+
+def test_the_effect_sentence_states_bytes_shares_and_the_tables():
+    s = C.cache_sentence(_rows())
+    assert "baseline **96** bytes" in s and "SVFormer **64** (67%, 32 fewer)" in s
+    assert "bank of values **80** (83%, 16 fewer)" in s and "0 KB of tables" in s
+
+
+def test_the_saving_sentence_says_costs_breaks_even_saves_and_checks_the_sign_change():
+    s = C.saving_sentence({4: -2048, 8: 0, 16: 4096}, 8, "a model")
+    assert "costs 2.0 KB at T = 4, breaks even at T = 8, saves 4.0 KB at T = 16" in s
+    assert "the sign changes at T = |V|, as the formula says" in s
+    assert "saves -" not in s and "costs -" not in s
+    wrong = C.saving_sentence({4: 1024, 16: 4096}, 8, "a model")      # saves below |V|: not the formula
+    assert "**not** the sign change" in wrong
+
+
+def test_the_loss_phrase_chooses_lower_or_higher_from_the_sign():
+    assert C.loss_phrase({"mean": -0.014, "n_negative": 5, "n": 5}) == \
+        "0.014 nats lower than the baseline's (5 of 5 seeds lower)"
+    assert C.loss_phrase({"mean": 0.02, "n_negative": 1, "n": 5}).startswith("0.020 nats higher than")
+    assert C.loss_phrase({"mean": 0.0, "n_negative": 2, "n": 5}).startswith("the same as")
+
+
+def test_the_quality_sentence_says_a_cost_only_where_an_interval_lies_above_zero():
+    lower = {"mean": -0.03, "ci": (-0.04, -0.02), "n_negative": 5, "n": 5}
+    spans = {"mean": 0.01, "ci": (-0.01, 0.03), "n_negative": 2, "n": 5}
+    above = {"mean": 0.05, "ci": (0.02, 0.08), "n_negative": 0, "n": 5}
+    assert "neither reuse costs loss" in C.quality_sentence({"svformer": lower, "bank": lower})
+    assert "cannot tell" in C.quality_sentence({"svformer": lower, "bank": spans})
+    assert "SVFormer costs loss here" in C.quality_sentence({"svformer": above, "bank": lower})
+    assert C.quality_sentence({}) == "No quality result is made yet."
+
+
+def test_the_context_sentence_and_the_answer_choose_their_words_from_the_numbers():
+    assert "only a little" in C.context_sentence(0.993, 150)
+    assert "strongly" in C.context_sentence(0.5, 150)
+    a = C.answer(_rows(), 8, 2e-7, 0.993)
+    assert "from **96** to **64** bytes per token" in a and "32 fewer (33%)" in a
+    assert "break-even context is **8** tokens" in a and "output is the pattern" in a and "nearly" in a
+    assert "output is not the pattern" in C.answer(_rows(), 8, 1e-3, 0.5)
+
+
+def test_same_token_cosine_is_one_for_a_table_and_below_one_when_the_context_changes_a_value():
+    idx = torch.tensor([[0, 1, 0, 1]])
+    table = torch.randn(2, 6)
+    v = table[idx].view(1, 4, 2, 3).transpose(1, 2)                  # (B, H, T, Dh): a pure table lookup
+    assert C.same_token_value_cosine(v, idx) == pytest.approx(1.0)
+    v2 = v.clone()
+    v2[0, :, 2] = -v2[0, :, 2]                                        # token 0's second occurrence flipped
+    assert C.same_token_value_cosine(v2, idx) == pytest.approx(0.0, abs=1e-6)   # (−1 for token 0, +1 for 1)/2
+    with pytest.raises(ValueError, match="occurs at least twice"):
+        C.same_token_value_cosine(v[:, :, :2], idx[:, :2])
+
+
+def test_a_bank_layers_output_is_its_pattern_times_its_ov_table():
+    cfg = TinyGPTConfig(vocab_size=11, d_model=8, n_layers=3, n_heads=2, block_size=8, x0_mode="bank")
+    torch.manual_seed(0)
+    model = TinyGPT(cfg).eval()
+    x = torch.randint(0, 11, (2, 7))
+    tr = model(x, trace=True).trace
+    layer = cfg.resolved_x0_layers()[-1]
+    ov = C.ov_tables(model.blocks[layer], cfg.n_heads)
+    assert ov.shape == (2, 11, 8)
+    rebuilt = C.output_from_table(tr[f"blocks.{layer}.attn.pattern"], ov, x)
+    assert torch.allclose(rebuilt, tr[f"blocks.{layer}.attn.out"], atol=1e-6)
+    with pytest.raises(ValueError, match="bank-of-values layer"):
+        C.ov_tables(model.blocks[0], cfg.n_heads)
+    loud = C.loudest_rows(ov, model.lm_head.weight.detach(), torch.arange(11.0), str, n_common=5, n_rows=3)
+    assert len(loud["rows"]) == 3 and loud["mean_norm"] >= loud["quietest"]
+
+
+def test_short_cuts_long_tokens():
+    assert C.short("ab") == "'ab'" and C.short("x" * 30) == "'xxxxxxxxxxxx…"
+
+
+# --- figures --------------------------------------------------------------------------------------------------
+
+
+def test_the_effect_figure_puts_every_bar_and_label_inside_the_axes():
+    cfg = TinyGPTConfig(vocab_size=16, d_model=8, n_layers=3, n_heads=2, block_size=8)
+    fig = vkv.plot_cache_per_token(measure(cfg, [4, 8]))
+    ax = fig.axes[0]
+    widths = [p.get_width() for p in ax.patches]
+    assert widths == [2 * 3 * 8 * 4, (3 + 1) * 8 * 4, (2 * 3 - 1) * 8 * 4]
+    assert max(widths) * 1.3 < ax.get_xlim()[1]                      # room for the labels right of the bars
+    plt.close(fig)
+
+
+def test_the_break_even_line_is_inside_the_axes():
+    fig = vkv.plot_break_even({50: -10, 100: 0, 200: 20}, {50: -10, 100: 0, 200: 20}, 100)
+    lo, hi = fig.axes[0].get_xlim()
+    assert lo < 100 < hi
+    plt.close(fig)
+
+
+def test_the_widget_figure_keeps_its_axis_and_moves_against_the_default():
+    default = dict(n_layers=12, d_model=768, context=2048, vocab_size=32768, bytes_per_number=2, batch=32)
+    at = vkv.kv_figure(**default, default=default)[0]
+    moved = vkv.kv_figure(**{**default, "context": 4096}, default=default)[0]
+    assert at.axes[0].get_xlim() == moved.axes[0].get_xlim()           # a fixed context axis: T's line moves
+    grey = [l for l in moved.axes[0].lines if l.get_color() == "0.75" and len(l.get_xdata())]
+    assert len(grey) == 3                                               # the default's three curves
+    wider = vkv.kv_figure(**{**default, "d_model": 1024}, default=default)[0]
+    base = [l for l in wider.axes[0].lines if l.get_color() == "tab:blue" and len(l.get_xdata()) > 1][0]
+    ref = [l for l in wider.axes[0].lines if l.get_color() == "0.75" and len(l.get_xdata())][0]
+    assert base.get_ydata()[0] == pytest.approx(ref.get_ydata()[0] * 1024 / 768)   # drawn above the default
+    be = 32768 / 32
+    lo, hi = at.axes[0].get_xlim()
+    assert lo < be < hi and lo < 2048 < hi
+    plt.close("all")
+
+
+def test_the_saving_sentence_does_not_claim_a_sign_change_it_did_not_see():
+    s = C.saving_sentence({64: -1024, 256: -512}, 2048, "a word model")
+    assert "sign changes" not in s and "every context here is shorter than |V|" in s
+
+
+def test_chapter_06_figures_are_readable_and_fit_the_page():
+    from vrs_edu.viz.plots import apply_course_style, small_text
+
+    with plt.rc_context():
+        apply_course_style()
+        cfg = TinyGPTConfig(vocab_size=16, d_model=8, n_layers=3, n_heads=2, block_size=8)
+        figs = [vkv.plot_cache_per_token(measure(cfg, [4])), vkv.plot_break_even({5: -1, 20: 3}, {5: -1, 20: 3}, 8),
+                vkv.kv_figure(batch=32)[0]]
+        for fig in figs:
+            assert small_text(fig) == [] and fig.get_size_inches()[0] <= 10.5
+    plt.close("all")
