@@ -23,14 +23,14 @@
 # **Goals.** See that a token's states across layers form a sequence, and that a causal softmax read over the last
 # K layers *is* sliding-window attention ([ShortSWA](#glossary:shortswa)) along that sequence — checked on a real
 # stack to float precision. Build the family of [depth mixers](#glossary:depth-mixer) from fixed to adaptive and
-# the routers that give Q, K and V their own depth mixture, judge them by tests declared before the runs, and read
-# what they learned to read. Then train the instrument behind the seed's central sentence — Attention Residuals with
+# the routers that give Q, K and V their own depth mixture, compare each with the plain residual sum on paired
+# seeds, and read what they learned to read. Then train the instrument behind the seed's central sentence — Attention Residuals with
 # a pseudo-query for each of q, k and v, over attention and MLP outputs separately — and Depth-Attention, a read of
 # V over depth inside attention that costs no cache; set both beside chapter 04 and a real decoder.
 #
 # **Prerequisites.** Chapter 01 (the residual stream as a running sum), chapter 02 (attention: pattern and values),
-# chapter 03 (declared tests, Holm's correction, power), chapter 04 (x0, the token embedding, and which path
-# re-reads it).
+# chapter 03 (paired seeds, a strong baseline, and its short lesson on how a result is judged), chapter 04 (x0,
+# the token embedding, and which path re-reads it).
 #
 # **Study time.** About an hour. **Expected run time.** About 40 seconds at one thread on an idle 2-core laptop CPU
 # (budget in `book.toml`: 60 s).
@@ -73,7 +73,7 @@ plt.show()
 # `(B·T, L+1, D)` and calls the *same* function, `short_swa`, that runs along the sequence axis. Every mixer of this
 # chapter is such a read over depth, with its weights made in its own way (the table further down).
 #
-# ## The effect: reading over depth lowers the loss
+# ## The effect: which reads over depth lower the loss
 #
 # Two commands trained every read of this chapter against the plain residual sum, on the King James Bible (a run
 # reads less than one epoch of it, so a lower loss is not memorisation), the 8-layer word model of chapters 03–04,
@@ -81,28 +81,27 @@ plt.show()
 # is a paired difference per seed. `vrs-edu reproduce depth-mixers --corpus kjv` trains the family and the routers,
 # `vrs-edu reproduce v-over-depth --corpus kjv` the two newest reads (each against its own residual runs). Each row
 # is the mean change of the final validation loss in [nats](#glossary:nats) with its 95 %
-# [interval](#glossary:interval), coloured by the verdict of its [declared test](#glossary:declared-test).
+# [interval](#glossary:interval), coloured by the verdict of its [declared test](#glossary:declared-test). The rows
+# are the reads built in "The family" below: `denseformer`, `elcbert`, `attnres` (Attention Residuals),
+# `shortswa-k2`, `-k4` and `-full` (ShortSWA over depth with a window of 2, 4 and every layer), three **routers**
+# that give Q, K and V their own reads — `dca` (DeepCrossAttention), `mudd` ([MUDDFormer](#glossary:muddformer),
+# multiway dynamic dense connections: for each of Q, K, V and the stream, static weights over all earlier states
+# plus per-position weights from a small MLP) and `vertical` (Vertical Attention) — then `depth_attention` and
+# `attnres_qkv`, the two newest reads. The models are small and the runs short, so this is an early-training
+# ranking.
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
-from vrs_edu.lab.experiments import load_results, provenance
+from vrs_edu.lab.experiments import load_results_or_none
 from vrs_edu.lab.recipes import depth_mixers as dm_recipe
 from vrs_edu.lab.recipes import v_over_depth as vod_recipe
 from vrs_edu.viz.depth import plot_loss_effects
+from vrs_edu.viz.depth_prose import effect_sentence
 from vrs_edu.viz.prose import say, table
 
-
-def saved(recipe, corpus=None):
-    """The recipe's stored result, or None (the message names the command that makes it)."""
-    try:
-        return load_results(recipe, corpus=corpus)
-    except FileNotFoundError as e:
-        print(f"no saved results yet: {e}")
-
-
-result, vod = saved("depth-mixers", verdict_corpus()), saved("v-over-depth", verdict_corpus())
-
-# %%
+corpus = verdict_corpus()
+result = load_results_or_none("depth-mixers", corpus=corpus, say=say)
+vod = load_results_or_none("v-over-depth", corpus=corpus, say=say)
 rows = dm_recipe.verdicts(result) if result is not None else []
 vod_rows = {r.test.name: r for r in vod_recipe.verdicts(vod)} if vod is not None else {}
 loss_rows = [r for r in rows if r.test.family == "ch05"]
@@ -112,22 +111,14 @@ if result is not None and vod is not None:
                                f"{len(result['seeds'])} paired seeds, "
                                f"{result['schedule']['steps']} / {vod['schedule']['steps']} steps")
     plt.show()
-    claims = [e for e in effects if not e["verdict"].startswith("check")]
-    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
-    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
-    da = next(e for e in effects if e["name"] == "depth_attention")
-    say(f"{len(won)} of the {len(claims)} reads tested lower the loss below the residual sum's, "
-        f"decided after Holm's correction: most {won[0]['name']}, by **{won[0]['mean']:+.3f}** "
-        f"nats; Depth-Attention, which reads V over depth at the baseline's cache, by "
-        f"**{da['mean']:+.3f}** ({da['verdict']}); "
-        + (f"{', '.join(lost)} raise{'s' if len(lost) == 1 else ''} it, decided." if lost
-           else "none raises it, decided."))
+    say(effect_sentence(effects))
 
 # %% [markdown]
-# So yes, a layer that *chooses* what it reads from earlier layers can train to a lower loss than one that reads
-# their sum — in this regime: a small model, early in training (160 or 240 steps). The rest of the chapter builds
-# the reads, checks the duality on a real stack, looks at *what* the trained reads chose, and asks whether V chooses
-# differently from Q and K. The statistics behind every verdict are in "How sure are we?" at the end.
+# The sentence says which reads won, and whether ShortSWA over depth, the read the question names, is one of them;
+# each statement holds for this regime only: small models, early in training, on one text. The rest of the chapter
+# builds the reads, checks the duality on a real stack, looks at *what* the trained reads chose, and asks whether V
+# chooses differently from Q and K. What stands behind each verdict (the tests fixed before the runs, their
+# corrections, the second text) is folded into "How sure are we?" at the end; chapter 03 shows how to read it.
 #
 # ## The duality, checked on a real stack
 #
@@ -158,13 +149,14 @@ say(f"A 6-layer ShortSWA-over-depth model (K = 2), {live_train.steps} steps: val
 # Run the trained model once and rebuild the depth stack of *states* it read over (`states_from_trace`: the
 # embedding, then each block's input plus what the block wrote). Then compute the depth read of every layer three
 # ways: (1) `depth_short_swa` on the stack, (2) `short_swa` along the *sequence* axis of the transposed tensor, and
-# (3) the paper's equation written out as a loop over one token's layers. Finally compare with what the model itself
-# fed each block, layer by layer, during its forward pass.
+# (3) the paper's equation written out as a loop over one token's layers (`equation_by_loop`; writing that loop
+# yourself is this chapter's exercise). Finally compare with what the model itself fed each block, layer by layer,
+# during its forward pass.
 
 # %%
 from einops import rearrange
 
-from vrs_edu.lab.depth_readout import states_from_trace
+from vrs_edu.lab.depth_readout import equation_by_loop, states_from_trace
 from vrs_edu.nn.depth import depth_short_swa, short_swa
 from vrs_edu.nn.layers import rms_norm
 
@@ -177,14 +169,8 @@ w = (mixer.q_proj.weight, mixer.k_proj.weight, mixer.v_proj.weight)
 z_depth = depth_short_swa(X, K, *w)                   # (1) along depth
 X_seq = rearrange(X, "l b t d -> (b t) l d")          # (2) depth as the sequence axis
 z_seq = rearrange(short_swa(X_seq, K, *w), "(b t) l e -> l b t e", b=x.size(0))
-b, t = 0, 7                                           # (3) one token, by hand
-z_loop = []
-for l in range(L + 1):
-    window = X[max(0, l - K + 1): l + 1, b, t]        # W_{t,l}: (K_l, D)
-    q = w[0] @ X[l, b, t]
-    scores = (window @ w[1].T) @ q / q.numel() ** 0.5
-    z_loop.append(torch.softmax(scores, 0) @ (window @ w[2].T))
-z_loop = torch.stack(z_loop)
+b, t = 0, 7                                           # (3) one token, layer by layer
+z_loop = equation_by_loop(X[:, b, t], K, *w)          # (L+1, E)
 
 # %%
 model_reads = trace.stack("resid")                    # what each block (and the head) actually read
@@ -263,10 +249,9 @@ say(f"Budget: at most {BUDGET_TOLERANCE:.1%} more parameters than the residual m
 # ## Trained side by side: `vrs-edu reproduce depth-mixers`
 #
 # Every variant × several seeds of the 8-layer word model takes longer than a chapter may, so one command trains
-# them and saves losses, learned depth weights and the x0-R² of every Q, K, V input. The chapter reads the run on
-# the King James Bible, `vrs-edu reproduce depth-mixers --corpus kjv` (`data/results/depth-mixers.corpus-kjv.json`);
-# the Python docs, which a run reads more than once, are the [second corpus](#glossary:second-corpus) in "How sure
-# are we?". The **x0-R²** of an input $h$ is the share of its variance that the best affine map of the token's
+# them and saves losses, learned depth weights and the x0-R² of every Q, K, V input. The chapter reads its run on
+# the King James Bible (the command names the text). The [**x0-R²**](#glossary:x0-r²) of an input $h$ is the share
+# of its variance that the best affine map of the token's
 # [x0](#glossary:x0) = RMSNorm(embedding) explains,
 # $R^2 = 1 - \lVert h - (x_0 A + b)\rVert^2 / \lVert h - \bar h\rVert^2$ with $A, b$ fitted by least squares:
 # 1 = the input is pure token identity, 0 = none of it is. The [baseline](#glossary:baseline) is the strong one of
@@ -282,78 +267,7 @@ if result is not None:
     say(f"{len(result['runs'])} variants × {n_seeds} seeds, {sched['steps']} steps: "
         f"{tokens:,} training tokens a run, {result['epochs_read']:.2f} of an epoch; the "
         f"[unigram loss](#glossary:unigram-loss) (no context) is "
-        f"{result['unigram_val_loss']:.3f} nats.",
-        table(["variant", "val loss (mean ± sd)", "Δ vs residual [95% CI]", "seeds better"],
-              [[r["variant"], f"{r['mean']:.3f} ± {r['sd']:.3f}",
-                "–" if r["variant"] == "residual" else
-                f"{r['delta']:+.3f} [{r['delta_ci'][0]:+.3f}, {r['delta_ci'][1]:+.3f}]",
-                "–" if r["variant"] == "residual" else f"{r['n_better']}/{r['n_seeds']}"]
-               for r in loss_table(result)]))
-
-# %% [markdown]
-# ### The declared tests
-#
-# The recipe declared its tests in code before the full run (`vrs_edu.lab.recipes.depth_mixers.TESTS`). For every
-# mixer: "the final validation loss is lower than the residual's, same seed" — one test per mixer, one family,
-# corrected together with Holm's method ([Holm correction](#glossary:holm-correction)), because among many tries
-# one looks good by luck alone more often than the 5 % a single test allows. Each verdict is one of the
-# [three-way verdicts](#glossary:three-way-verdicts): **reproduced** (Holm-adjusted p < 0.05, on the claimed side),
-# **contradicted** (p < 0.05, on the other side), **undecided** (printed with its [power](#glossary:power): the
-# chance it would have been decided if the true effect were the smallest effect declared with the test). Two more
-# say a test was not judged. **[Out of regime](#glossary:out-of-regime)**: a declared
-# [precondition](#glossary:precondition) failed — the loss tests need runs that read less than one epoch, the
-# router tests need the baseline's deep inputs to carry some context beyond token identity (x0-R² below 0.9).
-# **n/a**: a control is judged only when the gain it would explain is reproduced. The verdicts are recomputed here
-# from the per-seed runs, not read from a stored summary; the full table is in "How sure are we?".
-
-# %%
-if result is not None:
-    def mixers(pick):
-        return ", ".join(r.test.name.removesuffix("_loss") for r in loss_rows if pick(r)) or "none"
-
-    controls = [r for r in rows if r.test.family == "ch05_controls"]
-    say(table(["after Holm", "mixers"],
-              [["lower loss than the residual (reproduced)",
-                mixers(lambda r: r.verdict == "reproduced")],
-               ["higher loss (contradicted)", mixers(lambda r: r.verdict == "contradicted")],
-               ["undecided, interval below 0 before Holm",
-                mixers(lambda r: r.verdict == "undecided" and r.ci[1] < 0)],
-               ["undecided, interval spans 0",
-                mixers(lambda r: r.verdict == "undecided" and r.ci[0] <= 0 <= r.ci[1])]]),
-        "Against the scalar-gain control: " + "; ".join(
-            f"{r.test.name.removesuffix('_beats_scalar_gain')} {r.interval()} nats, **{r.verdict}**"
-            for r in controls)
-        + ". A reproduced control says the win needs the read over older layers, "
-        "not only a learned gain.")
-
-# %% [markdown]
-# **An early-training ranking.** Each run sees the number of tokens printed above — far fewer than the papers'
-# billions. What the table ranks is how fast each mixer helps optimisation at the start, not where it would end.
-# And the comparison is not neutral about learning rates: a mixer's small mixing weights (the static weights of
-# DenseFormer, DCA and MUDD, ELC-BERT's logits, the pseudo-queries, the gates) train in the optimiser's
-# *coefficient* group, at a higher learning rate than the matrices, while ShortSWA's projections and MUDD's dynamic
-# MLP train at the base rate behind their zero-initialised gates. How many of each mixer's parameters sit in each
-# group:
-
-# %%
-from vrs_edu.lab.presets import make_run as make_variant_run
-from vrs_edu.lab.recipes.depth_mixers import PRESET, VARIANTS
-
-if result is not None:
-    lr, coef_lr = base_cfg["train"]["lr"], base_cfg["train"]["coef_lr"]
-    verdict_of = {r.test.name.removesuffix("_loss"): r.verdict for r in loss_rows}
-    group_rows = []
-    for name, over in VARIANTS.items():
-        if name != "residual":
-            _, cfg, _ = make_variant_run(PRESET, **over)
-            depth = TinyGPT(replace(cfg, vocab_size=result["vocab_size"])).depth
-            n_coef = sum(p.numel() for p in depth.coefficients())
-            n_all = sum(p.numel() for p in depth.parameters())
-            group_rows.append([name, f"{n_coef:,d}", f"{n_all - n_coef:,d}",
-                               verdict_of.get(name, "n/a")])
-    say(f"Coefficient group: lr {coef_lr}, {coef_lr / lr:.1f}× the base lr {lr}.",
-        table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"],
-              group_rows))
+        f"{result['unigram_val_loss']:.3f} nats.")
 
 # %% [markdown]
 # ## What do the mixers learn to read?
@@ -420,24 +334,18 @@ if result is not None:
 # or V in a layer, the affine map of x0 is fitted over the tokens of the validation batches, pooled over features.
 # It is scale-free and indifferent to how a router built $h$, so it compares every router, and the plain residual,
 # on one scale. In the residual, Q, K and V read the same stream, so they share one value per layer.
+# The dotted red line is the premise the routers' tests need (explained below the figure).
 
 # %%
+from vrs_edu.viz.depth import plot_input_r2
+
 if result is not None:
     def mean_r2(variant, s):
         runs = result["runs"][variant]
         return [sum(r["x0_r2"][s][l] for r in runs) / len(runs) for l in range(n_layers)]
 
     r2 = {name: {s: mean_r2(name, s) for s in "qkv"} for name in ("residual", *routers)}
-    fig, axes = plt.subplots(1, len(routers), figsize=(11, 3.4), sharey=True)
-    for ax, name in zip(axes, routers):
-        ax.plot(range(n_layers), r2["residual"]["v"], "k--", label="residual (Q = K = V)")
-        for s, colour in zip("qkv", ("tab:blue", "tab:orange", "tab:green")):
-            ax.plot(range(n_layers), r2[name][s], marker="o", color=colour,
-                    label=f"{s.upper()} input")
-        ax.set(title=name, xlabel="layer")
-    axes[0].set_ylabel("x0-R² of the input")
-    axes[0].legend()
-    fig.tight_layout()
+    plot_input_r2(r2, ceiling=dm_recipe.DEEP_X0_CEILING)
     plt.show()
     say(f"x0-R² of each projection's input, mean of {n_seeds} seeds (layer 0 reads x0 itself: 1):",
         table(["layer", "residual", *(f"{n} Q / K / V" for n in routers)],
@@ -446,30 +354,21 @@ if result is not None:
                for l in range(n_layers)]))
 
 # %% [markdown]
-# The declared primary tests ask, per router and per seed, whether V's input carries more token identity than the
-# larger of Q's and K's, averaged over the last third of the layers ("V − max(Q, K) > 0"), Holm-corrected over the
-# routers. Each line gives the mean, its interval and the verdict — or, when a precondition failed, why it was not
-# judged:
+# **Does V's input carry more token identity than Q's and K's?** The routers' tests, fixed before the runs, ask it
+# per router and per seed, averaged over the last third of the layers ("V − max(Q, K) > 0"). What the tests need
+# first, and what they found:
 
 # %%
+from vrs_edu.lab.recipes import bank_of_values as bov_recipe
+from vrs_edu.viz.depth_prose import premise_sentence, router_sentence
+
 if result is not None:
     primary = [r for r in rows if r.test.family == "primary"]
-    say("\n".join(f"* {r.test.name.removesuffix('_v_reads_x0_more_than_qk')}: "
-                  f"V − max(Q, K) {r.interval()} "
-                  f"({vod_recipe.side(r.mean, r.ci)}), **{r.verdict}**"
-                  + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
-                  for r in primary))
+    say(premise_sentence(dm_recipe.facts(result)["context_share"], dm_recipe.DEEP_X0_CEILING,
+                         dm_recipe.X0_MARGIN, bov_recipe.DEEP_CONTEXT.threshold),
+        router_sentence(primary))
 
 # %% [markdown]
-# Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q and K; an
-# interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
-# survives the correction over the routers. A test marked *out of regime* was not judged at all: its printed
-# precondition failed (here, when the baseline's deep inputs are already almost pure token identity, there is
-# too little else in them for V to read x0 *more*); its interval is a measurement, not evidence either way.
-# When two instruments put their means on the same side of 0, they agree in direction: a lead for a new declared
-# test, not evidence for or against the claim. The claim needs decided verdicts above 0, and a decided verdict
-# below 0 from any instrument counts against it. Undecided and out-of-regime verdicts count for neither side.
-#
 # ## The claim's own instrument: a pseudo-query for each of Q, K and V
 #
 # The seed's central sentence — "in deep layers the x0 coefficient is near 0 for QK and large for V" — has, for its
@@ -488,6 +387,9 @@ if result is not None:
 # `vrs_edu.nn.depth.AttentionResidualsQKV`: no smear, value embeddings, windows, soft-cap or Muon, and block 0's
 # q/k/v reads left out). What each stream chose, on the King James Bible, mean of the seeds — one panel per stream,
 # a row per reading block, a column per source:
+# The table after the figure gives, for every block, the embedding weight of each stream and each row's
+# [read recency](#glossary:read-recency): the weights' centre of mass over the sources in order, 0 = the
+# embedding, 1 = the most recent sub-layer (the authors' summary of a row).
 
 # %%
 from vrs_edu.lab.depth_readout import sublayer_sources
@@ -524,12 +426,26 @@ if vod is not None:
                 " / ".join(f"{recency[s][l]:.2f}" for s in "qkv")] for l in range(1, vod_L)]))
 
 # %% [markdown]
-# *Read recency* is the authors' summary of a row: the weights' centre of mass over the sources, 0 = the
-# embedding, 1 = the most recent sub-layer. The claim in the post is that deep V stays near the embedding while Q
+# The claim in the post is that deep V stays near the embedding while Q
 # and K move to recent layers, and that V prefers MLP outputs; the sentence and the table above say, in this model,
-# which of those hold on average. Whether they hold beyond the seeds' noise is said after the comparison with
-# chapter 04 and the real decoder.
-#
+# which of those hold on average. Whether they hold beyond the seeds' noise:
+
+# %%
+if vod is not None:
+    streams = [r for r in vod_rows.values() if r.test.family == "streams"]
+    judged = [r for r in streams if r.counted]
+    moved, check = vod_rows["attnres_qkv_weights_moved"], vod_rows["attnres_qkv_no_worse"]
+    say(f"The {len(streams)} stream claims were declared before the run; "
+        + (f"{len(judged)} of them were judged "
+           f"({', '.join(f'{r.test.name}: {r.verdict}' for r in judged)})."
+           if judged else f"none was judged: they are **{streams[0].verdict}** "
+           f"({streams[0].reason}), so their "
+           "means above measure this model and are evidence neither for nor against the post.")
+        + f" The instrument's checks: its reads moved from uniform by {moved.mean:.3f} "
+        f"({moved.verdict}); its loss minus the baseline's is {check.interval()} nats "
+        f"({check.verdict}; \"no worse\" needs it decided below +{vod_recipe.NO_WORSE:.2f} nats).")
+
+# %% [markdown]
 # ### Depth-Attention: the query reads V over depth, inside attention
 #
 # Depth-Attention ([Zeng et al., arXiv 2606.05014](#cite:zeng2026depthattention)) needs no new parameters. Before
@@ -563,38 +479,6 @@ if vod is not None:
         f"with a cache of {reads['kv']['depth_attention']:.0f} bytes per token, the baseline's "
         f"{reads['kv']['residual']:.0f}. Declared before the run: lower than the baseline's, "
         f"**{d_res.verdict}**; lower than Attention Residuals', **{d_ar.verdict}**.")
-
-# %% [markdown]
-# ### Where this agrees with chapter 04 and with a real decoder
-#
-# Three instruments ask whether deep V reads token identity more than Q and K: this chapter's per-stream weights
-# on the embedding, chapter 04's learned x0 coefficients, and chapter 08's measurements of a pretrained decoder,
-# SmolLM2-135M (the x0-R² of its q, k and v — there one input feeds all three — and its declared tests of replacing
-# the last third's V, Q or K by a per-token table: if V were mostly token identity, its table would cost least).
-# They measure different things, so the lines compare only the side of 0 of each mean, and which verdicts are
-# decided; agreement in direction is a lead, not evidence. A chapter whose results are not made yet says so.
-
-# %%
-if vod is not None:
-    bov = saved("bank-of-values", verdict_corpus())
-    try:
-        real = load_results("real-decoder")
-    except (FileNotFoundError, ValueError):
-        real = None
-    say("\n".join(f"* {line}"
-                  for line in vod_recipe.agreement_lines(list(vod_rows.values()), bov, real)))
-    streams = [r for r in vod_rows.values() if r.test.family == "streams"]
-    judged = [r for r in streams if r.counted]
-    moved, check = vod_rows["attnres_qkv_weights_moved"], vod_rows["attnres_qkv_no_worse"]
-    say(f"The {len(streams)} stream claims were declared before the run; "
-        + (f"{len(judged)} of them were judged "
-           f"({', '.join(f'{r.test.name}: {r.verdict}' for r in judged)})."
-           if judged else f"none was judged: they are **{streams[0].verdict}** "
-           f"({streams[0].reason}), so their "
-           "means above measure this model and are evidence neither for nor against the post.")
-        + f" The instrument's checks: its reads moved from uniform by {moved.mean:.3f} "
-        f"({moved.verdict}); its loss minus the baseline's is {check.interval()} nats "
-        f"({check.verdict}; \"no worse\" needs it decided below +{vod_recipe.NO_WORSE:.2f} nats).")
 
 # %% [markdown]
 # ## What a depth window costs
@@ -687,9 +571,10 @@ say(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 1}
 #
 # <details><summary>Hint 2</summary>
 #
-# An `nn.Linear` weight of shape `(E, D)` maps a vector `x` of size `D` to `w @ x`, and a stack of rows `W` of shape
-# `(n, D)` to `W @ w.T`. The query comes from row $l$ alone; the scores are divided by $\sqrt{E}$ before the
-# softmax over the window's rows.
+# Each layer needs one query and a window of keys and values. Which row of `h` does the query come from, and which
+# rows do the keys and values come from? `nn.Linear` stores its weight as (out, in): decide on which side of the
+# weight a single vector goes, and on which side a stack of rows goes. The chapter's equation says what divides
+# the scores before the softmax, and over which axis the softmax runs.
 #
 # </details>
 
@@ -779,34 +664,147 @@ check_depth_swa_one_token(depth_swa_one_token)
 # ## The answer
 
 # %%
+from vrs_edu.lab.corpora import NAMED
+from vrs_edu.viz.depth_prose import answer_paragraph
+
 if result is not None and vod is not None:
-    won = sorted((r for r in loss_rows if r.verdict == "reproduced"), key=lambda r: r.mean)
-    best = won[0] if won else min(loss_rows, key=lambda r: r.mean)
-    name = best.test.name.removesuffix("_loss")
-    ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
-    check, router = vod_rows["attnres_qkv_no_worse"], primary[0]
-    streams = [r.verdict for r in vod_rows.values() if r.test.family == "streams"]
-    stream_v = " / ".join(sorted(set(streams)))
-    say(f"{'Yes' if won or d_res.verdict == 'reproduced' else 'Not shown'}, in this regime — an "
-        f"{n_layers}-layer word model of width {base_cfg['model']['d_model']}, "
-        f"{sched['steps']}–{vod['schedule']['steps']} steps ({result['epochs_read']:.2f}–"
-        f"{vod['epochs_read']:.2f} of an epoch of the King James Bible), {n_seeds} paired seeds: "
-        f"{len(won)} of {len(loss_rows)} mixers read over depth to a lower loss than the residual "
-        f"sum, decided after Holm, most {name} (**{best.mean:+.3f}** nats, {best.verdict})"
-        + (f"; against the scalar-gain control {ctrl.mean:+.3f} ({ctrl.verdict})" if ctrl else "")
-        + (": the win needs the read over older layers, not only a gain"
-           if ctrl and ctrl.verdict == "reproduced" else "")
-        + f". Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
-        f"changes it by **{d_res.mean:+.3f}** nats ({d_res.verdict}); against Attention Residuals "
-        f"by {d_ar.mean:+.3f} ({d_ar.verdict}). Whether deep V *chooses* the embedding while Q and "
-        f"K read recent layers is not answered here: the claim's own instrument puts its stream "
-        f"tests {stream_v} (its loss is **{check.mean:+.3f}** nats from the baseline's, "
-        f"{check.verdict} against \"no worse by {vod_recipe.NO_WORSE}\"), and the routers' are "
-        f"{router.verdict}" + (f" ({router.reason})" if router.reason else "")
-        + ". Chapter 06 prices V reuse; chapter 08 asks a real decoder.")
+    c = result["corpus"]
+    text = NAMED[c][1].split(",")[0] if c in NAMED else c       # "King James Version of the Bible"
+    regime = (f"an {n_layers}-layer word model of width {base_cfg['model']['d_model']}, "
+              f"{sched['steps']}–{vod['schedule']['steps']} steps ({result['epochs_read']:.2f}–"
+              f"{vod['epochs_read']:.2f} of an epoch of the {text}), {n_seeds} paired seeds")
+    say(answer_paragraph(
+        loss_rows, [r for r in rows if r.test.family == "ch05_controls"],
+        [vod_rows["depth_attention_loss"], vod_rows["depth_attention_beats_attnres"]],
+        vod_rows["attnres_qkv_no_worse"], [r for r in rows if r.test.family == "primary"],
+        [r.verdict for r in vod_rows.values() if r.test.family == "streams"], regime),
+        "Chapter 06 prices V reuse; chapter 08 asks a real decoder.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
+
+# %% [markdown]
+# **The loss of every variant.** The final validation loss, mean ± standard deviation over the seeds, and each
+# variant's paired difference with the residual (same seed), with its 95 % interval and the number of seeds on which
+# the variant is better. The chapter reads the run on its verdict corpus (`data/results/depth-mixers.corpus-kjv.json`
+# for the King James Bible); the Python docs, which a run reads more than once, are the
+# [second corpus](#glossary:second-corpus) further down.
+
+# %%
+if result is not None:
+    say(table(["variant", "val loss (mean ± sd)", "Δ vs residual [95% CI]", "seeds better"],
+              [[r["variant"], f"{r['mean']:.3f} ± {r['sd']:.3f}",
+                "–" if r["variant"] == "residual" else
+                f"{r['delta']:+.3f} [{r['delta_ci'][0]:+.3f}, {r['delta_ci'][1]:+.3f}]",
+                "–" if r["variant"] == "residual" else f"{r['n_better']}/{r['n_seeds']}"]
+               for r in loss_table(result)]))
+
+# %% [markdown]
+# ### The declared tests
+#
+# The recipe declared its tests in code before the full run (`vrs_edu.lab.recipes.depth_mixers.TESTS`). For every
+# mixer: "the final validation loss is lower than the residual's, same seed" — one test per mixer, one family,
+# corrected together with Holm's method ([Holm correction](#glossary:holm-correction)), because among many tries
+# one looks good by luck alone more often than the 5 % a single test allows. Each verdict is one of the
+# [three-way verdicts](#glossary:three-way-verdicts): **reproduced** (Holm-adjusted p < 0.05, on the claimed side),
+# **contradicted** (p < 0.05, on the other side), **undecided** (printed with its [power](#glossary:power): the
+# chance it would have been decided if the true effect were the smallest effect declared with the test). Two more
+# say a test was not judged. **[Out of regime](#glossary:out-of-regime)**: a declared
+# [precondition](#glossary:precondition) failed — the loss tests need runs that read less than one epoch, the
+# router tests need the baseline's deep inputs to carry some context beyond token identity (x0-R² below 0.9).
+# **n/a**: a control is judged only when the gain it would explain is reproduced. The verdicts are recomputed here
+# from the per-seed runs, not read from a stored summary; the full table follows.
+
+# %%
+if result is not None:
+    def mixers(pick):
+        return ", ".join(r.test.name.removesuffix("_loss") for r in loss_rows if pick(r)) or "none"
+
+    controls = [r for r in rows if r.test.family == "ch05_controls"]
+    say(table(["after Holm", "mixers"],
+              [["lower loss than the residual (reproduced)",
+                mixers(lambda r: r.verdict == "reproduced")],
+               ["higher loss (contradicted)", mixers(lambda r: r.verdict == "contradicted")],
+               ["undecided, interval below 0 before Holm",
+                mixers(lambda r: r.verdict == "undecided" and r.ci[1] < 0)],
+               ["undecided, interval spans 0",
+                mixers(lambda r: r.verdict == "undecided" and r.ci[0] <= 0 <= r.ci[1])]]),
+        "Against the scalar-gain control: " + "; ".join(
+            f"{r.test.name.removesuffix('_beats_scalar_gain')} {r.interval()} nats, **{r.verdict}**"
+            for r in controls)
+        + ". A reproduced control says the win needs the read over older layers, "
+        "not only a learned gain.")
+
+# %% [markdown]
+# **An early-training ranking.** Each run sees the number of tokens printed above — far fewer than the papers'
+# billions. What the table ranks is how fast each mixer helps optimisation at the start, not where it would end.
+# And the comparison is not neutral about learning rates: a mixer's small mixing weights (the static weights of
+# DenseFormer, DCA and MUDD, ELC-BERT's logits, the pseudo-queries, the gates) train in the optimiser's
+# *coefficient* group, at a higher learning rate than the matrices, while ShortSWA's projections and MUDD's dynamic
+# MLP train at the base rate behind their zero-initialised gates. How many of each mixer's parameters sit in each
+# group:
+
+# %%
+from vrs_edu.lab.presets import make_run as make_variant_run
+from vrs_edu.lab.recipes.depth_mixers import PRESET, VARIANTS
+
+if result is not None:
+    lr, coef_lr = base_cfg["train"]["lr"], base_cfg["train"]["coef_lr"]
+    verdict_of = {r.test.name.removesuffix("_loss"): r.verdict for r in loss_rows}
+    group_rows = []
+    for name, over in VARIANTS.items():
+        if name != "residual":
+            _, cfg, _ = make_variant_run(PRESET, **over)
+            depth = TinyGPT(replace(cfg, vocab_size=result["vocab_size"])).depth
+            n_coef = sum(p.numel() for p in depth.coefficients())
+            n_all = sum(p.numel() for p in depth.parameters())
+            group_rows.append([name, f"{n_coef:,d}", f"{n_all - n_coef:,d}",
+                               verdict_of.get(name, "n/a")])
+    say(f"Coefficient group: lr {coef_lr}, {coef_lr / lr:.1f}× the base lr {lr}.",
+        table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"],
+              group_rows))
+
+# %% [markdown]
+# **The routers' tests, one line each.** The declared primary tests ask, per router and per seed, whether V's input carries more token identity than the
+# larger of Q's and K's, averaged over the last third of the layers ("V − max(Q, K) > 0"), Holm-corrected over the
+# routers. Each line gives the mean, its interval and the verdict — or, when a precondition failed, why it was not
+# judged:
+
+# %%
+if result is not None:
+    primary = [r for r in rows if r.test.family == "primary"]
+    say("\n".join(f"* {r.test.name.removesuffix('_v_reads_x0_more_than_qk')}: "
+                  f"V − max(Q, K) {r.interval()} "
+                  f"({vod_recipe.side(r.mean, r.ci)}), **{r.verdict}**"
+                  + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
+                  for r in primary))
+
+# %% [markdown]
+# Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q and K; an
+# interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
+# survives the correction over the routers. A test marked *out of regime* was not judged at all: its printed
+# precondition failed (here, when the baseline's deep inputs are already almost pure token identity, there is
+# too little else in them for V to read x0 *more*); its interval is a measurement, not evidence either way.
+# When two instruments put their means on the same side of 0, they agree in direction: a lead for a new declared
+# test, not evidence for or against the claim. The claim needs decided verdicts above 0, and a decided verdict
+# below 0 from any instrument counts against it. Undecided and out-of-regime verdicts count for neither side.
+
+# %% [markdown]
+# ### Where this agrees with chapter 04 and with a real decoder
+#
+# Three instruments ask whether deep V reads token identity more than Q and K: this chapter's per-stream weights
+# on the embedding, chapter 04's learned x0 coefficients, and chapter 08's measurements of a pretrained decoder,
+# SmolLM2-135M (the x0-R² of its q, k and v — there one input feeds all three — and its declared tests of replacing
+# the last third's V, Q or K by a per-token table: if V were mostly token identity, its table would cost least).
+# They measure different things, so the lines compare only the side of 0 of each mean, and which verdicts are
+# decided; agreement in direction is a lead, not evidence. A chapter whose results are not made yet says so.
+
+# %%
+if vod is not None:
+    bov = load_results_or_none("bank-of-values", corpus=corpus, say=say)
+    real = load_results_or_none("real-decoder", say=say)
+    say("\n".join(f"* {line}"
+                  for line in vod_recipe.agreement_lines(list(vod_rows.values()), bov, real)))
 
 # %% [markdown]
 # **The depth-mixers run.** Its provenance and every declared test: the primary family (the routers), the loss
@@ -814,6 +812,8 @@ if result is not None and vod is not None:
 # of each undecided test at its declared effect, and the reason a test was not judged.
 
 # %%
+from vrs_edu.lab.experiments import provenance
+
 if result is not None:
     cpu_min = sum(r["train_cpu_s"] for runs in result["runs"].values() for r in runs) / 60
     print(provenance(result))
@@ -840,7 +840,7 @@ try:
     on = load_by_corpus("depth-mixers")
 except FileNotFoundError as e:
     on = {}
-    print(f"no saved results yet: {e}")
+    say(f"depth-mixers by corpus: not made yet ({e})")
 if on:
     facts_table, report = corpus_report(on, dm_recipe.verdicts, "residual", part=None)
     display(Markdown(facts_table))
@@ -871,7 +871,7 @@ if vod is not None:
 # with more seeds, or longer, is what would bring the stream claims into regime. The models are small and the runs
 # short; a verdict here holds for these models on this corpus.
 #
-# ## What we measured
+# ### What we measured
 #
 # * On a real trained stack, ShortSWA over depth equals the paper's equation written as a loop, to float
 #   precision, and the model's incremental depth reads equal the batch computation; its agreement with `short_swa`

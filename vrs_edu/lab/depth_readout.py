@@ -98,3 +98,26 @@ def states_from_trace(tensors: dict[str, Tensor], n_layers: int) -> Float[Tensor
         states.append(tensors[f"blocks.{j}.resid_pre"] + tensors[f"blocks.{j}.attn.out"]
                       + tensors[f"blocks.{j}.mlp.out"])
     return torch.stack(states)
+
+
+def equation_by_loop(h: Float[Tensor, "L1 D"], window: int, w_q: Tensor, w_k: Tensor,
+                     w_v: Tensor) -> Float[Tensor, "L1 E"]:
+    """The duality's equation (Zhang, arXiv 2603.16039, sec. 2.2) written out for one token, one layer at a time:
+    ``z^(l) = softmax(q Kmatᵀ / sqrt(E)) Vmat`` with ``q = W_Q h^(l)`` over the causal window of the last
+    ``window`` states ``h^(max(0, l-K+1)) .. h^(l)``. ``h``: one token's states (L+1, D); the weights are
+    ``nn.Linear`` weights (E, D). An implementation independent of :func:`vrs_edu.nn.depth.short_swa` (a Python
+    loop, no batching, no mask), so that chapter 05's duality check compares two different computations; kept in
+    the package because it is the chapter's exercise, which the check must not print.
+
+    Raises ValueError unless ``h`` is 2-D and ``window`` >= 1."""
+    if h.dim() != 2:
+        raise ValueError(f"h: expected one token's states of shape (L+1, D), got shape {tuple(h.shape)}")
+    if window < 1:
+        raise ValueError(f"window: expected K >= 1, got {window}")
+    out = []
+    for l in range(h.size(0)):
+        states = h[max(0, l - window + 1): l + 1]
+        q = w_q @ h[l]
+        scores = (states @ w_k.T) @ q / q.numel() ** 0.5
+        out.append(torch.softmax(scores, 0) @ (states @ w_v.T))
+    return torch.stack(out)

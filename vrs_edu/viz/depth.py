@@ -189,3 +189,35 @@ def window_widget(n_layers: int, learned: dict[int, torch.Tensor] | None = None,
     # changes visibly at every step.
     return W.interactive(show, window=W.IntSlider(value=window, min=1, max=n_layers + 1, step=1,
                                                   description="window K", style=label_style()))
+
+
+def plot_input_r2(r2: dict[str, dict[str, list[float]]], ceiling: float | None = None,
+                  baseline: str = "residual"):
+    """The routers' common basis: x0-R² of each projection's input against the layer, one panel per router, the
+    ``baseline``'s single stream (Q = K = V) dashed in every panel. ``r2``: variant -> stream ("q", "k", "v") ->
+    one value per layer. ``ceiling``: a dotted horizontal line at the declared premise threshold, inside the axes
+    (the y-axis is widened to hold it). Raises ValueError when ``baseline`` or a router's stream is missing."""
+    if baseline not in r2:
+        raise ValueError(f"r2: expected the baseline {baseline!r} among {sorted(r2)}")
+    routers = [n for n in r2 if n != baseline]
+    for n in routers:
+        if set("qkv") - set(r2[n]):
+            raise ValueError(f"r2[{n!r}]: expected streams q, k, v, got {sorted(r2[n])}")
+    fig, axes = plt.subplots(1, len(routers), figsize=(3.6 * len(routers) + 0.6, 4.0), sharey=True,
+                             squeeze=False)
+    layers = range(len(r2[baseline]["v"]))
+    for ax, name in zip(axes[0], routers):
+        ax.plot(layers, r2[baseline]["v"], "k--", label=f"{baseline} (Q = K = V)")
+        for s, colour in zip("qkv", ("tab:blue", "tab:orange", "tab:green")):
+            ax.plot(layers, r2[name][s], marker="o", color=colour, label=f"{s.upper()} input")
+        if ceiling is not None:
+            ax.axhline(ceiling, color="tab:red", ls=":", lw=1.5, label=f"premise ceiling {ceiling:g}")
+        ax.set(title=name, xlabel="layer")
+    values = [v for d in r2.values() for s in d.values() for v in s] + ([ceiling] if ceiling is not None else [])
+    lo = min(values)
+    axes[0][0].set_ylim(lo - 0.05 * (1.0 - lo) - 0.01, 1.02)
+    axes[0][0].set_ylabel("x0-R² of the input")
+    handles, labels = axes[0][0].get_legend_handles_labels()   # below the panels: no line hides behind it
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, 0.0))
+    fig.tight_layout(rect=(0, 0.1, 1, 1))
+    return fig

@@ -62,7 +62,8 @@ def check_depth_swa_one_token(fn, *, seed: int = 0, **kw) -> bool:
     for i, (S, D, E, K) in enumerate(sizes):
         h, wq, wk, wv = random_inputs(1000 * seed + i, (S, D), (E, D), (E, D), (E, D))
         cases.append((2.0 * h, K, wq, wk, wv))                                   # sharp enough that mistakes show
-    kw.setdefault("stub_hint", "loop over l: the window is h[max(0, l - K + 1): l + 1]; q = w_q @ h[l], keys and "
-                  "values are the window @ w_k.T and @ w_v.T; z = softmax(keys @ q / sqrt(E)) @ values")
+    # The stub's hint points (which rows, which scale), without the code: the chapter's hints say the rest.
+    kw.setdefault("stub_hint", "one layer at a time: which rows of h may layer l read (itself and how many "
+                  "below)? The query comes from row l alone; the chapter's equation says how the scores are scaled")
     return check_function("ShortSWA over depth, one token", fn, _ref_depth_swa_one_token, cases, SWA_MISTAKES,
                           **kw)

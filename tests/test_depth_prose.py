@@ -1,0 +1,113 @@
+"""Chapter 05's computed sentences choose their words from the numbers they state (known inputs, the words
+expected by hand), its duality loop equals ShortSWA, and its x0-R² figure draws the premise line inside its axes."""
+from types import SimpleNamespace
+
+import matplotlib
+import pytest
+import torch
+
+from vrs_edu.lab.depth_readout import equation_by_loop
+from vrs_edu.lab.results import interval
+from vrs_edu.nn.depth import short_swa
+from vrs_edu.viz import depth_prose as dp
+
+matplotlib.use("Agg")
+
+
+def row(name, mean, ci, verdict, family="ch05", reason=None):
+    """A verdict row as the recipes' ``verdicts`` return it (only what the sentences read)."""
+    return SimpleNamespace(test=SimpleNamespace(name=name, family=family), mean=mean, ci=ci, verdict=verdict,
+                           reason=reason, interval=lambda: interval(mean, ci))
+
+
+# The stored kjv run's shape: mudd and others win, every ShortSWA window is undecided above 0.
+LOSS = [row("denseformer_loss", -0.089, (-0.132, -0.047), "reproduced"),
+        row("mudd_loss", -0.098, (-0.146, -0.050), "reproduced"),
+        row("shortswa-k2_loss", 0.010, (-0.010, 0.030), "undecided"),
+        row("shortswa-full_loss", 0.007, (-0.001, 0.016), "undecided")]
+CONTROLS = [row("mudd_beats_scalar_gain", -0.073, (-0.123, -0.023), "reproduced", "ch05_controls")]
+DEPTH_ATTENTION = [row("depth_attention_loss", -0.023, (-0.040, -0.006), "reproduced"),
+                   row("depth_attention_beats_attnres", 0.008, (-0.010, 0.026), "undecided")]
+CHECK = row("attnres_qkv_no_worse", -0.007, (-0.048, 0.034), "undecided")
+ROUTERS = [row("dca_v_reads_x0_more_than_qk", -0.010, (-0.015, -0.005), "out of regime", "primary"),
+           row("mudd_v_reads_x0_more_than_qk", -0.063, (-0.107, -0.019), "out of regime", "primary")]
+
+
+def test_the_answer_says_partly_when_shortswa_over_depth_does_not_win():
+    assert dp.answer_opening(LOSS) == "Partly"
+    text = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, ROUTERS, ["out of regime"], "a toy")
+    assert text.startswith("**Partly**, in this regime — a toy.")
+    assert "Yes" not in text
+    assert "the most, mudd, lowers the loss by 0.098 nats (-0.098 [-0.146, -0.050], reproduced)" in text
+    assert "shortswa-k2 +0.010 [-0.010, +0.030] (undecided)" in text
+    assert "the win needs the read over older layers" in text
+    assert "Depth-Attention, whose query reads V over depth at the baseline's KV cache, lowers the loss by " \
+           "0.023 nats" in text
+
+
+def test_the_answer_says_yes_only_when_a_shortswa_window_wins_and_not_shown_when_nothing_does():
+    won = LOSS[:2] + [row("shortswa-k2_loss", -0.02, (-0.03, -0.01), "reproduced")]
+    assert dp.answer_opening(won) == "Yes"
+    nothing = [row("shortswa-k2_loss", 0.01, (-0.01, 0.03), "undecided")]
+    assert dp.answer_opening(nothing) == "Not shown"
+    text = dp.answer_paragraph(nothing, [], DEPTH_ATTENTION, CHECK, ROUTERS, ["out of regime"], "a toy")
+    assert "None of the 1 mixers lowers the loss" in text
+
+
+def test_a_loss_change_words_its_direction_from_the_sign():
+    assert dp.loss_change(-0.023, (-0.04, -0.006), "reproduced").startswith("lowers the loss by 0.023 nats")
+    assert dp.loss_change(0.012, (-0.004, 0.028), "undecided").startswith("raises the loss by 0.012 nats")
+    assert "by -" not in dp.loss_change(-0.5, (-0.6, -0.4), "reproduced")
+
+
+def test_the_effect_sentence_names_shortswa_over_depth_as_not_among_the_winners():
+    effects = [{"name": r.test.name.removesuffix("_loss"), "mean": r.mean, "ci": r.ci, "verdict": r.verdict}
+               for r in LOSS] + [{"name": "attnres_qkv", "mean": -0.007, "ci": (-0.048, 0.034),
+                                  "verdict": "check: undecided"}]
+    text = dp.effect_sentence(effects)
+    assert text.startswith("2 of the 4 reads tested lower the loss below the residual sum's, decided; the most, "
+                           "mudd, lowers the loss by 0.098 nats")
+    assert "ShortSWA over depth, the read this chapter's question names, is not among them" in text
+    assert text.endswith("None raises it, decided.")
+    with pytest.raises(ValueError, match="effects"):
+        dp.effect_sentence(effects[-1:])
+
+
+def test_the_premise_sentence_follows_its_number():
+    fails = dp.premise_sentence(0.935, 0.9, 0.05, 0.5)
+    assert "0.935 token identity, 6.5% context: the premise **fails**" in fails
+    assert "an x0-R² below 0.9 (at least 10% of their variance" in fails and "below 0.5" in fails
+    assert "**holds**" in dp.premise_sentence(0.8, 0.9, 0.05, 0.5)
+
+
+def test_the_router_sentence_counts_the_routers_above_zero_and_says_none_was_judged():
+    text = dp.router_sentence(ROUTERS)
+    assert text.startswith("V's input carries more token identity than the larger of Q's and K's in 0 of the 2")
+    assert "dca -0.010 [-0.015, -0.005]" in text and "None is judged" in text
+    judged = [row("dca_v_reads_x0_more_than_qk", 0.02, (0.01, 0.03), "reproduced", "primary")]
+    assert dp.router_sentence(judged).endswith("Verdicts after Holm: dca reproduced.")
+
+
+def test_the_equation_loop_equals_shortswa_over_depth_for_one_token():
+    torch.manual_seed(0)
+    h, w = torch.randn(6, 8), [torch.randn(4, 8) for _ in range(3)]
+    for K in (1, 2, 6):
+        assert torch.allclose(equation_by_loop(h, K, *w), short_swa(h[None], K, *w)[0], atol=1e-5)
+    # layer 0 reads only itself: the softmax over one score is 1, so z^(0) is its own value
+    assert torch.allclose(equation_by_loop(h, 2, *w)[0], w[2] @ h[0], atol=1e-6)
+    with pytest.raises(ValueError, match="h: expected"):
+        equation_by_loop(h[None], 2, *w)
+
+
+def test_the_x0_r2_figure_draws_the_premise_line_inside_its_axes():
+    from vrs_edu.viz.depth import plot_input_r2
+
+    r2 = {"residual": {s: [1.0, 0.95, 0.93] for s in "qkv"},
+          "dca": {"q": [1.0, 0.96, 0.94], "k": [1.0, 0.95, 0.92], "v": [1.0, 0.94, 0.91]}}
+    fig = plot_input_r2(r2, ceiling=0.9)
+    ax = fig.axes[0]
+    lo, hi = ax.get_ylim()
+    assert lo < 0.9 < hi
+    assert any(list(line.get_ydata()) == [0.9, 0.9] for line in ax.get_lines())
+    with pytest.raises(ValueError, match="baseline"):
+        plot_input_r2({"dca": r2["dca"]})
