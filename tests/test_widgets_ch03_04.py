@@ -70,10 +70,41 @@ def test_lambda_widget_has_two_sliders_and_updates(batches):
     w = vvr.lambda_widget(vr, batches)
     sliders = {c.description: c for c in w.children if hasattr(c, "min")}
     assert set(sliders) == {"λ1 (V_1)", "λ2 (V_n)"}
-    assert all(s.value == 0.5 and s.min == 0.0 and s.max == 1.5 for s in sliders.values())
-    sliders["λ1 (V_1)"].value = 0.0
-    sliders["λ2 (V_n)"].value = 1.0
-    assert w.result["loss"] == pytest.approx(value_residual_readout.lambda_readout(vr, batches, 0.0, 1.0)["loss"])
+    # the widget opens away from the trained 0.5/0.5 (V_1 removed), where its figure is not a flat line
+    assert (sliders["λ1 (V_1)"].value, sliders["λ2 (V_n)"].value) == vvr.DEFAULT_LAMBDAS == (0.0, 1.0)
+    assert all(s.min == 0.0 and s.max == 1.5 for s in sliders.values())
+    sliders["λ1 (V_1)"].value = 0.5
+    sliders["λ2 (V_n)"].value = 0.75
+    assert w.result["loss"] == pytest.approx(value_residual_readout.lambda_readout(vr, batches, 0.5, 0.75)["loss"])
+
+
+def test_lambda_figure_default_is_not_flat_and_a_slider_step_moves_the_line(batches):
+    vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
+    ys = lambda fig: list(fig.axes[0].get_lines()[1].get_ydata())
+    default = ys(vvr.lambda_figure(vr, batches, *vvr.DEFAULT_LAMBDAS)[0])
+    assert max(abs(y) for y in default) > 1e-4, "the default figure is a flat line at 0"
+    stepped = ys(vvr.lambda_figure(vr, batches, vvr.DEFAULT_LAMBDAS[0] + 0.25, vvr.DEFAULT_LAMBDAS[1])[0])
+    assert max(abs(a - b) for a, b in zip(default, stepped)) > 1e-4
+
+
+def test_recall_panel_keeps_its_no_lookup_line_inside_the_axes():
+    runs = [{"history": {"eval_steps": [0, 10, 20, 30], "val_loss": [2.0, 1.0, 0.2, 0.01]}}]
+    part = {"runs": {"baseline": runs, "resformer": runs}, "no_lookup_reference": {"loss": 1.9}}
+    fig = vvr.plot_loss_curves({"recall": part})
+    lo, hi = fig.axes[0].get_ylim()
+    assert lo < 1.9 < hi
+
+
+def test_plot_loss_gains_draws_one_row_per_variant_and_the_papers_line():
+    rows = [{"name": "resformer", "mean": -0.007, "ci": (-0.017, 0.003)},
+            {"name": "svformer", "mean": -0.014, "ci": (-0.026, -0.003)}]
+    fig = vvr.plot_loss_gains(rows, paper=-0.027)
+    ax = fig.axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["resformer", "svformer"]
+    lo, hi = ax.get_xlim()
+    assert lo < -0.027 and hi > 0.003
+    with pytest.raises(ValueError, match="rows"):
+        vvr.plot_loss_gains([])
 
 
 def test_lambda_figure_draws_both_settings_with_their_losses(batches):

@@ -31,7 +31,7 @@ def _title(name: str, part: dict) -> str:
 # The widget: λ1 / λ2 of a trained value-residual model changed at inference (the numbers: lab).
 
 
-def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: float = 0.5,
+def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.0, lambda_2: float = 1.0,
                   trained: dict | None = None):
     """The widget's figure. Left: per-layer attention entropy at the chosen λ1, λ2 minus the trained setting's
     (the trained line is 0; the changes are small, a few hundredths of a nat, so absolute curves would sit on top
@@ -48,7 +48,7 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: floa
             label=f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})")
     ax.set_xlabel("layer")
     ax.set_ylabel("Δ attention entropy (nats)")
-    ax.set_title("token-importance entropy per layer, change from the trained setting")
+    ax.set_title("entropy per layer − the trained setting's")
     ax.legend()
     ax2.plot([0, 1.5], [1.5, 0], color="0.8", ls=":", lw=1, label="λ1 + λ2 = 1.5")
     ax2.scatter([t1], [t2], s=90, color="0.5", zorder=3, label=f"trained: {trained['loss']:.3f}")
@@ -57,22 +57,31 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.5, lambda_2: floa
     ax2.set_ylim(-0.05, 1.55)
     ax2.set_xlabel("λ1 (weight on V_1)")
     ax2.set_ylabel("λ2 (weight on V_n)")
-    ax2.set_title(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}")
+    ax2.set_title(f"loss {now['loss']:.3f} nats ({now['loss'] - trained['loss']:+.3f} vs trained)")
     ax2.legend(title="loss (nats)")
     fig.tight_layout()
     return fig, now, trained
 
 
-def lambda_widget(model: TinyGPT, batches):
-    """λ1 / λ2 sliders over a trained value-residual model: loss and per-layer entropy update on every move."""
+# The widget opens at λ1 = 0, λ2 = 1 (V_1 removed, the layer's own values at full weight): at the trained setting
+# the left panel is a change from itself, a flat line at 0, and would show the learner nothing.
+DEFAULT_LAMBDAS = (0.0, 1.0)
+
+
+def lambda_widget(model: TinyGPT, batches, lambda_1: float = DEFAULT_LAMBDAS[0],
+                  lambda_2: float = DEFAULT_LAMBDAS[1]):
+    """λ1 / λ2 sliders over a trained value-residual model: loss and per-layer entropy update on every move. The
+    sliders open at ``(lambda_1, lambda_2)`` (default :data:`DEFAULT_LAMBDAS`, V_1 removed)."""
+    from .prose import say
+
     batches = list(batches)
     trained = lambda_readout(model, batches, *trained_lambdas(model))
 
-    def show(lambda_1=0.5, lambda_2=0.5):
+    def show(lambda_1=lambda_1, lambda_2=lambda_2):
         fig, now, _ = lambda_figure(model, batches, lambda_1, lambda_2, trained)
         plt.show()
-        print(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}; entropy per layer: "
-              + " ".join(f"{e:.2f}" for e in now["entropy"]))
+        say(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}; entropy per layer: "
+            + " ".join(f"{e:.2f}" for e in now["entropy"]))
         return now
 
     # Step 0.25 from the measured sensitivity of chapter 03's checkpoint (2 validation batches): one step of 0.05
@@ -80,8 +89,8 @@ def lambda_widget(model: TinyGPT, batches):
     # step of 0.25 moves it by 0.006–0.033 nats (re-measured on the strong-baseline checkpoint of 2026-11-30:
     # λ1 0.75: +0.033, λ1 0.25: +0.033, λ2 0.75: +0.006, λ2 0.25: +0.033; λ1 0.45: +0.0003).
     slider = dict(min=0.0, max=1.5, step=0.25, readout_format=".2f", continuous_update=False, style=label_style())
-    return W.interactive(show, lambda_1=W.FloatSlider(value=0.5, description="λ1 (V_1)", **slider),
-                         lambda_2=W.FloatSlider(value=0.5, description="λ2 (V_n)", **slider))
+    return W.interactive(show, lambda_1=W.FloatSlider(value=lambda_1, description="λ1 (V_1)", **slider),
+                         lambda_2=W.FloatSlider(value=lambda_2, description="λ2 (V_n)", **slider))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -94,6 +103,29 @@ def _variants(part: dict, variants):
 
 def _parts(result: dict, parts) -> tuple[str, ...]:
     return tuple(parts) if parts is not None else tuple(p for p in ("corpus", "recall") if p in result)
+
+
+def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = ""):
+    """Chapter 03's first figure: each variant's final validation loss − the baseline's (nats, paired by seed), its
+    mean and 95 % interval, one row per variant in its colour; below 0 = a lower loss. ``rows``: dicts with
+    ``name``, ``mean``, ``ci`` ((low, high)). ``paper``: a published gain (nats) drawn as a dotted line, kept inside
+    the axes. Raises ValueError on an empty list."""
+    if not rows:
+        raise ValueError("rows: expected at least one {'name', 'mean', 'ci'} row, got none")
+    fig, ax = plt.subplots(figsize=(8.0, 0.5 * len(rows) + 1.8))
+    for y, r in enumerate(rows):
+        lo, hi = r["ci"]
+        ax.errorbar(r["mean"], y, xerr=[[r["mean"] - lo], [hi - r["mean"]]], fmt="o", ms=7, capsize=4,
+                    color=COLORS.get(r["name"], "C7"))
+    ax.axvline(0.0, color="black", lw=1, label="the baseline (0)")
+    if paper is not None:
+        ax.axvline(paper, color="C3", lw=1.2, ls=":", label=f"ResFormer paper, 82 M: {paper:+.3f}")
+    ax.set_yticks(range(len(rows)), [r["name"] for r in rows])
+    ax.set_ylim(len(rows) - 0.5, -1.4)          # the first row on top, a free band above it for the legend
+    ax.set(xlabel="final validation loss − the baseline's (nats; < 0: better)", title=title)
+    ax.legend(loc="upper center", ncol=2, fontsize="small")
+    fig.tight_layout()
+    return fig
 
 
 def plot_loss_curves(result: dict, variants=None, parts=None):
@@ -121,7 +153,10 @@ def plot_loss_curves(result: dict, variants=None, parts=None):
             ax.legend()
             lo = min(lo, ref)
         start = [band([r["history"]["val_loss"] for r in part["runs"][v]])[0] for v in _variants(part, variants)]
-        ax.set_ylim(lo - 0.05, lo + 0.6 * (max(c[len(c) // 4] for c in start) - lo) + 0.1)
+        top = lo + 0.6 * (max(c[len(c) // 4] for c in start) - lo) + 0.1
+        if "no_lookup_reference" in part:   # the dashed line the chapter's text names stays inside the axes
+            top = max(top, part["no_lookup_reference"]["loss"] + 0.15)
+        ax.set_ylim(lo - 0.05, top)
     axes[0][0].legend()
     fig.tight_layout()
     return fig
@@ -183,7 +218,7 @@ def plot_lambdas(part: dict, name: str = "learnable"):
     keys = sorted({k for k in runs[0]["coefficients"] if k.endswith("value_residual.lambda_1")},
                   key=lambda k: int(k.split(".")[1]))
     layers = [int(k.split(".")[1]) for k in keys]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.4))
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 3.6))
     for lam, color, marker in (("lambda_1", "C0", "o"), ("lambda_2", "C1", "s")):
         for i, r in enumerate(runs):
             ys = [r["coefficients"][f"blocks.{l}.value_residual.{lam}"] for l in layers]
@@ -220,7 +255,7 @@ def plot_depth_sweep(part: dict):
     panels = (("gain: learnable − baseline (nats)", ds.gains(part)),
               ("baseline entropy − uniform (nats)", ds.concentration(part)),
               ("learned λ1: slope per layer", ds.lambda_slopes(part)))
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.8))
     for ax, (label, values) in zip(axes, panels):
         for L in depths:
             ax.plot([L] * len(values[L]), values[L], "o", color="0.6", ms=3)

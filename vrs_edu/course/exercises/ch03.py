@@ -57,6 +57,7 @@ def check_value_residual_attention(fn, *, seed: int = 0, **kw) -> bool:
         g = torch.Generator().manual_seed(s + 2)
         lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()   # distinct, so a swap shows
         cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
-    kw.setdefault("stub_hint", "mix the values first, V' = lambda_1 * v_first + lambda_2 * v, then average them "
-                  "with the pattern: pattern @ V'")
+    # the hint points to the two steps without writing them (the learner trial: a hint that is the answer)
+    kw.setdefault("stub_hint", "two steps: first build the values this layer averages from the two value "
+                  "tensors and the two weights; then let the pattern average them, as chapter 02's attend did")
     return check_function("value residual attention", fn, _ref_value_residual_attention, cases, MISTAKES, **kw)

@@ -1,0 +1,77 @@
+"""Chapter 03's computed sentences (vrs_edu.lab.chapter03): known numbers in, the sentence's words follow their
+sign, size and verdict (the learner trial found "larger by 0.000 nats" and "learns it -13 steps sooner")."""
+from vrs_edu.lab import chapter03 as c3
+
+
+def test_effect_sentence_says_lowers_and_rules_out_the_papers_gain():
+    s = c3.effect_sentence("ResFormer", -0.0066, (-0.0165, 0.0034), "undecided", 5, paper=-0.027)
+    assert "lowers the final loss by **0.007** nats" in s
+    assert "[-0.017, +0.003] lies on both sides of 0" in s and "not decided" in s
+    assert "-0.027 nats lies below the interval" in s and "ruled out" in s
+
+
+def test_effect_sentence_follows_a_cost_and_a_paper_inside_the_interval():
+    s = c3.effect_sentence("SVFormer", 0.02, (0.01, 0.03), "reproduced", 5, paper=0.015)
+    assert "raises the final loss by **0.020**" in s and "lies above 0" in s
+    assert "inside the interval: it is not ruled out" in s
+    assert "unchanged" in c3.effect_sentence("x", 0.0001, (-0.01, 0.01), "undecided", 5)
+
+
+def test_baseline_lesson_does_not_call_a_zero_difference_larger():
+    s = c3.baseline_lesson(weak=-0.0067, strong=-0.0066, inflation=-0.0001, strong_alone=-0.0651)
+    assert "larger" not in s and "the same to 0.001 nats" in s
+    assert "**0.065** nats better than the weak one, 10 times" in s
+    s = c3.baseline_lesson(weak=-0.05, strong=-0.01, inflation=-0.04, strong_alone=0.02)
+    assert "larger against the weak baseline by 0.040 nats" in s and "nats worse than the weak one." in s
+
+
+def test_steps_sentence_chooses_sooner_or_later_from_the_sign():
+    s = c3.steps_sentence(-12.57, (-64.04, 38.9), "undecided")
+    assert "13 steps sooner" in s and "-13" not in s and "[-64, +39]" in s and "both sides of 0" in s
+    assert "40 steps later" in c3.steps_sentence(40.2, (10, 70), "contradicted")
+    assert "at the same step" in c3.steps_sentence(0.2, (-5, 5), "undecided")
+
+
+def test_recall_sentence_counts_the_seeds_that_learned():
+    assert "Every seed learned lookup" in c3.recall_sentence(-1.258, {"baseline": (5, 5), "resformer": (5, 5)}, 600)
+    s = c3.recall_sentence(-0.3, {"baseline": (2, 5), "resformer": (5, 5)}, 600)
+    assert s.startswith("Not every seed") and "baseline 2 of 5" in s
+
+
+def test_entropy_sentence_above_uniform_is_no_concentration():
+    s = c3.entropy_sentence(0.0898, "contradicted")
+    assert "**0.090** nats above" in s and "no concentration" in s
+    assert "below" in c3.entropy_sentence(-0.05, "reproduced") and "concentrated, as" in \
+        c3.entropy_sentence(-0.05, "reproduced")
+
+
+def test_lambda_sentence_calls_an_unsettled_profile_a_snapshot():
+    s = c3.lambda_sentence(0.0123, 0, 35)
+    assert "grows with depth (+0.012 per layer)" in s and "0 of 35" in s and "snapshot" in s
+    assert "falls with depth" in c3.lambda_sentence(-0.01, 30, 35)
+
+
+def test_depth_sentence_names_the_worse_deeper_baselines():
+    s = c3.depth_sentence([4, 8, 16, 24], [-0.009, -0.007, -0.015, -0.022], [4.40, 4.41, 4.45, 4.50],
+                          [4.39, 4.40, 4.43, 4.48], [])
+    assert "-0.009 → -0.007 → -0.015 → -0.022" in s and "deeper baselines training worse" in s
+    assert "At no depth" in s
+
+
+def test_answer_has_three_numbers_and_follows_them():
+    s = c3.answer(-0.0066, (-0.0165, 0.0034), -0.027, 24, -0.022, 0.0898, deeper_baselines_worse=True)
+    assert "**0.007**" in s and "**-0.022**" in s and "**0.090**" in s
+    assert "is ruled out" in s and "more evenly spread" in s and "partly because the deeper baselines" in s
+    s = c3.answer(-0.03, (-0.04, -0.02), -0.027, 24, -0.03, -0.05)
+    assert "not ruled out" in s and "about the same change, -0.030 nats." in s and "partly" not in s
+    assert "more concentrated" in s and "does not work" not in s
+
+
+def test_gain_rows_and_concentrated_depths_read_the_tests_by_name():
+    from types import SimpleNamespace as NS
+    by = {t: NS(mean=i / 100, ci=(i / 100 - 0.01, i / 100 + 0.01)) for i, t in enumerate(c3.GAIN_TESTS.values())}
+    rows = c3.gain_rows(by)
+    assert [r["name"] for r in rows] == ["resformer", "learnable", "svformer", "neutreno"]
+    assert rows[2]["mean"] == 0.02 and rows[2]["ci"] == (0.01, 0.03)
+    dby = {"baseline_concentrated_L4": NS(verdict="reproduced"), "baseline_concentrated_L8": NS(verdict="undecided")}
+    assert c3.concentrated_depths(dby, [4, 8]) == [4]

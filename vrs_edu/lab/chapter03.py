@@ -1,0 +1,189 @@
+"""Chapter 03's computed sentences: each takes the numbers it states and chooses its words from their sign, size and
+verdict, so that a sentence never says "larger by 0.000 nats" or "learns it -13 steps sooner".
+
+Every function returns Markdown (for :func:`vrs_edu.viz.prose.say`). Numbers are signed nats per token (a loss
+difference variant − baseline: below 0 = the variant is better) unless a docstring says steps. ``ci`` is a
+``(low, high)`` 95 % interval. Sources: ResFormer (Zhou et al., arXiv 2410.17897), its 82 M model's gain of
+-0.027 nats is the chapter's ``paper``.
+"""
+from __future__ import annotations
+
+from ..lab.results import interval
+
+#: below this size (nats) a loss difference reads as "no difference" at the 3 decimals the chapter prints
+SAME_NATS = 0.0005
+
+
+def _bracket(ci: tuple[float, float], digits: int = 3) -> str:
+    lo, hi = ci
+    return interval(0.0, ci, digits).split(" ", 1)[1] if digits else f"[{lo:+.0f}, {hi:+.0f}]"
+
+
+def _side(ci: tuple[float, float]) -> str:
+    lo, hi = ci
+    return "below 0" if hi < 0 else "above 0" if lo > 0 else "on both sides of 0"
+
+
+def decided_words(verdict: str) -> str:
+    """What a verdict means in a learner's words (the verdicts themselves: "How sure are we?")."""
+    return {"reproduced": "decided, in the published direction",
+            "contradicted": "decided, against the published direction",
+            "undecided": "not decided by these seeds",
+            "out of regime": "not judged: a condition the claim needs does not hold here"}.get(verdict, verdict)
+
+
+def loss_change(mean: float, digits: int = 3) -> str:
+    """``lowers the loss by 0.007 nats`` / ``raises it by …`` / ``leaves it unchanged (to 0.001 nats)``."""
+    if abs(mean) < SAME_NATS:
+        return "leaves the final loss unchanged (to 0.001 nats)"
+    return f"{'lowers' if mean < 0 else 'raises'} the final loss by **{abs(mean):.{digits}f}** nats"
+
+
+def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict: str, n: int,
+                    paper: float | None = None) -> str:
+    """The chapter's first computed sentence: a variant's final-loss change against the strong baseline, its
+    interval, whether it is decided, and where a published gain ``paper`` (negative, nats) lies against it."""
+    out = (f"Against the strong baseline, {name} {loss_change(mean)} on average over {n} paired seeds; "
+           f"the 95 % interval {_bracket(ci)} lies {_side(ci)}, so the change is {decided_words(verdict)}.")
+    if paper is not None:
+        lo, hi = ci
+        if lo > paper:
+            out += (f" A gain as large as the paper's {paper:+.3f} nats lies below the interval: "
+                    "it is ruled out for this model on this corpus.")
+        elif hi < paper:
+            out += f" The gain is larger than the paper's {paper:+.3f} nats, interval and all."
+        else:
+            out += f" The paper's {paper:+.3f} nats lies inside the interval: it is not ruled out."
+    return out
+
+
+def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: float) -> str:
+    """The lesson on baselines: ResFormer's gain against the weak baseline (``weak``: resformer_raw − baseline_raw)
+    and the strong one (``strong``: resformer − baseline), their difference ``inflation`` (weak − strong, per seed
+    mean; below 0 = the weak baseline makes the gain look larger), and ``strong_alone`` = baseline − baseline_raw
+    (below 0 = the strong baseline is better by itself)."""
+    if abs(inflation) < 0.001:
+        compare = "the same to 0.001 nats: here the weak baseline does not inflate the gain"
+    elif inflation < 0:
+        compare = f"larger against the weak baseline by {abs(inflation):.3f} nats"
+    else:
+        compare = f"smaller against the weak baseline by {abs(inflation):.3f} nats"
+    better = "better" if strong_alone < 0 else "worse"
+    out = (f"ResFormer's change of the loss is {weak:+.3f} nats against the weak baseline and {strong:+.3f} "
+           f"against the strong one, {compare}. The strong baseline alone is **{abs(strong_alone):.3f}** "
+           f"nats {better} than the weak one")
+    if strong_alone < 0 and abs(strong) >= SAME_NATS:
+        out += f", {abs(strong_alone) / abs(strong):.0f} times the size of ResFormer's change"
+    return out + "."
+
+
+def steps_sentence(mean: float, ci: tuple[float, float], verdict: str) -> str:
+    """The recall comparison in steps (ResFormer − baseline steps to learn lookup; below 0 = sooner)."""
+    if abs(mean) < 0.5:
+        when = "at the same step as the baseline"
+    else:
+        when = f"{abs(mean):.0f} steps {'sooner' if mean < 0 else 'later'} than the baseline"
+    return (f"ResFormer learns lookup {when} on average (the difference's interval {_bracket(ci, 0)} steps "
+            f"lies {_side(ci)}: {decided_words(verdict)}).")
+
+
+def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: int) -> str:
+    """Whether the recall models learned lookup: ``margin`` = the baseline's final loss − the no-lookup reference's
+    (nats, below 0 = it beats a model that never looks a key up); ``learned``: variant -> (seeds that learned,
+    seeds) within ``steps``."""
+    counts = ", ".join(f"{v} {k} of {n}" for v, (k, n) in learned.items())
+    if margin < 0 and all(k == n for k, n in learned.values()):
+        return (f"Every seed learned lookup within {steps} steps ({counts}): the baseline ends "
+                f"**{abs(margin):.3f}** nats below the no-lookup reference, so what follows is about retrieval.")
+    return (f"Not every seed learned lookup within {steps} steps ({counts}); the baseline ends {margin:+.3f} "
+            "nats from the no-lookup reference, so a reading below is about retrieval only for the seeds "
+            "that learned.")
+
+
+def entropy_sentence(gap: float, verdict: str) -> str:
+    """The entropy claim's premise: the baseline's attention entropy (layers >= 1) − uniform causal attention's
+    (nats; below 0 = concentrated attention, which ResFormer says it relieves)."""
+    if verdict == "contradicted" or (gap > 0 and verdict != "reproduced"):
+        where = "above"
+        then = ("the attention the keys receive is spread *more evenly* than under uniform causal attention "
+                "(attention is more local), not concentrated on a few keys: there is no concentration here for "
+                "the value residual to relieve")
+    elif verdict == "reproduced":
+        where = "below"
+        then = "its attention is concentrated, as ResFormer's argument assumes"
+    else:
+        where = "below" if gap < 0 else "above"
+        then = "whether it is concentrated is not decided"
+    return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {where} uniform causal "
+            f"attention's: {then}.")
+
+
+def lambda_sentence(slope: float, reached: int, of: int) -> str:
+    """The learned λ1 profile: its mean slope per layer and how many (seed, layer) trajectories had stopped
+    moving before the learning-rate decay."""
+    trend = ("grows with depth" if slope > 0.001 else "falls with depth" if slope < -0.001
+             else "stays level with depth")
+    still = ("so the profile is a snapshot of λ1 still moving, not where it settles" if reached * 2 <= of
+             else "so the profile is close to where λ1 settles")
+    return (f"On average λ1 {trend} ({slope:+.3f} per layer), but only {reached} of {of} λ1 trajectories "
+            f"had stopped moving before the decay, {still}.")
+
+
+def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[float],
+                   learnable_loss: list[float], concentrated: list[int]) -> str:
+    """The depth sweep in words: the gain (learnable − baseline, nats) at each depth, whether the deeper
+    baselines train worse (their final loss rises more than the value residual's falls) and at which depths the
+    baseline's attention is concentrated."""
+    out = (f"From {depths[0]} to {depths[-1]} layers the value residual's change of the loss goes "
+           f"{' → '.join(f'{g:+.3f}' for g in gains)} nats")
+    rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
+    if gains[-1] < gains[0] and rise_b > 0 and rise_b > abs(rise_l):
+        out += (f": most of the growth is the deeper baselines training worse (their loss "
+                f"{baseline_loss[0]:.3f} → {baseline_loss[-1]:.3f}, the value residual's "
+                f"{learnable_loss[0]:.3f} → {learnable_loss[-1]:.3f})")
+    if concentrated:
+        out += f". The baseline's attention is concentrated at {', '.join(map(str, concentrated))} layers."
+    else:
+        out += (". At no depth is the baseline's attention concentrated: the premise of ResFormer's argument "
+                f"does not appear at this width, up to {depths[-1]} layers.")
+    return out
+
+
+def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
+           entropy_gap: float, deeper_baselines_worse: bool = False) -> str:
+    """'The answer' to the chapter's question, with three numbers a learner can repeat: the 8-layer gain with its
+    interval against the paper's, the gain at ``deep_layers`` (and whether the deeper baselines' own loss rose,
+    ``deeper_baselines_worse``), and the baseline's entropy − uniform causal attention's."""
+    lo, hi = ci
+    at8 = ("a gain as large as the paper's is ruled out" if lo > paper else
+           "the paper's gain is not ruled out")
+    deep = (f"a larger gain, **{deep_gain:+.3f}** nats," if deep_gain < gain - SAME_NATS else
+            f"about the same change, {deep_gain:+.3f} nats,")
+    ent = ("more evenly spread over the keys than uniform causal attention" if entropy_gap > 0 else
+           "more concentrated on a few keys than uniform causal attention")
+    return (f"Mixing the first layer's values into every later layer {loss_change(gain)} in our 8-layer model "
+            f"(interval {_bracket(ci)}; the paper reports {paper:+.3f} at 82 M parameters): {at8} here. At "
+            f"{deep_layers} layers it gives {deep[:-1]}"
+            + (", partly because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
+            + (f"It does not work the way the papers explain: our baseline's attention is "
+               f"**{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."
+               if entropy_gap > 0 else
+               f"Our baseline's attention is **{abs(entropy_gap):.3f}** nats {ent}, the concentration "
+               "the papers say the value residual relieves."))
+
+
+#: the variants of the chapter's first figure and the declared test that reads each one's final loss
+GAIN_TESTS = {"resformer": "resformer_loss", "learnable": "learnable_loss", "svformer": "svformer_cost",
+              "neutreno": "neutreno_loss"}
+
+
+def gain_rows(by_test: dict) -> list[dict]:
+    """The first figure's rows, ``{"name", "mean", "ci"}`` per variant of :data:`GAIN_TESTS`, read from the
+    recipe's judged tests by name (``by_test``: test name -> an object with ``mean`` and ``ci``)."""
+    return [{"name": v, "mean": by_test[t].mean, "ci": tuple(by_test[t].ci)} for v, t in GAIN_TESTS.items()]
+
+
+def concentrated_depths(by_test: dict, depths: list[int]) -> list[int]:
+    """The depths of the depth sweep at which the baseline's attention is decidedly concentrated (its test
+    ``baseline_concentrated_L{depth}`` reproduced)."""
+    return [L for L in depths if by_test[f"baseline_concentrated_L{L}"].verdict == "reproduced"]
