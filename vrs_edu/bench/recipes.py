@@ -65,6 +65,41 @@ def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds
     return out
 
 
+def _runs(r: dict) -> list[dict]:
+    """Every trained run a recipe result holds (``part["runs"][variant]`` lists, in any top-level part)."""
+    return [run for part in r.values() if isinstance(part, dict) and isinstance(part.get("runs"), dict)
+            for runs in part["runs"].values() if isinstance(runs, list)
+            for run in runs if isinstance(run, dict) and "wall_time_s" in run.get("history", {})]
+
+
+def utilisation(r: dict) -> dict | None:
+    """Where a recorded full run's wall time went, from what its file holds (no new measurement):
+
+    * ``busy``: CPU time / (wall time × ``jobs``), the share of the cores' time the run used. Below 1: the cores
+      waited (a serial section, an idle worker) or other programs had them.
+    * ``in_runs``: the runs' own training-loop wall times (``history.wall_time_s``, measured inside the workers)
+      summed, over wall time × the worker count (:func:`~vrs_edu.lab.parallel.worker_count`): the share of the
+      workers' wall time spent inside a training loop. Near 1: no worker sat idle and nothing ran serially for
+      long; the rest is the per-run evaluations after training and the parent's own work (data, step timing).
+    * ``idle_machine_s``: CPU time / ``jobs`` (seconds), what the wall time would be with every core busy on this
+      run alone: a projection, not a measurement (CPU time hardly changes with other load; wall time does).
+
+    ``in_runs`` high while ``busy`` is low means the runs themselves were descheduled: other load on the machine,
+    not a fault of the schedule. None for a result without CPU time or runs (made before they were recorded).
+    """
+    from ..lab.parallel import worker_count
+
+    runs = _runs(r)
+    if "cpu_time_s" not in r or not runs or not r.get("wall_time_s"):
+        return None
+    jobs = r["environment"].get("jobs", 1)
+    workers = worker_count(len(runs), jobs) if jobs > 1 else 1
+    wall = r["wall_time_s"]
+    return {"busy": r["cpu_time_s"] / (wall * jobs),
+            "in_runs": sum(run["history"]["wall_time_s"] for run in runs) / (wall * workers),
+            "idle_machine_s": r["cpu_time_s"] / jobs, "runs": len(runs), "workers": workers}
+
+
 def _recorded_line(label: str, r: dict) -> None:
     """One full run as its result file recorded it: wall and CPU time against the recipe's budget (20 min, the
     depth sweep 30: ``Recipe.budget_s``), threads, jobs, load; a projection when it was recorded on a machine with
@@ -79,6 +114,12 @@ def _recorded_line(label: str, r: dict) -> None:
     ideal = f"{r['cpu_time_s'] / jobs / 60:6.1f}m" if "cpu_time_s" in r else "      -"
     print(f"  {label:18s} {wall / 60:7.1f}m {wall / budget:6.2f} {cpu:>8s} {ideal:>9s} {env['threads']:7d} "
           f"{jobs:4d}  {env.get('load_average_1m', '-')}{_flag(wall, budget)}", flush=True)
+    u = utilisation(r)
+    if u is not None:   # why the wall time is what it is (see utilisation): the cores' use, the workers' use
+        budget_note = _flag(u["idle_machine_s"], budget) or "  within budget"
+        print(f"  {'':18s} cores busy {u['busy']:.0%}, workers inside training loops {u['in_runs']:.0%} "
+              f"({u['runs']} runs, {u['workers']} workers); CPU/jobs, a lower bound on an idle machine: "
+              f"{u['idle_machine_s'] / 60:.1f}m{budget_note}", flush=True)
     if env.get("cpu_count") != os.cpu_count() and "cpu_time_s" in r:
         # A wall time from a machine with more cores says nothing about the budget here. Its CPU time spread
         # over this machine's cores is a projection, not a measurement (per-core speed differs between machines).
