@@ -4,7 +4,10 @@ a ``--quick`` run in 2 minutes.
 A full run is too long for a benchmark, so its line reports what the run itself recorded in ``data/results/`` (wall
 and CPU time, thread count, load average when it started and ended: a wall time measured on a busy machine says
 so, and how many runs it trained at a time: ``jobs``). To re-time one, rerun it: ``time vrs-edu reproduce NAME``. The
-quick runs are executed here, into a temporary folder, so the committed results are never touched.
+quick runs are executed here, into a temporary folder, so the committed results are never touched. Under each
+recorded line, :func:`utilisation` says where its wall time went: both shares high, the run was limited by its CPU
+work; workers inside their training loops but cores not busy, other load on the machine took the cores; workers
+outside their loops, serial sections or idle workers.
 
 ``--jobs``: a reduced but representative set of runs — the value-residual recipe's corpus runs (word-8x64, its
 full per-run schedule), 2 variants × 2 seeds — is timed in 2 worker processes at one torch thread each, and one
