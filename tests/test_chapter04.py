@@ -123,3 +123,7 @@ def test_the_dot_moves_to_the_sliders_setting_even_a_hair_off_the_sweeps_factor(
     v_loss = [y for x, y in _dots(fig2) if math.isclose(x, 2.0)][0]
     assert v_loss == pytest.approx(sweep["delta"]["v"][2], abs=1e-9)          # on V's own line
     plt.close("all")
+
+
+def test_mean_sd_text_signs_the_mean_not_the_spread():
+    assert C.mean_sd_text([1.0, 3.0], "+.2f") == "+2.00 ± 1.41"

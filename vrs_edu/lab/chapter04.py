@@ -196,4 +196,4 @@ def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
 def mean_sd_text(values: Sequence[float], fmt: str = ".3f") -> str:
     """``"0.317 ± 0.040"``: mean ± sd over seeds."""
     m, sd = mean_sd(values)
-    return f"{m:{fmt}} ± {sd:{fmt}}"
+    return f"{m:{fmt}} ± {sd:{fmt.lstrip('+')}}"       # a spread has no sign
