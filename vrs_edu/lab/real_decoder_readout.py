@@ -493,3 +493,55 @@ def run_line(result: dict) -> str:
     from .experiments import provenance
 
     return provenance({**result, "environment": {**result["environment"], "jobs": 1}})
+
+
+def half_table_costs(per_third: dict) -> dict[str, float]:
+    """Last third: the mean cost (nats) of the tables made from each half of the calibration text, averaged over
+    the two halves, per projection ``"Q"``, ``"K"``, ``"V"`` (``per_third``: the result's ``per_third``)."""
+    return {p: (per_third[f"{p} table, half 0 · late"]["mean"] + per_third[f"{p} table, half 1 · late"]["mean"]) / 2
+            for p in "QKV"}
+
+
+def half_calibration_sentence(per_third: dict, check, threshold: float) -> str:
+    """What the "table estimate not bottleneck" check measured, in words: each projection's mean gap (half-text
+    tables − full-text table, nats, last third), then the check's own number — per evaluation sequence the largest
+    of the three gaps, averaged over the sequences (``check``: its verdict row, with ``mean``, ``ci``, ``verdict``
+    and ``interval()``) — why that number exceeds every single gap when it does, and what its verdict means.
+    ``threshold``: the declared bound (nats)."""
+    half = half_table_costs(per_third)
+    gap = {p: half[p] - per_third[f"{p} table · late"]["mean"] for p in "QKV"}
+    worst = max(gap, key=gap.get)
+    out = ("Half the calibration text costs, on average over the sequences, "
+           + ", ".join(f"{p} {gap[p]:+.3f}" for p in "QKV") + " nats more than all of it (last third). The "
+           f"check's number is per sequence the largest of the three gaps, averaged over the sequences: "
+           f"{check.interval()} nats, against a bound of {threshold:g}.")
+    if check.mean > gap[worst] + 1e-9:
+        out += (f" It is larger than any one projection's mean gap (at most {gap[worst]:+.3f}, {worst}), because "
+                "the projection whose table suffers most changes from sequence to sequence.")
+    if check.verdict == "reproduced":
+        out += " The check holds: more calibration text would not lower the costs by more than the bound."
+    else:
+        out += (f" The check is **{check.verdict}**: halving the text moves the costs by more than the bound "
+                "allows, so a table from more text might still cost less, and the claims that need the check "
+                "are not judged (out of regime).")
+    return out
+
+
+def post_hoc_sentence(cost: dict[str, float], primary: list[str]) -> str:
+    """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
+    last third (``cost``: nats per projection), whether that is the seed's reading or its opposite (words from the
+    signs), and the two declared tests' verdicts (``primary``: 'V beats Q', 'V beats K')."""
+    dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
+    if dq > 0 and dk > 0:
+        reading = "the opposite of the seed's reading"
+    elif dq < 0 and dk < 0:
+        reading = "as the seed's reading predicts"
+    else:
+        reading = "between the two: V costs more than one of Q and K and less than the other"
+    verdicts = f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*"
+    return ("**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
+            f"identity in its last third's V?): V's table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
+            f"K's ({reading}); the declared tests 'V beats Q' and 'V beats K' are {verdicts}"
+            + (" (not judged: a declared check did not hold)" if "out of regime" in primary else "")
+            + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
+            "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
