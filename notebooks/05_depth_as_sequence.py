@@ -76,9 +76,10 @@ plt.show()
 # ## The effect: which reads over depth lower the loss
 #
 # Two commands trained every read of this chapter against the plain residual sum, on the King James Bible (a run
-# reads less than one epoch of it, so a lower loss is not memorisation), the 8-layer word model of chapters 03–04,
-# five [paired seeds](#glossary:paired-seeds): same seed, same initial weights and batches, so "mixer − residual"
-# is a paired difference per seed. `vrs-edu reproduce depth-mixers --corpus kjv` trains the family and the routers,
+# reads less than one epoch of it, so a lower loss is not memorisation), the word model of chapters 03–04, on
+# [paired seeds](#glossary:paired-seeds) (how many: the figure's title): same seed, same initial weights and
+# batches, so "mixer − residual" is a paired difference per seed. `vrs-edu reproduce depth-mixers --corpus kjv`
+# trains the family and the routers,
 # `vrs-edu reproduce v-over-depth --corpus kjv` the two newest reads (each against its own residual runs). Each row
 # is the mean change of the final validation loss in [nats](#glossary:nats) with its 95 %
 # [interval](#glossary:interval), coloured by the verdict of its [declared test](#glossary:declared-test). The rows
@@ -248,7 +249,7 @@ say(f"Budget: at most {BUDGET_TOLERANCE:.1%} more parameters than the residual m
 # %% [markdown]
 # ## Trained side by side: `vrs-edu reproduce depth-mixers`
 #
-# Every variant × several seeds of the 8-layer word model takes longer than a chapter may, so one command trains
+# Every variant × several seeds of the word model takes longer than a chapter may, so one command trains
 # them and saves losses, learned depth weights and the x0-R² of every Q, K, V input. The chapter reads its run on
 # the King James Bible (the command names the text). The [**x0-R²**](#glossary:x0-r²) of an input $h$ is the share
 # of its variance that the best affine map of the token's
