@@ -592,7 +592,8 @@ added = {s: beta_shift_readout(qkv_model, wbatches, reference=wref, **{f"d_beta_
          for s in "qk"}
 say(f"Live run: share_v − share_q = {live_margin:+.3f}; saved runs on the same corpus "
     f"{m['mean']:+.3f} (sd across seeds {m['sd']:.3f}). "
-    + read_live_run(live_margin, m["mean"], m["sd"], m["ci"]),
+    + (live_read := read_live_run(live_margin, m["mean"], m["sd"], m["ci"]))[:1].upper()
+    + live_read[1:] + ".",
     "The widget's checkpoint, learned β per x0 layer: "
     + "; ".join(f"{s} {[round(b, 2) for b in wref['betas'][s]]}" for s in "qkv")
     + ". Adding 0.5 to β moves the loss by "
@@ -660,4 +661,4 @@ for name in ("bank-of-values.corpus-kjv.json", "bank-of-values.json", "recall.js
              "recall-rates.json"):
     runs_seen = ledger.run_lines(LG, name) + [f"changed: {x}" for x in ledger.flip_lines(LG, name)]
     say(f"**{name}**" + ("" if runs_seen else ": not in the ledger yet"),
-        *(f"- {line}" for line in runs_seen))
+        *(f"- {line.strip()}" for line in runs_seen))
