@@ -40,8 +40,8 @@ setup_notebook(seed=0)
 # ## The mechanism: later layers re-read the first layer's values
 #
 # Chapter 02 showed that values carry the content attention moves. The value residual (Zhou et al., *Value
-# Residual Learning*, arXiv 2410.17897: [ResFormer](#glossary:resformer)) lets every later layer carry the *first*
-# layer's content too. Layer 1 computes its values $V_1$ from the token embeddings. Every later layer $n \ge 2$
+# Residual Learning*, [arXiv 2410.17897](#cite:zhou2025valueresidual): [ResFormer](#glossary:resformer)) lets
+# every later layer carry the *first* layer's content too. Layer 1 computes its values $V_1$ from the token embeddings. Every later layer $n \ge 2$
 # mixes them into its own values $V_n$ **before** the attention-weighted sum:
 #
 # $$V_n' = \lambda_{n,1}\, V_1 + \lambda_{n,2}\, V_n, \qquad U_n = A_n V_n' = \lambda_{n,1} A_n V_1 + \lambda_{n,2} A_n V_n .$$
@@ -66,7 +66,7 @@ plt.show()
 # | `resformer` | $0.5\,V_1 + 0.5\,V_n$ | no | official ResFormer code |
 # | `learnable` | $\lambda_{n,1} V_1 + \lambda_{n,2} V_n$, both 0.5 at the start | yes, per layer | ResFormer paper |
 # | `svformer` | $V_1$ only: later layers own no $W^V$ | no | ResFormer paper ([SVFormer](#glossary:svformer)) |
-# | `neutreno` | $V_n$, then $+\,0.4\,(V_1 - V_n)$ added *after* the sum | no | arXiv 2312.00751 ([NeuTRENO](#glossary:neutreno)) |
+# | `neutreno` | $V_n$, then $+\,0.4\,(V_1 - V_n)$ added *after* the sum | no | [arXiv 2312.00751](#cite:nguyen2023neutreno) ([NeuTRENO](#glossary:neutreno)) |
 #
 # The papers report a lower loss at equal steps (−0.027 [nats](#glossary:nats) per token at 82 M parameters),
 # attention that is less concentrated in deep layers, and less [over-smoothing](#glossary:over-smoothing) (the
@@ -133,8 +133,8 @@ plt.show()
 #
 # **A strong [baseline](#glossary:baseline).** Every model's [residual stream](#glossary:residual-stream) starts at
 # the [RMSNorm](#glossary:rmsnorm) of the token embedding (RMSNorm divides a vector by its root-mean-square size),
-# as in nanochat and modded-nanogpt, so each token's identity enters at the same loudness as what the blocks later
-# write. GPT-2 and many small models start it at the *raw* embedding, a table initialised small, which the blocks'
+# as in [nanochat](#cite:karpathy2025nanochat) and [modded-nanogpt](#cite:jordan2024moddednanogpt), so each
+# token's identity enters at the same loudness as what the blocks later write. GPT-2 and many small models start it at the *raw* embedding, a table initialised small, which the blocks'
 # writes soon drown. A value residual hands every layer values computed from the normalised embedding: against the
 # weak baseline it could look like a gain just because it repairs that weakness. The recipe therefore also trains
 # the weak pair, `baseline_raw` and `resformer_raw`.
@@ -199,7 +199,8 @@ def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
 
 from vrs_edu.course.exercises.ch03 import check_value_residual_attention
 
-passed = check_value_residual_attention(value_residual_attention)
+check_value_residual_attention(value_residual_attention)
+None  # the check prints what it found: the cell shows no value after it
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -208,7 +209,8 @@ def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
     return pattern @ mixed                            # averaged with this layer's own pattern
 
 
-passed = check_value_residual_attention(value_residual_attention)
+check_value_residual_attention(value_residual_attention)
+None  # the check prints what it found: the cell shows no value after it
 
 # %% [markdown]
 # The package's TinyGPT computes exactly this. A trace of a (random) `resformer` model records, at every layer, the
