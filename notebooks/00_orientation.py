@@ -51,15 +51,19 @@ for name, version in versions.items():
 # halves: the queries and keys (**QK**) decide where to look, the values (**V**) are what gets moved. The course
 # asks four questions about them, in the words of the article it starts from:
 #
-# 1. How much does a deep layer's attention depend on its freshly computed QK pattern? (chapters 02, 03, 07)
-# 2. How much early or previous-layer information is kept through the V path? (chapters 03, 04)
+# 1. How much does a deep layer's attention depend on its freshly computed QK pattern? (measured in chapters 02,
+#    07 and 08; answered in chapter 09)
+# 2. How much early or previous-layer information is kept through the V path? (measured in chapters 03, 04, 07
+#    and 08; answered in chapter 09)
 # 3. Is the residual stream mere accumulation, or can it be designed as a selective read over depth?
-#    (chapters 01, 05)
-# 4. Can efficiency or interpretability gains come from V reuse rather than from QK? (chapter 06)
+#    (measured in chapters 01, 05 and 08; answered in chapter 09)
+# 4. Can efficiency or interpretability gains come from V reuse rather than from QK? (measured in chapters 06 and
+#    08; answered in chapter 09)
 #
 # The article's own conclusion is that looking at attention through QK alone sees only half of it. The course
-# measures whether that holds, in small models trained here and in real pretrained weights, and its last chapters
-# answer the four questions side by side.
+# measures whether that holds, in small models trained here and in real pretrained weights; chapter 09 answers the
+# four questions side by side, each with the toys' and the real models' evidence, and says where the conclusion
+# holds.
 #
 # ## How the course works
 #

@@ -1,8 +1,8 @@
-"""Chapter 06's answers to the course's four questions come from result files, cite their chapter, and say which
+"""Chapter 09's declared-test lines (its "How sure are we?") come from result files, cite their chapter, and say which
 command makes a missing file. Checked on small result files written here, with numbers known by construction."""
 import json
 
-from vrs_edu.lab.answers import answer_qk_vs_v, course_answers, v_reads_x0_side_by_side
+from vrs_edu.lab.answers import answer_qk_vs_v, declared_lines, v_reads_x0_side_by_side
 from vrs_edu.lab.recipes.depth_mixers import VARIANTS
 
 
@@ -59,7 +59,7 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
     (tmp_path / "bank-of-values.corpus-kjv.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce bank-of-values", "wall_time_s": 20, "summary": {"corpus": claims_bov}}))
     (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps(_depth_result()))
-    answers = course_answers(tmp_path)
+    answers = declared_lines(tmp_path)
     assert [a["chapter"] for a in answers] == ["04", "03", "04", "05", "03, 04"]
     assert all(a["missing"] is None for a in answers[:4])
     assert "vrs-edu reproduce recall" in answers[4]["missing"]   # no recall.json here: its command is named
@@ -84,7 +84,7 @@ def test_answers_cite_chapters_and_numbers(tmp_path):
 
 def test_depth_answer_from_a_file_without_the_x0_r2_gives_the_loss_tests_only(tmp_path):
     (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps(_depth_result(with_r2=False)))
-    q4 = course_answers(tmp_path)[3]["lines"]
+    q4 = declared_lines(tmp_path)[3]["lines"]
     assert q4[0] == "per mixer, final val loss − residual's: 3 declared tests (Holm), 5 paired seeds"
     assert not any("x0-R²" in line for line in q4)
 
@@ -97,10 +97,10 @@ def test_depth_answer_reads_the_verdict_corpus_and_gives_the_scalar_gain_control
                              for r, c in zip(res["runs"]["residual"], _CLEAR)]
     # the default corpus' file (read more than once per run) is not what the answer reads
     (tmp_path / "depth-mixers.json").write_text(json.dumps(res))
-    answer = course_answers(tmp_path)[3]
+    answer = declared_lines(tmp_path)[3]
     assert answer["lines"] == [] and "--corpus kjv" in answer["missing"]
     (tmp_path / "depth-mixers.corpus-kjv.json").write_text(json.dumps(res))
-    q4 = course_answers(tmp_path)[3]["lines"]
+    q4 = declared_lines(tmp_path)[3]["lines"]
     i = q4.index("scalar-gain control, final val loss − scalar_gain's: 2 declared tests (Holm), 5 paired seeds")
     # both gains are reproduced, so both controls are judged: the scalar gain equals the residual, so each mixer's
     # difference from it is its gain (−0.03 and −0.01, ± the clear seeds' ±0.002)
@@ -121,14 +121,14 @@ def test_value_residual_answer_gives_the_declared_three_way_verdicts_when_the_fi
         {"command": "vrs-edu reproduce value-residual", "wall_time_s": 10, "verdicts": [_full(r) for r in (rec, rec2, rec3, old_recall)],
          "summary": {"corpus": {"loss_gain_final": _claim("old two-way test", -0.001, -0.016, 0.015,
                                                           "not reproduced")}}}))
-    q2 = course_answers(tmp_path)[1]["lines"]
+    q2 = declared_lines(tmp_path)[1]["lines"]
     assert q2 == ["resformer_loss: -0.001 [-0.016, +0.015], p (Holm) 0.910 → undecided (power 95% at -0.027)",
                   "svformer_cost: -0.005 [-0.024, +0.015], p (Holm) 1.000 → undecided (power 8% at d = 1)",
                   "neutreno_loss: -0.016 [-0.024, -0.007], p (Holm) 0.032 → reproduced"]   # no old recall line
 
 
 def test_a_missing_file_names_its_command(tmp_path):
-    answers = course_answers(tmp_path)
+    answers = declared_lines(tmp_path)
     assert all(a["lines"] == [] for a in answers)
     assert "vrs-edu reproduce depth-mixers" in answers[3]["missing"]
     assert answers[1]["command"] == "vrs-edu reproduce value-residual"
@@ -148,7 +148,7 @@ def test_bank_of_values_answers_give_the_declared_verdicts_on_the_verdict_corpus
     (tmp_path / "bank-of-values.corpus-kjv.json").write_text(json.dumps(
         {"command": "vrs-edu reproduce bank-of-values --corpus kjv", "wall_time_s": 20, "verdicts": recs,
          "corpus": {"beta_v_plateau": {"reached": 2, "of": 10}}}))
-    q1, q3 = (a["lines"] for a in course_answers(tmp_path) if a["n"] in (1, 3))
+    q1, q3 = (a["lines"] for a in declared_lines(tmp_path) if a["n"] in (1, 3))
     # Q1: "V more than Q" (and than K, not in this file); the same tests on the recall task are question 5
     assert q1 == ["v_reads_x0_more_than_q: -0.124 [-0.164, -0.085], p (Holm) 0.001 → contradicted",
                   "(a larger x0 share or need: less need for context; above 0 = Q and K need context more than V)"]
@@ -159,7 +159,7 @@ def test_bank_of_values_answers_give_the_declared_verdicts_on_the_verdict_corpus
     # the default corpus' file (the memorised regime) is not what the answers read
     (tmp_path / "bank-of-values.corpus-kjv.json").unlink()
     (tmp_path / "bank-of-values.json").write_text(json.dumps({"command": "x", "verdicts": recs}))
-    assert "--corpus kjv" in next(a for a in course_answers(tmp_path) if a["n"] == 1)["missing"]
+    assert "--corpus kjv" in next(a for a in declared_lines(tmp_path) if a["n"] == 1)["missing"]
 
 
 def _recall_result(learned=True, final=0.01):
@@ -191,7 +191,7 @@ def _recall_result(learned=True, final=0.01):
 
 def test_recall_answer_puts_the_preconditions_first_and_reads_the_learned_models(tmp_path):
     (tmp_path / "recall.json").write_text(json.dumps(_recall_result()))
-    q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)
+    q5 = next(a for a in declared_lines(tmp_path) if a["n"] == 5)
     assert q5["chapter"] == "03, 04" and q5["command"] == "vrs-edu reproduce recall"
     assert q5["lines"][:2] == ["lookup learned within 1,500 steps by 5 of 5 baseline seeds, 5 of 5 resformer seeds, 5 "
                                "of 5 qkv", "  seeds"]
@@ -220,16 +220,16 @@ def test_recall_answer_says_when_every_final_loss_is_at_its_floor(tmp_path):
     """Final losses 0.01 (above the 0.0005 that prints as 0.000): no floor line. Final loss 0 for the baseline and
     0 − 0.002 for ResFormer (+ 1e-4 per seed): every seed prints as 0.000, so the answer says the loss comparisons have no spread."""
     (tmp_path / "recall.json").write_text(json.dumps(_recall_result()))
-    assert not any("floor" in line for line in next(a for a in course_answers(tmp_path) if a["n"] == 5)["lines"])
+    assert not any("floor" in line for line in next(a for a in declared_lines(tmp_path) if a["n"] == 5)["lines"])
     (tmp_path / "recall.json").write_text(json.dumps(_recall_result(final=0.0)))
-    q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)["lines"]
+    q5 = next(a for a in declared_lines(tmp_path) if a["n"] == 5)["lines"]
     assert q5[-2:] == ["(every baseline and resformer seed ends at loss 0.000: the loss comparisons have no spread, "
                        "at", "  their floor; steps to learn is the comparison that can separate them)"]
 
 
 def test_recall_answer_reports_an_unlearned_task_as_a_failed_precondition(tmp_path):
     (tmp_path / "recall.json").write_text(json.dumps(_recall_result(learned=False)))
-    q5 = next(a for a in course_answers(tmp_path) if a["n"] == 5)
+    q5 = next(a for a in declared_lines(tmp_path) if a["n"] == 5)
     assert q5["lines"][0].startswith("lookup learned within 1,500 steps by 0 of 5 baseline seeds")
     first = next(line for line in q5["lines"] if line.startswith("recall_"))
     assert first.startswith("recall_lookup_learned: +0.100 [+0.100, +0.100]") and first.endswith("contradicted")
@@ -288,3 +288,117 @@ def test_side_by_side_says_when_chapter_04s_side_changes_with_its_rate():
     assert lines[-1] == "chapter 04's side of 0 changes with its rate: no one direction to set beside the routers' " \
                         "(below 0)"
     assert "counted (decided, in regime) for the claim: none; against it: dca, mudd, vertical" in lines
+
+
+# ----- chapter 09: the seed's four questions, side by side -----------------------------------------------------
+import itertools
+
+import pytest
+
+from vrs_edu.lab import answers as A
+from vrs_edu.lab.analysis import DeclaredTest, _combine
+from vrs_edu.lab.results import VERDICTS, Verdict
+
+
+def _v(name, mean, lo, hi, verdict, family="primary"):
+    """A Verdict with the numbers known by construction."""
+    rec = _full({"name": name, "mean": mean, "ci": [lo, hi], "p_holm": 0.01, "n": 5, "verdict": verdict,
+                 "power": 0.5, "effect_for_power": None, "family": family})
+    return Verdict.from_record(rec)
+
+
+def test_the_arm_rule_is_the_judges_own_on_every_combination_of_three_arms():
+    test = DeclaredTest(name="t", claim="c", quantity="q", comparison="x", direction="positive", threshold=0.0,
+                        family="f", sweep="coef_lr")
+    base = _v("t", 0.1, 0.0, 0.2, "reproduced")
+    from dataclasses import replace
+    for combo in itertools.product(VERDICTS[:5], repeat=3):
+        arms = [(f"a{i}", replace(base, verdict=v)) for i, v in enumerate(combo)]
+        assert A.combine_arm_verdicts(list(combo)) == _combine(test, arms).verdict, combo
+
+
+def test_the_arm_rule_on_known_cases_and_bad_input():
+    assert A.combine_arm_verdicts(["reproduced"] * 3) == "reproduced"
+    assert A.combine_arm_verdicts(["reproduced", "undecided", "reproduced"]) == "rate-dependent"
+    assert A.combine_arm_verdicts(["out of regime", "reproduced", "reproduced"]) == "out of regime"
+    assert A.combine_arm_verdicts(["reproduced", "reproduced"]) == "undecided"     # two arms decide nothing
+    with pytest.raises(ValueError, match="verdicts must be among"):
+        A.combine_arm_verdicts(["yes", "reproduced", "reproduced"])
+    with pytest.raises(ValueError, match="empty"):
+        A.combine_arm_verdicts([])
+
+
+def test_holds_word_follows_the_decided_regimes_only():
+    assert A.holds_word([("a", True), ("b", None)]) == "holds"
+    assert A.holds_word([("a", False), ("b", False)]) == "does not hold"
+    assert A.holds_word([("a", True), ("b", False)]) == "holds in part"
+    assert A.holds_word([("a", None)]) == "is not decided"
+
+
+def test_question_1_sentence_chooses_its_words_from_the_verdict_and_the_counts():
+    needed = _v("late_pattern_swap_within_tolerance", 1.2, 1.1, 1.3, "contradicted")
+    s = A.q1_sentence(needed, [("the toy", True), ("the decoder", True)])
+    assert s == ("A deep layer does need its freshly computed pattern: in the real decoder's last third another "
+                 "sequence's pattern costs +1.20 [+1.10, +1.30] nats, beyond the 0.05-nat tolerance. Its values "
+                 "matter more than its pattern in the toy, the decoder.")
+    free = _v("late_pattern_swap_within_tolerance", 0.01, 0.0, 0.02, "reproduced")
+    s = A.q1_sentence(free, [("the toy", True), ("the decoder", False)])
+    assert "does not need" in s and "within the 0.05-nat tolerance" in s and ", but not in the decoder." in s
+    assert A.q1_sentence(None, [("the toy", False)]) == ("Its values do not matter more than its pattern in any "
+                                                         "model measured (the toy).")
+
+
+def test_question_2_sentence_follows_which_table_costs_most():
+    enc = {"r2_0": {"q": 0.46, "k": 0.51, "v": 0.95}, "deep_cos": {"q": 0.95, "k": 0.95, "v": 0.89}}
+    sub = _v("substitute_loss", -0.016, -0.022, -0.009, "reproduced")
+    s = A.q2_sentence({"Q": 0.41, "K": 0.69, "V": 1.98}, 5.92, enc, sub)
+    assert s.startswith("Post hoc, the real decoder's deep V keeps more context than its Q and K: a per-token "
+                        "table in place of the last third's V costs 1.98 nats, Q's 0.41, K's 0.69; reusing the "
+                        "first layer's V costs 5.92.")
+    assert "its deep V is the least tolerant path when fed x0 (cosine 0.890)" in s
+    assert s.endswith("changes the loss by -0.016 [-0.022, -0.009] nats (confirmed): trained that way, deep V "
+                      "can be token identity at no cost.")
+    s = A.q2_sentence({"Q": 1.0, "K": 0.9, "V": 0.1}, None, None,
+                      _v("substitute_loss", 0.05, 0.03, 0.07, "contradicted"))
+    assert "keeps no more context than" in s and s.endswith("at a cost.")
+
+
+def test_question_3_sentence_names_the_reads_that_lower_the_loss_or_says_none_do():
+    ctl = [_v("mudd_beats_scalar_gain", -0.07, -0.1, -0.02, "reproduced", "ch05_controls")]
+    s = A.q3_sentence(["mudd"], 10, ctl, None, None)
+    assert s == ("It can be designed as a selective read: 1 of 10 depth reads lower the toy's loss against the "
+                 "residual sum beyond noise (mudd), 1 of 1 of them beyond a learned scalar gain with the "
+                 "same extra parameters.")
+    assert A.q3_sentence([], 10, [], None, None) == ("No depth read of 10 lowers the toy's loss against the "
+                                                     "residual sum beyond noise.")
+
+
+def test_question_4_sentence_reads_the_loss_verdict_not_only_the_cache():
+    cache = {"svformer": 0.5625, "bank": 0.875}
+    s = A.q4_sentence(cache, _v("svformer_cost", -0.014, -0.026, -0.003, "undecided"),
+                      _v("bank_loss", 0.03, 0.02, 0.04, "contradicted"), None)
+    assert s == ("Trained with it, SVFormer keeps 56% of the baseline's KV cache at a loss change its seeds cannot "
+                 "tell from 0 (-0.014 [-0.026, -0.003] nats, not decided). Trained with it, the bank of values keeps "
+                 "88% of the baseline's KV cache at a higher loss (+0.030 [+0.020, +0.040] nats, refuted).")
+
+
+def test_course_answers_are_the_seeds_four_questions_in_order_and_name_missing_files(tmp_path):
+    answers = A.course_answers(tmp_path)
+    assert [a["question"] for a in answers] == list(A.SEED_QUESTIONS.values())
+    assert A.SEED_QUESTIONS[1].startswith("How much does a deep layer's attention depend on its freshly computed")
+    for a in answers:
+        assert all(len(r) == len(A.COLUMNS) for r in a["rows"])
+    assert answers[1]["rows"][0][1] == "not made yet" and answers[0]["sentence"] == "Not measured yet."
+    assert all(a["holds"] in (False, "is not decided") for a in answers)      # nothing measured decides nothing
+
+
+def test_course_answers_read_the_stored_results():
+    """On the committed results (the verdict corpus and the real decoder), with chapter 02's and 07's live numbers
+    given by hand: the decoder's value-swap test and the toys' bank loss appear with their stored verdicts."""
+    swaps = {"ratios": [1.5, 2.0], "more": 2, "L": 2, "last": (0.1, 0.02)}
+    answers = A.course_answers(swaps=swaps)
+    row = answers[0]["rows"][0]
+    assert row[1].startswith("value swap 1.50–2.00× the pattern swap; more at 2 of 2 layers")
+    assert "value − pattern swap" in row[3] and row[3].endswith(tuple(A.PLAIN.values()))
+    assert "conclusion" not in answers[0] and A.conclusion(answers).startswith(
+        f'Does "{A.SEED_CONCLUSION}" hold? Q1: it ')

@@ -33,7 +33,7 @@ from .experiments import load_results
 from .recipes.value_residual import TESTS as VR_TESTS
 from .results import Verdict, interval
 
-QUESTIONS = {
+RECIPE_LINES = {
     1: ("QK vs V", "Does a deep layer need context in Q and K more than in V?", "04", "bank-of-values"),
     2: ("value residual", "What does mixing V_1 into later layers change?", "03", "value-residual"),
     3: ("bank of values", "Through which path do deep layers re-read x0?", "04", "bank-of-values"),
@@ -160,7 +160,7 @@ def answer_depth(dm: dict) -> list[str]:
     (deep V inputs carry more token identity, x0-R², than Q's and K's), each mixer's loss against the residual and
     the scalar-gain controls (DenseFormer's and MUDDFormer's loss against ``scalar_gain``'s, n/a unless the mixer's
     own loss claim is reproduced), with Holm-adjusted p, verdict and power, as chapter 05 prints them. Read on the
-    verdict corpus by :func:`course_answers`. No "best mixer": the minimum of many noisy differences is biased
+    verdict corpus by :func:`declared_lines`. No "best mixer": the minimum of many noisy differences is biased
     toward luck (winner's curse), so each mixer is read against its own test.
     Lines stay within 96 characters (chapter 06 indents them by 4)."""
     from .recipes.depth_mixers import verdicts
@@ -303,8 +303,9 @@ ANSWERERS = {1: answer_qk_vs_v, 2: answer_value_residual, 3: answer_bank_of_valu
              5: answer_recall}
 
 
-def course_answers(out_dir: str | Path | None = None) -> list[dict]:
-    """One entry per question: ``{"n", "title", "question", "chapter", "command", "lines", "missing"}``; ``lines``
+def declared_lines(out_dir: str | Path | None = None) -> list[dict]:
+    """Each toy recipe's declared tests as lines (the "How sure are we?" section of chapter 09), one entry per
+    recipe: ``{"n", "title", "question", "chapter", "command", "lines", "missing"}``; ``lines``
     are the measured answers (empty when the result file is missing, ``missing`` then holds the error text). The
     text recipes are read on the verdict corpus (:func:`~vrs_edu.lab.by_corpus.verdict_corpus`); the recall answer
     adds ``recall-rates`` when it exists."""
@@ -313,7 +314,7 @@ def course_answers(out_dir: str | Path | None = None) -> list[dict]:
 
     answers = []
     cache: dict[str, dict | Exception] = {}
-    for n, (title, question, chapter, recipe) in QUESTIONS.items():
+    for n, (title, question, chapter, recipe) in RECIPE_LINES.items():
         if recipe not in cache:
             try:
                 corpus = verdict_corpus() if recipe in ("value-residual", "bank-of-values", "depth-mixers") and \
@@ -339,3 +340,433 @@ def course_answers(out_dir: str | Path | None = None) -> list[dict]:
                 entry["lines"] = ANSWERERS[n](res)
         answers.append(entry)
     return answers
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Chapter 09: the seed article's four questions, in its words and order, each with the toys' and the real models'
+# evidence side by side (:func:`course_answers`).
+
+SEED_QUESTIONS = {
+    1: "How much does a deep layer's attention depend on its freshly computed QK pattern?",
+    2: "How much early or previous-layer information is kept through the V path?",
+    3: "Is the residual stream mere accumulation, or can it be designed as a selective read over depth?",
+    4: "Can efficiency or interpretability gains come from V reuse rather than from QK?",
+}
+SEED_CONCLUSION = "looking at attention through QK alone sees only half"
+TOY_RECIPES = ("value-residual", "bank-of-values", "depth-mixers", "v-over-depth")
+COLUMNS = ["instrument", "toy models", "real encoder (07)", "real decoder (08)", "in words", "ch."]
+NOT_MEASURED = "—"
+
+
+PLAIN = {"reproduced": "confirmed", "contradicted": "refuted", "undecided": "not decided",
+         "out of regime": "not judged: a check failed", "n/a": "not applicable",
+         "rate-dependent": "depends on the rate"}
+
+
+def verdict_phrase(verdict: str | None, reason: str | None = None) -> str:
+    """A declared test's verdict in plain words (:data:`PLAIN`): *reproduced* is "confirmed" (the published
+    direction, decided), *contradicted* "refuted" (the opposite direction, decided), *undecided* "not decided",
+    *out of regime* "not judged: a check failed" (a precondition or check did not hold), *n/a* "not applicable" (a
+    control with no gain to explain), *rate-dependent* "depends on the rate"; ``None``: "not made yet"."""
+    if verdict is None:
+        return "not made yet"
+    return PLAIN.get(verdict, verdict)
+
+
+def stated(v: Verdict | None, unit: str = "nats") -> str:
+    """``-0.032 [-0.037, -0.027] nats, reproduced``: a declared test's mean, 95 % interval and verdict (the
+    nominal arm's numbers for a swept test); "not made yet" for None."""
+    if v is None:
+        return "not made yet"
+    return f"{v.interval()}{' ' + unit if unit else ''}, {verdict_phrase(v.verdict)}"
+
+
+def combine_arm_verdicts(verdicts: list[str], min_arms: int = 3) -> str:
+    """The verdict of a claim judged at every arm of a sweep (the coefficient rates ×0.25, ×1, ×4), by the
+    intersection-union rule of :func:`vrs_edu.lab.analysis._combine`: the same verdict at every arm is that
+    verdict; arms judged differently (ignoring out-of-regime and n/a ones) are *rate-dependent*; otherwise *out of
+    regime* when any arm is, else *n/a*. A decided verdict from fewer than ``min_arms`` arms is only *undecided*.
+
+    Raises:
+        ValueError: ``verdicts`` is empty or holds a word that is not a verdict.
+    """
+    from .results import VERDICTS
+
+    if not verdicts:
+        raise ValueError("verdicts must hold one verdict per arm, got an empty list")
+    bad = [v for v in verdicts if v not in VERDICTS]
+    if bad:
+        raise ValueError(f"verdicts must be among {VERDICTS}, got {bad}")
+    judged = {v for v in verdicts if v not in ("out of regime", "n/a")}
+    if len(set(verdicts)) == 1:
+        out = verdicts[0]
+    elif len(judged) > 1:
+        out = "rate-dependent"
+    else:
+        out = "out of regime" if "out of regime" in verdicts else "n/a"
+    if out in ("reproduced", "contradicted") and len(verdicts) < min_arms:
+        return "undecided"
+    return out
+
+
+def toy_swap_evidence(swaps: dict) -> dict:
+    """Chapter 02's swaps on the toy character model (``lab.routing.swap_experiment``: per layer, loss changes in
+    nats) reduced to what question 1 needs: ``{"ratios", "more", "L", "last": (value − pattern, its 95 % half
+    width)}``; ``more``: layers where the value swap costs more than the pattern swap."""
+    p, v = swaps["pattern swap"], swaps["value swap"]
+    ratios = [b.mean / a.mean for a, b in zip(p, v)]
+    half = 1.96 * math.hypot(p[-1].se, v[-1].se)
+    return {"ratios": ratios, "more": sum(r > 1 for r in ratios), "L": len(ratios),
+            "last": (v[-1].mean - p[-1].mean, half)}
+
+
+def encoder_evidence(pattern_swap: dict, value_swap: dict, ablation: dict, probes: dict) -> dict:
+    """Chapter 07's measurements on the real encoder (all-MiniLM-L6-v2; ``lab.probes``): cosines of the patched
+    to the clean sentence embedding (1 = unchanged) and held-out R² of q, k, v from token identity, reduced to
+    ``{"L", "value_worse" (layers where the value swap moves the embedding more than the pattern swap),
+    "deep" (the last third's layers), "deep_cos": {path: mean cosine there with that path's input := x0},
+    "r2_0": {path: R² at layer 0}, "v_best" (layers where v is the best explained)}``."""
+    L = len(pattern_swap["cos"])
+    deep = list(range(L - L // 3, L))
+    return {"L": L, "deep": deep,
+            "value_worse": sum(v < p for p, v in zip(pattern_swap["cos"], value_swap["cos"])),
+            "deep_cos": {s: sum(ablation[s][l] for l in deep) / len(deep) for s in "qkv"},
+            "r2_0": {s: probes[s][0] for s in "qkv"},
+            "v_best": sum(probes["v"][l] > max(probes["q"][l], probes["k"][l]) for l in range(L))}
+
+
+def _toy_verdicts(results: dict) -> dict[str, Verdict]:
+    """Every declared test of the toy recipes, recomputed from their runs by each recipe's ``verdicts``."""
+    from .recipes import bank_of_values, depth_mixers, v_over_depth, value_residual
+
+    fns = {"value-residual": value_residual.verdicts, "bank-of-values": bank_of_values.verdicts,
+           "depth-mixers": depth_mixers.verdicts, "v-over-depth": v_over_depth.verdicts}
+    return {r.test.name: r for name, fn in fns.items() if results.get(name) for r in fn(results[name])}
+
+
+def _bar(label: str, mean: float, lo: float, hi: float, model: str) -> dict:
+    """One bar of chapter 09's effect figure: a loss change in nats with its 95 % interval."""
+    return {"label": label, "mean": mean, "lo": lo, "hi": hi, "model": model}
+
+
+def _cost(v: Verdict | None) -> str:
+    return "not made yet" if v is None else f"{v.interval(2)} nats"
+
+
+def q1_sentence(pattern_cost: Verdict | None, models_more: list[tuple[str, bool]]) -> str:
+    """Question 1 in words: whether the fresh pattern is needed (``pattern_cost``: the decoder's last third with
+    another sequence's pattern, tested against the 0.05-nat tolerance) and in which models the value swap costs
+    more than the pattern swap (``models_more``: (model, value swap costs more?))."""
+    more = [m for m, ok in models_more if ok]
+    not_more = [m for m, ok in models_more if not ok]
+    out = []
+    if pattern_cost is not None:
+        needed = pattern_cost.verdict == "contradicted"     # the test claims "within tolerance"
+        out.append(f"A deep layer {'does' if needed else 'does not'} need its freshly computed pattern: in the "
+                   f"real decoder's last third another sequence's pattern costs {_cost(pattern_cost)}, "
+                   f"{'beyond' if needed else 'within'} the 0.05-nat tolerance.")
+    if more:
+        out.append(f"Its values matter more than its pattern in {', '.join(more)}"
+                   + (f", but not in {', '.join(not_more)}." if not_more else "."))
+    elif models_more:
+        out.append(f"Its values do not matter more than its pattern in any model measured ({', '.join(not_more)}).")
+    return " ".join(out) or "Not measured yet."
+
+
+def answer_1(ev: dict) -> dict:
+    """Question 1: chapter 02's swaps (toy character model), chapter 07's (encoder), chapter 08's (decoder)."""
+    t, enc, dec = ev.get("swaps"), ev.get("encoder"), ev.get("decoder") or {}
+    dv, dp, dq = (dec.get(n) for n in ("late_value_swap_costs_more_than_pattern_swap",
+                                       "late_pattern_swap_within_tolerance", "late_previous_pattern_within_tolerance"))
+    models = []
+    if t:
+        models.append(("the toy character model (Python docs)", t["more"] > t["L"] / 2))
+    if enc:
+        models.append(("the encoder (Python docs)", enc["value_worse"] > enc["L"] / 2))
+    if dv:
+        models.append(("the 30-layer decoder (Python docs)", dv.verdict == "reproduced"))
+    rows = [["value swap vs pattern swap, per layer",
+             f"value swap {min(t['ratios']):.2f}–{max(t['ratios']):.2f}× the pattern swap; more at {t['more']} "
+             f"of {t['L']} layers (loss)" if t else NOT_MEASURED,
+             f"value swap moves the embedding more at {enc['value_worse']} of {enc['L']} layers (cosine)"
+             if enc else NOT_MEASURED,
+             f"last third, value − pattern swap: {stated(dv)}" if dv else NOT_MEASURED,
+             f"V matters more than the pattern in {sum(ok for _, ok in models)} of {len(models)} models",
+             "02, 07, 08"]]
+    if dp and dq:
+        needed = dp.verdict == "contradicted" and dq.verdict == "contradicted"
+        rows.append(["a stand-in for the fresh pattern (within 0.05 nats?)", NOT_MEASURED, NOT_MEASURED,
+                     f"another sequence's: {_cost(dp)}, {verdict_phrase(dp.verdict)}; the previous layer's: "
+                     f"{_cost(dq)}, {verdict_phrase(dq.verdict)}",
+                     "the fresh pattern is needed" if needed else "a stand-in pattern does at this tolerance",
+                     "08"])
+    holds = bool(models) and all(ok for _, ok in models)
+    bars = [_bar("toy: value − pattern swap, last layer", t["last"][0], t["last"][0] - t["last"][1],
+                 t["last"][0] + t["last"][1], "toy")] if t else []
+    bars += [_bar("decoder: value − pattern swap", dv.mean, *dv.ci, "decoder")] if dv else []
+    return {"n": 1, "rows": rows, "holds": holds, "bars": bars, "where": [m for m, ok in models if ok],
+            "sentence": q1_sentence(dp, models)}
+
+
+def holds_word(where: list[tuple[str, bool | None]]) -> str:
+    """Whether the seed's conclusion holds over the regimes measured: ``where`` is (regime, holds?) with None for
+    a regime where nothing was decided. "holds" (every decided regime), "does not hold" (none), "holds in part",
+    or "is not decided" (nothing decided)."""
+    decided = [ok for _, ok in where if ok is not None]
+    if not decided:
+        return "is not decided"
+    return "holds" if all(decided) else "does not hold" if not any(decided) else "holds in part"
+
+
+def q2_sentence(tables: dict[str, float] | None, v1_cost: float | None, enc: dict | None,
+                substitute: Verdict | None) -> str:
+    """Question 2 in words, from the decoder's last-third table costs (``tables``: path -> nats), its V := V_1
+    cost, the encoder's evidence (:func:`encoder_evidence`) and the toys' trained V := x0 (``substitute``: loss
+    change against the baseline, negative = lower)."""
+    out = []
+    if tables:
+        most = max(tables, key=tables.get)
+        out.append(f"Post hoc, the real decoder's deep V keeps {'more context than' if most == 'V' else 'no more context than'}"
+                   f" its Q and K: a per-token table in place of the last third's V costs {tables['V']:.2f} nats, "
+                   f"Q's {tables['Q']:.2f}, K's {tables['K']:.2f}"
+                   + (f"; reusing the first layer's V costs {v1_cost:.2f}." if v1_cost is not None else "."))
+    if enc:
+        r2, cos = enc["r2_0"], enc["deep_cos"]
+        least = min(cos, key=cos.get)
+        out.append(f"In the encoder the values start as token identity (layer 0: R² {r2['v']:.2f} for v, "
+                   f"{r2['q']:.2f} for q), but its deep V is the {'least' if least == 'v' else 'not the least'} "
+                   f"tolerant path when fed x0 (cosine {cos['v']:.3f}).")
+    if substitute is not None:
+        lower = substitute.mean < 0
+        out.append(f"A toy trained with its last third's V := x0 changes the loss by {substitute.interval(3)} "
+                   f"nats ({verdict_phrase(substitute.verdict)}): trained that way, deep V can be token identity at "
+                   f"{'no cost' if lower or substitute.verdict != 'contradicted' else 'a cost'}.")
+    return " ".join(out) or "Not measured yet."
+
+
+def answer_2(ev: dict) -> dict:
+    """Question 2: chapter 03's value residual and chapter 04's x0 paths (toys), chapter 07's probes and
+    substitution (encoder), chapter 08's per-token tables and V := V_1 (decoder)."""
+    toy, enc, dec, da = ev["toys"], ev.get("encoder"), ev.get("decoder") or {}, ev.get("decoder_answers")
+    share, v_q, sub, res = (toy.get(n) for n in ("additive_criterion", "v_reads_x0_more_than_q",
+                                                 "substitute_loss", "resformer_loss"))
+    tables = {p: da["q2"]["numbers"][f"{p} table"]["mean"] for p in "QKV"} if da else None
+    v1 = da["q4"]["numbers"]["V := V_1"]["mean"] if da else None
+    r2 = da["q2"]["numbers"]["table_r2_late"] if da else None
+    rows = []
+    arms = ", ".join(f"{a} {x.mean:.2f}" for a, x in share.arms) if share and share.arms else ""
+    rows.append(["learned x0 share of V's input (trained with the path)",
+                 f"{arms}; V − Q share {stated(v_q, '')}" if share and v_q else "not made yet", NOT_MEASURED,
+                 "— (trained without the path)",
+                 verdict_phrase(v_q.verdict if v_q else None), "04"])
+    rows.append(["token identity explains q, k, v (R²)", NOT_MEASURED,
+                 "layer 0: " + ", ".join(f"{s} {enc['r2_0'][s]:.2f}" for s in "qkv") if enc else NOT_MEASURED,
+                 "last third (table R²): " + ", ".join(f"{s} {r2[s]:.2f}" for s in "qkv") if r2 else NOT_MEASURED,
+                 "a description, not a test", "07, 08"])
+    tv = dec.get("late_v_table_beats_q_table")
+    rows.append(["deep V := token identity (x0 or a per-token table)",
+                 f"trained with V := x0: {stated(sub)}" if sub else "not made yet",
+                 "last third, cosine with x0 in: " + ", ".join(f"{s.upper()} {enc['deep_cos'][s]:.3f}"
+                                                               for s in "qkv") if enc else NOT_MEASURED,
+                 "last third, table: " + ", ".join(f"{p} {tables[p]:+.2f}" for p in "QKV") + " nats"
+                 if tables else NOT_MEASURED,
+                 f"toy: {verdict_phrase(sub.verdict if sub else None)}; decoder 'V beats Q': "
+                 f"{verdict_phrase(tv.verdict if tv else None)}", "04, 07, 08"])
+    dv1 = dec.get("late_v1_reuse_within_tolerance")
+    rows.append(["previous-layer values: V_1 reused later", f"ResFormer's loss change: {stated(res)}"
+                 if res else "not made yet", NOT_MEASURED,
+                 f"last third V := V_1: {stated(dv1)}" if dv1 else NOT_MEASURED,
+                 f"toy {verdict_phrase(res.verdict) if res else 'not made'}; decoder "
+                 f"{'needs its own V' if dv1 and dv1.verdict == 'contradicted' else 'not decided'}", "03, 08"])
+    where = [(f"the toys trained with the path ({ev['corpus']})",
+              None if sub is None or not sub.counted else sub.verdict == "reproduced"),
+             ("the real decoder, post hoc", None if tables is None else max(tables, key=tables.get) != "V")]
+    if enc:
+        where.append(("the encoder, post hoc", min(enc["deep_cos"], key=enc["deep_cos"].get) != "v"))
+    bars = [_bar("toy: V := x0, trained", sub.mean, *sub.ci, "toy")] if sub else []
+    bars += [_bar("decoder: V table − Q table", tv.mean, *tv.ci, "decoder")] if tv else []
+    return {"n": 2, "rows": rows, "bars": bars, "holds": holds_word(where), "where": where,
+            "sentence": q2_sentence(tables, v1, enc, sub)}
+
+
+def q3_sentence(lower: list[str], n_reads: int, controls: list[Verdict], depth_attention: Verdict | None,
+                decoder: dict | None) -> str:
+    """Question 3 in words: which depth reads lower the loss against the residual sum (beyond noise: reproduced
+    after the Holm correction over the chapter's tests), how
+    their scalar-gain controls came out, Depth-Attention's value read, and what the real decoder's last layers read
+    (``decoder``: chapter 08's q3 numbers)."""
+    out = []
+    if n_reads:
+        beaten = [c for c in controls if c.verdict == "reproduced"]
+        out.append(f"It can be designed as a selective read: {len(lower)} of {n_reads} depth reads lower the toy's "
+                   f"loss against the residual sum beyond noise ({', '.join(lower) or 'none'})"
+                   + (f", {len(beaten)} of {len(controls)} of them beyond a learned scalar gain with the same "
+                      "extra parameters." if controls else "."))
+        if not lower:
+            out[-1] = f"No depth read of {n_reads} lowers the toy's loss against the residual sum beyond noise."
+    if depth_attention is not None:
+        out.append(f"Reading earlier layers' values selectively (Depth-Attention) changes the loss by "
+                   f"{depth_attention.interval(3)} nats ({verdict_phrase(depth_attention.verdict)}).")
+    if decoder:
+        out.append(f"The real decoder is a plain residual stream, yet what its last third reads is recent: R² "
+                   f"{decoder['input_recent_r2_late']:.2f} from the last layers' writes against "
+                   f"{decoder['input_x0_r2_late']:.2f} from the token embedding.")
+    return " ".join(out) or "Not measured yet."
+
+
+def answer_3(ev: dict) -> dict:
+    """Question 3: chapter 01's running sum, chapter 05's depth reads (toys), chapter 08's read-outs (decoder)."""
+    toy, da = ev["toys"], ev.get("decoder_answers")
+    loss = [r for r in toy.values() if r.test.family == "ch05"]
+    da_ = toy.get("depth_attention_loss")
+    reads = loss + ([da_] if da_ else [])
+    lower = [r.test.name.removesuffix("_loss") for r in reads if r.verdict == "reproduced" and r.mean < 0]
+    controls = [r for r in toy.values() if r.test.family == "ch05_controls"]
+    q3 = da["q3"]["numbers"] if da else None
+    rows = [["depth reads vs the residual sum (final loss)",
+             f"{len(lower)} of {len(reads)} lower it beyond noise" if reads else "not made yet", NOT_MEASURED,
+             "— (a plain residual; not redesigned)",
+             "a selective read helps at this scale" if lower else "no read helps at this scale", "05"],
+            ["same extra parameters, no selection (scalar gain)",
+             "; ".join(f"{c.test.name.removesuffix('_beats_scalar_gain')} {stated(c)}" for c in controls)
+             or "not made yet", NOT_MEASURED, NOT_MEASURED,
+             "the gain is the read, not the parameters" if controls and all(c.verdict == "reproduced"
+                                                                             for c in controls)
+             else "not decided for every mixer", "05"],
+            ["a selective read of values over depth (Depth-Attention)", stated(da_) if da_ else "not made yet",
+             NOT_MEASURED, NOT_MEASURED, verdict_phrase(da_.verdict if da_ else None), "05"],
+            ["what the last third reads (R² of its input)", NOT_MEASURED, NOT_MEASURED,
+             f"from the last layers' writes {q3['input_recent_r2_late']:.2f}, from x0 "
+             f"{q3['input_x0_r2_late']:.2f}" if q3 else NOT_MEASURED, "a description, not a test", "08"]]
+    where = [(f"the toys ({ev['corpus']})", bool(lower) if reads else None)]
+    bars = [_bar(f"toy: {r.test.name.removesuffix('_loss')}", r.mean, *r.ci, "toy") for r in reads
+            if r.test.name in ("depth_attention_loss", "denseformer_loss")]
+    return {"n": 3, "rows": rows, "bars": bars, "holds": holds_word(where), "where": where,
+            "sentence": q3_sentence(lower, len(reads), controls, da_, q3)}
+
+
+def q4_sentence(cache: dict[str, float], svformer: Verdict | None, bank: Verdict | None,
+                decoder: dict | None) -> str:
+    """Question 4 in words: the toys' cache shares (variant -> fraction of the baseline's KV cache) with the loss
+    change of the models trained with that reuse, and the real decoder's post-hoc substitutions (chapter 08's q4
+    numbers)."""
+    out = []
+    for name, v in (("SVFormer", svformer), ("the bank of values", bank)):
+        key = "svformer" if name == "SVFormer" else "bank"
+        if v is None:
+            continue
+        cost = ("a loss change its seeds cannot tell from 0" if not v.counted
+                else "a lower loss" if v.mean < 0 else "a higher loss")
+        out.append(f"Trained with it, {name} keeps {cache[key]:.0%} of the baseline's KV cache at "
+                   f"{cost} ({v.interval(3)} nats, {verdict_phrase(v.verdict)}).")
+    if decoder:
+        ok, n, most, total = (decoder[k] for k in ("within_tolerance", "measured", "most_bytes_within",
+                                                   "kv_bytes_per_token"))
+        out.append(f"Imposed after training on the real decoder, V reuse does not come free: {ok} of {n} "
+                   f"cache-saving substitutions stay within 0.05 nats, saving at most {most / total:.1%} of its "
+                   f"cache; the last third reading V_1 costs {decoder['V := V_1']['mean']:.2f} nats.")
+    return " ".join(out) or "Not measured yet."
+
+
+def answer_4(ev: dict) -> dict:
+    """Question 4: chapter 06's cache counts with chapters 03-05's losses (toys), chapter 08's price list."""
+    toy, dec, da = ev["toys"], ev.get("decoder") or {}, ev.get("decoder_answers")
+    from .kv_cache import kv_bytes_per_token
+
+    L, D = ev.get("toy_shape", (8, 64))
+    base = kv_bytes_per_token(L, D)
+    cache = {v: kv_bytes_per_token(L, D, v) / base for v in ("svformer", "bank", "depth_attention")}
+    sv, bank, dat = (toy.get(n) for n in ("svformer_cost", "bank_loss", "depth_attention_loss"))
+    q4 = da["q4"]["numbers"] if da else None
+    dv1, dsh, dvt = (dec.get(n) for n in ("late_v1_reuse_within_tolerance", "late_shared_v_within_tolerance",
+                                          "late_v_table_within_tolerance"))
+    rows = [["one V for every layer (SVFormer; decoder: V := V_1)",
+             f"cache {cache['svformer']:.0%}; loss {stated(sv)}" if sv else "not made yet", NOT_MEASURED,
+             f"last third: {stated(dv1)}" if dv1 else NOT_MEASURED,
+             f"toy {verdict_phrase(sv.verdict) if sv else 'not made'}; decoder "
+             f"{'beyond the tolerance' if dv1 and dv1.verdict == 'contradicted' else 'not decided'}", "03, 06, 08"],
+            ["V looked up by token id (bank of values; decoder: per-token table)",
+             f"cache {cache['bank']:.0%} plus the tables; loss {stated(bank)}" if bank else "not made yet",
+             NOT_MEASURED, f"last third, V table: {stated(dvt)}" if dvt else NOT_MEASURED,
+             "toy " + (verdict_phrase(bank.verdict) if bank else "not made") + "; decoder "
+             + verdict_phrase(dvt.verdict if dvt else None),
+             "04, 06, 08"],
+            ["shared V across a layer's heads", NOT_MEASURED, NOT_MEASURED,
+             f"last third: {stated(dsh)}" if dsh else NOT_MEASURED,
+             verdict_phrase(dsh.verdict if dsh else None), "08"],
+            ["cheap substitutions on the real decoder", NOT_MEASURED, NOT_MEASURED,
+             f"{q4['within_tolerance']} of {q4['measured']} within 0.05 nats; at most "
+             f"{q4['most_bytes_within']:,} of {q4['kv_bytes_per_token']:,} bytes per token" if q4 else NOT_MEASURED,
+             ("no whole third's substitution is free" if q4["thirds_within"] == 0 else
+              f"{q4['thirds_within']} whole-third substitutions are free") if q4 else "not made yet", "08"],
+            ["values mixed over depth (Depth-Attention)", f"cache {cache['depth_attention']:.0%}; loss "
+             f"{stated(dat)}" if dat else "not made yet", NOT_MEASURED, NOT_MEASURED,
+             verdict_phrase(dat.verdict if dat else None), "05, 06"]]
+    decided = [v for v in (sv, bank) if v is not None and v.counted]   # undecided losses decide nothing
+    trained = any(v.verdict == "reproduced" for v in decided) if decided else None
+    post_hoc = None if q4 is None else q4["thirds_within"] > 0
+    where = [(f"the toys trained with V reuse ({ev['corpus']})", trained), ("the real decoder, post hoc", post_hoc)]
+    bars = [_bar(f"toy: {n}", v.mean, *v.ci, "toy") for n, v in (("SVFormer", sv), ("bank", bank)) if v]
+    bars += [_bar("decoder: V := V_1", dv1.mean, *dv1.ci, "decoder")] if dv1 else []
+    return {"n": 4, "rows": rows, "bars": bars, "holds": holds_word(where), "where": where, "cache": cache,
+            "sentence": q4_sentence(cache, sv, bank, q4)}
+
+
+def toy_regime(out_dir: str | Path | None = None) -> str:
+    """The toys' regime in words, from the stored ``value-residual`` result on the verdict corpus: model shape,
+    corpus, how much of it a run reads, paired seeds; "not made yet" without it."""
+    from .by_corpus import verdict_corpus
+    from .experiments import load_results_or_none
+
+    r = load_results_or_none("value-residual", corpus=verdict_corpus(), out_dir=out_dir)
+    if not r:
+        return "not made yet"
+    m = next(iter(r["corpus"]["configs"].values()))["model"]
+    epochs = max(r.get("epochs_read", {}).get("corpus", {}).values(), default=float("nan"))
+    return (f"{m['n_layers']} layers × width {m['d_model']}, trained here on {r['text_corpus']['name']} "
+            f"({epochs:.2f} epochs), {len(r['seeds'])} paired seeds")
+
+
+def conclusion(answers: list[dict]) -> str:
+    """Whether the seed's conclusion ("looking at attention through QK alone sees only half") holds, question by
+    question, with the regimes where it does and does not (each answer's ``where``)."""
+    parts = []
+    for a in answers:
+        yes = [w for w, ok in a["where"] if ok is True] if a["n"] != 1 else a["where"]
+        no = [w for w, ok in a["where"] if ok is False] if a["n"] != 1 else []
+        word = ("holds" if a["holds"] is True else "does not hold") if a["n"] == 1 else a["holds"]
+        detail = "; ".join(x for x in (f"yes in {', '.join(yes)}" if yes else "",
+                                       f"no in {', '.join(no)}" if no else "") if x)
+        parts.append(f"Q{a['n']}: it {word}" + (f" ({detail})" if detail else ""))
+    return f"Does \"{SEED_CONCLUSION}\" hold? " + "; ".join(parts) + "."
+
+
+def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
+                   encoder: dict | None = None) -> list[dict]:
+    """The seed's four questions in its order (:data:`SEED_QUESTIONS`), each ``{"n", "question", "rows",
+    "holds", "where", "sentence"}``: ``rows`` one per instrument, the cells of :data:`COLUMNS` (toys, encoder,
+    decoder, the verdict in words, chapters), ``where`` the regimes judged ((regime, holds?), None = undecided).
+
+    The toys' numbers are their declared tests on the verdict corpus (:func:`~vrs_edu.lab.by_corpus
+    .verdict_corpus`), recomputed from the runs; ``swaps`` (:func:`toy_swap_evidence`, chapter 02) and
+    ``encoder`` (:func:`encoder_evidence`, chapter 07) are measured live by the chapter; the decoder's are chapter
+    08's stored ``real-decoder`` result (post hoc: a table substituted after training). A missing file leaves its
+    cells "not made yet"."""
+    from .by_corpus import verdict_corpus
+    from .experiments import load_results_or_none
+    from .real_decoder_readout import course_answers as decoder_answers
+    from .recipes.real_decoder import verdicts as decoder_verdicts
+
+    toys = {n: load_results_or_none(n, corpus=verdict_corpus(), out_dir=out_dir) for n in TOY_RECIPES}
+    dec = load_results_or_none("real-decoder", out_dir=out_dir)
+    shape = (8, 64)
+    if toys.get("value-residual"):
+        m = next(iter(toys["value-residual"]["corpus"]["configs"].values()))["model"]
+        shape = (m["n_layers"], m["d_model"])
+    ev = {"toys": _toy_verdicts(toys), "corpus": verdict_corpus(), "swaps": swaps, "encoder": encoder, "toy_shape": shape,
+          "decoder": {r.test.name: r for r in decoder_verdicts(dec)} if dec else None,
+          "decoder_answers": decoder_answers(dec) if dec else None}
+    out = [f(ev) for f in (answer_1, answer_2, answer_3, answer_4)]
+    for a in out:
+        a["question"] = SEED_QUESTIONS[a["n"]]
+    return out
