@@ -119,7 +119,7 @@ def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = "
                     color=COLORS.get(r["name"], "C7"))
     ax.axvline(0.0, color="black", lw=1, label="the baseline (0)")
     if paper is not None:
-        ax.axvline(paper, color="C3", lw=1.2, ls=":", label=f"ResFormer paper, 82 M: {paper:+.3f}")
+        ax.axvline(paper, color="C3", lw=1.2, ls=":", label=f"paper (82 M): {paper:+.3f}")
     lo = min([r["ci"][0] for r in rows] + [0.0] + ([paper] if paper is not None else []))
     hi = max([r["ci"][1] for r in rows] + [0.0] + ([paper] if paper is not None else []))
     pad = 0.08 * (hi - lo or 1.0)                # the paper's line and the baseline's stay off the frame
@@ -127,7 +127,7 @@ def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = "
     ax.set_yticks(range(len(rows)), [r["name"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -1.4)          # the first row on top, a free band above it for the legend
     ax.set(xlabel="final validation loss − the baseline's (nats; < 0: better)", title=title)
-    ax.legend(loc="upper center", ncol=2, fontsize="small")
+    ax.legend(loc="upper center", ncol=2)
     fig.tight_layout()
     return fig
 
