@@ -35,6 +35,10 @@ def plot_four_answers(answers: list[dict]):
         sizes = [abs(x) for b in bars for x in (b["lo"], b["hi"]) if x]
         if sizes and max(sizes) > 20 * min(abs(b["mean"]) or max(sizes) for b in bars):
             ax.set_xscale("symlog", linthresh=0.05)   # a 0.02-nat bar beside a 6-nat one stays visible
+            lo, hi = min(0.0, *(b["lo"] for b in bars)), max(0.0, *(b["hi"] for b in bars))
+            ax.set_xlim(lo * 1.6 - 0.01, hi * 1.6 + 0.01)
+            ticks = [t for t in (-1.0, -0.1, 0.0, 0.1, 1.0, 10.0) if lo * 1.6 - 0.01 <= t <= hi * 1.6 + 0.01]
+            ax.set_xticks(ticks, [f"{t:g}" for t in ticks])   # few plain labels: symlog's crowd around 0
         ax.set_xlabel("loss change (nats)")
     fig.tight_layout()
     return fig
