@@ -196,7 +196,7 @@ def mean_stream_norms(stack):
 
 from vrs_edu.course.exercises.ch00 import check_stream_norms
 
-check_stream_norms(mean_stream_norms)
+check_stream_norms(mean_stream_norms);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -204,7 +204,7 @@ def mean_stream_norms(stack):
     return stack.norm(dim=-1).mean(dim=(1, 2))
 
 
-check_stream_norms(mean_stream_norms)
+check_stream_norms(mean_stream_norms);
 mine = mean_stream_norms(model(x, trace=True).trace.stack("resid"))
 print(f"your norms vs the package's, trained model: largest difference "
       f"{max(abs(a - b) for a, b in zip(mine.tolist(), after)):.1e}")

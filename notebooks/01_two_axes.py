@@ -176,7 +176,7 @@ def residual_stack(embedding, outputs):
 
 from vrs_edu.course.exercises.ch01 import check_residual_stack
 
-check_residual_stack(residual_stack)
+check_residual_stack(residual_stack);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -184,7 +184,7 @@ def residual_stack(embedding, outputs):
     return torch.cat([embedding[None], outputs]).cumsum(0)
 
 
-check_residual_stack(residual_stack)
+check_residual_stack(residual_stack);
 mine = residual_stack(trace["embed"], ys)
 print(f"your stack vs the model's trace: largest difference "
       f"{(mine - trace.stack('resid')).abs().max():.1e}")
@@ -249,7 +249,7 @@ def logit_contributions(components, unembed):
 
 from vrs_edu.course.exercises.ch01 import check_logit_contributions
 
-check_logit_contributions(logit_contributions)
+check_logit_contributions(logit_contributions);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -262,7 +262,7 @@ def logit_contributions(components, unembed):
     return components @ unembed / rms
 
 
-check_logit_contributions(logit_contributions)
+check_logit_contributions(logit_contributions);
 labels, comps = stream_components(trace)
 mine = logit_contributions(comps[:, 0, pos], model.lm_head.weight[target].detach())
 print(f"your contributions sum to {mine.sum():.3f}; the model's logit is {att.logit:.3f}")

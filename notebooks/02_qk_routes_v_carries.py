@@ -143,7 +143,7 @@ def attention_pattern(q, k):
 
 from vrs_edu.course.exercises.ch02 import check_attention_pattern
 
-check_attention_pattern(attention_pattern)
+check_attention_pattern(attention_pattern);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -154,7 +154,7 @@ def attention_pattern(q, k):
     return scores.masked_fill(future, float("-inf")).softmax(dim=-1)
 
 
-check_attention_pattern(attention_pattern)
+check_attention_pattern(attention_pattern);
 mine = attention_pattern(trace["blocks.3.attn.q"], trace["blocks.3.attn.k"])
 diff = (mine - trace["blocks.3.attn.pattern"]).abs().max()
 print(f"layer 3, your pattern vs the model's: largest difference {diff:.1e}")
@@ -185,7 +185,7 @@ def attend(pattern, v):
 
 from vrs_edu.course.exercises.ch02 import check_attend
 
-check_attend(attend)
+check_attend(attend);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -193,7 +193,7 @@ def attend(pattern, v):
     return pattern @ v
 
 
-check_attend(attend)
+check_attend(attend);
 mine = attend(trace["blocks.3.attn.pattern"], trace["blocks.3.attn.v_mix"])
 diff = (mine - trace["blocks.3.attn.z"]).abs().max()
 print(f"layer 3, your z vs the model's: largest difference {diff:.1e}")
@@ -235,7 +235,7 @@ def value_swap_loss(model, x, y, layer):
 
 from vrs_edu.course.exercises.ch02 import check_value_swap
 
-check_value_swap(value_swap_loss)
+check_value_swap(value_swap_loss);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -246,7 +246,7 @@ def value_swap_loss(model, x, y, layer):
         return float(model(x, y, hooks={name: lambda v: donor}).loss)
 
 
-check_value_swap(value_swap_loss)
+check_value_swap(value_swap_loss);
 xb, yb = batches[0]
 with torch.no_grad():
     clean = float(model(xb, yb).loss)

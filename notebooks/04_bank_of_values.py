@@ -225,7 +225,7 @@ def x0_projection(x, embedding, weight, alpha, beta):
 
 from vrs_edu.course.exercises.ch04 import check_x0_projection
 
-check_x0_projection(x0_projection)
+check_x0_projection(x0_projection);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -234,7 +234,7 @@ def x0_projection(x, embedding, weight, alpha, beta):
     return alpha * x @ weight.T + beta * x0 @ weight.T
 
 
-check_x0_projection(x0_projection)
+check_x0_projection(x0_projection);
 import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig

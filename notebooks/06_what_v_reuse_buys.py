@@ -319,8 +319,7 @@ def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
 
 from vrs_edu.course.exercises.ch06 import check_kv_cache_bytes
 
-check_kv_cache_bytes(kv_cache_bytes)
-pass  # the check prints what it found; `pass` keeps Jupyter from echoing its True/False
+check_kv_cache_bytes(kv_cache_bytes);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -331,8 +330,7 @@ def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
     return (n_layers + v_layers) * d_model * seq_len * bytes_per_number
 
 
-check_kv_cache_bytes(kv_cache_bytes)
-pass  # the check prints what it found; `pass` keeps Jupyter from echoing its True/False
+check_kv_cache_bytes(kv_cache_bytes);
 
 # %% [markdown]
 # Your estimate against the cache `build_kv_cache` measured on the course model:

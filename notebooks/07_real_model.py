@@ -225,7 +225,7 @@ def held_out_r2(y, y_hat, baseline):
 
 from vrs_edu.course.exercises.ch07 import check_held_out_r2, check_sentence_embedding
 
-check_held_out_r2(held_out_r2)
+check_held_out_r2(held_out_r2);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -233,7 +233,7 @@ def held_out_r2(y, y_hat, baseline):
     return 1.0 - float((y - y_hat).pow(2).sum() / (y - baseline).pow(2).sum())
 
 
-check_held_out_r2(held_out_r2)
+check_held_out_r2(held_out_r2);
 
 # %% [markdown]
 # ## Chapter 02 on the real model: QK routes, V carries
@@ -318,7 +318,7 @@ def substitution_cosine(model, ids, mask, layer, path):
 
 from vrs_edu.course.exercises.ch07 import check_substitution
 
-check_substitution(substitution_cosine)
+check_substitution(substitution_cosine);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -331,7 +331,7 @@ def substitution_cosine(model, ids, mask, layer, path):
     return float(F.cosine_similarity(patched, clean.embedding, dim=-1).mean())
 
 
-check_substitution(substitution_cosine)
+check_substitution(substitution_cosine);
 probe_ids, probe_mask = real.encode(probe_sentences)
 mine = substitution_cosine(real.model, probe_ids, probe_mask, L - 1, "v")
 print(f"layer {L - 1}, V := x0: your cosine {mine:.3f}, the table's {ablation['v'][L - 1]:.3f}")
@@ -368,7 +368,7 @@ def sentence_embedding(hidden, mask):
     raise NotImplementedError  # replace with your code
 
 
-check_sentence_embedding(sentence_embedding)
+check_sentence_embedding(sentence_embedding);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -377,7 +377,7 @@ def sentence_embedding(hidden, mask):
     return F.normalize((hidden * m).sum(1) / m.sum(1), dim=-1)
 
 
-check_sentence_embedding(sentence_embedding)
+check_sentence_embedding(sentence_embedding);
 
 # %% [markdown]
 # ## Side by side with the toy models

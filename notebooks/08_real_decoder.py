@@ -300,7 +300,7 @@ def token_table(values, ids, vocab_size):
 
 from vrs_edu.course.exercises.ch08 import check_token_table
 
-check_token_table(token_table)
+check_token_table(token_table);
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -310,7 +310,7 @@ def token_table(values, ids, vocab_size):
     return torch.where(counts > 0, sums / counts.clamp_min(1), values.mean(0))
 
 
-check_token_table(token_table)
+check_token_table(token_table);
 
 # %% [markdown]
 # Your table, on the real decoder: layer 29's values recorded on 4 calibration windows of the corpus (512 tokens),

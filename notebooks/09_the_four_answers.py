@@ -191,7 +191,7 @@ def swept_verdict(verdicts):
 
 from vrs_edu.course.exercises.ch09 import check_swept_verdict
 
-check_swept_verdict(swept_verdict)
+check_swept_verdict(swept_verdict);
 
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
@@ -207,7 +207,7 @@ def swept_verdict(verdicts):
     return "undecided" if out in ("reproduced", "contradicted") and len(verdicts) < 3 else out
 
 
-check_swept_verdict(swept_verdict)
+check_swept_verdict(swept_verdict);
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus

@@ -44,12 +44,10 @@ LAB_CSS = "vrs_edu/course/jupyterlab/custom.css"      # the course's JupyterLab 
 PATHS = BookPaths.from_toml(BOOK_TOML)
 BOOK_TITLE = load_book()["book"]["title"]
 CHAPTERS = chapters()
-# The known gaps of the layout checks (test_browser_layout, test_browser_unexecuted): chapters whose stored figures
-# are still drawn for the old 12-inch page (wider than JupyterLab's output area at 1280 px or the phone's column),
-# rewritten and re-executed in phase 2 of the learner-first issue by their own authors while these tests exist.
-# Non-strict (a chapter half-way there must not break the build); remove an entry once its chapter passes, and from
-# then on it is held to it.
-FIGURES_PENDING = {"03", "04", "06"}
+# The known gaps of the layout checks (test_browser_layout, test_browser_unexecuted): none today (03, 04 and 06 were
+# re-drawn for the page in the learner-first rewrite). A chapter whose stored figures are wider than JupyterLab's
+# output area at 1280 px or the phone's column may be listed here (a non-strict xfail) until it is re-drawn.
+FIGURES_PENDING: set[str] = set()
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 

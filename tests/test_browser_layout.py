@@ -95,10 +95,9 @@ PHONE = {"width": 390, "height": 844}
 MIN_SHOWN = 0.9          # a figure shown at 90 % of its own size keeps its 13.3-px text at 12 px
 MIN_TEXT_PX = 12
 IDS = [c.file.removesuffix(".ipynb") for c in CHAPTERS]
-# The known gaps: chapters whose Markdown may still carry the emoji difficulty ratings, rewritten in phase 2 of the
-# learner-first issue by their own authors while this test exists. Non-strict (a chapter half-way there must not
-# break the build); remove an entry once its chapter shows no emoji, and it is held to it.
-EMOJI_PENDING = {"03", "04", "06"}
+# The known gaps: none today (every chapter rates its exercises in text). A chapter that still shows emoji ratings
+# may be listed here (a non-strict xfail) until it is rewritten.
+EMOJI_PENDING: set[str] = set()
 
 PHONE_MEASURE = """() => {
   const blocks = [...document.querySelectorAll(

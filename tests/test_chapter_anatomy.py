@@ -12,10 +12,8 @@ source and its stored notebook:
 * code cells of at most 25 lines: logic lives in the package;
 * no emoji (they are empty boxes without a colour-emoji font).
 
-Known gaps: chapters 03, 04 and 06 are rewritten in phase 2 of the learner-first issue, by their own authors at the
-same time as this test (05 and 08 have the anatomy). Until a chapter's rewrite is committed and re-executed it is a
-non-strict xfail (a chapter half-way there must not break the build); its entry goes from NOT_YET_REWRITTEN the day
-it has the anatomy, and from then on the chapter is held to it.
+Known gaps: none. Chapters 03, 04 and 06 were the last to be rewritten (phase 2 of the learner-first issue); a
+chapter added half-way there may be listed in NOT_YET_REWRITTEN (a non-strict xfail) until it has the anatomy.
 """
 from __future__ import annotations
 
@@ -32,7 +30,7 @@ from vrs_edu.course.book import chapters
 ROOT = Path(__file__).resolve().parents[1]
 # The known gaps: chapters not yet rewritten to the anatomy (see the docstring). Remove an entry once its chapter
 # passes; every other chapter must pass.
-NOT_YET_REWRITTEN = {"03", "04", "06"}
+NOT_YET_REWRITTEN: set[str] = set()
 MAX_CODE_LINES = 25
 EMOJI = re.compile("[\U0001F300-\U0001FAFF\u2600-\u27BF\u2B50\u2B55]")
 CHAPTERS = [c for c in chapters() if (ROOT / "notebooks" / (c.stem + ".py")).exists()]

@@ -4,8 +4,9 @@ import pytest
 import torch
 
 from vrs_edu.course.checks import CheckFailed
-from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08
+from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
 from vrs_edu.lab.probes import substitution_cosine
+from vrs_edu.lab.answers import combine_arm_verdicts
 from vrs_edu.lab.routing import value_swap_loss
 
 # (checker, chapter has a graded assignment)
@@ -24,6 +25,7 @@ CHECKERS = [
     (ch07.check_held_out_r2, False),
     (ch07.check_substitution, False),
     (ch08.check_token_table, False),
+    (ch09.check_swept_verdict, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
 
@@ -79,6 +81,7 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_held_out_r2": ch07.r2_score,
         "check_substitution": substitution_cosine,
         "check_token_table": ch08.per_token_means,
+        "check_swept_verdict": combine_arm_verdicts,
     }[check.__name__]
     assert check(reference) is True
     out = capsys.readouterr().out
@@ -136,8 +139,10 @@ REFERENCES = {
     "check_x0_projection": ch04._ref_x0_projection, "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
     "check_held_out_r2": ch07.r2_score, "check_substitution": substitution_cosine,
-    "check_token_table": ch08.per_token_means,
+    "check_token_table": ch08.per_token_means, "check_swept_verdict": combine_arm_verdicts,
 }
+# The checkers that compare tensors through check_function (chapter 09's compares verdict words: its own test below)
+TENSOR_CHECKERS = [(c, g) for c, g in CHECKERS if c is not ch09.check_swept_verdict]
 
 
 def _every_mistake(check, monkeypatch) -> list:
@@ -159,7 +164,7 @@ def _every_mistake(check, monkeypatch) -> list:
     return seen
 
 
-@pytest.mark.parametrize("check, graded", CHECKERS, ids=IDS)
+@pytest.mark.parametrize("check, graded", TENSOR_CHECKERS, ids=[c.__name__ for c, _ in TENSOR_CHECKERS])
 def test_no_message_a_learner_sees_is_wider_than_100_columns(check, graded, capsys, monkeypatch):
     from vrs_edu.course.checks import WIDTH, messages
 
@@ -199,6 +204,25 @@ def test_no_message_a_learner_sees_is_wider_than_100_columns(check, graded, caps
         assert any(" ".join(m.hint.split()) in msg for msg in messages(capsys.readouterr().out)), m.hint
 
 
+def test_the_swept_verdict_checkers_messages_fit_the_page_and_name_each_mistake(capsys):
+    from vrs_edu.course.checks import WIDTH, messages
+
+    def long_error(verdicts):
+        raise ValueError("a learner's own error message, " * 8)
+
+    students = [fn for fn, _ in ch09.MISTAKES] + [raises_stub, ellipsis_stub, long_error, combine_arm_verdicts]
+    printed = []
+    for student in students:
+        ch09.check_swept_verdict(student)
+        out = capsys.readouterr().out
+        assert messages(out), f"{getattr(student, '__name__', student)}: no ✗/✓ message printed: {out!r}"
+        printed += out.splitlines()
+    assert not [line for line in printed if len(line) > WIDTH]
+    for fn, hint in ch09.MISTAKES:          # each known mistake gets its own hint, not a generic mismatch
+        ch09.check_swept_verdict(fn)
+        assert " ".join(hint.split()[:6]) in " ".join(capsys.readouterr().out.split())
+
+
 def test_a_wrapped_message_joins_back_into_its_one_line():
     from vrs_edu.course.checks import INDENT, messages, wrap
 
@@ -229,11 +253,10 @@ def _chapter_exercises():
 
 
 EXERCISE_CELLS = _chapter_exercises()
-EMOJI_PENDING = {"03", "04", "06"}
 
 
 def test_every_chapter_has_its_exercises():
-    # one exercise per checker, 14 in chapters 00-08: counted over the chapters whose source exists (a chapter is
+    # one exercise per checker, 15 in chapters 00-09: counted over the chapters whose source exists (a chapter is
     # written after its checker, e.g. chapter 08's by its own issue)
     from pathlib import Path
 
@@ -246,22 +269,21 @@ def test_every_chapter_has_its_exercises():
 def test_exercise_is_a_stub_then_a_collapsed_solution(heading, following):
     import re
 
-    # ARENA's three facts, in text (an emoji rating shows as empty boxes without a colour-emoji font); chapters
-    # 03, 04 and 06 keep their emoji rating until their rewrite (phase 2 of the learner-first issue)
+    # ARENA's three facts, in text (an emoji rating shows as empty boxes without a colour-emoji font)
     text = re.search(r"\*\*Difficulty [1-5]/5 · importance [1-5]/5 · about \d+ minutes?\.\*\*", heading.source)
-    emoji = re.search(r"Difficulty 🔴{1,5}⚪{0,4} · about \d+ min", heading.source)
-    assert text or (emoji and heading.metadata.get("chapter") in EMOJI_PENDING), heading.source
-    assert re.search(r"<details><summary>Hint( \d)?</summary>", heading.source) or emoji, \
+    assert text, heading.source
+    assert re.search(r"<details><summary>Hint( \d)?</summary>", heading.source), \
         "a hint, folded, that points without giving the code"
     code = [c for c in following if c.cell_type == "code"]
     stub, solution = code[0], code[1]
     func = re.search(r"^def (\w+)\(", stub.source, re.M).group(1)
     assert "raise NotImplementedError" in stub.source and '"""' in stub.source   # signature, docstring, stub body
-    assert re.search(rf"^check_\w+\({func}\)$", stub.source, re.M)              # the check meets the stub
+    # the check meets the stub; its ';' keeps IPython from echoing the checker's True/False after its message
+    assert re.search(rf"^check_\w+\({func}\);$", stub.source, re.M)
     assert solution.metadata.get("jupyter", {}).get("source_hidden") is True     # collapsed in JupyterLab
     assert "hide-input" in solution.metadata.get("tags", [])                    # a dropdown in the book
     assert re.search(rf"^def {func}\(", solution.source, re.M) and "NotImplementedError" not in solution.source
-    assert re.search(rf"^check_\w+\({func}\)$", solution.source, re.M)          # nbval compares its passing line
+    assert re.search(rf"^check_\w+\({func}\);$", solution.source, re.M)         # nbval compares its passing line
 
 
 def test_the_book_shows_a_collapsed_solution_as_a_closed_dropdown_with_its_output_visible(tmp_path):
