@@ -493,13 +493,14 @@ if vod is not None:
 
 # %% tags=["nbval-ignore-output"]
 # Timings vary from run to run and machine to machine; the memory counts below do not.
-from vrs_edu.bench.depth import cost_table, format_table, ratios
+from vrs_edu.bench.depth import cost_table, ratios
 
 costs = cost_table(depths=(8, 16, 32), windows=(2, 4), B=2, T=32, D=32, repeats=3)
-print(format_table(costs))
-print(f"\n{'L':>3s} {'K':>3s}  full/K time  (L+1)/K")
-for r in ratios(costs):
-    print(f"{r['L']:3d} {r['K']:3d}  {r['full_over_K_time']:11.2f}  {r['model_ratio']:7.2f}")
+say(table(["axis", "L", "K", "time (ms)", "peak memory (MB)"],
+          [[r["axis"], r["L"], r["K"], f"{r['seconds'] * 1e3:.2f}", f"{r['peak_bytes'] / 1e6:.2f}"]
+           for r in costs]),
+    table(["L", "K", "full / K time", "(L+1)/K"],
+          [[r["L"], r["K"], f"{r['full_over_K_time']:.2f}", f"{r['model_ratio']:.2f}"] for r in ratios(costs)]))
 
 # %%
 say(table(["L", "K", "full / K memory", "(L+1)/K", "sequence / depth memory at the same K"],

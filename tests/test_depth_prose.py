@@ -38,8 +38,12 @@ def test_the_answer_says_partly_when_shortswa_over_depth_does_not_win():
     text = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, ROUTERS, ["out of regime"], "a toy")
     assert text.startswith("**Partly**, in this regime — a toy.")
     assert "Yes" not in text
-    assert "the most, mudd, lowers the loss by 0.098 nats (-0.098 [-0.146, -0.050], reproduced)" in text
-    assert "shortswa-k2 +0.010 [-0.010, +0.030] (undecided)" in text
+    # one set of reads, Depth-Attention counted with the mixers (the effect sentence's set), no test jargon
+    assert "3 of the 5 reads over depth, counting Depth-Attention, lower the loss below the residual sum's, " \
+           "decided once we allow for the number of tests; the most, mudd, lowers the loss by 0.098 nats " \
+           "(reproduced)" in text
+    assert "shortswa-k2 +0.010 nats (undecided)" in text
+    assert "Holm" not in text and "[" not in text
     assert "the win needs the read over older layers" in text
     assert "Depth-Attention, whose query reads V over depth at the baseline's KV cache, lowers the loss by " \
            "0.023 nats" in text
@@ -50,8 +54,9 @@ def test_the_answer_says_yes_only_when_a_shortswa_window_wins_and_not_shown_when
     assert dp.answer_opening(won) == "Yes"
     nothing = [row("shortswa-k2_loss", 0.01, (-0.01, 0.03), "undecided")]
     assert dp.answer_opening(nothing) == "Not shown"
-    text = dp.answer_paragraph(nothing, [], DEPTH_ATTENTION, CHECK, ROUTERS, ["out of regime"], "a toy")
-    assert "None of the 1 mixers lowers the loss" in text
+    da_undecided = [row("depth_attention_loss", -0.005, (-0.02, 0.01), "undecided"), DEPTH_ATTENTION[1]]
+    text = dp.answer_paragraph(nothing, [], da_undecided, CHECK, ROUTERS, ["out of regime"], "a toy")
+    assert "None of the 2 reads over depth, counting Depth-Attention, lowers the loss" in text
 
 
 def test_a_loss_change_words_its_direction_from_the_sign():
@@ -62,11 +67,15 @@ def test_a_loss_change_words_its_direction_from_the_sign():
 
 def test_the_effect_sentence_names_shortswa_over_depth_as_not_among_the_winners():
     effects = [{"name": r.test.name.removesuffix("_loss"), "mean": r.mean, "ci": r.ci, "verdict": r.verdict}
-               for r in LOSS] + [{"name": "attnres_qkv", "mean": -0.007, "ci": (-0.048, 0.034),
+               for r in LOSS] + [{"name": "depth_attention", "mean": -0.023, "ci": (-0.040, -0.006),
+                                  "verdict": "reproduced"},
+                                 {"name": "attnres_qkv", "mean": -0.007, "ci": (-0.048, 0.034),
                                   "verdict": "check: undecided"}]
     text = dp.effect_sentence(effects)
-    assert text.startswith("2 of the 4 reads tested lower the loss below the residual sum's, decided; the most, "
-                           "mudd, lowers the loss by 0.098 nats")
+    assert text.startswith("3 of the 5 reads over depth, counting Depth-Attention, lower the loss below the "
+                           "residual sum's, decided once we allow for the number of tests; the most, mudd, lowers "
+                           "the loss by 0.098 nats")
+    assert "Holm" not in text and "[" not in text
     assert "ShortSWA over depth, the read this chapter's question names, is not among them" in text
     assert text.endswith("None raises it, decided.")
     with pytest.raises(ValueError, match="effects"):
@@ -85,7 +94,7 @@ def test_the_router_sentence_counts_the_routers_above_zero_and_says_none_was_jud
     assert text.startswith("V's input carries more token identity than the larger of Q's and K's in 0 of the 2")
     assert "dca -0.010 [-0.015, -0.005]" in text and "None is judged" in text
     judged = [row("dca_v_reads_x0_more_than_qk", 0.02, (0.01, 0.03), "reproduced", "primary")]
-    assert dp.router_sentence(judged).endswith("Verdicts after Holm: dca reproduced.")
+    assert dp.router_sentence(judged).endswith("Verdicts, allowing for the number of tests: dca reproduced.")
 
 
 def test_the_equation_loop_equals_shortswa_over_depth_for_one_token():

@@ -12,18 +12,17 @@ from __future__ import annotations
 SHORTSWA = "shortswa"   # the variant names of ShortSWA over depth start with it (shortswa-k2, -k4, -full)
 
 
-def _interval(mean: float, ci) -> str:
-    return f"{mean:+.3f} [{ci[0]:+.3f}, {ci[1]:+.3f}]"
-
-
 def loss_change(mean: float, ci, verdict: str) -> str:
-    """``"lowers the loss by 0.023 nats (-0.023 [-0.040, -0.006], reproduced)"``: the direction in words from the
-    sign of ``mean``, its size unsigned, then the signed interval and the verdict; "leaves the loss unchanged"
-    for a mean of exactly 0."""
+    """``"lowers the loss by 0.023 nats (reproduced)"``: the direction in words from the sign of ``mean``, its size
+    unsigned, then the verdict; "leaves the loss unchanged" for a mean of exactly 0. ``ci`` is accepted for the
+    callers' symmetry but not printed: the visible sentences leave intervals to "How sure are we?"."""
     verb = ("lowers the loss by" if mean < 0 else "raises the loss by" if mean > 0
             else "leaves the loss unchanged,")
     size = f" {abs(mean):.3f} nats" if mean != 0 else ""
-    return f"{verb}{size} ({_interval(mean, ci)}, {verdict})"
+    return f"{verb}{size} ({verdict})"
+
+
+DECIDED = "decided once we allow for the number of tests"
 
 
 def _names(items) -> str:
@@ -42,12 +41,14 @@ def effect_sentence(effects: list[dict]) -> str:
     won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
     lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
     swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
-    out = f"{len(won)} of the {len(claims)} reads tested lower the loss below the residual sum's, decided"
+    da = " counting Depth-Attention," if any(e["name"] == "depth_attention" for e in claims) else ""
+    out = (f"{len(won)} of the {len(claims)} reads over depth,{da} lower the loss below the residual sum's, "
+           f"{DECIDED}")
     out += (f"; the most, {won[0]['name']}, " + loss_change(won[0]["mean"], won[0]["ci"], "reproduced")
             if won else "")
     if swa:
         swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
-        changes = "; ".join(f"{e['name']} {_interval(e['mean'], e['ci'])}, {e['verdict']}" for e in swa)
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {e['verdict']}" for e in swa)
         out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
                 f"{_names(swa_won)} ({changes})" if swa_won else
                 f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
@@ -87,7 +88,7 @@ def router_sentence(primary: list) -> str:
            f"{len(primary)} routers, on average over the deep layers and seeds (x0-R² of V − max(Q, K): {each}).")
     if all(r.verdict == "out of regime" for r in primary):
         return out + " None is judged, since the premise fails: the intervals are measurements, not evidence."
-    return out + " Verdicts after Holm: " + "; ".join(f"{name(r)} {r.verdict}" for r in primary) + "."
+    return out + " Verdicts, allowing for the number of tests: " + "; ".join(f"{name(r)} {r.verdict}" for r in primary) + "."
 
 
 def answer_opening(loss_rows: list) -> str:
@@ -110,34 +111,36 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
     which models, steps and corpus the verdicts hold for. Raises ValueError on empty ``loss_rows``."""
     if not loss_rows:
         raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
-    won = sorted((r for r in loss_rows if r.verdict == "reproduced"), key=lambda r: r.mean)
+    d_res, d_ar = depth_attention
+    reads = list(loss_rows) + [d_res]       # the same set as the effect sentence: every read, Depth-Attention too
+    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
     swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
     opening = answer_opening(loss_rows)
     out = f"**{opening}**, in this regime — {regime}. "
     if won:
         best = won[0]
         name = best.test.name.removesuffix("_loss")
-        out += (f"{len(won)} of {len(loss_rows)} mixers read over depth to a lower loss than the residual sum, "
-                f"decided after Holm; the most, {name}, " + loss_change(best.mean, best.ci, best.verdict))
+        out += (f"{len(won)} of the {len(reads)} reads over depth, counting Depth-Attention, lower the loss below "
+                f"the residual sum's, {DECIDED}; the most, {name}, " + loss_change(best.mean, best.ci, best.verdict))
         ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
         if ctrl is not None:
-            out += (f", and against the scalar-gain control {ctrl.interval()} ({ctrl.verdict}): "
+            out += (f", and against the scalar-gain control {ctrl.mean:+.3f} nats ({ctrl.verdict}): "
                     + ("the win needs the read over older layers, not only a gain."
                        if ctrl.verdict == "reproduced" else "a learned gain alone may explain it."))
         else:
             out += "."
     else:
-        out += f"None of the {len(loss_rows)} mixers lowers the loss below the residual sum's, decided."
+        out += (f"None of the {len(reads)} reads over depth, counting Depth-Attention, lowers the loss below the "
+                f"residual sum's, {DECIDED}.")
     if swa:
         out += (" ShortSWA over depth itself: " + "; ".join(
-            f"{r.test.name.removesuffix('_loss')} {r.interval()} ({r.verdict})" for r in swa) + ".")
-    d_res, d_ar = depth_attention
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({r.verdict})" for r in swa) + ".")
     out += (f" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
             + loss_change(d_res.mean, d_res.ci, d_res.verdict)
-            + f"; against Attention Residuals {d_ar.interval()} ({d_ar.verdict}).")
+            + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({d_ar.verdict}).")
     router_v = _names(sorted({r.verdict for r in routers}))
     out += (" Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the "
             f"claim's own instrument puts its stream tests {_names(sorted(set(stream_verdicts)))} (its loss is "
-            f"{stream_check.interval()} nats from the baseline's, {stream_check.verdict} against \"no worse\"), "
+            f"{stream_check.mean:+.3f} nats from the baseline's, {stream_check.verdict} against \"no worse\"), "
             f"and the routers' tests are {router_v}.")
     return out
