@@ -199,7 +199,8 @@ def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
 
 from vrs_edu.course.exercises.ch03 import check_value_residual_attention
 
-check_value_residual_attention(value_residual_attention);
+check_value_residual_attention(value_residual_attention)
+None  # the check prints what it found: the cell shows no value after it
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -208,7 +209,8 @@ def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
     return pattern @ mixed                            # averaged with this layer's own pattern
 
 
-check_value_residual_attention(value_residual_attention);
+check_value_residual_attention(value_residual_attention)
+None  # the check prints what it found: the cell shows no value after it
 
 # %% [markdown]
 # The package's TinyGPT computes exactly this. A trace of a (random) `resformer` model records, at every layer, the
