@@ -140,13 +140,14 @@ say(saving_sentence(saved, char_vocab, f"a {char_cfg.n_layers}-layer character m
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
-from vrs_edu.lab.chapter06 import quality_sentence
+from vrs_edu.lab.chapter06 import quality_sentence, stored_test
 from vrs_edu.lab.experiments import load_results_or_none
 
 quality = {v: load_results_or_none(recipe, corpus=verdict_corpus(), say=say)
            for recipe, v in (("value-residual", "svformer"), ("bank-of-values", "bank"))}
-say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"]
-                      for v, r in quality.items() if r is not None}))
+declared = {"svformer": "svformer_cost", "bank": "bank_loss"}       # each chapter's declared loss test
+say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r in quality.items() if r is not None},
+                     {v: stored_test(r, declared[v]) for v, r in quality.items() if r is not None}))
 
 # %% [markdown]
 # The declared tests behind these numbers, and what they can and cannot decide, are in "How sure are we?" at the

@@ -81,3 +81,31 @@ def test_not_implemented_is_reported_not_raised(capsys):
 
     assert ch05.check_depth_swa_one_token(todo) is False
     assert "not implemented yet" in capsys.readouterr().out
+
+
+def test_an_svformer_that_caches_no_v_at_all_gets_its_named_hint(capsys):
+    """"SVFormer layers cache no V": (8 + 0) · 64 · 64 · 4 = 131072 in case 1 instead of (8 + 1) · 64 · 64 · 4 =
+    147456 — the hint says layer 1 still caches V_1, not just the two numbers."""
+    def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
+        v_layers = {"baseline": n_layers, "svformer": 0, "bank": n_layers - max(1, n_layers // 3)}[variant]
+        return (n_layers + v_layers) * d_model * seq_len * bytes_per_number
+
+    assert kv_cache_bytes(8, 64, 64, "svformer", 4) == 131072 and ch06._ref_kv_cache_bytes(8, 64, 64, "svformer", 4) == 147456
+    for seed in (0, 3):
+        assert ch06.check_kv_cache_bytes(kv_cache_bytes, seed=seed) is False
+        (msg,) = messages(capsys.readouterr().out)
+        assert msg.startswith("✗ KV-cache bytes: case 1: SVFormer's layers 2..L cache no V, but layer 1")
+        assert "expected" not in msg
+
+
+def test_a_right_count_returned_as_a_float_is_rejected_with_a_clear_message(capsys):
+    """The docstring says int: 147456.0 is the right number of bytes but not an int, and the tolerance of the
+    comparison would otherwise let it pass."""
+    def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
+        return float(ch06._ref_kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number))
+
+    assert ch06.check_kv_cache_bytes(kv_cache_bytes) is False
+    (msg,) = messages(capsys.readouterr().out)
+    assert msg.startswith("✗ KV-cache bytes: case 0: returned a float (262144.0), but the function returns an int")
+    with pytest.raises(CheckFailed, match="returned a float"):
+        ch06.check_kv_cache_bytes(kv_cache_bytes, raise_on_fail=True)

@@ -183,22 +183,46 @@ def answer(rows: list[dict], break_even: int, largest_error: float, cosine: floa
             f"table here (cosine {cosine:.3f}).")
 
 
-def quality_sentence(paired: dict[str, dict]) -> str:
+def _side(ci) -> str:
+    return "lies below 0" if ci[1] < 0 else "lies above 0" if ci[0] > 0 else "spans 0"
+
+
+def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None) -> str:
     """The quality each V reuse costs, in words: ``paired`` maps a variant (``svformer``, ``bank``) to its paired
-    final-loss difference against the baseline (``mean``, ``ci``, ``n_negative``, ``n``). The closing clause says
-    whether any of them costs loss, chosen from the intervals: a cost where an interval lies above 0, none where
-    every interval lies below 0, undecided by the seeds otherwise."""
+    final-loss difference against the baseline (``mean``, ``ci``, ``n_negative``, ``n``); ``tests`` maps a variant
+    to its declared test as stored by its recipe (:func:`stored_test`: ``name``, ``direction`` "positive" for a
+    claimed cost, "negative" for a claimed lower loss, ``verdict`` after the correction for the number of tests).
+
+    Each variant's words come from its interval (below, above or spanning 0, and whether that is the side its claim
+    expects) and from its verdict; the closing clause says a reuse costs loss only where a test claiming a cost is
+    reproduced (or, with no test, where an interval lies above 0), never from an interval alone."""
     if not paired:
         return "No quality result is made yet."
+    tests = tests or {}
     names = {"svformer": "SVFormer's", "bank": "The bank's"}
-    text = " ".join(f"{names.get(v, v)} final validation loss is {loss_phrase(p)}." for v, p in paired.items())
-    above = [v for v, p in paired.items() if p["ci"][0] > 0]
-    below = all(p["ci"][1] < 0 for p in paired.values())
-    if above:
-        end = f" So {', '.join(NAMES[v] for v in above)} costs loss here, beyond the seeds' noise."
-    elif below:
-        end = (" So at this scale neither reuse costs loss: both intervals lie below 0." if len(paired) > 1
-               else " So at this scale it costs no loss: its interval lies below 0.")
-    else:
-        end = " The seeds cannot tell whether each reuse costs loss: an interval spans 0."
-    return text + end
+    parts, costs = [], []
+    for v, p in paired.items():
+        lo, hi = p["ci"]
+        text = (f"{names.get(v, v)} final validation loss is {loss_phrase(p)}: its interval, "
+                f"{p['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}] nats, {_side(p['ci'])}")
+        rec = tests.get(v)
+        if rec is None:
+            if lo > 0:
+                costs.append(v)
+            parts.append(text + ".")
+            continue
+        claims_cost = rec["direction"] == "positive"
+        wanted = "cost" if claims_cost else "gain"
+        if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost):
+            text += f", the opposite of the paper's expected {wanted}"
+        elif lo > 0 or hi < 0:
+            text += f", the paper's expected side (a {wanted})"
+        text += (f"; its declared one-sided test `{rec['name']}`, which claims "
+                 f"{'a cost' if claims_cost else 'a lower loss'}, is **{rec['verdict']}** once we allow for the "
+                 f"number of tests.")
+        if claims_cost and rec["verdict"] == "reproduced":
+            costs.append(v)
+        parts.append(text)
+    end = (f" So {' and '.join(NAMES[v] for v in costs)} cost{'s' if len(costs) == 1 else ''} loss here, decided."
+           if costs else " So at this scale no reuse is shown to cost loss.")
+    return " ".join(parts) + end

@@ -12,21 +12,21 @@ from __future__ import annotations
 import math
 
 from ...lab.kv_cache import kv_bytes_per_token
-from ..checks import Mistake, check_function
+from ..checks import CheckFailed, Mistake, check_function, wrap
 
 
 def _ref_kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
     return kv_bytes_per_token(n_layers, d_model, variant, bytes_per_number) * seq_len
 
 
-def _wrong(n_layers, d_model, seq_len, variant, bpn, *, keys=True, sv_once=True, bank_keys=True,
+def _wrong(n_layers, d_model, seq_len, variant, bpn, *, keys=True, sv_once=True, sv_none=False, bank_keys=True,
            n_bank=None, bytes_=True, per_seq=True):
     nb = max(1, n_layers // 3) if n_bank is None else n_bank(n_layers)
     k = n_layers if keys else 0
     if variant == "baseline":
         v = n_layers
     elif variant == "svformer":
-        v = 1 if sv_once else n_layers
+        v = 0 if sv_none else 1 if sv_once else n_layers
     else:
         v = n_layers - nb
         k = k if bank_keys else k - nb
@@ -38,6 +38,10 @@ KV_MISTAKES = [
             "layer and token"),
     Mistake(lambda *a: _wrong(*a, sv_once=False), "SVFormer's layers 2..L reuse V_1: its values are stored "
             "once, not per layer (the keys are still per layer)"),
+    # "SVFormer layers cache no V": true of layers 2..L, but layer 1 computes V_1 and caches it for all of them.
+    Mistake(lambda *a: _wrong(*a, sv_none=True), "SVFormer's layers 2..L cache no V, but layer 1 still computes "
+            "V_1 and caches it, since every later layer reuses it: count V once (d_model values per token), not "
+            "zero times"),
     Mistake(lambda *a: _wrong(*a, bank_keys=False), "bank layers still compute and cache their keys: only V "
             "comes from the table"),
     Mistake(lambda *a: _wrong(*a, n_bank=lambda L: math.ceil(L / 3)), "the bank layers are the last third, "
@@ -56,6 +60,34 @@ KV_MISTAKES = [
 ]
 
 
+def _returns_int(fn, cases, raise_on_fail: bool) -> bool:
+    """False (after the message) when ``fn`` gets a case's bytes right but as a float, e.g. 147456.0: the docstring
+    asks for an int, a whole number of bytes, and ``check_function``'s tolerance alone would let the float pass.
+    A case that raises, or whose value is wrong, is left to ``check_function`` and its hints."""
+    for i, args in enumerate(cases):
+        try:
+            got = fn(*args)
+        except Exception:
+            return True
+        if not isinstance(got, float):
+            try:
+                same = bool(got == _ref_kv_cache_bytes(*args))
+            except Exception:                              # a tensor or other odd return: check_function reports it
+                return True
+            if not same:
+                return True
+            continue
+        if abs(got - _ref_kv_cache_bytes(*args)) > 0.5:
+            return True                                   # a wrong float: the mistakes' hints say why
+        text = (f"✗ KV-cache bytes: case {i}: returned a float ({got!r}), but the function returns an int, a whole "
+                f"number of bytes: count whole layers with // (not /), or return int(...) of the product")
+        if raise_on_fail:
+            raise CheckFailed(text)
+        print(wrap(text))
+        return False
+    return True
+
+
 def check_kv_cache_bytes(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 06: ``fn(n_layers, d_model, seq_len, variant, bytes_per_number) -> int`` bytes of KV cache for one
     sequence. ``seed`` picks the cases (0: the public checks; graders use others)."""
@@ -68,4 +100,6 @@ def check_kv_cache_bytes(fn, *, seed: int = 0, **kw) -> bool:
     kw.setdefault("stub_hint", "per token, every layer caches d_model keys and (unless it reuses or looks up its "
                   "values) d_model values: count them per variant, then multiply by seq_len and bytes_per_number")
     kw.setdefault("graded", False)   # chapter 06 has no assignment: no hidden checks run on this exercise
+    if not _returns_int(fn, cases, kw.get("raise_on_fail", False)):
+        return False
     return check_function("KV-cache bytes", fn, _ref_kv_cache_bytes, cases, KV_MISTAKES, atol=0.5, **kw)
