@@ -196,7 +196,8 @@ def mean_stream_norms(stack):
 
 from vrs_edu.course.exercises.ch00 import check_stream_norms
 
-check_stream_norms(mean_stream_norms);
+check_stream_norms(mean_stream_norms)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -204,7 +205,8 @@ def mean_stream_norms(stack):
     return stack.norm(dim=-1).mean(dim=(1, 2))
 
 
-check_stream_norms(mean_stream_norms);
+check_stream_norms(mean_stream_norms)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = mean_stream_norms(model(x, trace=True).trace.stack("resid"))
 print(f"your norms vs the package's, trained model: largest difference "
       f"{max(abs(a - b) for a, b in zip(mine.tolist(), after)):.1e}")
@@ -228,9 +230,14 @@ from vrs_edu.viz.widgets import stream_norm_figure
 
 fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
 plt.show()
+ratios = {(n, s): stream_norm_readout(n, s)["ratio"] for n in (6, 24) for s in (1.0, 1.25)}
 say(table(["layers", "init scale", "final / embedding"],
-          [[n, f"{s:.2f}", f"{stream_norm_readout(n, s)['ratio']:.2f}"]
-           for n in (6, 24) for s in (1.0, 1.25)]))
+          [[n, f"{s:.2f}", f"{r:.2f}"] for (n, s), r in ratios.items()]))
+d_layers = round(ratios[24, 1.0], 2) - round(ratios[6, 1.0], 2)
+d_step = ratios[6, 1.25] - ratios[6, 1.0]
+say(f"From 6 to 24 layers (init scale 1.00) the ratio "
+    + ("does not change at two decimals" if d_layers == 0 else f"changes by {d_layers:+.2f}")
+    + f"; one step of init scale (1.00 → 1.25, 6 layers) changes it by {d_step:+.2f}.")
 
 # %% [markdown]
 # ### Questions
@@ -246,7 +253,8 @@ say(table(["layers", "init scale", "final / embedding"],
 #
 # </details>
 #
-# 2. From 6 to 24 layers, the ratio in the table changes less than one step of *init scale* changes it. Why?
+# 2. Four times the layers barely moves the ratio in the table (the line under it gives both changes), while one
+#    step of *init scale* moves it visibly. Why?
 #
 # <details><summary>Answer</summary>
 #

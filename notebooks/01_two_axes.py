@@ -176,7 +176,8 @@ def residual_stack(embedding, outputs):
 
 from vrs_edu.course.exercises.ch01 import check_residual_stack
 
-check_residual_stack(residual_stack);
+check_residual_stack(residual_stack)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -184,7 +185,8 @@ def residual_stack(embedding, outputs):
     return torch.cat([embedding[None], outputs]).cumsum(0)
 
 
-check_residual_stack(residual_stack);
+check_residual_stack(residual_stack)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = residual_stack(trace["embed"], ys)
 print(f"your stack vs the model's trace: largest difference "
       f"{(mine - trace.stack('resid')).abs().max():.1e}")
@@ -249,7 +251,8 @@ def logit_contributions(components, unembed):
 
 from vrs_edu.course.exercises.ch01 import check_logit_contributions
 
-check_logit_contributions(logit_contributions);
+check_logit_contributions(logit_contributions)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -262,7 +265,8 @@ def logit_contributions(components, unembed):
     return components @ unembed / rms
 
 
-check_logit_contributions(logit_contributions);
+check_logit_contributions(logit_contributions)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 labels, comps = stream_components(trace)
 mine = logit_contributions(comps[:, 0, pos], model.lm_head.weight[target].detach())
 print(f"your contributions sum to {mine.sum():.3f}; the model's logit is {att.logit:.3f}")
@@ -289,12 +293,19 @@ say(table(["depth", "norm", "cos(x0)", "lens loss", "lens accuracy", "agrees wit
           [[l, f"{norm_by_depth[l]:.3f}", f"{cos_by_depth[l]:.3f}", f"{lens['loss'][l]:.3f}",
             f"{lens['acc'][l]:.3f}", f"{lens['agree'][l]:.3f}"] for l in range(L + 1)]),
     f"Unigram baseline (no context at all): {run['unigram_val_loss']:.3f} nats.")
+n_seq = sum(xb.size(0) for xb, _ in batches)
+above = lens["loss"][-1] > run["final_val_loss"]
+say(f"At the last depth the lens reads the model's own output: {lens['loss'][-1]:.3f} nats on these "
+    f"{len(batches)} batches ({n_seq} sequences from the start of the validation split), "
+    f"{'above' if above else 'not above'} the checkpoint's validation loss of {run['final_val_loss']:.3f} nats, "
+    f"which was taken over the whole validation split: the difference is the text, not the lens (these batches "
+    f"are {'harder' if above else 'no harder'} than the split as a whole).")
 
 # %% [markdown]
 # The norm grows, the cosine to x0 falls (the token's identity becomes a smaller share of a growing sum, though it
-# never vanishes), and the logit lens improves layer by layer toward the model's loss. Read through the
-# unembedding, depth 0 does worse than the unigram baseline: this model keeps no ready-made "which character
-# follows" guess in its embedding; the blocks make the prediction.
+# never vanishes), and the logit lens improves layer by layer toward the model's own loss on these batches (its
+# last row). Read through the unembedding, depth 0 does worse than the unigram baseline: this model keeps no
+# ready-made "which character follows" guess in its embedding; the blocks make the prediction.
 #
 # ### A short live run: does depth usage change with training?
 #

@@ -143,7 +143,8 @@ def attention_pattern(q, k):
 
 from vrs_edu.course.exercises.ch02 import check_attention_pattern
 
-check_attention_pattern(attention_pattern);
+check_attention_pattern(attention_pattern)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -154,7 +155,8 @@ def attention_pattern(q, k):
     return scores.masked_fill(future, float("-inf")).softmax(dim=-1)
 
 
-check_attention_pattern(attention_pattern);
+check_attention_pattern(attention_pattern)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = attention_pattern(trace["blocks.3.attn.q"], trace["blocks.3.attn.k"])
 diff = (mine - trace["blocks.3.attn.pattern"]).abs().max()
 print(f"layer 3, your pattern vs the model's: largest difference {diff:.1e}")
@@ -185,7 +187,8 @@ def attend(pattern, v):
 
 from vrs_edu.course.exercises.ch02 import check_attend
 
-check_attend(attend);
+check_attend(attend)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -193,7 +196,8 @@ def attend(pattern, v):
     return pattern @ v
 
 
-check_attend(attend);
+check_attend(attend)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = attend(trace["blocks.3.attn.pattern"], trace["blocks.3.attn.v_mix"])
 diff = (mine - trace["blocks.3.attn.z"]).abs().max()
 print(f"layer 3, your z vs the model's: largest difference {diff:.1e}")
@@ -235,7 +239,8 @@ def value_swap_loss(model, x, y, layer):
 
 from vrs_edu.course.exercises.ch02 import check_value_swap
 
-check_value_swap(value_swap_loss);
+check_value_swap(value_swap_loss)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -246,7 +251,8 @@ def value_swap_loss(model, x, y, layer):
         return float(model(x, y, hooks={name: lambda v: donor}).loss)
 
 
-check_value_swap(value_swap_loss);
+check_value_swap(value_swap_loss)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 xb, yb = batches[0]
 with torch.no_grad():
     clean = float(model(xb, yb).loss)

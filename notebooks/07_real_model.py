@@ -225,7 +225,8 @@ def held_out_r2(y, y_hat, baseline):
 
 from vrs_edu.course.exercises.ch07 import check_held_out_r2, check_sentence_embedding
 
-check_held_out_r2(held_out_r2);
+check_held_out_r2(held_out_r2)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -233,7 +234,8 @@ def held_out_r2(y, y_hat, baseline):
     return 1.0 - float((y - y_hat).pow(2).sum() / (y - baseline).pow(2).sum())
 
 
-check_held_out_r2(held_out_r2);
+check_held_out_r2(held_out_r2)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% [markdown]
 # ## Chapter 02 on the real model: QK routes, V carries
@@ -318,7 +320,8 @@ def substitution_cosine(model, ids, mask, layer, path):
 
 from vrs_edu.course.exercises.ch07 import check_substitution
 
-check_substitution(substitution_cosine);
+check_substitution(substitution_cosine)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -331,7 +334,8 @@ def substitution_cosine(model, ids, mask, layer, path):
     return float(F.cosine_similarity(patched, clean.embedding, dim=-1).mean())
 
 
-check_substitution(substitution_cosine);
+check_substitution(substitution_cosine)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 probe_ids, probe_mask = real.encode(probe_sentences)
 mine = substitution_cosine(real.model, probe_ids, probe_mask, L - 1, "v")
 print(f"layer {L - 1}, V := x0: your cosine {mine:.3f}, the table's {ablation['v'][L - 1]:.3f}")
@@ -368,7 +372,8 @@ def sentence_embedding(hidden, mask):
     raise NotImplementedError  # replace with your code
 
 
-check_sentence_embedding(sentence_embedding);
+check_sentence_embedding(sentence_embedding)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -377,7 +382,8 @@ def sentence_embedding(hidden, mask):
     return F.normalize((hidden * m).sum(1) / m.sum(1), dim=-1)
 
 
-check_sentence_embedding(sentence_embedding);
+check_sentence_embedding(sentence_embedding)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% [markdown]
 # ## Side by side with the toy models
@@ -395,7 +401,7 @@ from vrs_edu.lab.recipes.char_model import load_char_model
 
 toy, toy_tok, toy_run = load_char_model()
 toy_data = make_token_data(tokenizer=toy_tok, block_size=toy.cfg.block_size)
-toy_batches = list(toy_data.eval_batches("val", batch_size=32, max_batches=2))
+toy_batches = list(toy_data.eval_batches("val", batch_size=32, max_batches=4))  # chapter 02's batches
 with torch.no_grad():
     toy_frozen = routing.frozen_routing(toy, toy_batches, modes=("uniform",))
     toy_swaps = routing.swap_experiment(toy, toy_batches)
@@ -408,7 +414,9 @@ say(table(["layer", "real: pattern swap (cos)", "real: value swap (cos)",
             f"{toy_swaps['pattern swap'][l].mean:+.3f}", f"{toy_swaps['value swap'][l].mean:+.3f}"]
            for l in range(min(L, toy.cfg.n_layers))]),
     f"The value swap changes more than the pattern swap in the real model at {worse_v} of {L} "
-    f"layers, in the toy (`{toy_run['command']}`) at {toy_worse_v} of {toy.cfg.n_layers}.")
+    f"layers, in the toy (`{toy_run['command']}`) at {toy_worse_v} of {toy.cfg.n_layers}. The toy's swaps "
+    f"use the same {len(toy_batches)} validation batches ({sum(xb.size(0) for xb, _ in toy_batches)} "
+    "sequences) as chapter 02, so its columns match chapter 02's table.")
 
 # %% [markdown]
 # **Through which path do deep layers re-read x0?** The real model's probe and ablation against the toys' learned x0

@@ -191,7 +191,8 @@ def swept_verdict(verdicts):
 
 from vrs_edu.course.exercises.ch09 import check_swept_verdict
 
-check_swept_verdict(swept_verdict);
+check_swept_verdict(swept_verdict)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
@@ -207,7 +208,8 @@ def swept_verdict(verdicts):
     return "undecided" if out in ("reproduced", "contradicted") and len(verdicts) < 3 else out
 
 
-check_swept_verdict(swept_verdict);
+check_swept_verdict(swept_verdict)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
