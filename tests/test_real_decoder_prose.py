@@ -48,3 +48,20 @@ def test_the_post_hoc_sentence_says_opposite_when_v_costs_most_and_predicted_whe
     predicted = post_hoc_sentence({"Q": 1.0, "K": 0.9, "V": 0.2}, ["reproduced", "undecided"])
     assert "as the seed's reading predicts" in predicted and "*reproduced* and *undecided*" in predicted
     assert "between the two" in post_hoc_sentence({"Q": 1.0, "K": 0.1, "V": 0.5}, ["undecided"] * 2)
+
+
+def test_the_post_hoc_sentence_names_the_declared_checks_that_did_not_hold():
+    result = {"verdicts": [
+        {"name": "identity_patch_is_free", "kind": "check", "verdict": "reproduced"},
+        {"name": "bf16_matches_fp32", "kind": "check", "verdict": "undecided"},
+        {"name": "table_estimate_not_bottleneck", "kind": "check", "verdict": "contradicted"},
+        {"name": "late_v_table_beats_q_table", "kind": "claim", "verdict": "out of regime",
+         "requires": ["identity_patch_is_free", "bf16_matches_fp32", "table_estimate_not_bottleneck", "coverage"]}]}
+    from vrs_edu.lab.real_decoder_readout import failed_checks
+
+    checks = failed_checks(result, ["late_v_table_beats_q_table"])
+    assert checks == {"bf16_matches_fp32": "undecided", "table_estimate_not_bottleneck": "contradicted"}
+    text = post_hoc_sentence({"Q": 0.41, "K": 0.69, "V": 1.98}, ["out of regime"] * 2, checks)
+    assert ("(not judged: the declared checks did not hold — `bf16_matches_fp32` is undecided and "
+            "`table_estimate_not_bottleneck` is contradicted)") in text
+    assert "a declared check did not hold" not in text

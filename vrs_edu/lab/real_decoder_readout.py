@@ -527,10 +527,33 @@ def half_calibration_sentence(per_third: dict, check, threshold: float) -> str:
     return out
 
 
-def post_hoc_sentence(cost: dict[str, float], primary: list[str]) -> str:
+def failed_checks(result: dict, tests: list[str]) -> dict[str, str]:
+    """The declared checks that ``tests`` require (their stored ``requires``) and that did not hold, as
+    ``{check name: verdict}`` in the order declared: a check holds only when its verdict is "reproduced". Names in
+    ``requires`` that are not checks (a precondition such as ``coverage``) are left out."""
+    by = {r["name"]: r for r in result.get("verdicts", [])}
+    out: dict[str, str] = {}
+    for t in tests:
+        for need in by.get(t, {}).get("requires", []):
+            rec = by.get(need)
+            if rec is not None and rec.get("kind") == "check" and rec["verdict"] != "reproduced":
+                out[need] = rec["verdict"]
+    return out
+
+
+def _not_judged(checks: dict[str, str] | None) -> str:
+    if not checks:
+        return " (not judged: a declared precondition did not hold)"
+    each = [f"`{name}` is {verdict}" for name, verdict in checks.items()]
+    joined = ", ".join(each[:-1]) + f" and {each[-1]}" if len(each) > 1 else each[0]
+    return f" (not judged: the declared check{'s' if len(each) > 1 else ''} did not hold — {joined})"
+
+
+def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None) -> str:
     """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
     last third (``cost``: nats per projection), whether that is the seed's reading or its opposite (words from the
-    signs), and the two declared tests' verdicts (``primary``: 'V beats Q', 'V beats K')."""
+    signs), and the two declared tests' verdicts (``primary``: 'V beats Q', 'V beats K'). ``checks``: the declared
+    checks that did not hold (:func:`failed_checks`), named when the tests are out of regime."""
     dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
     if dq > 0 and dk > 0:
         reading = "the opposite of the seed's reading"
@@ -542,6 +565,6 @@ def post_hoc_sentence(cost: dict[str, float], primary: list[str]) -> str:
     return ("**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
             f"identity in its last third's V?): V's table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
             f"K's ({reading}); the declared tests 'V beats Q' and 'V beats K' are {verdicts}"
-            + (" (not judged: a declared check did not hold)" if "out of regime" in primary else "")
+            + (_not_judged(checks) if "out of regime" in primary else "")
             + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
             "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
