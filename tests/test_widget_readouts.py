@@ -76,6 +76,16 @@ def test_chapter_00_figure_draws_this_setting_next_to_the_default():
     assert list(fig.axes[0].get_lines()[1].get_ydata()) == pytest.approx(norms)
 
 
+def test_chapter_00_default_curve_stays_visible_under_the_default_setting():
+    fig, _ = v00.stream_norm_figure(6, 1.0)                 # the setting is the default: the curves coincide
+    default, this = fig.axes[0].get_lines()
+    assert list(default.get_ydata()) == pytest.approx(list(this.get_ydata()))
+    assert default.get_zorder() < this.get_zorder()        # drawn underneath ...
+    assert default.get_markersize() > this.get_markersize()  # ... and larger, so its edge shows around it
+    assert default.get_linewidth() > this.get_linewidth() and default.get_linestyle() != this.get_linestyle()
+    assert default.get_markerfacecolor() == "none"
+
+
 # --- chapters 01 and 02, on a tiny model ------------------------------------------------------------------------
 
 @pytest.fixture(scope="module")
@@ -103,9 +113,20 @@ def test_chapter_02_marks_this_setting_on_the_loss_curve_and_one_step_moves_it(t
     fig0, r0 = vrout.blend_figure(model, x, y, layer=2, weight=0.0)
     fig1, r1 = vrout.blend_figure(model, x, y, layer=2, weight=vrout.W_STEP)
     curve = fig1.axes[1]                                            # left: heatmap, right: the curve
-    red = [c for c in curve.collections if tuple(c.get_facecolor()[0][:3]) == (1.0, 0.0, 0.0)]
+    red = [c for c in curve.collections if len(c.get_facecolor()) and tuple(c.get_facecolor()[0][:3]) == (1.0, 0.0, 0.0)]
     assert len(red) == 1 and tuple(red[0].get_offsets()[0]) == pytest.approx((vrout.W_STEP, r1["loss"]))
     assert f"{r1['loss'] - r0['loss']:+.3f} from the default {r0['loss']:.3f}" in curve.get_title()
+
+
+def test_chapter_02_default_marker_stays_visible_under_the_default_setting(tiny):
+    model, x, y = tiny
+    fig, r = vrout.blend_figure(model, x, y, layer=2, weight=0.0)  # the setting is the default: same point
+    curve = fig.axes[1]
+    red = next(c for c in curve.collections if len(c.get_facecolor()) and tuple(c.get_facecolor()[0][:3]) == (1.0, 0.0, 0.0))
+    grey = next(c for c in curve.collections if c.get_label().startswith("default"))
+    assert tuple(grey.get_offsets()[0]) == pytest.approx(tuple(red.get_offsets()[0]))
+    assert grey.get_sizes()[0] > 2 * red.get_sizes()[0]          # a ring wider than the red dot ...
+    assert len(grey.get_facecolor()) == 0 or grey.get_facecolor()[0][3] == 0  # ... and hollow, so both show
 
 
 def test_chapter_02_heatmaps_label_their_axes_and_colour_scale(tiny):

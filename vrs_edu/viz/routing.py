@@ -108,7 +108,8 @@ def blend_figure(model, x, y, layer: int, weight: float = 0.0, temperature: floa
     """The widget's figure. Left: one head's pattern on the first ``n_show`` positions of sequence ``batch`` at
     ``temperature`` (the blend does not move the pattern of its own layer: values are not read by Q·K). Right: the
     loss against the weight w of V_1 in the values layer ``layer`` moves, ``(1-w)·V_l + w·V_1``, at this
-    temperature, with this setting marked (red) and the default (w = 0, temperature 1) in grey.
+    temperature, with this setting marked (red) and the default (w = 0, temperature 1) as a larger hollow grey ring around
+    it, visible where the two coincide.
     Returns ``(figure, result dict of blend_and_temperature with "default_loss" and "default_entropy" added)``."""
     r = blend_and_temperature(model, x, y, layer, weight, temperature, head, batch)
     d = blend_and_temperature(model, x, y, layer, 0.0, 1.0, head, batch)
@@ -127,7 +128,10 @@ def blend_figure(model, x, y, layer: int, weight: float = 0.0, temperature: floa
                  f"loss {r['loss']:.3f}\npattern entropy "
                  f"{change_from_default(r['entropy'], r['default_entropy'], '.2f', ' nats')}")
     ax2.plot(ws, curve, marker="o", color="C0", label=f"temperature {temperature:.2f}")
-    ax2.scatter([0.0], [d["loss"]], s=90, color="0.5", zorder=3, label="default (w 0, temperature 1)")
+    # A large hollow grey ring under the red dot: at the default setting the two sit on the same point, and the
+    # ring keeps the default visible around it.
+    ax2.scatter([0.0], [d["loss"]], s=260, facecolors="none", edgecolors="0.45", linewidths=2, zorder=3,
+                label="default (w 0, temperature 1)")
     ax2.scatter([weight], [r["loss"]], s=60, color="red", zorder=4, label="this setting")
     ax2.set_xlabel(f"w(V_1): weight of V_1 in layer {layer}'s values")
     ax2.set_ylabel("loss on the sentence (nats)")

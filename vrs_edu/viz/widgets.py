@@ -16,12 +16,16 @@ from .controls import change_from_default, label_style
 
 def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0):
     """The figure the chapter-00 widget draws: residual-stream norm across depth of an untrained model at this
-    setting (marked, in colour) next to the default setting (grey). Returns ``(figure, norms)``."""
+    setting (marked, in colour) over the default setting (grey, dashed, hollow markers, drawn underneath so it shows
+    where the two coincide). Returns ``(figure, norms)``."""
     r = stream_norm_readout(n_layers, init_scale)
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
-    ax.plot(range(len(r["default_norms"])), r["default_norms"], marker="o", color="0.6", lw=1,
+    # The default is drawn underneath, wider, dashed and with large hollow markers, so it stays visible when the
+    # setting is the default and the two curves coincide.
+    ax.plot(range(len(r["default_norms"])), r["default_norms"], marker="o", markersize=11, markerfacecolor="none",
+            markeredgewidth=1.5, color="0.55", lw=3.5, ls="--", zorder=1,
             label=f"default: {DEFAULT['n_layers']} layers, × {DEFAULT['init_scale']:.2f}")
-    ax.plot(range(len(r["norms"])), r["norms"], marker="o", color="C0", lw=2,
+    ax.plot(range(len(r["norms"])), r["norms"], marker="o", markersize=5, color="C0", lw=1.5, zorder=2,
             label=f"this setting: {n_layers} layers, × {init_scale:.2f}")
     ax.set_xlabel("depth l (0 = embedding)")
     ax.set_ylabel("mean ‖residual stream‖")
