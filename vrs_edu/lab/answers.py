@@ -358,19 +358,43 @@ COLUMNS = ["instrument", "toy models", "real encoder (07)", "real decoder (08)",
 NOT_MEASURED = "—"
 
 
-PLAIN = {"reproduced": "confirmed", "contradicted": "refuted", "undecided": "not decided",
-         "out of regime": "not judged: a check failed", "n/a": "not applicable",
-         "rate-dependent": "depends on the rate"}
+PLAIN = {"reproduced": "reproduced", "contradicted": "contradicted", "undecided": "undecided",
+         "out of regime": "out of regime", "n/a": "n/a", "rate-dependent": "rate-dependent"}
 
 
 def verdict_phrase(verdict: str | None, reason: str | None = None) -> str:
-    """A declared test's verdict in plain words (:data:`PLAIN`): *reproduced* is "confirmed" (the published
-    direction, decided), *contradicted* "refuted" (the opposite direction, decided), *undecided* "not decided",
-    *out of regime* "not judged: a check failed" (a precondition or check did not hold), *n/a* "not applicable" (a
-    control with no gain to explain), *rate-dependent* "depends on the rate"; ``None``: "not made yet"."""
+    """A declared test's verdict in the course's words (:data:`PLAIN`, the glossary's three-way verdicts):
+    reproduced / contradicted / undecided / out of regime / rate-dependent / n/a; ``None``: "not made yet"."""
     if verdict is None:
         return "not made yet"
     return PLAIN.get(verdict, verdict)
+
+
+def claim_verdict(v: Verdict | None, claim: str = "a stand-in pattern costs within 0.05 nats") -> str:
+    """A verdict with the claim it judges named: ``contradicted (the claim "a stand-in pattern costs within 0.05
+    nats")``; "not made yet" for None."""
+    if v is None:
+        return "not made yet"
+    return f"{verdict_phrase(v.verdict)} (the claim \"{claim}\")"
+
+
+def interval_words(v: Verdict, expected: str = "negative") -> str:
+    """What a loss change's 95 % interval says, from where it lies: "a lower loss" (entirely below 0), "a higher
+    loss" (above 0) or "a loss change whose interval includes 0"; when it excludes 0 but the test is *undecided*
+    (it does not survive the correction for the family's number of tests), that is said too, and when it points
+    against the declared direction (``expected``: "negative" = the claim is a lower loss, "positive" = a cost), so
+    is that. Never "cannot tell from 0" for an interval that excludes 0."""
+    lo, hi = v.ci
+    num = f" ({v.interval(3)} nats)"
+    if lo <= 0 <= hi:
+        return f"a loss change whose interval includes 0{num}, {verdict_phrase(v.verdict)}"
+    words = ("a lower loss" if hi < 0 else "a higher loss") + num
+    against = (hi < 0) == (expected == "positive")
+    out = words + (", the opposite of the cost the paper expects" if against and expected == "positive" else
+                   ", the opposite of the gain the paper expects" if against else "")
+    if v.verdict == "undecided":
+        return out + ", undecided once we allow for the number of tests (see How sure are we?)"
+    return out + f", {verdict_phrase(v.verdict)}"
 
 
 def stated(v: Verdict | None, unit: str = "nats") -> str:
@@ -496,8 +520,8 @@ def answer_1(ev: dict) -> dict:
     if dp and dq:
         needed = dp.verdict == "contradicted" and dq.verdict == "contradicted"
         rows.append(["a stand-in for the fresh pattern (within 0.05 nats?)", NOT_MEASURED, NOT_MEASURED,
-                     f"another sequence's: {_cost(dp)}, {verdict_phrase(dp.verdict)}; the previous layer's: "
-                     f"{_cost(dq)}, {verdict_phrase(dq.verdict)}",
+                     f"another sequence's: {_cost(dp)}, {claim_verdict(dp)}; the previous layer's: "
+                     f"{_cost(dq)}, {claim_verdict(dq)}",
                      "the fresh pattern is needed" if needed else "a stand-in pattern does at this tolerance",
                      "08"])
     holds = bool(models) and all(ok for _, ok in models)
@@ -518,18 +542,33 @@ def holds_word(where: list[tuple[str, bool | None]]) -> str:
     return "holds" if all(decided) else "does not hold" if not any(decided) else "holds in part"
 
 
+def q2_table_sentence(tables: dict[str, float], r2: dict[str, float] | None, v1_cost: float | None) -> str:
+    """The real decoder's per-token tables in words: the loss cost of a table in place of each path (``tables``:
+    path -> nats) measures how *sensitive* the output is to what that path carries beyond token identity, not how
+    contextual the path is; ``r2`` (path -> table R², lower case keys) says how token-explained each path is."""
+    most = max(tables, key=tables.get)
+    others = [p for p in "QKV" if p != most]
+    s = (f"Post hoc, in the real decoder's last third a per-token table costs the most loss in place of {most} "
+         f"({tables[most]:+.2f} nats against {others[0]} {tables[others[0]]:+.2f}, {others[1]} "
+         f"{tables[others[1]]:+.2f}): the output depends most on what {most} carries beyond token identity")
+    if r2:
+        r = {p: r2[p.lower()] for p in "QKV"}
+        less = all(r[most] < r[p] for p in others)
+        s += (f", and {most} is also the least token-explained (table R² " if less else
+              f", although {most} is not less token-explained than {' and '.join(others)} (table R² ")
+        s += ", ".join(f"{p.lower()} {r[p]:.2f}" for p in "QKV") + ")"
+    s += f"; reusing the first layer's V costs {v1_cost:.2f}." if v1_cost is not None else "."
+    return s
+
+
 def q2_sentence(tables: dict[str, float] | None, v1_cost: float | None, enc: dict | None,
-                substitute: Verdict | None) -> str:
+                substitute: Verdict | None, r2: dict[str, float] | None = None) -> str:
     """Question 2 in words, from the decoder's last-third table costs (``tables``: path -> nats), its V := V_1
     cost, the encoder's evidence (:func:`encoder_evidence`) and the toys' trained V := x0 (``substitute``: loss
     change against the baseline, negative = lower)."""
     out = []
     if tables:
-        most = max(tables, key=tables.get)
-        out.append(f"Post hoc, the real decoder's deep V keeps {'more context than' if most == 'V' else 'no more context than'}"
-                   f" its Q and K: a per-token table in place of the last third's V costs {tables['V']:.2f} nats, "
-                   f"Q's {tables['Q']:.2f}, K's {tables['K']:.2f}"
-                   + (f"; reusing the first layer's V costs {v1_cost:.2f}." if v1_cost is not None else "."))
+        out.append(q2_table_sentence(tables, r2, v1_cost))
     if enc:
         r2, cos = enc["r2_0"], enc["deep_cos"]
         least = min(cos, key=cos.get)
@@ -577,7 +616,7 @@ def answer_2(ev: dict) -> dict:
                  if res else "not made yet", NOT_MEASURED,
                  f"last third V := V_1: {stated(dv1)}" if dv1 else NOT_MEASURED,
                  f"toy {verdict_phrase(res.verdict) if res else 'not made'}; decoder "
-                 f"{'needs its own V' if dv1 and dv1.verdict == 'contradicted' else 'not decided'}", "03, 08"])
+                 f"{'needs its own V' if dv1 and dv1.verdict == 'contradicted' else 'undecided'}", "03, 08"])
     where = [(f"the toys trained with the path ({ev['corpus']})",
               None if sub is None or not sub.counted else sub.verdict == "reproduced"),
              ("the real decoder, post hoc", None if tables is None else max(tables, key=tables.get) != "V")]
@@ -586,11 +625,12 @@ def answer_2(ev: dict) -> dict:
     bars = [_bar("toy: V := x0, trained", sub.mean, *sub.ci, "toy")] if sub else []
     bars += [_bar("decoder: V table − Q table", tv.mean, *tv.ci, "decoder")] if tv else []
     return {"n": 2, "rows": rows, "bars": bars, "holds": holds_word(where), "where": where,
-            "sentence": q2_sentence(tables, v1, enc, sub)}
+            "sentence": q2_sentence(tables, v1, enc, sub, r2)}
 
 
 def q3_sentence(lower: list[str], n_reads: int, controls: list[Verdict], depth_attention: Verdict | None,
-                decoder: dict | None) -> str:
+                decoder: dict | None, shortswa: list[tuple[str, Verdict]] | None = None,
+                best_read: tuple[str, float] | None = None) -> str:
     """Question 3 in words: which depth reads lower the loss against the residual sum (beyond noise: reproduced
     after the Holm correction over the chapter's tests), how
     their scalar-gain controls came out, Depth-Attention's value read, and what the real decoder's last layers read
@@ -598,10 +638,14 @@ def q3_sentence(lower: list[str], n_reads: int, controls: list[Verdict], depth_a
     out = []
     if n_reads:
         beaten = [c for c in controls if c.verdict == "reproduced"]
-        out.append(f"It can be designed as a selective read: {len(lower)} of {n_reads} depth reads lower the toy's "
-                   f"loss against the residual sum beyond noise ({', '.join(lower) or 'none'})"
+        best = f", best {best_read[0]} {best_read[1]:+.3f} nats" if best_read else ""
+        out.append(f"Partly: {len(lower)} of {n_reads} depth reads lower the toy's "
+                   f"loss against the residual sum beyond noise ({', '.join(lower) or 'none'}{best})"
                    + (f", {len(beaten)} of {len(controls)} of them beyond a learned scalar gain with the same "
                       "extra parameters." if controls else "."))
+        if shortswa:
+            out.append("ShortSWA over depth, the design the question names, is not among them: undecided at each "
+                       "window (" + ", ".join(f"{n} {v.mean:+.3f}" for n, v in shortswa) + " nats).")
         if not lower:
             out[-1] = f"No depth read of {n_reads} lowers the toy's loss against the residual sum beyond noise."
     if depth_attention is not None:
@@ -626,27 +670,53 @@ def answer_3(ev: dict) -> dict:
     rows = [["depth reads vs the residual sum (final loss)",
              f"{len(lower)} of {len(reads)} lower it beyond noise" if reads else "not made yet", NOT_MEASURED,
              "— (a plain residual; not redesigned)",
-             "a selective read helps at this scale" if lower else "no read helps at this scale", "05"],
+             "partly: some reads help at this scale" if lower else "no read helps at this scale", "05"],
             ["same extra parameters, no selection (scalar gain)",
              "; ".join(f"{c.test.name.removesuffix('_beats_scalar_gain')} {stated(c)}" for c in controls)
              or "not made yet", NOT_MEASURED, NOT_MEASURED,
              "the gain is the read, not the parameters" if controls and all(c.verdict == "reproduced"
                                                                              for c in controls)
-             else "not decided for every mixer", "05"],
+             else "undecided for some mixers", "05"],
             ["a selective read of values over depth (Depth-Attention)", stated(da_) if da_ else "not made yet",
              NOT_MEASURED, NOT_MEASURED, verdict_phrase(da_.verdict if da_ else None), "05"],
             ["what the last third reads (R² of its input)", NOT_MEASURED, NOT_MEASURED,
              f"from the last layers' writes {q3['input_recent_r2_late']:.2f}, from x0 "
              f"{q3['input_x0_r2_late']:.2f}" if q3 else NOT_MEASURED, "a description, not a test", "08"]]
     where = [(f"the toys ({ev['corpus']})", bool(lower) if reads else None)]
-    bars = [_bar(f"toy: {r.test.name.removesuffix('_loss')}", r.mean, *r.ci, "toy") for r in reads
+    partly = bool(lower) and len(lower) < len(reads)        # some reads help, others (ShortSWA) do not
+    bars = [_bar(f"toy: {r.test.name.removesuffix('_loss')} − residual sum", r.mean, *r.ci, "toy") for r in reads
             if r.test.name in ("depth_attention_loss", "denseformer_loss")]
-    return {"n": 3, "rows": rows, "bars": bars, "holds": holds_word(where), "where": where,
-            "sentence": q3_sentence(lower, len(reads), controls, da_, q3)}
+    return {"n": 3, "rows": rows, "bars": bars, "holds": "holds in part" if partly else holds_word(where),
+            "where": where,
+            "sentence": q3_sentence(lower, len(reads), controls, da_, q3,
+                                    [(r.test.name.removesuffix("_loss"), r) for r in loss
+                                     if r.test.name.startswith("shortswa") and r.verdict != "reproduced"],
+                                    min(((r.test.name.removesuffix("_loss"), r.mean) for r in reads
+                                         if r.verdict == "reproduced" and r.mean < 0), key=lambda x: x[1],
+                                        default=None))}
+
+
+CH06_CONTEXTS = (64, 1024)   # the contexts chapter 06 runs the course model at (its block sizes)
+
+
+def bank_tables(n_layers: int, d_model: int, vocab_size: int, contexts=CH06_CONTEXTS, batch: int = 1) -> dict:
+    """The bank's extra memory over the baseline, cache plus tables, in bytes (float32) at each context T for a
+    batch of ``batch`` sequences: ``{"extra": {T: bytes}, "vocab_size"}``; positive = the bank costs more. From
+    :func:`vrs_edu.lab.kv_cache.bov_saving` (chapter 06's formula, checked there against a measured cache)."""
+    from .kv_cache import bov_saving, n_bank_layers
+
+    nb = n_bank_layers(n_layers)
+    return {"extra": {T: -bov_saving(nb, d_model, batch * T, vocab_size) * 4 for T in contexts},
+            "vocab_size": vocab_size}
+
+
+def bank_tables_words(tables: dict) -> str:
+    """``+992 KB at T = 64, +512 KB at T = 1024``: the bank's extra bytes (:func:`bank_tables`) in KB."""
+    return ", ".join(f"{e / 1024:+,.0f} KB at T = {T}" for T, e in tables["extra"].items())
 
 
 def q4_sentence(cache: dict[str, float], svformer: Verdict | None, bank: Verdict | None,
-                decoder: dict | None) -> str:
+                decoder: dict | None, tables: dict | None = None) -> str:
     """Question 4 in words: the toys' cache shares (variant -> fraction of the baseline's KV cache) with the loss
     change of the models trained with that reuse, and the real decoder's post-hoc substitutions (chapter 08's q4
     numbers)."""
@@ -655,10 +725,14 @@ def q4_sentence(cache: dict[str, float], svformer: Verdict | None, bank: Verdict
         key = "svformer" if name == "SVFormer" else "bank"
         if v is None:
             continue
-        cost = ("a loss change its seeds cannot tell from 0" if not v.counted
-                else "a lower loss" if v.mean < 0 else "a higher loss")
-        out.append(f"Trained with it, {name} keeps {cache[key]:.0%} of the baseline's KV cache at "
-                   f"{cost} ({v.interval(3)} nats, {verdict_phrase(v.verdict)}).")
+        cost = interval_words(v, "positive" if key == "svformer" else "negative")
+        if key == "bank" and tables:
+            out.append(f"Trained with it, the bank of values keeps {cache[key]:.0%} of the baseline's KV cache "
+                       f"but adds its V tables, so it costs more memory than the baseline at every context the "
+                       f"course model runs ({bank_tables_words(tables)}); it pays only once B·T exceeds |V| = "
+                       f"{tables['vocab_size']:,}. Its loss: {cost}.")
+            continue
+        out.append(f"Trained with it, {name} keeps {cache[key]:.0%} of the baseline's KV cache at {cost}.")
     if decoder:
         ok, n, most, total = (decoder[k] for k in ("within_tolerance", "measured", "most_bytes_within",
                                                    "kv_bytes_per_token"))
@@ -674,6 +748,7 @@ def answer_4(ev: dict) -> dict:
     from .kv_cache import kv_bytes_per_token
 
     L, D = ev.get("toy_shape", (8, 64))
+    tables = bank_tables(L, D, ev.get("toy_vocab", 2048))
     base = kv_bytes_per_token(L, D)
     cache = {v: kv_bytes_per_token(L, D, v) / base for v in ("svformer", "bank", "depth_attention")}
     sv, bank, dat = (toy.get(n) for n in ("svformer_cost", "bank_loss", "depth_attention_loss"))
@@ -684,9 +759,10 @@ def answer_4(ev: dict) -> dict:
              f"cache {cache['svformer']:.0%}; loss {stated(sv)}" if sv else "not made yet", NOT_MEASURED,
              f"last third: {stated(dv1)}" if dv1 else NOT_MEASURED,
              f"toy {verdict_phrase(sv.verdict) if sv else 'not made'}; decoder "
-             f"{'beyond the tolerance' if dv1 and dv1.verdict == 'contradicted' else 'not decided'}", "03, 06, 08"],
+             f"{'beyond the tolerance' if dv1 and dv1.verdict == 'contradicted' else 'undecided'}", "03, 06, 08"],
             ["V looked up by token id (bank of values; decoder: per-token table)",
-             f"cache {cache['bank']:.0%} plus the tables; loss {stated(bank)}" if bank else "not made yet",
+             f"cache {cache['bank']:.0%} plus the tables ({bank_tables_words(tables)} over the baseline); "
+             f"loss {stated(bank)}" if bank else "not made yet",
              NOT_MEASURED, f"last third, V table: {stated(dvt)}" if dvt else NOT_MEASURED,
              "toy " + (verdict_phrase(bank.verdict) if bank else "not made") + "; decoder "
              + verdict_phrase(dvt.verdict if dvt else None),
@@ -709,22 +785,43 @@ def answer_4(ev: dict) -> dict:
     bars = [_bar(f"toy: {n}", v.mean, *v.ci, "toy") for n, v in (("SVFormer", sv), ("bank", bank)) if v]
     bars += [_bar("decoder: V := V_1", dv1.mean, *dv1.ci, "decoder")] if dv1 else []
     return {"n": 4, "rows": rows, "bars": bars, "holds": holds_word(where), "where": where, "cache": cache,
-            "sentence": q4_sentence(cache, sv, bank, q4)}
+            "sentence": q4_sentence(cache, sv, bank, q4, tables)}
 
 
-def toy_regime(out_dir: str | Path | None = None) -> str:
+def toy_regime(out_dir: str | Path | None = None, recipe: str = "value-residual") -> str:
     """The toys' regime in words, from the stored ``value-residual`` result on the verdict corpus: model shape,
     corpus, how much of it a run reads, paired seeds; "not made yet" without it."""
     from .by_corpus import verdict_corpus
     from .experiments import load_results_or_none
 
-    r = load_results_or_none("value-residual", corpus=verdict_corpus(), out_dir=out_dir)
+    r = load_results_or_none(recipe, corpus=verdict_corpus(), out_dir=out_dir)
     if not r:
         return "not made yet"
-    m = next(iter(r["corpus"]["configs"].values()))["model"]
-    epochs = max(r.get("epochs_read", {}).get("corpus", {}).values(), default=float("nan"))
-    return (f"{m['n_layers']} layers × width {m['d_model']}, trained here on {r['text_corpus']['name']} "
-            f"({epochs:.2f} epochs), {len(r['seeds'])} paired seeds")
+    return regime_words(r)
+
+
+def regime_words(r: dict) -> str:
+    """One result's regime: ``8 layers × width 64 on kjv (0.60 epochs), 5 paired seeds``; reads both layouts of
+    a stored result (configs and epochs_read at the top, or under ``corpus``)."""
+    body = r["corpus"] if isinstance(r.get("corpus"), dict) and "configs" in r["corpus"] else r
+    m = next(iter(body["configs"].values()))["model"]
+    ep = r.get("epochs_read")
+    if isinstance(ep, dict):
+        ep = ep.get("corpus", ep)
+        ep = max(ep.values(), default=float("nan")) if isinstance(ep, dict) else ep
+    return (f"{m['n_layers']} layers × width {m['d_model']} on {r['text_corpus']['name']} "
+            f"({float(ep):.2f} epochs), {len(r['seeds'])} paired seeds")
+
+
+def regimes_sentence(char_cfg=None, out_dir: str | Path | None = None) -> str:
+    """The toys' regime per question, from the result files each question uses: Q1 the character model of
+    chapter 02 (``char_cfg``: its config), Q2 and Q4 the value-residual and bank-of-values runs, Q3 the
+    depth-mixers and v-over-depth runs."""
+    q1 = (f"Q1 a {char_cfg.n_layers}-layer × width {char_cfg.d_model} character model on the Python documentation"
+          if char_cfg is not None else "Q1 not made yet")
+    q24 = " and ".join(dict.fromkeys(toy_regime(out_dir, n) for n in ("value-residual", "bank-of-values")))
+    q3 = " and ".join(dict.fromkeys(toy_regime(out_dir, n) for n in ("depth-mixers", "v-over-depth")))
+    return f"{q1}; Q2 and Q4 {q24}; Q3 {q3}"
 
 
 def conclusion(answers: list[dict]) -> str:
@@ -759,11 +856,12 @@ def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
 
     toys = {n: load_results_or_none(n, corpus=verdict_corpus(), out_dir=out_dir) for n in TOY_RECIPES}
     dec = load_results_or_none("real-decoder", out_dir=out_dir)
-    shape = (8, 64)
+    shape, vocab = (8, 64), 2048
     if toys.get("value-residual"):
         m = next(iter(toys["value-residual"]["corpus"]["configs"].values()))["model"]
-        shape = (m["n_layers"], m["d_model"])
-    ev = {"toys": _toy_verdicts(toys), "corpus": verdict_corpus(), "swaps": swaps, "encoder": encoder, "toy_shape": shape,
+        shape, vocab = (m["n_layers"], m["d_model"]), m["vocab_size"]
+    ev = {"toys": _toy_verdicts(toys), "corpus": verdict_corpus(), "swaps": swaps, "encoder": encoder,
+          "toy_shape": shape, "toy_vocab": vocab,
           "decoder": {r.test.name: r for r in decoder_verdicts(dec)} if dec else None,
           "decoder_answers": decoder_answers(dec) if dec else None}
     out = [f(ev) for f in (answer_1, answer_2, answer_3, answer_4)]

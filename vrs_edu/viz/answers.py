@@ -3,6 +3,7 @@ from the toy models and from the real decoder, one panel per question, each on i
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import NullFormatter
 
 COLOURS = {"toy": "#4c72b0", "decoder": "#c44e52"}
 
@@ -39,6 +40,7 @@ def plot_four_answers(answers: list[dict]):
             ax.set_xlim(lo * 1.6 - 0.01, hi * 1.6 + 0.01)
             ticks = [t for t in (-1.0, -0.1, 0.0, 0.1, 1.0, 10.0) if lo * 1.6 - 0.01 <= t <= hi * 1.6 + 0.01]
             ax.set_xticks(ticks, [f"{t:g}" for t in ticks])   # few plain labels: symlog's crowd around 0
+            ax.xaxis.set_minor_formatter(NullFormatter())      # symlog's minor labels overlapped the major ones
         ax.set_xlabel("loss change (nats)")
     fig.tight_layout()
     return fig
