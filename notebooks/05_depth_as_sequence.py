@@ -500,7 +500,8 @@ say(table(["axis", "L", "K", "time (ms)", "peak memory (MB)"],
           [[r["axis"], r["L"], r["K"], f"{r['seconds'] * 1e3:.2f}", f"{r['peak_bytes'] / 1e6:.2f}"]
            for r in costs]),
     table(["L", "K", "full / K time", "(L+1)/K"],
-          [[r["L"], r["K"], f"{r['full_over_K_time']:.2f}", f"{r['model_ratio']:.2f}"] for r in ratios(costs)]))
+          [[r["L"], r["K"], f"{r['full_over_K_time']:.2f}", f"{r['model_ratio']:.2f}"]
+           for r in ratios(costs)]))
 
 # %%
 say(table(["L", "K", "full / K memory", "(L+1)/K", "sequence / depth memory at the same K"],

@@ -145,9 +145,10 @@ from vrs_edu.lab.experiments import load_results_or_none
 
 quality = {v: load_results_or_none(recipe, corpus=verdict_corpus(), say=say)
            for recipe, v in (("value-residual", "svformer"), ("bank-of-values", "bank"))}
-declared = {"svformer": "svformer_cost", "bank": "bank_loss"}       # each chapter's declared loss test
-say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r in quality.items() if r is not None},
-                     {v: stored_test(r, declared[v]) for v, r in quality.items() if r is not None}))
+declared = {"svformer": "svformer_cost", "bank": "bank_loss"}   # each variant's declared loss test
+made = {v: r for v, r in quality.items() if r is not None}
+say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r in made.items()},
+                     {v: stored_test(r, declared[v]) for v, r in made.items()}))
 
 # %% [markdown]
 # The declared tests behind these numbers, and what they can and cannot decide, are in "How sure are we?" at the
@@ -320,7 +321,8 @@ def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
 
 from vrs_edu.course.exercises.ch06 import check_kv_cache_bytes
 
-check_kv_cache_bytes(kv_cache_bytes);
+check_kv_cache_bytes(kv_cache_bytes)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -331,7 +333,8 @@ def kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):
     return (n_layers + v_layers) * d_model * seq_len * bytes_per_number
 
 
-check_kv_cache_bytes(kv_cache_bytes);
+check_kv_cache_bytes(kv_cache_bytes)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% [markdown]
 # Your estimate against the cache `build_kv_cache` measured on the course model:
