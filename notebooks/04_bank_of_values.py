@@ -134,11 +134,19 @@ from vrs_edu.lab.recipes import depth_mixers
 
 DM = load_results("depth-mixers", corpus=verdict_corpus())
 dm_share = depth_mixers.facts(DM)["context_share"]
-say(table(["chapter", "inputs measured", "x0-R²", "premise", "what it stands for"],
+say(table(["chapter", "inputs measured", "x0-R²", "premise", "holds?", "what it stands for"],
           [["04", "baseline, x0 layers' q/k/v inputs", f"{facts['deep_context']:.3f}",
-            f"< {bov.DEEP_CONTEXT.threshold:g}", "mostly context: re-reading x0 could be needed"],
+            f"< {bov.DEEP_CONTEXT.threshold:g}",
+            ch04.holds(facts["deep_context"], bov.DEEP_CONTEXT.threshold),
+            "mostly context: re-reading x0 could be needed"],
            ["05", "residual baseline, last third's inputs", f"{dm_share:.3f}",
-            f"< {depth_mixers.DEEP_X0_CEILING:g}", "room for a 0.05 margin between inputs"]]))
+            f"< {depth_mixers.DEEP_X0_CEILING:g}",
+            ch04.holds(dm_share, depth_mixers.DEEP_X0_CEILING),
+            "room for a 0.05 margin between inputs"]]))
+
+# %%
+say(ch04.premises_sentence(facts["deep_context"], bov.DEEP_CONTEXT.threshold, dm_share,
+                           depth_mixers.DEEP_X0_CEILING))
 
 # %% [markdown]
 # ## Values that ignore the context
@@ -225,7 +233,8 @@ def x0_projection(x, embedding, weight, alpha, beta):
 
 from vrs_edu.course.exercises.ch04 import check_x0_projection
 
-check_x0_projection(x0_projection);
+check_x0_projection(x0_projection)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
@@ -234,7 +243,8 @@ def x0_projection(x, embedding, weight, alpha, beta):
     return alpha * x @ weight.T + beta * x0 @ weight.T
 
 
-check_x0_projection(x0_projection);
+check_x0_projection(x0_projection)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
 import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
@@ -259,11 +269,12 @@ say(f"Your projection against the model's own v projection in layer 2: largest d
 # ## A live run: the coefficients of one short training
 #
 # One `qkv` model, seed 0, a short run on the course's default corpus (the Python docs: small, quick to tokenise),
-# with the saved runs' settings (QK-norm, the batch-scaled coefficient rates) and a compressed schedule. Its x0
-# shares are read against the saved runs on the same corpus.
+# with the verdict runs' settings (QK-norm, the batch-scaled coefficient rates) and a compressed schedule. The
+# sentence below says whether the saved runs on the same corpus are like runs, and so whether the two can be read
+# together.
 
 # %%
-from dataclasses import replace
+from dataclasses import asdict, replace
 
 from vrs_edu.lab.corpora import DEFAULT_NAME
 from vrs_edu.lab.data import make_token_data
@@ -280,18 +291,17 @@ live_shares = ch04.run_shares({"coefficients": {k: v.item() for k, v in live.nam
                                                 if ".x0." in k}})
 RD = load_results("bank-of-values", corpus=DEFAULT_NAME)   # the saved runs on the live run's corpus
 saved = [ch04.run_shares(r) for r in RD["corpus"]["runs"]["qkv"]]
-say(f"After {tcfg.steps} steps (validation loss {hist.val_loss[-1]:.3f} nats) the live model's x0 "
-    "shares are " + ", ".join(f"{s} {live_shares[s]:.3f}" for s in "qkv")
-    + "; the saved runs on the "
-    "same corpus: " + ", ".join(f"{s} {ch04.mean_sd_text([x[s] for x in saved])}" for s in "qkv")
-    + " (mean ± sd over seeds"
-    + ("" if "coef_lr_scale" in RD["corpus"]["configs"]["qkv"]["train"]
-       else "; made before the batch scaling, at the unscaled rates") + ").")
+live_rate = ch04.beta_rate(asdict(tcfg), live.cfg.block_size)
+rd_cfg = RD["corpus"]["configs"]["qkv"]
+saved_rate = ch04.beta_rate(rd_cfg["train"], rd_cfg["model"]["block_size"])
+say(ch04.live_sentence(live_shares, tcfg.steps, hist.val_loss[-1], saved, RD["text_corpus"]["name"],
+                       live_rate, saved_rate))
 
 # %% [markdown]
 # ## Widget: which path uses its x0, and how far can it be turned?
 #
-# The checkpoint is the seed-0 `qkv` model of the saved runs on the Python docs. Each slider multiplies one path's
+# The checkpoint is the seed-0 `qkv` model of the saved runs on the Python docs: a run of its own, not one of the
+# King James runs read above (the sentence under the figure names its corpus and rates). Each slider multiplies one path's
 # learned $\beta$ in both x0 layers by a factor, at inference: ×1 is the trained model (the default), one step
 # halves or doubles $\beta$, from ×1/16 (almost no $x_0$ left) to ×4. The left panel is the loss change when that
 # path alone is turned, the right one how much attention mass moves; each path's setting is the large dot on its
@@ -312,7 +322,11 @@ from vrs_edu.lab.bank_readout import step_changes, x0_removal_cost
 beta_figure(qkv_model, wbatches, sweep=beta_sweep_all)
 plt.show()
 wcost = x0_removal_cost(qkv_model, wbatches)
-say(ch04.widget_sentence(step_changes(beta_sweep_all), wcost))
+main_rate = ch04.beta_rate(cfg["train"], cfg["model"]["block_size"])    # the runs read above
+widget_rate = ch04.beta_rate(meta["train"], meta["model"]["block_size"])
+say(ch04.widget_sentence(step_changes(beta_sweep_all), wcost, beta_sweep_all,
+                         RD["text_corpus"]["name"], widget_rate, main_rate,
+                         R["text_corpus"]["name"]))
 
 # %% [markdown]
 # ### Questions
@@ -582,6 +596,8 @@ say(table(["seed", "learned lookup", "steps to learn (baseline, qkv)", "loss", "
 # sliders use, which says why the sliders multiply: under QK-norm an added constant barely turns the direction.
 
 # %%
+import math
+
 from vrs_edu.lab.analysis import read_live_run
 from vrs_edu.lab.bank_readout import beta_shift_readout
 
@@ -590,10 +606,13 @@ m = t_test(bov.share_margins(RD["corpus"]["runs"]["qkv"])["margin_q"])
 wref = beta_sweep_all["reference"]
 added = {s: beta_shift_readout(qkv_model, wbatches, reference=wref, **{f"d_beta_{s}": 0.5})
          for s in "qk"}
+live_read = read_live_run(live_margin, m["mean"], m["sd"], m["ci"])
+rate_said = ch04.rate_note(live_rate, saved_rate, "live run's")
 say(f"Live run: share_v − share_q = {live_margin:+.3f}; saved runs on the same corpus "
     f"{m['mean']:+.3f} (sd across seeds {m['sd']:.3f}). "
-    + (live_read := read_live_run(live_margin, m["mean"], m["sd"], m["ci"]))[:1].upper()
-    + live_read[1:] + ".",
+    + (live_read[:1].upper() + live_read[1:] + "." if math.isclose(live_rate, saved_rate) else
+       f"The saved runs trained β at {rate_said} rate, so this is "
+       "no check of the live run (see the live run's sentence)."),
     "The widget's checkpoint, learned β per x0 layer: "
     + "; ".join(f"{s} {[round(b, 2) for b in wref['betas'][s]]}" for s in "qkv")
     + ". Adding 0.5 to β moves the loss by "

@@ -83,10 +83,78 @@ def test_the_recall_sentence_names_the_settled_rates():
     assert "exceeds K's at every rate, but not Q's at every rate" in s and "Only at ×4" in s
 
 
-def test_the_widget_sentence_compares_q_k_with_v():
+def _wsweep():
+    """A β sweep whose largest Q step (0.07 nats) lies between ×1/4 and ×1/8, far from the trained setting."""
+    return {"factors": [0.0625, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0],
+            "delta": {"q": [0.17, 0.12, 0.05, 0.02, 0.0, 0.001, 0.01], "k": [0.01, 0.01, 0.0, 0.0, 0.0, 0.002, 0.0],
+                      "v": [0.09, 0.08, 0.05, 0.1, 0.0, 0.1, 0.3]}}
+
+
+def test_the_widget_sentence_measures_the_step_from_x1_and_names_the_largest_step_elsewhere():
     steps = {s: {"delta_down": d, "delta_up": d} for s, d in (("q", 0.001), ("k", 0.002), ("v", 0.1))}
-    s = C.widget_sentence(steps, {"q": 0.01, "k": 0.0, "v": 0.2})
-    assert "at most 0.0020 nats through Q or K, less than through V (0.1000-0.1000)" in s
+    s = C.widget_sentence(steps, {"q": 0.157, "k": 0.0, "v": 0.2}, _wsweep(), "python-docs", 0.5, 0.03125, "kjv")
+    assert "From the trained setting (×1 to ×1/2 or ×2) one slider step moves the loss by at most 0.0020 nats " \
+           "through Q or K, less than through V (0.1000-0.1000)" in s
+    assert "can move it more: the largest anywhere on their sliders is Q from ×1/4 to ×1/8, 0.070 nats" in s
+    assert "q +0.157" in s
+    assert "on python-docs, with β trained at 0.5, 16× the kjv runs' 0.03125 (before" in s and "do not compare" in s
+
+
+def test_the_widget_sentence_on_a_checkpoint_like_the_verdict_runs_makes_no_caveat():
+    steps = {s: {"delta_down": 0.001, "delta_up": 0.001} for s in "qkv"}
+    s = C.widget_sentence(steps, {"q": 0.0, "k": 0.0, "v": 0.0}, _wsweep(), "kjv", 0.03125, 0.03125, "kjv")
+    assert s.endswith("with β trained at 0.03125 as in the kjv runs above.") and "do not compare" not in s
+    assert "as much as or more than through V" in s
+
+
+def test_largest_step_reads_neighbouring_factors():
+    assert C.largest_step(_wsweep(), "qk")[1:] == ("q", 0.25, 0.125)
+    assert C.largest_step(_wsweep(), "qk")[0] == pytest.approx(0.07)
+    assert C.largest_step(_wsweep())[1:] == ("v", 4.0, 2.0)          # 0.3 - 0.1 = 0.2, V at the top
+
+
+def test_beta_rate_scaled_unscaled_and_refused():
+    assert C.beta_rate({"coef_opt": "official", "batch_size": 32, "coef_lr_scale": 1.0}, 64) == 0.03125
+    assert C.beta_rate({"coef_opt": "official", "batch_size": 32, "coef_lr_scale": 4.0}, 64) == 0.125
+    assert C.beta_rate({"coef_opt": "official", "batch_size": 32}, 64) == 0.5    # made before the batch scaling
+    with pytest.raises(ValueError, match="coef_opt"):
+        C.beta_rate({"coef_opt": "adamw", "batch_size": 32}, 64)
+
+
+def test_rate_note_in_words():
+    assert C.rate_note(0.03125, 0.5, "live run's") == "16× the live run's"
+    assert C.rate_note(0.5, 0.03125, "live run's") == "1/16 of the live run's"
+    assert C.rate_note(0.5, 0.5, "live run's") == "the same rate as the live run's"
+    with pytest.raises(ValueError, match="base_rate"):
+        C.rate_note(0.0, 0.5, "x")
+
+
+def test_the_live_sentence_does_not_compare_runs_at_other_rates():
+    live = {"q": 0.257, "k": 0.06, "v": 0.169}
+    saved = [{"q": 0.8, "k": 0.9, "v": 0.8}, {"q": 0.9, "k": 0.9, "v": 0.82}]
+    s = C.live_sentence(live, 100, 5.106, saved, "python-docs", 0.03125, 0.5)
+    assert "q 0.257, k 0.060, v 0.169" in s and "(q 0.850, k 0.900, v 0.810, mean over seeds) are not like runs" in s
+    assert "trained β at 0.5, 16× the live run's 0.03125" in s and "cannot be read together" in s
+    same = C.live_sentence(live, 100, 5.106, saved, "kjv", 0.03125, 0.03125)
+    assert "not like runs" not in same and "β at the same rate): q 0.850" in same
+
+
+def test_the_premise_table_says_holds_and_the_sentence_what_follows():
+    assert C.holds(0.851, 0.5) == "no" and C.holds(0.39, 0.5) == "yes"
+    s = C.premises_sentence(0.851, 0.5, 0.935, 0.9)
+    assert "premise fails (0.851 is not below 0.5)" in s and "out of regime" in s
+    assert "chapter 05's fails too (0.935 is not below 0.9)" in s
+    ok = C.premises_sentence(0.3, 0.5, 0.8, 0.9)
+    assert "holds (0.300 < 0.5)" in ok and "out of regime" not in ok and "chapter 05's holds (0.800 < 0.9)" in ok
+
+
+def test_the_instruments_sentence_says_the_pull_as_a_ratio_and_the_spread_in_words():
+    sweep = {"×0.25": _arm([-0.0001]), "×1": _arm([0.063]), "×4": _arm([0.213])}
+    s = C.instruments_sentence(sweep, 1.54, 0.006, 0.005)
+    assert "V's gradient pull is e^1.54 ≈ 4.7× Q's" in s and "ln" not in s and " sd" not in s
+    assert "more than the baseline's seeds differ from one another (by about 0.005 nats)" in s
+    q = C.instruments_sentence(sweep, -0.69, 0.001, 0.005)
+    assert "pulls harder on Q's x0 (Q's gradient pull is e^0.69 ≈ 2.0× V's)" in q and "too little range" in q
 
 
 # --- the β widget's figure follows its slider (issue 29: at ×2 no dot was drawn) -----------------------------------

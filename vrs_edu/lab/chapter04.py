@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 
 from .analysis import mean_sd, t_test
+from .train import OFFICIAL_X0_GROUPS, official_x0_groups
 
 PATHS = "qkv"
 ARM_ORDER = ("×0.25", "×1", "×4")        # the coefficient-rate sweep, slowest first
@@ -100,19 +101,85 @@ def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> s
 def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, ablation_largest: float,
                          base_sd: float) -> str:
     """Why the instruments disagree, with their numbers: shares follow the rate, removal costs are tiny, the
-    gradient pressure (ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0) leans one way, the substitution ablation moves the loss
-    less than the seed-to-seed spread (or not)."""
+    gradient pressure (``pressure_log_ratio`` = ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0, said in words as a ratio
+    e^x) leans one way, the substitution ablation moves the loss less than the seeds differ (``base_sd``) or not."""
     arms = list(sweep)
     m = [_mean(sweep[a]["margin_q"]) for a in arms]
-    pull = "V" if pressure_log_ratio > 0 else "Q"
+    strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
+    pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
+            f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
     return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
             "coefficient moves as far as its optimiser carries it in a few hundred steps, not only as far as the "
-            f"loss asks. The gradient pressure on the trained baseline pulls harder on {pull}'s x0 (ln of V's "
-            f"pull over Q's {pressure_log_ratio:+.2f}), but a pull is not a need. The substitution ablation moves "
-            f"the loss by at most {ablation_largest:.3f} nats in the x0 layers, "
+            f"loss asks. The gradient pressure on the trained baseline {pull}, but a pull is not a need. The "
+            f"substitution ablation moves the loss by at most {ablation_largest:.3f} nats in the x0 layers, "
             + ("less than" if ablation_largest < base_sd else "more than")
-            + f" the baseline's seed-to-seed spread ({base_sd:.3f} nats sd)"
+            + f" the baseline's seeds differ from one another (by about {base_sd:.3f} nats)"
             + (": too little range to rank the paths." if ablation_largest < base_sd else "."))
+
+
+def holds(value: float, threshold: float) -> str:
+    """A premise "value below threshold" as the premise table's *holds?* column says it: "yes" or "no"."""
+    return "yes" if value < threshold else "no"
+
+
+def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float) -> str:
+    """What follows from the two x0-R² premises (this chapter's deep inputs below ``ch04_threshold``, chapter 05's
+    below ``ch05_threshold``): which hold on this corpus and what that makes of the claims that rest on them."""
+    ok4, ok5 = ch04 < ch04_threshold, ch05 < ch05_threshold
+    if ok4:
+        head = (f"This chapter's premise holds ({ch04:.3f} < {ch04_threshold:g}): its x0-share claims are read as "
+                "answers")
+    else:
+        head = (f"This chapter's premise fails ({ch04:.3f} is not below {ch04_threshold:g}): the deep inputs are "
+                "mostly token identity already, so the x0-share claims above are out of regime on this corpus "
+                "(the shares are shown, but they answer no claim)")
+    tail = (f"chapter 05's {'holds' if ok5 else 'fails too'} ({ch05:.3f} "
+            + ("<" if ok5 else "is not below") + f" {ch05_threshold:g})")
+    return f"{head}; {tail}."
+
+
+def beta_rate(train: dict, block_size: int) -> float:
+    """The AdamW rate β was trained at, from a run's ``train`` config (a result's, a checkpoint's, or a
+    ``TrainConfig`` as a dict): the official groups' rate scaled to the batch (``batch_size`` × ``block_size``
+    tokens per step) times ``coef_lr_scale`` when the config has that key; a config without it comes from the runs
+    made before the batch scaling, which used the official rate unscaled (0.5).
+
+    Raises:
+        ValueError: the run did not train its coefficients with ``coef_opt="official"``.
+    """
+    if train.get("coef_opt") != "official":
+        raise ValueError(f"beta_rate: train['coef_opt'] must be 'official', got {train.get('coef_opt')!r}")
+    if "coef_lr_scale" not in train:
+        return OFFICIAL_X0_GROUPS["x0_beta_gamma"]["lr"]
+    return official_x0_groups(train["batch_size"] * block_size, train["coef_lr_scale"])["x0_beta_gamma"]["lr"]
+
+
+def rate_note(base_rate: float, other_rate: float, whose: str) -> str:
+    """``other_rate`` against ``base_rate`` (β learning rates) for a sentence: "the same rate as the {whose}",
+    "16× the {whose}" or "1/16 of the {whose}". Raises ValueError for a non-positive rate."""
+    if base_rate <= 0 or other_rate <= 0:
+        raise ValueError(f"rate_note: rates must be > 0, got base_rate {base_rate}, other_rate {other_rate}")
+    r = other_rate / base_rate
+    if math.isclose(r, 1.0, rel_tol=1e-6):
+        return f"the same rate as the {whose}"
+    return f"{r:.3g}× the {whose}" if r > 1 else f"1/{1 / r:.3g} of the {whose}"
+
+
+def live_sentence(live: dict[str, float], steps: int, val_loss: float, saved: Sequence[dict[str, float]],
+                  corpus: str, live_rate: float, saved_rate: float) -> str:
+    """The live run's x0 shares beside the saved runs on its ``corpus`` (``saved``: per seed {path: share}); when the
+    saved runs trained β at another rate (``saved_rate`` vs ``live_rate``, AdamW lr) the sentence says they cannot
+    be read together and why their shares differ, instead of comparing them."""
+    mine = ", ".join(f"{s} {live[s]:.3f}" for s in PATHS)
+    theirs = ", ".join(f"{s} {_mean([x[s] for x in saved]):.3f}" for s in PATHS)
+    head = (f"After {steps} steps (validation loss {val_loss:.3f} nats) the live model's x0 shares are {mine}. ")
+    if math.isclose(live_rate, saved_rate, rel_tol=1e-6):
+        return head + f"The saved runs on the same corpus ({corpus}, β at the same rate): {theirs} (mean over seeds)."
+    note = rate_note(live_rate, saved_rate, "live run's")
+    return (head + f"The saved runs on {corpus} ({theirs}, mean over seeds) are not like runs: they trained β at "
+            f"{saved_rate:.4g}, {note} {live_rate:.4g} (they were made before the rates were scaled to our "
+            "batch). A coefficient moves about as far as its rate carries it in the same steps, so their shares "
+            "differ from the live run's for that reason, and the two cannot be read together.")
 
 
 def context_free_sentence(by: dict) -> str:
@@ -153,15 +220,43 @@ def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float]) 
                "At no rate had most coefficients stopped moving."))
 
 
-def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float]) -> str:
-    """What one slider step (β halved or doubled, :func:`vrs_edu.lab.bank_readout.step_changes`) does to the loss
-    through each path, and what removing each path's x0 costs on the widget's checkpoint."""
+def largest_step(sweep: dict, paths: str = PATHS) -> tuple[float, str, float, float]:
+    """The largest loss change one slider step makes anywhere on the sliders of ``paths`` in a
+    :func:`vrs_edu.lab.bank_readout.beta_sweep` (neighbouring factors): ``(|Δ| nats, path, from factor, to
+    factor)``, the step taken towards ×1 first when both directions are equal."""
+    fs = sweep["factors"]
+    return max((abs(sweep["delta"][s][j + 1] - sweep["delta"][s][j]), s, fs[j + 1], fs[j])
+               for s in paths for j in range(len(fs) - 1))
+
+
+def _factor(f: float) -> str:
+    return f"×{f:g}" if f >= 1 else f"×1/{1 / f:g}"
+
+
+def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], sweep: dict, corpus: str,
+                    beta_rate: float, main_rate: float, main_corpus: str) -> str:
+    """What one slider step *from the trained setting ×1* (β halved or doubled,
+    :func:`vrs_edu.lab.bank_readout.step_changes`) does to the loss through each path, the largest step anywhere on
+    the sliders (:func:`largest_step` of ``sweep``), what removing each path's x0 costs on the widget's checkpoint,
+    and that this checkpoint is its own run (``corpus``, β at ``beta_rate``) whose numbers do not compare with the
+    chapter's main runs' (on ``main_corpus``, β at ``main_rate``) when the two differ."""
     qk = max(abs(steps[s][f"delta_{d}"]) for s in "qk" for d in ("down", "up"))
     v = [abs(steps["v"][f"delta_{d}"]) for d in ("down", "up")]
     order = "less than" if qk < min(v) else "as much as or more than"
-    return (f"One step of a slider moves the loss by at most {qk:.4f} nats through Q or K, {order} through V "
-            f"({min(v):.4f}-{max(v):.4f}): under QK-norm attention sees only the direction of α·x + β·x0. "
-            "Removing each path's x0 (β := 0) costs " + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats.")
+    big, path, f_from, f_to = largest_step(sweep, "qk")
+    same = math.isclose(beta_rate, main_rate, rel_tol=1e-6) and corpus == main_corpus
+    note = rate_note(main_rate, beta_rate, f"{main_corpus} runs'")
+    return (f"From the trained setting (×1 to ×1/2 or ×2) one slider step moves the loss by at most {qk:.4f} nats "
+            f"through Q or K, {order} through V ({min(v):.4f}-{max(v):.4f}): under QK-norm attention sees only the "
+            "direction of α·x + β·x0. Away from ×1 a Q or K step can move it "
+            + ("more" if big > qk else "no more") + f": the largest anywhere on their sliders is {path.upper()} "
+            f"from {_factor(f_from)} to {_factor(f_to)}, {big:.3f} nats. "
+            "Removing each path's x0 (β := 0) costs " + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats. "
+            + (f"The widget's checkpoint is a run of its own, on {corpus}, with β trained at {beta_rate:.4g}"
+               + (f" as in the {main_corpus} runs above." if same else
+                  f", {note} {main_rate:.4g}"
+                  + (" (before the rates were scaled to our batch)" if beta_rate > main_rate else "")
+                  + f": a different model, so these numbers do not compare with the {main_corpus} runs' above.")))
 
 
 def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, bank_mean: float) -> str:
