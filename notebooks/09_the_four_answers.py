@@ -63,7 +63,8 @@ plt.show()
 # ## The effect first
 #
 # Chapter 02's [pattern swap](#glossary:pattern-swap) and [value swap](#glossary:value-swap) on the toy character
-# model, and chapter 07's on the real encoder, rerun on the same data as there; every other number is read from a
+# model, and chapter 07's on the real encoder, rerun on the same data as there (the encoder's are cosines, not
+# nats: they appear in question 1's table, not in the figure); every other number is read from a
 # stored result. Each panel of the figure shows one question's key loss changes in [nats](#glossary:nats), with
 # error bars over seeds or sequences: blue the toys, red the real decoder (a wide range of sizes is drawn on a
 # scale linear near 0 and logarithmic beyond).
@@ -102,9 +103,9 @@ say(A.conclusion(answers))
 # Each of the four sections below has a table: one row per instrument (the measurement that answers part of the
 # question), the toys' number, the real encoder's and the real decoder's where it has one (a dash where a model was
 # not measured that way), what the numbers say in words, and the chapters that measured them. The words name the
-# three outcomes of a test fixed before its run: *confirmed* (the published
-# direction, beyond noise), *refuted* (the opposite direction), *not decided*; and *not judged* when a check the test
-# needed failed. Each holds for its model, corpus and scale only.
+# course's verdicts of a test fixed before its run: *reproduced* (the published
+# direction, beyond noise), *contradicted* (the opposite direction), *undecided*; *out of regime* when a check the
+# test needed failed, *rate-dependent* when the rates disagree. Each holds for its model, corpus and scale only.
 #
 # ## 1. How much does a deep layer's attention depend on its freshly computed QK pattern?
 #
@@ -132,7 +133,7 @@ show(answers[0])
 # models were trained the standard way, and a projection is replaced *after* training, by x0 (chapter 07's
 # [substitution ablation](#glossary:substitution-ablation)) or by a [per-token table](#glossary:per-token-table)
 # (chapter 08): does a standard model already carry only token identity in V? That post-hoc question neither
-# confirms nor refutes the [bank of values](#glossary:bank-of-values) paper, whose models learn W_V with the table
+# reproduces nor contradicts the [bank of values](#glossary:bank-of-values) paper, whose models learn W_V with the table
 # in place.
 
 # %%
@@ -252,7 +253,7 @@ say(*[f"`{c.test.name}`: " + ", ".join(f"{a} {x.verdict}" for a, x in c.arms)
 #
 #    </details>
 #
-# 3. Question 3 is answered "it can be designed" from toys alone. What would you need to say the same of a
+# 3. Question 3 is answered "partly" from toys alone. What would you need to say the same of a
 #    real model?
 #
 #    <details><summary>Answer</summary>
@@ -270,7 +271,7 @@ say(*[f"`{c.test.name}`: " + ", ".join(f"{a} {x.verdict}" for a, x in c.arms)
 q1, q2, q3, q4 = answers
 say(f"**Q1.** {q1['sentence']}", f"**Q2.** {q2['sentence']}", f"**Q3.** {q3['sentence']}",
     f"**Q4.** {q4['sentence']}",
-    A.conclusion(answers) + f" The toys: {A.toy_regime()}; the real models were "
+    A.conclusion(answers) + f" The toys: {A.regimes_sentence(toy.cfg)}; the real models were "
     "measured on the Python documentation, the decoder post hoc.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
@@ -305,7 +306,7 @@ say(f"**{recall['title']}** (chapters {recall['chapter']}): " + (recall["missing
 # %% [markdown]
 # The real decoder's verdicts are chapter 08's (its "How sure are we?" section holds the table): one model, one
 # corpus, one run, evaluation sequences as the unit of replication. A claim whose declared check failed is out of
-# regime: its interval is shown above, not judged.
+# regime: its interval is shown above, with no verdict.
 
 # %%
 from vrs_edu.lab.recipes import real_decoder
