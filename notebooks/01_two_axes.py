@@ -295,11 +295,12 @@ say(table(["depth", "norm", "cos(x0)", "lens loss", "lens accuracy", "agrees wit
     f"Unigram baseline (no context at all): {run['unigram_val_loss']:.3f} nats.")
 n_seq = sum(xb.size(0) for xb, _ in batches)
 above = lens["loss"][-1] > run["final_val_loss"]
-say(f"At the last depth the lens reads the model's own output: {lens['loss'][-1]:.3f} nats on these "
-    f"{len(batches)} batches ({n_seq} sequences from the start of the validation split), "
-    f"{'above' if above else 'not above'} the checkpoint's validation loss of {run['final_val_loss']:.3f} nats, "
-    f"which was taken over the whole validation split: the difference is the text, not the lens (these batches "
-    f"are {'harder' if above else 'no harder'} than the split as a whole).")
+say(f"At the last depth the lens reads the model's own output: {lens['loss'][-1]:.3f} nats on "
+    f"these {len(batches)} batches ({n_seq} sequences from the start of the validation split), "
+    f"{'above' if above else 'not above'} the checkpoint's validation loss of "
+    f"{run['final_val_loss']:.3f} nats, which was taken over the whole validation split: the "
+    f"difference is the text, not the lens (these batches are {'harder' if above else 'no harder'} "
+    "than the split as a whole).")
 
 # %% [markdown]
 # The norm grows, the cosine to x0 falls (the token's identity becomes a smaller share of a growing sum, though it
