@@ -401,7 +401,8 @@ from vrs_edu.lab.recipes.char_model import load_char_model
 
 toy, toy_tok, toy_run = load_char_model()
 toy_data = make_token_data(tokenizer=toy_tok, block_size=toy.cfg.block_size)
-toy_batches = list(toy_data.eval_batches("val", batch_size=32, max_batches=4))  # chapter 02's batches
+# chapter 02's batches, so the toy columns match its table
+toy_batches = list(toy_data.eval_batches("val", batch_size=32, max_batches=4))
 with torch.no_grad():
     toy_frozen = routing.frozen_routing(toy, toy_batches, modes=("uniform",))
     toy_swaps = routing.swap_experiment(toy, toy_batches)
@@ -414,9 +415,10 @@ say(table(["layer", "real: pattern swap (cos)", "real: value swap (cos)",
             f"{toy_swaps['pattern swap'][l].mean:+.3f}", f"{toy_swaps['value swap'][l].mean:+.3f}"]
            for l in range(min(L, toy.cfg.n_layers))]),
     f"The value swap changes more than the pattern swap in the real model at {worse_v} of {L} "
-    f"layers, in the toy (`{toy_run['command']}`) at {toy_worse_v} of {toy.cfg.n_layers}. The toy's swaps "
-    f"use the same {len(toy_batches)} validation batches ({sum(xb.size(0) for xb, _ in toy_batches)} "
-    "sequences) as chapter 02, so its columns match chapter 02's table.")
+    f"layers, in the toy (`{toy_run['command']}`) at {toy_worse_v} of {toy.cfg.n_layers}. The "
+    f"toy's swaps use the same {len(toy_batches)} validation batches "
+    f"({sum(xb.size(0) for xb, _ in toy_batches)} sequences) as chapter 02, so its columns match "
+    "chapter 02's table.")
 
 # %% [markdown]
 # **Through which path do deep layers re-read x0?** The real model's probe and ablation against the toys' learned x0
