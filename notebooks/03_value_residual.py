@@ -77,7 +77,8 @@ plt.show()
 # `vrs-edu reproduce value-residual --corpus kjv` trained every variant on the King James Bible split into words: 8
 # layers (like the paper's 82 M model) but only 64 wide, 240 steps that read less than one epoch of the text, five
 # seeds each. Each dot is a variant's final validation loss minus the baseline's, averaged over the seeds, with
-# the range in which the true mean lies with 95 % confidence; the dotted line is the paper's gain.
+# the range of the true mean that the 5 paired seeds allow (How sure are we? says how it is computed); the dotted
+# line is the paper's gain.
 
 # %%
 from vrs_edu.lab import chapter03 as c3
@@ -107,11 +108,13 @@ plt.show()
 # %%
 r = by["resformer_loss"]
 say(c3.effect_sentence("ResFormer", r.mean, r.ci, r.verdict, r.n, paper))
+sv_test = by["svformer_cost"]
+say(c3.svformer_sentence(sv_test.mean, sv_test.ci, sv_test.verdict, sv_test.n))
 
 # %% [markdown]
 # How to read the figure: a dot left of the black line is a lower loss than the baseline's; a range that crosses
 # the line means these five seeds cannot tell the sign of the change. The loss curves below (mean over the seeds,
-# the band one seed-to-seed standard deviation) show how small these differences are next to the fall of the loss
+# the band: how much the seeds differ) show how small these differences are next to the fall of the loss
 # during training.
 
 # %%
@@ -235,7 +238,7 @@ say(f"Largest difference from the model's own layer-3 attention output: {diff:.1
 # ## Inside the layers: attention entropy, sinks and over-smoothing
 #
 # ResFormer's explanation of its gain is about attention. Four measurements, per layer, after training, on
-# held-out text (`vrs_edu.lab.metrics.layer_metrics`), mean ± one standard deviation across the seeds:
+# held-out text (`vrs_edu.lab.metrics.layer_metrics`), the mean over the seeds, with a band for how much they differ:
 #
 # * **[attention entropy](#glossary:attention-entropy)**: how spread out attention is, in nats (ResFormer's
 #   token-importance entropy: average the heads, sum the attention each key receives, normalise, take the
@@ -365,7 +368,7 @@ say(table(["step"] + [str(s) for s in live_steps],
            ["resformer − baseline"] + [f"{d:+.3f}" for d in deltas]]))
 
 # %%
-from vrs_edu.lab.analysis import before_decay_step, read_live_run
+from vrs_edu.lab.analysis import before_decay_step
 from vrs_edu.lab.corpora import DEFAULT_NAME
 
 RD = load_results("value-residual", corpus=DEFAULT_NAME)      # the saved runs on this corpus
@@ -373,9 +376,8 @@ live_mid = before_decay_step(live_steps, LIVE_STEPS)
 saved = compare_to_baseline(RD["corpus"]["runs"])["resformer"].paired_before_decay
 live_d = deltas[live_steps.index(live_mid)]
 say(f"At step {live_mid}, the last evaluation before the decay, the live run's difference is "
-    f"{live_d:+.4f} nats; the saved runs on this corpus had {saved.mean:+.4f} (sd across "
-    f"{saved.n} seeds {saved.sd:.4f}) at the same point of their schedule: "
-    + read_live_run(live_d, saved.mean, saved.sd, saved.ci) + ".")
+    f"{live_d:+.4f} nats; on this corpus "
+    + c3.live_run_sentence(live_d, saved.mean, saved.sd, saved.ci, saved.n) + ".")
 
 # %% [markdown]
 # ## Widget — turn V_1 up and down in a trained model
@@ -384,8 +386,9 @@ say(f"At step {live_mid}, the last evaluation before the decay, the live run's d
 # in every layer. The sliders set λ1 (weight on $V_1$) and λ2 (weight on the layer's own $V_n$) of all its layers
 # *at inference*, without retraining, in steps of 0.25. The widget opens at λ1 = 0, λ2 = 1: the first layer's
 # values removed, the layer's own at full weight. Left: each layer's attention entropy as a change from the trained
-# setting; right: the (λ1, λ2) plane with the trained setting (grey) and yours (red), each with its loss. The
-# widget responds once the chapter has run; the figure below it shows its opening setting.
+# setting, on a fixed scale of ±0.1 nats so that a change of a few thousandths looks as small as it is (the panel's
+# title gives the largest change); right: the (λ1, λ2) plane with the trained setting (grey) and yours (red), each
+# with its loss. The widget responds once the chapter has run; the figure below it shows its opening setting.
 
 # %% tags=["nbval-ignore-output"]
 from vrs_edu.lab.value_residual_readout import lambda_readout
@@ -463,7 +466,8 @@ say("Along λ1 + λ2 = 1, from no $V_1$ to $V_1$ alone:",
 
 # %%
 say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
-              deeper_baselines_worse=val["baseline"][-1] > val["baseline"][0]))
+              deeper_baselines_worse=val["baseline"][-1] > val["baseline"][0],
+              verdict=r.verdict, n=r.n))
 
 # %% [markdown]
 # Next: chapter 04 asks the same question from the other side: if deep layers want the token's identity, do they

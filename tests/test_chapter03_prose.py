@@ -6,14 +6,15 @@ from vrs_edu.lab import chapter03 as c3
 def test_effect_sentence_says_lowers_and_rules_out_the_papers_gain():
     s = c3.effect_sentence("ResFormer", -0.0066, (-0.0165, 0.0034), "undecided", 5, paper=-0.027)
     assert "lowers the final loss by **0.007** nats" in s
-    assert "[-0.017, +0.003] lies on both sides of 0" in s and "not decided" in s
-    assert "-0.027 nats lies below the interval" in s and "ruled out" in s
+    assert "the range the 5 paired seeds allow, [-0.017, +0.003], lies on both sides of 0" in s
+    assert "not decided" in s and "95 %" not in s
+    assert "-0.027 nats lies below that range" in s and "ruled out" in s
 
 
 def test_effect_sentence_follows_a_cost_and_a_paper_inside_the_interval():
     s = c3.effect_sentence("SVFormer", 0.02, (0.01, 0.03), "reproduced", 5, paper=0.015)
     assert "raises the final loss by **0.020**" in s and "lies above 0" in s
-    assert "inside the interval: it is not ruled out" in s
+    assert "inside that range: it is not ruled out" in s
     assert "unchanged" in c3.effect_sentence("x", 0.0001, (-0.01, 0.01), "undecided", 5)
 
 
@@ -59,12 +60,34 @@ def test_depth_sentence_names_the_worse_deeper_baselines():
 
 
 def test_answer_has_three_numbers_and_follows_them():
-    s = c3.answer(-0.0066, (-0.0165, 0.0034), -0.027, 24, -0.022, 0.0898, deeper_baselines_worse=True)
-    assert "**0.007**" in s and "**-0.022**" in s and "**0.090**" in s
-    assert "is ruled out" in s and "more evenly spread" in s and "partly because the deeper baselines" in s
-    s = c3.answer(-0.03, (-0.04, -0.02), -0.027, 24, -0.03, -0.05)
-    assert "not ruled out" in s and "about the same change, -0.030 nats." in s and "partly" not in s
-    assert "more concentrated" in s and "does not work" not in s
+    s = c3.answer(-0.0066, (-0.0165, 0.0034), -0.027, 24, -0.022, 0.0898, deeper_baselines_worse=True,
+                  verdict="undecided", n=5)
+    # one sign convention (loss change, negative = better), the verdict in words, the deep variant named
+    assert "changes the loss by **-0.007** nats" in s and "not decided by these seeds" in s
+    assert "lowers" not in s and "[-0.017, +0.003]" in s and "**-0.027** nats at 82 M parameters is ruled out" in s
+    assert "ResFormer's fixed 0.5/0.5" in s and "learnable-λ variant changes it by **-0.022** nats" in s
+    assert "more evenly spread" in s and "partly because the deeper baselines" in s and "**0.090**" in s
+    s = c3.answer(-0.03, (-0.04, -0.02), -0.027, 24, -0.03, -0.05, verdict="reproduced")
+    assert "not ruled out" in s and "**-0.030** nats, about the same change." in s and "partly" not in s
+    assert "more concentrated" in s and "does not work" not in s and "decided, in the published direction" in s
+
+
+def test_svformer_sentence_says_a_range_below_0_is_the_opposite_of_the_cost_and_names_the_verdict():
+    s = c3.svformer_sentence(-0.0142, (-0.0258, -0.0031), "undecided", 5)
+    assert "**-0.014** nats" in s and "[-0.026, -0.003], lies below 0" in s
+    assert "the opposite of the cost the paper reports — but once we allow for the number of tests" in s
+    assert "undecided" in s
+    s = c3.svformer_sentence(0.02, (0.01, 0.03), "reproduced", 5)
+    assert "lies above 0: a higher loss, the cost the paper reports; the paper's cost is reproduced" in s
+    assert "holds both a cost and a gain" in c3.svformer_sentence(0.0, (-0.01, 0.01), "undecided", 5)
+
+
+def test_live_run_sentence_uses_words_not_sd():
+    s = c3.live_run_sentence(-0.003, -0.006, 0.004, (-0.011, -0.001), 5)
+    assert "their 5 seeds differ by about 0.0040" in s and "points the same way" in s and "sd" not in s
+    assert "but by less than the seeds differ" in s
+    s = c3.live_run_sentence(-0.03, -0.012, 0.020, (-0.037, 0.013), 5)
+    assert "no direction here" in s and "further than" not in s
 
 
 def test_gain_rows_and_concentrated_depths_read_the_tests_by_name():

@@ -57,3 +57,18 @@ def test_hand_written_mistakes_get_the_hints_a_learner_needs(capsys):
 
     assert not ch04.check_x0_projection(todo)
     assert "not implemented yet" in capsys.readouterr().out
+
+
+def test_a_solution_that_changes_v_in_place_is_rejected_with_a_hint(capsys):
+    # right values, but `v.mul_` overwrites the caller's V_n (in the chapter: the traced model's own values)
+    def in_place(pattern, v, v_first, lambda_1, lambda_2):
+        return pattern @ v.mul_(lambda_2).add_(lambda_1 * v_first)
+
+    a = torch.tensor([[[[1.0, 0.0], [0.25, 0.75]]]])
+    v, v1 = torch.tensor([[[[2.0], [4.0]]]]), torch.tensor([[[[10.0], [20.0]]]])
+    assert ch03.mutated_inputs(in_place, (a, v, v1, 0.5, 0.5)) == ["v"]
+    assert v.flatten().tolist() == [2.0, 4.0]          # the checker ran it on copies
+    assert ch03.mutated_inputs(value_residual_attention, (a, v, v1, 0.5, 0.5)) == []
+    assert not ch03.check_value_residual_attention(in_place)
+    assert "changed its input v in place" in capsys.readouterr().out
+    assert ch03.check_value_residual_attention(value_residual_attention)

@@ -44,16 +44,17 @@ def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict: st
     """The chapter's first computed sentence: a variant's final-loss change against the strong baseline, its
     interval, whether it is decided, and where a published gain ``paper`` (negative, nats) lies against it."""
     out = (f"Against the strong baseline, {name} {loss_change(mean)} on average over {n} paired seeds; "
-           f"the 95 % interval {_bracket(ci)} lies {_side(ci)}, so the change is {decided_words(verdict)}.")
+           f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, so the change is "
+           f"{decided_words(verdict)}.")
     if paper is not None:
         lo, hi = ci
         if lo > paper:
-            out += (f" A gain as large as the paper's {paper:+.3f} nats lies below the interval: "
+            out += (f" A gain as large as the paper's {paper:+.3f} nats lies below that range: "
                     "it is ruled out for this model on this corpus.")
         elif hi < paper:
-            out += f" The gain is larger than the paper's {paper:+.3f} nats, interval and all."
+            out += f" The gain is larger than the paper's {paper:+.3f} nats, over the whole range."
         else:
-            out += f" The paper's {paper:+.3f} nats lies inside the interval: it is not ruled out."
+            out += f" The paper's {paper:+.3f} nats lies inside that range: it is not ruled out."
     return out
 
 
@@ -149,21 +150,61 @@ def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[fl
     return out
 
 
-def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
-           entropy_gap: float, deeper_baselines_worse: bool = False) -> str:
-    """'The answer' to the chapter's question, with three numbers a learner can repeat: the 8-layer gain with its
-    interval against the paper's, the gain at ``deep_layers`` (and whether the deeper baselines' own loss rose,
-    ``deeper_baselines_worse``), and the baseline's entropy − uniform causal attention's."""
+def svformer_sentence(mean: float, ci: tuple[float, float], verdict: str, n: int) -> str:
+    """SVFormer (values from the first layer only) against the paper's expected *cost*: its loss change
+    (svformer − baseline, nats; below 0 = lower loss), where the range the ``n`` paired seeds allow lies, and the
+    verdict of the declared one-sided test ``svformer_cost`` after the correction for the number of tests."""
     lo, hi = ci
-    at8 = ("a gain as large as the paper's is ruled out" if lo > paper else
-           "the paper's gain is not ruled out")
-    deep = (f"a larger gain, **{deep_gain:+.3f}** nats," if deep_gain < gain - SAME_NATS else
-            f"about the same change, {deep_gain:+.3f} nats,")
+    where = (f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies below 0: a *lower* loss, the "
+             "opposite of the cost the paper reports" if hi < 0 else
+             f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies above 0: a higher loss, the cost "
+             "the paper reports" if lo > 0 else
+             f"the range the {n} paired seeds allow, {_bracket(ci)}, holds both a cost and a gain")
+    judged = {"reproduced": "the paper's cost is reproduced here",
+              "contradicted": "the paper's cost is contradicted here",
+              "out of regime": "the claim of a cost is not judged here (a condition it needs does not hold)",
+              }.get(verdict, "once we allow for the number of tests, the claim of a cost is undecided "
+                             "(see How sure are we?)")
+    but = " — but " if (hi < 0 and verdict != "contradicted") or (lo > 0 and verdict != "reproduced") else "; "
+    return f"SVFormer changes the loss by **{mean:+.3f}** nats; {where}{but}{judged}."
+
+
+def live_run_sentence(live: float, saved_mean: float, saved_spread: float, saved_ci: tuple[float, float],
+                      n: int) -> str:
+    """The live run's loss change (nats) read against the saved runs' mean, how much their ``n`` seeds differ
+    (``saved_spread``: their standard deviation) and the range those seeds allow (``saved_ci``), in words."""
+    lo, hi = saved_ci
+    out = (f"the saved runs had {saved_mean:+.4f} at the same point of their schedule (their {n} seeds differ "
+           f"by about {saved_spread:.4f}): ")
+    if lo <= 0 <= hi:
+        near = "within" if abs(live - saved_mean) <= saved_spread else "further than"
+        return out + (f"the saved runs have no direction here (the range their seeds allow holds 0); the live run "
+                      f"lies {near} that seed-to-seed difference of their mean")
+    side = "points the same way as" if (live > 0) == (saved_mean > 0) else "points the other way from"
+    size = (", by more than the seeds differ" if abs(live) > saved_spread
+            else ", but by less than the seeds differ: one short run cannot tell the direction")
+    return out + f"the live run {side} the saved runs{size}"
+
+
+def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
+           entropy_gap: float, deeper_baselines_worse: bool = False, verdict: str = "undecided",
+           n: int = 5) -> str:
+    """'The answer' to the chapter's question, with three numbers a learner can repeat, all as a loss change
+    (variant − baseline, nats; negative = better): ResFormer's (fixed 0.5/0.5) change at 8 layers with the range
+    its ``n`` paired seeds allow and its ``verdict``, against the paper's; the learnable-λ variant's change at
+    ``deep_layers`` (the depth sweep trains that variant; ``deeper_baselines_worse``: whether the deeper
+    baselines' own loss rose), and the baseline's entropy − uniform causal attention's."""
+    lo, hi = ci
+    at8 = (f"and the paper's **{paper:+.3f}** nats at 82 M parameters is ruled out" if lo > paper else
+           f"and the paper's {paper:+.3f} nats at 82 M parameters is not ruled out")
+    deep = (f"**{deep_gain:+.3f}** nats, a larger gain" if deep_gain < gain - SAME_NATS else
+            f"**{deep_gain:+.3f}** nats, about the same change")
     ent = ("more evenly spread over the keys than uniform causal attention" if entropy_gap > 0 else
            "more concentrated on a few keys than uniform causal attention")
-    return (f"Mixing the first layer's values into every later layer {loss_change(gain)} in our 8-layer model "
-            f"(interval {_bracket(ci)}; the paper reports {paper:+.3f} at 82 M parameters): {at8} here. At "
-            f"{deep_layers} layers it gives {deep[:-1]}"
+    return (f"Mixing the first layer's values into every later layer (ResFormer's fixed 0.5/0.5) changes the "
+            f"loss by **{gain:+.3f}** nats in our 8-layer model (negative = better), {decided_words(verdict)} "
+            f"(the range the {n} paired seeds allow: {_bracket(ci)}) — {at8}. At {deep_layers} layers the "
+            f"learnable-λ variant changes it by {deep}"
             + (", partly because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
             + (f"It does not work the way the papers explain: our baseline's attention is "
                f"**{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."

@@ -48,9 +48,12 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.0, lambda_2: floa
             label=f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})")
     ax.set_xlabel("layer")
     ax.set_ylabel("Δ attention entropy (nats)")
-    ax.set_title("entropy per layer − the trained setting's")
+    # a fixed range, widened only when a change exceeds it: auto-scaling made ±0.007-nat changes fill the panel
+    largest = max(abs(a - b) for a, b in zip(now["entropy"], trained["entropy"]))
+    span = max(ENTROPY_SPAN, 1.1 * largest)
+    ax.set_ylim(-span, span)
+    ax.set_title(f"entropy per layer − the trained setting's (largest change {largest:.3f} nats)")
     ax.legend()
-    ax2.plot([0, 1.5], [1.5, 0], color="0.8", ls=":", lw=1, label="λ1 + λ2 = 1.5")
     ax2.scatter([t1], [t2], s=90, color="0.5", zorder=3, label=f"trained: {trained['loss']:.3f}")
     ax2.scatter([lambda_1], [lambda_2], s=60, color="red", zorder=4, label=f"this setting: {now['loss']:.3f}")
     ax2.set_xlim(-0.05, 1.55)
@@ -62,6 +65,9 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.0, lambda_2: floa
     fig.tight_layout()
     return fig, now, trained
 
+
+#: the left panel's fixed half-range (nats): an honest scale for entropy changes, against ~2-3 nats of entropy
+ENTROPY_SPAN = 0.1
 
 # The widget opens at λ1 = 0, λ2 = 1 (V_1 removed, the layer's own values at full weight): at the trained setting
 # the left panel is a change from itself, a flat line at 0, and would show the learner nothing.

@@ -10,7 +10,7 @@ import torch
 
 from ...nn.attention import attend, causal_mask
 from ...nn.value_residual import mix_values
-from ..checks import Mistake, check_function, random_inputs
+from ..checks import CheckFailed, Mistake, check_function, random_inputs, wrap
 
 
 def _ref_value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
@@ -45,6 +45,24 @@ MISTAKES = [
 ]
 
 
+#: the exercise's tensor arguments, in order, as the hint names them
+_TENSOR_ARGS = ("pattern", "v", "v_first")
+
+
+def mutated_inputs(fn, case: tuple) -> list[str]:
+    """The names of the tensor arguments of ``case`` that ``fn`` changed in place (e.g. ``v.mul_(lambda_2)`` or
+    ``v += …``): ``fn`` runs on copies, which are then compared with the originals. In the chapter such a
+    function would overwrite the traced model's own V_n. A call that raises changes nothing here (the main check
+    reports it)."""
+    args = [a.clone() if isinstance(a, torch.Tensor) else a for a in case]
+    try:
+        fn(*args)
+    except Exception:   # the learner's code may raise anything; check_function reports it with its hint
+        return []
+    return [n for n, a, b in zip(_TENSOR_ARGS, args, case)
+            if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
+
+
 def check_value_residual_attention(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 03: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
     -> (B, H, T, Dh)`` = ``pattern @ (lambda_1 * v_first + lambda_2 * v)``. ``seed`` picks the random cases
@@ -60,4 +78,14 @@ def check_value_residual_attention(fn, *, seed: int = 0, **kw) -> bool:
     # the hint points to the two steps without writing them (the learner trial: a hint that is the answer)
     kw.setdefault("stub_hint", "two steps: first build the values this layer averages from the two value "
                   "tensors and the two weights; then let the pattern average them, as chapter 02's attend did")
+    for case in cases:
+        changed = mutated_inputs(fn, case)
+        if changed:
+            msg = (f"✗ value residual attention: your function changed its input {' and '.join(changed)} in place "
+                   "(an in-place operation such as `v *= lambda_2`, `v.mul_(…)` or `v += …`); in the chapter that "
+                   "would overwrite the model's own values. Build a new tensor instead (`lambda_2 * v`).")
+            if kw.get("raise_on_fail"):
+                raise CheckFailed(" ".join(msg.split()))
+            print(wrap(msg))
+            return False
     return check_function("value residual attention", fn, _ref_value_residual_attention, cases, MISTAKES, **kw)
