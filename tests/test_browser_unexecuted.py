@@ -41,7 +41,15 @@ def trusted_lab(lab_url):
     return lab_url
 
 
-@pytest.mark.parametrize("chapter", CHAPTERS, ids=[c.file.removesuffix(".ipynb") for c in CHAPTERS])
+def _has_widget(chapter) -> bool:
+    """Whether the stored chapter holds a widget (chapter 09 reads results and has none)."""
+    return "application/vnd.jupyter.widget-view+json" in (ROOT / "notebooks" / chapter.file).read_text()
+
+
+WIDGET_CHAPTERS = [c for c in CHAPTERS if _has_widget(c)]
+
+
+@pytest.mark.parametrize("chapter", WIDGET_CHAPTERS, ids=[c.file.removesuffix(".ipynb") for c in WIDGET_CHAPTERS])
 def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trusted_lab, chapter):
     from playwright.sync_api import expect
 
