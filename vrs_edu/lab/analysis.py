@@ -449,6 +449,18 @@ def _check_declarations(tests: list[DeclaredTest], preconditions: dict[str, Prec
     return kinds
 
 
+def arm_rule(verdicts: list[str]) -> str:
+    """The intersection-union rule on the verdict words of a swept test's arms: the same word at every arm is
+    that word; arms judged differently (ignoring out-of-regime and n/a ones) are *rate-dependent*; otherwise *out
+    of regime* when any arm is, else *n/a*."""
+    judged = {v for v in verdicts if v not in ("out of regime", "n/a")}
+    if len(set(verdicts)) == 1:
+        return verdicts[0]
+    if len(judged) > 1:
+        return "rate-dependent"
+    return "out of regime" if "out of regime" in verdicts else "n/a"
+
+
 def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verdict:
     """One verdict of a swept test from its arms (an intersection-union rule): reproduced or contradicted only if
     every arm is; undecided if every arm is; *rate-dependent* when the arms that were judged disagree; else out of
@@ -457,14 +469,7 @@ def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verd
         return arms[0][1]
     from dataclasses import replace
 
-    got = [v.verdict for _, v in arms]
-    judged = {g for g in got if g not in ("out of regime", "n/a")}
-    if len(set(got)) == 1:
-        verdict = got[0]
-    elif len(judged) > 1:
-        verdict = "rate-dependent"
-    else:
-        verdict = "out of regime" if "out of regime" in got else "n/a"
+    verdict = arm_rule([v.verdict for _, v in arms])
     distinct = {v.reason for _, v in arms}
     if len(distinct) == 1 and arms[0][1].reason:     # one reason at every arm: said once
         reasons = f"at every arm: {arms[0][1].reason}"

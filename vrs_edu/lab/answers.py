@@ -407,13 +407,14 @@ def stated(v: Verdict | None, unit: str = "nats") -> str:
 
 def combine_arm_verdicts(verdicts: list[str], min_arms: int = 3) -> str:
     """The verdict of a claim judged at every arm of a sweep (the coefficient rates ×0.25, ×1, ×4), by the
-    intersection-union rule of :func:`vrs_edu.lab.analysis._combine`: the same verdict at every arm is that
+    intersection-union rule of :func:`vrs_edu.lab.analysis.arm_rule` (which :func:`~vrs_edu.lab.analysis._combine` applies): the same verdict at every arm is that
     verdict; arms judged differently (ignoring out-of-regime and n/a ones) are *rate-dependent*; otherwise *out of
     regime* when any arm is, else *n/a*. A decided verdict from fewer than ``min_arms`` arms is only *undecided*.
 
     Raises:
         ValueError: ``verdicts`` is empty or holds a word that is not a verdict.
     """
+    from .analysis import arm_rule
     from .results import VERDICTS
 
     if not verdicts:
@@ -421,13 +422,7 @@ def combine_arm_verdicts(verdicts: list[str], min_arms: int = 3) -> str:
     bad = [v for v in verdicts if v not in VERDICTS]
     if bad:
         raise ValueError(f"verdicts must be among {VERDICTS}, got {bad}")
-    judged = {v for v in verdicts if v not in ("out of regime", "n/a")}
-    if len(set(verdicts)) == 1:
-        out = verdicts[0]
-    elif len(judged) > 1:
-        out = "rate-dependent"
-    else:
-        out = "out of regime" if "out of regime" in verdicts else "n/a"
+    out = arm_rule(list(verdicts))
     if out in ("reproduced", "contradicted") and len(verdicts) < min_arms:
         return "undecided"
     return out
