@@ -1,5 +1,7 @@
 """The depth sweep and the recall recipes' new parts (issue 27): the trend of the gain with depth computed by hand,
-the held-out learning-rate rule, the rate sweep's second file joined to the first, and one quick run of each."""
+the held-out learning-rate rules (recall's, and the depth sweep's per depth, issue 34), the depth sweep's
+precondition that the tuned baseline does not get worse with depth, the rate sweep's second file joined to the
+first, and one quick run of each."""
 import json
 import math
 
@@ -47,6 +49,74 @@ def test_the_gain_trend_is_the_per_seed_slope_against_log2_depth():
     assert {t.name for t in ds.tests([4, 8, 16])} == set(rows)
 
 
+def _rising_result(baseline_per_doubling, gain_per_doubling):
+    """Depths 4, 8, 16, seeds 0-2: baseline = 5.0 + baseline_per_doubling · log2(L / 4) + 0.001 · seed; learnable −
+    baseline = (gain_per_doubling + 0.001 · seed) · log2(L / 4). Per-seed slopes against log2(L): the baseline's is
+    baseline_per_doubling for every seed; the gain's gain_per_doubling + 0.001 · seed (sd 0.001)."""
+    result = _sweep_result()
+    runs = result["corpus"]["runs"]
+    for L in (4, 8, 16):
+        d = math.log2(L / 4)
+        for s in range(3):
+            runs[f"baseline_L{L}"][s]["final_val_loss"] = base = 5.0 + baseline_per_doubling * d + 0.001 * s
+            runs[f"learnable_L{L}"][s]["final_val_loss"] = base + (gain_per_doubling + 0.001 * s) * d
+    return result
+
+
+def test_the_baseline_trend_precondition_gates_only_a_reproduced_growing_gain():
+    p = ds.BASELINE_NOT_WORSE
+    assert (p.direction, p.threshold, p.gates) == ("negative", ds.TREND_EFFECT, "reproduced")
+    # the trend claim's smallest effect and the precondition's allowance are the one declared number
+    assert {t.name: t for t in ds.TESTS}["gain_grows_with_depth"].effect_for_power == -ds.TREND_EFFECT == -0.005
+    flat = _rising_result(0.0, -0.01)
+    assert ds.baseline_trend(flat["corpus"]) == pytest.approx([0.0] * 3, abs=1e-12)
+    assert ds.facts(flat)["baseline_not_worse_with_depth"] == pytest.approx(0.0, abs=1e-12)
+    # gain slopes −0.010, −0.009, −0.008: mean −0.009, sd 0.001, 95 % CI −0.009 ± 4.303 · 0.001 / √3 = [−0.0115,
+    # −0.0065]: below 0 and not inside ±0.005, so reproduced where the baseline is flat
+    rows = {r.test.name: r for r in ds.verdicts(flat)}
+    assert rows["gain_grows_with_depth"].mean == pytest.approx(-0.009)
+    assert rows["gain_grows_with_depth"].verdict == "reproduced"
+    # the old run's pattern: the baseline 0.012 nats worse per doubling (the stored 4-24-layer run: +0.0117)
+    rising = _rising_result(0.012, -0.01)
+    assert ds.facts(rising)["baseline_not_worse_with_depth"] == pytest.approx(0.012)
+    row = {r.test.name: r for r in ds.verdicts(rising)}["gain_grows_with_depth"]
+    assert row.verdict == "out of regime" and row.would_be == "reproduced"
+    assert "baseline_not_worse_with_depth" in row.reason
+    # the precondition guards only the reproduced reading: a gain that shrinks with depth stays contradicted
+    shrinking = {r.test.name: r for r in ds.verdicts(_rising_result(0.012, +0.01))}["gain_grows_with_depth"]
+    assert shrinking.verdict == "contradicted"
+
+
+def _lr_tuning(losses):
+    """A tuning part: ``{depth: {lr: [final val loss per tuning seed]}}`` as runs named by ``ds.tuning_name``."""
+    return {"runs": {ds.tuning_name(L, lr): [{"seed": 100 + i, "final_val_loss": x} for i, x in enumerate(xs)]
+                     for L, by in losses.items() for lr, xs in by.items()}}
+
+
+def test_the_depth_sweep_rate_is_the_one_with_the_lowest_tuning_loss_at_each_depth():
+    tuning = _lr_tuning({4: {1.5e-3: [4.50, 4.52], 3e-3: [4.45, 4.47], 6e-3: [4.48, 4.46]},      # means 4.51 4.46 4.47
+                         16: {1.5e-3: [4.40, 4.42], 3e-3: [4.43, 4.43], 6e-3: [4.52, 4.48]},     # 4.41 4.43 4.50
+                         8: {1.5e-3: [4.40, 4.40], 3e-3: [4.42, 4.42], 6e-3: [4.30, 4.30]}})
+    assert ds.tuning_losses(tuning)[4] == pytest.approx({1.5e-3: 4.51, 3e-3: 4.46, 6e-3: 4.47})
+    assert ds.choose_lrs(tuning) == {4: 3e-3, 8: 6e-3, 16: 1.5e-3}
+    # a tie: the rate nearest the preset's 3e-3; 1.5e-3 and 6e-3 are equally near, so the smaller
+    assert ds.choose_lrs(_lr_tuning({8: {3e-3: [4.4], 6e-3: [4.4]}})) == {8: 3e-3}
+    assert ds.choose_lrs(_lr_tuning({8: {1.5e-3: [4.4], 3e-3: [4.5], 6e-3: [4.4]}})) == {8: 1.5e-3}
+
+
+def test_the_depth_sweep_tuning_seeds_are_held_out():
+    assert set(ds.TUNING_SEEDS).isdisjoint(ds.SEEDS) and min(ds.TUNING_SEEDS) >= 100
+    with pytest.raises(ValueError, match=r"tuning_seeds must be disjoint from the evaluated seeds \(--seeds\) "
+                                         r"\[0, 1, 100\]: \[100\] are in both"):
+        ds.check_seeds([0, 1, 100], (100, 101))
+    with pytest.raises(ValueError, match=r"tuning_seeds must be >= 100 .*\[4\]"):
+        ds.check_seeds([0, 1, 2], (4, 100))
+    ds.check_seeds([0, 1, 2, 3], ds.TUNING_SEEDS)        # the declared design passes
+    # the recipe checks before it trains anything
+    with pytest.raises(ValueError, match="tuning_seeds"):
+        run_recipe("depth-sweep", quick=True, seeds=[100, 1, 2], out_dir="/nonexistent/never-written")
+
+
 def _tuning(learned_at):
     """A recall-tuning result: per lr, one run per seed whose loss falls from 1.3 to 0.01 at the given step (None:
     never), evaluated every 100 steps of 1,200; reference loss 1.2 (learned = 0.6)."""
@@ -81,7 +151,15 @@ def test_quick_runs_record_code_epochs_and_verdicts_of_every_kind(quick_results)
     d = quick_results["depth-sweep"]
     assert d["git"] is None or len(d["git"]["commit"]) == 40
     assert set(d["epochs_read"]["corpus"]) == {f"{v}_L{L}" for v in ("baseline", "learnable") for L in ds.DEPTHS}
-    assert [m["n_layers"] for m in (d["corpus"]["configs"][f"baseline_L{L}"]["model"] for L in (4, 24))] == [4, 24]
+    assert [m["n_layers"] for m in (d["corpus"]["configs"][f"baseline_L{L}"]["model"] for L in (4, 16))] == [4, 16]
+    # the rate: tuned per depth on the held-out seeds, stored, and used by both variants at that depth
+    assert {r["seed"] for runs in d["tuning"]["runs"].values() for r in runs} == set(ds.TUNING_SEEDS)
+    assert set(d["tuning"]["runs"]) == {ds.tuning_name(L, lr) for L in ds.DEPTHS for lr in ds.TUNING_LRS}
+    chosen = d["lr_tuning"]["chosen_lr"]
+    assert chosen == {str(L): lr for L, lr in ds.choose_lrs(d["tuning"]).items()}
+    assert all(d["corpus"]["configs"][f"{v}_L{L}"]["train"]["lr"] == chosen[str(L)]
+               for v in ("baseline", "learnable") for L in ds.DEPTHS)
+    assert "baseline_not_worse_with_depth" in {p["name"] for p in d["preconditions"]}
     assert {v["name"] for v in d["verdicts"]} == {t.name for t in ds.TESTS}
     assert all(v["verdict"] in VERDICTS for v in d["verdicts"])
     assert d["epochs_read"]["corpus"]["baseline_L4"] < 1            # kjv: every batch is new text
