@@ -315,30 +315,31 @@ def test_char_preset_keeps_the_start_its_checkpoint_was_trained_with_and_the_rec
 
 def test_power_of_an_undecided_test_is_stated_at_its_declared_effect_and_fits_the_page():
     # two undecided tests: one with a declared effect (power at that effect), one without (no power: "d = 1", an
-    # effect of one seed sd, was a property of the noise and is gone); family of 2 → level 0.05 / 2 (Holm's strictest)
+    # effect of one seed sd, was a property of the noise and is gone; only a set-up check may declare none)
     tests = [DeclaredTest("gain", "c", "q", "x", "negative", 0.0, "primary", -0.027),
              DeclaredTest("a_test_name_of_thirty_chars_xx", "c", "q", "x", "negative", 0.0, "fam", -0.05),
-             DeclaredTest("up", "c", "q", "x", "positive", 0.0, "fam")]
-    values = {"gain": [0.01, -0.02, 0.015, -0.01, 0.005], "a_test_name_of_thirty_chars_xx": [0.1, -0.2, 0.3, 0.0, 0.1],
+             DeclaredTest("up", "c", "q", "x", "positive", 0.0, "setup", kind="check")]
+    # gain: mean 0, interval ±0.037, wider than ±0.027: undecided (an interval inside ±0.027 would be negligible)
+    values = {"gain": [0.03, -0.04, 0.025, -0.02, 0.005], "a_test_name_of_thirty_chars_xx": [0.1, -0.2, 0.3, 0.0, 0.1],
               "up": [1.0, 1.1, 0.9, 1.05, 0.95]}
     rows = {r["test"].name: r for r in judge(tests, values)}
     noisy = rows["a_test_name_of_thirty_chars_xx"]
     assert noisy["verdict"] == "undecided" and noisy["power_basis"] == "declared"
-    assert noisy["power"] == pytest.approx(power_paired_t(-0.05, noisy["sd"], 5, 0.05 / 2))
+    assert noisy["power"] == pytest.approx(power_paired_t(-0.05, noisy["sd"], 5, 0.05))   # alone in its family
     assert rows["gain"]["power_basis"] == "declared" and rows["gain"]["power_effect"] == -0.027
     assert rows["up"]["power_basis"] == "none"
     text = format_verdicts(list(rows.values()))
     assert max(len(line) for line in text.splitlines()) <= 100        # the book's page
     assert "at -0.050" in text and "at -0.027" in text and "d = 1" not in text
-    assert "fam (claims): 2 tests, Holm-corrected together" in text
+    assert "fam (claims): 1 test, no correction needed" in text
 
 
 def test_verdict_sentence_and_what_we_measured_by_hand():
     from vrs_edu.lab.analysis import format_measured, verdict_sentence
 
     tests = [DeclaredTest("gain", "a published gain", "q", "x", "negative", 0.0, "primary", -0.027),
-             DeclaredTest("premise", "a premise of the set-up", "q", "x", "positive", 0.0, "fam")]
-    rows = judge(tests, {"gain": [0.01, -0.02, 0.0, 0.01, -0.01],      # mean -0.002: undecided
+             DeclaredTest("premise", "a premise of the set-up", "q", "x", "positive", 0.0, "fam", kind="check")]
+    rows = judge(tests, {"gain": [0.03, -0.05, 0.0, 0.03, -0.02],      # mean -0.002, interval ±0.042: undecided
                          "premise": [1.0, 1.1, 0.9, 1.05, 0.95]})        # clearly above 0: reproduced
     gain = rows[0]
     lo, hi = gain["ci"]

@@ -17,8 +17,9 @@ NOISE = [0.1, -0.2, 0.3, 0.0, 0.1]              # mean 0.06, sd 0.182: p ≈ 0.5
 
 
 def claim(name, family="primary", **kw):
-    return DeclaredTest(name, "a claim", "q", "x", kw.pop("direction", "negative"), 0.0, family,
-                        kw.pop("effect", None), **kw)
+    direction = kw.pop("direction", "negative")
+    effect = kw.pop("effect", -0.01 if direction == "negative" else 0.01)    # well inside CLEAR's and NOISE's spread
+    return DeclaredTest(name, "a claim", "q", "x", direction, 0.0, family, effect, **kw)
 
 
 # -- issue 30: zero variance or fewer than 3 seeds is undecided, with the reason ------------------------------------
@@ -74,7 +75,9 @@ def test_a_failed_precondition_puts_a_claim_out_of_regime_and_out_of_its_family(
     assert rows[0].reason == "precondition not met: sub_epoch 6.120 (needs < 1): fails"
     assert math.isnan(rows[0].p_holm)
     assert rows[1].family_size == 1 and rows[1].verdict == "reproduced"
-    assert str(rows[0]).endswith(": out of regime (precondition not met: sub_epoch 6.120 (needs < 1): fails)")
+    assert rows[0].would_be == "reproduced"          # what the data say if judged: CLEAR is clearly below 0
+    assert str(rows[0]).endswith(": out of regime (would be: reproduced) (precondition not met: sub_epoch 6.120 "
+                                 "(needs < 1): fails)")
     held = judge(tests, values, preconditions=[EPOCHS], facts={"sub_epoch": 0.596})
     assert [r.verdict for r in held] == ["reproduced", "reproduced"] and held[0].family_size == 2
 
@@ -109,7 +112,8 @@ def test_a_precondition_holds_strictly_on_its_side_and_never_on_nan():
 # -- gated controls ----------------------------------------------------------------------------------------------
 
 def control(name, gate, family="controls"):
-    return DeclaredTest(name, "the gain needs x0", "q", "x", "negative", 0.0, family, kind="control", gate=gate)
+    return DeclaredTest(name, "the gain needs x0", "q", "x", "negative", 0.0, family, -0.01, kind="control",
+                        gate=gate)
 
 
 def test_a_control_is_judged_only_where_its_claim_is_reproduced():
@@ -129,20 +133,22 @@ def test_a_control_is_judged_only_where_its_claim_is_reproduced():
 
 # -- effects declared in units: power at that effect, none without one --------------------------------------------
 
-def test_power_is_reported_at_the_declared_effect_and_not_at_all_without_one():
-    tests = [claim("gain", "fam", effect=-0.027, effect_source="paper: ResFormer v1 Table 5"),
-             claim("bare", "fam")]
-    rows = judge(tests, {"gain": [0.01, -0.02, 0.015, -0.01, 0.005], "bare": NOISE})
-    gain, bare = rows
+def test_power_is_reported_at_the_declared_effect_and_a_claim_without_one_is_refused():
+    tests = [claim("gain", "fam", effect=-0.027, effect_source="paper: ResFormer v1 Table 5"), claim("other", "fam")]
+    # mean 0, sd 0.030: the interval (±0.037) reaches past ±0.027, so the test is undecided, not negligible
+    rows = judge(tests, {"gain": [0.03, -0.04, 0.025, -0.02, 0.005], "other": NOISE})
+    gain, _ = rows
     assert gain.verdict == "undecided" and gain.power_basis == "declared" and gain.power_effect == -0.027
     # family of 2: Holm's strictest level is 0.05 / 2
     assert gain.power == pytest.approx(power_paired_t(-0.027, gain.sd, 5, 0.025))
-    assert bare.power_basis == "none" and math.isnan(bare.power)
-    assert str(bare).endswith("undecided (no effect declared)")
     assert f"(power {gain.power:.0%} at -0.027)" in str(gain)
     text = format_verdicts(rows)
-    assert "no effect declared" in text and "at d = 1" not in text
-    assert max(len(line) for line in text.splitlines()) <= 100
+    assert "at d = 1" not in text and max(len(line) for line in text.splitlines()) <= 100
+    # every claim and control declares its smallest effect; a check need not
+    with pytest.raises(ValueError, match=r"must declare effect_for_power .* got none for \['bare'\]"):
+        judge([claim("bare", effect=None)], {"bare": NOISE})
+    (check,) = judge([DeclaredTest("c", "c", "q", "x", "negative", 0.0, "setup", kind="check")], {"c": NOISE})
+    assert check.power_basis == "none" and str(check).endswith("undecided (no effect declared)")
     with pytest.raises(ValueError, match="points against"):
         claim("wrong", effect=+0.027)                                  # a gain claim with a positive effect
 
@@ -180,10 +186,86 @@ def test_a_swept_test_counts_only_when_every_arm_agrees():
 def test_an_arm_out_of_regime_keeps_a_swept_claim_from_counting():
     worse = Precondition("no_worse", "the model read is no worse than the baseline", "Δ loss", "negative", 0.01)
     t = DeclaredTest("share", "c", "q", "x", "positive", 0.0, "x0", 0.1, sweep="coef_lr", requires=("no_worse",))
-    (row,) = judge([t], {"share": {"x1": UP, "x4": UP}}, preconditions=[worse],
-                   facts={"no_worse": {"x1": -0.01, "x4": 0.05}})
-    assert row.verdict == "out of regime" and [v.verdict for _, v in row.arms] == ["reproduced", "out of regime"]
+    (row,) = judge([t], {"share": {"x1": UP, "x0.25": UP, "x4": UP}}, preconditions=[worse],
+                   facts={"no_worse": {"x1": -0.01, "x0.25": -0.02, "x4": 0.05}})
+    # decided at two arms, out of regime at the third: not shown at every rate, not shown to flip: undecided
+    assert row.verdict == "undecided"
+    assert [v.verdict for _, v in row.arms] == ["reproduced", "reproduced", "out of regime"]
+    assert row.reason.startswith("reproduced at x1, x0.25; out of regime at x4 (")
     assert "at x4: precondition not met: no_worse 0.050 (needs < 0.01): fails" in row.reason
+    (every,) = judge([t], {"share": {"x1": UP, "x0.25": UP, "x4": UP}}, preconditions=[worse],
+                     facts={"no_worse": {"x1": 0.02, "x0.25": 0.02, "x4": 0.05}})
+    assert every.verdict == "out of regime" and every.would_be == "reproduced"
+
+
+def test_rate_dependent_needs_arms_decided_in_opposite_directions():
+    # review 3, H2: one arm decided and two undecided is a question of power, not of rate
+    (one,) = judge([swept("one")], {"one": {"x1": NOISE, "x0.25": NOISE, "x4": UP}})
+    assert one.verdict == "undecided" and one.reason == "undecided at x1, x0.25; reproduced at x4"
+    (flip,) = judge([swept("flip")], {"flip": {"x1": UP, "x0.25": NOISE, "x4": CLEAR}})
+    assert flip.verdict == "rate-dependent"
+
+
+# -- negligible: an interval inside ± the declared smallest effect ----------------------------------------------
+
+TINY = [1.9e-7, 1.0e-7, 3.0e-7, 2.2e-7, 1.4e-7]    # review 3, H2: "reproduced" at 50,000x below its effect
+
+
+def test_an_interval_inside_the_smallest_effect_is_negligible_never_reproduced():
+    (row,) = judge([claim("tiny", direction="positive", effect=0.01)], {"tiny": TINY})
+    # mean 1.9e-7, sd 7.6e-8, t ≈ 5.6 with 4 df: p ≈ 0.005 < 0.05 — "reproduced" before the rule
+    assert row.p_holm < 0.05 and row.verdict == "negligible" and row.counted
+    assert str(row).endswith("negligible (inside ±0.01, the declared smallest effect)")
+    # the same data against an effect below them: decided as before
+    (big,) = judge([claim("tiny", direction="positive", effect=1e-7)], {"tiny": TINY})
+    assert big.verdict == "reproduced"
+    # an interval that reaches past the effect on one side stays undecided/decided by its p, not negligible
+    (edge,) = judge([claim("edge", effect=-0.05)], {"edge": CLEAR})     # CLEAR's interval reaches -0.118
+    assert edge.verdict == "reproduced"
+
+
+# -- equivalence: tolerance and "no worse" claims, two one-sided tests ---------------------------------------------
+
+def within(name, margin=0.05, **kw):
+    return DeclaredTest(name, "a substitution is within tolerance", "Δ loss", "vs 0", "negative", 0.0,
+                        kw.pop("family", "tol"), -margin, "declared: tolerance", form="equivalence", **kw)
+
+
+def test_an_equivalence_test_is_two_one_sided_tests_against_the_margin():
+    small = [0.01, -0.005, 0.002, 0.008, -0.001]     # mean 0.0028, sd 0.00622, se 0.00278
+    (row,) = judge([within("small")], {"small": small})
+    # TOST: t against -0.05 = (0.0028 + 0.05) / 0.00278 = +19.0, against +0.05 = -16.97; 4 df: p = the larger
+    # one-sided p, that of the upper bound: P(T_4 < -16.97) ≈ 3.5e-5
+    from scipy import stats
+    assert row.p == pytest.approx(stats.t.cdf(-16.97, 4), rel=0.02)
+    assert row.verdict == "reproduced"
+    big = [1.2, 1.1, 1.3, 1.25, 1.15]                 # far above the band: the claim is contradicted
+    (far,) = judge([within("far")], {"far": big})
+    assert far.verdict == "contradicted"
+    (vague,) = judge([within("vague")], {"vague": NOISE})     # interval covers the band and more: undecided
+    assert vague.verdict == "undecided" and not math.isnan(vague.power)
+    with pytest.raises(ValueError, match="needs its margin"):
+        DeclaredTest("m", "c", "q", "x", "negative", 0.0, "f", None, form="equivalence")
+    with pytest.raises(ValueError, match="form must be one of"):
+        DeclaredTest("m", "c", "q", "x", "negative", 0.0, "f", -0.1, form="tost")
+    back = Verdict.from_record(json.loads(json.dumps(row.to_record())))
+    assert back.test.form == "equivalence" and back.verdict == "reproduced"
+
+
+# -- a precondition gates only the direction it protects -----------------------------------------------------------
+
+def test_a_directional_precondition_blocks_only_the_reading_it_guards():
+    flat = Precondition("flat", "the baseline does not get worse with depth", "slope", "negative", 0.01,
+                        gates="reproduced")
+    t = claim("grows", requires=("flat",))
+    (up,) = judge([t], {"grows": CLEAR}, preconditions=[flat], facts={"flat": 0.02})
+    assert up.verdict == "out of regime" and up.would_be == "reproduced"
+    assert up.reason == "precondition not met: flat 0.020 (needs < 0.01): fails (it guards a reproduced reading)"
+    (down,) = judge([t], {"grows": UP}, preconditions=[flat], facts={"flat": 0.02})
+    assert down.verdict == "contradicted" and down.would_be is None          # the other direction stands
+    with pytest.raises(ValueError, match="gates must be one of"):
+        Precondition("p", "p", "q", "negative", 0.0, gates="sometimes")
+    assert PreconditionOutcome.from_record(json.loads(json.dumps(flat.judge(0.02).to_record()))).precondition == flat
 
 
 def test_what_we_measured_lists_every_kind_of_verdict_and_keeps_checks_apart():

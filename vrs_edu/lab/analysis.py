@@ -35,10 +35,19 @@ Declared tests and their verdicts (for a recipe's ``TESTS``; the types live in :
     )
     rows = judge(TESTS, values, preconditions=[SUB_EPOCH], facts={"sub_epoch": 0.6}, seeds=seeds)
 
-* A verdict is one of ``VERDICTS``: reproduced, contradicted, undecided, **out of regime** (a ``requires``d check
-  not reproduced or :class:`Precondition` failed), **n/a** (a control whose ``gate`` claim is not reproduced) and
-  **rate-dependent** (a ``sweep`` test whose arms disagree). Out-of-regime and n/a tests leave their family's Holm
-  correction; ``row.counted`` says whether a verdict counts either way; ``row.reason`` says why it does not.
+* A verdict is one of ``VERDICTS``: reproduced, contradicted, undecided, **negligible** (a sign test whose 95 %
+  interval lies inside ``threshold ± |effect_for_power|``: too small to matter whichever its sign, never reproduced
+  or contradicted; review 3, H2), **out of regime** (a ``requires``d check not reproduced, or a
+  :class:`Precondition` failed that gates this reading: ``gates`` names the direction a premise protects), **n/a**
+  (a control whose ``gate`` claim is not reproduced) and **rate-dependent** (a ``sweep`` test decided in opposite
+  directions at two arms; any other mixture of arms is undecided, with the arms' words as its reason).
+  Out-of-regime and n/a tests leave their family's Holm correction and carry ``would_be``: the verdict the data give
+  when judged as if every premise held (Holm over the whole family). ``row.counted`` says whether a verdict counts
+  for or against its claim; ``row.reason`` says why it does not.
+* Tolerance and "no worse" claims are ``form="equivalence"``: two one-sided t-tests (TOST) that the quantity lies
+  within ``threshold ± |effect_for_power|``, reproduced when both reject, contradicted when it lies significantly
+  outside the band. The one "no worse" rule of the course.
+* Every claim and control declares ``effect_for_power``, its smallest effect of interest (judge raises otherwise).
 * Families hold one ``kind`` each (``"claim"``, ``"control"``, ``"check"``): set-up checks and controls never share a
   Holm correction with the claims (judge raises ValueError otherwise).
 * ``effect_for_power`` is the smallest effect of interest in the quantity's units (``effect_source``: "paper: ..."
@@ -56,8 +65,8 @@ from collections.abc import Sequence
 from scipy import stats
 
 # The typed results, importable from here too (one import for a chapter or a recipe).
-from .results import (KINDS, VERDICTS, Comparison, DeclaredTest, PairedDiff, Precondition,  # noqa: F401
-                      PreconditionOutcome, Verdict, interval, signed, t_statistic)
+from .results import (DECIDED, FORMS, GATES, KINDS, VERDICTS, Comparison, DeclaredTest,  # noqa: F401
+                      PairedDiff, Precondition, PreconditionOutcome, Verdict, interval, signed, t_statistic)
 
 
 def _floats(values, name: str) -> list[float]:
@@ -429,6 +438,10 @@ def _check_declarations(tests: list[DeclaredTest], preconditions: dict[str, Prec
     if doubled:
         raise ValueError(f"tests declared twice: {doubled}")
     by_name = {t.name: t for t in tests}
+    bare = [t.name for t in tests if t.kind != "check" and t.effect_for_power is None]
+    if bare:
+        raise ValueError(f"claims and controls must declare effect_for_power (their smallest effect of interest, in "
+                         f"the quantity's units), got none for {bare}")
     kinds: dict[str, str] = {}
     for t in tests:
         k = kinds.setdefault(t.family, t.kind)
@@ -450,35 +463,98 @@ def _check_declarations(tests: list[DeclaredTest], preconditions: dict[str, Prec
 
 
 def arm_rule(verdicts: list[str]) -> str:
-    """The intersection-union rule on the verdict words of a swept test's arms: the same word at every arm is
-    that word; arms judged differently (ignoring out-of-regime and n/a ones) are *rate-dependent*; otherwise *out
-    of regime* when any arm is, else *n/a*."""
-    judged = {v for v in verdicts if v not in ("out of regime", "n/a")}
+    """The intersection-union rule on the verdict words of a swept test's arms. The same word at every arm is that
+    word. Arms decided in opposite directions (one reproduced, one contradicted) are *rate-dependent*. Arms that
+    are all out of regime or n/a give *out of regime* (or *n/a* when none is out of regime). Any other mixture —
+    decided at some arms only, negligible at some, out of regime at some — is *undecided*: the effect is neither
+    shown at every rate nor shown to change sign with the rate (review 3, H2: counting an undecided arm as
+    disagreeing made "rate-dependent" a measure of power)."""
     if len(set(verdicts)) == 1:
         return verdicts[0]
-    if len(judged) > 1:
+    judged = {v for v in verdicts if v not in ("out of regime", "n/a")}
+    if {"reproduced", "contradicted"} <= judged:
         return "rate-dependent"
-    return "out of regime" if "out of regime" in verdicts else "n/a"
+    if not judged:
+        return "out of regime" if "out of regime" in verdicts else "n/a"
+    return "undecided"
+
+
+def _arm_summary(arms: list[tuple[str | None, Verdict]]) -> str:
+    """``reproduced at ×4; undecided at ×0.25, ×1``: which arm got which word, in the order the words first occur."""
+    by: dict[str, list[str]] = {}
+    for a, v in arms:
+        by.setdefault(v.verdict, []).append(str(a))
+    return "; ".join(f"{w} at {', '.join(a)}" for w, a in by.items())
 
 
 def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verdict:
-    """One verdict of a swept test from its arms (an intersection-union rule): reproduced or contradicted only if
-    every arm is; undecided if every arm is; *rate-dependent* when the arms that were judged disagree; else out of
-    regime (or n/a) with the arms' reasons. The numbers are the first (nominal) arm's."""
+    """One verdict of a swept test from its arms (:func:`arm_rule`). A decided word needs every arm decided so and at
+    least :data:`MIN_ARMS` arms, checks included; a mixture is *undecided* with the arms' words as its reason
+    ("reproduced at ×4 only; …"). The numbers are the first (nominal) arm's; the would-be verdict applies the same
+    rule to the arms' would-be (or, where judged, actual) words."""
     if test.sweep is None:
         return arms[0][1]
     from dataclasses import replace
 
-    verdict = arm_rule([v.verdict for _, v in arms])
+    words = [v.verdict for _, v in arms]
+    verdict = arm_rule(words)
     distinct = {v.reason for _, v in arms}
     if len(distinct) == 1 and arms[0][1].reason:     # one reason at every arm: said once
         reasons = f"at every arm: {arms[0][1].reason}"
     else:
         reasons = "; ".join(f"at {a}: {v.reason}" for a, v in arms if v.reason) or None
-    if verdict in ("reproduced", "contradicted") and len(arms) < MIN_ARMS and test.kind != "check":
-        verdict, reasons = "undecided", (f"{verdict} at {', '.join(a for a, _ in arms)}, but the sweep has "
+    if verdict == "undecided" and len(set(words)) > 1:
+        reasons = f"{_arm_summary(arms)}" + (f" ({reasons})" if reasons else "")
+    if verdict in DECIDED and len(arms) < MIN_ARMS:
+        verdict, reasons = "undecided", (f"{verdict} at {', '.join(str(a) for a, _ in arms)}, but the sweep has "
                                          f"{len(arms)} arm{'s' if len(arms) > 1 else ''}, fewer than {MIN_ARMS}")
-    return replace(arms[0][1], verdict=verdict, reason=reasons, arms=tuple(arms))
+    would = None
+    if verdict in ("out of regime", "n/a"):
+        would = arm_rule([v.would_be or v.verdict for _, v in arms])
+    return replace(arms[0][1], verdict=verdict, reason=reasons, arms=tuple(arms), would_be=would)
+
+
+def _equivalence_p(r: dict, t: DeclaredTest, level: float) -> tuple[float, bool]:
+    """Two one-sided tests (TOST, Schuirmann 1987) of ``t.threshold − margin < mean < t.threshold + margin`` on a
+    :func:`t_test` summary ``r``. Returns ``(p, inside)``: with ``inside`` the larger of the two one-sided p-values
+    (small = the mean lies inside the band); otherwise twice the smaller one-sided p that the mean lies beyond a
+    bound (small = it lies outside). The side with the smaller p is the one returned."""
+    n, m, sd = r["n"], r["mean"], r["sd"]
+    nan = float("nan")
+    if r["reason"] or n < 2 or not sd > 0:
+        return nan, False
+    se, df, lo, hi = sd / math.sqrt(n), n - 1, t.threshold - t.margin, t.threshold + t.margin
+    p_above_lo = float(stats.t.sf((m - lo) / se, df))        # H0: mean <= lo
+    p_below_hi = float(stats.t.cdf((m - hi) / se, df))       # H0: mean >= hi
+    p_in = max(p_above_lo, p_below_hi)
+    p_out = min(1.0, 2 * min(1 - p_above_lo, 1 - p_below_hi))  # H0: lo <= mean <= hi, against either side
+    return (p_in, True) if p_in <= p_out else (p_out, False)
+
+
+def _decide(t: DeclaredTest, r: dict, p_holm: float, alpha: float, inside: bool) -> str:
+    """The verdict word of a judged test from its summary ``r`` and its Holm-adjusted p."""
+    if t.form == "equivalence":
+        if p_holm < alpha:
+            return "reproduced" if inside else "contradicted"
+        return "undecided"
+    lo, hi = r["ci"]
+    if t.margin is not None and not (math.isnan(lo) or math.isnan(hi)) \
+            and t.threshold - t.margin < lo and hi < t.threshold + t.margin:
+        return "negligible"
+    sign = 1 if t.direction == "positive" else -1
+    if p_holm < alpha:
+        return "reproduced" if (r["mean"] - t.threshold) * sign > 0 else "contradicted"
+    return "undecided"
+
+
+def _equivalence_power(margin: float, sd: float, n: int, alpha: float) -> float:
+    """Power of TOST at level ``alpha`` when the true mean is the band's centre: both one-sided t-tests reject,
+    ``P(|mean| < margin − t_{1−α} · se)`` with the mean ~ t-scaled (a standard approximation). NaN without spread."""
+    if n < 2 or not sd > 0:
+        return float("nan")
+    se, df = sd / math.sqrt(n), n - 1
+    c = float(stats.t.ppf(1 - alpha, df))
+    return max(0.0, float(2 * stats.t.cdf(margin / se - c, df) - 1))
 
 
 def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
@@ -534,16 +610,24 @@ def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
     per_arm: dict[tuple[str, str | None], Verdict] = {}
     final: dict[str, Verdict] = {}
 
-    def regime(t: DeclaredTest, arm) -> str | None:
-        fails = []
+    def regime(t: DeclaredTest, arm) -> tuple[str | None, dict[str, str]]:
+        """Why ``t`` is out of regime at ``arm`` whatever the data say (a required check not reproduced, a
+        precondition that gates every reading), and ``{verdict: why}`` for the readings a failing directional
+        precondition blocks."""
+        fails, blocked = [], {}
         for r in t.requires:
             if r in by_name:
                 v = per_arm.get((r, arm), final[r]) if by_name[r].sweep else final[r]
                 if v.verdict != "reproduced":
                     fails.append(f"check {r} is {v.verdict}")
             elif not outcomes[r].holds_at(arm):
-                fails.append(outcomes[r].because(arm))
-        return "; ".join(fails) or None
+                p = outcomes[r].precondition
+                if p.blocks == GATES["both"]:
+                    fails.append(outcomes[r].because(arm))
+                else:
+                    for w in p.blocks:
+                        blocked[w] = "; ".join(filter(None, (blocked.get(w), outcomes[r].because(arm))))
+        return "; ".join(fails) or None, blocked
 
     nan = float("nan")
     for stage in ("check", "claim", "control"):
@@ -555,11 +639,14 @@ def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
                     raise ValueError(f"family {fam!r}: test {t.name!r} has arms {arms_of(t)}, "
                                      f"{members[0].name!r} has {arms}")
             for arm in arms:
-                rows, judged = {}, []
+                rows, judged, decidable = {}, [], []
                 for t in members:
                     r = t_test(values[t.name][arm] if t.sweep else values[t.name], t.threshold, 1 - alpha,
                                seeds_of(t))
-                    why = regime(t, arm)
+                    inside = False
+                    if t.form == "equivalence" and not r["reason"]:
+                        r["p"], inside = _equivalence_p(r, t, 1 - alpha)
+                    why, blocked = regime(t, arm)
                     if why:
                         status = ("out of regime", f"precondition not met: {why}")
                     elif t.kind == "control" and final[t.gate].verdict != "reproduced":
@@ -569,26 +656,37 @@ def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
                     else:
                         status = None
                         judged.append(t.name)
-                    rows[t.name] = (r, status)
+                    if not r["reason"] and not math.isnan(r["p"]):
+                        decidable.append(t.name)
+                    rows[t.name] = (r, status, inside, blocked)
                 adjusted = dict(zip(judged, holm([rows[n][0]["p"] for n in judged])))
+                # As if every precondition held and every gate were open: the would-be verdicts' correction.
+                as_if = dict(zip(decidable, holm([rows[n][0]["p"] for n in decidable])))
                 m = len(judged)
                 for t in members:
-                    r, status = rows[t.name]
-                    sign = 1 if t.direction == "positive" else -1
+                    r, status, inside, blocked = rows[t.name]
                     effect = t.effect_for_power
-                    power = (power_paired_t(effect, r["sd"], r["n"], alpha / max(m, 1))
-                             if effect is not None and status is None else nan)
+                    level = alpha / max(m, 1)
+                    power = nan
+                    if effect is not None and status is None:
+                        power = (_equivalence_power(t.margin, r["sd"], r["n"], level) if t.form == "equivalence"
+                                 else power_paired_t(effect, r["sd"], r["n"], level))
+                    would = None
                     if status is None:
                         ph = adjusted[t.name]
-                        verdict = (("reproduced" if (r["mean"] - t.threshold) * sign > 0 else "contradicted")
-                                   if ph < alpha else "undecided")
-                        reason = None
+                        verdict, reason = _decide(t, r, ph, alpha, inside), None
+                        if verdict in blocked:
+                            would, verdict = verdict, "out of regime"
+                            reason = f"precondition not met: {blocked[would]} (it guards a {would} reading)"
                     else:
                         ph, (verdict, reason) = nan, status
+                        if verdict in ("out of regime", "n/a"):
+                            would = (_decide(t, r, as_if[t.name], alpha, inside) if t.name in as_if
+                                     else "undecided")
                     per_arm[(t.name, arm)] = Verdict(
                         test=t, values=r["values"], n=r["n"], mean=r["mean"], sd=r["sd"], ci=r["ci"], t=r["t"],
                         p=r["p"], p_holm=ph, family_size=m, verdict=verdict, power=power, power_effect=effect,
-                        power_basis="none" if effect is None else "declared", reason=reason)
+                        power_basis="none" if effect is None else "declared", reason=reason, would_be=would)
             for t in members:
                 final[t.name] = _combine(t, [(a, per_arm[(t.name, a)]) for a in arms])
     return [final[t.name] for t in tests]
@@ -684,7 +782,7 @@ def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str] = (),
         lines.append(f"\n{title}, in this regime:")
         for v in VERDICTS:
             names = [r.test.name for r in rows if r.verdict == v and is_check(r) == check]
-            if names or v in ("reproduced", "contradicted", "undecided"):
+            if names or v in ("reproduced", "contradicted", "undecided", "negligible"):
                 lines.append(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", width,
                                            initial_indent="  ", subsequent_indent="    "))
     return "\n".join(lines)

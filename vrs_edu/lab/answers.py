@@ -31,7 +31,7 @@ from pathlib import Path
 
 from .experiments import load_results
 from .recipes.value_residual import TESTS as VR_TESTS
-from .results import Verdict, interval
+from .results import DECIDED, Verdict, interval
 
 RECIPE_LINES = {
     1: ("QK vs V", "Does a deep layer need context in Q and K more than in V?", "04", "bank-of-values"),
@@ -407,9 +407,10 @@ def stated(v: Verdict | None, unit: str = "nats") -> str:
 
 def combine_arm_verdicts(verdicts: list[str], min_arms: int = 3) -> str:
     """The verdict of a claim judged at every arm of a sweep (the coefficient rates ×0.25, ×1, ×4), by the
-    intersection-union rule of :func:`vrs_edu.lab.analysis.arm_rule` (which :func:`~vrs_edu.lab.analysis._combine` applies): the same verdict at every arm is that
-    verdict; arms judged differently (ignoring out-of-regime and n/a ones) are *rate-dependent*; otherwise *out of
-    regime* when any arm is, else *n/a*. A decided verdict from fewer than ``min_arms`` arms is only *undecided*.
+    intersection-union rule of :func:`vrs_edu.lab.analysis.arm_rule` (which :func:`~vrs_edu.lab.analysis._combine`
+    applies): the same verdict at every arm is that verdict; arms decided in opposite directions (reproduced at one,
+    contradicted at another) are *rate-dependent*; all arms out of regime or n/a give *out of regime* (or *n/a*);
+    any other mixture is *undecided*. A decided verdict from fewer than ``min_arms`` arms is only *undecided*.
 
     Raises:
         ValueError: ``verdicts`` is empty or holds a word that is not a verdict.
@@ -423,7 +424,7 @@ def combine_arm_verdicts(verdicts: list[str], min_arms: int = 3) -> str:
     if bad:
         raise ValueError(f"verdicts must be among {VERDICTS}, got {bad}")
     out = arm_rule(list(verdicts))
-    if out in ("reproduced", "contradicted") and len(verdicts) < min_arms:
+    if out in DECIDED and len(verdicts) < min_arms:
         return "undecided"
     return out
 

@@ -12,10 +12,16 @@
 * :class:`Comparison` — one variant against the baseline (:func:`~vrs_edu.lab.analysis.compare_to_baseline`).
 
 Verdicts (:data:`VERDICTS`): *reproduced*, *contradicted*, *undecided* (with the power the test had at its declared
-effect, or the reason it could not be decided: zero variance, fewer than 3 seeds), *out of regime* (a declared
-precondition failed: not counted either way, not in its family's Holm correction), *n/a* (a control whose main
-effect was not reproduced: there is no gain for it to explain) and *rate-dependent* (a test declared over a sweep
-whose verdict does not hold at every point of it).
+effect, or the reason it could not be decided: zero variance, fewer than 3 seeds), *negligible* (the 95 % interval
+lies entirely inside ± the test's declared smallest effect: whatever the sign, the effect is too small to matter),
+*out of regime* (a declared precondition failed: not counted either way, not in its family's Holm correction; it
+carries its *would-be* verdict, what the data say if judged), *n/a* (a control whose main effect was not
+reproduced: there is no gain for it to explain; with its would-be verdict too) and *rate-dependent* (a test declared
+over a sweep whose arms are decided in opposite directions).
+
+A test has one of two forms (:data:`FORMS`): ``"sign"`` (the quantity lies on ``direction``'s side of ``threshold``)
+or ``"equivalence"`` (the quantity lies within ``threshold ± |effect_for_power|``, judged by two one-sided tests:
+tolerance and "no worse" claims, and set-up checks such as "an identity patch is free").
 
 Every result is saved as JSON with the keys the plain dicts had before (``to_dict``/``to_record``) and rebuilt from
 it (``from_dict``/``from_record``), so files written before and after read the same. During the move from dicts,
@@ -29,8 +35,13 @@ from dataclasses import asdict, dataclass, fields
 
 NAN = float("nan")
 
-VERDICTS = ("reproduced", "contradicted", "undecided", "out of regime", "n/a", "rate-dependent")
+VERDICTS = ("reproduced", "contradicted", "undecided", "negligible", "out of regime", "n/a", "rate-dependent")
+DECIDED = ("reproduced", "contradicted", "negligible")   # the verdicts that count for or against a claim
 KINDS = ("claim", "control", "check")   # a published claim; a control of one; a check of the set-up
+FORMS = ("sign", "equivalence")         # which side of a threshold; or inside a band around it (TOST)
+# The verdict words a failing precondition can block (Precondition.gates): "both" blocks every judged reading.
+GATES = {"both": ("reproduced", "contradicted", "negligible", "undecided"), "reproduced": ("reproduced",),
+         "contradicted": ("contradicted",)}
 
 
 def signed(x: float | None, digits: int = 3) -> str:
@@ -144,11 +155,17 @@ class DeclaredTest:
         gate: for a control, the name of the claim whose reproduced effect it explains.
         sweep: the name of a declared sweep (e.g. ``"coef_lr"``) the test is judged at every point of; its values
             are then ``{arm: per-seed values}`` and it is reproduced or contradicted only if it is so at every arm,
-            else *rate-dependent* (an intersection-union test, level alpha without a further correction).
+            else *undecided* (or *rate-dependent* when arms are decided in opposite directions): an intersection-union
+            test, level alpha without a further correction.
+        form: ``"sign"`` (default: the quantity lies on ``direction``'s side of ``threshold``; *negligible* when its
+            interval lies inside ``threshold ± |effect_for_power|``) or ``"equivalence"`` (the claim is that the
+            quantity lies inside that band: two one-sided tests, Schuirmann 1987; ``effect_for_power`` is the
+            margin, and ``direction`` only fixes its sign).
 
     Raises:
-        ValueError: ``direction`` is neither ``"negative"`` nor ``"positive"``; an unknown ``kind``; a control
-            without a ``gate`` or a gate on another kind; an effect that points against ``direction``.
+        ValueError: ``direction`` is neither ``"negative"`` nor ``"positive"``; an unknown ``kind`` or ``form``; a
+            control without a ``gate`` or a gate on another kind; an effect that points against ``direction``; an
+            equivalence test without a non-zero margin.
     """
 
     name: str
@@ -164,10 +181,16 @@ class DeclaredTest:
     requires: tuple[str, ...] = ()
     gate: str | None = None
     sweep: str | None = None
+    form: str = "sign"
 
     def __post_init__(self):
         if self.direction not in ("negative", "positive"):
             raise ValueError(f"direction must be 'negative' or 'positive', got {self.direction!r}")
+        if self.form not in FORMS:
+            raise ValueError(f"test {self.name!r}: form must be one of {FORMS}, got {self.form!r}")
+        if self.form == "equivalence" and not self.effect_for_power:
+            raise ValueError(f"test {self.name!r}: an equivalence test needs its margin as effect_for_power (a "
+                             f"non-zero number in the quantity's units), got {self.effect_for_power!r}")
         if self.kind not in KINDS:
             raise ValueError(f"test {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
         if (self.kind == "control") != (self.gate is not None):
@@ -186,15 +209,22 @@ class DeclaredTest:
         return {"name": self.name, "claim": self.claim, "quantity": self.quantity, "comparison": self.comparison,
                 "direction": self.direction, "threshold": self.threshold, "family": self.family,
                 "effect_for_power": self.effect_for_power, "effect_source": self.effect_source, "kind": self.kind,
-                "requires": list(self.requires), "gate": self.gate, "sweep": self.sweep}
+                "requires": list(self.requires), "gate": self.gate, "sweep": self.sweep, "form": self.form}
 
     @classmethod
     def from_record(cls, rec: dict) -> DeclaredTest:
         """Rebuild from :meth:`to_record` or a stored verdict record; a record written before kinds, gates and
-        sweeps existed reads as a claim with none."""
+        sweeps existed reads as a claim with none; one written before forms, as a sign test."""
         return cls(rec["name"], rec["claim"], rec["quantity"], rec["comparison"], rec["direction"],
                    rec["threshold"], rec["family"], rec["effect_for_power"], rec.get("effect_source"),
-                   rec.get("kind", "claim"), tuple(rec.get("requires", ())), rec.get("gate"), rec.get("sweep"))
+                   rec.get("kind", "claim"), tuple(rec.get("requires", ())), rec.get("gate"), rec.get("sweep"),
+                   rec.get("form", "sign"))
+
+    @property
+    def margin(self) -> float | None:
+        """``|effect_for_power|``: the half-width of the band an equivalence test tests, or of the band inside
+        which a sign test's interval reads *negligible*; None when no effect is declared."""
+        return None if self.effect_for_power is None else abs(self.effect_for_power)
 
 
 @dataclass(frozen=True)
@@ -203,8 +233,13 @@ class Precondition:
     value lies strictly on ``direction``'s side of ``threshold`` (e.g. epochs read < 1; the share of (layer, seed)
     coefficient series that reached a plateau > 0.5). A NaN value never holds.
 
+    ``gates`` says which readings a failure blocks, i.e. which direction the premise protects: ``"both"`` (every
+    judged verdict becomes *out of regime*), ``"reproduced"`` (only a would-be reproduction: a premise without which
+    the effect could appear for another reason) or ``"contradicted"`` (only a would-be contradiction or null: a
+    premise without which the effect cannot show), or a tuple of verdict words (:data:`GATES`).
+
     Raises:
-        ValueError: ``direction`` is neither ``"negative"`` (below) nor ``"positive"`` (above).
+        ValueError: ``direction`` is neither ``"negative"`` (below) nor ``"positive"`` (above); unknown ``gates``.
     """
 
     name: str
@@ -212,11 +247,23 @@ class Precondition:
     quantity: str
     direction: str
     threshold: float
+    gates: str | tuple = "both"
 
     def __post_init__(self):
         if self.direction not in ("negative", "positive"):
             raise ValueError(f"precondition {self.name!r}: direction must be 'negative' or 'positive', got "
                              f"{self.direction!r}")
+        words = GATES.get(self.gates) if isinstance(self.gates, str) else tuple(self.gates)
+        if not words or any(w not in GATES["both"] for w in words):
+            raise ValueError(f"precondition {self.name!r}: gates must be one of {tuple(GATES)} or a tuple of "
+                             f"verdicts among {GATES['both']}, got {self.gates!r}")
+        if not isinstance(self.gates, str):
+            object.__setattr__(self, "gates", tuple(self.gates))
+
+    @property
+    def blocks(self) -> tuple[str, ...]:
+        """The verdict words a failure of this precondition turns into *out of regime*."""
+        return GATES[self.gates] if isinstance(self.gates, str) else self.gates
 
     def holds(self, value: float) -> bool:
         """Whether ``value`` lies on the declared side of the threshold."""
@@ -232,7 +279,9 @@ class Precondition:
         return PreconditionOutcome(self, float(value), self.holds(value))
 
     def to_record(self) -> dict:
-        return asdict(self)
+        rec = asdict(self)
+        rec["gates"] = self.gates if isinstance(self.gates, str) else list(self.gates)
+        return rec
 
 
 @dataclass(frozen=True)
@@ -272,7 +321,9 @@ class PreconditionOutcome(_ReadsAsDict):
 
     @classmethod
     def from_record(cls, rec: dict) -> PreconditionOutcome:
-        p = Precondition(rec["name"], rec["premise"], rec["quantity"], rec["direction"], rec["threshold"])
+        gates = rec.get("gates", "both")
+        p = Precondition(rec["name"], rec["premise"], rec["quantity"], rec["direction"], rec["threshold"],
+                         gates if isinstance(gates, str) else tuple(gates))
         return cls(p, rec["value"], rec["holds"], rec.get("arms"))
 
 
@@ -304,6 +355,8 @@ class Verdict(_ReadsAsDict):
         reason: why the test is undecidable, out of regime or n/a (None otherwise).
         arms: for a test declared over a sweep, ``((arm, Verdict), ...)`` at every arm; the numbers above are then
             those of the first (nominal) arm and ``verdict`` combines the arms.
+        would_be: for an *out of regime* or *n/a* verdict, the verdict the data give when the test is judged as if
+            every precondition held (Holm over its whole family); None otherwise.
     """
 
     test: DeclaredTest
@@ -322,6 +375,7 @@ class Verdict(_ReadsAsDict):
     power_basis: str
     reason: str | None = None
     arms: tuple | None = None
+    would_be: str | None = None
 
     def interval(self, digits: int = 3, label: str = "") -> str:
         """``+0.012 [-0.004, +0.028]`` (see :func:`interval`)."""
@@ -329,8 +383,14 @@ class Verdict(_ReadsAsDict):
 
     @property
     def counted(self) -> bool:
-        """Whether the verdict counts for or against its claim (not out of regime, n/a or undecided)."""
-        return self.verdict in ("reproduced", "contradicted")
+        """Whether the verdict counts for or against its claim: reproduced, contradicted or negligible (:data:`DECIDED`;
+        not out of regime, n/a, undecided or rate-dependent)."""
+        return self.verdict in DECIDED
+
+    @property
+    def verdict_words(self) -> str:
+        """The verdict with its would-be verdict where it has one: ``out of regime (would be: contradicted)``."""
+        return self.verdict + (f" (would be: {self.would_be})" if self.would_be else "")
 
     def _power_text(self) -> str:
         if self.power_basis == "none":
@@ -344,12 +404,15 @@ class Verdict(_ReadsAsDict):
         (always at 3 decimals) or the reason it could not be decided; an out-of-regime or n/a test gives its reason;
         a swept test one clause per arm. As the chapters print it."""
         if self.arms is not None:
-            parts = [f"{arm} {v.interval(digits)} {v.verdict}" for arm, v in self.arms]
-            return f"{self.verdict} across {self.test.sweep} ({'; '.join(parts)})" + (
-                f": {self.reason}" if self.reason and self.verdict == "out of regime" else "")
+            parts = [f"{arm} {v.interval(digits)} {v.verdict_words}" for arm, v in self.arms]
+            return f"{self.verdict_words} across {self.test.sweep} ({'; '.join(parts)})" + (
+                f": {self.reason}" if self.reason and self.verdict in ("out of regime", "undecided") else "")
         head = self.interval(digits, "95% CI ")
         if self.verdict in ("out of regime", "n/a") or (self.verdict == "undecided" and self.reason):
-            return f"{head}: {self.verdict} ({self.reason})"
+            return f"{head}: {self.verdict_words} ({self.reason})"
+        if self.verdict == "negligible":
+            return (f"{head}, p (Holm) {self.p_holm:.3f}: negligible (inside ±{self.test.margin:g}, the declared "
+                    "smallest effect)")
         out = f"{head}, p (Holm) {self.p_holm:.3f}: {self.verdict}"
         if self.verdict == "undecided":
             out += f" ({self._power_text()})"
@@ -370,6 +433,8 @@ class Verdict(_ReadsAsDict):
             rec["reason"] = self.reason
         if self.arms is not None:
             rec["arms"] = [{"arm": a, **v.to_record()} for a, v in self.arms]
+        if self.would_be is not None:
+            rec["would_be"] = self.would_be
         return rec
 
     @classmethod
@@ -384,7 +449,8 @@ class Verdict(_ReadsAsDict):
         return cls(test, list(rec["values"]), rec["n"], rec["mean"], rec["sd"], _pair(rec["ci"]),
                    t_statistic(rec["mean"], rec["sd"], rec["n"], rec["threshold"]), rec["p"], rec["p_holm"],
                    rec["family_size"], rec["verdict"], rec["power"], rec["power_effect"], basis, rec.get("reason"),
-                   None if arms is None else tuple((a["arm"], cls.from_record(a)) for a in arms))
+                   None if arms is None else tuple((a["arm"], cls.from_record(a)) for a in arms),
+                   rec.get("would_be"))
 
 
 @dataclass(frozen=True)
