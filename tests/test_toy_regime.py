@@ -107,7 +107,7 @@ def test_the_ledger_lists_each_stored_run_and_the_verdicts_that_changed_between_
     book = {"value-residual.json": {"runs": entries, "flips": [flip]}}
     assert ledger.flip_lines(book, "value-residual.json") == [
         "2026-12-01 → 2026-12-01 (machine 16 → 2 cores): oversmoothing_lower reproduced → undecided "
-        "(-0.011 → -0.010)"]
+        "(-0.011 → -0.010)", "    why: new run (machine 16 → 2 cores)"]     # commit bbb… is in no history
     lines = ledger.run_lines(book, "value-residual.json")
     assert lines[0] == "2026-12-01 aaaaaaa: 10.0 min, 20.0 CPU-min on 16 cores, load 1.0-2.0; 240 steps, lr 0.003"
     assert lines[1] == "    1 reproduced, 1 undecided"

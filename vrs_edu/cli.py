@@ -199,6 +199,18 @@ def cmd_corpora(args) -> int:
     return 0
 
 
+def cmd_rejudge(args) -> int:
+    from .lab.rejudge import changed_lines, rejudge_file
+
+    for path in args.files:
+        entry = rejudge_file(path, args.reason)
+        lines = changed_lines(entry)
+        print(f"{path}: {len(lines)} verdict{'s' if len(lines) != 1 else ''} changed")
+        for line in lines:
+            print(f"  {line}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="vrs-edu", description=__doc__.splitlines()[0])
     sub = ap.add_subparsers(dest="command", required=True)
@@ -247,6 +259,11 @@ def build_parser() -> argparse.ArgumentParser:
     i.set_defaults(fn=cmd_info)
     c = sub.add_parser("corpora", help="the named corpora: size, licence, word tokens, [UNK] share (2,048 words)")
     c.set_defaults(fn=cmd_corpora)
+    j = sub.add_parser("rejudge", help="judge stored result files again with today's declarations (no model is run); "
+                                       "the file keeps what it replaced, and why, under 'rejudged'")
+    j.add_argument("files", nargs="+", help="result files, e.g. data/results/recall.json")
+    j.add_argument("--reason", required=True, help="why: the rule or declaration that changed")
+    j.set_defaults(fn=cmd_rejudge)
     for extra in EXTRA_COMMANDS:
         extra(sub)
     return ap

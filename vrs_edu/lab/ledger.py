@@ -17,10 +17,11 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# The result files whose runs chapters 03, 04 and 06 list (the verdict corpus' files first).
+# Every recipe's result files (the verdict corpus' files first): chapters 03-06 and 08 list their runs.
 FILES = ("value-residual.corpus-kjv.json", "value-residual.json", "bank-of-values.corpus-kjv.json",
          "bank-of-values.json", "recall.json", "recall-rates.json", "recall-tuning.json",
-         "depth-sweep.corpus-kjv.json")
+         "depth-sweep.corpus-kjv.json", "depth-mixers.corpus-kjv.json", "depth-mixers.json",
+         "v-over-depth.corpus-kjv.json", "real-decoder.json")
 LEDGER = ROOT / "data" / "results" / "ledger.json"
 
 
@@ -47,12 +48,40 @@ def summary(result: dict, commit: str) -> dict:
             "cpu_time_s": result.get("cpu_time_s"), "jobs": env.get("jobs"), "threads": env.get("threads"),
             "cpu_count": env.get("cpu_count"), "load_average_1m": env.get("load_average_1m"),
             "seeds": result.get("seeds"), "design": _design(result),
+            "rejudged": [{k: e[k] for k in ("date", "code", "reason")} for e in result.get("rejudged", [])],
             "verdicts": {v["name"]: {"verdict": v["verdict"], "mean": v["mean"]} for v in result.get("verdicts", [])}}
 
 
 def _same_run(a: dict, b: dict) -> bool:
-    """Two stored versions of one run: the file was rewritten (a retired key removed), not made again."""
-    return all(a[k] == b[k] for k in ("date", "command", "wall_time_s", "cpu_time_s", "seeds"))
+    """Two stored versions of one run, the same verdicts: the file was rewritten (a retired key removed), not made
+    again nor judged again (``vrs-edu rejudge``: a version of its own, with its reason)."""
+    return all(a[k] == b[k] for k in ("date", "command", "wall_time_s", "cpu_time_s", "seeds")) and \
+        len(a.get("rejudged", [])) == len(b.get("rejudged", []))
+
+
+def _subject(commit: str, root: Path = ROOT) -> str:
+    """The first line of a commit's message ("" when git cannot tell)."""
+    try:
+        return _git("log", "-1", "--format=%s", commit, root=root).strip()
+    except subprocess.CalledProcessError:
+        return ""
+
+
+def reason(a: dict, b: dict, root: Path = ROOT) -> str:
+    """Why the verdicts of version ``b`` may differ from ``a``'s: a re-judgement's own reason (same runs, new rules);
+    else what changed with the new run — the design's keys, the code's commit, the machine's cores — and the message
+    of the commit that stored it."""
+    if len(b.get("rejudged", [])) > len(a.get("rejudged", [])) and b["date"] == a["date"]:
+        return "re-judged, same runs: " + "; ".join(e["reason"] for e in b["rejudged"][len(a.get("rejudged", [])):])
+    parts = [f"{k} {a['design'].get(k)} → {b['design'].get(k)}" for k in dict.fromkeys([*a["design"], *b["design"]])
+             if a["design"].get(k) != b["design"].get(k)]
+    ca, cb = (a.get("code") or {}).get("commit"), (b.get("code") or {}).get("commit")
+    if ca != cb:
+        parts.append(f"code {(ca or '?')[:7]} → {(cb or '?')[:7]}")
+    if a.get("cpu_count") != b.get("cpu_count"):
+        parts.append(f"machine {a.get('cpu_count')} → {b.get('cpu_count')} cores")
+    subject = _subject(b["commit"], root)
+    return "new run" + (f" ({', '.join(parts)})" if parts else "") + (f": {subject}" if subject else "")
 
 
 def versions(name: str, root: Path = ROOT) -> list[dict]:
@@ -73,19 +102,24 @@ def versions(name: str, root: Path = ROOT) -> list[dict]:
     return out
 
 
-def flips(entries: list[dict]) -> list[dict]:
-    """Between each version and the next: the tests stored in both whose verdict changed, and what changed with them
-    (the machine's core count, the code's commit when recorded). ``[{"from", "to", "machine", "changed": [{"name",
-    "before", "after", "mean_before", "mean_after"}]}]``, one entry per consecutive pair that has a change."""
+def flips(entries: list[dict], root: Path = ROOT) -> list[dict]:
+    """Between each version and the next: the tests whose verdict changed (a test declared in only one of them
+    counts too, as "(not declared)"), what changed with them and why (:func:`reason`). ``[{"from", "to", "machine",
+    "reason", "changed": [{"name", "before", "after", "mean_before", "mean_after"}]}]``, one entry per consecutive
+    pair that has a change."""
     out = []
     for a, b in zip(entries, entries[1:]):
-        changed = [{"name": n, "before": a["verdicts"][n]["verdict"], "after": b["verdicts"][n]["verdict"],
-                    "mean_before": a["verdicts"][n]["mean"], "mean_after": b["verdicts"][n]["mean"]}
-                   for n in b["verdicts"] if n in a["verdicts"]
-                   and a["verdicts"][n]["verdict"] != b["verdicts"][n]["verdict"]]
+        va, vb = a["verdicts"], b["verdicts"]
+        if not va:            # a version that stored no verdicts (the first runs of a recipe) has none to change
+            continue
+        changed = [{"name": n, "before": va.get(n, {}).get("verdict", "(not declared)"),
+                    "after": vb.get(n, {}).get("verdict", "(not declared)"),
+                    "mean_before": va.get(n, {}).get("mean"), "mean_after": vb.get(n, {}).get("mean")}
+                   for n in dict.fromkeys([*va, *vb])
+                   if va.get(n, {}).get("verdict") != vb.get(n, {}).get("verdict")]
         if changed:
             out.append({"from": a["commit"], "to": b["commit"], "machine": [a["cpu_count"], b["cpu_count"]],
-                        "changed": changed})
+                        "reason": reason(a, b, root), "changed": changed})
     return out
 
 
@@ -95,7 +129,7 @@ def build(root: Path = ROOT, files=FILES) -> dict:
     for name in files:
         entries = versions(name, root)
         if entries:
-            out[name] = {"runs": entries, "flips": flips(entries)}
+            out[name] = {"runs": entries, "flips": flips(entries, root)}
     return out
 
 
@@ -133,8 +167,11 @@ def flip_lines(ledger: dict, name: str) -> list[str]:
         a, b = f["machine"]
         why = f"machine {a} → {b} cores" if a != b else "same machine"
         for c in f["changed"]:
+            means = " → ".join("—" if m is None else f"{m:+.3f}" for m in (c["mean_before"], c["mean_after"]))
             lines.append(f"{runs[f['from']]['date'][:10]} → {runs[f['to']]['date'][:10]} ({why}): {c['name']} "
-                         f"{c['before']} → {c['after']} ({c['mean_before']:+.3f} → {c['mean_after']:+.3f})")
+                         f"{c['before']} → {c['after']} ({means})")
+        if f.get("reason"):
+            lines.append(f"    why: {f['reason']}")
     return lines
 
 
