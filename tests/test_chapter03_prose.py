@@ -98,3 +98,61 @@ def test_gain_rows_and_concentrated_depths_read_the_tests_by_name():
     assert rows[2]["mean"] == 0.02 and rows[2]["ci"] == (0.01, 0.03)
     dby = {"baseline_concentrated_L4": NS(verdict="reproduced"), "baseline_concentrated_L8": NS(verdict="undecided")}
     assert c3.concentrated_depths(dby, [4, 8]) == [4]
+
+
+def _judged(verdict, would_be=None, margin=None):
+    """A stand-in for a judged test: only what the sentences read (verdict, would_be, test.margin)."""
+    from types import SimpleNamespace as NS
+    return NS(verdict=verdict, would_be=would_be, test=NS(margin=margin))
+
+
+def test_a_negligible_effect_is_worded_too_small_to_matter_never_decided():
+    s = c3.effect_sentence("ResFormer", -0.0016, (-0.0040, -0.0008), _judged("negligible", margin=0.027), 5)
+    assert s == ("Against the strong baseline, ResFormer lowers the final loss by **0.002** nats on average over 5 "
+                 "paired seeds; the range the 5 paired seeds allow, [-0.004, -0.001], lies below 0, so the change "
+                 "is too small to matter: its whole interval lies within ±0.027 nats, the smallest effect declared "
+                 "before the run.")
+    assert "reproduced" not in s and "published direction" not in s
+
+
+def test_an_out_of_regime_effect_names_its_would_be_verdict():
+    s = c3.effect_sentence("ResFormer", 0.02, (0.01, 0.03), _judged("out of regime", "contradicted"), 5)
+    assert s.endswith("lies above 0, so the change is out of regime — its premise fails; judged anyway it would be "
+                      "contradicted.")
+    assert c3.steps_sentence(-20, (-40, -5), _judged("out of regime", "reproduced")) == (
+        "ResFormer learns lookup 20 steps sooner than the baseline on average (the difference's interval [-40, -5] "
+        "steps lies below 0: out of regime — its premise fails; judged anyway it would be reproduced).")
+    assert c3.steps_sentence(3, (-1, 6), _judged("negligible", margin=50)).endswith(
+        "within ±50 steps, the smallest effect declared before the run).")
+
+
+def test_svformer_sentence_negligible_and_out_of_regime():
+    s = c3.svformer_sentence(-0.004, (-0.006, -0.002), _judged("negligible", margin=0.01), 5)
+    assert s == ("SVFormer changes the loss by **-0.004** nats; the whole range the 5 paired seeds allow, "
+                 "[-0.006, -0.002], lies below 0: a *lower* loss, the opposite of the cost the paper reports — but "
+                 "the change is too small to matter: its whole interval lies within ±0.01 nats, the smallest effect "
+                 "declared before the run, so it is neither the paper's cost nor its opposite.")
+    s = c3.svformer_sentence(-0.014, (-0.026, -0.003), _judged("out of regime", "contradicted"), 5)
+    assert s.endswith("— but the claim of a cost is out of regime — its premise fails; judged anyway it would be "
+                      "contradicted.")
+
+
+def test_entropy_sentence_negligible_gap_is_no_concentration():
+    assert c3.entropy_sentence(-0.012, _judged("negligible", margin=0.05)) == (
+        "The baseline's attention entropy lies **0.012** nats below uniform causal attention's: too small to "
+        "matter: its whole interval lies within ±0.05 nats, the smallest effect declared before the run, so its "
+        "attention is not concentrated: there is no concentration here for the value residual to relieve.")
+
+
+def test_depth_sentence_states_the_baseline_premise_from_its_slope():
+    s = c3.depth_sentence([4, 8, 16], [-0.004, -0.006, -0.009], [4.40, 4.39, 4.39], [4.396, 4.384, 4.381], [],
+                          baseline_trend=-0.0031, trend_limit=0.005)
+    assert s == ("From 4 to 16 layers the value residual's change of the loss goes -0.004 → -0.006 → -0.009 nats. "
+                 "The tuned baseline's own loss changes by -0.0031 nats per doubling of depth (the premise that it "
+                 "does not get worse with depth allows less than 0.005): the premise **holds**. At no depth is the baseline's attention concentrated: the premise "
+                 "of ResFormer's argument does not appear at this width, up to 16 layers.")
+    s = c3.depth_sentence([4, 8, 16], [-0.004, -0.006, -0.009], [4.40, 4.42, 4.44], [4.396, 4.414, 4.431], [8],
+                          baseline_trend=0.0117, trend_limit=0.005)
+    assert ("+0.0117 nats per doubling of depth (the premise that it does not get worse with depth allows less "
+            "than 0.005): the premise **fails**, so a gain that grows with depth cannot count as reproduced here. "
+            "The baseline's attention is concentrated at 8 layers.") in s

@@ -96,3 +96,63 @@ def test_source_shows_the_packages_own_lines_as_a_code_block():
     assert source(attend).text.count("\n") > 3 and "def attend(" in source(attend).text
     with pytest.raises(ValueError, match="has no line containing 'no such line'"):
         source(attend, start="no such line")
+
+
+# The verdict words in plain words (vrs_edu.viz.prose.plain_verdict / verdict_label): a stand-in for a judged test
+# carries only what the words read (verdict, would_be, test.margin, arms, reason).
+def _judged(verdict, would_be=None, margin=None, arms=None, reason=None):
+    from types import SimpleNamespace
+    return SimpleNamespace(verdict=verdict, would_be=would_be, test=SimpleNamespace(margin=margin), arms=arms,
+                           reason=reason)
+
+
+def test_plain_verdict_says_negligible_is_too_small_to_matter_and_never_decided_either_way():
+    from vrs_edu.viz.prose import plain_verdict
+
+    s = plain_verdict(_judged("negligible", margin=0.01))
+    assert s == ("too small to matter: its whole interval lies within ±0.01 nats, the smallest effect declared "
+                 "before the run")
+    assert "reproduced" not in s and "contradicted" not in s and "published direction" not in s
+    assert plain_verdict("negligible") == ("too small to matter: its whole interval lies inside the smallest "
+                                           "effect declared before the run")
+    assert plain_verdict({"verdict": "negligible", "effect_for_power": -0.021}, "nats") == \
+        "too small to matter: its whole interval lies within ±0.021 nats, the smallest effect declared before the run"
+
+
+def test_plain_verdict_shows_an_out_of_regime_or_na_verdict_with_its_would_be_verdict():
+    from vrs_edu.viz.prose import plain_verdict, verdict_label
+
+    oor = _judged("out of regime", would_be="contradicted")
+    assert plain_verdict(oor) == "out of regime — its premise fails; judged anyway it would be contradicted"
+    assert verdict_label(oor) == "out of regime (would be: contradicted)"
+    na = {"verdict": "n/a", "would_be": "undecided"}
+    assert plain_verdict(na) == ("n/a — the gain it would explain is not reproduced; judged anyway it would be "
+                                 "undecided")
+    assert verdict_label(na) == "n/a (would be: undecided)"
+    assert verdict_label("reproduced") == "reproduced" and verdict_label(_judged("negligible")) == "negligible"
+
+
+def test_plain_verdict_of_a_sweep_undecided_because_its_arms_differ_names_the_arms():
+    from vrs_edu.viz.prose import plain_verdict
+
+    swept = _judged("undecided", arms=(("x0.25", None), ("x1", None), ("x4", None)),
+                    reason="reproduced at x4; undecided at x0.25, x1")
+    assert plain_verdict(swept) == "undecided across the learning rates (reproduced at x4; undecided at x0.25, x1)"
+    assert plain_verdict(_judged("rate-dependent")) == "decided in opposite directions at different learning rates"
+    assert plain_verdict(_judged("undecided")) == "not decided by these seeds"
+
+
+def test_verdict_label_reads_a_verdict_the_judge_made():
+    from vrs_edu.lab.analysis import judge
+    from vrs_edu.lab.results import DeclaredTest, Precondition
+    from vrs_edu.viz.prose import plain_verdict, verdict_label
+
+    t = DeclaredTest("gain", "a gain", "Δ loss", "same seed", "negative", 0.0, "primary", -0.01, "declared: test",
+                     requires=("sub_epoch",))
+    small = judge([t], {"gain": [-0.001, -0.002, -0.0015, -0.0012]}, preconditions=[
+        Precondition("sub_epoch", "reads < 1 epoch", "epochs", "negative", 1.0)], facts={"sub_epoch": 0.5})[0]
+    assert small.verdict == "negligible" and plain_verdict(small).startswith("too small to matter: its whole "
+                                                                              "interval lies within ±0.01 nats")
+    big = judge([t], {"gain": [-0.05, -0.06, -0.055, -0.052]}, preconditions=[
+        Precondition("sub_epoch", "reads < 1 epoch", "epochs", "negative", 1.0)], facts={"sub_epoch": 2.0})[0]
+    assert verdict_label(big) == "out of regime (would be: reproduced)"

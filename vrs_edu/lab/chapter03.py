@@ -4,11 +4,15 @@ verdict, so that a sentence never says "larger by 0.000 nats" or "learns it -13 
 Every function returns Markdown (for :func:`vrs_edu.viz.prose.say`). Numbers are signed nats per token (a loss
 difference variant − baseline: below 0 = the variant is better) unless a docstring says steps. ``ci`` is a
 ``(low, high)`` 95 % interval. Sources: ResFormer (Zhou et al., arXiv 2410.17897), its 82 M model's gain of
--0.027 nats is the chapter's ``paper``.
+-0.027 nats is the chapter's ``paper``. A ``verdict`` argument is a judged test (a
+:class:`~vrs_edu.lab.results.Verdict`: its words then name its would-be verdict and its declared smallest effect) or a
+bare verdict word; its words come from :func:`vrs_edu.viz.prose.plain_verdict`, so a *negligible* test is never
+worded as reproduced or contradicted.
 """
 from __future__ import annotations
 
 from ..lab.results import interval
+from ..viz.prose import plain_verdict, verdict_parts
 
 #: below this size (nats) a loss difference reads as "no difference" at the 3 decimals the chapter prints
 SAME_NATS = 0.0005
@@ -24,12 +28,11 @@ def _side(ci: tuple[float, float]) -> str:
     return "below 0" if hi < 0 else "above 0" if lo > 0 else "on both sides of 0"
 
 
-def decided_words(verdict: str) -> str:
-    """What a verdict means in a learner's words (the verdicts themselves: "How sure are we?")."""
-    return {"reproduced": "decided, in the published direction",
-            "contradicted": "decided, against the published direction",
-            "undecided": "not decided by these seeds",
-            "out of regime": "not judged: a condition the claim needs does not hold here"}.get(verdict, verdict)
+def decided_words(verdict) -> str:
+    """What a verdict means in a learner's words (the verdicts themselves: "How sure are we?"). ``verdict``: a
+    judged test (:class:`~vrs_edu.lab.results.Verdict`, whose would-be verdict and declared smallest effect the
+    words then name) or a bare verdict word (:func:`vrs_edu.viz.prose.plain_verdict`)."""
+    return plain_verdict(verdict)
 
 
 def loss_change(mean: float, digits: int = 3) -> str:
@@ -39,7 +42,7 @@ def loss_change(mean: float, digits: int = 3) -> str:
     return f"{'lowers' if mean < 0 else 'raises'} the final loss by **{abs(mean):.{digits}f}** nats"
 
 
-def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict: str, n: int,
+def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n: int,
                     paper: float | None = None) -> str:
     """The chapter's first computed sentence: a variant's final-loss change against the strong baseline, its
     interval, whether it is decided, and where a published gain ``paper`` (negative, nats) lies against it."""
@@ -78,14 +81,14 @@ def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: 
     return out + "."
 
 
-def steps_sentence(mean: float, ci: tuple[float, float], verdict: str) -> str:
+def steps_sentence(mean: float, ci: tuple[float, float], verdict) -> str:
     """The recall comparison in steps (ResFormer − baseline steps to learn lookup; below 0 = sooner)."""
     if abs(mean) < 0.5:
         when = "at the same step as the baseline"
     else:
         when = f"{abs(mean):.0f} steps {'sooner' if mean < 0 else 'later'} than the baseline"
     return (f"ResFormer learns lookup {when} on average (the difference's interval {_bracket(ci, 0)} steps "
-            f"lies {_side(ci)}: {decided_words(verdict)}).")
+            f"lies {_side(ci)}: {plain_verdict(verdict, 'steps')}).")
 
 
 def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: int) -> str:
@@ -101,9 +104,19 @@ def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: i
             "that learned.")
 
 
-def entropy_sentence(gap: float, verdict: str) -> str:
+def entropy_sentence(gap: float, verdict) -> str:
     """The entropy claim's premise: the baseline's attention entropy (layers >= 1) − uniform causal attention's
-    (nats; below 0 = concentrated attention, which ResFormer says it relieves)."""
+    (nats; below 0 = concentrated attention, which ResFormer says it relieves). ``verdict``: the check's judged test
+    or its verdict word."""
+    word = verdict_parts(verdict)[0]
+    if word == "negligible":
+        return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {'below' if gap < 0 else 'above'} "
+                f"uniform causal attention's: {plain_verdict(verdict)}, so its attention is not concentrated: there is "
+                "no concentration here for the value residual to relieve.")
+    if word in ("out of regime", "n/a"):
+        return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {'below' if gap < 0 else 'above'} "
+                f"uniform causal attention's: {plain_verdict(verdict)}.")
+    verdict = word
     if verdict == "contradicted" or (gap > 0 and verdict != "reproduced"):
         where = "above"
         then = ("the attention the keys receive is spread *more evenly* than under uniform causal attention "
@@ -131,10 +144,12 @@ def lambda_sentence(slope: float, reached: int, of: int) -> str:
 
 
 def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[float],
-                   learnable_loss: list[float], concentrated: list[int]) -> str:
+                   learnable_loss: list[float], concentrated: list[int], baseline_trend: float | None = None,
+                   trend_limit: float | None = None) -> str:
     """The depth sweep in words: the gain (learnable − baseline, nats) at each depth, whether the deeper
-    baselines train worse (their final loss rises more than the value residual's falls) and at which depths the
-    baseline's attention is concentrated."""
+    baselines train worse (their final loss rises more than the value residual's falls), the declared premise that
+    the tuned baseline does not get worse with depth (``baseline_trend``: its slope in nats per doubling of depth;
+    it holds below ``trend_limit``) and at which depths the baseline's attention is concentrated."""
     out = (f"From {depths[0]} to {depths[-1]} layers the value residual's change of the loss goes "
            f"{' → '.join(f'{g:+.3f}' for g in gains)} nats")
     rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
@@ -142,6 +157,12 @@ def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[fl
         out += (f": most of the growth is the deeper baselines training worse (their loss "
                 f"{baseline_loss[0]:.3f} → {baseline_loss[-1]:.3f}, the value residual's "
                 f"{learnable_loss[0]:.3f} → {learnable_loss[-1]:.3f})")
+    if baseline_trend is not None and trend_limit is not None:
+        holds = baseline_trend < trend_limit
+        out += (f". The tuned baseline's own loss changes by {baseline_trend:+.4f} nats per doubling of depth "
+                f"(the premise that it does not get worse with depth allows less than {trend_limit:g}): the premise "
+                f"**{'holds' if holds else 'fails'}**"
+                + ("" if holds else ", so a gain that grows with depth cannot count as reproduced here"))
     if concentrated:
         out += f". The baseline's attention is concentrated at {', '.join(map(str, concentrated))} layers."
     else:
@@ -150,11 +171,12 @@ def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[fl
     return out
 
 
-def svformer_sentence(mean: float, ci: tuple[float, float], verdict: str, n: int) -> str:
+def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int) -> str:
     """SVFormer (values from the first layer only) against the paper's expected *cost*: its loss change
     (svformer − baseline, nats; below 0 = lower loss), where the range the ``n`` paired seeds allow lies, and the
     verdict of the declared one-sided test ``svformer_cost`` after the correction for the number of tests."""
     lo, hi = ci
+    word = verdict_parts(verdict)[0]
     where = (f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies below 0: a *lower* loss, the "
              "opposite of the cost the paper reports" if hi < 0 else
              f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies above 0: a higher loss, the cost "
@@ -162,10 +184,13 @@ def svformer_sentence(mean: float, ci: tuple[float, float], verdict: str, n: int
              f"the range the {n} paired seeds allow, {_bracket(ci)}, holds both a cost and a gain")
     judged = {"reproduced": "the paper's cost is reproduced here",
               "contradicted": "the paper's cost is contradicted here",
-              "out of regime": "the claim of a cost is not judged here (a condition it needs does not hold)",
-              }.get(verdict, "once we allow for the number of tests, the claim of a cost is undecided "
-                             "(see How sure are we?)")
-    but = " — but " if (hi < 0 and verdict != "contradicted") or (lo > 0 and verdict != "reproduced") else "; "
+              "negligible": f"the change is {plain_verdict(verdict)}, so it is neither the paper's cost nor its "
+                            "opposite",
+              "out of regime": f"the claim of a cost is {plain_verdict(verdict)}",
+              "n/a": f"the claim of a cost is {plain_verdict(verdict)}",
+              }.get(word, "once we allow for the number of tests, the claim of a cost is undecided "
+                          "(see How sure are we?)")
+    but = " — but " if (hi < 0 and word != "contradicted") or (lo > 0 and word != "reproduced") else "; "
     return f"SVFormer changes the loss by **{mean:+.3f}** nats; {where}{but}{judged}."
 
 
@@ -187,7 +212,7 @@ def live_run_sentence(live: float, saved_mean: float, saved_spread: float, saved
 
 
 def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
-           entropy_gap: float, deeper_baselines_worse: bool = False, verdict: str = "undecided",
+           entropy_gap: float, deeper_baselines_worse: bool = False, verdict="undecided",
            n: int = 5) -> str:
     """'The answer' to the chapter's question, with three numbers a learner can repeat, all as a loss change
     (variant − baseline, nats; negative = better): ResFormer's (fixed 0.5/0.5) change at 8 layers with the range
