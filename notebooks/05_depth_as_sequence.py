@@ -98,7 +98,7 @@ from vrs_edu.lab.recipes import depth_mixers as dm_recipe
 from vrs_edu.lab.recipes import v_over_depth as vod_recipe
 from vrs_edu.viz.depth import plot_loss_effects
 from vrs_edu.viz.depth_prose import effect_sentence
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say, table, verdict_label
 
 corpus = verdict_corpus()
 result = load_results_or_none("depth-mixers", corpus=corpus, say=say)
@@ -335,7 +335,7 @@ if result is not None:
 # or V in a layer, the affine map of x0 is fitted over the tokens of the validation batches, pooled over features.
 # It is scale-free and indifferent to how a router built $h$, so it compares every router, and the plain residual,
 # on one scale. In the residual, Q, K and V read the same stream, so they share one value per layer.
-# The dotted red line is the premise the routers' tests need (explained below the figure).
+# The dotted red line is the premise the routers' x0 question needs (explained below the figure).
 
 # %%
 from vrs_edu.viz.depth import plot_input_r2
@@ -355,19 +355,20 @@ if result is not None:
                for l in range(n_layers)]))
 
 # %% [markdown]
-# **Does V's input carry more token identity than Q's and K's?** The routers' tests, fixed before the runs, ask it
-# per router and per seed, averaged over the last third of the layers ("V − max(Q, K) > 0"). What the tests need
-# first, and what they found:
+# **Does V's input carry more token identity than Q's and K's?** Per router and per seed, averaged over the last
+# third of the layers, the x0-R² of V's input minus Q's, and minus K's: two contrasts, read apart as chapter 04 reads
+# them (the larger of Q's and K's would not do: the maximum of two noisy numbers is biased upward, so "V − max(Q, K)"
+# sits below 0 even when V reads x0 exactly as much as Q and K). What the question needs first, and what the runs
+# show:
 
 # %%
-from vrs_edu.lab.recipes import bank_of_values as bov_recipe
 from vrs_edu.viz.depth_prose import premise_sentence, router_sentence
 
 if result is not None:
-    primary = [r for r in rows if r.test.family == "primary"]
-    say(premise_sentence(dm_recipe.facts(result)["context_share"], dm_recipe.DEEP_X0_CEILING,
-                         dm_recipe.X0_MARGIN, bov_recipe.DEEP_CONTEXT.threshold),
-        router_sentence(primary))
+    router_x0 = dm_recipe.descriptions(result)     # V − Q and V − K per router: described
+    premise = dm_recipe.facts(result)["context_share"]
+    say(premise_sentence(premise, dm_recipe.DEEP_X0_CEILING),
+        router_sentence(router_x0, premise, dm_recipe.DEEP_X0_CEILING))
 
 # %% [markdown]
 # ## The claim's own instrument: a pseudo-query for each of Q, K and V
@@ -438,13 +439,14 @@ if vod is not None:
     moved, check = vod_rows["attnres_qkv_weights_moved"], vod_rows["attnres_qkv_no_worse"]
     say(f"The {len(streams)} stream claims were declared before the run; "
         + (f"{len(judged)} of them were judged "
-           f"({', '.join(f'{r.test.name}: {r.verdict}' for r in judged)})."
-           if judged else f"none was judged: they are **{streams[0].verdict}** "
+           f"({', '.join(f'{r.test.name}: {verdict_label(r)}' for r in judged)})."
+           if judged else f"none was judged: they are **{verdict_label(streams[0])}** "
            f"({streams[0].reason}), so their "
            "means above measure this model and are evidence neither for nor against the post.")
         + f" The instrument's checks: its reads moved from uniform by {moved.mean:.3f} "
-        f"({moved.verdict}); its loss minus the baseline's is {check.interval()} nats "
-        f"({check.verdict}; \"no worse\" needs it decided below +{vod_recipe.NO_WORSE:.2f} nats).")
+        f"({verdict_label(moved)}); its loss minus the baseline's is {check.interval()} nats "
+        f"({verdict_label(check)}; \"no worse\" is an equivalence test: the difference must lie "
+        f"decidedly within ±{vod_recipe.NO_WORSE:.2f} nats).")
 
 # %% [markdown]
 # ### Depth-Attention: the query reads V over depth, inside attention
@@ -479,7 +481,7 @@ if vod is not None:
         f"{d_ar.mean:+.3f} from Attention Residuals' (mean of {len(d_res.values)} paired seeds), "
         f"with a cache of {reads['kv']['depth_attention']:.0f} bytes per token, the baseline's "
         f"{reads['kv']['residual']:.0f}. Declared before the run: lower than the baseline's, "
-        f"**{d_res.verdict}**; lower than Attention Residuals', **{d_ar.verdict}**.")
+        f"**{verdict_label(d_res)}**; lower than Attention Residuals', **{verdict_label(d_ar)}**.")
 
 # %% [markdown]
 # ## What a depth window costs
@@ -681,8 +683,8 @@ if result is not None and vod is not None:
     say(answer_paragraph(
         loss_rows, [r for r in rows if r.test.family == "ch05_controls"],
         [vod_rows["depth_attention_loss"], vod_rows["depth_attention_beats_attnres"]],
-        vod_rows["attnres_qkv_no_worse"], [r for r in rows if r.test.family == "primary"],
-        [r.verdict for r in vod_rows.values() if r.test.family == "streams"], regime),
+        vod_rows["attnres_qkv_no_worse"], dm_recipe.descriptions(result),
+        [verdict_label(r) for r in vod_rows.values() if r.test.family == "streams"], regime),
         "Chapter 06 prices V reuse; chapter 08 asks a real decoder.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
@@ -713,11 +715,19 @@ if result is not None:
 # one looks good by luck alone more often than the 5 % a single test allows. Each verdict is one of the
 # [three-way verdicts](#glossary:three-way-verdicts): **reproduced** (Holm-adjusted p < 0.05, on the claimed side),
 # **contradicted** (p < 0.05, on the other side), **undecided** (printed with its [power](#glossary:power): the
-# chance it would have been decided if the true effect were the smallest effect declared with the test). Two more
-# say a test was not judged. **[Out of regime](#glossary:out-of-regime)**: a declared
-# [precondition](#glossary:precondition) failed — the loss tests need runs that read less than one epoch, the
-# router tests need the baseline's deep inputs to carry some context beyond token identity (x0-R² below 0.9).
-# **n/a**: a control is judged only when the gain it would explain is reproduced. The verdicts are recomputed here
+# chance it would have been decided if the true effect were the smallest effect declared with the test), plus a
+# fourth: **[negligible](#glossary:negligible)**, when the whole 95 % interval lies inside ± that smallest effect —
+# too small to matter whichever its sign, so it counts neither as a win nor as a loss. The "no worse" check of
+# Attention Residuals per stream is an [equivalence test](#glossary:equivalence-test): two one-sided tests that its
+# loss lies within ±0.01 nats of the baseline's, decided only when both are. Two more verdicts say a test was not
+# judged. **[Out of regime](#glossary:out-of-regime)**: a declared [precondition](#glossary:precondition) failed —
+# the loss tests need runs that read less than one epoch. Such a test still shows its
+# **[would-be verdict](#glossary:would-be-verdict)**, what its numbers give when judged as if the precondition held
+# ("out of regime (would be: contradicted)"), so a failed premise never hides what the data say.
+# **n/a**: a control is judged only when the gain it would explain is reproduced (with its would-be verdict too).
+# The routers' V − Q and V − K margins are not declared tests here: their premise, deep inputs mostly context (x0-R²
+# below 0.5, the same threshold as chapter 04's), fails on every language-model toy, so they are shown as
+# descriptions, intervals without a verdict. The verdicts are recomputed here
 # from the per-seed runs, not read from a stored summary; the full table follows.
 
 # %%
@@ -730,12 +740,17 @@ if result is not None:
               [["lower loss than the residual (reproduced)",
                 mixers(lambda r: r.verdict == "reproduced")],
                ["higher loss (contradicted)", mixers(lambda r: r.verdict == "contradicted")],
+               ["too small to matter (negligible)", mixers(lambda r: r.verdict == "negligible")],
+               ["not judged (out of regime or n/a)",
+                ", ".join(f"{r.test.name.removesuffix('_loss')} ({verdict_label(r)})"
+                          for r in loss_rows if r.verdict in ("out of regime", "n/a")) or "none"],
                ["undecided, interval below 0 before Holm",
                 mixers(lambda r: r.verdict == "undecided" and r.ci[1] < 0)],
                ["undecided, interval spans 0",
                 mixers(lambda r: r.verdict == "undecided" and r.ci[0] <= 0 <= r.ci[1])]]),
         "Against the scalar-gain control: " + "; ".join(
-            f"{r.test.name.removesuffix('_beats_scalar_gain')} {r.interval()} nats, **{r.verdict}**"
+            f"{r.test.name.removesuffix('_beats_scalar_gain')} {r.interval()} nats, "
+            f"**{verdict_label(r)}**"
             for r in controls)
         + ". A reproduced control says the win needs the read over older layers, "
         "not only a learned gain.")
@@ -755,7 +770,7 @@ from vrs_edu.lab.recipes.depth_mixers import PRESET, VARIANTS
 
 if result is not None:
     lr, coef_lr = base_cfg["train"]["lr"], base_cfg["train"]["coef_lr"]
-    verdict_of = {r.test.name.removesuffix("_loss"): r.verdict for r in loss_rows}
+    verdict_of = {r.test.name.removesuffix("_loss"): verdict_label(r) for r in loss_rows}
     group_rows = []
     for name, over in VARIANTS.items():
         if name != "residual":
@@ -770,31 +785,28 @@ if result is not None:
               group_rows))
 
 # %% [markdown]
-# **The routers' tests, one line each.** The declared primary tests ask, per router and per seed, whether V's input carries more token identity than the
-# larger of Q's and K's, averaged over the last third of the layers ("V − max(Q, K) > 0"), Holm-corrected over the
-# routers. Each line gives the mean, its interval and the verdict — or, when a precondition failed, why it was not
-# judged:
+# **The routers' x0 margins, one line each.** Per router and per seed, the x0-R² of V's input minus Q's, and minus
+# K's, averaged over the last third of the layers; each line gives the mean and its 95 % interval. They are
+# descriptions, not declared tests: the premise such a test needs fails on these models (the line says why), so no
+# verdict is computed from them.
 
 # %%
 if result is not None:
-    primary = [r for r in rows if r.test.family == "primary"]
-    say("\n".join(f"* {r.test.name.removesuffix('_v_reads_x0_more_than_qk')}: "
-                  f"V − max(Q, K) {r.interval()} "
-                  f"({vod_recipe.side(r.mean, r.ci)}), **{r.verdict}**"
-                  + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
-                  for r in primary))
+    say("\n".join(f"* {d.name.split('_v_reads_x0_more_than_')[0]}: V − {d.name[-1].upper()} "
+                  f"{d.interval()} ({vod_recipe.side(d.mean, d.ci)}), description ({d.why})"
+                  for d in dm_recipe.descriptions(result)))
 
 # %% [markdown]
-# Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q and K; an
-# interval below 0 points *against* the claim, but a single router's unadjusted interval is not a verdict until it
-# survives the correction over the routers. A test marked *out of regime* was not judged at all: its printed
-# precondition failed (here, when the baseline's deep inputs are already almost pure token identity, there is
-# too little else in them for V to read x0 *more*); its interval is a measurement, not evidence either way.
-# When two instruments put their means on the same side of 0, they agree in direction: a lead for a new declared
-# test, not evidence for or against the claim. The claim needs decided verdicts above 0, and a decided verdict
-# below 0 from any instrument counts against it. Undecided and out-of-regime verdicts count for neither side.
+# Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q (or K); an
+# interval below 0 points *against* the claim, and one above 0 for it — but only in the direction of the numbers,
+# since a description is not judged: where the baseline's deep inputs are already mostly token identity, every path
+# reads x0 through its input, and no difference between the paths can say which one needs it. The question is
+# judged where its premise holds, on chapter 04's recall task and chapter 08's real decoder. When two instruments
+# put their means on the same side of 0, they agree in direction: a lead for a new declared test, not evidence for
+# or against the claim. The claim needs decided verdicts above 0, and a decided verdict below 0 from any
+# instrument counts against it. Undecided and out-of-regime verdicts, and descriptions, count for neither side; a
+# negligible verdict says the difference is too small to matter.
 
-# %% [markdown]
 # ### Where this agrees with chapter 04 and with a real decoder
 #
 # Three instruments ask whether deep V reads token identity more than Q and K: this chapter's per-stream weights
@@ -812,9 +824,9 @@ if vod is not None:
                   for line in vod_recipe.agreement_lines(list(vod_rows.values()), bov, real)))
 
 # %% [markdown]
-# **The depth-mixers run.** Its provenance and every declared test: the primary family (the routers), the loss
-# tests (`ch05`) and the scalar-gain controls (`ch05_controls`), Holm-corrected within each family, with the power
-# of each undecided test at its declared effect, and the reason a test was not judged.
+# **The depth-mixers run.** Its provenance and every declared test: the loss tests (`ch05`) and the scalar-gain
+# controls (`ch05_controls`), Holm-corrected within each family, with the power of each undecided test at its
+# declared effect, and the reason a test was not judged (the routers' x0 margins are the descriptions above).
 
 # %%
 from vrs_edu.lab.experiments import provenance
@@ -888,8 +900,9 @@ if vod is not None:
 #   DenseFormer's and MUDDFormer's against the scalar-gain control, judged by the declared tests with their
 #   preconditions, Holm-adjusted p-values and power; heatmaps of the learned depth weights on each mixer's own
 #   basis; ELC-BERT's learned read-out next to the paper's last-layer read-out.
-# * On a common basis for the three routers, the x0-R² of every Q, K and V input per layer, and the primary test of
-#   whether deep V inputs carry more token identity than Q and K inputs.
+# * On a common basis for the three routers, the x0-R² of every Q, K and V input per layer, and whether deep V inputs
+#   carry more token identity than Q's and than K's inputs (V − Q and V − K), as descriptions: their premise fails
+#   on these models.
 # * From `vrs-edu reproduce v-over-depth --corpus kjv`: what each of q, k, v and the MLP input of Attention
 #   Residuals per stream chose among the embedding and every attention and MLP output, tested against the
 #   bank-of-values authors' claims; Depth-Attention's loss against the baseline and Attention Residuals, its own

@@ -28,9 +28,19 @@ LOSS = [row("denseformer_loss", -0.089, (-0.132, -0.047), "reproduced"),
 CONTROLS = [row("mudd_beats_scalar_gain", -0.073, (-0.123, -0.023), "reproduced", "ch05_controls")]
 DEPTH_ATTENTION = [row("depth_attention_loss", -0.023, (-0.040, -0.006), "reproduced"),
                    row("depth_attention_beats_attnres", 0.008, (-0.010, 0.026), "undecided")]
-CHECK = row("attnres_qkv_no_worse", -0.007, (-0.048, 0.034), "undecided")
-ROUTERS = [row("dca_v_reads_x0_more_than_qk", -0.010, (-0.015, -0.005), "out of regime", "primary"),
-           row("mudd_v_reads_x0_more_than_qk", -0.063, (-0.107, -0.019), "out of regime", "primary")]
+CHECK = row("attnres_qkv_no_worse", -0.007, (-0.048, 0.034), "undecided", "setup")
+
+
+def description(name, mean, ci):
+    """A description as :func:`vrs_edu.lab.recipes.depth_mixers.descriptions` returns it: no test, no verdict."""
+    return SimpleNamespace(name=name, mean=mean, ci=ci, why="not judged", interval=lambda: interval(mean, ci))
+
+
+# The routers' V − Q and V − K margins (review 3, H4: DCA's V − Q −0.005, V − K −0.003), shown as descriptions.
+ROUTERS = [description("dca_v_reads_x0_more_than_q", -0.005, (-0.015, 0.005)),
+           description("dca_v_reads_x0_more_than_k", -0.003, (-0.010, 0.004)),
+           description("mudd_v_reads_x0_more_than_q", 0.010, (0.002, 0.018)),
+           description("mudd_v_reads_x0_more_than_k", -0.063, (-0.107, -0.019))]
 
 
 def test_the_answer_says_partly_when_shortswa_over_depth_does_not_win():
@@ -82,19 +92,51 @@ def test_the_effect_sentence_names_shortswa_over_depth_as_not_among_the_winners(
         dp.effect_sentence(effects[-1:])
 
 
-def test_the_premise_sentence_follows_its_number():
-    fails = dp.premise_sentence(0.935, 0.9, 0.05, 0.5)
-    assert "0.935 token identity, 6.5% context: the premise **fails**" in fails
-    assert "an x0-R² below 0.9 (at least 10% of their variance" in fails and "below 0.5" in fails
-    assert "**holds**" in dp.premise_sentence(0.8, 0.9, 0.05, 0.5)
+def test_the_premise_sentence_follows_its_number_against_the_one_threshold():
+    assert dp.premise_sentence(0.935, 0.5) == (
+        "The question has a premise, declared once for chapters 04 and 05 before the runs: the baseline's deep inputs "
+        "must be mostly context, an x0-R² below 0.5, or every path already reads x0 through its input and no "
+        "difference between V's, Q's and K's inputs can say which path needs it. Here they are 0.935 token identity, "
+        "6.5% context: the premise **fails**.")
+    assert dp.premise_sentence(0.39, 0.5).endswith("0.390 token identity, 61.0% context: the premise **holds**.")
 
 
-def test_the_router_sentence_counts_the_routers_above_zero_and_says_none_was_judged():
-    text = dp.router_sentence(ROUTERS)
-    assert text.startswith("V's input carries more token identity than the larger of Q's and K's in 0 of the 2")
-    assert "dca -0.010 [-0.015, -0.005]" in text and "None is judged" in text
-    judged = [row("dca_v_reads_x0_more_than_qk", 0.02, (0.01, 0.03), "reproduced", "primary")]
-    assert dp.router_sentence(judged).endswith("Verdicts, allowing for the number of tests: dca reproduced.")
+def test_the_router_sentence_reads_v_minus_q_and_v_minus_k_apart_and_says_why_descriptions_are_not_judged():
+    assert dp.router_sentence(ROUTERS, 0.935, 0.5) == (
+        "V's input carries more token identity than Q's in 1 of the 2 routers and more than K's in 0 of the 2, on "
+        "average over the deep layers and seeds (x0-R² differences: dca V − Q -0.005 [-0.015, +0.005], V − K "
+        "-0.003 [-0.010, +0.004]; mudd V − Q +0.010 [+0.002, +0.018], V − K -0.063 [-0.107, -0.019]). These are "
+        "descriptions, not judged: their premise, deep inputs mostly context, fails on this model (here 0.935, "
+        "above 0.5) and on every language-model toy, so V may read x0 through its input already and no difference "
+        "between the paths can say which one needs it.")
+    assert "max(Q, K)" not in dp.router_sentence(ROUTERS)
+
+
+def test_the_router_sentence_gives_each_judged_contrast_its_verdict_with_its_would_be_verdict():
+    judged = [row("dca_v_reads_x0_more_than_q", 0.02, (0.01, 0.03), "reproduced", "primary"),
+              row("dca_v_reads_x0_more_than_k", 0.001, (-0.002, 0.004), "negligible", "primary")]
+    judged.append(SimpleNamespace(**{**vars(row("mudd_v_reads_x0_more_than_q", -0.1, (-0.2, -0.05),
+                                                "out of regime", "primary")), "would_be": "contradicted"}))
+    assert dp.router_sentence(judged).endswith(
+        "Verdicts, allowing for the number of tests: dca V − Q reproduced; dca V − K negligible; "
+        "mudd V − Q out of regime (would be: contradicted).")
+    with pytest.raises(ValueError, match="max"):
+        dp.router_sentence([row("dca_v_reads_x0_more_than_qk", 0.0, (-1, 1), "undecided", "primary")])
+
+
+def test_a_negligible_loss_change_is_neither_a_win_nor_a_loss():
+    assert dp.loss_change(-0.003, (-0.006, -0.001), "negligible") == \
+        "lowers the loss by 0.003 nats (negligible: too small to matter)"
+    oor = SimpleNamespace(verdict="out of regime", would_be="reproduced", test=SimpleNamespace(margin=0.01))
+    assert dp.loss_change(-0.02, (-0.03, -0.01), oor) == \
+        "lowers the loss by 0.020 nats (out of regime (would be: reproduced))"
+    effects = [{"name": "denseformer", "mean": -0.004, "ci": (-0.006, -0.002), "verdict": "negligible"},
+               {"name": "mudd", "mean": -0.098, "ci": (-0.146, -0.050), "verdict": "reproduced"}]
+    assert dp.effect_sentence(effects) == (
+        "1 of the 2 reads over depth, lower the loss below the residual sum's, decided once we allow for the number "
+        "of tests; the most, mudd, lowers the loss by 0.098 nats (reproduced). None raises it, decided. denseformer "
+        "changes it by less than the smallest effect declared before the run, whichever the sign: negligible, too "
+        "small to matter.")
 
 
 def test_the_equation_loop_equals_shortswa_over_depth_for_one_token():
@@ -120,3 +162,13 @@ def test_the_x0_r2_figure_draws_the_premise_line_inside_its_axes():
     assert any(list(line.get_ydata()) == [0.9, 0.9] for line in ax.get_lines())
     with pytest.raises(ValueError, match="baseline"):
         plot_input_r2({"dca": r2["dca"]})
+
+
+def test_the_answer_names_the_stream_tests_would_be_verdict_and_the_routers_descriptions():
+    text = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, ROUTERS,
+                               ["out of regime (would be: contradicted)"], "a toy")
+    assert text.endswith(
+        "Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the claim's "
+        "own instrument puts its stream tests out of regime (would be: contradicted); its loss is -0.007 nats from "
+        "the baseline's, undecided as \"no worse\" (an equivalence test); and the routers' V − Q and V − K margins "
+        "are descriptions, not judged (their premise fails).")
