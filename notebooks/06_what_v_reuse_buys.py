@@ -76,7 +76,7 @@ from vrs_edu.lab.chapter06 import cache_sentence, cache_table
 from vrs_edu.lab.kv_cache import DEPTH_ATTENTION, kv_bytes_per_token, measure
 from vrs_edu.nn import TinyGPTConfig
 from vrs_edu.viz.kv_cache import plot_cache_per_token
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say, table, verdict_label
 
 course_cfg = TinyGPTConfig(vocab_size=2048, d_model=64, n_layers=8, n_heads=4, block_size=1024)
 lengths = [64, 256, 1024]
@@ -140,15 +140,19 @@ say(saving_sentence(saved, char_vocab, f"a {char_cfg.n_layers}-layer character m
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
-from vrs_edu.lab.chapter06 import quality_sentence, stored_test
+from vrs_edu.lab.chapter06 import live_test, quality_sentence
 from vrs_edu.lab.experiments import load_results_or_none
+from vrs_edu.lab.recipes import bank_of_values as bov_recipe
+from vrs_edu.lab.recipes import value_residual as vr_recipe
 
 quality = {v: load_results_or_none(recipe, corpus=verdict_corpus(), say=say)
            for recipe, v in (("value-residual", "svformer"), ("bank-of-values", "bank"))}
 declared = {"svformer": "svformer_cost", "bank": "bank_loss"}   # each variant's declared loss test
+judges = {"svformer": vr_recipe.verdicts, "bank": bov_recipe.verdicts}   # judged now, current rules
 made = {v: r for v, r in quality.items() if r is not None}
+judged = {v: live_test(r, judges[v], declared[v]) for v, r in made.items()}
 say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r in made.items()},
-                     {v: stored_test(r, declared[v]) for v, r in made.items()}))
+                     judged))
 
 # %% [markdown]
 # The declared tests behind these numbers, and what they can and cannot decide, are in "How sure are we?" at the
@@ -163,18 +167,14 @@ say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r i
 # else is kept. What its read of V over depth did to the loss, from chapter 05's runs at equal steps:
 
 # %%
+from vrs_edu.lab.chapter06 import depth_attention_sentence
 from vrs_edu.lab.recipes.v_over_depth import verdicts as vod_verdicts
 
 vod = load_results_or_none("v-over-depth", corpus=verdict_corpus(), say=say)
 if vod is not None:
     da = {r.test.name: r for r in vod_verdicts(vod) if r.test.family == "depth_attention"}
     d = da["depth_attention_loss"]
-    side = "lower" if d.mean < 0 else "higher"
-    say(f"Depth-Attention's final validation loss is **{abs(d.mean):.3f}** nats {side} than the "
-        f"baseline's (mean of {len(d.values)} paired seeds), with the same "
-        f"{da_rows[0]['bytes_per_token']:,.0f} cache bytes per token: its read of V buys "
-        + ("a lower loss at the same cache." if d.verdict == "reproduced" and d.mean < 0
-           else "no decided change in loss here."))
+    say(depth_attention_sentence(d.mean, len(d.values), da_rows[0]["bytes_per_token"], d))
 
 # %% [markdown]
 # ## Widget — the cache at any size
@@ -414,31 +414,36 @@ say(f"Measured bank saving equal to the paper's formula: course model {course_eq
 
 # %% [markdown]
 # **The quality costs.** Each loss difference above is the mean over paired seeds of a test declared before its
-# run, read at *our* scale (chapter 03's lesson: [three-way verdicts](#glossary:three-way-verdicts), the
-# [Holm correction](#glossary:holm-correction) within each chapter's family, and a test is
-# [out of regime](#glossary:out-of-regime) when its precondition fails). The declared claims and their verdicts:
+# run, read at *our* scale and judged here with the recipes' current rules (chapter 03's lesson:
+# [three-way verdicts](#glossary:three-way-verdicts), the [Holm correction](#glossary:holm-correction) within each
+# chapter's family; a test is [negligible](#glossary:negligible) when its whole interval lies inside ± the smallest
+# effect declared with it, too small to matter whichever its sign, and
+# [out of regime](#glossary:out-of-regime) when its precondition fails, shown then with its
+# [would-be verdict](#glossary:would-be-verdict), what the numbers say if judged anyway). The declared claims and
+# their verdicts:
 
 # %%
-from vrs_edu.lab.chapter06 import stored_test
 from vrs_edu.lab.results import interval
 
 lines = []
 for v, test, ch in (("svformer", "svformer_cost", "03"), ("bank", "bank_loss", "04")):
     if quality[v] is not None:
         d = quality[v]["corpus"]["comparison"][v]["paired_final"]
-        rec = stored_test(quality[v], test)
+        rec = judged[v]
         lines.append(f"* chapter {ch}, `{quality[v]['command']}`: {v} − baseline "
                      f"{interval(d['mean'], d['ci'], label='95% CI ')} nats; declared test "
-                     f"`{test}`, \"{rec['claim']}\": **{rec['verdict']}**")
+                     f"`{test}`, \"{rec['claim']}\": **{verdict_label(rec)}**")
 if vod is not None:
     lines += [f"* chapter 05, `{vod['command']}`: `{r.test.name}` {r.interval()} nats, "
-              f"**{r.verdict}**" for r in da.values()]
+              f"**{verdict_label(r)}**" for r in da.values()]
 say("\n".join(lines))
 
 # %% [markdown]
 # How to read them. **reproduced** means decided in the published direction after the correction. A test whose
 # interval lies on the other side of 0 from its claim, but whose verdict is undecided, did not decide against the
-# claim as declared; the claim is simply not supported at this scale. These are small models trained for a few
+# claim as declared; the claim is simply not supported at this scale. A **negligible** one is decided in a third
+# way: whatever its sign, the change is smaller than the effect the claim is about, so it is neither a cost nor a
+# gain. These are small models trained for a few
 # hundred steps on one corpus: a verdict holds for that regime. The head-reading section trains one model for
 # 150 steps on one seed; its decomposition is exact by construction of a bank layer, while its table of loud rows
 # and the ordinary layer's cosine describe that one model only.

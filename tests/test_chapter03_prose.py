@@ -110,7 +110,7 @@ def test_a_negligible_effect_is_worded_too_small_to_matter_never_decided():
     s = c3.effect_sentence("ResFormer", -0.0016, (-0.0040, -0.0008), _judged("negligible", margin=0.027), 5)
     assert s == ("Against the strong baseline, ResFormer lowers the final loss by **0.002** nats on average over 5 "
                  "paired seeds; the range the 5 paired seeds allow, [-0.004, -0.001], lies below 0, so the change "
-                 "is too small to matter: its whole interval lies within ±0.027 nats, the smallest effect declared "
+                 "is too small to matter — its whole interval lies within ±0.027 nats, the smallest effect declared "
                  "before the run.")
     assert "reproduced" not in s and "published direction" not in s
 
@@ -130,7 +130,7 @@ def test_svformer_sentence_negligible_and_out_of_regime():
     s = c3.svformer_sentence(-0.004, (-0.006, -0.002), _judged("negligible", margin=0.01), 5)
     assert s == ("SVFormer changes the loss by **-0.004** nats; the whole range the 5 paired seeds allow, "
                  "[-0.006, -0.002], lies below 0: a *lower* loss, the opposite of the cost the paper reports — but "
-                 "the change is too small to matter: its whole interval lies within ±0.01 nats, the smallest effect "
+                 "the change is too small to matter — its whole interval lies within ±0.01 nats, the smallest effect "
                  "declared before the run, so it is neither the paper's cost nor its opposite.")
     s = c3.svformer_sentence(-0.014, (-0.026, -0.003), _judged("out of regime", "contradicted"), 5)
     assert s.endswith("— but the claim of a cost is out of regime — its premise fails; judged anyway it would be "
@@ -140,7 +140,7 @@ def test_svformer_sentence_negligible_and_out_of_regime():
 def test_entropy_sentence_negligible_gap_is_no_concentration():
     assert c3.entropy_sentence(-0.012, _judged("negligible", margin=0.05)) == (
         "The baseline's attention entropy lies **0.012** nats below uniform causal attention's: too small to "
-        "matter: its whole interval lies within ±0.05 nats, the smallest effect declared before the run, so its "
+        "matter — its whole interval lies within ±0.05 nats, the smallest effect declared before the run, so its "
         "attention is not concentrated: there is no concentration here for the value residual to relieve.")
 
 

@@ -179,3 +179,49 @@ def test_chapter_06_figures_are_readable_and_fit_the_page():
         for fig in figs:
             assert small_text(fig) == [] and fig.get_size_inches()[0] <= 10.5
     plt.close("all")
+
+
+def test_the_quality_sentence_words_a_negligible_or_out_of_regime_test_from_its_verdict():
+    sv = {"mean": -0.0043, "ci": (-0.0070, -0.0016), "n_negative": 5, "n": 5}
+    tests = {"svformer": {"name": "svformer_cost", "direction": "positive", "verdict": "negligible",
+                          "effect_for_power": 0.028}}
+    assert C.quality_sentence({"svformer": sv}, tests) == (
+        "SVFormer's final validation loss is 0.004 nats lower than the baseline's (5 of 5 seeds lower): its "
+        "interval, -0.004 [-0.007, -0.002] nats, lies below 0, the opposite of the paper's expected cost; its "
+        "declared one-sided test `svformer_cost`, which claims a cost, is **negligible**: too small to matter — its "
+        "whole interval lies within ±0.028 nats, the smallest effect declared before the run. So at this scale no "
+        "reuse is shown to cost loss.")
+    bank = {"mean": -0.0320, "ci": (-0.0366, -0.0273), "n_negative": 5, "n": 5}
+    oor = {"bank": {"name": "bank_loss", "direction": "negative", "verdict": "out of regime",
+                    "would_be": "reproduced"}}
+    assert ("`bank_loss`, which claims a lower loss, is **out of regime (would be: reproduced)**: out of regime — "
+            "its premise fails; judged anyway it would be reproduced, and it is not counted.") in \
+        C.quality_sentence({"bank": bank}, oor)
+
+
+def test_the_depth_attention_sentence_takes_its_words_from_the_verdict():
+    head = ("Depth-Attention's final validation loss is **0.023** nats lower than the baseline's (mean of 5 paired "
+            "seeds), with the same 1,024 cache bytes per token: its read of V buys ")
+    assert C.depth_attention_sentence(-0.023, 5, 1024, "reproduced") == head + "a lower loss at the same cache."
+    assert C.depth_attention_sentence(-0.023, 5, 1024, "undecided") == \
+        head + "no decided change in loss here (its loss test is undecided)."
+    assert C.depth_attention_sentence(-0.023, 5, 1024, {"verdict": "negligible", "effect_for_power": -0.01}) == \
+        head + ("no counted change in loss here: its loss test is too small to matter — its whole interval lies "
+                "within ±0.01 nats, the smallest effect declared before the run.")
+    assert C.depth_attention_sentence(-0.023, 5, 1024, {"verdict": "out of regime", "would_be": "reproduced"}) == \
+        head + ("no counted change in loss here: its loss test is out of regime — its premise fails; judged anyway "
+                "it would be reproduced.")
+
+
+def test_live_test_judges_a_result_with_the_recipes_current_declarations():
+    from types import SimpleNamespace as NS
+
+    class Row(NS):
+        def to_record(self):
+            return {"name": self.test.name, "verdict": self.verdict}
+
+    rows = [Row(test=NS(name="svformer_cost"), verdict="negligible"), Row(test=NS(name="x"), verdict="undecided")]
+    assert C.live_test({"runs": {}}, lambda result: rows, "svformer_cost") == {"name": "svformer_cost",
+                                                                              "verdict": "negligible"}
+    assert C.live_test(None, lambda result: rows, "svformer_cost") is None
+    assert C.live_test({}, lambda result: rows, "absent") is None

@@ -110,13 +110,13 @@ def test_plain_verdict_says_negligible_is_too_small_to_matter_and_never_decided_
     from vrs_edu.viz.prose import plain_verdict
 
     s = plain_verdict(_judged("negligible", margin=0.01))
-    assert s == ("too small to matter: its whole interval lies within ±0.01 nats, the smallest effect declared "
+    assert s == ("too small to matter — its whole interval lies within ±0.01 nats, the smallest effect declared "
                  "before the run")
     assert "reproduced" not in s and "contradicted" not in s and "published direction" not in s
-    assert plain_verdict("negligible") == ("too small to matter: its whole interval lies inside the smallest "
+    assert plain_verdict("negligible") == ("too small to matter — its whole interval lies inside the smallest "
                                            "effect declared before the run")
     assert plain_verdict({"verdict": "negligible", "effect_for_power": -0.021}, "nats") == \
-        "too small to matter: its whole interval lies within ±0.021 nats, the smallest effect declared before the run"
+        "too small to matter — its whole interval lies within ±0.021 nats, the smallest effect declared before the run"
 
 
 def test_plain_verdict_shows_an_out_of_regime_or_na_verdict_with_its_would_be_verdict():
@@ -151,7 +151,7 @@ def test_verdict_label_reads_a_verdict_the_judge_made():
                      requires=("sub_epoch",))
     small = judge([t], {"gain": [-0.001, -0.002, -0.0015, -0.0012]}, preconditions=[
         Precondition("sub_epoch", "reads < 1 epoch", "epochs", "negative", 1.0)], facts={"sub_epoch": 0.5})[0]
-    assert small.verdict == "negligible" and plain_verdict(small).startswith("too small to matter: its whole "
+    assert small.verdict == "negligible" and plain_verdict(small).startswith("too small to matter — its whole "
                                                                               "interval lies within ±0.01 nats")
     big = judge([t], {"gain": [-0.05, -0.06, -0.055, -0.052]}, preconditions=[
         Precondition("sub_epoch", "reads < 1 epoch", "epochs", "negative", 1.0)], facts={"sub_epoch": 2.0})[0]

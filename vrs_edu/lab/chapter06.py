@@ -3,13 +3,17 @@ the rows of :func:`vrs_edu.lab.kv_cache.measure`, from the stored results of cha
 bank-of-values model (He et al., arXiv 2606.02780, sec. 4; SVFormer: Zhou et al., arXiv 2410.17897).
 
 Every sentence chooses its words from the sign and size of the number it states ("saves" / "costs", "lower" /
-"higher"), so that it cannot say "saves -0.5 KB"; tests/test_chapter06.py gives each a known input.
+"higher"), so that it cannot say "saves -0.5 KB"; tests/test_chapter06.py gives each a known input. A sentence that
+names a verdict takes its words from that verdict (:func:`vrs_edu.viz.prose.plain_verdict`): a *negligible* test is
+never worded as a cost or a gain, and an out-of-regime one is shown with its would-be verdict.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
+
+from ..viz.prose import plain_verdict, verdict_label, verdict_parts
 
 NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
          "depth_attention": "Depth-Attention"}
@@ -89,6 +93,33 @@ def loss_phrase(paired: dict) -> str:
 def stored_test(result: dict | None, test: str) -> dict | None:
     """A stored declared test of a recipe's result (``name, claim, verdict, mean, ci``), or None."""
     return {v["name"]: v for v in (result or {}).get("verdicts", [])}.get(test)
+
+
+def live_test(result: dict | None, verdicts, test: str) -> dict | None:
+    """A declared test of a recipe's result judged now with the recipe's current declarations (``verdicts``: the
+    recipe's ``verdicts(result)``), as the record :func:`stored_test` returns (``name, claim, direction, verdict``
+    and, where it has them, ``would_be`` and ``effect_for_power``); None when the result or the test is absent."""
+    if result is None:
+        return None
+    row = {r.test.name: r for r in verdicts(result)}.get(test)
+    return None if row is None else row.to_record()
+
+
+def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row) -> str:
+    """Depth-Attention's loss against the baseline (``mean``: final val loss, depth_attention − residual, nats,
+    over ``n`` paired seeds) at the baseline's cache (``bytes_per_token``), and what its read of V buys, in the words
+    of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word)."""
+    verdict = verdict_parts(row)[0]
+    side = "lower" if mean < 0 else "higher"
+    if verdict == "reproduced" and mean < 0:
+        buys = "a lower loss at the same cache."
+    elif verdict in ("negligible", "out of regime", "n/a"):
+        buys = f"no counted change in loss here: its loss test is {plain_verdict(row)}."
+    else:
+        buys = f"no decided change in loss here (its loss test is {verdict_label(row)})."
+    return (f"Depth-Attention's final validation loss is **{abs(mean):.3f}** nats {side} than the baseline's "
+            f"(mean of {n} paired seeds), with the same {bytes_per_token:,.0f} cache bytes per token: its read of V "
+            f"buys {buys}")
 
 
 # ------------------------------------------------------------------------------------ reading a bank layer
@@ -217,9 +248,15 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
             text += f", the opposite of the paper's expected {wanted}"
         elif lo > 0 or hi < 0:
             text += f", the paper's expected side (a {wanted})"
-        text += (f"; its declared one-sided test `{rec['name']}`, which claims "
-                 f"{'a cost' if claims_cost else 'a lower loss'}, is **{rec['verdict']}** once we allow for the "
-                 f"number of tests.")
+        head = (f"; its declared one-sided test `{rec['name']}`, which claims "
+                f"{'a cost' if claims_cost else 'a lower loss'}, is ")
+        word = verdict_parts(rec)[0]
+        if word == "negligible":
+            text += head + f"**negligible**: {plain_verdict(rec)}."
+        elif word in ("out of regime", "n/a"):
+            text += head + f"**{verdict_label(rec)}**: {plain_verdict(rec)}, and it is not counted."
+        else:
+            text += head + f"**{word}** once we allow for the number of tests."
         if claims_cost and rec["verdict"] == "reproduced":
             costs.append(v)
         parts.append(text)

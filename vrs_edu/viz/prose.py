@@ -142,7 +142,7 @@ def verdict_label(row) -> str:
 
 
 def plain_verdict(row, unit: str = "nats") -> str:
-    """What a verdict means, in plain words: ``decided, in the published direction``; ``too small to matter: its
+    """What a verdict means, in plain words: ``decided, in the published direction``; ``too small to matter — its
     whole interval lies within ±0.01 nats, the smallest effect declared before the run`` (negligible);
     ``out of regime — its premise fails; judged anyway it would be contradicted``; for a swept test that is
     undecided because its arms differ, which arm decided what (``undecided: reproduced at x4; undecided at x0.25,
@@ -150,7 +150,7 @@ def plain_verdict(row, unit: str = "nats") -> str:
     verdict, would, margin = verdict_parts(row)
     if verdict == "negligible":
         band = f"within ±{margin:g} {unit}, " if margin else "inside "
-        return f"too small to matter: its whole interval lies {band}the smallest effect declared before the run"
+        return f"too small to matter — its whole interval lies {band}the smallest effect declared before the run"
     if verdict in ("out of regime", "n/a"):
         why = "its premise fails" if verdict == "out of regime" else "the gain it would explain is not reproduced"
         return f"{verdict} — {why}; " + (f"judged anyway it would be {would}" if would else "it is not judged")
