@@ -8,8 +8,10 @@ import pytest
 from vrs_edu.lab.analysis import DeclaredTest, judge
 from vrs_edu.lab.by_corpus import claims_by_corpus, corpus_dependent, format_claims_by_corpus, load_by_corpus
 
-TESTS = (DeclaredTest("gain", "a variant lowers the loss", "variant − baseline", "same seed", "negative", 0.0, "primary"),
-         DeclaredTest("a_rather_long_declared_test_name_here", "x", "y", "z", "positive", 0.0, "ch"))
+TESTS = (DeclaredTest("gain", "a variant lowers the loss", "variant − baseline", "same seed", "negative", 0.0, "primary",
+                     -0.01, "declared: a test's smallest effect"),
+         DeclaredTest("a_rather_long_declared_test_name_here", "x", "y", "z", "positive", 0.0, "ch", 0.05,
+                      "declared: a test's smallest effect"))
 
 
 def verdicts(result):
@@ -127,3 +129,23 @@ def test_opposite_signs_are_told_apart_from_changed_verdicts():
     rows = claims_by_corpus(results, verdicts)
     # "gain" changes verdict (reproduced → undecided) on the same side; the long test flips its sign
     assert opposite_signs(rows) == ["a_rather_long_declared_test_name_here"]
+
+
+def test_a_negligible_cell_and_an_out_of_regime_cell_with_its_would_be_verdict():
+    from vrs_edu.lab.analysis import Precondition
+
+    epochs = Precondition("sub_epoch", "reads < 1 epoch", "epochs", "negative", 1.0)
+    gated = (DeclaredTest("gain", "a variant lowers the loss", "variant − baseline", "same seed", "negative", 0.0,
+                          "primary", -0.01, "declared: a test's smallest effect", requires=("sub_epoch",)),)
+
+    def judged(result):
+        return judge(gated, result["values"], preconditions=[epochs], facts={"sub_epoch": result["epochs"]})
+
+    tiny = [0.001, -0.001, 0.0005, -0.0005, 0.0]      # mean 0, interval inside ±0.01 → negligible
+    rows = claims_by_corpus({"kjv": {"values": {"gain": tiny}, "epochs": 0.6},
+                             "python-docs": {"values": {"gain": CLEAR_GAIN}, "epochs": 2.5}}, judged)
+    assert corpus_dependent(rows) == ["gain (kjv negligible, python-docs out of regime (would be: reproduced))"]
+    lines = format_claims_by_corpus(rows).splitlines()
+    assert max(map(len, lines)) <= 100
+    assert lines[1].split() == ["kjv", "+0.000", "[-0.001,+0.001]", "negligible"]
+    assert lines[2] == "    python-docs  -0.104 [-0.118,-0.090] out of regime (would be: reproduced)"

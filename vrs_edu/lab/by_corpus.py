@@ -15,6 +15,7 @@ from pathlib import Path
 from .corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
 from .experiments import chosen_corpus, provenance, results_path
 from .results import Verdict
+from ..viz.prose import verdict_label
 
 SECOND_CORPUS = "kjv"
 VERDICT_CORPUS = "kjv"   # the corpus the loss verdicts come from: a run reads 0.60 epochs of it (issue 27)
@@ -82,16 +83,18 @@ def _cell(row: Verdict | None, digits: int) -> str:
     if row is None:
         return "not run"
     lo, hi = row.ci
-    return f"{row.mean:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {row.verdict}"
+    return f"{row.mean:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {verdict_label(row)}"
 
 
 def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) -> str:
     """The claim × corpus table as text, at most ``page`` characters wide: per test, the mean of the per-seed values
-    [95 % CI] and the three-way verdict (Holm-corrected within each corpus' family) on each corpus; a ``*`` marks a
+    [95 % CI] and the verdict (Holm-corrected within each corpus' family; an out-of-regime or n/a one with its
+    would-be verdict, :func:`vrs_edu.viz.prose.verdict_label`) on each corpus; a ``*`` marks a
     test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own;
     when even the cells do not fit side by side (three corpora), each corpus gets a line under the test's name."""
     corpora = list(rows[0]["cells"]) if rows else []
-    longest = max([len("contradicted")] + [len(c.verdict) for r in rows for c in r["cells"].values() if c is not None])
+    longest = max([len("contradicted")] + [len(verdict_label(c)) for r in rows for c in r["cells"].values()
+                                           if c is not None])
     width = 1 + 3 * (digits + 3) + 5 + longest   # " +m [+lo,+hi] verdict"
     if width * len(corpora) + 12 > page:
         label = max(map(len, corpora)) + 2
@@ -116,7 +119,7 @@ def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) 
 
 def corpus_dependent(rows: list[dict]) -> list[str]:
     """The tests whose verdicts differ between corpora, each as ``name (corpus verdict, corpus verdict)``."""
-    return [f"{r['name']} (" + ", ".join(f"{c} {cell['verdict']}" for c, cell in r["cells"].items()
+    return [f"{r['name']} (" + ", ".join(f"{c} {verdict_label(cell)}" for c, cell in r["cells"].items()
                                         if cell is not None) + ")" for r in rows if r["depends"]]
 
 
