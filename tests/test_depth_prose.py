@@ -172,3 +172,15 @@ def test_the_answer_names_the_stream_tests_would_be_verdict_and_the_routers_desc
         "own instrument puts its stream tests out of regime (would be: contradicted); its loss is -0.007 nats from "
         "the baseline's, undecided as \"no worse\" (an equivalence test); and the routers' V − Q and V − K margins "
         "are descriptions, not judged (their premise fails).")
+
+
+def test_the_loss_figure_gives_a_negligible_read_its_own_colour():
+    from matplotlib.colors import to_rgba
+
+    from vrs_edu.viz.depth import plot_loss_effects
+
+    fig = plot_loss_effects([{"name": "a", "mean": -0.002, "ci": (-0.004, -0.001), "verdict": "negligible"},
+                             {"name": "b", "mean": -0.09, "ci": (-0.13, -0.05), "verdict": "reproduced"}])
+    colours = [line.get_color() for line in fig.axes[0].lines if line.get_marker() == "o"]
+    assert [to_rgba(c) for c in colours] == [to_rgba("tab:blue"), to_rgba("tab:green")]
+    matplotlib.pyplot.close(fig)

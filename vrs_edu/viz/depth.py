@@ -126,8 +126,9 @@ def plot_sublayer_streams(mats: dict[str, torch.Tensor], sources: list[str], str
     return fig
 
 
+# negligible (an interval inside ± the declared smallest effect) has its own colour: neither a win nor a loss
 VERDICT_COLOURS = {"reproduced": "tab:green", "contradicted": "tab:red", "undecided": "tab:gray",
-                   "out of regime": "tab:purple"}
+                   "negligible": "tab:blue", "out of regime": "tab:purple"}
 
 
 def plot_loss_effects(effects: list[dict], title: str = ""):
