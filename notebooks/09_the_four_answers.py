@@ -104,8 +104,12 @@ say(A.conclusion(answers))
 # question), the toys' number, the real encoder's and the real decoder's where it has one (a dash where a model was
 # not measured that way), what the numbers say in words, and the chapters that measured them. The words name the
 # course's verdicts of a test fixed before its run: *reproduced* (the published
-# direction, beyond noise), *contradicted* (the opposite direction), *undecided*; *out of regime* when a check the
-# test needed failed, *rate-dependent* when the rates disagree. Each holds for its model, corpus and scale only.
+# direction, beyond noise), *contradicted* (the opposite direction), *undecided*, *negligible* (the interval lies
+# inside ± the test's declared smallest effect: too small to matter, whichever its sign); *out of regime* when a
+# premise the test needed failed, printed with the verdict the data would give if judged anyway (its would-be
+# verdict); *rate-dependent* only when one rate reproduces a claim and another contradicts it. A number whose
+# premise is known to fail is shown as a *description*, with no verdict. Each holds for its model, corpus and scale
+# only.
 #
 # ## 1. How much does a deep layer's attention depend on its freshly computed QK pattern?
 #
@@ -144,9 +148,11 @@ show(answers[1])
 #
 # Chapter 01 showed that the stream *is* a running sum: the final state equals the embedding plus every block's
 # output. Chapter 05 replaced the sum by reads over depth ([depth mixers](#glossary:depth-mixer): DenseFormer,
-# MUDDFormer, [ShortSWA](#glossary:shortswa) over depth, Depth-Attention) and tested each against the residual and
-# against a control with the same extra parameters but no selection. The real decoder is a plain residual; it
-# cannot be redesigned after training, only read.
+# MUDDFormer, [ShortSWA](#glossary:shortswa) over depth, Depth-Attention) and tested each against the residual,
+# and DenseFormer and MUDDFormer also against a control that learns a scale per layer but selects nothing (the
+# scalar gain). That control has fewer extra parameters than either mixer (the table gives the counts): it rules
+# out a gain from any per-layer scale, not one from the parameters. The real decoder is a plain residual; it cannot
+# be redesigned after training, only read.
 
 # %%
 show(answers[2])
@@ -171,16 +177,20 @@ show(answers[3])
 # Chapter 04 judged each of its x0 claims at three coefficient learning rates (×0.25, ×1, ×4), because the learned
 # shares moved with the rate. One verdict per rate is not yet an answer: the claim needs one verdict. Write
 # `swept_verdict(verdicts)`: given one verdict per rate, return the claim's verdict by the course's rule. A claim is
-# reproduced (or contradicted) only if it is so at *every* rate; rates that were judged and disagree make it
-# *rate-dependent*; a rate that could not be judged ([out of regime](#glossary:out-of-regime), n/a) cannot vouch
-# for it; and a sweep needs at least three rates to decide anything. The cell after the solution applies your function to the stored arms of
-# every swept claim (chapter 04's on the verdict corpus, and the recall task's).
+# reproduced (or contradicted, or [negligible](#glossary:negligible)) only if it is so at *every* rate. It is
+# *rate-dependent* only when the rates decide it in opposite directions: reproduced at one, contradicted at
+# another. Every other mixture is *undecided*: "reproduced at ×4, undecided at ×1" says the slower rates lacked the
+# power to decide, not that the effect changes with the rate. A rate that could not be judged
+# ([out of regime](#glossary:out-of-regime), n/a) cannot vouch for the claim; when no rate was judged the claim is
+# out of regime (n/a when none is out of regime). And a sweep needs at least three rates to decide anything. The
+# cell after the solution applies your function to the stored arms of every swept claim (the recall task's, and
+# any other stored sweep's).
 #
 # <details><summary>Hint</summary>
 #
-# Order the cases: first "every arm says the same"; then "the arms that were judged disagree" (leave the unjudged
-# ones out of that comparison); then what is left; and the count of arms last, since it can only weaken a decided
-# verdict.
+# Order the cases: first "every arm says the same"; then "one arm reproduced and another contradicted"; then "no
+# arm was judged" (every arm out of regime or n/a); everything else is undecided; and the count of arms last, since
+# it can only weaken a decided verdict.
 #
 # </details>
 
@@ -202,11 +212,14 @@ def swept_verdict(verdicts):
     judged = {v for v in verdicts if v not in ("out of regime", "n/a")}
     if len(set(verdicts)) == 1:
         out = verdicts[0]
-    elif len(judged) > 1:
+    elif {"reproduced", "contradicted"} <= judged:     # decided in opposite directions
         out = "rate-dependent"
-    else:
+    elif not judged:                                  # no arm was judged
         out = "out of regime" if "out of regime" in verdicts else "n/a"
-    return "undecided" if out in ("reproduced", "contradicted") and len(verdicts) < 3 else out
+    else:                                             # decided at some rates only, or not decided
+        out = "undecided"
+    decided = ("reproduced", "contradicted", "negligible")
+    return "undecided" if out in decided and len(verdicts) < 3 else out
 
 
 check_swept_verdict(swept_verdict)
@@ -234,10 +247,13 @@ say(*[f"`{c.test.name}`: " + ", ".join(f"{a} {x.verdict}" for a, x in c.arms)
 #
 #    <details><summary>Answer</summary>
 #
-#    Because both swaps cost something. In the real decoder's last third another sequence's pattern costs far more
-#    than the 0.05-nat tolerance, and so does the previous layer's: the fresh pattern is needed. The swaps only say
-#    which half carries more of what is specific to *this* text; a pattern from a text of the same kind is often
-#    roughly right, its values are not. QK alone sees half; it is not the useless half.
+#    Because both swaps cost something. Swapped in the real decoder's whole last third at once, another sequence's
+#    pattern costs far more than the 0.05-nat tolerance, and so does the previous layer's: the third as a whole
+#    needs its fresh pattern. One layer at a time the picture is finer: several single late layers tolerate another
+#    sequence's pattern within 0.05 nats (question 1's sentence counts them), so "a deep layer needs its fresh
+#    pattern" holds for the layers together, not for each. The swaps only say which half carries more of what is
+#    specific to *this* text; a pattern from a text of the same kind is often roughly right, its values are not. QK
+#    alone sees half; it is not the useless half.
 #
 #    </details>
 #
@@ -258,8 +274,9 @@ say(*[f"`{c.test.name}`: " + ", ".join(f"{a} {x.verdict}" for a, x in c.arms)
 #
 #    <details><summary>Answer</summary>
 #
-#    A real model *trained* with a depth read, against a baseline trained the same way and a control with the same
-#    extra parameters, on more than one corpus. A trained residual model can only be read (what its last layers
+#    A real model *trained* with a depth read, against a baseline trained the same way and a control with as many
+#    extra parameters that selects nothing (the toys' scalar gain has fewer than the mixers), on more than one
+#    corpus. A trained residual model can only be read (what its last layers
 #    read), not redesigned after the fact; the toys' results hold for their own shape and corpus ("The answer"
 #    names them).
 #
@@ -295,7 +312,8 @@ for entry in lines[:4]:
 # ### Aside: the recall task
 #
 # Chapters 03 and 04 also trained on an associative-recall task, where a model must look a key up. It is not one of
-# the seed's questions, and its x0 claims count only across the rate sweep (the `recall-rates` result); its lines
+# the seed's questions, but it is where the x0 claims are judged: its deep inputs are mostly context (the premise
+# the language-model toys lack). They count only across the rate sweep (the `recall-rates` result), and its lines
 # are about retrieval only where its checks (the models learned the lookup) are reproduced.
 
 # %%
@@ -306,7 +324,7 @@ say(f"**{recall['title']}** (chapters {recall['chapter']}): " + (recall["missing
 # %% [markdown]
 # The real decoder's verdicts are chapter 08's (its "How sure are we?" section holds the table): one model, one
 # corpus, one run, evaluation sequences as the unit of replication. A claim whose declared check failed is out of
-# regime: its interval is shown above, with no verdict.
+# regime: it is not counted, and it is shown with the verdict it would get if judged anyway.
 
 # %%
 from vrs_edu.lab.recipes import real_decoder
@@ -315,6 +333,7 @@ decoder = load_results_or_none("real-decoder", say=say)
 rows = real_decoder.verdicts(decoder) if decoder else []
 failed = [r.test.name for r in rows
           if r.test.name in real_decoder.CHECKS and r.verdict != "reproduced"]
+out = [f"`{r.test.name}` {A.verdict_phrase(r)}" for r in rows if r.verdict == "out of regime"]
 say(f"Checks not reproduced in the stored run: {', '.join(failed) or 'none'}; "
-    f"{sum(r.verdict == 'out of regime' for r in rows)} of {len(rows)} declared tests out of "
-    "regime.")
+    f"{len(out)} of {len(rows)} declared tests out of regime"
+    + (": " + "; ".join(out) if out else "") + ".")

@@ -1,10 +1,14 @@
-"""Chapter 09 exercise: judge a claim across the coefficient rates (the intersection-union rule every swept test of
-chapter 04 is judged by, :func:`vrs_edu.lab.analysis._combine`).
+"""Chapter 09 exercise: judge a claim across the coefficient rates (the intersection-union rule every swept test is
+judged by, :func:`vrs_edu.lab.analysis.arm_rule`, which :func:`vrs_edu.lab.analysis._combine` applies).
 
 The learner writes ``swept_verdict(verdicts)``: a list of one verdict per arm (``"reproduced"``, ``"contradicted"``,
-``"undecided"``, ``"out of regime"``, ``"n/a"``) -> the claim's verdict. The reference is
-:func:`vrs_edu.lab.answers.combine_arm_verdicts` (three arms or more: fewer decide nothing). ``seed`` is unused (the
-cases are the rule's corners); graders may pass others' cases.
+``"undecided"``, ``"negligible"``, ``"out of regime"``, ``"n/a"``) -> the claim's verdict. The rule (review 3, H2):
+the same verdict at every arm is that verdict; arms *decided in opposite directions* (reproduced at one,
+contradicted at another) are *rate-dependent*; every arm out of regime or n/a gives *out of regime* (*n/a* when
+none is out of regime); any other mixture is *undecided* (an undecided arm is a question of power, not of the
+rate); a decided verdict from fewer than three arms is only *undecided*. The reference is
+:func:`vrs_edu.lab.answers.combine_arm_verdicts`. ``seed`` is unused (the cases are the rule's corners); graders
+may pass others' cases.
 """
 from __future__ import annotations
 
@@ -14,13 +18,17 @@ from ..checks import PASSED, PASSED_UNGRADED, CheckFailed, wrap
 CASES = [
     ["reproduced", "reproduced", "reproduced"],
     ["contradicted", "contradicted", "contradicted"],
-    ["reproduced", "undecided", "reproduced"],
-    ["reproduced", "contradicted", "reproduced"],
+    ["negligible", "negligible", "negligible"],
+    ["reproduced", "undecided", "reproduced"],           # decided at two rates only: undecided, not rate-dependent
+    ["reproduced", "contradicted", "reproduced"],        # opposite decided directions: rate-dependent
+    ["contradicted", "undecided", "reproduced"],         # opposite directions, whatever the third arm says
+    ["negligible", "reproduced", "reproduced"],          # too small at one rate: not opposite, undecided
     ["out of regime", "out of regime", "out of regime"],
-    ["out of regime", "reproduced", "out of regime"],
+    ["out of regime", "reproduced", "out of regime"],    # one judged arm cannot vouch for the claim: undecided
+    ["out of regime", "reproduced", "contradicted"],     # the judged arms disagree in direction: rate-dependent
     ["undecided", "out of regime", "undecided"],
-    ["reproduced", "reproduced"],
-    ["n/a", "undecided", "n/a"],
+    ["n/a", "n/a", "out of regime"],                     # nothing judged, one arm out of regime: out of regime
+    ["reproduced", "reproduced"],                        # two arms are not a sweep
 ]
 
 
@@ -28,21 +36,50 @@ def _majority(v):
     return max(set(v), key=v.count)
 
 
+def _any_difference(v):
+    """The old rule: any two judged arms that differ make the claim rate-dependent (an undecided arm counted as
+    disagreeing, so "rate-dependent" measured power)."""
+    judged = {x for x in v if x not in ("out of regime", "n/a")}
+    if len(set(v)) == 1:
+        out = v[0]
+    elif len(judged) > 1:
+        out = "rate-dependent"
+    elif judged:
+        out = "undecided"
+    else:
+        out = "out of regime" if "out of regime" in v else "n/a"
+    return "undecided" if out in ("reproduced", "contradicted", "negligible") and len(v) < 3 else out
+
+
 def _ignore_regime(v):
     judged = [x for x in v if x not in ("out of regime", "n/a")] or v
     return combine_arm_verdicts(judged, min_arms=1)
 
 
+def _regime_wins(v):
+    """Any arm out of regime makes the whole claim out of regime."""
+    if "out of regime" in v and len(set(v)) > 1:
+        return "out of regime"
+    return combine_arm_verdicts(v)
+
+
 MISTAKES = [   # the first that matches is named: the narrowest first
     (lambda v: combine_arm_verdicts(v, min_arms=1), "right rule, but two arms that agree are not a sweep: with "
                                                    "fewer than 3 arms a decided verdict is only undecided"),
-    (_majority, "you took the verdict most arms have: a claim holds across the rates only if it holds at every "
-                "rate (one arm that disagrees makes it rate-dependent)"),
+    (_any_difference, "you called every disagreement rate-dependent: only arms decided in opposite directions (one "
+                      "reproduced, one contradicted) make a claim rate-dependent; an undecided or negligible arm "
+                      "is a question of power or size, so that mixture is undecided"),
     (_ignore_regime, "you dropped the out-of-regime arms and judged the rest: an arm that was not judged cannot "
-                     "vouch for the claim, so the claim is out of regime unless the judged arms disagree"),
+                     "vouch for the claim, so a claim decided at the other arms only is undecided"),
+    (_regime_wins, "you let one out-of-regime arm decide: the claim is out of regime only when no arm was judged; "
+                   "judged arms that disagree in direction still make it rate-dependent, and otherwise it is "
+                   "undecided"),
+    (_majority, "you took the verdict most arms have: a claim holds across the rates only if it holds at every "
+                "rate (one arm that is not decided the same way makes it undecided)"),
 ]
-STUB_HINT = ("compare the set of verdicts with one element first; then ask whether the arms that were judged "
-             "disagree; then whether any arm was out of regime; last, count the arms")
+STUB_HINT = ("compare the set of verdicts with one element first; then ask whether some arm is reproduced and "
+             "another contradicted; then whether no arm was judged at all (out of regime, n/a); every other "
+             "mixture is undecided; last, count the arms")
 
 
 def check_swept_verdict(fn, *, seed: int = 0, raise_on_fail: bool = False, quiet: bool = False,
