@@ -82,7 +82,10 @@ plt.show()
 # trains the family and the routers,
 # `vrs-edu reproduce v-over-depth --corpus kjv` the two newest reads (each against its own residual runs). Each row
 # is the mean change of the final validation loss in [nats](#glossary:nats) with its 95 %
-# [interval](#glossary:interval), coloured by the verdict of its [declared test](#glossary:declared-test). The rows
+# [interval](#glossary:interval), coloured by the verdict of its [declared test](#glossary:declared-test): green
+# reproduced, red contradicted, grey undecided, purple out of regime (a precondition failed), blue
+# [negligible](#glossary:negligible) (the whole interval inside ± the smallest effect declared with the test: too
+# small to matter, neither a win nor a loss). The rows
 # are the reads built in "The family" below: `denseformer`, `elcbert`, `attnres` (Attention Residuals),
 # `shortswa-k2`, `-k4` and `-full` (ShortSWA over depth with a window of 2, 4 and every layer), three **routers**
 # that give Q, K and V their own reads — `dca` (DeepCrossAttention), `mudd` ([MUDDFormer](#glossary:muddformer),
