@@ -810,9 +810,9 @@ say(f"Ours: {n_params:,} parameters, {tokens:,} training tokens; paper: "
 # value-residual`): technical prose full of repeated code-like patterns, read six times per run, a *memorisation
 # regime* where the training loss falls far below the validation loss. The table recomputes every declared test on
 # each corpus with the recipe's own `verdicts` (Holm within each corpus); a `*` marks a test whose verdict differs
-# between the corpora: on the Python docs every loss test is out of regime (`sub_epoch` fails), which is the point
-# of the verdict corpus. First, facts about the corpora: how much of each the 2,048-word vocabulary cannot name
-# (`[UNK]`), how many times one run reads its training split, and the baseline's loss on training text beside its
+# between the corpora: on the Python docs every loss test is out of regime (`sub_epoch` fails; each cell still
+# shows its would-be verdict), which is the point of the verdict corpus. First, facts about the corpora: how much
+# of each the 2,048-word vocabulary cannot name (`[UNK]`), how many times one run reads its training split, and the baseline's loss on training text beside its
 # validation loss. (The kjv training split's first batches, where the training loss is read, are from the Old
 # Testament and its validation split from the end of the New: part of its gap is a change of text, not
 # memorisation.) A second list names the tests whose means fall on opposite sides on the two corpora, a
