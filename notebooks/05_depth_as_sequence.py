@@ -795,9 +795,10 @@ if result is not None:
 
 # %%
 if result is not None:
+    described = dm_recipe.descriptions(result)
     say("\n".join(f"* {d.name.split('_v_reads_x0_more_than_')[0]}: V − {d.name[-1].upper()} "
-                  f"{d.interval()} ({vod_recipe.side(d.mean, d.ci)}), description ({d.why})"
-                  for d in dm_recipe.descriptions(result)))
+                  f"{d.interval()} ({vod_recipe.side(d.mean, d.ci)})" for d in described),
+        f"All {len(described)} are descriptions, {described[0].why}.")
 
 # %% [markdown]
 # Read the lines as measured on this model: where the interval spans 0, the seeds cannot tell V from Q (or K); an
