@@ -102,9 +102,13 @@ def test_value_residual_quick_result_schema(vr_result):
 
 
 def test_bank_of_values_quick_result_schema(bov_result):
-    _check_common(bov_result, "bank-of-values", {"corpus": list(bov.VARIANTS_V2)})
+    _check_common(bov_result, "bank-of-values", {"corpus": list(bov.VARIANTS_V2)},
+                  families=("ch04-setup", "ch04-loss", "ch04-size"))
     assert "recall" not in bov_result
     assert {v["name"] for v in bov_result["verdicts"]} == {t.name for t in bov.TESTS}
+    # the x0 numbers whose premise fails on the language-model toys are stored as descriptions, with intervals
+    assert [d["name"] for d in bov_result["descriptions"]] == [n for n, _ in bov.DESCRIBED]
+    assert all(len(d["ci"]) == 2 for d in bov_result["descriptions"])
     assert bov_result["corpus"]["configs"]["qkv"]["model"]["qk_norm"] is True
     assert bov_result["corpus"]["configs"]["qkv"]["train"]["coef_opt"] == "official"
     for part in (bov_result["corpus"],):

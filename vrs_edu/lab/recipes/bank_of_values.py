@@ -12,6 +12,10 @@ set, the ``word-8x64`` corpus (the model of chapter 03); the associative-recall 
 tokens — pure token identity fetched by key — is ``vrs-edu reproduce recall``. Five seeds, paired. On the trained
 baselines the recipe also runs the context-free substitution ablation (replace the input of Q, K or V by x0, one at a
 time, per layer), a second, independent way to ask the same question.
+
+The x0-share and x0-need claims are not declared here, only described (:func:`descriptions`), because their premise
+— deep inputs mostly context, x0-R² below :data:`vrs_edu.lab.premises.DEEP_X0_R2` — fails on every language-model toy
+(0.85 here, 0.83-0.88 at every depth 4-24); ``vrs-edu reproduce recall`` judges them where it holds.
 """
 from __future__ import annotations
 
@@ -23,6 +27,8 @@ from ..analysis import (DeclaredTest, Precondition, check_preconditions, judge, 
 from ..analysis import plateau_window as _window
 from ..experiments import recipe
 from ..options import RunOptions
+from ..premises import (DEEP_X0_R2, DEEP_X0_R2_REASON, LM_TOYS_SHORT, NO_WORSE_MARGIN, NO_WORSE_SOURCE, Description,
+                        describe, description_records)
 from ..results import Verdict
 from .value_residual import CORPUS, QUICK_STEPS, SEEDS, VERDICT_CORPUS, run_suite
 
@@ -62,6 +68,7 @@ def bank_of_values(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str
                            "paper_substitutive_coef": PAPER_SUBSTITUTIVE_COEF, "verdict_corpus": VERDICT_CORPUS}}
     result["preconditions"] = [o.to_record() for o in check_preconditions(PRECONDITIONS, facts(result)).values()]
     result["verdicts"] = verdict_records(verdicts(result))
+    result["descriptions"] = description_records(descriptions(result))
     return result
 
 
@@ -126,62 +133,55 @@ def _bpb(delta_bpb: float) -> float:
     return round(delta_bpb * NATS_PER_BPB, 3)
 
 
+# The premise every x0-share and x0-need claim rests on is declared once, for every chapter (vrs_edu.lab.premises).
+# On this recipe's language-model toy it fails at every setting (deep inputs 0.85 x0-R² on kjv, 0.83-0.88 at every
+# depth 4-24), so those claims are not declared here: their numbers are descriptions (:func:`descriptions`), and
+# the claims themselves are judged on the recall task (``recall.py``, deep inputs 0.39), where the premise holds.
 SUB_EPOCH = Precondition("sub_epoch", "loss verdicts come from runs that cannot memorise their training text: each "
-                         "run reads less than one epoch of it", "tokens one run reads / training tokens (epochs)",
-                         "negative", 1.0)
-DEEP_CONTEXT = Precondition("deep_context", "the premise of re-reading x0: the deep layers' inputs carry mostly "
-                            "context, not token identity (else every path reads x0 already and a share says little)",
-                            "trained baselines: x0-R² of the x0 layers' inputs (mean of Q, K, V inputs and seeds)",
-                            "negative", 0.5)
+                         "run reads less than one epoch of it (both directions: memorising can fake a variant's gain "
+                         "or, by overfitting both arms alike, hide one)", "tokens one run reads / training tokens "
+                         "(epochs)", "negative", 1.0, gates="both")
+DEEP_CONTEXT = Precondition("deep_context", DEEP_X0_R2_REASON, "trained baselines: x0-R² of the x0 layers' inputs "
+                            "(mean of Q, K, V inputs and seeds)", "negative", DEEP_X0_R2, gates="both")
 X0_PLATEAUED = Precondition("x0_plateaued", "the x0 coefficients had stopped moving when the LR decay began, so "
-                            "their shares are where training settled, not how far an optimiser drifted",
+                            "their shares are where training settled, not how far an optimiser drifted (both "
+                            "directions: a coefficient still moving may end above or below its snapshot)",
                             "share of the (seed, layer, path) β trajectories whose change in the quarter before the "
-                            "decay is ≤ 0.1 × their whole change, at each rate", "positive", 0.5)
-QKV_NO_WORSE = Precondition("qkv_no_worse", "the qkv models whose coefficients are read are no worse than the "
-                            "baseline (a model that loses by reading x0 says little about what deep layers need)",
-                            "mean final val loss, qkv − baseline (nats), at each rate", "negative", 0.01)
-SUBSTITUTE_PLATEAUED = Precondition("substitute_plateaued", "γ of substitute_v had stopped moving before the decay",
-                                    "share of (seed, layer) γ trajectories that plateaued", "positive", 0.5)
-BANK_PLATEAUED = Precondition("bank_plateaued", "γ of the bank had stopped moving before the decay",
-                              "share of (seed, layer) γ trajectories that plateaued", "positive", 0.5)
-PRECONDITIONS = (SUB_EPOCH, DEEP_CONTEXT, X0_PLATEAUED, QKV_NO_WORSE, SUBSTITUTE_PLATEAUED, BANK_PLATEAUED)
+                            "decay is ≤ 0.1 × their whole change, at each rate", "positive", 0.5, gates="both")
+SUBSTITUTE_PLATEAUED = Precondition("substitute_plateaued", "γ of substitute_v had stopped moving before the decay "
+                                    "(both directions: a γ still moving may end above or below 2)",
+                                    "share of (seed, layer) γ trajectories that plateaued", "positive", 0.5,
+                                    gates="both")
+BANK_PLATEAUED = Precondition("bank_plateaued", "γ of the bank had stopped moving before the decay (both directions)",
+                              "share of (seed, layer) γ trajectories that plateaued", "positive", 0.5, gates="both")
+# deep_context and x0_plateaued gate no declared test here any more; they stay declared, so that chapter 04 shows
+# why the x0 numbers are descriptions.
+PRECONDITIONS = (SUB_EPOCH, DEEP_CONTEXT, X0_PLATEAUED, SUBSTITUTE_PLATEAUED, BANK_PLATEAUED)
 
 _SHARE = "declared: a tenth of a path's input"
-_COEF = ("deep_context", "x0_plateaued", "qkv_no_worse")
+# The x0 claims of the paper and the author's post, measured here as descriptions only (name, quantity):
+# additive_criterion (|β_v| > |α_v|), V's x0 share above Q's and K's, V's need above Q's and K's, the gradient
+# pressure, and the last layer's |β_v| > 10 (an additive x0 read stays small where the input is 0.85 x0 already:
+# the same premise).
+DESCRIBED = (
+    ("additive_criterion", "qkv runs: x0 share of V's input |β_v| / (|α_v| + |β_v|), mean over the x0 layers "
+     "(the paper's claim: above 0.5)"),
+    ("v_reads_x0_more_than_q", "qkv runs: share_v − share_q, mean over the x0 layers"),
+    ("v_reads_x0_more_than_k", "qkv runs: share_v − share_k, mean over the x0 layers"),
+    ("v_needs_x0_more_than_q", "qkv runs: loss rise when β_v := 0 in every x0 layer − the rise when β_q := 0 (nats)"),
+    ("v_needs_x0_more_than_k", "qkv runs: loss rise when β_v := 0 − the rise when β_k := 0 (nats)"),
+    ("v_pressure_above_q", "trained baselines: mean over the x0 layers of ln(|∂L/∂β_v| / |∂L/∂β_q|) at β = 0"),
+    ("v_pressure_above_k", "trained baselines: mean over the x0 layers of ln(|∂L/∂β_v| / |∂L/∂β_k|) at β = 0"),
+    ("beta_v_last_layer_above_10", "qkv runs: |β_v| in the last layer (the paper's claim: above 10)"),
+)
 TESTS = (
-    # the chapter's question, over the rate sweep
-    DeclaredTest("additive_criterion", "additive x0 into V: the context-free part's coefficient dominates V's own "
-                 "(BoV paper, Fig. 2, Sec. 3 (i): 'much larger in magnitude'; we test |β_v| > |α_v|)",
-                 "qkv runs: x0 share of V's input |β_v| / (|α_v| + |β_v|), mean over the x0 layers", "vs 0.5",
-                 "positive", 0.5, "primary", 0.1, _SHARE, requires=_COEF, sweep="coef_lr"),
-    DeclaredTest("v_reads_x0_more_than_q", "deep layers re-read x0 through V more than through Q (author's post, not "
-                 "in the paper)", "qkv runs: share_v − share_q, mean over the x0 layers", "vs 0", "positive", 0.0,
-                 "primary", 0.1, _SHARE, requires=_COEF, sweep="coef_lr"),
-    DeclaredTest("v_reads_x0_more_than_k", "deep layers re-read x0 through V more than through K (author's post, not "
-                 "in the paper)", "qkv runs: share_v − share_k, mean over the x0 layers", "vs 0", "positive", 0.0,
-                 "primary", 0.1, _SHARE, requires=_COEF, sweep="coef_lr"),
-    # the need for x0, beside the shares: what the trained model loses without it, what the baseline's loss wants
-    DeclaredTest("v_needs_x0_more_than_q", "V needs its x0 more than Q does (author's post, read as need)",
-                 "qkv runs: loss rise when β_v := 0 in every x0 layer − the rise when β_q := 0 (nats)", "vs 0",
-                 "positive", 0.0, "x0-need", 0.01, "declared: 0.01 nats, a third of the paper's qkv gain",
-                 requires=("deep_context", "qkv_no_worse"), sweep="coef_lr"),
-    DeclaredTest("v_needs_x0_more_than_k", "V needs its x0 more than K does (author's post, read as need)",
-                 "qkv runs: loss rise when β_v := 0 − the rise when β_k := 0 (nats)", "vs 0", "positive", 0.0,
-                 "x0-need", 0.01, "declared: 0.01 nats, a third of the paper's qkv gain",
-                 requires=("deep_context", "qkv_no_worse"), sweep="coef_lr"),
-    DeclaredTest("v_pressure_above_q", "before any x0 weight moves, the loss pulls harder on V's than on Q's (gradient "
-                 "pressure on the trained baseline)", "trained baselines: mean over the x0 layers of "
-                 "ln(|∂L/∂β_v| / |∂L/∂β_q|) at β = 0", "vs 0", "positive", 0.0, "x0-pressure", math.log(2),
-                 "declared: ln 2, V's pull twice Q's", requires=("deep_context",)),
-    DeclaredTest("v_pressure_above_k", "before any x0 weight moves, the loss pulls harder on V's than on K's",
-                 "trained baselines: mean over the x0 layers of ln(|∂L/∂β_v| / |∂L/∂β_k|) at β = 0", "vs 0",
-                 "positive", 0.0, "x0-pressure", math.log(2), "declared: ln 2, V's pull twice K's",
-                 requires=("deep_context",)),
+    # a check of the set-up, the course's one "no worse" rule (vrs_edu.lab.premises): an equivalence test per arm
+    DeclaredTest("qkv_no_worse", "the qkv models whose coefficients are read are no worse than the baseline: their "
+                 "loss lies within ±0.01 nats of it (a model that loses by reading x0 says little about what deep "
+                 "layers need)", "final val loss, qkv − baseline (nats), at each rate", "same seed, within ±0.01",
+                 "negative", 0.0, "ch04-setup", -NO_WORSE_MARGIN, NO_WORSE_SOURCE, kind="check", sweep="coef_lr",
+                 form="equivalence"),
     # the paper's size yardsticks
-    DeclaredTest("beta_v_last_layer_above_10", "the last layer's coefficient on the context-free value exceeds 10 "
-                 "(BoV paper, Fig. 2)", "qkv runs: |β_v| in the last layer", "vs 10", "positive",
-                 PAPER_LAST_LAYER_COEF, "x0-size", 2.0, "declared: 12 against the paper's 10",
-                 requires=("x0_plateaued", "qkv_no_worse"), sweep="coef_lr"),
     DeclaredTest("substitute_gamma_above_2", "substitutive x0·W_V: the learned coefficient stays above 2 (BoV paper, "
                  "Fig. 2a)", "substitute_v runs: mean γ over the x0 layers", "vs 2", "positive",
                  PAPER_SUBSTITUTIVE_COEF, "ch04-size", 0.5, "declared: 2.5 against the paper's 2",
@@ -303,11 +303,43 @@ def facts(result: dict) -> dict:
             3 * len(deep) * len(base))
         arms = _arms(c)
         out["x0_plateaued"] = {a: beta_plateau(c[v], paths="qkv")["fraction"] for a, v in arms.items()}
+        # Not a precondition any more (the check qkv_no_worse judges it, an equivalence test): the mean per arm
+        # stays here for chapter 04's rate table.
         out["qkv_no_worse"] = {a: sum(paired_values(c[v], c["baseline"])) / len(c[v]) for a, v in arms.items()}
     for mode, name in (("substitute_v", "substitute_plateaued"), ("bank", "bank_plateaued")):
         if mode in c:
             out[name] = gamma_plateau(c[mode], mode)["fraction"]
     return out
+
+
+def described_values(result: dict) -> dict:
+    """Per-seed values of the numbers in :data:`DESCRIBED` (``{arm: list}`` for the swept ones, nominal arm first);
+    those whose runs are absent are left out."""
+    c = result["corpus"]["runs"]
+    out: dict = {}
+    arms = _arms(c)
+    if arms:
+        sm = {a: share_margins(c[v]) for a, v in arms.items()}
+        for name, key in (("additive_criterion", "share_v"), ("v_reads_x0_more_than_q", "margin_q"),
+                          ("v_reads_x0_more_than_k", "margin_k"), ("beta_v_last_layer_above_10", "last_beta_v")):
+            out[name] = {a: sm[a][key] for a in arms}
+        if all("x0_removal_cost" in r for v in arms.values() for r in c[v]):
+            nm = {a: need_margins(c[v]) for a, v in arms.items()}
+            out["v_needs_x0_more_than_q"] = {a: nm[a]["margin_q"] for a in arms}
+            out["v_needs_x0_more_than_k"] = {a: nm[a]["margin_k"] for a in arms}
+    if all("x0_pressure" in r for r in c["baseline"]):
+        pr = pressure_ratios(c["baseline"])
+        out.update(v_pressure_above_q=pr["log_v_over_q"], v_pressure_above_k=pr["log_v_over_k"])
+    return out
+
+
+def descriptions(result: dict) -> list[Description]:
+    """The x0 numbers of :data:`DESCRIBED` with their 95 % intervals, per arm of the rate sweep where swept, in that
+    order: shown, never judged, because their premise (``deep_context``, :data:`vrs_edu.lab.premises.DEEP_X0_R2`)
+    fails on every language-model toy (:data:`vrs_edu.lab.premises.LM_TOYS_FAIL`); ``recall.verdicts`` judges them."""
+    values = described_values(result)
+    return [describe(name, quantity, values[name], LM_TOYS_SHORT + "; the recall task judges it") for name, quantity in DESCRIBED
+            if name in values]
 
 
 def test_values(result: dict) -> dict:
@@ -316,18 +348,8 @@ def test_values(result: dict) -> dict:
     c = result["corpus"]["runs"]
     out: dict = {}
     arms = _arms(c)
-    if arms:
-        sm = {a: share_margins(c[v]) for a, v in arms.items()}
-        for test, key in (("additive_criterion", "share_v"), ("v_reads_x0_more_than_q", "margin_q"),
-                          ("v_reads_x0_more_than_k", "margin_k"), ("beta_v_last_layer_above_10", "last_beta_v")):
-            out[test] = {a: sm[a][key] for a in arms}
-        if all("x0_removal_cost" in r for v in arms.values() for r in c[v]):
-            nm = {a: need_margins(c[v]) for a, v in arms.items()}
-            out["v_needs_x0_more_than_q"] = {a: nm[a]["margin_q"] for a in arms}
-            out["v_needs_x0_more_than_k"] = {a: nm[a]["margin_k"] for a in arms}
-    if all("x0_pressure" in r for r in c["baseline"]):
-        pr = pressure_ratios(c["baseline"])
-        out.update(v_pressure_above_q=pr["log_v_over_q"], v_pressure_above_k=pr["log_v_over_k"])
+    if arms and "baseline" in c:
+        out["qkv_no_worse"] = {a: paired_values(c[v], c["baseline"]) for a, v in arms.items()}
     for name in ("substitute_v", "bank"):
         if name in c:
             key = "substitute_gamma_above_2" if name == "substitute_v" else "bank_gamma_above_2"
@@ -349,6 +371,6 @@ def verdicts(result: dict) -> list[Verdict]:
     whose gate was not run is left out with it."""
     values = test_values(result)
     f = facts(result)
-    present = [t for t in TESTS if t.name in values and all(r in f for r in t.requires)
+    present = [t for t in TESTS if t.name in values and all(r in f or r in values for r in t.requires)
                and (t.gate is None or t.gate in values)]
     return judge(present, values, preconditions=PRECONDITIONS, facts=f)

@@ -18,6 +18,9 @@ read-out; column = source layer, 0 = embedding), averaged over :data:`WEIGHT_BAT
 Budget: about 18 minutes on an idle 2-core CPU (``--quick``: 6 steps per run, well under a minute). Verdict corpus:
 ``--corpus kjv`` (a run reads 0.2 epochs of it; the default corpus, read 2 times, puts the loss claims out of
 regime). Declared tests, preconditions (:data:`PRECONDITIONS`), effects and the gated scalar-gain controls are below.
+The routers' "V reads x0 more than Q and K" is described (:func:`descriptions`, V − Q and V − K apart), not declared:
+its premise, deep inputs mostly context (x0-R² below :data:`vrs_edu.lab.premises.DEEP_X0_R2`), fails on every
+language-model toy (0.935 here).
 """
 from __future__ import annotations
 
@@ -37,6 +40,7 @@ from ..depth_readout import depth_weight_matrices
 from ..experiments import recipe
 from ..parallel import map_runs, usable_jobs
 from ..options import RunOptions
+from ..premises import DEEP_X0_R2, DEEP_X0_R2_REASON, LM_TOYS_SHORT, Description, describe, description_records
 from ..presets import scaled_run
 from ..results import Verdict
 from ..kv_cache import build_kv_cache, cache_bytes
@@ -180,6 +184,7 @@ def depth_mixers(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str |
                  options: RunOptions = RunOptions()) -> dict:
     result = run_depth_mixers(quick, seeds, corpus=corpus, tokenizer=tokenizer, options=options)
     result["verdicts"] = verdict_records(verdicts(result))
+    result["descriptions"] = description_records(descriptions(result))
     return result
 
 
@@ -289,28 +294,32 @@ MIXER_GAIN_SOURCE = ("declared: 0.01 nats, about a third of the value residual's
                      "Table 5); the mixers' abstracts give perplexities at other scales, not a loss in our units")
 X0_MARGIN = 0.05
 X0_MARGIN_SOURCE = "declared: 0.05 of x0-R² (the post gives heat maps, no number; chapter 04's margins were 0.01-0.15)"
-# Set after seeing the stored runs (baseline's deep inputs 0.945 on the Python docs, 0.935 on kjv), following the
-# second experiment review ("router x0-R² >= 0.9 everywhere": tests without dynamic range): a margin of 0.05 needs
-# at least 0.1 of the variance to be something other than token identity.
-DEEP_X0_CEILING = 0.9
+# The premise of the router claims is chapter 04's, declared once (vrs_edu.lab.premises.DEEP_X0_R2, 0.5). The 0.9
+# ceiling this module had was set after seeing the stored runs (review 3, H3): it is gone. The name stays, holding the
+# one threshold, for the chapters that read it.
+DEEP_X0_CEILING = DEEP_X0_R2
 
 # Preconditions (facts read from one number of the result, no statistics).
 SUB_EPOCH = Precondition("sub_epoch", "the runs read less than one epoch of their training text, so a lower loss is not "
-                         "memorisation (second experiment review, #5)", "epochs read by one run", "negative", 1.0)
+                         "memorisation (second experiment review, #5; both directions: memorising can fake a gain or, "
+                         "by overfitting both arms alike, hide one)", "epochs read by one run", "negative", 1.0,
+                         gates="both")
 CONTEXT_SHARE = Precondition(
-    "context_share", "the baseline's deep inputs carry context beyond token identity, so an input can read x0 more",
+    "context_share", DEEP_X0_R2_REASON,
     "x0-R² of the residual baseline's inputs, mean over the last third of the layers and the seeds", "negative",
-    DEEP_X0_CEILING)
+    DEEP_X0_R2, gates="both")
+# context_share gates no declared test: on the language-model toys it fails at every setting (0.935 on kjv), so the
+# routers' x0 numbers are descriptions (:func:`descriptions`); it stays declared so that chapter 05 shows why.
 PRECONDITIONS = (SUB_EPOCH, CONTEXT_SHARE)
 CONTROLLED = ("denseformer", "mudd")   # the static-weight wins the scalar-gain control explains (review #12)
 
+# The routers' x0 question (the bank-of-values authors' post on AttnRes with a pseudo-query per q, k, v;
+# modded-nanogpt's MUDD record dropped the Q/K channels): deep V inputs carry more token identity than Q's and than
+# K's, V − Q and V − K apart (review 3, H4: V − max(Q, K) has a null centred below 0). Descriptions, not claims:
+# their premise fails on every language-model toy (vrs_edu.lab.premises.LM_TOYS_FAIL).
+DESCRIBED = tuple((f"{r}_v_reads_x0_more_than_{s}", f"{r} runs: x0-R² of V's input − {s.upper()}'s, mean over the "
+                   "last third of the layers") for r in ROUTERS for s in "qk")
 TESTS = tuple(
-    DeclaredTest(f"{r}_v_reads_x0_more_than_qk", "deep V inputs carry more token identity than Q and K inputs "
-                 "(bank-of-values authors' post on AttnRes with a pseudo-query per q, k, v; modded-nanogpt's MUDD record "
-                 "dropped the Q/K channels)", f"{r} runs: x0-R² of V's input − max(Q's, K's), mean over the last "
-                 "third of the layers", "vs 0", "positive", 0.0, "primary", X0_MARGIN, X0_MARGIN_SOURCE,
-                 requires=("context_share",)) for r in ROUTERS
-) + tuple(
     DeclaredTest(f"{m}_loss", f"the mixer lowers the loss against the standard residual ({src})",
                  f"final val loss, {m} − residual", "same seed", "negative", 0.0, "ch05", MIXER_GAIN,
                  MIXER_GAIN_SOURCE, requires=("sub_epoch",))
@@ -357,20 +366,35 @@ def test_values(result: dict) -> dict[str, list[float]]:
     ``x0_r2``). Tests whose runs are absent are left out."""
     runs = result["runs"]
     out: dict[str, list[float]] = {}
-    for r in ROUTERS:
-        if r in runs and all("x0_r2" in x for x in runs[r]):
-            vals = []
-            for x in _by_seed(runs[r]):
-                deep = _deep_layers(len(x["x0_r2"]["v"]))
-                vals.append(sum(x["x0_r2"]["v"][l] - max(x["x0_r2"]["q"][l], x["x0_r2"]["k"][l]) for l in deep)
-                            / len(deep))
-            out[f"{r}_v_reads_x0_more_than_qk"] = vals
     for m in MIXER_SOURCES:
         if m in runs and "residual" in runs:
             out[f"{m}_loss"] = paired_values(runs[m], runs["residual"])
     for m in CONTROLLED:
         if m in runs and "scalar_gain" in runs:
             out[f"{m}_beats_scalar_gain"] = paired_values(runs[m], runs["scalar_gain"])
+    return out
+
+
+def router_margin(runs: list[dict], other: str) -> list[float]:
+    """Per seed (seed order): the x0-R² of V's input − ``other``'s (``"q"`` or ``"k"``), mean over the last third of
+    the layers."""
+    vals = []
+    for x in _by_seed(runs):
+        deep = _deep_layers(len(x["x0_r2"]["v"]))
+        vals.append(sum(x["x0_r2"]["v"][l] - x["x0_r2"][other][l] for l in deep) / len(deep))
+    return vals
+
+
+def descriptions(result: dict) -> list[Description]:
+    """The routers' V − Q and V − K x0-R² margins (:data:`DESCRIBED`) with their 95 % intervals: shown, not judged
+    (their premise, ``context_share`` < :data:`vrs_edu.lab.premises.DEEP_X0_R2`, fails on the language-model toys).
+    Routers whose runs lack ``x0_r2`` are left out."""
+    runs, out = result["runs"], []
+    for r in ROUTERS:
+        if r in runs and all("x0_r2" in x for x in runs[r]):
+            for s in "qk":
+                name = f"{r}_v_reads_x0_more_than_{s}"
+                out.append(describe(name, dict(DESCRIBED)[name], router_margin(runs[r], s), LM_TOYS_SHORT))
     return out
 
 

@@ -26,6 +26,7 @@ import torch
 from ..analysis import DeclaredTest, Precondition, judge, paired_values, verdict_records
 from ..experiments import recipe
 from ..options import RunOptions
+from ..premises import LM_TOYS_SHORT, NO_WORSE_MARGIN, NO_WORSE_SOURCE, Description, describe, description_records
 from ..results import Verdict
 from . import depth_mixers as dm
 
@@ -95,13 +96,18 @@ STREAM_EFFECT_SOURCE = ("declared: the post's commit message says V keeps '2-10x
 MLP_EFFECT = 0.05
 MLP_EFFECT_SOURCE = "declared: the post gives no number; 0.05 of weight moved from attention to MLP outputs"
 MOVED = 0.05
-NO_WORSE = 0.01
+NO_WORSE = NO_WORSE_MARGIN     # the course's one "no worse" rule (vrs_edu.lab.premises): an equivalence test
 DA_GAIN, DA_GAIN_SOURCE = dm.MIXER_GAIN, dm.MIXER_GAIN_SOURCE
 
+# It guards a reproduction only: with a larger cache a loss gain could come from the extra memory, while a gain that
+# fails to show despite one still counts against the claim.
 SAME_CACHE = Precondition(
-    "same_kv_cache", "Depth-Attention keeps exactly the baseline's KV cache (arXiv 2606.05014, abstract)",
-    "KV-cache bytes per token, depth_attention − residual, measured on the trained models", "negative", 1.0)
-PRECONDITIONS = (dm.SUB_EPOCH, SAME_CACHE)
+    "same_kv_cache", "Depth-Attention keeps exactly the baseline's KV cache (arXiv 2606.05014, abstract); a gain "
+    "bought with a larger cache would not be the paper's", "KV-cache bytes per token, depth_attention − residual, "
+    "measured on the trained models", "negative", 1.0, gates="reproduced")
+# Chapter 04's premise, read on this recipe's residual runs: it gates no declared test (the embedding-weight numbers
+# are descriptions because it fails on every language-model toy), and is declared so that chapter 05 can show it.
+PRECONDITIONS = (dm.SUB_EPOCH, SAME_CACHE, dm.CONTEXT_SHARE)
 
 _STREAMS_NEED = ("sub_epoch", "attnres_qkv_weights_moved", "attnres_qkv_no_worse")
 TESTS = (
@@ -109,18 +115,10 @@ TESTS = (
                  "still uniform measures the init, not a choice)", "attnres_qkv runs: total-variation distance of "
                  "q's, k's and v's reads from uniform, mean over the deep blocks and the three streams", "vs 0.05",
                  "positive", MOVED, "setup", MOVED, "declared: twice the threshold", kind="check"),
-    DeclaredTest("attnres_qkv_no_worse", "the instrument is a working model: not worse than the strong baseline by "
-                 "0.01 nats or more (chapter 04's official-rate qkv model was worse by 0.033)",
-                 "final val loss, attnres_qkv − residual", "same seed, vs +0.01", "negative", NO_WORSE, "setup",
-                 -NO_WORSE, "declared: equal loss", kind="check", requires=("sub_epoch",)),
-    DeclaredTest("v_reads_embedding_more_than_q", "in deep layers v keeps reading the token embedding while q reads "
-                 "recent layers (bank-of-values authors' post, 2026-06-03; commit 542b9d9)",
-                 "attnres_qkv: v's weight on the embedding − q's, mean over the deep blocks", "vs 0", "positive", 0.0,
-                 "streams", STREAM_EFFECT, STREAM_EFFECT_SOURCE, requires=_STREAMS_NEED),
-    DeclaredTest("v_reads_embedding_more_than_k", "in deep layers v keeps reading the token embedding while k reads "
-                 "recent layers (bank-of-values authors' post, 2026-06-03; commit 542b9d9)",
-                 "attnres_qkv: v's weight on the embedding − k's, mean over the deep blocks", "vs 0", "positive", 0.0,
-                 "streams", STREAM_EFFECT, STREAM_EFFECT_SOURCE, requires=_STREAMS_NEED),
+    DeclaredTest("attnres_qkv_no_worse", "the instrument is a working model: its loss lies within ±0.01 nats of the "
+                 "strong baseline's (the course's one 'no worse' rule; chapter 04's official-rate qkv model was worse "
+                 "by 0.033)", "final val loss, attnres_qkv − residual", "same seed, within ±0.01", "negative", 0.0,
+                 "setup", -NO_WORSE, NO_WORSE_SOURCE, kind="check", requires=("sub_epoch",), form="equivalence"),
     DeclaredTest("v_prefers_mlp_outputs", "when v reads earlier layers it prefers MLP outputs over attention outputs "
                  "(bank-of-values authors' post, 2026-06-03)", "attnres_qkv: v's weight on MLP outputs − on "
                  "attention outputs of the earlier blocks, mean over the deep blocks", "vs 0", "positive", 0.0,
@@ -136,6 +134,15 @@ TESTS = (
 )
 
 
+# In deep layers v keeps reading the token embedding while q and k read recent layers (bank-of-values authors' post,
+# 2026-06-03; commit 542b9d9): described, not declared. Its premise is chapter 04's: the deep stream has lost the
+# token's identity, so a read of the embedding adds it back; on every language-model toy the deep inputs are
+# 0.83-0.95 x0-R² (vrs_edu.lab.premises.LM_TOYS_FAIL), so a weight on the embedding cannot show a need for it.
+# v_prefers_mlp_outputs (attention vs MLP outputs) does not rest on that premise and stays a claim.
+DESCRIBED = tuple((f"v_reads_embedding_more_than_{s}", f"attnres_qkv: v's weight on the embedding − {s}'s, mean "
+                   "over the deep blocks") for s in "qk")
+
+
 def kv_bytes_difference(result: dict) -> float:
     """Mean KV-cache bytes per token of the depth_attention runs minus the residual runs' (NaN if either is absent)."""
     runs = result["runs"]
@@ -147,7 +154,8 @@ def kv_bytes_difference(result: dict) -> float:
 
 def facts(result: dict) -> dict[str, float]:
     """The values of :data:`PRECONDITIONS` on ``result``."""
-    return {"sub_epoch": dm.epochs_read(result), "same_kv_cache": kv_bytes_difference(result)}
+    return {"sub_epoch": dm.epochs_read(result), "same_kv_cache": kv_bytes_difference(result),
+            "context_share": dm.deep_x0_r2(result["runs"].get("residual", []))}
 
 
 def test_values(result: dict) -> dict[str, list[float]]:
@@ -155,10 +163,6 @@ def test_values(result: dict) -> dict[str, list[float]]:
     runs, out = result["runs"], {}
     if "attnres_qkv" in runs:
         out["attnres_qkv_weights_moved"] = per_seed(result, "attnres_qkv", distance_from_uniform, ("q", "k", "v"))
-        v = per_seed(result, "attnres_qkv", embedding_weight)
-        for s in "qk":
-            other = per_seed(result, "attnres_qkv", embedding_weight, (s,))
-            out[f"v_reads_embedding_more_than_{s}"] = [a - b for a, b in zip(v, other)]
         out["v_prefers_mlp_outputs"] = per_seed(result, "attnres_qkv", mlp_minus_attention)
         if "residual" in runs:
             out["attnres_qkv_no_worse"] = paired_values(runs["attnres_qkv"], runs["residual"])
@@ -169,9 +173,22 @@ def test_values(result: dict) -> dict[str, list[float]]:
     return out
 
 
+def descriptions(result: dict) -> list[Description]:
+    """v's embedding weight − q's and − k's (:data:`DESCRIBED`) with their 95 % intervals: shown, not judged (their
+    premise fails on the language-model toys); empty without attnres_qkv runs."""
+    if "attnres_qkv" not in result["runs"]:
+        return []
+    v = per_seed(result, "attnres_qkv", embedding_weight)
+    out = []
+    for (name, quantity), s in zip(DESCRIBED, "qk"):
+        other = per_seed(result, "attnres_qkv", embedding_weight, (s,))
+        out.append(describe(name, quantity, [a - b for a, b in zip(v, other)], LM_TOYS_SHORT))
+    return out
+
+
 def verdicts(result: dict) -> list[Verdict]:
-    """Verdicts of the declared tests (:func:`vrs_edu.lab.analysis.judge`); the stream claims are out of regime
-    unless the weights moved and the instrument is no worse than the baseline."""
+    """Verdicts of the declared tests (:func:`vrs_edu.lab.analysis.judge`); the stream claim is out of regime
+    unless the weights moved and the instrument is no worse than the baseline (an equivalence check)."""
     values = test_values(result)
     tests = [t for t in TESTS if t.name in values and all(r in values or r in facts(result) for r in t.requires)]
     return judge(tests, values, preconditions=PRECONDITIONS, facts=facts(result), seeds=result.get("seeds"))
@@ -186,6 +203,7 @@ def v_over_depth(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str |
                                  full=FULL, name="v-over-depth")
     result["preconditions"] = [o.to_record() for o in _outcomes(result)]
     result["verdicts"] = verdict_records(verdicts(result))
+    result["descriptions"] = description_records(descriptions(result))
     return result
 
 
@@ -221,12 +239,23 @@ def side(mean: float, ci: tuple[float, float]) -> str:
 
 
 def chapter_04_rows(bov_result: dict | None) -> list[dict]:
-    """Chapter 04's stored tests of "V reads x0 more than Q and K" (verdict records whose name contains
-    ``v_reads_x0``): ``{"name", "mean", "ci", "verdict"}`` each; empty without a file."""
+    """Chapter 04's "V reads x0 more than Q and K" (``v_reads_x0`` in the name), judged live with the current
+    declarations: declared verdicts when chapter 04 declares them, else its descriptions at the nominal rate
+    (``verdict`` = "description": on the language-model toys the premise fails, see
+    :func:`vrs_edu.lab.recipes.bank_of_values.descriptions`); a dict with ``verdicts`` records only is read as
+    stored. ``{"name", "mean", "ci", "verdict"}`` each; empty without a file."""
     if not bov_result:
         return []
-    return [{"name": v["name"], "mean": v["mean"], "ci": tuple(v["ci"]), "verdict": v["verdict"]}
-            for v in bov_result.get("verdicts", []) if "v_reads_x0" in v["name"]]
+    if "corpus" not in bov_result:      # a bare {"verdicts": [records]}: read as stored
+        return [{"name": v["name"], "mean": v["mean"], "ci": tuple(v["ci"]), "verdict": v["verdict"]}
+                for v in bov_result.get("verdicts", []) if "v_reads_x0" in v["name"]]
+    from . import bank_of_values as bov
+
+    rows = [{"name": v.test.name, "mean": v.mean, "ci": tuple(v.ci), "verdict": v.verdict}
+            for v in bov.verdicts(bov_result) if "v_reads_x0" in v.test.name]
+    rows += [{"name": d.name, "mean": d.mean, "ci": tuple(d.ci), "verdict": "description"}
+             for d in bov.descriptions(bov_result) if "v_reads_x0" in d.name]
+    return rows
 
 
 def _find_x0_r2(obj) -> dict | None:
@@ -269,19 +298,26 @@ def real_decoder_table_tests(real_result: dict | None) -> list[dict]:
             for v in real_result.get("verdicts", []) if "v_table_beats" in v["name"]]
 
 
-def agreement_lines(rows: list[Verdict], bov_result: dict | None, real_result: dict | None) -> list[str]:
+def descriptions_of(rows) -> list[Description]:
+    """The :class:`~vrs_edu.lab.premises.Description` objects among ``rows`` (verdicts and descriptions mixed)."""
+    return [r for r in rows if isinstance(r, Description)]
+
+
+def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | None) -> list[str]:
     """Where the per-stream instrument agrees or disagrees with chapter 04 (learned x0 coefficients) and with the
     real decoder (chapter 08: x0-R² of its q, k, v, and its declared tests of per-token tables), compared by the
     side of 0 of each mean and by verdict, never by a vote across instruments. Agreement in direction is a lead for
     a declared test, not evidence for the claim. The table tests' claim side is below 0 (a V table costs less);
-    their decided verdicts count like the others'."""
-    mine = {r.test.name: r for r in rows}
+    their decided verdicts count like the others'. ``rows``: this recipe's verdicts and :func:`descriptions` (the
+    embedding-weight numbers, shown as descriptions)."""
+    mine = {r.name if isinstance(r, Description) else r.test.name: r for r in rows}
+    word = lambda r: "description" if isinstance(r, Description) else r.verdict  # noqa: E731
     out = []
     for s in "qk":
         r = mine.get(f"v_reads_embedding_more_than_{s}")
         if r is not None:
             out.append(f"this chapter, v's embedding weight − {s}'s: {r.mean:+.3f} ({side(r.mean, r.ci)}), "
-                       f"{r.verdict}")
+                       f"{word(r)}")
     c04 = chapter_04_rows(bov_result)
     for c in c04:
         out.append(f"chapter 04, {c['name']}: {c['mean']:+.3f} ({side(c['mean'], c['ci'])}), {c['verdict']}")
@@ -300,7 +336,7 @@ def agreement_lines(rows: list[Verdict], bov_result: dict | None, real_result: d
         costs = "more" if t["mean"] > 0 else "less"
         out.append(f"chapter 08, {t['name']}: {t['mean']:+.3f} nats ({side(t['mean'], t['ci'])}: a per-token V "
                    f"table costs {costs}), {t['verdict']}")
-    decided = {s: mine[f"v_reads_embedding_more_than_{s}"].verdict for s in "qk"
+    decided = {s: word(mine[f"v_reads_embedding_more_than_{s}"]) for s in "qk"
                if f"v_reads_embedding_more_than_{s}" in mine}
     pro = [f"v − {s}" for s, v in decided.items() if v == "reproduced"]
     pro += [c["name"] for c in c04 + tables if c["verdict"] == "reproduced"]
@@ -336,7 +372,7 @@ def verdict_table(rows: list[Verdict]) -> tuple[list[str], list[list[str]]]:
     cells = []
     for r in rows:
         p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
-        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
+        verdict = r.verdict_words + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
         power = (f"{r.power:.0%} at {r.power_effect:+g}" if r.verdict == "undecided" and r.power_effect is not None
                  and not math.isnan(r.power) else "")
         cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
