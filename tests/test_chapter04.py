@@ -35,10 +35,20 @@ def test_run_shares_averages_the_x0_layers():
     assert C.run_shares({"coefficients": c}) == {"q": (0.5 + 0.75) / 2, "k": 0.0, "v": 0.0}
 
 
-def test_a_margin_that_prints_as_minus_zero_is_not_above_so_the_answer_is_rate_dependent():
+def test_a_margin_that_prints_as_minus_zero_is_not_above_and_the_claim_words_come_from_the_verdict():
+    """Review 3, M2: the headline said "rate-dependent" over a stored "out of regime". The means' signs give the
+    first half; the words about the claim come from its verdict (None: a description, no test declared)."""
     sweep = {"×0.25": _arm([-0.0002, 0.0001]), "×1": _arm([0.06, 0.07]), "×4": _arm([0.2, 0.22])}
     s = C.share_sentence(sweep)
-    assert "exceeds Q's at ×1 and ×4 but not at ×0.25" in s and "-0.000 at ×0.25" in s and "rate-dependent" in s
+    assert "exceeds Q's at ×1 and ×4 but not at ×0.25" in s and "-0.000 at ×0.25" in s
+    assert "rate-dependent" not in s
+    assert s.endswith("which path takes more x0 moves with the coefficients' learning rate; these shares are a "
+                      "description, not a judged test: their premise fails on this toy (below), so they answer no "
+                      "claim.")
+    s = C.share_sentence(sweep, "out of regime", "undecided")
+    assert "rate-dependent" not in s and s.endswith("; the claim is out of regime (judged anyway it would be "
+                                                    "undecided), so the shares answer no claim.")
+    assert C.share_sentence(sweep, "rate-dependent").endswith("; by the course's rule the claim is rate-dependent.")
 
 
 def test_the_share_sentence_at_every_rate_and_at_none():
@@ -142,10 +152,28 @@ def test_the_live_sentence_does_not_compare_runs_at_other_rates():
 def test_the_premise_table_says_holds_and_the_sentence_what_follows():
     assert C.holds(0.851, 0.5) == "no" and C.holds(0.39, 0.5) == "yes"
     s = C.premises_sentence(0.851, 0.5, 0.935, 0.9)
-    assert "premise fails (0.851 is not below 0.5)" in s and "out of regime" in s
+    assert "premise fails (0.851 is not below 0.5)" in s and "descriptions on this corpus, not judged claims" in s
     assert "chapter 05's fails too (0.935 is not below 0.9)" in s
     ok = C.premises_sentence(0.3, 0.5, 0.8, 0.9)
-    assert "holds (0.300 < 0.5)" in ok and "out of regime" not in ok and "chapter 05's holds (0.800 < 0.9)" in ok
+    assert "holds (0.300 < 0.5)" in ok and "descriptions" not in ok and "chapter 05's holds (0.800 < 0.9)" in ok
+
+
+def test_the_language_model_toys_sentence_says_why_they_cannot_answer_and_where_it_is_judged():
+    """Review 3, H3: deep inputs 0.83-0.88 x0-R² at every depth 4-24, above 0.5; the recall task (0.39) and the real
+    decoder (0.25) hold the premise."""
+    depth = {4: 0.8767, 8: 0.8529, 16: 0.8360, 24: 0.8334}
+    s = C.lm_toys_sentence(depth, 0.851, 0.386, 0.2497, 0.5)
+    assert s == ("No language-model toy here can answer the x0 claims: their deep inputs are 0.83–0.88 token "
+                 "identity (x0-R²) at every depth from 4 to 24 layers (the depth sweep; 0.85 in this chapter's runs), "
+                 "above the premise's 0.5, so every path already reads x0 through its input and neither a share nor "
+                 "a removal cost can say which path needs it; the x0 claims are judged where the premise holds "
+                 "instead: on the recall task (0.39) and in the real decoder's last third (0.25).")
+    # a depth below the threshold is named, and a model that fails the premise is not offered as the place to judge
+    s = C.lm_toys_sentence({4: 0.45, 8: 0.6}, 0.6, 0.7, None, 0.5)
+    assert "below the premise's 0.5 only at 4 layers" in s and s.endswith("; no model measured here meets the "
+                                                                         "premise.")
+    with pytest.raises(ValueError, match="depth_r2 is empty"):
+        C.lm_toys_sentence({}, 0.85, 0.39, 0.25, 0.5)
 
 
 def test_the_instruments_sentence_says_the_pull_as_a_ratio_and_the_spread_in_words():

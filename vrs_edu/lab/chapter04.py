@@ -61,26 +61,35 @@ def _above(x: float, digits: int = 3) -> bool:
     return round(x, digits) > 0
 
 
-def share_sentence(sweep: dict[str, dict]) -> str:
-    """The chapter's takeaway on the shares: does V's x0 share exceed Q's at every rate, at none, or only at some
-    (then the answer is rate-dependent)?"""
+def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be: str | None = None) -> str:
+    """The chapter's takeaway on the shares: does V's x0 share exceed Q's at every rate, at none, or only at some?
+    The words about the claim come from its verdict, never from the means alone (review 3, M2): ``verdict`` is the
+    judged verdict of ``v_reads_x0_more_than_q`` (with its ``would_be`` when out of regime); None when the numbers
+    are a description (the recipe declares no test on them, because their premise fails on this toy)."""
     m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
     listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
     shares = ", ".join(f"{_mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
     if len(above) == len(m):
         head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
-        tail = "the order V over Q does not depend on the rate in this 16× span."
+        tail = "the order V over Q does not depend on the rate in this 16× span"
     elif not above:
         head = f"V's x0 share does not exceed Q's at any of the {len(m)} learning rates ({listed})"
-        tail = "the published order, V over Q, does not appear here."
+        tail = "the published order, V over Q, does not appear here"
     else:
         below = [a for a in m if a not in above]
         head = (f"V's x0 share exceeds Q's at {' and '.join(above)} but not at {' and '.join(below)} "
                 f"(share_v − share_q: {listed})")
-        tail = ("which path re-reads x0 more is set by the coefficients' learning rate, not by the model: "
-                "the answer is rate-dependent.")
-    return f"{head}; V's own share is {shares}: {tail}"
+        tail = "which path takes more x0 moves with the coefficients' learning rate"
+    if verdict is None:
+        said = ("these shares are a description, not a judged test: their premise fails on this toy (below), so "
+                "they answer no claim")
+    elif verdict in ("out of regime", "n/a"):
+        said = (f"the claim is {verdict}" + (f" (judged anyway it would be {would_be})" if would_be else "")
+                + ", so the shares answer no claim")
+    else:
+        said = f"by the course's rule the claim is {verdict}"
+    return f"{head}; V's own share is {shares}: {tail}; {said}."
 
 
 def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> str:
@@ -123,19 +132,82 @@ def holds(value: float, threshold: float) -> str:
 
 
 def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float) -> str:
-    """What follows from the two x0-R² premises (this chapter's deep inputs below ``ch04_threshold``, chapter 05's
-    below ``ch05_threshold``): which hold on this corpus and what that makes of the claims that rest on them."""
+    """What follows from the x0-R² premise (the deep inputs below ``ch04_threshold``) on this chapter's runs and on
+    chapter 05's (below ``ch05_threshold``, the same premise declared once: today the same number): which hold on
+    this corpus and what that makes of the x0 numbers that rest on them."""
     ok4, ok5 = ch04 < ch04_threshold, ch05 < ch05_threshold
     if ok4:
         head = (f"This chapter's premise holds ({ch04:.3f} < {ch04_threshold:g}): its x0-share claims are read as "
                 "answers")
     else:
         head = (f"This chapter's premise fails ({ch04:.3f} is not below {ch04_threshold:g}): the deep inputs are "
-                "mostly token identity already, so the x0-share claims above are out of regime on this corpus "
-                "(the shares are shown, but they answer no claim)")
+                "mostly token identity already, so the x0 shares above are descriptions on this corpus, not "
+                "judged claims (they are shown, but they answer no claim)")
     tail = (f"chapter 05's {'holds' if ok5 else 'fails too'} ({ch05:.3f} "
             + ("<" if ok5 else "is not below") + f" {ch05_threshold:g})")
     return f"{head}; {tail}."
+
+
+def _range(xs: Sequence[float]) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
+
+
+def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | None, decoder: float | None,
+                     threshold: float) -> str:
+    """Why the language-model toys cannot answer the x0 claims, from the stored numbers: their deep inputs' x0-R²
+    at every depth of the depth sweep (``depth_r2``: layers -> mean over seeds), and in this chapter's runs
+    (``here``), against the premise's ``threshold``; and where the claims are judged instead: the recall task
+    (``recall``) and the real decoder's last third (``decoder``), when their premise holds there (None: not
+    measured). Raises ValueError on an empty ``depth_r2``."""
+    if not depth_r2:
+        raise ValueError("lm_toys_sentence: depth_r2 is empty (no depth of the depth sweep)")
+    depths = sorted(depth_r2)
+    below = [L for L in depths if depth_r2[L] < threshold]
+    where = (f"at every depth from {depths[0]} to {depths[-1]} layers" if len(depths) > 1 else
+             f"at {depths[0]} layers")
+    if below:
+        head = (f"The language-model toys' deep inputs are {_range(list(depth_r2.values()))} token identity "
+                f"(x0-R²) over the depth sweep, below the premise's {threshold:g} only at "
+                f"{', '.join(map(str, below))} layers ({here:.2f} in this chapter's runs)")
+    else:
+        head = (f"No language-model toy here can answer the x0 claims: their deep inputs are "
+                f"{_range(list(depth_r2.values()))} token identity (x0-R²) {where} (the depth sweep; {here:.2f} in "
+                f"this chapter's runs), above the premise's {threshold:g}, so every path already reads x0 through "
+                "its input and neither a share nor a removal cost can say which path needs it")
+    judged = [f"{what} ({r2:.2f})" for what, r2 in (("on the recall task", recall),
+                                                  ("in the real decoder's last third", decoder))
+              if r2 is not None and r2 < threshold]
+    tail = (f"; the x0 claims are judged where the premise holds instead: {' and '.join(judged)}." if judged
+            else "; no model measured here meets the premise.")
+    return head + tail
+
+
+def lm_toys_evidence(out_dir=None) -> dict:
+    """The stored numbers :func:`lm_toys_sentence` reads: the depth sweep's baseline x0-R² per depth (its
+    ``deep_x0_r2``), this chapter's ``deep_context`` fact, the recall task's ``recall_deep_context``, the real
+    decoder's mean input x0-R² over its last third, and the premise's threshold (``vrs_edu.lab.premises``); a
+    missing result gives None (an empty dict for the depths)."""
+    from .by_corpus import verdict_corpus
+    from .experiments import load_results_or_none
+    from .recipes import bank_of_values, depth_sweep, recall
+
+    try:
+        from .premises import DEEP_X0_R2 as threshold
+    except ImportError:                       # before the premises module: chapter 04's own declaration
+        threshold = bank_of_values.DEEP_CONTEXT.threshold
+    ds = load_results_or_none("depth-sweep", corpus=verdict_corpus(), out_dir=out_dir)
+    bov = load_results_or_none("bank-of-values", corpus=verdict_corpus(), out_dir=out_dir)
+    rc = load_results_or_none("recall", out_dir=out_dir)
+    dec = load_results_or_none("real-decoder", out_dir=out_dir)
+    depth = {L: _mean(v) for L, v in depth_sweep.deep_x0_r2(ds["corpus"]).items()} if ds else {}
+    decoder = None
+    if dec and dec.get("probes", {}).get("x0_r2", {}).get("input"):
+        late = dec["thirds"]["late"]
+        decoder = _mean([dec["probes"]["x0_r2"]["input"][l] for l in late])
+    return {"depth_r2": depth, "here": bank_of_values.facts(bov)["deep_context"] if bov else float("nan"),
+            "recall": recall.facts(rc)["recall_deep_context"] if rc else None, "decoder": decoder,
+            "threshold": threshold}
 
 
 def beta_rate(train: dict, block_size: int) -> float:
