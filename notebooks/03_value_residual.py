@@ -510,11 +510,13 @@ say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
 # **[would-be verdict](#glossary:would-be-verdict)**, the verdict its numbers give when judged as if every
 # precondition held ("out of regime (would be: contradicted)"), so that a failed premise never hides what the data
 # say. A precondition may guard one direction only: one that protects against a false reproduction turns only a
-# would-be "reproduced" into out of regime, and a contradicted, undecided or negligible reading stands. Two
-# preconditions are facts read from
-# one number: `sub_epoch` (every loss test: a run reads less than one epoch of its training text) and
-# `lambdas_plateaued` (the λ test: most λ trajectories had stopped moving before the learning-rate decay); a claim
-# may also need a check (the entropy claim needs `baseline_concentrated`). A claim that a quantity stays within a
+# would-be "reproduced" into out of regime, and a contradicted, undecided or negligible reading stands. Three
+# preconditions are facts read from one number: `sub_epoch` (every loss test: a run reads less than one epoch of
+# its training text), `lambdas_plateaued` (the λ test: most λ trajectories had stopped moving before the
+# learning-rate decay), both guarding every reading, and `attention_concentrated` (the entropy claim: the
+# baseline's attention is concentrated, so ResFormer has entropy to restore), which guards one direction: without
+# concentration a null, negligible or contradicted entropy reading says nothing, while a higher entropy despite it
+# still counts for the claim. A claim that a quantity stays within a
 # tolerance, or that a model is "no worse" than another, is an
 # **[equivalence test](#glossary:equivalence-test)**: two one-sided tests that the quantity lies inside ± its declared
 # margin, reproduced when both are decided, contradicted when it lies decidedly outside. An undecided test is not a
@@ -620,8 +622,8 @@ say(f"Against the weak baseline ResFormer's change is {weak.interval()} "
 # ### Attention entropy against its reference, per layer
 #
 # Each layer's token-importance entropy (mean over seeds) of baseline and ResFormer, next to the uniform-causal
-# reference; on the corpus, then on the recall task. The declared test `baseline_concentrated` checks the entropy
-# claim's premise before `entropy_higher` is read.
+# reference; on the corpus, then on the recall task. The declared check `baseline_concentrated` tests the entropy
+# claim's premise (the number the precondition `attention_concentrated` reads) before `entropy_higher` is read.
 
 # %%
 import math
