@@ -583,3 +583,18 @@ def test_regime_is_read_per_result_from_its_own_epochs():
             "text_corpus": {"name": "kjv"}, "seeds": [0, 1, 2, 3, 4]}
     assert A.regime_words(nested) == "8 layers × width 64 on kjv (0.60 epochs), 5 paired seeds"
     assert A.regime_words(flat) == "8 layers × width 64 on kjv (0.20 epochs), 5 paired seeds"
+
+
+def test_a_declared_line_keeps_the_would_be_verdict_beside_out_of_regime_and_says_negligible():
+    rec = _full({"name": "entropy_higher", "mean": 0.015, "ci": [-0.019, 0.049], "p_holm": float("nan"), "n": 5,
+                 "verdict": "out of regime", "power": float("nan"), "effect_for_power": 0.05,
+                 "direction": "positive", "would_be": "negligible",
+                 "reason": "precondition not met: attention_concentrated 0.090 (needs < 0): fails (it guards a "
+                           "negligible reading)"})
+    lines = A._verdict_lines(rec)
+    assert lines[0] == "entropy_higher: +0.015 [-0.019, +0.049] → out of regime (would be: negligible)"
+    assert lines[1].startswith("  (precondition not met: attention_concentrated 0.090")
+    neg = _full({"name": "substitute_loss", "mean": -0.016, "ci": [-0.022, -0.009], "p_holm": 0.007, "n": 5,
+                 "verdict": "negligible", "power": 0.9, "effect_for_power": -0.028})
+    assert A._verdict_line(neg) == ("substitute_loss: -0.016 [-0.022, -0.009], p (Holm) 0.007 → negligible (inside "
+                                    "±0.028, the declared smallest effect: too small to matter)")

@@ -77,6 +77,24 @@ def test_a_loss_change_whose_sign_the_seeds_do_not_settle_is_not_called_a_gain()
     assert "raises the loss by 0.000" not in s
 
 
+def test_a_negligible_loss_change_is_said_as_too_small_to_matter_not_as_a_gain():
+    """Review 3, H2: substitute_loss −0.016 [−0.022, −0.009] lies inside ±0.028, its declared smallest effect."""
+    def v(mean, lo, hi, verdict, effect=None):
+        return SimpleNamespace(mean=mean, ci=(lo, hi), verdict=verdict, test=SimpleNamespace(
+            margin=None if effect is None else abs(effect)))
+    by = {"substitute_loss": v(-0.016, -0.022, -0.009, "negligible", -0.028),
+          "bank_loss": v(-0.032, -0.037, -0.027, "reproduced", -0.028),
+          "qkv_loss": v(-0.002, -0.004, 0.001, "undecided"), "scale_control_costs": v(0.0002, -0.005, 0.006,
+                                                                                       "undecided")}
+    s = C.context_free_sentence(by)
+    assert ("V := γ·W_V x0 changes the loss by -0.016 nats, negligible (inside ±0.028, its smallest effect of "
+            "interest: too small to matter)") in s
+    assert "lowers the loss by 0.032 nats" in s and "lowers the loss by 0.016" not in s
+    by["bank_loss"] = v(-0.012, -0.02, -0.005, "negligible", -0.028)
+    s = C.context_free_sentence(by)           # no reproduced gain: no "do better"
+    assert s.startswith("Values that ignore the context do not help here: V := γ·W_V x0 changes the loss by -0.016")
+
+
 def test_the_answer_says_the_rate_decides_only_when_the_margin_changes_side():
     flip = {"×0.25": _arm([-0.0001]), "×1": _arm([0.063]), "×4": _arm([0.213])}
     a = C.answer_paragraph(flip, 0.851, 0.5, -0.032)

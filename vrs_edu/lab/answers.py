@@ -64,7 +64,9 @@ def _verdict_lines(v: dict | Verdict, width: int = 96) -> list[str]:
             out += textwrap.wrap(f"({r.reason})", width, initial_indent="  ", subsequent_indent="  ")
         return out
     line = _verdict_line(r.to_record())
-    cut = line.find(" (", max(line.find(" → "), 0))   # the parenthesis after the verdict: power or reason
+    arrow = line.find(" → ")
+    # the parenthesis after the verdict and its would-be verdict: power, margin or reason
+    cut = line.find(" (", arrow + 3 + len(r.verdict_words) if arrow >= 0 else 0)
     if len(line) <= width or cut < 0:
         return [line]
     return [line[:cut], *textwrap.wrap(line[cut + 1:], width, initial_indent="  ", subsequent_indent="  ")]
@@ -171,6 +173,8 @@ def answer_bank_of_values(bov: dict) -> list[str]:
     plateau; a file made before the tests were declared names its command."""
     if bov.get("verdicts"):
         out = _declared(bov, BOV_PATHS)
+        described = _descriptions(bov, "bank-of-values") if isinstance(bov.get("corpus"), dict) else {}
+        out += [line for n in BOV_PATHS if n in described for line in _description_lines(described[n])]
         pl = bov.get("corpus", {}).get("beta_v_plateau")
         if pl:
             out.append(f"(β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series at the nominal "
