@@ -113,7 +113,9 @@ say(c3.svformer_sentence(sv_test.mean, sv_test.ci, sv_test, sv_test.n))
 
 # %% [markdown]
 # How to read the figure: a dot left of the black line is a lower loss than the baseline's; a range that crosses
-# the line means these five seeds cannot tell the sign of the change. The loss curves below (mean over the seeds,
+# the line means these five seeds cannot tell the sign of the change. The grey band behind each row is ± the
+# smallest effect declared with its test before the run: a range that lies wholly inside it is
+# [negligible](#glossary:negligible), too small to matter whichever its sign. The loss curves below (mean over the seeds,
 # the band: how much the seeds differ) show how small these differences are next to the fall of the loss
 # during training.
 

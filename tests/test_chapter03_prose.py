@@ -95,7 +95,9 @@ def test_gain_rows_and_concentrated_depths_read_the_tests_by_name():
     by = {t: NS(mean=i / 100, ci=(i / 100 - 0.01, i / 100 + 0.01)) for i, t in enumerate(c3.GAIN_TESTS.values())}
     rows = c3.gain_rows(by)
     assert [r["name"] for r in rows] == ["resformer", "learnable", "svformer", "neutreno"]
-    assert rows[2]["mean"] == 0.02 and rows[2]["ci"] == (0.01, 0.03)
+    assert rows[2]["mean"] == 0.02 and rows[2]["ci"] == (0.01, 0.03) and rows[2]["margin"] is None
+    judged = {t: NS(mean=0.0, ci=(-0.01, 0.01), test=NS(margin=0.027)) for t in c3.GAIN_TESTS.values()}
+    assert [r["margin"] for r in c3.gain_rows(judged)] == [0.027] * 4
     dby = {"baseline_concentrated_L4": NS(verdict="reproduced"), "baseline_concentrated_L8": NS(verdict="undecided")}
     assert c3.concentrated_depths(dby, [4, 8]) == [4]
 

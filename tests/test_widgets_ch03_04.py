@@ -107,6 +107,18 @@ def test_plot_loss_gains_draws_one_row_per_variant_and_the_papers_line():
         vvr.plot_loss_gains([])
 
 
+def test_plot_loss_gains_draws_each_rows_negligible_band_at_its_declared_smallest_effect():
+    rows = [{"name": "resformer", "mean": -0.007, "ci": (-0.017, 0.003), "margin": 0.027},
+            {"name": "svformer", "mean": -0.014, "ci": (-0.026, -0.003), "margin": 0.01}]
+    ax = vvr.plot_loss_gains(rows).axes[0]
+    from matplotlib.collections import PolyCollection
+    bands = [c.get_paths()[0].get_extents() for c in ax.collections if isinstance(c, PolyCollection)]
+    assert [(round(b.x0, 3), round(b.x1, 3)) for b in bands] == [(-0.027, 0.027), (-0.01, 0.01)]
+    lo, hi = ax.get_xlim()
+    assert lo < -0.027 and hi > 0.027       # the widest band stays inside the axes
+    assert "± its declared smallest effect (inside: negligible)" in ax.get_legend_handles_labels()[1]
+
+
 def test_lambda_figure_draws_both_settings_with_their_losses(batches):
     vr = _perturb(TinyGPT(TinyGPTConfig(**CFG, value_residual="resformer")))
     fig, now, trained = vvr.lambda_figure(vr, batches, 0.0, 1.0)

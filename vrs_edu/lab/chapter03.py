@@ -244,9 +244,11 @@ GAIN_TESTS = {"resformer": "resformer_loss", "learnable": "learnable_loss", "svf
 
 
 def gain_rows(by_test: dict) -> list[dict]:
-    """The first figure's rows, ``{"name", "mean", "ci"}`` per variant of :data:`GAIN_TESTS`, read from the
-    recipe's judged tests by name (``by_test``: test name -> an object with ``mean`` and ``ci``)."""
-    return [{"name": v, "mean": by_test[t].mean, "ci": tuple(by_test[t].ci)} for v, t in GAIN_TESTS.items()]
+    """The first figure's rows, ``{"name", "mean", "ci", "margin"}`` per variant of :data:`GAIN_TESTS`, read from
+    the recipe's judged tests by name (``by_test``: test name -> an object with ``mean``, ``ci`` and, for a judged
+    test, ``test.margin``: its declared smallest effect, None when it has none)."""
+    return [{"name": v, "mean": by_test[t].mean, "ci": tuple(by_test[t].ci),
+             "margin": getattr(getattr(by_test[t], "test", None), "margin", None)} for v, t in GAIN_TESTS.items()]
 
 
 def concentrated_depths(by_test: dict, depths: list[int]) -> list[int]:

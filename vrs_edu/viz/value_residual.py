@@ -114,20 +114,29 @@ def _parts(result: dict, parts) -> tuple[str, ...]:
 def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = ""):
     """Chapter 03's first figure: each variant's final validation loss − the baseline's (nats, paired by seed), its
     mean and 95 % interval, one row per variant in its colour; below 0 = a lower loss. ``rows``: dicts with
-    ``name``, ``mean``, ``ci`` ((low, high)). ``paper``: a published gain (nats) drawn as a dotted line, kept inside
-    the axes. Raises ValueError on an empty list."""
+    ``name``, ``mean``, ``ci`` ((low, high)) and, optionally, ``margin``: the declared smallest effect of the row's
+    test (nats), drawn as a grey band ±margin behind the row, inside which a whole interval reads *negligible*.
+    ``paper``: a published gain (nats) drawn as a dotted line, kept inside the axes. Raises ValueError on an empty
+    list."""
     if not rows:
         raise ValueError("rows: expected at least one {'name', 'mean', 'ci'} row, got none")
     fig, ax = plt.subplots(figsize=(8.0, 0.5 * len(rows) + 1.8))
+    banded = False
     for y, r in enumerate(rows):
+        m = r.get("margin")
+        if m:
+            ax.fill_betweenx([y - 0.3, y + 0.3], -abs(m), abs(m), color="0.88", zorder=0,
+                             label=None if banded else "± its declared smallest effect (inside: negligible)")
+            banded = True
         lo, hi = r["ci"]
         ax.errorbar(r["mean"], y, xerr=[[r["mean"] - lo], [hi - r["mean"]]], fmt="o", ms=7, capsize=4,
                     color=COLORS.get(r["name"], "C7"))
     ax.axvline(0.0, color="black", lw=1, label="the baseline (0)")
     if paper is not None:
         ax.axvline(paper, color="C3", lw=1.2, ls=":", label=f"paper (82 M): {paper:+.3f}")
-    lo = min([r["ci"][0] for r in rows] + [0.0] + ([paper] if paper is not None else []))
-    hi = max([r["ci"][1] for r in rows] + [0.0] + ([paper] if paper is not None else []))
+    bands = [abs(r["margin"]) for r in rows if r.get("margin")]
+    lo = min([r["ci"][0] for r in rows] + [0.0] + ([paper] if paper is not None else []) + [-b for b in bands])
+    hi = max([r["ci"][1] for r in rows] + [0.0] + ([paper] if paper is not None else []) + bands)
     pad = 0.08 * (hi - lo or 1.0)                # the paper's line and the baseline's stay off the frame
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_yticks(range(len(rows)), [r["name"] for r in rows])
