@@ -598,3 +598,18 @@ def test_a_declared_line_keeps_the_would_be_verdict_beside_out_of_regime_and_say
                  "verdict": "negligible", "power": 0.9, "effect_for_power": -0.028})
     assert A._verdict_line(neg) == ("substitute_loss: -0.016 [-0.022, -0.009], p (Holm) 0.007 → negligible (inside "
                                     "±0.028, the declared smallest effect: too small to matter)")
+
+
+def test_the_decoders_three_estimators_are_read_together():
+    """A claim judged with the mean table, the shrunk table and W·norm(x0) counts only where all three agree
+    (real_decoder.agreed): three contradicted say so; a mixture is undecided; a result without them gives None."""
+    from vrs_edu.lab.recipes import real_decoder
+
+    names = getattr(real_decoder, "CLAIM_ESTIMATES", {}).get("late_v_within_tolerance")
+    if not names:
+        pytest.skip("the real-decoder recipe declares no three estimators")
+    dec = {n: _vx(n, 2.0, 1.9, 2.1, "contradicted", -0.05) for n in names}
+    assert A.agreed_words(dec, "late_v_within_tolerance") == "all three estimators: contradicted"
+    dec[names[2]] = _vx(names[2], 0.01, -0.01, 0.03, "reproduced", -0.05)
+    assert A.agreed_words(dec, "late_v_within_tolerance") == "the estimators disagree: undecided"
+    assert A.agreed_words({}, "late_v_within_tolerance") is None

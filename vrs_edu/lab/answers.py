@@ -570,7 +570,7 @@ def pattern_tolerance(result: dict, condition: str = "pattern swap") -> dict | N
     counts them: ``{"layers", "late", "n_layers", "n_late", "tolerance"}`` (``late``: those in the last third).
     None when the result has no layer scan."""
     scan = result.get("layer_scan", {}).get("conditions", {}).get(condition)
-    if scan is None:
+    if scan is None or "ci" not in scan or "tolerance" not in result or "late" not in result.get("thirds", {}):
         return None
     tol, late = result["tolerance"], result["thirds"]["late"]
     layers = [l for l, (_, hi) in enumerate(scan["ci"]) if hi < tol]
@@ -710,6 +710,22 @@ def q2_sentence(tables: dict[str, float] | None, v1_cost: float | None, enc: dic
                    f"nats, {verdict_phrase(substitute)}: trained that way, deep V can be token identity at "
                    f"{'no cost' if lower or substitute.verdict != 'contradicted' else 'a cost'}.")
     return " ".join(out) or "Not measured yet."
+
+
+def agreed_words(dec: dict[str, Verdict], reading: str) -> str | None:
+    """A real-decoder claim judged with its three estimators (``reading``, a key of
+    :data:`vrs_edu.lab.recipes.real_decoder.CLAIM_ESTIMATES`) in words: "all three estimators: contradicted", or
+    "the estimators disagree: undecided", with the would-be verdict where out of regime; None for a result (or a
+    recipe) without the three estimators."""
+    from .recipes import real_decoder
+
+    names = getattr(real_decoder, "CLAIM_ESTIMATES", {}).get(reading, ())
+    if not names or not all(n in dec for n in names) or not hasattr(real_decoder, "agreed"):
+        return None
+    a = real_decoder.agreed(list(dec.values()), {reading: names})[reading]
+    words = {dec[n].verdict for n in names}
+    head = "all three estimators" if len(words) == 1 else "the estimators disagree"
+    return f"{head}: {verdict_phrase(a['verdict'], would_be=a['would_be'])}"
 
 
 def decoder_v_beats(dec: dict[str, Verdict]) -> dict | None:
@@ -986,7 +1002,7 @@ def answer_4(ev: dict) -> dict:
              f"loss {stated(bank)}" if bank else "not made yet",
              NOT_MEASURED, f"last third, V table: {stated(dvt)}" if dvt else NOT_MEASURED,
              "toy " + (verdict_phrase(bank) if bank else "not made") + "; decoder "
-             + verdict_phrase(dvt),
+             + (agreed_words(dec, "late_v_within_tolerance") or verdict_phrase(dvt)),
              "04, 06, 08"],
             ["one V shared by two adjacent layers (decoder: pairs of the last third's layers)", NOT_MEASURED,
              NOT_MEASURED,
