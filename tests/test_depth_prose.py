@@ -169,7 +169,7 @@ def test_the_answer_names_the_stream_tests_would_be_verdict_and_the_routers_desc
                                ["out of regime (would be: contradicted)"], "a toy")
     assert text.endswith(
         "Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the claim's "
-        "own instrument puts its stream tests out of regime (would be: contradicted); its loss is -0.007 nats from "
+        "own instrument puts its stream test out of regime (would be: contradicted); its loss is -0.007 nats from "
         "the baseline's, undecided as \"no worse\" (an equivalence test); and the routers' V − Q and V − K margins "
         "are descriptions, not judged (their premise fails).")
 

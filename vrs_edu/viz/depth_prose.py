@@ -179,7 +179,8 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
     router_v = (f"the routers' tests are {_names(sorted({verdict_label(r) for r in judged}))}" if judged else
                 "the routers' V − Q and V − K margins are descriptions, not judged (their premise fails)")
     out += (" Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the "
-            f"claim's own instrument puts its stream tests {_names(sorted(set(stream_verdicts)))}; its loss is "
+            f"claim's own instrument puts its stream test{'s' if len(stream_verdicts) != 1 else ''} "
+            f"{_names(sorted(set(stream_verdicts)))}; its loss is "
             f"{stream_check.mean:+.3f} nats from the baseline's, {verdict_label(stream_check)} as \"no worse\" (an "
             f"equivalence test); and {router_v}.")
     return out
