@@ -613,3 +613,17 @@ def test_the_decoders_three_estimators_are_read_together():
     dec[names[2]] = _vx(names[2], 0.01, -0.01, 0.03, "reproduced", -0.05)
     assert A.agreed_words(dec, "late_v_within_tolerance") == "the estimators disagree: undecided"
     assert A.agreed_words({}, "late_v_within_tolerance") is None
+
+
+def test_question_4s_decoder_answer_comes_from_its_judged_reuse_claims():
+    """V := V_1 and adjacent-layer sharing both beyond the 0.05-nat tolerance (contradicted): "no in the real
+    decoder"; one within it: yes; one out of regime: not decided (never read off the price list)."""
+    def ev(v1, sh):
+        return {"toys": {}, "corpus": "kjv", "decoder_answers": None,
+                "decoder": {"late_v1_reuse_within_tolerance": _vx("late_v1_reuse_within_tolerance", 5.9, 5.8, 6.0,
+                                                                  v1, -0.05),
+                            "late_shared_v_within_tolerance": _vx("late_shared_v_within_tolerance", 1.0, 0.9, 1.1,
+                                                                  sh, -0.05)}}
+    assert A.answer_4(ev("contradicted", "contradicted"))["where"][1] == ("the real decoder, post hoc", False)
+    assert A.answer_4(ev("contradicted", "reproduced"))["where"][1][1] is True
+    assert A.answer_4(ev("contradicted", "out of regime"))["where"][1][1] is None

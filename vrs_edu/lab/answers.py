@@ -1019,7 +1019,15 @@ def answer_4(ev: dict) -> dict:
              verdict_phrase(dat), "05, 06"]]
     decided = [v for v in (sv, bank) if v is not None and v.counted]   # undecided losses decide nothing
     trained = any(v.verdict == "reproduced" for v in decided) if decided else None
-    post_hoc = None if q4 is None else q4["thirds_within"] > 0
+    # The decoder's answer from its judged V-reuse claims (V := V_1, adjacent layers sharing V; tolerance tests):
+    # yes if one is within the tolerance, no if both are beyond it, else not decided; the price list (a
+    # description) only for a result without them.
+    reuse = [v for v in (dv1, dsh) if v is not None]
+    if reuse:
+        post_hoc = (True if any(v.verdict == "reproduced" for v in reuse) else
+                    False if all(v.verdict == "contradicted" for v in reuse) else None)
+    else:
+        post_hoc = None if q4 is None else q4["thirds_within"] > 0
     where = [(f"the toys trained with V reuse ({ev['corpus']})", trained), ("the real decoder, post hoc", post_hoc)]
     bars = [_bar(f"toy: {n}", v.mean, *v.ci, "toy") for n, v in (("SVFormer", sv), ("bank", bank)) if v]
     bars += [_bar("decoder: V := V_1", dv1.mean, *dv1.ci, "decoder")] if dv1 else []
