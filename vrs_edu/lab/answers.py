@@ -167,14 +167,23 @@ def answer_value_residual(vr: dict) -> list[str]:
     return [_no_declared_tests(vr, "value-residual")]
 
 
+def _paths_names() -> tuple[str, ...]:
+    """Chapter 04's tests other than the QK-vs-V ones: :data:`BOV_PATHS` (which a stored file may hold), then every
+    other test the recipe's ``TESTS`` declares today (so a new or re-declared test is never silently dropped)."""
+    from .recipes.bank_of_values import TESTS
+
+    return BOV_PATHS + tuple(t.name for t in TESTS if t.name not in BOV_QK_VS_V and t.name not in BOV_PATHS)
+
+
 def answer_bank_of_values(bov: dict) -> list[str]:
     """Chapter 04's other declared tests (the paper's additive criterion, its size yardsticks, the losses and the
     gated controls), recomputed from the runs on the verdict corpus, and how many β_v series had reached a
     plateau; a file made before the tests were declared names its command."""
     if bov.get("verdicts"):
-        out = _declared(bov, BOV_PATHS)
+        names = _paths_names()
+        out = _declared(bov, names)
         described = _descriptions(bov, "bank-of-values") if isinstance(bov.get("corpus"), dict) else {}
-        out += [line for n in BOV_PATHS if n in described for line in _description_lines(described[n])]
+        out += [line for n in described if n not in BOV_QK_VS_V for line in _description_lines(described[n])]
         pl = bov.get("corpus", {}).get("beta_v_plateau")
         if pl:
             out.append(f"(β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) series at the nominal "
