@@ -40,6 +40,7 @@ from ..nn.llama import MiniLlama
 from . import routing
 
 PROJ = ("q", "k", "v")
+SHRINK = 5.0   # pseudo-count of the shrunk table, (n·m + 5·g)/(n + 5): declared with the recipe's tests, before the run
 HOOK_OF = {"q": "q_pre", "k": "k_pre", "v": "v"}   # where a table replaces each projection's output
 
 SetHooks = Callable[[list[int], Tensor, "object", "object"], dict | None]
@@ -56,8 +57,10 @@ class TokenTables:
     tokens in ``tokens`` (those the evaluation needs). ``counts`` (V,) counts every token's calibration occurrences
     (both halves), ``half_counts`` (2, S) the table rows' occurrences per half.
 
-    ``means(p, halves)`` (L, S, D_p) are the tables (cached): ``halves=(0, 1)`` all the calibration text, ``(0,)``
-    or ``(1,)`` one half (the split-half check).
+    ``means(p, halves, shrink)`` (L, S, D_p) are the tables (cached): ``halves=(0, 1)`` all the calibration text,
+    ``(0,)`` or ``(1,)`` one half (the split-half check); ``shrink=k`` > 0 pulls each row toward the global mean g
+    as if k more positions held g: ``(n·m + k·g) / (n + k)`` (n the row's count, m its mean). A rare token's mean
+    is noisy; shrinkage trades that noise for a bias toward g (:data:`SHRINK`, the second estimator).
     """
 
     slots: Int[Tensor, "V"]                 # token id -> table row (0: not a tabled token)
@@ -69,27 +72,30 @@ class TokenTables:
     half_positions: Int[Tensor, "2"]
     _cache: dict = field(default_factory=dict, repr=False)
 
-    def means(self, p: str, halves: tuple[int, ...] = (0, 1)) -> Float[Tensor, "L S D"]:
-        key = (p, tuple(halves))
+    def means(self, p: str, halves: tuple[int, ...] = (0, 1), shrink: float = 0.0) -> Float[Tensor, "L S D"]:
+        if shrink < 0:
+            raise ValueError(f"shrink must be >= 0 (pseudo-counts of the global mean), got {shrink}")
+        key = (p, tuple(halves), float(shrink))
         if key not in self._cache:
             h = list(halves)
             n = self.half_counts[h].sum(0).float()                               # (S,)
             glob = (self.global_sums[p][h].sum(0) / self.half_positions[h].sum()).float()   # (L, D)
-            tab = self.sums[p][h].sum(0) / n.clamp_min(1)[None, :, None]         # (L, S, D)
+            # (sum + k·g) / (n + k): k = 0 is the plain mean; a row never seen falls back to g below either way
+            tab = (self.sums[p][h].sum(0) + shrink * glob[:, None, :]) / (n + shrink).clamp_min(1)[None, :, None]
             seen = (n > 0)[None, :, None]
             seen[:, 0] = False                                                   # row 0 is always the fallback
             self._cache[key] = torch.where(seen, tab, glob[:, None, :])
         return self._cache[key]
 
-    def lookup(self, p: str, layer: int, ids: Int[Tensor, "B T"], halves: tuple[int, ...] = (0, 1)
-               ) -> Float[Tensor, "B T D"]:
+    def lookup(self, p: str, layer: int, ids: Int[Tensor, "B T"], halves: tuple[int, ...] = (0, 1),
+               shrink: float = 0.0) -> Float[Tensor, "B T D"]:
         """The table rows of ``ids`` at ``layer``. Raises ValueError for a token that has no row (it was not among
         the tokens the tables were made for)."""
         rows = self.slots[ids]
         if (rows == 0).any():
             missing = sorted(set(ids[rows == 0].tolist()))[:5]
             raise ValueError(f"tokens {missing} have no table row: calibrate with them in needed_tokens")
-        return self.means(p, halves)[layer][rows]
+        return self.means(p, halves, shrink)[layer][rows]
 
     def coverage(self, ids: Int[Tensor, "..."], min_count: int = 1) -> float:
         """Share of the positions in ``ids`` whose token occurs at least ``min_count`` times in the calibration
@@ -208,25 +214,28 @@ def _set(name: str, value: Tensor) -> dict:
     return {name: lambda old, v=value: v.to(old.dtype).expand_as(old)}
 
 
-def table_hooks(tables: TokenTables, p: str, halves: tuple[int, ...] = (0, 1)) -> SetHooks:
-    """Replace projection ``p``'s output (q or k before RoPE, or v) at each layer by its per-token table row."""
+def table_hooks(tables: TokenTables, p: str, halves: tuple[int, ...] = (0, 1), shrink: float = 0.0) -> SetHooks:
+    """Replace projection ``p``'s output (q or k before RoPE, or v) at each layer by its per-token table row (the
+    mean table; with ``shrink`` = k > 0 the table shrunk toward the global mean, :meth:`TokenTables.means`)."""
     if p not in PROJ:
         raise ValueError(f"p must be one of {PROJ}, got {p!r}")
 
     def build(layers, x, clean, donor):
         out = {}
         for l in layers:
-            value = tables.lookup(p, l, x, halves)                             # (B, T, D_p)
-            heads = clean[f"blocks.{l}.attn.{HOOK_OF[p]}"].size(1)
-            out.update(_set(f"blocks.{l}.attn.{HOOK_OF[p]}", rearrange(value, "b t (h d) -> b h t d", h=heads)))
+            value = tables.lookup(p, l, x, halves, shrink)                     # (B, T, D_p)
+            # the heads split as the replaced tensor's (B, H, T, Dh): no clean tensor needed, so a light run works
+            out[f"blocks.{l}.attn.{HOOK_OF[p]}"] = (
+                lambda old, v=value: rearrange(v, "b t (h d) -> b h t d", h=old.size(1)).to(old.dtype))
         return out
     return build
 
 
 def x0_hooks(model: MiniLlama, p: str) -> SetHooks:
     """Feed projection ``p`` (q, k or v) the token's context-free embedding through the layer's own norm, ``p_in :=
-    norm_l(x0)``: for V, the bank-of-values paper's substitutive ``W_V·norm(x0)`` (no calibration needed; at layer 0
-    it changes nothing, x0 *is* layer 0's input)."""
+    norm_l(x0)``: for V, the bank-of-values paper's substitutive ``W_V·norm(x0)``; for Q and K, ``W_Q·norm_l(x0)``
+    and ``W_K·norm_l(x0)``, then rotated by RoPE as usual (the hook sits before the projection). No calibration is
+    needed (the third estimator); at layer 0 it changes nothing, x0 *is* layer 0's input."""
     if p not in PROJ:
         raise ValueError(f"p must be one of {PROJ}, got {p!r}")
 
@@ -306,7 +315,8 @@ class Condition:
 
 @torch.no_grad()
 def paired_losses(model: MiniLlama, windows: Int[Tensor, "N T1"], conditions: dict[str, Condition],
-                  batch_size: int = 8, on_batch: Callable | None = None, progress: Callable | None = None) -> dict:
+                  batch_size: int = 8, on_batch: Callable | None = None, progress: Callable | None = None,
+                  capture: tuple[str, ...] | None = None) -> dict:
     """The paired loss change of every condition on every sequence of ``windows`` (inputs = all but the last token
     of each window, targets = all but the first).
 
@@ -316,21 +326,34 @@ def paired_losses(model: MiniLlama, windows: Int[Tensor, "N T1"], conditions: di
 
     The sequences are cut into equal batches of at most ``batch_size`` (never a batch of one: a swap needs a donor).
 
+    ``capture``: the names of the only points the conditions read (e.g. ``("embed", "blocks.20.resid_pre")`` for
+    table and x0 substitutions of the last third). Then one plain, fused forward pass records them by hooks and
+    gives the clean loss too — no separate traced pass (about half the cost of a batch with few conditions); the
+    swaps, which read patterns, need the full trace (``capture=None``), as does ``on_batch``.
+
     Raises:
-        ValueError: fewer than 2 windows.
+        ValueError: fewer than 2 windows; ``on_batch`` with ``capture``.
     """
     if len(windows) < 2:
         raise ValueError(f"need at least 2 sequences (a swap takes its donor from the batch), got {len(windows)}")
+    if capture is not None and on_batch is not None:
+        raise ValueError("on_batch reads the full clean trace: give capture=None with it")
     out: dict[str, list[Tensor]] = {"clean": [], **{name: [] for name in conditions}}
     n_batches = -(-len(windows) // batch_size)
     for idx in torch.arange(len(windows)).tensor_split(n_batches):   # equal batches, none of a lone sequence
         w = windows[idx]
         x, y = w[:, :-1], w[:, 1:]
-        clean = sequence_losses(model(x).logits, y)                       # the fused path, as an unpatched model
-        traced = model(x, trace=True)
-        tr, donor = traced.trace, RolledTrace(traced.trace)
-        if on_batch is not None:
-            on_batch(x, y, tr, traced.logits)
+        if capture is None:
+            clean = sequence_losses(model(x).logits, y)                   # the fused path, as an unpatched model
+            traced = model(x, trace=True)
+            tr = traced.trace
+            if on_batch is not None:
+                on_batch(x, y, tr, traced.logits)
+        else:                  # the same fused pass, recording only the points the conditions read
+            tr = {}
+            keep = {n: (lambda t, n=n: tr.__setitem__(n, t) or t) for n in capture}
+            clean = sequence_losses(model(x, hooks=keep).logits, y)
+        donor = RolledTrace(tr)
         out["clean"].append(clean)
         for name, c in conditions.items():
             hooks = c.build(list(c.layers), x, tr, donor)

@@ -116,7 +116,7 @@ class LayerStats:
         base = self.n_seq - x.size(0)
         keep["seq"] = (base + torch.arange(x.size(0)))[:, None].expand(-1, len(pos))
         for k, t in keep.items():
-            self.samples.setdefault(k, []).append(t.reshape(-1, *t.shape[2:]).to(torch.float16)
+            self.samples.setdefault(k, []).append(t.reshape(-1, *t.shape[2:]).float()
                                                   if k != "seq" else t.reshape(-1))
 
     def summary(self) -> dict:
@@ -182,7 +182,8 @@ def kv_bytes(cfg, bytes_per_number: int = 2) -> dict:
 
 
 # what each substitution removes from the cache, per layer it is applied to
-CACHE_SAVED = {"K table": "k", "V table": "v", "V := W_V·norm(x0)": "v", "V := V_1": "v", "shared V": "v/2",
+CACHE_SAVED = {"K table": "k", "V table": "v", "K table (shrunk)": "k", "V table (shrunk)": "v", "K := W_K·norm(x0)": "k",
+               "V := W_V·norm(x0)": "v", "V := V_1": "v", "shared V": "v/2",
                "previous layer's pattern": "k", "uniform pattern": "k"}
 
 
@@ -450,9 +451,13 @@ def verdict_rows(rows) -> list[list[str]]:
     for r in rows:
         t = r.test
         p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-        verdict = r.verdict + (f" ({r.reason})" if r.reason and r.verdict == "out of regime" else "")
+        word = r.verdict + (f" (would be: {r.would_be})" if getattr(r, "would_be", None) else "")
+        verdict = word + (f" ({r.reason})" if r.reason and r.verdict == "out of regime" else "")
+        vs = (f"within ±{t.margin:g}" if t.threshold == 0 else f"within {t.threshold:g} ± {t.margin:g}"
+              ) if getattr(t, "form", "sign") == "equivalence" else \
+            f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}"
         out.append([t.name.replace("_", " "), f"{t.kind} / {t.family}", f"{r.mean:+.4f} [{r.ci[0]:+.4f}, "
-                    f"{r.ci[1]:+.4f}]", f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}", p, verdict])
+                    f"{r.ci[1]:+.4f}]", vs, p, verdict])
     return out
 
 
