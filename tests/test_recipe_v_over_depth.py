@@ -182,7 +182,8 @@ def test_the_stored_run_gives_its_stored_verdicts_and_facts():
     stored = {v["name"]: v for v in r["verdicts"]}
     for row in vd.verdicts(r):
         assert row.verdict == stored[row.test.name]["verdict"], row.test.name
-        assert row.mean == pytest.approx(stored[row.test.name]["mean"], abs=1e-12)
+        if stored[row.test.name]["quantity"] == row.test.quantity:    # a re-declared quantity reads other numbers
+            assert row.mean == pytest.approx(stored[row.test.name]["mean"], abs=1e-12)
 
 
 def test_the_first_figure_lists_every_loss_test_against_the_residual_and_marks_the_check():
