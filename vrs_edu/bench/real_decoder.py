@@ -4,7 +4,8 @@
   from the same GGUF file in float32, on the same token ids: target ratio <= 1.05.
 * MiniLlama recording a full trace (every hook point: the explicit attention path, each tensor copied) vs its plain
   forward: the price of the hooks, printed.
-* The same two in bfloat16 (what the recipe runs), printed; and the load times.
+* The same two in bfloat16, printed for comparison (the recipe runs in float32: without AMX units bfloat16 is the
+  slower type, and its CPU rounding differs by instruction set); and the load times.
 Each configuration is timed in interleaved rounds and the median is reported, with the load average.
 """
 from __future__ import annotations

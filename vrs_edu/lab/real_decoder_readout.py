@@ -312,11 +312,16 @@ def course_answers(result: dict) -> dict[str, dict]:
     r2 = result["describe"].get("table_r2", {})
     q2n = {f"{p} table": _cell(result, f"{p} table · late") for p in "QKV"}
     q2n["V := W_V·norm(x0)"] = _cell(result, "V := W_V·norm(x0) · late")
+    for key in (f"{p} table (shrunk)" for p in "QKV"), (f"{p} := W_{p}·norm(x0)" for p in "QK"):
+        for k in key:
+            if f"{k} · late" in result["per_third"]:          # a result made before the three estimators has none
+                q2n[k] = _cell(result, f"{k} · late")
     q2n["table_r2_late"] = {p: _third_mean(r2[p], late) for p in r2}
     q2n["bridge_recovered_share"] = result.get("bridge", {}).get("recovered_share")
     q2 = {"question": "How much early information is kept through V?", "numbers": q2n,
           "verdicts": vs("late_v_table_beats_q_table", "late_v_table_beats_k_table", "late_v_table_within_tolerance",
-                         "late_v_x0_within_tolerance"),
+                         "late_v_x0_within_tolerance", "late_v_shrunk_beats_q_shrunk", "late_v_shrunk_beats_k_shrunk",
+                         "late_v_shrunk_within_tolerance", "late_v_x0_beats_q_x0", "late_v_x0_beats_k_x0"),
           "sentence": (f"Replacing the last third's Q, K or V by its per-token table costs {_fmt(q2n['Q table'])}, "
                        f"{_fmt(q2n['K table'])} and {_fmt(q2n['V table'])} nats; V := W_V·norm(x0) costs "
                        f"{_fmt(q2n['V := W_V·norm(x0)'])}.")}
@@ -507,29 +512,76 @@ def half_table_costs(per_third: dict) -> dict[str, float]:
             for p in "QKV"}
 
 
-def half_calibration_sentence(per_third: dict, check, threshold: float) -> str:
-    """What the "table estimate not bottleneck" check measured, in words: each projection's mean gap (half-text
-    tables − full-text table, nats, last third), then the check's own number — per evaluation sequence the largest
-    of the three gaps, averaged over the sequences (``check``: its verdict row, with ``mean``, ``ci``, ``verdict``
-    and ``interval()``) — why that number exceeds every single gap when it does, and what its verdict means.
-    ``threshold``: the declared bound (nats)."""
-    half = half_table_costs(per_third)
-    gap = {p: half[p] - per_third[f"{p} table · late"]["mean"] for p in "QKV"}
-    worst = max(gap, key=gap.get)
-    out = ("Half the calibration text costs, on average over the sequences, "
-           + ", ".join(f"{p} {gap[p]:+.3f}" for p in "QKV") + " nats more than all of it (last third). The "
-           f"check's number is per sequence the largest of the three gaps, averaged over the sequences: "
-           f"{check.interval()} nats, against a bound of {threshold:g}.")
-    if check.mean > gap[worst] + 1e-9:
-        out += (f" It is larger than any one projection's mean gap (at most {gap[worst]:+.3f}, {worst}), because "
-                "the projection whose table suffers most changes from sequence to sequence.")
-    if check.verdict == "reproduced":
-        out += " The check holds: more calibration text would not lower the costs by more than the bound."
+def verdict_words(rec) -> str:
+    """A verdict in the course's words, its would-be verdict beside an *out of regime* one: ``contradicted``,
+    ``out of regime (would be: contradicted)``. ``rec``: a :class:`~vrs_edu.lab.results.Verdict` or a stored record
+    (or an :func:`~vrs_edu.lab.recipes.real_decoder.agreed` reading)."""
+    get = rec.get if isinstance(rec, dict) else (lambda k, d=None: getattr(rec, k, d))
+    word, wb = get("verdict"), get("would_be")
+    return f"{word} (would be: {wb})" if wb and word in ("out of regime", "n/a") else word
+
+
+HALF_CHECKS = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_minus_k": "V − K",
+               "half_calibration_v": "V's own cost"}
+
+
+def half_calibration_sentence(checks: dict, margin: float) -> str:
+    """What the half-text checks measured, in words: per contrast (V − Q, V − K, V alone; last third, mean tables)
+    how much it moves when the tables come from half the calibration text instead of all of it (mean and 95 %
+    interval over the sequences, nats), against the declared band ±``margin``, and each check's verdict with what
+    it means for the claims that need it. ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`)."""
+    parts, failed = [], []
+    for name, what in HALF_CHECKS.items():
+        c = checks[name]
+        parts.append(f"{what} {c.interval()} ({verdict_words(c)})")
+        if c.verdict != "reproduced":
+            failed.append(what)
+    out = ("Halving the calibration text moves the contrasts, per sequence (half-text − full-text, last third): "
+           + "; ".join(parts) + f" nats, against a band of ±{margin:g} (an equivalence test).")
+    if not failed:
+        out += (" Every check holds: a table from twice the text would not move the contrasts by more than the "
+                "band, so they are the projections', not the estimate's.")
     else:
-        out += (f" The check is **{check.verdict}**: halving the text moves the costs by more than the bound "
-                "allows, so a table from more text might still cost less, and the claims that need the check "
-                "are not judged (out of regime).")
+        out += (" Where a check does not hold (" + ", ".join(failed) + "), the estimate may still be part of what "
+                "that contrast is made of, and the claims that need the check are out of regime (their would-be "
+                "verdict is printed beside them).")
     return out
+
+
+ESTIMATOR_LABELS = {"mean": "mean table", "shrunk": "shrunk table", "x0": "W·norm(x0)"}
+
+
+def estimator_rows(result: dict) -> list[list[str]]:
+    """Last third, the cost (nats, mean [95 % CI]) of Q, K and V replaced by each of the three context-free
+    estimators, one row per estimator: ``[estimator, Q, K, V, sequences]`` (the cells of a Markdown table)."""
+    from .recipes.real_decoder import ESTIMATORS, estimator
+
+    pt, out = result["per_third"], []
+    for e in ESTIMATORS:
+        cells = [pt[f"{estimator(e, p)} · late"] for p in "QKV"]
+        out.append([ESTIMATOR_LABELS[e], *(f"{c['mean']:+.2f} [{c['ci'][0]:+.2f}, {c['ci'][1]:+.2f}]" for c in cells),
+                    str(cells[2]["n"])])
+    return out
+
+
+AGREED_CLAIMS = {"late_v_beats_q": "V tolerates its context-free substitute better than Q",
+                 "late_v_beats_k": "V tolerates its context-free substitute better than K",
+                 "late_v_within_tolerance": "V's context-free substitute costs within the tolerance"}
+
+
+def agreed_sentence(readings: dict) -> str:
+    """The three claims judged with the three estimators, each counted only where all three agree
+    (``readings``: :func:`~vrs_edu.lab.recipes.real_decoder.agreed`): one clause per claim with its combined verdict
+    (with the would-be verdict when out of regime) and, when the estimators differ, each one's word."""
+    out = []
+    for key, claim in AGREED_CLAIMS.items():
+        r = readings[key]
+        each = list(r["each"].values())
+        detail = "" if len(set(each)) == 1 else " (" + ", ".join(
+            f"{ESTIMATOR_LABELS[e]} {w}" for e, w in zip(ESTIMATOR_LABELS, each)) + ")"
+        agree = "all three estimators agree" if len(set(each)) == 1 else "the estimators differ"
+        out.append(f"'{claim}': **{verdict_words(r)}** — {agree}{detail}")
+    return "Counted only where all three estimators agree: " + "; ".join(out) + "."
 
 
 def failed_checks(result: dict, tests: list[str]) -> dict[str, str]:
@@ -557,8 +609,9 @@ def _not_judged(checks: dict[str, str] | None) -> str:
 def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None) -> str:
     """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
     last third (``cost``: nats per projection), whether that is the seed's reading or its opposite (words from the
-    signs), and the two declared tests' verdicts (``primary``: 'V beats Q', 'V beats K'). ``checks``: the declared
-    checks that did not hold (:func:`failed_checks`), named when the tests are out of regime."""
+    signs), and the two claims' verdicts (``primary``: 'V beats Q', 'V beats K', each the reading of the three
+    estimators, :func:`verdict_words` of :func:`~vrs_edu.lab.recipes.real_decoder.agreed`). ``checks``: the declared
+    checks that did not hold (:func:`failed_checks`), named when a reading is out of regime."""
     dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
     if dq > 0 and dk > 0:
         reading = "the opposite of the seed's reading"
@@ -568,8 +621,32 @@ def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[s
         reading = "between the two: V costs more than one of Q and K and less than the other"
     verdicts = f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*"
     return ("**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
-            f"identity in its last third's V?): V's table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
-            f"K's ({reading}); the declared tests 'V beats Q' and 'V beats K' are {verdicts}"
-            + (_not_judged(checks) if "out of regime" in primary else "")
+            f"identity in its last third's V?): V's mean table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
+            f"K's ({reading}); the claims 'V beats Q' and 'V beats K', counted only where the three estimators "
+            f"agree, are {verdicts}"
+            + (_not_judged(checks) if any(w.startswith("out of regime") for w in primary) else "")
             + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
             "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
+
+
+def context_free_pattern_sentence(result: dict) -> str:
+    """Question 1 from Question 2's contrasts: with Q or K of the whole last third context-free (each of the three
+    estimators), every pattern there is computed from token identity and position alone. One sentence: the cost of
+    each (nats, mean over the sequences), how many of the six lie within the tolerance (95 % interval inside
+    ±tolerance), and what that says about the fresh pattern. Describes; the declared tests are the V-vs-Q and
+    V-vs-K contrasts."""
+    from .recipes.real_decoder import ESTIMATORS, estimator
+
+    pt, tol = result["per_third"], result["tolerance"]
+    cells = {(p, e): pt[f"{estimator(e, p)} · late"] for p in "QK" for e in ESTIMATORS}
+    inside = [k for k, c in cells.items() if -tol < c["ci"][0] and c["ci"][1] < tol]
+    costs = "; ".join(f"{p} " + " / ".join(f"{cells[(p, e)]['mean']:+.2f}" for e in ESTIMATORS) for p in "QK")
+    lead = ("A context-free Q or K answers Question 1 too: with it, the last third's patterns are computed from "
+            f"token identity and position alone. Their costs ({' / '.join(ESTIMATOR_LABELS.values())}): {costs} "
+            "nats; ")
+    if not inside:
+        return lead + (f"none lies within ±{tol:g} nats, so the last third needs patterns computed from the context "
+                       "(a fresh pattern, or at least fresh q and k).")
+    names = ", ".join(f"{p} by the {ESTIMATOR_LABELS[e]}" for p, e in inside)
+    return lead + (f"{len(inside)} of 6 lie within ±{tol:g} nats ({names}): there a context-free query or key "
+                   "is enough, and the fresh pattern is not needed through that path.")

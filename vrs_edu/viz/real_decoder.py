@@ -11,6 +11,8 @@ from .controls import change_from_default, label_style
 from .schematics import QK, V, X0
 
 COLORS = {"Q table": QK, "K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0,
+          "Q table (shrunk)": "#2A6F97", "K table (shrunk)": "#8FC9E0", "V table (shrunk)": "#E6A06C",
+          "Q := W_Q·norm(x0)": "#3B3B8F", "K := W_K·norm(x0)": "#8172B3",
           "uniform pattern": "#8172B3", "previous layer's pattern": "#937860", "pattern swap": QK, "value swap": V}
 
 
@@ -150,6 +152,7 @@ def plot_price_list(result: dict, ax=None):
 
 
 PRICE_COLORS = {"K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0, "V := V_1": "#C44E52",
+                "K table (shrunk)": "#8FC9E0", "V table (shrunk)": "#E6A06C", "K := W_K·norm(x0)": "#8172B3",
                 "shared V": "#937860", "uniform pattern": "#8172B3", "previous layer's pattern": QK}
 
 

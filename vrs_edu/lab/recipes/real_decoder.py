@@ -9,12 +9,13 @@ condition, each condition's loss change paired with the clean loss of the same s
 disjoint, are the **calibration text** the per-token tables are estimated on.
 
 Measured, per third of the depth (early / middle / late: layers 0-9, 10-19, 20-29) — on every evaluation sequence
-what a declared test reads (:data:`TESTED`), on an evenly spaced subset (``describe_sequences``) what only
-describes — and per layer on a fixed subset of them (the *layer scan*, ``scan_sequences``):
+the mean tables and their half-text versions (:data:`TESTED_ALL`), on a declared subset the other conditions a
+test reads (:data:`TESTED_CLAIMS`, ``claim_sequences``), on an evenly spaced subset (``describe_sequences``) what
+only describes — and per layer on a fixed subset of them (the *layer scan*, ``scan_sequences``):
 
 * Q1 (how much a layer depends on its fresh QK pattern): the pattern replaced by uniform-causal attention, by the
   previous layer's, by another sequence's (pattern swap); beside it, another sequence's values (value swap).
-* Q2 (what V keeps): Q, K or V replaced by its per-token table (context-free substitution); ``V := W_V·norm_l(x0)``;
+* Q2 (what V keeps): Q, K or V replaced by a context-free estimate (the three estimators below);
   the held-out share of q, k, v a table explains, their x0-R² (ridge from the embedding) and cos(V_l, V_1).
 * Q3 (accumulation or selective read): logit lens and direct logit attribution per layer; the x0-R² of each layer's
   input and its R² from the last three layers' writes.
