@@ -118,7 +118,8 @@ abl_largest = max(abs(abl[s][i][0]) for s in "qkv" for i in deep_rows)
 comparison = compare_to_baseline(R["corpus"]["runs"], R["corpus"]["step_seconds"])
 base_sd = comparison["baseline"].final_sd
 say(ch04.need_sentence(sweep, facts["deep_context"], bov.DEEP_CONTEXT.threshold),
-    ch04.instruments_sentence(sweep, by["v_pressure_above_q"].mean, abl_largest, base_sd))
+    ch04.instruments_sentence(sweep, {d.name: d for d in bov.descriptions(R)}["v_pressure_above_q"].mean,
+                              abl_largest, base_sd))
 
 # %% [markdown]
 # **One premise, one threshold.** Every x0 claim of the course rests on the same premise: the deep layers' inputs
@@ -141,7 +142,7 @@ say(table(["chapter", "inputs measured", "x0-R²", "premise", "holds?", "what it
            ["05", "residual baseline, last third's inputs", f"{dm_share:.3f}",
             f"< {depth_mixers.DEEP_X0_CEILING:g}",
             ch04.holds(dm_share, depth_mixers.DEEP_X0_CEILING),
-            "room for a 0.05 margin between inputs"]]))
+            "mostly context: re-reading x0 could be needed"]]))
 
 # %%
 say(ch04.premises_sentence(facts["deep_context"], bov.DEEP_CONTEXT.threshold, dm_share,
