@@ -58,8 +58,9 @@ def test_a_paired_difference_is_stored_with_the_keys_of_the_old_dict_and_reads_b
 
 
 def _verdicts():
-    tests = [DeclaredTest("gain", "a published gain", "q", "x", "negative", 0.0, "primary", -0.027),
-             DeclaredTest("premise", "a premise of the set-up", "q", "x", "positive", 0.0, "fam")]
+    # gain's interval [-0.018, +0.014] reaches past ±0.01, its smallest effect: undecided, not negligible
+    tests = [DeclaredTest("gain", "a published gain", "q", "x", "negative", 0.0, "primary", -0.01),
+             DeclaredTest("premise", "a premise of the set-up", "q", "x", "positive", 0.0, "fam", kind="check")]
     return judge(tests, {"gain": [0.01, -0.02, 0.0, 0.01, -0.01],       # mean −0.002: undecided
                          "premise": [1.0, 1.1, 0.9, 1.05, 0.95]})        # clearly above 0: reproduced
 
@@ -68,7 +69,7 @@ def test_print_of_a_verdict_is_its_sentence():
     gain, premise = _verdicts()
     # mean −0.002, sd 0.013038 → half-width 2.7764 · 0.013038 / √5 = 0.016189
     assert str(gain).startswith("-0.002 [95% CI -0.018, +0.014], p (Holm) ")
-    assert str(gain).endswith(f": undecided (power {gain.power:.0%} at -0.027)")
+    assert str(gain).endswith(f": undecided (power {gain.power:.0%} at -0.010)")
     assert str(premise) == f"+1.000 [95% CI {premise.ci[0]:+.3f}, {premise.ci[1]:+.3f}], p (Holm) 0.000: reproduced"
     assert str(gain) == sentence_before_issue_15(gain.to_record())
 
@@ -77,7 +78,7 @@ def test_a_verdict_record_has_the_stored_keys_and_reads_back_to_the_same_verdict
     rows = _verdicts()
     recs = verdict_records(rows)
     assert list(recs[0]) == ["name", "claim", "quantity", "comparison", "direction", "threshold", "family",
-                             "effect_for_power", "effect_source", "kind", "requires", "gate", "sweep", "values", "n",
+                             "effect_for_power", "effect_source", "kind", "requires", "gate", "sweep", "form", "values", "n",
                              "mean", "sd", "ci", "p", "p_holm", "family_size", "verdict", "power", "power_effect",
                              "power_basis"]
     back = [Verdict.from_record(json.loads(json.dumps(r))) for r in recs]
