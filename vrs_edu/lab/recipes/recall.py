@@ -96,7 +96,8 @@ def steps_to_learn(run: dict, reference_loss: float, steps: int) -> float:
 
 @recipe("recall", "associative recall that needs lookup (one-token keys, queries with replacement, QK-norm), "
         "trained past the no-lookup reference: baseline vs ResFormer, and the x0 shares and need of a qkv model "
-        "(word-8x64, 5 seeds; the rate sweep's other arms: `reproduce recall-rates`)", default_seeds=SEEDS)
+        "(word-8x64, 5 seeds; the rate sweep's other arms: `reproduce recall-rates`)", default_seeds=SEEDS,
+        budget_s=30 * 60)   # issue 34: 30 min like the depth sweep (its recorded run: 26.5 min at load 0.6-2.66)
 def recall(quick: bool, seeds: list[int], *, options: RunOptions = RunOptions()) -> dict:
     task = associative_recall(**TASK)
     part = run_suite(PRESET, VARIANTS, seeds, quick, TRAIN, task=task, desc="recall ", options=options, x0_need=True)
