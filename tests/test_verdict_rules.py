@@ -275,3 +275,10 @@ def test_what_we_measured_lists_every_kind_of_verdict_and_keeps_checks_apart():
     text = format_measured(rows)
     assert "out of regime (1): gain" in text and "n/a (1): ctl" in text
     assert "checks on the set-up, in this regime:\n  reproduced (1): premise" in text
+
+
+def test_the_tables_print_every_out_of_regime_verdict_with_its_would_be_verdict():
+    t = claim("loss", requires=("sub_epoch",))
+    rows = judge([t], {"loss": CLEAR}, preconditions=[EPOCHS], facts={"sub_epoch": 6.12})
+    assert "out of regime (would be: reproduced)" in format_verdicts(rows)
+    assert format_measured(rows).splitlines()[0].endswith("a claim (would be: reproduced)")

@@ -710,10 +710,10 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
     def line(label: str, r: Verdict, w_name: int, w_ci: int) -> str:
         ph = "n/a" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
         return (f"  {label:{w_name}s}{r.interval(digits):{w_ci}s}{signed(r.test.threshold, 2):>6s}{ph:>7s} "
-                f"{r.verdict:{w_v}s}{_power_cell(r, digits)}").rstrip()
+                f"{r.verdict_words:{w_v}s}{_power_cell(r, digits)}").rstrip()
 
     flat = [v for r in rows for v in ([r] + [a for _, a in (r.arms or ())])]
-    w_v = max(len("contradicted"), *(len(v.verdict) for v in flat)) + 1
+    w_v = max(len("contradicted"), *(len(v.verdict_words) for v in flat)) + 1
     w_name = max([len("test")] + [len(r.test.name) for r in rows]
                  + [4 + len(str(a)) for r in rows for a, _ in (r.arms or ())]) + 2
     w_ci = max([len("mean [95% CI]")] + [len(v.interval(digits)) for v in flat]) + 1
@@ -741,7 +741,7 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
                 if r.reason:
                     lines.append(why(r.reason))
                 continue
-            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':7s} {r.verdict}")
+            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':7s} {r.verdict_words}")
             reasons = {v.reason for _, v in r.arms}
             for a, v in r.arms:
                 lines.append(line(f"  at {a}", v, w_name, w_ci))
@@ -754,7 +754,9 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
     lines.append(textwrap.fill(
         "power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm level, if "
         "the true effect were the declared one ('at' a number, in the quantity's units). Out of regime: a declared "
-        "precondition failed; n/a: the control's claim was not reproduced; neither is counted.", width))
+        "precondition failed; n/a: the control's claim was not reproduced; neither is counted, and '(would be: …)' "
+        "says what the data give if judged anyway. Negligible: the interval lies inside ± the declared smallest "
+        "effect.", width))
     return "\n".join(lines)
 
 
@@ -772,7 +774,8 @@ def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str] = (),
     names by verdict, the published claims and controls apart from the checks on the set-up (``kind="check"``, and
     any names in ``setup_checks``: for records declared before kinds existed). Lines at most ``width`` wide."""
     w = max([len("contradicted")] + [len(r.verdict) for r in rows])
-    lines = [textwrap.fill(f"{r.verdict.upper():{w}s} {r.test.name} — {r.test.claim}", width,
+    lines = [textwrap.fill(f"{r.verdict.upper():{w}s} {r.test.name} — {r.test.claim}"
+                           + (f" (would be: {r.would_be})" if r.would_be else ""), width,
                            subsequent_indent=" " * (w + 1), break_on_hyphens=False) for r in rows]
 
     def is_check(r: Verdict) -> bool:
