@@ -72,7 +72,7 @@ plt.show()
 # attention that is less concentrated in deep layers, and less [over-smoothing](#glossary:over-smoothing) (the
 # tokens' states growing alike with depth).
 #
-# ## The effect: a small gain, smaller than the paper's
+# ## The effect: smaller than the paper's, too small to decide here
 #
 # `vrs-edu reproduce value-residual --corpus kjv` trained every variant on the King James Bible split into words: 8
 # layers (like the paper's 82 M model) but only 64 wide, 240 steps that read less than one epoch of the text, five

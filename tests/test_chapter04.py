@@ -90,6 +90,7 @@ def test_a_negligible_loss_change_is_said_as_too_small_to_matter_not_as_a_gain()
     assert ("V := γ·W_V x0 changes the loss by -0.016 nats, negligible (inside ±0.028, its smallest effect of "
             "interest: too small to matter)") in s
     assert "lowers the loss by 0.032 nats" in s and "lowers the loss by 0.016" not in s
+    assert s.startswith("Of the values that ignore the context, only the learned table (the bank) does better")
     by["bank_loss"] = v(-0.012, -0.02, -0.005, "negligible", -0.028)
     s = C.context_free_sentence(by)           # no reproduced gain: no "do better"
     assert s.startswith("Values that ignore the context do not help here: V := γ·W_V x0 changes the loss by -0.016")
