@@ -87,7 +87,8 @@ from vrs_edu.lab.experiments import load_results, load_results_or_none
 from vrs_edu.lab.recipes import depth_sweep as ds_recipe
 from vrs_edu.lab.recipes import recall as recall_recipe
 from vrs_edu.lab.recipes import value_residual as vr_recipe
-from vrs_edu.viz.prose import say, table, verdict_label
+from vrs_edu.lab.verdict_words import verdict_label
+from vrs_edu.viz.prose import say, table
 
 R = load_results("value-residual", corpus=verdict_corpus())
 RC = load_results("recall")

@@ -101,7 +101,8 @@ from vrs_edu.lab.recipes import depth_mixers as dm_recipe
 from vrs_edu.lab.recipes import v_over_depth as vod_recipe
 from vrs_edu.viz.depth import plot_loss_effects
 from vrs_edu.viz.depth_prose import effect_sentence
-from vrs_edu.viz.prose import say, table, verdict_label
+from vrs_edu.lab.verdict_words import verdict_label
+from vrs_edu.viz.prose import say, table
 
 corpus = verdict_corpus()
 result = load_results_or_none("depth-mixers", corpus=corpus, say=say)

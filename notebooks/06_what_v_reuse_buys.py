@@ -76,7 +76,8 @@ from vrs_edu.lab.chapter06 import cache_sentence, cache_table
 from vrs_edu.lab.kv_cache import DEPTH_ATTENTION, kv_bytes_per_token, measure
 from vrs_edu.nn import TinyGPTConfig
 from vrs_edu.viz.kv_cache import plot_cache_per_token
-from vrs_edu.viz.prose import say, table, verdict_label
+from vrs_edu.lab.verdict_words import verdict_label
+from vrs_edu.viz.prose import say, table
 
 course_cfg = TinyGPTConfig(vocab_size=2048, d_model=64, n_layers=8, n_heads=4, block_size=1024)
 lengths = [64, 256, 1024]

@@ -98,7 +98,7 @@ def test_source_shows_the_packages_own_lines_as_a_code_block():
         source(attend, start="no such line")
 
 
-# The verdict words in plain words (vrs_edu.viz.prose.plain_verdict / verdict_label): a stand-in for a judged test
+# The verdict words in plain words (vrs_edu.lab.verdict_words.plain_verdict / verdict_label): a stand-in for a judged test
 # carries only what the words read (verdict, would_be, test.margin, arms, reason).
 def _judged(verdict, would_be=None, margin=None, arms=None, reason=None):
     from types import SimpleNamespace
@@ -107,7 +107,7 @@ def _judged(verdict, would_be=None, margin=None, arms=None, reason=None):
 
 
 def test_plain_verdict_says_negligible_is_too_small_to_matter_and_never_decided_either_way():
-    from vrs_edu.viz.prose import plain_verdict
+    from vrs_edu.lab.verdict_words import plain_verdict
 
     s = plain_verdict(_judged("negligible", margin=0.01))
     assert s == ("too small to matter — its whole interval lies within ±0.01 nats, the smallest effect declared "
@@ -120,7 +120,7 @@ def test_plain_verdict_says_negligible_is_too_small_to_matter_and_never_decided_
 
 
 def test_plain_verdict_shows_an_out_of_regime_or_na_verdict_with_its_would_be_verdict():
-    from vrs_edu.viz.prose import plain_verdict, verdict_label
+    from vrs_edu.lab.verdict_words import plain_verdict, verdict_label
 
     oor = _judged("out of regime", would_be="contradicted")
     assert plain_verdict(oor) == "out of regime — its premise fails; judged anyway it would be contradicted"
@@ -133,7 +133,7 @@ def test_plain_verdict_shows_an_out_of_regime_or_na_verdict_with_its_would_be_ve
 
 
 def test_plain_verdict_of_a_sweep_undecided_because_its_arms_differ_names_the_arms():
-    from vrs_edu.viz.prose import plain_verdict
+    from vrs_edu.lab.verdict_words import plain_verdict
 
     swept = _judged("undecided", arms=(("x0.25", None), ("x1", None), ("x4", None)),
                     reason="reproduced at x4; undecided at x0.25, x1")
@@ -145,7 +145,7 @@ def test_plain_verdict_of_a_sweep_undecided_because_its_arms_differ_names_the_ar
 def test_verdict_label_reads_a_verdict_the_judge_made():
     from vrs_edu.lab.analysis import judge
     from vrs_edu.lab.results import DeclaredTest, Precondition
-    from vrs_edu.viz.prose import plain_verdict, verdict_label
+    from vrs_edu.lab.verdict_words import plain_verdict, verdict_label
 
     t = DeclaredTest("gain", "a gain", "Δ loss", "same seed", "negative", 0.0, "primary", -0.01, "declared: test",
                      requires=("sub_epoch",))

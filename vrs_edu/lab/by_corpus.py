@@ -15,7 +15,7 @@ from pathlib import Path
 from .corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
 from .experiments import chosen_corpus, provenance, results_path
 from .results import Verdict
-from ..viz.prose import verdict_label
+from .verdict_words import verdict_label
 
 SECOND_CORPUS = "kjv"
 VERDICT_CORPUS = "kjv"   # the corpus the loss verdicts come from: a run reads 0.60 epochs of it (issue 27)
@@ -89,7 +89,7 @@ def _cell(row: Verdict | None, digits: int) -> str:
 def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) -> str:
     """The claim × corpus table as text, at most ``page`` characters wide: per test, the mean of the per-seed values
     [95 % CI] and the verdict (Holm-corrected within each corpus' family; an out-of-regime or n/a one with its
-    would-be verdict, :func:`vrs_edu.viz.prose.verdict_label`) on each corpus; a ``*`` marks a
+    would-be verdict, :func:`vrs_edu.lab.verdict_words.verdict_label`) on each corpus; a ``*`` marks a
     test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own;
     when even the cells do not fit side by side (three corpora), each corpus gets a line under the test's name."""
     corpora = list(rows[0]["cells"]) if rows else []

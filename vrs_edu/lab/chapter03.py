@@ -6,13 +6,13 @@ difference variant − baseline: below 0 = the variant is better) unless a docst
 ``(low, high)`` 95 % interval. Sources: ResFormer (Zhou et al., arXiv 2410.17897), its 82 M model's gain of
 -0.027 nats is the chapter's ``paper``. A ``verdict`` argument is a judged test (a
 :class:`~vrs_edu.lab.results.Verdict`: its words then name its would-be verdict and its declared smallest effect) or a
-bare verdict word; its words come from :func:`vrs_edu.viz.prose.plain_verdict`, so a *negligible* test is never
+bare verdict word; its words come from :func:`vrs_edu.lab.verdict_words.plain_verdict`, so a *negligible* test is never
 worded as reproduced or contradicted.
 """
 from __future__ import annotations
 
 from ..lab.results import interval
-from ..viz.prose import plain_verdict, verdict_parts
+from .verdict_words import plain_verdict, verdict_parts
 
 #: below this size (nats) a loss difference reads as "no difference" at the 3 decimals the chapter prints
 SAME_NATS = 0.0005
@@ -31,7 +31,7 @@ def _side(ci: tuple[float, float]) -> str:
 def decided_words(verdict) -> str:
     """What a verdict means in a learner's words (the verdicts themselves: "How sure are we?"). ``verdict``: a
     judged test (:class:`~vrs_edu.lab.results.Verdict`, whose would-be verdict and declared smallest effect the
-    words then name) or a bare verdict word (:func:`vrs_edu.viz.prose.plain_verdict`)."""
+    words then name) or a bare verdict word (:func:`vrs_edu.lab.verdict_words.plain_verdict`)."""
     return plain_verdict(verdict)
 
 

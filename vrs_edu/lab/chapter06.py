@@ -4,7 +4,7 @@ bank-of-values model (He et al., arXiv 2606.02780, sec. 4; SVFormer: Zhou et al.
 
 Every sentence chooses its words from the sign and size of the number it states ("saves" / "costs", "lower" /
 "higher"), so that it cannot say "saves -0.5 KB"; tests/test_chapter06.py gives each a known input. A sentence that
-names a verdict takes its words from that verdict (:func:`vrs_edu.viz.prose.plain_verdict`): a *negligible* test is
+names a verdict takes its words from that verdict (:func:`vrs_edu.lab.verdict_words.plain_verdict`): a *negligible* test is
 never worded as a cost or a gain, and an out-of-regime one is shown with its would-be verdict.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..viz.prose import plain_verdict, verdict_label, verdict_parts
+from .verdict_words import plain_verdict, verdict_label, verdict_parts
 
 NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
          "depth_attention": "Depth-Attention"}

@@ -7,21 +7,21 @@ rows of :mod:`vrs_edu.lab.recipes.depth_mixers` and :mod:`vrs_edu.lab.recipes.v_
 :func:`vrs_edu.lab.recipes.v_over_depth.loss_effects` (``name``, ``mean``, ``ci``, ``verdict``). Losses are final
 validation losses in nats, a variant's minus the residual's, paired by seed (< 0: the variant is better).
 
-Verdict words come from the verdict they name (:func:`vrs_edu.viz.prose.verdict_label`): *negligible* is never
+Verdict words come from the verdict they name (:func:`vrs_edu.lab.verdict_words.verdict_label`): *negligible* is never
 counted as a win or a loss, and an out-of-regime verdict is printed with its would-be verdict. The routers' x0
 margins are read as V − Q and V − K apart (never V − max(Q, K), whose null lies below 0) and may be descriptions
 (:class:`vrs_edu.lab.premises.Description`: ``name``, ``mean``, ``ci``, ``why``, no verdict) rather than verdicts.
 """
 from __future__ import annotations
 
-from .prose import verdict_label
+from ..lab.verdict_words import verdict_label
 
 SHORTSWA = "shortswa"   # the variant names of ShortSWA over depth start with it (shortswa-k2, -k4, -full)
 
 
 def loss_change(mean: float, ci, verdict) -> str:
     """``"lowers the loss by 0.023 nats (reproduced)"``: the direction in words from the sign of ``mean``, its size
-    unsigned, then the verdict (:func:`~vrs_edu.viz.prose.verdict_label`: a word or a judged test; a negligible one
+    unsigned, then the verdict (:func:`~vrs_edu.lab.verdict_words.verdict_label`: a word or a judged test; a negligible one
     reads "negligible: too small to matter", an out-of-regime one names its would-be verdict); "leaves the loss
     unchanged" for a mean of exactly 0. ``ci`` is accepted for the callers' symmetry but not printed: the visible
     sentences leave intervals to "How sure are we?"."""
