@@ -39,6 +39,16 @@ from torch import Tensor
 from ..nn.llama import MiniLlama
 from . import routing
 
+# The three context-free estimators of a projection, by the condition names the recipe measures them under (here,
+# beside the conditions, so that the recipe and the read-outs name them from one place).
+ESTIMATORS = {"mean": "{P} table", "shrunk": "{P} table (shrunk)", "x0": "{P} := W_{P}·norm(x0)"}
+ESTIMATOR_WORDS = {"mean": "the mean table", "shrunk": "the shrunk table", "x0": "W·norm(x0)"}
+
+
+def estimator(est: str, p: str) -> str:
+    """The condition name of estimator ``est`` (a key of :data:`ESTIMATORS`) for projection ``p`` ("Q", "K", "V")."""
+    return ESTIMATORS[est].format(P=p)
+
 PROJ = ("q", "k", "v")
 SHRINK = 5.0   # pseudo-count of the shrunk table, (n·m + 5·g)/(n + 5): declared with the recipe's tests, before the run
 HOOK_OF = {"q": "q_pre", "k": "k_pre", "v": "v"}   # where a table replaces each projection's output

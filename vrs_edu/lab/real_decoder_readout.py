@@ -554,7 +554,7 @@ ESTIMATOR_LABELS = {"mean": "mean table", "shrunk": "shrunk table", "x0": "W·no
 def estimator_rows(result: dict) -> list[list[str]]:
     """Last third, the cost (nats, mean [95 % CI]) of Q, K and V replaced by each of the three context-free
     estimators, one row per estimator: ``[estimator, Q, K, V, sequences]`` (the cells of a Markdown table)."""
-    from .recipes.real_decoder import ESTIMATORS, estimator
+    from .real_decoder_interventions import ESTIMATORS, estimator
 
     pt, out = result["per_third"], []
     for e in ESTIMATORS:
@@ -635,7 +635,7 @@ def context_free_pattern_sentence(result: dict) -> str:
     each (nats, mean over the sequences), how many of the six lie within the tolerance (95 % interval inside
     ±tolerance), and what that says about the fresh pattern. Describes; the declared tests are the V-vs-Q and
     V-vs-K contrasts."""
-    from .recipes.real_decoder import ESTIMATORS, estimator
+    from .real_decoder_interventions import ESTIMATORS, estimator
 
     pt, tol = result["per_third"], result["tolerance"]
     cells = {(p, e): pt[f"{estimator(e, p)} · late"] for p in "QK" for e in ESTIMATORS}

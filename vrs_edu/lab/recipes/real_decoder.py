@@ -51,9 +51,10 @@ from ..experiments import CHECKPOINT_DIR, models_dir, recipe
 from ..options import RunOptions
 from ..progress import progress_bar
 from ..real_decoder import GGUF_SHA256, MODEL_NAME, RealDecoder, load_decoder, make_windows, thirds
-from ..real_decoder_interventions import (PATTERN_CONDITIONS, SHRINK, Condition, calibrate, fit_table,
-                                          identity_hooks, paired_losses, sets_by_layer, sets_by_third,
-                                          shared_v_hooks, stream_at, table_hooks, v1_hooks, x0_hooks)
+from ..real_decoder_interventions import (ESTIMATOR_WORDS, ESTIMATORS, PATTERN_CONDITIONS, SHRINK, Condition,
+                                          calibrate, estimator, fit_table, identity_hooks, paired_losses,
+                                          sets_by_layer, sets_by_third, shared_v_hooks, stream_at, table_hooks,
+                                          v1_hooks, x0_hooks)
 from ..real_decoder_readout import LayerStats, kv_bytes, price_list, probe_r2s
 from ..results import Verdict
 
@@ -88,15 +89,6 @@ _POST_HOC = ("asked post hoc of a model trained the standard way (the bank-of-va
              "with the table)")
 
 # The three estimators of a context-free projection P (q, k or v): the condition name of each, per projection.
-ESTIMATORS = {"mean": "{P} table", "shrunk": "{P} table (shrunk)", "x0": "{P} := W_{P}·norm(x0)"}
-ESTIMATOR_WORDS = {"mean": "the mean table", "shrunk": "the shrunk table", "x0": "W·norm(x0)"}
-
-
-def estimator(est: str, p: str) -> str:
-    """The condition name of estimator ``est`` (a key of :data:`ESTIMATORS`) for projection ``p`` ("Q", "K", "V")."""
-    return ESTIMATORS[est].format(P=p)
-
-
 COVERAGE = Precondition("coverage", "the per-token tables know the evaluation tokens", "share of evaluation positions "
                         "whose token occurs in the calibration text", "positive", 0.95)
 # Every check is an equivalence test on the contrast its claims read. Each sits in a family of its own: a claim
