@@ -925,5 +925,5 @@ if vod is not None:
 #   depth weights and its KV cache (the baseline's bytes); both set beside chapter 04 and the real decoder.
 # * The cost of a depth window: full window vs K = 2, 4 at L = 8, 16, 32 in time and memory, against the cost model
 #   (L+1)/K, and the memory of the same window on the sequence axis.
-# * Next: chapter 06 asks what reusing V buys — KV-cache memory and interpretability — and answers the course's
-#   questions with the numbers measured so far.
+# * Next: chapter 06 asks what reusing V buys — KV-cache memory and interpretability; chapters 07 and 08 ask the
+#   same questions of real pretrained weights, and chapter 09 answers the course's four questions side by side.
