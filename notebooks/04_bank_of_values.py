@@ -117,9 +117,9 @@ deep_rows = [abl["layers"].index(l) for l in R["corpus"]["coefficient_table"]["l
 abl_largest = max(abs(abl[s][i][0]) for s in "qkv" for i in deep_rows)
 comparison = compare_to_baseline(R["corpus"]["runs"], R["corpus"]["step_seconds"])
 base_sd = comparison["baseline"].final_sd
+described = {d.name: d for d in bov.descriptions(R)}   # shown, not judged: premise fails
 say(ch04.need_sentence(sweep, facts["deep_context"], bov.DEEP_CONTEXT.threshold),
-    ch04.instruments_sentence(sweep, {d.name: d for d in bov.descriptions(R)}["v_pressure_above_q"].mean,
-                              abl_largest, base_sd))
+    ch04.instruments_sentence(sweep, described["v_pressure_above_q"].mean, abl_largest, base_sd))
 
 # %% [markdown]
 # **One premise, one threshold.** Every x0 claim of the course rests on the same premise: the deep layers' inputs
@@ -520,10 +520,9 @@ say(table(["rate", "cost q", "cost k", "cost v"],
            for s in "qkv"]),
     table(["variant", "x0-R² q input", "k input", "v input"],
           [[v, *(f"{r2[v][s]:.3f}" for s in "qkv")] for v in r2]))
-described = {d.name: d for d in bov.descriptions(R)}     # shown, not judged: their premise fails on these toys
 say("The need and pressure numbers (descriptions): " + " ".join(
     f"**{n}**: {described[n]}." for n in ("v_needs_x0_more_than_q", "v_needs_x0_more_than_k",
-                                          "v_pressure_above_q", "v_pressure_above_k") if n in described))
+                                          "v_pressure_above_q", "v_pressure_above_k")))
 
 # %% [markdown]
 # ### The losses, the controls and γ

@@ -270,7 +270,8 @@ from vrs_edu.lab.real_decoder_readout import estimator_rows
 
 say(table(["estimator", "Q", "K", "V", "sequences"], estimator_rows(result)))
 plot_layer_scan(result, ("V table", "V table (shrunk)", "Q := W_Q·norm(x0)", "K := W_K·norm(x0)",
-                         "V := W_V·norm(x0)"), log=True, title="one layer at a time: the other estimators")
+                         "V := W_V·norm(x0)"), log=True,
+                title="one layer at a time: the other estimators")
 plt.show()
 
 # %% [markdown]
@@ -518,7 +519,8 @@ say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (las
 # result; Q2 is the post-hoc question of this chapter, not the paper's.
 
 # %%
-from vrs_edu.lab.real_decoder_readout import course_answers, failed_checks, post_hoc_sentence, verdict_words
+from vrs_edu.lab.real_decoder_readout import (course_answers, failed_checks, post_hoc_sentence,
+                                              verdict_words)
 from vrs_edu.lab.recipes.real_decoder import CLAIM_ESTIMATES, agreed, verdicts
 
 answers = course_answers(result)
