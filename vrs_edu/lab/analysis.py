@@ -514,7 +514,7 @@ def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verd
     return replace(arms[0][1], verdict=verdict, reason=reasons, arms=tuple(arms), would_be=would)
 
 
-def _equivalence_p(r: dict, t: DeclaredTest, level: float) -> tuple[float, bool]:
+def _equivalence_p(r: dict, t: DeclaredTest) -> tuple[float, bool]:
     """Two one-sided tests (TOST, Schuirmann 1987) of ``t.threshold − margin < mean < t.threshold + margin`` on a
     :func:`t_test` summary ``r``. Returns ``(p, inside)``: with ``inside`` the larger of the two one-sided p-values
     (small = the mean lies inside the band); otherwise twice the smaller one-sided p that the mean lies beyond a
@@ -645,7 +645,7 @@ def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
                                seeds_of(t))
                     inside = False
                     if t.form == "equivalence" and not r["reason"]:
-                        r["p"], inside = _equivalence_p(r, t, 1 - alpha)
+                        r["p"], inside = _equivalence_p(r, t)
                     why, blocked = regime(t, arm)
                     if why:
                         status = ("out of regime", f"precondition not met: {why}")
