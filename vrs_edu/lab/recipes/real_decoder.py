@@ -125,7 +125,7 @@ def _beats(q: str, est: str) -> DeclaredTest:
     name = ("late_v_table_beats_{q}_table" if est == "mean" else f"late_v_{_V_NAME[est]}_beats_{{q}}_{_V_NAME[est]}"
             ).format(q=q.lower())
     return DeclaredTest(name, f"in the last third, V tolerates its context-free substitute ({ESTIMATOR_WORDS[est]}) "
-                        f"better than {q} (the seed's reading of the bank-of-values paper and its author's post; "
+                        f"better than {q} (the article's reading of the bank-of-values paper and its author's post; "
                         f"{_POST_HOC})", f"Δ loss({estimator(est, 'V')}) − Δ loss({estimator(est, q)}), last third",
                         "same sequence", "negative", 0.0, "primary", -SESOI, _DIFF_SRC,
                         requires=(f"half_calibration_v_minus_{q.lower()}", *_TABLE_NEEDS[est]) if est != "x0"
@@ -152,7 +152,7 @@ TESTS = (
     *(_beats(q, e) for q in "QK" for e in ESTIMATORS),
     *(_v_within(e) for e in ESTIMATORS),
     DeclaredTest("late_pattern_swap_within_tolerance", "deep layers do not need their freshly computed pattern "
-                 "(chapter 02's question; the seed's question 1)", "Δ loss, last third attends with another "
+                 "(chapter 02's question; the article's question 1)", "Δ loss, last third attends with another "
                  "sequence's patterns", "within ±0.05 nats", "negative", 0.0, "q1", -TOLERANCE, _TOL_SRC,
                  form="equivalence", requires=("identity_patch_is_free",)),
     DeclaredTest("late_previous_pattern_within_tolerance", "a deep layer can reuse the previous layer's pattern "
