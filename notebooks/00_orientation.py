@@ -148,7 +148,7 @@ print("text of the first sequence:", repr(data.tokenizer.decode(x[0])[:60]))
 # chapter's run time; the loss is in [nats](#glossary:nats)).
 
 # %%
-from vrs_edu.lab.explore import stream_norms
+from vrs_edu.lab.metrics import stream_norms
 from vrs_edu.lab.train import TrainConfig, train
 from vrs_edu.viz.plots import plot_stream_norms
 
@@ -220,13 +220,13 @@ print(f"your norms vs the package's, trained model: largest difference "
 # The static figure below the widget is the default setting, with the ratios one step away from it.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.widgets import stream_norm_widget
+from vrs_edu.chapters.ch00_orientation.figures import stream_norm_widget
 
 stream_norm_widget()
 
 # %%
-from vrs_edu.lab.explore import stream_norm_readout
-from vrs_edu.viz.widgets import stream_norm_figure
+from vrs_edu.chapters.ch00_orientation.readout import stream_norm_readout
+from vrs_edu.chapters.ch00_orientation.figures import stream_norm_figure
 
 fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
 plt.show()

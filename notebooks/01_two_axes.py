@@ -66,7 +66,7 @@ plt.show()
 
 # %%
 from vrs_edu.lab.experiments import provenance
-from vrs_edu.lab.recipes.char_model import load_char_model
+from vrs_edu.lab.char_model import load_char_model
 
 model, tok, run = load_char_model()
 print(provenance(run))
@@ -87,9 +87,9 @@ print(f"{run['n_params']:,} parameters, {run['configs']['train']['steps']} steps
 
 # %%
 from vrs_edu.lab.data import make_token_data
-from vrs_edu.lab.residual_stream import direct_and_total_effects
+from vrs_edu.chapters.ch01_two_axes.readout import direct_and_total_effects
 from vrs_edu.viz.prose import say, table
-from vrs_edu.viz.residual import plot_effects
+from vrs_edu.chapters.ch01_two_axes.figures import plot_effects
 
 data = make_token_data(tokenizer=tok, block_size=model.cfg.block_size)
 batches = list(data.eval_batches("val", batch_size=32, max_batches=4))
@@ -119,7 +119,7 @@ say(f"Removing block 0 costs {t0:+.3f} nats in total but only {d0:+.3f} directly
 import torch
 import torch.nn.functional as F
 
-from vrs_edu.viz.residual import plot_two_axes
+from vrs_edu.chapters.ch01_two_axes.figures import plot_two_axes
 
 sentence = "Keys and values are iterated over in insertion order."
 ids = torch.tensor([tok.encode(sentence)])
@@ -142,7 +142,7 @@ say(f"Along depth the mean norm grows from {norms[0].mean():.2f} to {norms[-1].m
 # is a plain running sum, the final state is the embedding plus all of them, exactly up to float rounding.
 
 # %%
-from vrs_edu.lab.residual_stream import block_outputs
+from vrs_edu.chapters.ch01_two_axes.readout import block_outputs
 
 ys = block_outputs(trace)                                        # (L, B, T, D)
 rebuilt = trace["embed"] + ys.sum(0)
@@ -196,6 +196,18 @@ print(f"your stack vs the model's trace: largest difference "
       f"{(mine - trace.stack('resid')).abs().max():.1e}")
 
 # %% [markdown]
+# **The package's own code.** The same running sum is the loop of `TinyGPT.forward` (`vrs_edu/nn/model.py`). With
+# the plain residual (every model of this chapter), the depth read `read.resid` is the last state $h_l$, and the
+# block's write `y = a + m` (attention plus MLP) is added to it: `states.append(x + y)` is $h_{l+1} = h_l + y_l$.
+
+# %%
+from vrs_edu.nn import TinyGPT
+from vrs_edu.viz.prose import say, source
+
+say(source(TinyGPT.forward, start="for l, block in enumerate(self.blocks):",
+           stop="states.append(x + y)"))
+
+# %% [markdown]
 # ## Direct logit attribution: who wrote the prediction?
 #
 # The logits are $W_U \cdot \mathrm{RMSNorm}(h_L)$. [RMSNorm](#glossary:rmsnorm) divides a vector by its root mean
@@ -210,8 +222,8 @@ print(f"your stack vs the model's trace: largest difference "
 # logit of the true next character in the middle of a word.
 
 # %%
-from vrs_edu.lab.residual_stream import direct_logit_attribution
-from vrs_edu.viz.residual import plot_attribution
+from vrs_edu.chapters.ch01_two_axes.readout import direct_logit_attribution
+from vrs_edu.chapters.ch01_two_axes.figures import plot_attribution
 
 # the context ends in "...in insert", the next character is "i"
 pos = sentence.index("insertion") + 5
@@ -260,7 +272,7 @@ None  # the check prints what it found; this line keeps the cell from also showi
 
 # %% jupyter={"source_hidden": true} tags=["hide-input"]
 # Worked solution. Running it replaces your function, so the chapter runs on either way.
-from vrs_edu.lab.residual_stream import stream_components
+from vrs_edu.chapters.ch01_two_axes.readout import stream_components
 
 
 def logit_contributions(components, unembed):
@@ -283,9 +295,9 @@ print(f"your contributions sum to {mine.sum():.3f}; the model's logit is {att.lo
 # with the final RMSNorm and unembedding, as if the model stopped there, and measure the loss.
 
 # %%
-from vrs_edu.lab.explore import stream_norms
-from vrs_edu.lab.residual_stream import cosine_to_x0, logit_lens
-from vrs_edu.viz.residual import plot_depth_profile
+from vrs_edu.lab.metrics import stream_norms
+from vrs_edu.chapters.ch01_two_axes.readout import cosine_to_x0, logit_lens
+from vrs_edu.chapters.ch01_two_axes.figures import plot_depth_profile
 
 norm_by_depth = [sum(v) / len(batches)
                  for v in zip(*(stream_norms(model, xb) for xb, _ in batches))]
@@ -348,13 +360,13 @@ say(table(["depth", "lens loss, 150 steps", "lens loss, checkpoint"],
 # change from the default. The static figure below the widget is the default setting (all ones).
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.residual import block_scale_widget
+from vrs_edu.chapters.ch01_two_axes.figures import block_scale_widget
 
 block_scale_widget(model, x, y, position=pos, decode=tok.token)
 
 # %%
-from vrs_edu.lab.residual_stream import scaled_blocks_prediction
-from vrs_edu.viz.residual import block_scale_figure
+from vrs_edu.chapters.ch01_two_axes.readout import scaled_blocks_prediction
+from vrs_edu.chapters.ch01_two_axes.figures import block_scale_figure
 
 fig, default = block_scale_figure(model, x, y, [1.0] * L, position=pos, decode=tok.token)
 plt.show()

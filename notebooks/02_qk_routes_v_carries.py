@@ -75,7 +75,7 @@ import torch
 
 from vrs_edu.lab.data import make_token_data
 from vrs_edu.lab.experiments import provenance
-from vrs_edu.lab.recipes.char_model import load_char_model
+from vrs_edu.lab.char_model import load_char_model
 
 model, tok, run = load_char_model()
 print(provenance(run))
@@ -98,8 +98,8 @@ print(f"{L} layers × {H} heads; validation loss {run['final_val_loss']:.3f} nat
 # sequence's values. The bars are the loss change in [nats](#glossary:nats), averaged over the 128 sequences.
 
 # %%
-from vrs_edu.lab.routing import swap_experiment
-from vrs_edu.viz.routing import plot_layer_effects
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import swap_experiment
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import plot_layer_effects
 
 swaps = swap_experiment(model, batches)
 plot_layer_effects(swaps, ["pattern swap", "value swap"],
@@ -271,7 +271,7 @@ print(f"last layer, first batch: clean loss {clean:.3f}, with the values swapped
 #   position and forgets what depends on content.
 
 # %%
-from vrs_edu.lab.routing import frozen_routing
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import frozen_routing
 
 frozen = frozen_routing(model, batches)
 plot_layer_effects(frozen, ["uniform", "previous layer", "batch mean"],
@@ -304,14 +304,14 @@ say(f"Uniform routing costs layer 0 {u[0].mean:+.3f} nats but the deep layers "
 # from the default. Neither knob retrains anything. The static figure below the widget is the default setting.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.routing import blend_widget
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import blend_widget
 
 blend_widget(model, x, y, layer=L - 1, tokens=tokens)
 
 # %%
-from vrs_edu.lab.routing import blend_and_temperature
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import blend_and_temperature
 from vrs_edu.viz.prose import table
-from vrs_edu.viz.routing import blend_figure
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import blend_figure
 
 fig, default = blend_figure(model, x, y, layer=L - 1, tokens=tokens)
 plt.show()
@@ -378,7 +378,7 @@ say("A deep layer of this model does depend on its freshly computed QK pattern, 
 # without the intervention, so what varies between sequences cancels. Its standard error across the sequences:
 
 # %%
-from vrs_edu.lab.routing import effect_rows
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import effect_rows
 
 p_swap, v_swap = swaps["pattern swap"], swaps["value swap"]
 gap = [(v.mean - p.mean) / math.hypot(v.se, p.se) for p, v in zip(p_swap, v_swap)]
@@ -404,8 +404,8 @@ say(table(["layer", "pattern swap (nats)", "value swap (nats)"], effect_rows(swa
 # what each head writes into the stream ($z_h W_O[:, h]^\top$; the heads of a layer sum to its attention output).
 
 # %%
-from vrs_edu.lab.routing import head_profile
-from vrs_edu.viz.routing import plot_head_writes, plot_patterns
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_profile
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import plot_head_writes, plot_patterns
 
 heads = head_profile(model, batches)
 n = 16
@@ -434,8 +434,8 @@ say(f"The patterns above are every head's on the first {n} characters of the sen
 # for which it does (chance: 1/V).
 
 # %%
-from vrs_edu.lab.routing import copying_score, ov_circuit, qk_circuit
-from vrs_edu.viz.routing import plot_circuits
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import copying_score, ov_circuit, qk_circuit
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import plot_circuits
 
 V = model.cfg.vocab_size
 scores = torch.tensor([[copying_score(ov_circuit(model, l, h)) for h in range(H)]

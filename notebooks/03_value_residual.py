@@ -81,12 +81,12 @@ plt.show()
 # line is the paper's gain.
 
 # %%
-from vrs_edu.lab import chapter03 as c3
+from vrs_edu.chapters.ch03_value_residual import prose as c3
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results, load_results_or_none
-from vrs_edu.lab.recipes import depth_sweep as ds_recipe
-from vrs_edu.lab.recipes import recall as recall_recipe
-from vrs_edu.lab.recipes import value_residual as vr_recipe
+from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds_recipe
+from vrs_edu.chapters.ch03_value_residual import recall as recall_recipe
+from vrs_edu.chapters.ch03_value_residual import recipe as vr_recipe
 from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import say, table
 
@@ -99,7 +99,7 @@ rby = {r.test.name: r for r in recall_recipe.verdicts(RC, RR)}
 dby = {r.test.name: r for r in ds_recipe.verdicts(DS)}
 
 # %%
-from vrs_edu.viz.value_residual import plot_loss_gains
+from vrs_edu.chapters.ch03_value_residual.figures import plot_loss_gains
 
 paper = by["resformer_loss"].test.effect_for_power      # the paper's 82 M gain, in nats
 plot_loss_gains(c3.gain_rows(by), paper,
@@ -121,7 +121,7 @@ say(c3.svformer_sentence(sv_test.mean, sv_test.ci, sv_test, sv_test.n))
 # during training.
 
 # %%
-from vrs_edu.viz.value_residual import plot_loss_curves
+from vrs_edu.chapters.ch03_value_residual.figures import plot_loss_curves
 
 plot_loss_curves({"corpus": R["corpus"]}, variants=list(c3.GAIN_TESTS) + ["baseline"])
 plt.show()
@@ -238,6 +238,17 @@ diff = (mine - tr["blocks.3.attn.z"]).abs().max()
 say(f"Largest difference from the model's own layer-3 attention output: {diff:.1e}.")
 
 # %% [markdown]
+# **The package's own code** (`vrs_edu/nn/value_residual.py`): the rule your function implements, which every later
+# layer of the chapter's models applies to its values before its pattern averages them (SVFormer's branch returns
+# $V_1$ itself).
+
+# %%
+from vrs_edu.nn.value_residual import ValueResidual, mix_values
+from vrs_edu.viz.prose import say, source
+
+say(source(mix_values, start="if v.shape"), source(ValueResidual.mix, start="if self.mode"))
+
+# %% [markdown]
 # ## Inside the layers: attention entropy, sinks and over-smoothing
 #
 # ResFormer's explanation of its gain is about attention. Four measurements, per layer, after training, on
@@ -257,7 +268,7 @@ say(f"Largest difference from the model's own layer-3 attention output: {diff:.1
 
 # %%
 from vrs_edu.lab.metrics import uniform_causal_entropy
-from vrs_edu.viz.value_residual import plot_layer_metrics
+from vrs_edu.chapters.ch03_value_residual.figures import plot_layer_metrics
 
 T_corpus = R["corpus"]["configs"]["baseline"]["model"]["block_size"]
 plot_layer_metrics(R["corpus"], ("baseline", "resformer", "learnable", "svformer", "neutreno"),
@@ -279,7 +290,7 @@ say(c3.entropy_sentence(gap.mean, gap))
 # blocks 1 to 7: `blocks.0` computes $V_1$.)
 
 # %%
-from vrs_edu.viz.value_residual import plot_lambdas
+from vrs_edu.chapters.ch03_value_residual.figures import plot_lambdas
 
 plot_lambdas(R["corpus"])
 plt.show()
@@ -326,7 +337,7 @@ say(c3.recall_sentence(rby["recall_lookup_learned"].mean, learned, steps),
 # right: the slope of the learned λ1 against layer.
 
 # %%
-from vrs_edu.viz.value_residual import plot_depth_sweep
+from vrs_edu.chapters.ch03_value_residual.figures import plot_depth_sweep
 
 
 def mean(xs):
@@ -358,7 +369,7 @@ from dataclasses import replace
 from vrs_edu.lab.data import make_token_data
 from vrs_edu.lab.experiments import CHECKPOINT_DIR
 from vrs_edu.lab.presets import make_run
-from vrs_edu.lab.recipes.value_residual import VARIANTS
+from vrs_edu.chapters.ch03_value_residual.recipe import VARIANTS
 from vrs_edu.lab.train import load_checkpoint, train
 
 LIVE_STEPS = 100   # the live run's length: change it and rerun
@@ -399,8 +410,9 @@ say(f"At step {live_mid}, the last evaluation before the decay, the live run's d
 # with its loss. The widget responds once the chapter has run; the figure below it shows its opening setting.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.lab.value_residual_readout import lambda_readout
-from vrs_edu.viz.value_residual import DEFAULT_LAMBDAS, lambda_figure, lambda_widget
+from vrs_edu.chapters.ch03_value_residual.readout import lambda_readout
+from vrs_edu.chapters.ch03_value_residual.figures import (DEFAULT_LAMBDAS, lambda_figure,
+                                                          lambda_widget)
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
 lambda_widget(vr_model, wbatches)
@@ -489,7 +501,7 @@ say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
 #
 # A careful comparison decides *what* it will test before it sees the results. The recipe's table of
 # [declared tests](#glossary:declared-test) and [preconditions](#glossary:precondition)
-# (`vrs_edu.lab.recipes.value_residual.TESTS` and `PRECONDITIONS`) was committed before the full run (the git
+# (`vrs_edu.chapters.ch03_value_residual.recipe.TESTS` and `PRECONDITIONS`) was committed before the full run (the git
 # history shows the order). Each test names the published claim and its source, the per-seed quantity, the side of
 # a threshold the claim predicts, the [smallest effect of interest](#glossary:smallest-effect-of-interest) in the
 # quantity's own units (the paper's number where it gives one, converted to nats per token; else one declared with
@@ -501,7 +513,7 @@ say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
 #   together: sort them, multiply the smallest by the family size, the next by one less, and so on;
 # * the **checks of the set-up** (`ch03-setup`): the entropy claim's premise and the two baselines. They are not
 #   published claims, so they are corrected on their own and never dilute (or pad) the claims' correction;
-# * the recall task's tests, declared in its own recipe (`vrs_edu.lab.recipes.recall.TESTS`).
+# * the recall task's tests, declared in its own recipe (`vrs_edu.chapters.ch03_value_residual.recall.TESTS`).
 #
 # A test ends in one of five verdicts ([three-way verdicts](#glossary:three-way-verdicts) plus two):
 # **[reproduced](#glossary:reproduced)** (adjusted p < 0.05, mean on the published side),
@@ -583,7 +595,7 @@ def show(name: str, what: str, results: dict = by) -> None:
 
 # %%
 from vrs_edu.lab.analysis import format_comparison
-from vrs_edu.viz.value_residual import plot_paired_curves
+from vrs_edu.chapters.ch03_value_residual.figures import plot_paired_curves
 
 print(format_comparison(comparison))
 say("Seconds per training step (interleaved timing): "
@@ -672,7 +684,7 @@ say(table(["metric", "variant", "per layer (or depth)"], rows, align="llr"))
 # 1, so the λ live in blocks 1 to 7.
 
 # %%
-from vrs_edu.lab.recipes.value_residual import lambda_profiles
+from vrs_edu.chapters.ch03_value_residual.recipe import lambda_profiles
 
 prof = lambda_profiles(R["corpus"]["runs"]["learnable"])
 prof2 = lambda_profiles(R["corpus"]["runs"]["learnable"], "lambda_2")
@@ -722,7 +734,7 @@ say(reading, f"Before the decay (step {sv.before_decay_step}, not a declared tes
 # The declared precondition `recall_lookup_learned` asks whether the trained baseline beats the no-lookup reference
 # (`vrs_edu.lab.data.no_lookup_reference`, scored on many sequences). (The accuracy by query index is measured on
 # the smaller set of batches used for the per-layer metrics, so its mean need not equal the accuracy column
-# exactly.) The recipe's docstring (`vrs_edu.lab.recipes.recall`) lists the pilot runs that chose the task: without
+# exactly.) The recipe's docstring (`vrs_edu.chapters.ch03_value_residual.recall`) lists the pilot runs that chose the task: without
 # QK-norm an 8-layer model could sit on the no-lookup plateau for more than 1,500 steps, because attention starts
 # almost uniform and the key-matching circuit has to grow out of it; with normalised queries and keys the same seed
 # learned within a few hundred steps. The learning rate was then chosen on the baseline: a first full run at the

@@ -78,11 +78,11 @@ plt.show()
 # rise when one path's learned $x_0$ is removed from the trained model (its β set to 0).
 
 # %%
-from vrs_edu.lab import chapter04 as ch04
+from vrs_edu.chapters.ch04_bank_of_values import prose as ch04
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results, load_results_or_none
-from vrs_edu.lab.recipes import bank_of_values as bov
-from vrs_edu.viz.bank import plot_rate_sweep
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bov
+from vrs_edu.chapters.ch04_bank_of_values.figures import plot_rate_sweep
 from vrs_edu.viz.prose import say, table
 
 R = load_results("bank-of-values", corpus=verdict_corpus())
@@ -108,7 +108,7 @@ say(ch04.share_sentence(sweep))
 
 # %%
 from vrs_edu.lab.analysis import compare_to_baseline
-from vrs_edu.lab.bank_readout import ablation_table
+from vrs_edu.chapters.ch04_bank_of_values.readout import ablation_table
 
 facts = bov.facts(R)
 by = {r.test.name: r for r in bov.verdicts(R)}
@@ -130,23 +130,23 @@ say(ch04.need_sentence(sweep, facts["deep_context"], bov.DEEP_CONTEXT.threshold)
 # corpus:
 
 # %%
-from vrs_edu.lab.recipes import depth_mixers
+from vrs_edu.lab.premises import DEEP_X0_R2, deep_x0_r2
 
 DM = load_results("depth-mixers", corpus=verdict_corpus())
-dm_share = depth_mixers.facts(DM)["context_share"]
+dm_share = deep_x0_r2(DM["runs"].get("residual", []))
 say(table(["chapter", "inputs measured", "x0-R²", "premise", "holds?", "what it stands for"],
           [["04", "baseline, x0 layers' q/k/v inputs", f"{facts['deep_context']:.3f}",
             f"< {bov.DEEP_CONTEXT.threshold:g}",
             ch04.holds(facts["deep_context"], bov.DEEP_CONTEXT.threshold),
             "mostly context: re-reading x0 could be needed"],
            ["05", "residual baseline, last third's inputs", f"{dm_share:.3f}",
-            f"< {depth_mixers.DEEP_X0_CEILING:g}",
-            ch04.holds(dm_share, depth_mixers.DEEP_X0_CEILING),
+            f"< {DEEP_X0_R2:g}",
+            ch04.holds(dm_share, DEEP_X0_R2),
             "mostly context: re-reading x0 could be needed"]]))
 
 # %%
 say(ch04.premises_sentence(facts["deep_context"], bov.DEEP_CONTEXT.threshold, dm_share,
-                           depth_mixers.DEEP_X0_CEILING))
+                           DEEP_X0_R2))
 
 # %% [markdown]
 # The premise fails on this toy, but is that this toy's size? Chapter 03's depth sweep trained the same kind of
@@ -176,7 +176,7 @@ say(ch04.context_free_sentence(by))
 # A path that only needs token identity tolerates the swap. The x0 layers of the coefficient experiment are shaded.
 
 # %%
-from vrs_edu.viz.bank import plot_ablation
+from vrs_edu.chapters.ch04_bank_of_values.figures import plot_ablation
 
 plot_ablation({R["text_corpus"]["name"]: abl},
               deep_layers=R["corpus"]["coefficient_table"]["layers"])
@@ -198,7 +198,7 @@ say("In the x0 layers the swap costs at most "
 # three learning rates were run (`recall` at ×1, `recall-rates` at ×0.25 and ×4).
 
 # %%
-from vrs_edu.lab.recipes import recall as recall_recipe
+from vrs_edu.chapters.ch04_bank_of_values.previous_chapters import recall as recall_recipe
 
 RC = load_results("recall")
 RR = load_results_or_none("recall-rates", say=say)
@@ -270,6 +270,18 @@ say(f"Your projection against the model's own v projection in layer 2: largest d
     f"{diff:.1e}.")
 
 # %% [markdown]
+# **The package's own code** (`vrs_edu/nn/x0.py`): in `qkv` mode each projection's input is mixed with $x_0$ by its
+# own pair $(\alpha, \beta)$; in `bank` mode (chapter 06 prices it) the values are a table lookup instead.
+
+# %%
+from vrs_edu.nn.x0 import X0Injection, inject_x0
+from vrs_edu.viz.prose import say, source
+
+say(source(inject_x0, start="if x.shape"),
+    source(X0Injection.forward, start='if self.mode in ("qkv"',
+           stop="return q_in, k_in, v_in, self.bank_values"))
+
+# %% [markdown]
 # Because $W$ has no bias, $\alpha W x + \beta W x_0 = W(\alpha x + \beta x_0)$: the package mixes the projection's
 # *input* once instead of projecting twice, and the check above compares your function with it.
 #
@@ -282,6 +294,7 @@ say(f"Your projection against the model's own v projection in layer 2: largest d
 
 # %%
 from dataclasses import asdict, replace
+from vrs_edu.lab.x0_need import VARIANTS_V2
 
 from vrs_edu.lab.corpora import DEFAULT_NAME
 from vrs_edu.lab.data import make_token_data
@@ -291,7 +304,7 @@ from vrs_edu.lab.train import load_checkpoint, train
 
 qkv_model, tok, meta = load_checkpoint(CHECKPOINT_DIR / "bank-of-values" / "qkv")
 data = make_token_data(tokenizer=tok, block_size=qkv_model.cfg.block_size)
-_, mcfg, tcfg = make_run("word-8x64", steps=100, eval_every=50, seed=0, **bov.VARIANTS_V2["qkv"])
+_, mcfg, tcfg = make_run("word-8x64", steps=100, eval_every=50, seed=0, **VARIANTS_V2["qkv"])
 live = TinyGPT(replace(mcfg, vocab_size=data.vocab_size))
 hist = train(live, data, tcfg, progress=False)
 live_shares = ch04.run_shares({"coefficients": {k: v.item() for k, v in live.named_parameters()
@@ -316,15 +329,16 @@ say(ch04.live_sentence(live_shares, tcfg.steps, hist.val_loss[-1], saved, RD["te
 # sliders respond once the chapter has run; the static figure below shows the default.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.lab.bank_readout import beta_sweep
-from vrs_edu.viz.bank import beta_figure, beta_widget
+from vrs_edu.chapters.ch04_bank_of_values.readout import beta_sweep
+from vrs_edu.chapters.ch04_bank_of_values.figures import beta_figure, beta_widget
 
 wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
 beta_sweep_all = beta_sweep(qkv_model, wbatches)   # every path alone at every factor
 beta_widget(qkv_model, wbatches, beta_sweep_all)
 
 # %%
-from vrs_edu.lab.bank_readout import step_changes, x0_removal_cost
+from vrs_edu.chapters.ch04_bank_of_values.readout import step_changes
+from vrs_edu.lab.x0_need import x0_removal_cost
 
 beta_figure(qkv_model, wbatches, sweep=beta_sweep_all)
 plt.show()
@@ -439,7 +453,7 @@ print(format_comparison(comparison))
 
 # %%
 from vrs_edu.lab.analysis import check_preconditions, precondition_lines
-from vrs_edu.lab.recipes.v_over_depth import verdict_table
+from vrs_edu.viz.prose import verdict_table
 
 V = bov.verdicts(R)
 print(precondition_lines(check_preconditions(bov.PRECONDITIONS, facts)))
@@ -452,9 +466,10 @@ say("The swept tests, clause by clause: "
 
 # %%
 from vrs_edu.lab.analysis import mean_sd
-from vrs_edu.viz.bank import plot_betas
+from vrs_edu.chapters.ch04_bank_of_values.figures import plot_betas
+from vrs_edu.lab.x0_need import share_margins
 
-rate_sm = {arm: bov.share_margins(R["corpus"]["runs"][v]) for arm, v in bov_arms.items()}
+rate_sm = {arm: share_margins(R["corpus"]["runs"][v]) for arm, v in bov_arms.items()}
 say(table(["rate", "β_v lr", "share_v", "v − q", "v − k", "|β_v| last", "qkv − base (nats)"],
           [[arm, f"{opt[v]['x0_beta_gamma']['lr']:.4f}",
             f"{mean_sd(rate_sm[arm]['share_v'])[0]:.3f}",
@@ -478,11 +493,12 @@ plt.show()
 # that looks flat can hide seeds that still move in opposite directions.
 
 # %%
-from vrs_edu.viz.bank import plot_beta_trajectories
+from vrs_edu.chapters.ch04_bank_of_values.figures import plot_beta_trajectories
+from vrs_edu.lab.x0_need import beta_plateau, plateau_window
 
 for name, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     runs = part["runs"]["qkv"]
-    plot_beta_trajectories(runs, window=bov.plateau_window(runs[0]),
+    plot_beta_trajectories(runs, window=plateau_window(runs[0]),
                            title=f"{name}, ×1: β during training (shaded: plateau window)")
     plt.show()
 lines = []
@@ -495,7 +511,7 @@ for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
                  + f" (plateau: ≤ {pl['tol']}).")
 lines.append("x0_plateaued (all three paths' β, at each rate): "
              + ", ".join(f"{arm} "
-                         f"{bov.beta_plateau(R['corpus']['runs'][v], paths='qkv')['fraction']:.2f}"
+                         f"{beta_plateau(R['corpus']['runs'][v], paths='qkv')['fraction']:.2f}"
                          for arm, v in bov_arms.items())
              + " of the trajectories plateaued (needs > 0.5).")
 say(*lines)
@@ -586,11 +602,12 @@ say(f"No-lookup reference: loss {ref['loss']:.3f} nats, accuracy {ref['acc']:.3f
 # choosing seeds by their outcome after the run is what the declared tests avoid.)
 
 # %%
+from vrs_edu.lab.x0_need import share_margins
 steps = rec["configs"]["qkv"]["train"]["steps"]
 at = {v: [recall_recipe.steps_to_learn(x, ref["loss"], steps)
           for x in sorted(rec["runs"][v], key=lambda x: x["seed"])] for v in ("baseline", "qkv")}
 qkv_runs = sorted(rec["runs"]["qkv"], key=lambda x: x["seed"])
-sm_r = bov.share_margins(qkv_runs)
+sm_r = share_margins(qkv_runs)
 sooner = t_test([q - b for q, b in zip(at["qkv"], at["baseline"])])
 say(table(["seed", "learned lookup", "steps to learn (baseline, qkv)", "loss", "share q", "share k",
            "share v", "v − q", "v − k"],
@@ -610,12 +627,13 @@ say(table(["seed", "learned lookup", "steps to learn (baseline, qkv)", "loss", "
 
 # %%
 import math
+from vrs_edu.lab.x0_need import share_margins
 
 from vrs_edu.lab.analysis import read_live_run
-from vrs_edu.lab.bank_readout import beta_shift_readout
+from vrs_edu.chapters.ch04_bank_of_values.readout import beta_shift_readout
 
 live_margin = live_shares["v"] - live_shares["q"]
-m = t_test(bov.share_margins(RD["corpus"]["runs"]["qkv"])["margin_q"])
+m = t_test(share_margins(RD["corpus"]["runs"]["qkv"])["margin_q"])
 wref = beta_sweep_all["reference"]
 added = {s: beta_shift_readout(qkv_model, wbatches, reference=wref, **{f"d_beta_{s}": 0.5})
          for s in "qk"}

@@ -69,7 +69,7 @@ depth_mixer(window=2, n_states=5)
 plt.show()
 
 # %% [markdown]
-# In code, `vrs_edu.nn.depth.depth_short_swa(stack, K, ...)` transposes the stack `(L+1, B, T, D)` to
+# In code, `vrs_edu.nn.shortswa.depth_short_swa(stack, K, ...)` transposes the stack `(L+1, B, T, D)` to
 # `(B·T, L+1, D)` and calls the *same* function, `short_swa`, that runs along the sequence axis. Every mixer of this
 # chapter is such a read over depth, with its weights made in its own way (the table further down).
 #
@@ -97,10 +97,10 @@ plt.show()
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
-from vrs_edu.lab.recipes import depth_mixers as dm_recipe
-from vrs_edu.lab.recipes import v_over_depth as vod_recipe
-from vrs_edu.viz.depth import plot_loss_effects
-from vrs_edu.viz.depth_prose import effect_sentence
+from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm_recipe
+from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vod_recipe
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_loss_effects
+from vrs_edu.chapters.ch05_depth_as_sequence.prose import effect_sentence
 from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import say, table
 
@@ -161,8 +161,8 @@ say(f"A 6-layer ShortSWA-over-depth model (K = 2), {live_train.steps} steps: val
 # %%
 from einops import rearrange
 
-from vrs_edu.lab.depth_readout import equation_by_loop, states_from_trace
-from vrs_edu.nn.depth import depth_short_swa, short_swa
+from vrs_edu.chapters.ch05_depth_as_sequence.readout import equation_by_loop, states_from_trace
+from vrs_edu.nn.shortswa import depth_short_swa, short_swa
 from vrs_edu.nn.layers import rms_norm
 
 x, y = next(data.eval_batches("val", batch_size=4, max_batches=1))
@@ -242,7 +242,7 @@ say(table(["comparison", "largest |Δ|", "agree to float precision (< 1e-5)"],
 # parameters and adds only its mixer, sized to stay within a small budget:
 
 # %%
-from vrs_edu.lab.recipes.depth_mixers import BUDGET_TOLERANCE, parameter_counts
+from vrs_edu.chapters.ch05_depth_as_sequence.recipe import BUDGET_TOLERANCE, parameter_counts
 
 counts = parameter_counts(vocab_size=data.vocab_size)
 say(f"Budget: at most {BUDGET_TOLERANCE:.1%} more parameters than the residual model.",
@@ -263,7 +263,7 @@ say(f"Budget: at most {BUDGET_TOLERANCE:.1%} more parameters than the residual m
 # chapter 03: its stream starts at RMSNorm(embedding), as in nanochat, not at the raw embedding.
 
 # %%
-from vrs_edu.lab.recipes.depth_mixers import loss_table, mean_weights
+from vrs_edu.chapters.ch05_depth_as_sequence.recipe import loss_table, mean_weights
 
 if result is not None:
     sched, base_cfg = result["schedule"], result["configs"]["residual"]
@@ -285,7 +285,7 @@ if result is not None:
 # basis follows in the next section.
 
 # %%
-from vrs_edu.viz.depth import plot_mixers
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_mixers
 
 single = ("denseformer", "elcbert", "attnres", "shortswa-full")
 if result is not None:
@@ -325,7 +325,7 @@ if result is not None:
 # routers' own weights, one colour scale per row:
 
 # %%
-from vrs_edu.viz.depth import plot_router_streams
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_router_streams
 
 if result is not None:
     routers = {name: mean_weights(result, name) for name in ("dca", "mudd", "vertical")}
@@ -342,7 +342,7 @@ if result is not None:
 # The dotted red line is the premise the routers' x0 question needs (explained below the figure).
 
 # %%
-from vrs_edu.viz.depth import plot_input_r2
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_input_r2
 
 if result is not None:
     def mean_r2(variant, s):
@@ -366,7 +366,7 @@ if result is not None:
 # show:
 
 # %%
-from vrs_edu.viz.depth_prose import premise_sentence, router_sentence
+from vrs_edu.chapters.ch05_depth_as_sequence.prose import premise_sentence, router_sentence
 
 if result is not None:
     router_x0 = dm_recipe.descriptions(result)     # V − Q and V − K per router: described
@@ -390,7 +390,7 @@ if result is not None:
 #
 # Code: RiddleHe/nanochat, branch `yuchen/attn-res-qkv`, `gpt_attn_res_qkv.py`
 # ([the code](#cite:riddlehe2026attnresqkvcode); its differences from ours are in the docstring of
-# `vrs_edu.nn.depth.AttentionResidualsQKV`: no smear, value embeddings, windows, soft-cap or Muon, and block 0's
+# `vrs_edu.nn.depth_weights.AttentionResidualsQKV`: no smear, value embeddings, windows, soft-cap or Muon, and block 0's
 # q/k/v reads left out). What each stream chose, on the King James Bible, mean of the seeds — one panel per stream,
 # a row per reading block, a column per source:
 # The table after the figure gives, for every block, the embedding weight of each stream and each row's
@@ -398,8 +398,8 @@ if result is not None:
 # embedding, 1 = the most recent sub-layer (the authors' summary of a row).
 
 # %%
-from vrs_edu.lab.depth_readout import sublayer_sources
-from vrs_edu.viz.depth import plot_sublayer_streams
+from vrs_edu.chapters.ch05_depth_as_sequence.readout import sublayer_sources
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_sublayer_streams
 
 if vod is not None:
     vod_L = vod["configs"]["residual"]["model"]["n_layers"]
@@ -548,7 +548,7 @@ say(table(["L", "K", "full / K memory", "(L+1)/K", "sequence / depth memory at t
 # the widget shows K = 2.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.depth import window_widget
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import window_widget
 
 if result is not None:
     learned = {2: mean_weights(result, "shortswa-k2")["r"],
@@ -556,14 +556,14 @@ if result is not None:
                n_layers + 1: mean_weights(result, "shortswa-full")["r"]}
     widget_layers = n_layers
 else:   # without saved results: the live 6-layer model of this chapter (K = 2 only)
-    from vrs_edu.lab.recipes.depth_mixers import learned_depth_weights
+    from vrs_edu.chapters.ch05_depth_as_sequence.recipe import learned_depth_weights
 
     learned = {K: learned_depth_weights(live, [(x, y)])["r"]}
     widget_layers = L
 window_widget(widget_layers, learned, window=2)
 
 # %%
-from vrs_edu.viz.depth import window_figure
+from vrs_edu.chapters.ch05_depth_as_sequence.figures import window_figure
 
 fig, readout = window_figure(widget_layers, 2, learned)
 plt.show()
@@ -630,6 +630,17 @@ None  # the check prints what it found; this line keeps the cell from also showi
 
 
 # %% [markdown]
+# **The package's own code** (`vrs_edu/nn/shortswa.py`): over depth, ShortSWA is the sequence-axis function
+# `short_swa` applied to the transposed stack — the duality in two `rearrange` calls — and `short_swa` gathers each
+# position's window with `unfold` instead of looping over it as your function does.
+
+# %%
+from vrs_edu.nn.shortswa import depth_short_swa, short_swa
+from vrs_edu.viz.prose import say, source
+
+say(source(depth_short_swa, start="L1, B, T, D ="), source(short_swa, start="K = min(window, S)"))
+
+# %% [markdown]
 # ### Questions
 #
 # 1. With K = 1 the depth read sees only the current state. What does ShortSWA over depth reduce to, and why does
@@ -686,7 +697,7 @@ None  # the check prints what it found; this line keeps the cell from also showi
 
 # %%
 from vrs_edu.lab.corpora import NAMED
-from vrs_edu.viz.depth_prose import answer_paragraph
+from vrs_edu.chapters.ch05_depth_as_sequence.prose import answer_paragraph
 
 if result is not None and vod is not None:
     c = result["corpus"]
@@ -723,7 +734,7 @@ if result is not None:
 # %% [markdown]
 # ### The declared tests
 #
-# The recipe declared its tests in code before the full run (`vrs_edu.lab.recipes.depth_mixers.TESTS`). For every
+# The recipe declared its tests in code before the full run (`vrs_edu.chapters.ch05_depth_as_sequence.recipe.TESTS`). For every
 # mixer: "the final validation loss is lower than the residual's, same seed" — one test per mixer, one family,
 # corrected together with Holm's method ([Holm correction](#glossary:holm-correction)), because among many tries
 # one looks good by luck alone more often than the 5 % a single test allows. Each verdict is one of the
@@ -780,7 +791,7 @@ if result is not None:
 
 # %%
 from vrs_edu.lab.presets import make_run as make_variant_run
-from vrs_edu.lab.recipes.depth_mixers import PRESET, VARIANTS
+from vrs_edu.chapters.ch05_depth_as_sequence.recipe import PRESET, VARIANTS
 
 if result is not None:
     lr, coef_lr = base_cfg["train"]["lr"], base_cfg["train"]["coef_lr"]
@@ -846,6 +857,7 @@ if vod is not None:
 
 # %%
 from vrs_edu.lab.experiments import provenance
+from vrs_edu.viz.prose import verdict_table
 
 if result is not None:
     cpu_min = sum(r["train_cpu_s"] for runs in result["runs"].values() for r in runs) / 60
@@ -853,7 +865,7 @@ if result is not None:
     say(f"Training alone, without the evaluations, took {cpu_min:.1f} CPU-minutes; "
         f"stream start of every variant: "
         f"{sorted({c['model']['stream_start'] for c in result['configs'].values()})}.",
-        table(*vod_recipe.verdict_table(rows)))
+        table(*verdict_table(rows)))
 
 # %% [markdown]
 # **The same tests on a second corpus.** A verdict that holds on one text may be a property of that text. The same
@@ -881,7 +893,7 @@ if on:
 
 # %% [markdown]
 # **The v-over-depth run.** The recipe declared its tests before the full run
-# (`vrs_edu.lab.recipes.v_over_depth.TESTS`), with two **checks** the stream claim needs: the per-stream weights
+# (`vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth.TESTS`), with two **checks** the stream claim needs: the per-stream weights
 # moved away from their uniform start (a read still uniform would measure the initialisation, not a choice), and the
 # instrument is no worse than the strong baseline (an equivalence test: its loss lies decidedly within ±0.01 nats of
 # the baseline's). If either fails, the stream claim is *out of regime*, shown with its would-be verdict. The Depth-Attention claims need the runs to read less than one epoch and its cache to be the
@@ -889,13 +901,14 @@ if on:
 # effect declared with each test ([smallest effect of interest](#glossary:smallest-effect-of-interest)).
 
 # %%
+from vrs_edu.viz.prose import verdict_table
 if vod is not None:
     from vrs_edu.lab.results import PreconditionOutcome
 
     print(provenance(vod))
     say(f"Epochs of the training split one run reads: {vod['epochs_read']:.2f}.",
         "\n".join(f"* {PreconditionOutcome.from_record(rec)}" for rec in vod["preconditions"]),
-        table(*vod_recipe.verdict_table(list(vod_rows.values()))))
+        table(*verdict_table(list(vod_rows.values()))))
 
 # %% [markdown]
 # Runs made for this chapter's two recipes: pilots on seeds 100 and 101 (not evaluated: they set the schedules'

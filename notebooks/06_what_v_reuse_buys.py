@@ -63,6 +63,19 @@ kv_cache(n_layers=6)
 plt.show()
 
 # %% [markdown]
+# **The package's own code** (`vrs_edu/nn/x0.py`, `vrs_edu/nn/value_residual.py`): a bank layer's values are one
+# row of its table per token, and an SVFormer layer attends over $V_1$; neither computes values from its own
+# context, so neither has values of its own to cache.
+
+# %%
+from vrs_edu.nn.value_residual import ValueResidual
+from vrs_edu.nn.x0 import X0Injection
+from vrs_edu.viz.prose import say, source
+
+say(source(X0Injection.bank_values),
+    source(ValueResidual.mix, start='if self.mode == "svformer"', stop="return v_first"))
+
+# %% [markdown]
 # ## The effect: reusing V shrinks the cache
 #
 # `build_kv_cache(model, idx)` runs a model once over `idx` and collects the tensors a decoder would keep: each
@@ -72,10 +85,10 @@ plt.show()
 # three context lengths, and, for the next section, Depth-Attention.
 
 # %%
-from vrs_edu.lab.chapter06 import cache_sentence, cache_table
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import cache_sentence, cache_table
 from vrs_edu.lab.kv_cache import DEPTH_ATTENTION, kv_bytes_per_token, measure
 from vrs_edu.nn import TinyGPTConfig
-from vrs_edu.viz.kv_cache import plot_cache_per_token
+from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import plot_cache_per_token
 from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import say, table
 
@@ -112,10 +125,10 @@ say(table(*cache_table(rows, formula)))
 # (baseline cache) − (bank cache + tables):
 
 # %%
-from vrs_edu.lab.chapter06 import saving_sentence
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import saving_sentence
 from vrs_edu.lab.data import default_corpus_text, train_tokenizer
 from vrs_edu.lab.kv_cache import bov_saving, measured_saving, n_bank_layers
-from vrs_edu.viz.kv_cache import plot_break_even
+from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import plot_break_even
 
 char_vocab = train_tokenizer(default_corpus_text(), "char").vocab_size
 char_cfg = TinyGPTConfig(vocab_size=char_vocab, d_model=64, n_layers=6, n_heads=4, block_size=512)
@@ -141,15 +154,16 @@ say(saving_sentence(saved, char_vocab, f"a {char_cfg.n_layers}-layer character m
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
-from vrs_edu.lab.chapter06 import live_test, quality_sentence
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import live_test, quality_sentence
 from vrs_edu.lab.experiments import load_results_or_none
-from vrs_edu.lab.recipes import bank_of_values as bov_recipe
-from vrs_edu.lab.recipes import value_residual as vr_recipe
+from vrs_edu.chapters.ch06_what_v_reuse_buys.previous_chapters import (bank_of_values_verdicts,
+                                                                       value_residual_verdicts)
 
 quality = {v: load_results_or_none(recipe, corpus=verdict_corpus(), say=say)
            for recipe, v in (("value-residual", "svformer"), ("bank-of-values", "bank"))}
 declared = {"svformer": "svformer_cost", "bank": "bank_loss"}   # each variant's declared loss test
-judges = {"svformer": vr_recipe.verdicts, "bank": bov_recipe.verdicts}   # judged now, current rules
+# judged now, with the current rules
+judges = {"svformer": value_residual_verdicts, "bank": bank_of_values_verdicts}
 made = {v: r for v, r in quality.items() if r is not None}
 judged = {v: live_test(r, judges[v], declared[v]) for v, r in made.items()}
 say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r in made.items()},
@@ -168,12 +182,12 @@ say(quality_sentence({v: r["corpus"]["comparison"][v]["paired_final"] for v, r i
 # else is kept. What its read of V over depth did to the loss, from chapter 05's runs at equal steps:
 
 # %%
-from vrs_edu.lab.chapter06 import depth_attention_sentence
-from vrs_edu.lab.recipes.v_over_depth import verdicts as vod_verdicts
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import depth_attention_sentence
+from vrs_edu.chapters.ch06_what_v_reuse_buys.previous_chapters import v_over_depth_verdicts
 
 vod = load_results_or_none("v-over-depth", corpus=verdict_corpus(), say=say)
 if vod is not None:
-    da = {r.test.name: r for r in vod_verdicts(vod) if r.test.family == "depth_attention"}
+    da = {r.test.name: r for r in v_over_depth_verdicts(vod) if r.test.family == "depth_attention"}
     d = da["depth_attention_loss"]
     say(depth_attention_sentence(d.mean, len(d.values), da_rows[0]["bytes_per_token"], d))
 
@@ -189,13 +203,13 @@ if vod is not None:
 # default setting, and the readout below that the same model for one sequence.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.kv_cache import kv_widget
+from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_widget
 
 kv_widget(batch=32)
 
 # %%
 from vrs_edu.lab.kv_cache import kv_summary
-from vrs_edu.viz.kv_cache import kv_figure, kv_text
+from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_figure, kv_text
 
 fig, s = kv_figure(batch=32)
 plt.show()
@@ -239,7 +253,7 @@ say(f"Bank layers {list(bank_layers)} of {bank_model.cfg.n_layers}, {bank_train.
 # construction; in the layer just below, an ordinary one, they *can* depend on the context.
 
 # %%
-from vrs_edu.lab.chapter06 import context_sentence, same_token_value_cosine
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import context_sentence, same_token_value_cosine
 
 x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
 trace = bank_model(x, trace=True).trace
@@ -255,7 +269,7 @@ say(table(["layer", "kind", "same token, different positions: value cosine"],
 # should give exactly the layer's attention output.
 
 # %%
-from vrs_edu.lab.chapter06 import output_from_table, ov_tables
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import output_from_table, ov_tables
 
 layer = bank_layers[-1]
 ov = ov_tables(bank_model.blocks[layer], bank_model.cfg.n_heads)     # (H, |V|, D)
@@ -274,7 +288,7 @@ say(f"Layer {layer}: $\\sum_h \\sum_j a^h_{{ij}}\\,\\mathrm{{OV}}_h[x_j]$ differ
 # %%
 import torch
 
-from vrs_edu.lab.chapter06 import loudest_rows
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import loudest_rows
 
 freq = torch.bincount(data.train, minlength=data.vocab_size)
 loud = loudest_rows(ov, bank_model.lm_head.weight.detach(), freq, data.tokenizer.token)
@@ -394,7 +408,7 @@ say(table(["variant", "T", "your estimate (B)", "measured cache (B)", "equal"],
 # ## The answer
 
 # %%
-from vrs_edu.lab.chapter06 import answer
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import answer
 
 say(answer(rows, course_cfg.vocab_size, largest, cosines[bank_layers[0] - 1]))
 

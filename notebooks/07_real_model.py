@@ -42,7 +42,7 @@ from vrs_edu.course.setup import setup_notebook
 
 setup_notebook(seed=0)
 
-from vrs_edu.lab.real_model import MODEL_NAME, load_real_model
+from vrs_edu.chapters.ch07_real_model.model import MODEL_NAME, load_real_model
 
 # without the extra this raises RealModelMissing, whose message is the install command
 real = load_real_model()
@@ -103,7 +103,7 @@ plt.show()
 # transformers may print loading messages, which change between versions.
 import torch
 
-from vrs_edu.lab.real_model import corpus_sentences, require_transformers
+from vrs_edu.chapters.ch07_real_model.model import corpus_sentences, require_transformers
 
 require_transformers()       # RealModelMissing with the install command if transformers is absent
 import transformers
@@ -142,9 +142,9 @@ print(f"every hidden state agrees with transformers.BertModel within 1e-4: {max(
 # tells nothing beyond the average vector.
 
 # %%
-from vrs_edu.lab.probes import collect_activations, probe_table
+from vrs_edu.chapters.ch07_real_model.probes import collect_activations, probe_table
 from vrs_edu.viz.prose import say, table
-from vrs_edu.viz.real_model import plot_probe_table
+from vrs_edu.chapters.ch07_real_model.figures import plot_probe_table
 
 sentences = corpus_sentences(400, real=real)
 acts = collect_activations(real, sentences)
@@ -185,15 +185,15 @@ say(table(["layer", "q from x0", "k from x0", "v from x0", "gain over identity: 
 # figure below the widget shows the default setting.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.real_model import identity_widget
+from vrs_edu.chapters.ch07_real_model.figures import identity_widget
 
 held_out = [s for i, s in enumerate(sentences) if i % 5 == 4]
 
 identity_widget(real, probes["probes"], held_out[:20], layer=3)
 
 # %%
-from vrs_edu.lab.probes import identity_summary
-from vrs_edu.viz.real_model import identity_figure
+from vrs_edu.chapters.ch07_real_model.probes import identity_summary
+from vrs_edu.chapters.ch07_real_model.figures import identity_figure
 
 fig, tokens, scores = identity_figure(real, probes["probes"], held_out[0], layer=3)
 plt.show()
@@ -250,7 +250,8 @@ None  # the check prints what it found; this line keeps the cell from also showi
 # %%
 import torch.nn.functional as F
 
-from vrs_edu.lab.probes import frozen_routing, substitution_ablation, swap_experiment
+from vrs_edu.chapters.ch07_real_model.probes import (frozen_routing, substitution_ablation,
+                                                     swap_experiment)
 
 swap_sentences, probe_sentences = sentences[::8], sentences[::10]
 pattern_swap = swap_experiment(real, swap_sentences, "pattern")
@@ -395,17 +396,18 @@ None  # the check prints what it found; this line keeps the cell from also showi
 # changed). Compare directions and orderings, not magnitudes.
 
 # %%
-from vrs_edu.lab import routing
+from vrs_edu.chapters.ch07_real_model.previous_chapters import (toy_frozen_routing,
+                                                                toy_swap_experiment)
 from vrs_edu.lab.data import make_token_data
-from vrs_edu.lab.recipes.char_model import load_char_model
+from vrs_edu.lab.char_model import load_char_model
 
 toy, toy_tok, toy_run = load_char_model()
 toy_data = make_token_data(tokenizer=toy_tok, block_size=toy.cfg.block_size)
 # chapter 02's batches, so the toy columns match its table
 toy_batches = list(toy_data.eval_batches("val", batch_size=32, max_batches=4))
 with torch.no_grad():
-    toy_frozen = routing.frozen_routing(toy, toy_batches, modes=("uniform",))
-    toy_swaps = routing.swap_experiment(toy, toy_batches)
+    toy_frozen = toy_frozen_routing(toy, toy_batches, modes=("uniform",))
+    toy_swaps = toy_swap_experiment(toy, toy_batches)
 toy_worse_v = sum(v.mean > p.mean
                   for p, v in zip(toy_swaps["pattern swap"], toy_swaps["value swap"]))
 say(table(["layer", "real: pattern swap (cos)", "real: value swap (cos)",
@@ -430,7 +432,7 @@ say(table(["layer", "real: pattern swap (cos)", "real: value swap (cos)",
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results
-from vrs_edu.lab.probes import toy_ablations, toy_x0_coefficients
+from vrs_edu.chapters.ch07_real_model.probes import toy_ablations, toy_x0_coefficients
 
 corpus = verdict_corpus()      # the corpus of chapters 03-04's verdicts, as they read it
 results = {n: load_results(n, corpus=corpus) for n in ("value-residual", "bank-of-values")}
@@ -456,7 +458,8 @@ say(f"Real model, layers {deep.start}–{deep.stop - 1}: probe R² from identity
 # residual, chapter 03; the x0 coefficients on q, k and v, chapter 04).
 
 # %%
-from vrs_edu.lab.probes import curve_row, layer_statistics, toy_layer_statistics
+from vrs_edu.chapters.ch07_real_model.probes import (curve_row, layer_statistics,
+                                                     toy_layer_statistics)
 
 stats = layer_statistics(real, probe_sentences)
 shown = ("baseline", "resformer", "qkv")     # each toy's baseline and its value-reuse variant

@@ -53,7 +53,7 @@ setup_notebook(seed=0)
 
 import torch
 
-from vrs_edu.lab.real_decoder import MODEL_NAME, load_decoder
+from vrs_edu.chapters.ch08_real_decoder.model import MODEL_NAME, load_decoder
 
 dec = load_decoder(torch.float32)   # DecoderMissing names the install command
 cfg = dec.model.cfg
@@ -94,9 +94,9 @@ plt.show()
 import math
 
 from vrs_edu.lab.experiments import load_results
-from vrs_edu.lab.real_decoder_readout import run_line
+from vrs_edu.chapters.ch08_real_decoder.readout import run_line
 from vrs_edu.viz.prose import say, table
-from vrs_edu.viz.real_decoder import plot_thirds
+from vrs_edu.chapters.ch08_real_decoder.figures import plot_thirds
 
 result = load_results("real-decoder")
 print(run_line(result))
@@ -146,7 +146,7 @@ print(dec.model.blocks[0])
 # %%
 import transformers
 
-from vrs_edu.lab.real_decoder import load_reference
+from vrs_edu.chapters.ch08_real_decoder.model import load_reference
 
 hf = load_reference()      # transformers.LlamaForCausalLM, from the same GGUF file
 sentence = ("Attention moves values between positions; the residual stream keeps what each "
@@ -173,9 +173,9 @@ del hf
 # float32 is also the faster type).
 
 # %%
-from vrs_edu.lab.real_decoder import thirds
-from vrs_edu.lab.real_decoder_readout import load_demo
-from vrs_edu.viz.real_decoder import substitution_figure
+from vrs_edu.chapters.ch08_real_decoder.model import thirds
+from vrs_edu.chapters.ch08_real_decoder.readout import load_demo
+from vrs_edu.chapters.ch08_real_decoder.figures import substitution_figure
 
 live = dec.model                    # float32, as the recipe
 demo, sentences = load_demo(result["demo_tables"], dec, result["demo_sentences"])
@@ -211,8 +211,8 @@ say(f"Last third: another sequence's pattern costs {c['pattern swap']['mean']:.2
 # because a scan of 30 layers costs 30 runs per condition); the band is the 95 % interval, wide on so few sequences.
 
 # %%
-from vrs_edu.lab.real_decoder_readout import context_free_pattern_sentence
-from vrs_edu.viz.real_decoder import plot_layer_scan
+from vrs_edu.chapters.ch08_real_decoder.readout import context_free_pattern_sentence
+from vrs_edu.chapters.ch08_real_decoder.figures import plot_layer_scan
 
 plot_layer_scan(result, ("pattern swap",))
 plt.show()
@@ -266,7 +266,7 @@ say(f"V := W_V·norm(x0) in the whole last third costs {x0v:.2f} nats, the mean 
 # calibration text at all (for Q and K, RoPE rotates it as usual). The last third, all three:
 
 # %%
-from vrs_edu.lab.real_decoder_readout import estimator_rows
+from vrs_edu.chapters.ch08_real_decoder.readout import estimator_rows
 
 say(table(["estimator", "Q", "K", "V", "sequences"], estimator_rows(result)))
 plot_layer_scan(result, ("V table", "V table (shrunk)", "Q := W_Q·norm(x0)", "K := W_K·norm(x0)",
@@ -280,7 +280,7 @@ plt.show()
 # embedding, the toys' measure in chapter 05) beside its R² from the last three layers' writes.
 
 # %%
-from vrs_edu.viz.real_decoder import plot_reads
+from vrs_edu.chapters.ch08_real_decoder.figures import plot_reads
 
 plot_reads(result)
 plt.show()
@@ -343,7 +343,7 @@ None  # the check prints what it found; this line keeps the cell from also showi
 
 # %%
 from vrs_edu.lab.data import default_corpus_text
-from vrs_edu.lab.real_decoder import make_windows
+from vrs_edu.chapters.ch08_real_decoder.model import make_windows
 
 windows = make_windows(dec.encode(default_corpus_text())).calib[:4]
 seen = []
@@ -368,7 +368,7 @@ print(f"layer 29's V from your table: {clean:.3f} → {yours:.3f} nats per token
 # next token, clean → substituted). The static figure below the widget shows the default setting: V, last third.
 
 # %% tags=["nbval-ignore-output"]
-from vrs_edu.viz.real_decoder import substitution_widget
+from vrs_edu.chapters.ch08_real_decoder.figures import substitution_widget
 
 substitution_widget(live, demo, sentences, third)
 
@@ -385,7 +385,7 @@ print(text)
 # they add to the correct token's logit margin over the average token, the final norm's scale held at its value.
 
 # %%
-from vrs_edu.viz.real_decoder import plot_lens
+from vrs_edu.chapters.ch08_real_decoder.figures import plot_lens
 
 plot_lens(result)
 plt.show()
@@ -409,7 +409,7 @@ say(f"The lens loss stays above {min(lens[1:late[0] + 1]):.1f} nats up to layer 
 # saving against its cost; the table of the cheapest is in "How sure are we?".
 
 # %%
-from vrs_edu.viz.real_decoder import plot_price_list
+from vrs_edu.chapters.ch08_real_decoder.figures import plot_price_list
 
 plot_price_list(result)
 plt.show()
@@ -461,7 +461,7 @@ say(f"Layer {b['layer']}, V: the mean table costs {b['mean_table']['mean']:.3f} 
 # results, beside this model's number.
 
 # %%
-from vrs_edu.lab.real_decoder_readout import load_toys, toy_comparison
+from vrs_edu.chapters.ch08_real_decoder.readout import load_toys, toy_comparison
 
 comparison = toy_comparison(result, load_toys())
 say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (last third)",
@@ -519,9 +519,9 @@ say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (las
 # result; Q2 is the post-hoc question of this chapter, not the paper's.
 
 # %%
-from vrs_edu.lab.real_decoder_readout import (course_answers, failed_checks, post_hoc_sentence,
-                                              verdict_words)
-from vrs_edu.lab.recipes.real_decoder import CLAIM_ESTIMATES, agreed, verdicts
+from vrs_edu.chapters.ch08_real_decoder.readout import (course_answers, failed_checks,
+                                                        post_hoc_sentence, verdict_words)
+from vrs_edu.chapters.ch08_real_decoder.recipe import CLAIM_ESTIMATES, agreed, verdicts
 
 answers = course_answers(result)
 readings = agreed(verdicts(result))      # judged live with the current declarations
@@ -534,7 +534,7 @@ say(*[f"**Q{i}.** {answers[f'q{i}']['sentence']}" for i in range(1, 5)],
 # ## How sure are we?
 
 # %% [markdown]
-# The recipe declared its tests before the full run (`vrs_edu.lab.recipes.real_decoder.TESTS`, committed first).
+# The recipe declared its tests before the full run (`vrs_edu.chapters.ch08_real_decoder.recipe.TESTS`, committed first).
 # The unit of replication is the evaluation sequence; everything ran in float32. Four **checks** come first, each
 # an equivalence test (two one-sided tests) on the contrast its claims read: an identity patch costs nothing
 # (within ±0.005 nats: the hooked path agrees with the fused one), and half the calibration text gives the same
@@ -547,8 +547,9 @@ say(*[f"**Q{i}.** {answers[f'q{i}']['sentence']}" for i in range(1, 5)],
 # swaps a declared subset (their effects are tens of times their intervals).
 
 # %%
-from vrs_edu.lab.real_decoder_readout import VERDICT_COLUMNS, agreed_sentence, verdict_rows
-from vrs_edu.lab.recipes.real_decoder import CHECKS
+from vrs_edu.chapters.ch08_real_decoder.readout import (VERDICT_COLUMNS, agreed_sentence,
+                                                        verdict_rows)
+from vrs_edu.chapters.ch08_real_decoder.recipe import CHECKS
 
 rows = verdicts(result)
 by = {r.test.name: r for r in rows}
@@ -571,8 +572,8 @@ say(table(VERDICT_COLUMNS, verdict_rows(rows)),
 # contrast is the projections', not the estimate's.
 
 # %%
-from vrs_edu.lab.real_decoder_readout import HALF_CHECKS, half_calibration_sentence
-from vrs_edu.lab.recipes.real_decoder import HALF_MARGIN
+from vrs_edu.chapters.ch08_real_decoder.readout import HALF_CHECKS, half_calibration_sentence
+from vrs_edu.chapters.ch08_real_decoder.recipe import HALF_MARGIN
 
 say(half_calibration_sentence({n: by[n] for n in HALF_CHECKS}, HALF_MARGIN))
 

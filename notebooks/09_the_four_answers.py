@@ -41,7 +41,7 @@ setup_notebook(seed=0)
 
 import matplotlib.pyplot as plt
 
-from vrs_edu.lab import answers as A
+from vrs_edu.chapters.ch09_the_four_answers import answers as A
 from vrs_edu.viz.prose import say, table
 
 # %% [markdown]
@@ -71,8 +71,8 @@ plt.show()
 
 # %%
 from vrs_edu.lab.data import make_token_data
-from vrs_edu.lab.recipes.char_model import load_char_model
-from vrs_edu.lab.routing import swap_experiment
+from vrs_edu.lab.char_model import load_char_model
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import swap_experiment
 
 toy, tok, _ = load_char_model()
 data = make_token_data(tokenizer=tok, block_size=toy.cfg.block_size)
@@ -80,8 +80,8 @@ batches = list(data.eval_batches("val", batch_size=32, max_batches=4))
 swaps = A.toy_swap_evidence(swap_experiment(toy, batches))
 
 # %%
-from vrs_edu.lab import probes
-from vrs_edu.lab.real_model import corpus_sentences, load_real_model
+from vrs_edu.chapters.ch07_real_model import probes
+from vrs_edu.chapters.ch07_real_model.model import corpus_sentences, load_real_model
 
 real = load_real_model()
 sentences = corpus_sentences(400, real=real)
@@ -92,7 +92,7 @@ encoder = A.encoder_evidence(probes.swap_experiment(real, sentences[::8], "patte
                                                 features="token"))
 
 # %%
-from vrs_edu.viz.answers import plot_four_answers
+from vrs_edu.chapters.ch09_the_four_answers.figures import plot_four_answers
 
 answers = A.course_answers(swaps=swaps, encoder=encoder)
 plot_four_answers(answers)
@@ -228,7 +228,8 @@ None  # the check prints what it found; this line keeps the cell from also showi
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
-from vrs_edu.lab.recipes import bank_of_values, recall
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
+from vrs_edu.chapters.ch03_value_residual import recall
 
 bov = load_results_or_none("bank-of-values", corpus=verdict_corpus(), say=say)
 rc = load_results_or_none("recall", say=say)
@@ -327,7 +328,7 @@ say(f"**{recall['title']}** (chapters {recall['chapter']}): " + (recall["missing
 # regime: it is not counted, and it is shown with the verdict it would get if judged anyway.
 
 # %%
-from vrs_edu.lab.recipes import real_decoder
+from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
 
 decoder = load_results_or_none("real-decoder", say=say)
 rows = real_decoder.verdicts(decoder) if decoder else []

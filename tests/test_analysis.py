@@ -5,8 +5,7 @@ import pytest
 
 from vrs_edu.lab.analysis import (before_decay_step, band, ci_excludes_zero, compare_to_baseline, depth_slope,
                                   format_comparison, interpolate, loss_at_equal_time, mean_sd, paired_difference,
-                                  read_live_run,
-                                  sample_efficiency_ratio, steps_to_reach, student_t_cdf, t_critical)
+                                  read_live_run, sample_efficiency_ratio, steps_to_reach, student_t_cdf, t_critical)
 
 
 def test_mean_sd_uses_the_sample_standard_deviation():

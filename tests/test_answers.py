@@ -3,8 +3,8 @@ command makes a missing file. Checked on small result files written here, with n
 import json
 
 from vrs_edu.lab.analysis import arm_rule
-from vrs_edu.lab.answers import answer_qk_vs_v, declared_lines, v_reads_x0_side_by_side
-from vrs_edu.lab.recipes.depth_mixers import VARIANTS
+from vrs_edu.chapters.ch09_the_four_answers.answers import answer_qk_vs_v, declared_lines, v_reads_x0_side_by_side
+from vrs_edu.chapters.ch05_depth_as_sequence.recipe import VARIANTS
 
 
 def _full(rec: dict) -> dict:
@@ -305,7 +305,7 @@ import itertools
 
 import pytest
 
-from vrs_edu.lab import answers as A
+from vrs_edu.chapters.ch09_the_four_answers import answers as A
 from vrs_edu.lab.analysis import DeclaredTest, _combine
 from vrs_edu.lab.results import VERDICTS, Verdict
 
@@ -603,7 +603,7 @@ def test_a_declared_line_keeps_the_would_be_verdict_beside_out_of_regime_and_say
 def test_the_decoders_three_estimators_are_read_together():
     """A claim judged with the mean table, the shrunk table and W·norm(x0) counts only where all three agree
     (real_decoder.agreed): three contradicted say so; a mixture is undecided; a result without them gives None."""
-    from vrs_edu.lab.recipes import real_decoder
+    from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
 
     names = getattr(real_decoder, "CLAIM_ESTIMATES", {}).get("late_v_within_tolerance")
     if not names:

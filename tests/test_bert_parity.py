@@ -26,7 +26,7 @@ def hf_model(real):
 
 @pytest.fixture(scope="module")
 def sentences(real):
-    from vrs_edu.lab.real_model import corpus_sentences
+    from vrs_edu.chapters.ch07_real_model.model import corpus_sentences
 
     # lengths 8..40 tokens, so the batch is padded: padding must not change the real tokens' states
     return corpus_sentences(8, real=real)

@@ -322,7 +322,7 @@ def lab_url(tmp_path_factory):
 
 def _ratio_for(init_scale: float) -> str:
     """What the widget prints for a setting, computed here by the package function behind it."""
-    from vrs_edu.lab.explore import untrained_stream_norms
+    from vrs_edu.chapters.ch00_orientation.readout import untrained_stream_norms
 
     norms = untrained_stream_norms(n_layers=6, init_scale=init_scale)
     return f"final/embedding norm ratio: {norms[-1] / norms[0]:.2f}"

@@ -1,6 +1,6 @@
-"""Chapter 03's computed sentences (vrs_edu.lab.chapter03): known numbers in, the sentence's words follow their
+"""Chapter 03's computed sentences (vrs_edu.chapters.ch03_value_residual.prose): known numbers in, the sentence's words follow their
 sign, size and verdict (the learner trial found "larger by 0.000 nats" and "learns it -13 steps sooner")."""
-from vrs_edu.lab import chapter03 as c3
+from vrs_edu.chapters.ch03_value_residual import prose as c3
 
 
 def test_effect_sentence_says_lowers_and_rules_out_the_papers_gain():

@@ -1,4 +1,4 @@
-"""Chapter 04's sentences (vrs_edu.lab.chapter04) choose their words from the numbers they state, and the β widget's
+"""Chapter 04's sentences (vrs_edu.chapters.ch04_bank_of_values.prose) choose their words from the numbers they state, and the β widget's
 figure follows its sliders: known inputs, the sentence or the drawing they must give."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from vrs_edu.lab import chapter04 as C  # noqa: E402
+from vrs_edu.chapters.ch04_bank_of_values import prose as C  # noqa: E402
 
 
 def _arm(margin_q, cost_v=0.004, margin_k=0.1, share_v=0.3):
@@ -219,9 +219,9 @@ def _dots(fig):
 def test_the_dot_moves_to_the_sliders_setting_even_a_hair_off_the_sweeps_factor():
     import torch
 
-    from vrs_edu.lab import bank_readout
+    from vrs_edu.chapters.ch04_bank_of_values import readout as bank_readout
     from vrs_edu.nn import TinyGPT, TinyGPTConfig
-    from vrs_edu.viz.bank import beta_figure
+    from vrs_edu.chapters.ch04_bank_of_values.figures import beta_figure
 
     m = TinyGPT(TinyGPTConfig(vocab_size=20, n_layers=3, d_model=16, n_heads=2, block_size=8, x0_mode="qkv",
                               qk_norm=True, seed=0))

@@ -1,4 +1,4 @@
-"""Chapter 06's computed prose (vrs_edu.lab.chapter06) and figures (vrs_edu.viz.kv_cache): each sentence from a known
+"""Chapter 06's computed prose (vrs_edu.chapters.ch06_what_v_reuse_buys.prose) and figures (vrs_edu.chapters.ch06_what_v_reuse_buys.figures): each sentence from a known
 input, with its words chosen by the sign of the number it states; the head-reading steps on hand-made tensors; the
 figures' named lines inside their axes and the widget's figure following a slider."""
 from __future__ import annotations
@@ -10,10 +10,10 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab import chapter06 as C  # noqa: E402
+from vrs_edu.chapters.ch06_what_v_reuse_buys import prose as C  # noqa: E402
 from vrs_edu.lab.kv_cache import measure  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
-from vrs_edu.viz import kv_cache as vkv  # noqa: E402
+from vrs_edu.chapters.ch06_what_v_reuse_buys import figures as vkv  # noqa: E402
 
 
 def _rows():

@@ -10,6 +10,8 @@ source and its stored notebook:
   tests/test_browser_layout.py), after the answer, its heading cell holding the heading alone (JupyterLab shows
   the heading cell, hides what follows);
 * code cells of at most 25 lines: logic lives in the package;
+* chapters 01-06: a cell that shows the package's own code of the chapter's mechanism (``source(...)`` of an object
+  imported from ``vrs_edu.nn``), so that a learner reads the model's code, as in LLMs-from-scratch and ARENA;
 * no emoji (they are empty boxes without a colour-emoji font).
 
 Known gaps: none. Chapters 03, 04 and 06 were the last to be rewritten (phase 2 of the learner-first issue); a
@@ -115,3 +117,36 @@ def test_the_check_finds_what_a_chapter_lacks():
     for lack in ("**Goals.**", "no schematic", "no '## The answer'", "is not collapsed", "before the answer",
                  "study time says None min"):
         assert lack in problems, lack
+
+
+MECHANISM_CHAPTERS = ("01", "02", "03", "04", "05", "06")
+
+
+def shown_nn_sources(text: str) -> list[str]:
+    """The objects a chapter source shows with ``source(...)`` that it imports from a ``vrs_edu.nn`` module."""
+    import ast
+
+    tree = ast.parse(text)
+    from_nn = {a.asname or a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)
+               and (n.module or "").startswith("vrs_edu.nn") for a in n.names}
+    shown = []
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and getattr(n.func, "id", None) == "source" and n.args:
+            base = n.args[0]
+            while isinstance(base, ast.Attribute):
+                base = base.value
+            if isinstance(base, ast.Name) and base.id in from_nn:
+                shown.append(ast.unparse(n.args[0]))
+    return shown
+
+
+def test_the_source_finder_on_known_code():
+    code = ("from vrs_edu.nn import TinyGPT\nfrom vrs_edu.lab.train import train\n"
+            "say(source(TinyGPT.forward), source(train))\n")
+    assert shown_nn_sources(code) == ["TinyGPT.forward"]
+
+
+@pytest.mark.parametrize("number", MECHANISM_CHAPTERS)
+def test_the_chapter_shows_its_mechanism_s_own_code(number):
+    (path,) = (ROOT / "notebooks").glob(f"{number}_*.py")
+    assert shown_nn_sources(path.read_text(encoding="utf-8")), f"{path.name} shows no vrs_edu.nn source"

@@ -13,7 +13,8 @@ from vrs_edu.cli import main
 from vrs_edu.lab import experiments
 from vrs_edu.lab.corpora import NAMED, get_corpus, kjv_text, named_corpus, run_suffix, unk_share
 from vrs_edu.lab.data import train_tokenizer
-from vrs_edu.lab.experiments import RECIPES, Recipe, load_results, results_path
+from vrs_edu.lab.experiments import Recipe, load_results, results_path
+from vrs_edu.recipes import RECIPES
 
 
 def _prose(n_sentences: int, seed: int = 0) -> str:
@@ -83,16 +84,19 @@ def test_a_bad_corpus_gets_one_line_naming_the_file_and_the_problem(tmp_path, ca
 
 
 def test_a_recipe_that_does_not_train_on_text_refuses_corpus_and_tokenizer(tmp_path, capsys, monkeypatch):
-    experiments._load_recipes()
     monkeypatch.setitem(RECIPES, "no-text", Recipe("no-text", lambda quick, seeds: {"ok": 1}, "a synthetic task"))
     corpus = tmp_path / "t.txt"
     corpus.write_text(_prose(400))
     for flags in (["--corpus", str(corpus)], ["--tokenizer", "bpe"]):
         assert main(["reproduce", "no-text", "--quick", "--out", str(tmp_path), *flags]) == 2
         assert "recipe 'no-text' does not train on text" in capsys.readouterr().err
-    assert not experiments.trains_on_text("no-text")
-    assert all(experiments.trains_on_text(n) for n in ("value-residual", "bank-of-values", "depth-mixers",
-                                                       "char-6x64"))
+    assert all(RECIPES[n].text for n in ("value-residual", "bank-of-values", "depth-mixers", "char-6x64"))
+
+
+def test_the_synthetic_recipes_are_the_table_s_recipes_without_text():
+    """load_results (in lab, below the table) knows the synthetic recipes by name: the same as the table's."""
+    assert set(experiments.SYNTHETIC_RECIPES) == {n for n, r in RECIPES.items() if not r.text}
+    assert all(experiments.trains_on_text(n) == r.text for n, r in RECIPES.items())
 
 
 def test_result_names_keep_corpus_and_tokenizer_runs_apart_and_the_setting_repoints_load_results(tmp_path,
@@ -154,7 +158,7 @@ def test_unk_share_counts_the_words_outside_the_vocabulary():
 
 
 def test_the_setting_also_points_the_chapters_at_the_char_model_of_that_corpus(tmp_path, monkeypatch):
-    from vrs_edu.lab.recipes import char_model
+    from vrs_edu.lab import char_model
 
     monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
     monkeypatch.setenv("VRS_EDU_CORPUS", "kjv")

@@ -13,13 +13,14 @@ import pytest
 import torch
 from einops import rearrange
 
-from vrs_edu.lab.depth_readout import depth_weight_matrices, states_from_trace
+from vrs_edu.chapters.ch05_depth_as_sequence.readout import depth_weight_matrices, states_from_trace
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 from vrs_edu.nn.attention import attend, attention_pattern
-from vrs_edu.nn.depth import (
-    MIXERS, ROUTERS, AttentionResiduals, DeepCrossAttention, ELCBERT, MUDDFormer, ShortSWADepth, VerticalAttention,
-    depth_short_swa, make_depth_mixer, short_swa,
-)
+from vrs_edu.nn.depth_mixer import MIXERS, ROUTERS
+from vrs_edu.nn.depth_weights import AttentionResiduals, ELCBERT
+from vrs_edu.nn.depth_routers import DeepCrossAttention, MUDDFormer, VerticalAttention
+from vrs_edu.nn.shortswa import ShortSWADepth, depth_short_swa, short_swa
+from vrs_edu.nn.depth import make_depth_mixer
 from vrs_edu.nn.layers import rms_norm
 
 
@@ -335,7 +336,7 @@ def test_attnres_qkv_starts_as_the_uniform_mean_of_its_sources():
 
 
 def test_sublayer_weight_matrices_name_attention_and_mlp_sources():
-    from vrs_edu.lab.depth_readout import sublayer_sources
+    from vrs_edu.chapters.ch05_depth_as_sequence.readout import sublayer_sources
     assert sublayer_sources(2) == ["embedding", "attn 0", "mlp 0", "attn 1", "mlp 1"]
     tr = _model("attnres_qkv")(IDX, trace=True).trace
     mats = depth_weight_matrices(tr.tensors, 4, sublayers=True)

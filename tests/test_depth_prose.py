@@ -6,10 +6,10 @@ import matplotlib
 import pytest
 import torch
 
-from vrs_edu.lab.depth_readout import equation_by_loop
+from vrs_edu.chapters.ch05_depth_as_sequence.readout import equation_by_loop
 from vrs_edu.lab.results import interval
-from vrs_edu.nn.depth import short_swa
-from vrs_edu.viz import depth_prose as dp
+from vrs_edu.nn.shortswa import short_swa
+from vrs_edu.chapters.ch05_depth_as_sequence import prose as dp
 
 matplotlib.use("Agg")
 
@@ -32,7 +32,7 @@ CHECK = row("attnres_qkv_no_worse", -0.007, (-0.048, 0.034), "undecided", "setup
 
 
 def description(name, mean, ci):
-    """A description as :func:`vrs_edu.lab.recipes.depth_mixers.descriptions` returns it: no test, no verdict."""
+    """A description as :func:`vrs_edu.chapters.ch05_depth_as_sequence.recipe.descriptions` returns it: no test, no verdict."""
     return SimpleNamespace(name=name, mean=mean, ci=ci, why="not judged", interval=lambda: interval(mean, ci))
 
 
@@ -151,7 +151,7 @@ def test_the_equation_loop_equals_shortswa_over_depth_for_one_token():
 
 
 def test_the_x0_r2_figure_draws_the_premise_line_inside_its_axes():
-    from vrs_edu.viz.depth import plot_input_r2
+    from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_input_r2
 
     r2 = {"residual": {s: [1.0, 0.95, 0.93] for s in "qkv"},
           "dca": {"q": [1.0, 0.96, 0.94], "k": [1.0, 0.95, 0.92], "v": [1.0, 0.94, 0.91]}}
@@ -177,7 +177,7 @@ def test_the_answer_names_the_stream_tests_would_be_verdict_and_the_routers_desc
 def test_the_loss_figure_gives_a_negligible_read_its_own_colour():
     from matplotlib.colors import to_rgba
 
-    from vrs_edu.viz.depth import plot_loss_effects
+    from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_loss_effects
 
     fig = plot_loss_effects([{"name": "a", "mean": -0.002, "ci": (-0.004, -0.001), "verdict": "negligible"},
                              {"name": "b", "mean": -0.09, "ci": (-0.13, -0.05), "verdict": "reproduced"}])

@@ -1,7 +1,7 @@
 """Chapter 09's exercise checker: the reference passes, a stub gets "not implemented yet" and a hint, and each known
 mistake is named."""
 from vrs_edu.course.exercises import ch09
-from vrs_edu.lab.answers import combine_arm_verdicts
+from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
 
 
 def test_the_reference_passes(capsys):

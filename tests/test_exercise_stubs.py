@@ -5,9 +5,9 @@ import torch
 
 from vrs_edu.course.checks import CheckFailed
 from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
-from vrs_edu.lab.probes import substitution_cosine
-from vrs_edu.lab.answers import combine_arm_verdicts
-from vrs_edu.lab.routing import value_swap_loss
+from vrs_edu.chapters.ch07_real_model.probes import substitution_cosine
+from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
 
 # (checker, chapter has a graded assignment)
 CHECKERS = [

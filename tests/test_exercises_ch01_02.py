@@ -5,8 +5,8 @@ import torch
 
 from vrs_edu.course.checks import CheckFailed
 from vrs_edu.course.exercises import ch01, ch02
-from vrs_edu.lab.residual_stream import logit_contributions, residual_stack
-from vrs_edu.lab.routing import value_swap_loss
+from vrs_edu.chapters.ch01_two_axes.readout import logit_contributions, residual_stack
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
 from vrs_edu.nn.attention import attend, attention_pattern
 
 from exercise_spec import exercise_specs

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from vrs_edu.course.exercises import ch07
-from vrs_edu.lab.probes import substitution_cosine
+from vrs_edu.chapters.ch07_real_model.probes import substitution_cosine
 
 from exercise_spec import exercise_specs
 

@@ -280,8 +280,8 @@ def test_plateau_window_is_the_last_quarter_of_the_constant_lr_phase_and_the_fig
     4, 8, 12 with decay from the first step (decay_frac 1) have no constant phase: the last logged interval (8, 12)."""
     import matplotlib.pyplot as plt
 
-    from vrs_edu.lab.recipes.bank_of_values import plateau_window
-    from vrs_edu.viz.bank import plot_beta_trajectories
+    from vrs_edu.lab.x0_need import plateau_window
+    from vrs_edu.chapters.ch04_bank_of_values.figures import plot_beta_trajectories
 
     def run(n, every):
         steps = list(range(every, n + 1, every))

@@ -74,9 +74,11 @@ def test_no_plotting_function_asks_for_text_below_the_minimum():
 # ------------------------------------------------------------------ the figures of chapters 00, 01, 02 and 07, drawn
 
 def _figures():
-    from vrs_edu.lab.residual_stream import Attribution
-    from vrs_edu.lab.routing import Effect
-    from vrs_edu.viz import real_model, residual, routing
+    from vrs_edu.chapters.ch01_two_axes.readout import Attribution
+    from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import Effect
+    from vrs_edu.chapters.ch07_real_model import figures as real_model
+    from vrs_edu.chapters.ch01_two_axes import figures as residual
+    from vrs_edu.chapters.ch02_qk_routes_v_carries import figures as routing
     from vrs_edu.viz.plots import plot_stream_norms
 
     rng = np.random.default_rng(0)

@@ -7,10 +7,8 @@ import math
 import pytest
 import torch
 
-from vrs_edu.lab.kv_cache import (
-    ALL_VARIANTS, DEPTH_ATTENTION, VARIANTS, bov_saving, build_kv_cache, cache_bytes, kv_bytes_per_token, measure, measured_saving, n_bank_layers,
-    value_source,
-)
+from vrs_edu.lab.kv_cache import (ALL_VARIANTS, DEPTH_ATTENTION, VARIANTS, bov_saving, build_kv_cache, cache_bytes,
+                                  kv_bytes_per_token, measure, measured_saving, n_bank_layers, value_source)
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
 CFG = TinyGPTConfig(vocab_size=48, d_model=16, n_layers=6, n_heads=2, block_size=96, seed=0)

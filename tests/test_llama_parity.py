@@ -20,7 +20,7 @@ SENTENCE = "The residual stream carries each token's identity, and attention mov
 
 @pytest.fixture(scope="module")
 def decoder():
-    from vrs_edu.lab.real_decoder import DecoderMissing, load_decoder
+    from vrs_edu.chapters.ch08_real_decoder.model import DecoderMissing, load_decoder
 
     try:
         return load_decoder(torch.float32)

@@ -6,11 +6,11 @@ import pytest
 
 from vrs_edu.lab import premises
 from vrs_edu.lab.metrics import uniform_causal_entropy
-from vrs_edu.lab.recipes import bank_of_values as bov
-from vrs_edu.lab.recipes import depth_mixers as dm
-from vrs_edu.lab.recipes import recall as rc
-from vrs_edu.lab.recipes import v_over_depth as vod
-from vrs_edu.lab.recipes import value_residual as vr
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bov
+from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm
+from vrs_edu.chapters.ch03_value_residual import recall as rc
+from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vod
+from vrs_edu.chapters.ch03_value_residual import recipe as vr
 
 SEEDS = range(5)
 LAYERS = (6, 7)          # the x0 layers of an 8-layer model: its last third

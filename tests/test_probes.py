@@ -1,4 +1,4 @@
-"""Specifications of chapter 07's measurements (vrs_edu.lab.probes, vrs_edu.lab.real_model): ridge probes and R²
+"""Specifications of chapter 07's measurements (vrs_edu.chapters.ch07_real_model.probes, vrs_edu.chapters.ch07_real_model.model): ridge probes and R²
 against hand computations, the real-model experiments against facts that hold by construction, and the reader of
 the toy models' result files against a hand-made file."""
 import hashlib
@@ -8,8 +8,8 @@ import math
 import pytest
 import torch
 
-from vrs_edu.lab import probes as P
-from vrs_edu.lab import real_model as R
+from vrs_edu.chapters.ch07_real_model import probes as P
+from vrs_edu.chapters.ch07_real_model import model as R
 
 
 def randn(*shape, seed=0):

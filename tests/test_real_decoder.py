@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from vrs_edu.lab import real_decoder as rd
-from vrs_edu.lab import real_decoder_interventions as I
-from vrs_edu.lab import real_decoder_readout as R
-from vrs_edu.lab.recipes import real_decoder as recipe
+from vrs_edu.chapters.ch08_real_decoder import model as rd
+from vrs_edu.chapters.ch08_real_decoder import interventions as I
+from vrs_edu.chapters.ch08_real_decoder import readout as R
+from vrs_edu.chapters.ch08_real_decoder import recipe
 from vrs_edu.nn.llama import LlamaConfig, MiniLlama
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,7 +260,7 @@ def test_the_engine_batches_evenly_and_pairs_each_sequence_with_itself(model, te
 
 
 def test_sequence_losses_are_chapter_02s_per_sequence_losses():
-    from vrs_edu.lab.routing import per_sequence_loss
+    from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import per_sequence_loss
 
     g = torch.Generator().manual_seed(2)
     logits, y = torch.randn(3, 7, 50, generator=g), torch.randint(0, 50, (3, 7), generator=g)
@@ -456,7 +456,7 @@ def _figures_are_readable(result):
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from vrs_edu.viz import real_decoder as V
+    from vrs_edu.chapters.ch08_real_decoder import figures as V
     from vrs_edu.viz.plots import apply_course_style, small_text
 
     with plt.rc_context():

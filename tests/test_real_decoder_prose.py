@@ -3,8 +3,8 @@ hand): the half-calibration checks explained, the three estimators' combined rea
 direction."""
 from types import SimpleNamespace
 
-from vrs_edu.lab.real_decoder_readout import (agreed_sentence, half_calibration_sentence, half_table_costs,
-                                              post_hoc_sentence, verdict_words)
+from vrs_edu.chapters.ch08_real_decoder.readout import (agreed_sentence, half_calibration_sentence, half_table_costs,
+                                                        post_hoc_sentence, verdict_words)
 from vrs_edu.lab.results import interval
 
 
@@ -85,7 +85,7 @@ def test_the_post_hoc_sentence_names_the_declared_checks_that_did_not_hold():
         {"name": "half_calibration_v", "kind": "check", "verdict": "contradicted"},
         {"name": "late_v_table_beats_q_table", "kind": "claim", "verdict": "out of regime",
          "requires": ["identity_patch_is_free", "half_calibration_v_minus_q", "half_calibration_v", "coverage"]}]}
-    from vrs_edu.lab.real_decoder_readout import failed_checks
+    from vrs_edu.chapters.ch08_real_decoder.readout import failed_checks
 
     checks = failed_checks(result, ["late_v_table_beats_q_table"])
     assert checks == {"half_calibration_v_minus_q": "undecided", "half_calibration_v": "contradicted"}
@@ -96,7 +96,7 @@ def test_the_post_hoc_sentence_names_the_declared_checks_that_did_not_hold():
 
 
 def _cf(costs):
-    from vrs_edu.lab.recipes.real_decoder import ESTIMATORS, estimator
+    from vrs_edu.chapters.ch08_real_decoder.recipe import ESTIMATORS, estimator
 
     pt = {}
     for (p, e), (m, lo, hi) in zip(((p, e) for p in "QK" for e in ESTIMATORS), costs):
@@ -105,7 +105,7 @@ def _cf(costs):
 
 
 def test_the_context_free_pattern_sentence_counts_costs_inside_the_tolerance():
-    from vrs_edu.lab.real_decoder_readout import context_free_pattern_sentence
+    from vrs_edu.chapters.ch08_real_decoder.readout import context_free_pattern_sentence
 
     costly = context_free_pattern_sentence(_cf([(0.41, 0.38, 0.44)] * 6))
     assert "Q +0.41 / +0.41 / +0.41; K +0.41 / +0.41 / +0.41 nats" in costly

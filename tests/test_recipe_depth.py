@@ -8,9 +8,10 @@ import pytest
 import torch
 
 from vrs_edu.cli import main
-from vrs_edu.lab.depth_readout import depth_window_mask
+from vrs_edu.nn.shortswa import depth_window_mask
 from vrs_edu.lab.experiments import load_results, run_recipe
-from vrs_edu.lab.recipes import depth_mixers as dm
+from vrs_edu.recipes import RECIPES
+from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm
 
 pytestmark = pytest.mark.slow   # one quick recipe run (11 variants x 6 steps), about 30 s on 2 cores
 
@@ -18,7 +19,7 @@ pytestmark = pytest.mark.slow   # one quick recipe run (11 variants x 6 steps), 
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     out = tmp_path_factory.mktemp("results")
-    path = run_recipe("depth-mixers", quick=True, seeds=[0], out_dir=out)
+    path = run_recipe(RECIPES["depth-mixers"], quick=True, seeds=[0], out_dir=out)
     return json.loads(path.read_text()), out
 
 

@@ -9,8 +9,9 @@ import pytest
 
 from vrs_edu.lab.analysis import VERDICTS
 from vrs_edu.lab.experiments import run_recipe
-from vrs_edu.lab.recipes import depth_sweep as ds
-from vrs_edu.lab.recipes import recall as rc
+from vrs_edu.recipes import RECIPES
+from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds
+from vrs_edu.chapters.ch03_value_residual import recall as rc
 
 
 def _run(seed, loss, *, entropy=4.0, lam=None, r2=0.8, L=4):
@@ -114,7 +115,7 @@ def test_the_depth_sweep_tuning_seeds_are_held_out():
     ds.check_seeds([0, 1, 2, 3], ds.TUNING_SEEDS)        # the declared design passes
     # the recipe checks before it trains anything
     with pytest.raises(ValueError, match="tuning_seeds"):
-        run_recipe("depth-sweep", quick=True, seeds=[100, 1, 2], out_dir="/nonexistent/never-written")
+        run_recipe(RECIPES["depth-sweep"], quick=True, seeds=[100, 1, 2], out_dir="/nonexistent/never-written")
 
 
 def _tuning(learned_at):
@@ -141,9 +142,9 @@ def test_the_held_out_rate_rule_counts_learned_seeds_then_steps_then_prefers_the
 @pytest.fixture(scope="module")
 def quick_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("quick")
-    paths = {name: run_recipe(name, quick=True, seeds=[0, 1, 2] if name != "recall-tuning" else [100, 101, 102],
+    paths = {name: run_recipe(RECIPES[name], quick=True, seeds=[0, 1, 2] if name != "recall-tuning" else [100, 101, 102],
                               out_dir=out) for name in ("recall", "recall-rates", "recall-tuning")}
-    paths["depth-sweep"] = run_recipe("depth-sweep", quick=True, seeds=[0, 1, 2], out_dir=out, corpus="kjv")
+    paths["depth-sweep"] = run_recipe(RECIPES["depth-sweep"], quick=True, seeds=[0, 1, 2], out_dir=out, corpus="kjv")
     return {name: json.loads(p.read_text()) for name, p in paths.items()}
 
 
@@ -185,13 +186,13 @@ def test_the_recall_rate_sweep_joins_its_second_file_and_counts_only_with_three_
     t = quick_results["recall-tuning"]
     assert t["chosen_lr"] in rc.TUNING_LRS and sorted(t["by_lr"]) == sorted(f"{lr:g}" for lr in rc.TUNING_LRS)
     with pytest.raises(ValueError, match="disjoint"):
-        run_recipe("recall-tuning", quick=True, seeds=[0, 1, 2])
+        run_recipe(RECIPES["recall-tuning"], quick=True, seeds=[0, 1, 2])
 
 
 def test_the_depth_figure_draws_each_depth_s_mean_gain_concentration_and_lambda_slope():
     import matplotlib
     matplotlib.use("Agg")
-    from vrs_edu.viz.value_residual import plot_depth_sweep
+    from vrs_edu.chapters.ch03_value_residual.figures import plot_depth_sweep
 
     part = _sweep_result()["corpus"]
     fig = plot_depth_sweep(part)

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from vrs_edu.lab.experiments import run_recipe
-from vrs_edu.lab.recipes import v_over_depth as vd
+from vrs_edu.recipes import RECIPES
+from vrs_edu.viz.prose import verdict_table
+from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vd
 
 L = 8
 
@@ -107,7 +109,7 @@ def test_the_stream_claim_is_out_of_regime_unless_every_precondition_holds():
 
 @pytest.mark.slow   # 4 variants x 1 seed x 6 steps, a few seconds
 def test_the_quick_run_writes_every_variant_and_the_facts(tmp_path):
-    path = run_recipe("v-over-depth", quick=True, seeds=[0], out_dir=tmp_path)
+    path = run_recipe(RECIPES["v-over-depth"], quick=True, seeds=[0], out_dir=tmp_path)
     r = json.loads(path.read_text())
     assert set(r["runs"]) == set(vd.VARIANTS)
     assert {p["name"] for p in r["preconditions"]} == {"sub_epoch", "same_kv_cache", "context_share"}
@@ -160,8 +162,8 @@ def test_the_stream_figure_has_one_panel_per_stream_with_named_sources():
     import matplotlib
     matplotlib.use("Agg")
     import torch
-    from vrs_edu.lab.depth_readout import sublayer_sources
-    from vrs_edu.viz.depth import plot_sublayer_streams
+    from vrs_edu.chapters.ch05_depth_as_sequence.readout import sublayer_sources
+    from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_sublayer_streams
     m = torch.tensor([[float("nan") if v is None else v for v in row] for row in _matrix(uniform)])
     fig = plot_sublayer_streams({s: m for s in "qkvr"}, sublayer_sources(L))
     axes = [ax for ax in fig.axes if ax.get_title()]
@@ -189,8 +191,8 @@ def test_the_stored_run_gives_its_stored_verdicts_and_facts():
 def test_the_first_figure_lists_every_loss_test_against_the_residual_and_marks_the_check():
     import matplotlib
     matplotlib.use("Agg")
-    from vrs_edu.lab.recipes import depth_mixers as dm
-    from vrs_edu.viz.depth import plot_loss_effects
+    from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm
+    from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_loss_effects
 
     mixers = [r for r in dm.verdicts(_mixers_result()) if r.test.family == "ch05"]
     effects = vd.loss_effects(mixers, vd.verdicts(_result(_qkv())))
@@ -210,7 +212,7 @@ def test_the_first_figure_lists_every_loss_test_against_the_residual_and_marks_t
 def _mixers_result():
     """A made-up depth-mixers result: every mixer of its recipe 0.03 nats below the residual on every seed, but
     for one seed's noise."""
-    from vrs_edu.lab.recipes import depth_mixers as dm
+    from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm
 
     base = (4.0, 4.1, 4.05, 3.95, 4.02)
     runs = {v: [{"seed": i, "final_val_loss": x - (0 if v == "residual" else 0.03 + 0.002 * i),
@@ -220,7 +222,7 @@ def _mixers_result():
 
 def test_the_verdict_table_gives_every_test_its_interval_verdict_and_why_it_was_not_judged():
     rows = vd.verdicts(_result(_qkv(loss_shift=0.05)))                              # the instrument is worse
-    columns, cells = vd.verdict_table(rows)
+    columns, cells = verdict_table(rows)
     assert columns == ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"]
     by = {c[0]: c for c in cells}
     assert by["attnres qkv no worse"][4] == "contradicted"

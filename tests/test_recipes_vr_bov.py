@@ -11,14 +11,15 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
 from vrs_edu.cli import main  # noqa: E402
-from vrs_edu.lab import bank_readout  # noqa: E402
+from vrs_edu.chapters.ch04_bank_of_values import readout as bank_readout  # noqa: E402
 from vrs_edu.lab.analysis import VERDICTS  # noqa: E402
+from vrs_edu.lab import x0_need  # noqa: E402
 from vrs_edu.lab.experiments import load_results  # noqa: E402
-from vrs_edu.lab.recipes import bank_of_values as bov  # noqa: E402
-from vrs_edu.lab.recipes import recall as rc  # noqa: E402
-from vrs_edu.lab.recipes import value_residual as vr  # noqa: E402
-from vrs_edu.viz import bank as vbank  # noqa: E402
-from vrs_edu.viz import value_residual as vvr  # noqa: E402
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bov  # noqa: E402
+from vrs_edu.chapters.ch03_value_residual import recall as rc  # noqa: E402
+from vrs_edu.chapters.ch03_value_residual import recipe as vr  # noqa: E402
+from vrs_edu.chapters.ch04_bank_of_values import figures as vbank  # noqa: E402
+from vrs_edu.chapters.ch03_value_residual import figures as vvr  # noqa: E402
 
 SEEDS = [0, 1]
 
@@ -102,7 +103,7 @@ def test_value_residual_quick_result_schema(vr_result):
 
 
 def test_bank_of_values_quick_result_schema(bov_result):
-    _check_common(bov_result, "bank-of-values", {"corpus": list(bov.VARIANTS_V2)},
+    _check_common(bov_result, "bank-of-values", {"corpus": list(x0_need.VARIANTS_V2)},
                   families=("ch04-setup", "ch04-loss", "ch04-size"))
     assert "recall" not in bov_result
     assert {v["name"] for v in bov_result["verdicts"]} == {t.name for t in bov.TESTS}

@@ -26,9 +26,8 @@ class _Row:
 
 def test_a_rejudged_result_keeps_the_verdicts_it_replaced_and_the_reason(monkeypatch):
     stand_in = lambda r: [_Row("resformer_loss", "negligible", -0.004), _Row("svformer_cost", "undecided", 0.01)]
-    monkeypatch.setitem(rejudge.JUDGES, "value-residual", stand_in)
     old = _result()
-    new = rejudge.rejudge(old, "negligible verdict added", code={"commit": "c" * 40, "dirty": False},
+    new = rejudge.rejudge(old, "negligible verdict added", {"value-residual": stand_in}, code={"commit": "c" * 40, "dirty": False},
                           date="2026-12-03T07:00:00+00:00")
     assert old["verdicts"][0]["verdict"] == "reproduced" and "rejudged" not in old      # the input is untouched
     assert [v["verdict"] for v in new["verdicts"]] == ["negligible", "undecided"]
@@ -46,13 +45,13 @@ def test_a_rejudged_result_keeps_the_verdicts_it_replaced_and_the_reason(monkeyp
 
 def test_bad_input_is_one_line_naming_what_was_expected(tmp_path):
     with pytest.raises(ValueError, match="reason must say why"):
-        rejudge.rejudge(_result(), " ")
+        rejudge.rejudge(_result(), " ", {"value-residual": len})
     with pytest.raises(ValueError, match=r"recipe must be one of .* got 'nope'"):
-        rejudge.rejudge({**_result(), "recipe": "nope"}, "x")
+        rejudge.rejudge({**_result(), "recipe": "nope"}, "x", {"value-residual": len})
     with pytest.raises(ValueError, match="no stored verdicts"):
-        rejudge.rejudge({**_result(), "verdicts": []}, "x")
+        rejudge.rejudge({**_result(), "verdicts": []}, "x", {"value-residual": len})
     with pytest.raises(FileNotFoundError, match="does not exist"):
-        rejudge.rejudge_file(tmp_path / "missing.json", "x")
+        rejudge.rejudge_file(tmp_path / "missing.json", "x", {})
     bad = tmp_path / "r.json"
     bad.write_text(json.dumps({**_result(), "recipe": "nope"}))
     from vrs_edu.cli import main

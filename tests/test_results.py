@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from vrs_edu.lab.analysis import DeclaredTest, compare_to_baseline, judge, paired_difference, verdict_records
-from vrs_edu.lab.recipes import bank_of_values, depth_mixers, depth_sweep, recall, value_residual
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
+from vrs_edu.chapters.ch03_value_residual import recall
+from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers
+from vrs_edu.chapters.ch03_value_residual import depth_sweep, recipe as value_residual
 from vrs_edu.lab.results import VERDICTS, Comparison, PairedDiff, Verdict, interval, to_json
 
 RESULTS = Path(__file__).resolve().parents[1] / "data" / "results"

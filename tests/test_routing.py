@@ -1,4 +1,4 @@
-"""Specifications of chapter 01's and 02's measuring functions (vrs_edu.lab.residual_stream, vrs_edu.lab.routing):
+"""Specifications of chapter 01's and 02's measuring functions (vrs_edu.chapters.ch01_two_axes.readout, vrs_edu.chapters.ch02_qk_routes_v_carries.readout):
 each against a hand computation on a small model."""
 import math
 
@@ -6,8 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from vrs_edu.lab import residual_stream as rs
-from vrs_edu.lab import routing as rt
+from vrs_edu.chapters.ch01_two_axes import readout as rs
+from vrs_edu.chapters.ch02_qk_routes_v_carries import readout as rt
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 from vrs_edu.nn.layers import rms_norm
 
@@ -270,7 +270,7 @@ def test_value_blend_weight_one_moves_v1_and_weight_zero_changes_nothing():
 
 def test_saved_checkpoint_reproduces_the_loss_its_result_file_reports():
     from vrs_edu.lab.data import make_token_data
-    from vrs_edu.lab.recipes.char_model import load_char_model
+    from vrs_edu.lab.char_model import load_char_model
     from vrs_edu.lab.train import TrainConfig, evaluate
 
     model, tok, run = load_char_model()
@@ -285,7 +285,7 @@ def test_saved_checkpoint_reproduces_the_loss_its_result_file_reports():
 
 def test_missing_checkpoint_names_the_command_that_makes_it(tmp_path, monkeypatch):
     from vrs_edu.lab import experiments
-    from vrs_edu.lab.recipes import char_model
+    from vrs_edu.lab import char_model
 
     monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
     with pytest.raises(FileNotFoundError, match="vrs-edu reproduce char-6x64 --quick"):

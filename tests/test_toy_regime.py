@@ -6,7 +6,7 @@ import math
 import pytest
 import torch
 
-from vrs_edu.lab.bank_readout import x0_gradient_pressure
+from vrs_edu.lab.x0_need import x0_gradient_pressure
 from vrs_edu.lab.metrics import mean_loss
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
 
@@ -48,7 +48,7 @@ def test_gradient_pressure_is_the_derivative_of_the_loss_in_beta_at_zero():
 
 def test_the_verdict_corpus_converts_bits_per_byte_at_its_bytes_per_token():
     from vrs_edu.lab.corpora import corpus_token_data, get_corpus
-    from vrs_edu.lab.recipes import bank_of_values as bov
+    from vrs_edu.chapters.ch04_bank_of_values import recipe as bov
 
     c = get_corpus("kjv")
     d = corpus_token_data(c, "word", 2048, 64)
@@ -145,7 +145,7 @@ def test_the_ledger_lists_a_rewritten_file_once_and_a_new_run_again(tmp_path):
 
 def test_a_failed_precondition_line_does_not_state_its_premise_as_a_fact():
     from vrs_edu.lab.analysis import check_preconditions, precondition_lines
-    from vrs_edu.lab.recipes import value_residual as vr
+    from vrs_edu.chapters.ch03_value_residual import recipe as vr
 
     line = precondition_lines(check_preconditions([vr.LAMBDAS_PLATEAUED], {"lambdas_plateaued": 0.0}), width=1000)
     assert line.startswith("lambdas_plateaued 0.000 (needs > 0.5): fails (it stands for: ")

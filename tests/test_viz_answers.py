@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from vrs_edu.viz.answers import plot_four_answers  # noqa: E402
+from vrs_edu.chapters.ch09_the_four_answers.figures import plot_four_answers  # noqa: E402
 from vrs_edu.viz.plots import apply_course_style, small_text  # noqa: E402
 
 

@@ -157,24 +157,24 @@ def _batches(n: int = 2):
 
 
 def _ch00(request):
-    from vrs_edu.viz.widgets import stream_norm_widget
+    from vrs_edu.chapters.ch00_orientation.figures import stream_norm_widget
     return stream_norm_widget()
 
 
 def _ch01(request):
-    from vrs_edu.viz.residual import block_scale_widget
+    from vrs_edu.chapters.ch01_two_axes.figures import block_scale_widget
     (x, y), = _batches(1)
     return block_scale_widget(_tiny(), x, y, position=4, decode=lambda i: "abcdefghijklm"[i])
 
 
 def _ch02(request):
-    from vrs_edu.viz.routing import blend_widget
+    from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import blend_widget
     (x, y), = _batches(1)
     return blend_widget(_tiny(), x, y, layer=2, tokens=list("abcdefgh"))
 
 
 def _ch03(request):
-    from vrs_edu.viz.value_residual import lambda_widget
+    from vrs_edu.chapters.ch03_value_residual.figures import lambda_widget
     return lambda_widget(_tiny(value_residual="resformer"), _batches())
 
 
@@ -189,27 +189,27 @@ def _x0_model() -> TinyGPT:
 
 
 def _ch04(request):
-    from vrs_edu.viz.bank import beta_widget
+    from vrs_edu.chapters.ch04_bank_of_values.figures import beta_widget
     return beta_widget(_x0_model(), _batches())
 
 
 def _ch05(request):
-    from vrs_edu.lab.depth_readout import depth_window_mask
-    from vrs_edu.viz.depth import window_widget
+    from vrs_edu.nn.shortswa import depth_window_mask
+    from vrs_edu.chapters.ch05_depth_as_sequence.figures import window_widget
     L = 6
     learned = {2: depth_window_mask(L, 2).float() / depth_window_mask(L, 2).sum(1, keepdim=True)}
     return window_widget(L, learned, window=2)   # K = 2 has learned weights, the other K do not: both branches
 
 
 def _ch06(request):
-    from vrs_edu.viz.kv_cache import kv_widget
+    from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_widget
     return kv_widget()
 
 
 def _ch07(request):
-    from vrs_edu.lab import probes as P
-    from vrs_edu.lab import real_model as R
-    from vrs_edu.viz.real_model import identity_widget
+    from vrs_edu.chapters.ch07_real_model import probes as P
+    from vrs_edu.chapters.ch07_real_model import model as R
+    from vrs_edu.chapters.ch07_real_model.figures import identity_widget
     real = request.getfixturevalue("real")       # skips, naming the extra to install, without the real model
     sentences = R.corpus_sentences(10, real=real)
     table = P.probe_table(P.collect_activations(real, sentences))
@@ -217,9 +217,9 @@ def _ch07(request):
 
 
 def _ch08(request):
-    from vrs_edu.lab.real_decoder_interventions import calibrate
+    from vrs_edu.chapters.ch08_real_decoder.interventions import calibrate
     from vrs_edu.nn.llama import LlamaConfig, MiniLlama
-    from vrs_edu.viz.real_decoder import substitution_widget
+    from vrs_edu.chapters.ch08_real_decoder.figures import substitution_widget
     torch.manual_seed(0)       # a small random decoder: the widget's logic does not need the real one
     m = MiniLlama(LlamaConfig(vocab_size=20, d_model=16, n_layers=3, n_heads=4, n_kv_heads=2, d_mlp=24,
                               max_positions=16)).eval()
@@ -273,7 +273,7 @@ def test_chapter_04_one_step_of_each_slider_makes_a_visible_change_in_its_readou
     K under QK-norm (that is chapter 04's lesson), so the promise is about what the readout prints: the moved
     path's x0 share by at least VISIBLE_SHARE, for Q and K the attention mass moved by at least VISIBLE_ATTENTION,
     the loss line states its change from the default, and the figure marks the new setting."""
-    from vrs_edu.viz.bank import VISIBLE_ATTENTION, VISIBLE_SHARE, factor_label
+    from vrs_edu.chapters.ch04_bank_of_values.figures import VISIBLE_ATTENTION, VISIBLE_SHARE, factor_label
 
     w = _ch04(None)
     spy = CallbackSpy(w)

@@ -17,14 +17,14 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab.explore import untrained_stream_norms  # noqa: E402
+from vrs_edu.chapters.ch00_orientation.readout import untrained_stream_norms  # noqa: E402
 from vrs_edu.lab.kv_cache import kv_summary  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
-from vrs_edu.viz import depth as vdepth  # noqa: E402
-from vrs_edu.viz import kv_cache as vkv  # noqa: E402
-from vrs_edu.viz import residual as vres  # noqa: E402
-from vrs_edu.viz import routing as vrout  # noqa: E402
-from vrs_edu.viz import widgets as v00  # noqa: E402
+from vrs_edu.chapters.ch05_depth_as_sequence import figures as vdepth  # noqa: E402
+from vrs_edu.chapters.ch06_what_v_reuse_buys import figures as vkv  # noqa: E402
+from vrs_edu.chapters.ch01_two_axes import figures as vres  # noqa: E402
+from vrs_edu.chapters.ch02_qk_routes_v_carries import figures as vrout  # noqa: E402
+from vrs_edu.chapters.ch00_orientation import figures as v00  # noqa: E402
 from vrs_edu.viz.controls import change_from_default, label_style  # noqa: E402
 
 

@@ -7,11 +7,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab import residual_stream as rs  # noqa: E402
-from vrs_edu.lab import routing as rt  # noqa: E402
+from vrs_edu.chapters.ch01_two_axes import readout as rs  # noqa: E402
+from vrs_edu.chapters.ch02_qk_routes_v_carries import readout as rt  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
-from vrs_edu.viz import residual as vres  # noqa: E402
-from vrs_edu.viz import routing as vrout  # noqa: E402
+from vrs_edu.chapters.ch01_two_axes import figures as vres  # noqa: E402
+from vrs_edu.chapters.ch02_qk_routes_v_carries import figures as vrout  # noqa: E402
 
 
 @pytest.fixture

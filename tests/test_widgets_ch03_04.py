@@ -7,11 +7,13 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab import bank_readout, value_residual_readout  # noqa: E402
+from vrs_edu.chapters.ch04_bank_of_values import readout as bank_readout
+from vrs_edu.lab import x0_need
+from vrs_edu.chapters.ch03_value_residual import readout as value_residual_readout  # noqa: E402
 from vrs_edu.lab.metrics import mean_loss  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
-from vrs_edu.viz import bank as vbank  # noqa: E402
-from vrs_edu.viz import value_residual as vvr  # noqa: E402
+from vrs_edu.chapters.ch04_bank_of_values import figures as vbank  # noqa: E402
+from vrs_edu.chapters.ch03_value_residual import figures as vvr  # noqa: E402
 
 CFG = dict(vocab_size=13, d_model=16, n_layers=3, n_heads=2, block_size=8, seed=0)
 
@@ -232,7 +234,7 @@ def test_x0_removal_cost_equals_setting_that_beta_to_zero_by_hand(batches):
         for s, b in zip("qkv", (0.3, -0.4, 1.2)):
             getattr(m.blocks[2].x0, f"beta_{s}").fill_(b)
     trained = mean_loss(m, batches)
-    cost = bank_readout.x0_removal_cost(m, batches)
+    cost = x0_need.x0_removal_cost(m, batches)
     assert [getattr(m.blocks[2].x0, f"beta_{s}").item() for s in "qkv"] == pytest.approx([0.3, -0.4, 1.2])
     with torch.no_grad():
         m.blocks[2].x0.beta_v.fill_(0.0)

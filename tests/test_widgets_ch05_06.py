@@ -7,11 +7,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 import torch  # noqa: E402
 
-from vrs_edu.lab.depth_readout import depth_window_mask  # noqa: E402
+from vrs_edu.nn.shortswa import depth_window_mask  # noqa: E402
 from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token, kv_summary  # noqa: E402
 from vrs_edu.lab.metrics import window_readout  # noqa: E402
-from vrs_edu.viz import depth as vdepth  # noqa: E402
-from vrs_edu.viz import kv_cache as vkv  # noqa: E402
+from vrs_edu.chapters.ch05_depth_as_sequence import figures as vdepth  # noqa: E402
+from vrs_edu.chapters.ch06_what_v_reuse_buys import figures as vkv  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

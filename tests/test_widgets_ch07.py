@@ -9,10 +9,10 @@ import torch  # noqa: E402
 
 from vrs_edu.course.checks import PASSED, PASSED_UNGRADED  # noqa: E402
 from vrs_edu.course.exercises import ch07  # noqa: E402
-from vrs_edu.lab import probes as P  # noqa: E402
-from vrs_edu.lab import real_model as R  # noqa: E402
+from vrs_edu.chapters.ch07_real_model import probes as P  # noqa: E402
+from vrs_edu.chapters.ch07_real_model import model as R  # noqa: E402
 from vrs_edu.nn.bert import sentence_embedding  # noqa: E402
-from vrs_edu.viz import real_model as V  # noqa: E402
+from vrs_edu.chapters.ch07_real_model import figures as V  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -13,13 +13,13 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
-import shlex
 import sys
 from dataclasses import replace
 from pathlib import Path
 
-from .cli_args import (UsageError, device_name, natural_int, one_of, output_dir, parse_setting, positive_int,
-                       seed_list, setting, text_file)
+from vrs_edu.cli_args import (UsageError, device_name, natural_int, one_of, output_dir, parse_setting, positive_int,
+                              seed_list, setting, text_file)
+from vrs_edu.course.assignments.cli import add_commands as add_assignment_commands
 
 
 @contextlib.contextmanager
@@ -27,9 +27,9 @@ def _scaled(args, checkpoint_root: str | None = None, **more):
     """Resolve ``--device`` and join the torchrun process group (if launched by torchrun). Yields the
     :class:`~vrs_edu.lab.distributed.World` and the :class:`~vrs_edu.lab.options.RunOptions` that the command
     passes to every ``train`` call (from the flags, plus ``more``); leaves the group at the end."""
-    from .lab import distributed
-    from .lab.device import autocast_dtype, describe, resolve_device
-    from .lab.options import RunOptions
+    from vrs_edu.lab import distributed
+    from vrs_edu.lab.device import autocast_dtype, describe, resolve_device
+    from vrs_edu.lab.options import RunOptions
 
     device = resolve_device(args.device)
     world = distributed.init_from_env(device)
@@ -70,10 +70,10 @@ def _add_scale_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args) -> int:
-    from .lab.data import load_corpus, make_token_data, unigram_loss
-    from .lab.presets import make_run
-    from .lab.train import save_checkpoint, train
-    from .nn.model import TinyGPT
+    from vrs_edu.lab.data import load_corpus, make_token_data, unigram_loss
+    from vrs_edu.lab.presets import make_run
+    from vrs_edu.lab.train import save_checkpoint, train
+    from vrs_edu.nn.model import TinyGPT
 
     over = {k: v for k, v in (("steps", args.steps), ("seed", args.seed), ("batch_size", args.batch_size))
             if v is not None}
@@ -130,9 +130,9 @@ def _result_flags(args) -> list[str]:
 
 
 def cmd_reproduce(args) -> int:
-    from .lab.experiments import RECIPES, RESULTS_DIR, _load_recipes, run_recipe
+    from vrs_edu.lab.experiments import RESULTS_DIR, run_recipe
+    from vrs_edu.recipes import RECIPES, recipe_named
 
-    _load_recipes()
     if args.name == "list" or args.name is None:
         for r in RECIPES.values():
             print(f"{r.name:20s} {r.about}")
@@ -147,31 +147,29 @@ def cmd_reproduce(args) -> int:
     # The trained models a recipe keeps: with --out DIR, under --checkpoint-dir or DIR/checkpoints; else in
     # data/checkpoints beside the results in data/results, where the chapters read both
     models = (args.checkpoint_dir or str(Path(args.out) / "checkpoints")) if args.out else None
-    from .lab.parallel import default_jobs
+    from vrs_edu.lab.parallel import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs   # independent runs side by side, one thread each
+    recipe = recipe_named(args.name)
+    # The recorded command must make the same numbers again: the flags that change them go with it. Where the files
+    # went (--out, --checkpoint-*) does not change a number, so it is left out.
+    flags = _result_flags(args)
     # --preset and --set replace the recipe's own preset and apply last in every run (presets.scaled_run)
     with _scaled(args, checkpoint_root=root, jobs=jobs, preset=args.preset, models_dir=models,
                  settings=_parse_settings(args.set)) as (world, options):
+        # Where and how it ran belongs to the result (run_recipe records the versions and threads).
+        scale = {"device": args.resolved_device, "compile": args.compile, "processes": world.size,
+                 "resumed": args.resume, "preset": args.preset, "settings": _parse_settings(args.set)}
+        run = dict(quick=args.quick, seeds=seeds, corpus=args.corpus, tokenizer=args.tokenizer, options=options,
+                   command_flags=flags, extra={"scale": scale})
         if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
             import tempfile
 
             with tempfile.TemporaryDirectory() as scratch:
-                run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=scratch, corpus=args.corpus,
-                           tokenizer=args.tokenizer, options=options)
+                run_recipe(recipe, out_dir=scratch, **run)
             return 0
-        path = run_recipe(args.name, quick=args.quick, seeds=seeds, out_dir=args.out, corpus=args.corpus,
-                          tokenizer=args.tokenizer, options=options)
+        path = run_recipe(recipe, out_dir=args.out, **run)
     result = json.loads(path.read_text())
-    # The recorded command must make the same numbers again: add the flags that change them (run_recipe only knows
-    # the name and --quick). Where the files went (--out, --checkpoint-*) does not change a number, so it is left out.
-    flags = _result_flags(args)
-    if flags:
-        result["command"] += " " + shlex.join(flags)
-    # Where and how it ran belongs to the result (run_recipe records the versions and threads).
-    result["scale"] = {"device": args.resolved_device, "compile": args.compile, "processes": world.size,
-                       "resumed": args.resume, "preset": args.preset, "settings": _parse_settings(args.set)}
-    path.write_text(json.dumps(result, indent=1, default=float) + "\n")
     print(f"wrote {path} ({result['wall_time_s']} s)")
     stem = result.get("text_corpus", {}).get("name")
     if args.corpus is not None and stem:
@@ -183,8 +181,8 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_info(args) -> int:
-    from .lab.experiments import environment_info
-    from .lab.presets import PRESETS
+    from vrs_edu.lab.experiments import environment_info
+    from vrs_edu.lab.presets import PRESETS
 
     print(json.dumps(environment_info(), indent=1))
     for p in PRESETS.values():
@@ -193,17 +191,18 @@ def cmd_info(args) -> int:
 
 
 def cmd_corpora(args) -> int:
-    from .lab.corpora import describe
+    from vrs_edu.lab.corpora import describe
 
     print(describe())
     return 0
 
 
 def cmd_rejudge(args) -> int:
-    from .lab.rejudge import changed_lines, rejudge_file
+    from vrs_edu.lab.rejudge import changed_lines, rejudge_file
+    from vrs_edu.recipes import JUDGES
 
     for path in args.files:
-        entry = rejudge_file(path, args.reason)
+        entry = rejudge_file(path, args.reason, JUDGES)
         lines = changed_lines(entry)
         print(f"{path}: {len(lines)} verdict{'s' if len(lines) != 1 else ''} changed")
         for line in lines:
@@ -264,25 +263,19 @@ def build_parser() -> argparse.ArgumentParser:
     j.add_argument("files", nargs="+", help="result files, e.g. data/results/recall.json")
     j.add_argument("--reason", required=True, help="why: the rule or declaration that changed")
     j.set_defaults(fn=cmd_rejudge)
-    for extra in EXTRA_COMMANDS:
-        extra(sub)
+    add_assignment_commands(sub)
     return ap
 
 
-# Other modules add sub-commands here: a function that takes the sub-parsers object.
-EXTRA_COMMANDS: list = []
-
-
 def _preset_names() -> list[str]:
-    from .lab.presets import PRESETS
+    from vrs_edu.lab.presets import PRESETS
 
     return sorted(PRESETS)
 
 
 def _recipe_names() -> list[str]:
-    from .lab.experiments import RECIPES, _load_recipes
+    from vrs_edu.recipes import RECIPES
 
-    _load_recipes()
     return ["list", *RECIPES]
 
 
@@ -301,7 +294,7 @@ def check_settings(preset: str | None, items: list[str] | None, flags: dict[str,
     ``preset`` None (``reproduce`` without ``--preset``: each recipe picks its own): a setting is refused here only
     when it is wrong for every preset (``steps=-5``); one that depends on the preset is left to the recipe.
     """
-    from .lab.presets import PRESETS, make_run
+    from vrs_edu.lab.presets import PRESETS, make_run
 
     items, flags = list(items or []), dict(flags or {})
     for item in items:
@@ -368,7 +361,6 @@ def check_reproduce(args) -> None:
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Parse and validate the command line; a bad argument exits with status 2 and one line naming it."""
-    _load_extra_commands()
     args = build_parser().parse_args(argv)
     validate = getattr(args, "validate", None)   # a command's checks of its flags together
     if validate is not None:
@@ -388,20 +380,5 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def _load_extra_commands() -> None:
-    import importlib
-
-    for mod in ("vrs_edu.course.assignments",):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-
-
 if __name__ == "__main__":
-    # `python -m vrs_edu.cli` runs this file as __main__, a second copy of the module: the sub-commands that other
-    # modules register (assignments) are registered on the importable vrs_edu.cli, so run that one.
-    from vrs_edu.cli import main as _main
-
-    sys.exit(_main())
+    sys.exit(main())

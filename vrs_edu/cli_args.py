@@ -180,8 +180,8 @@ def parse_setting(text: str) -> tuple[str, object]:
 
 def setting_types() -> dict[str, object]:
     """{setting: type hint} of every model (TinyGPTConfig) and training (TrainConfig) setting."""
-    from .lab.train import TrainConfig
-    from .nn.model import TinyGPTConfig
+    from vrs_edu.lab.train import TrainConfig
+    from vrs_edu.nn.model import TinyGPTConfig
 
     return {**typing.get_type_hints(TinyGPTConfig), **typing.get_type_hints(TrainConfig)}
 

@@ -21,7 +21,7 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 
-from ..nn.depth import depth_short_swa, short_swa
+from vrs_edu.nn.shortswa import depth_short_swa, short_swa
 
 
 class PeakMemory(TorchDispatchMode):

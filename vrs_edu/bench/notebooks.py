@@ -7,8 +7,8 @@ from pathlib import Path
 
 import nbformat
 
-from ..course.book import ROOT, chapters
-from ..course.execute import execute_notebook
+from vrs_edu.course.book import ROOT, chapters
+from vrs_edu.course.execute import execute_notebook
 
 
 def run(args) -> None:

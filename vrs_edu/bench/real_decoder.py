@@ -15,7 +15,7 @@ import time
 
 import torch
 
-from .training import load_average
+from vrs_edu.bench.training import load_average
 
 
 def _median_times(fns: dict, rounds: int) -> dict[str, float]:
@@ -31,8 +31,8 @@ def _median_times(fns: dict, rounds: int) -> dict[str, float]:
 
 
 def run(args) -> None:
-    from ..lab.real_decoder import DecoderMissing, checked_gguf, load_tokenizer
-    from ..nn.llama import MiniLlama
+    from vrs_edu.chapters.ch08_real_decoder.model import DecoderMissing, checked_gguf, load_tokenizer
+    from vrs_edu.nn.llama import MiniLlama
 
     try:
         path = checked_gguf()

@@ -27,7 +27,8 @@ import time
 
 import torch
 
-from ..lab.experiments import RECIPES, RESULTS_DIR, _load_recipes, compare_variants, load_results, run_recipe
+from vrs_edu.lab.experiments import RESULTS_DIR, compare_variants, load_results, run_recipe
+from vrs_edu.recipes import RECIPES
 
 FULL_BUDGET_S = 20 * 60
 QUICK_BUDGET_S = 2 * 60
@@ -48,7 +49,7 @@ def _load() -> str:
 def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds=(0, 1)) -> dict:
     """Wall time of the same runs with ``jobs=2`` (one torch thread per worker), and one after another at 2 torch
     threads and at 1: the value-residual recipe's corpus runs of ``variants`` × ``seeds``, ``steps`` steps each."""
-    from ..lab.recipes.value_residual import CORPUS, VARIANTS
+    from vrs_edu.chapters.ch03_value_residual.recipe import CORPUS, VARIANTS
 
     runs = {v: {**CORPUS["train"], "steps": steps, **VARIANTS[v]} for v in variants}
     out = {"runs": len(variants) * len(seeds), "steps": steps}
@@ -90,7 +91,7 @@ def utilisation(r: dict) -> dict | None:
     ``in_runs`` high while ``busy`` is low means the runs themselves were descheduled: other load on the machine,
     not a fault of the schedule. None for a result without CPU time or runs (made before they were recorded).
     """
-    from ..lab.parallel import worker_count
+    from vrs_edu.lab.parallel import worker_count
 
     runs = _runs(r)
     if "cpu_time_s" not in r or not runs or not r.get("wall_time_s"):
@@ -134,7 +135,6 @@ def _recorded_line(label: str, r: dict) -> None:
 
 
 def run(args) -> None:
-    _load_recipes()
     steps = 60 if getattr(args, "quick", False) else 240
     print(f"--jobs 2 (1 thread each) vs one after another at 2 threads, 2 variants x 2 seeds of value-residual's "
           f"corpus runs, {steps} steps each (a reduced set: the full recipe trains more runs of the same kind); "
@@ -175,7 +175,7 @@ def run(args) -> None:
         for name in sorted(RECIPES):
             load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
             t0 = time.perf_counter()
-            run_recipe(name, quick=True, out_dir=out)
+            run_recipe(RECIPES[name], quick=True, out_dir=out)
             dt = time.perf_counter() - t0
             after = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
             print(f"  {name:18s} {dt:7.1f}s {dt / QUICK_BUDGET_S:6.2f}  load {load:.2f} -> {after:.2f}"

@@ -15,8 +15,8 @@ import sys
 import jupytext
 from nbclient import NotebookClient
 
-from ..course.book import ROOT, chapters
-from ..course.execute import CourseNotebookClient, execute_notebook
+from vrs_edu.course.book import ROOT, chapters
+from vrs_edu.course.execute import CourseNotebookClient, execute_notebook
 
 STALL_S = 1.0       # a reply seen more than this long after it was sent counts as a stall
 CLIENTS = {"course": CourseNotebookClient, "nbclient": NotebookClient}

@@ -20,9 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..nn.attention import set_fast_path
-from ..nn.layers import RoPE, rms_norm
-from ..nn.model import TinyGPT, TinyGPTConfig
+from vrs_edu.nn.attention import set_fast_path
+from vrs_edu.nn.layers import RoPE, rms_norm
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 
 class PlainBlock(nn.Module):

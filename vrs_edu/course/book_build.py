@@ -36,8 +36,8 @@ from pathlib import Path
 
 import nbformat
 
-from .apparatus import COLLAPSED, heading_level
-from .book import BOOK_TOML, Chapter, chapters, load_book
+from vrs_edu.course.apparatus import COLLAPSED, heading_level
+from vrs_edu.course.book import BOOK_TOML, Chapter, chapters, load_book
 
 CONF_DIR = Path(__file__).resolve().parent / "sphinx"
 REFERENCES = CONF_DIR / "references.md"   # the references page: every entry of references.bib

@@ -1,11 +1,11 @@
 """What the first cell of every chapter calls: seeds, threads, plotting style, and the environment check."""
 from __future__ import annotations
 
-import importlib
 import os
 import random
+from importlib import metadata
 
-REQUIRED = {  # package (import name) -> minimum version
+REQUIRED = {  # package (distribution name, here also its import name) -> minimum version
     "torch": "2.4", "numpy": "1.26", "matplotlib": "3.8", "seaborn": "0.13", "ipywidgets": "8.1",
     "jupytext": "1.16", "nbval": "0.11", "einops": "0.8", "safetensors": "0.4", "tokenizers": "0.20", "tqdm": "4.66",
 }
@@ -17,7 +17,7 @@ def setup_notebook(seed: int = 0) -> None:
     (:func:`vrs_edu.viz.plots.apply_course_style`: every text of a figure 12 pt or more, figures at 80 dpi)."""
     import torch
 
-    from ..viz.plots import apply_course_style
+    from vrs_edu.viz.plots import apply_course_style
 
     threads = os.environ.get("VRS_EDU_THREADS")
     if threads:
@@ -38,7 +38,8 @@ def _version_tuple(v: str) -> tuple[int, ...]:
 
 
 def check_environment(required: dict[str, str] = REQUIRED) -> dict[str, str]:
-    """Import every required package and compare its version with the minimum.
+    """Look up every required package's installed version (its distribution's metadata: nothing is imported) and
+    compare it with the minimum.
 
     Returns ``{package: version}``. Raises RuntimeError listing *every* missing or too-old package (with the
     version found and the one needed) and the command that fixes it.
@@ -46,11 +47,10 @@ def check_environment(required: dict[str, str] = REQUIRED) -> dict[str, str]:
     found, problems = {}, []
     for name, minimum in required.items():
         try:
-            mod = importlib.import_module(name)
-        except ImportError:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
             problems.append(f"{name}: not installed (need >= {minimum})")
             continue
-        version = getattr(mod, "__version__", "0")
         found[name] = version
         if _version_tuple(version) < _version_tuple(minimum):
             problems.append(f"{name}: version {version} is too old (need >= {minimum})")

@@ -65,7 +65,7 @@ from collections.abc import Sequence
 from scipy import stats
 
 # The typed results, importable from here too (one import for a chapter or a recipe).
-from .results import (DECIDED, FORMS, GATES, KINDS, VERDICTS, Comparison, DeclaredTest,  # noqa: F401
+from vrs_edu.lab.results import (DECIDED, FORMS, GATES, KINDS, VERDICTS, Comparison, DeclaredTest,  # noqa: F401
                       PairedDiff, Precondition, PreconditionOutcome, Verdict, interval, signed, t_statistic)
 
 

@@ -12,10 +12,10 @@ import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
-from .experiments import chosen_corpus, provenance, results_path
-from .results import Verdict
-from .verdict_words import verdict_label
+from vrs_edu.lab.corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
+from vrs_edu.lab.experiments import chosen_corpus, provenance, results_path
+from vrs_edu.lab.results import Verdict
+from vrs_edu.lab.verdict_words import verdict_label
 
 SECOND_CORPUS = "kjv"
 VERDICT_CORPUS = "kjv"   # the corpus the loss verdicts come from: a run reads 0.60 epochs of it (issue 27)

@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .data import TokenData, default_corpus_text, make_token_data, train_tokenizer
+from vrs_edu.lab.data import TokenData, default_corpus_text, make_token_data, train_tokenizer
 
 DEFAULT_NAME = "python-docs"
 

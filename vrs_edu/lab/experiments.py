@@ -1,9 +1,9 @@
 """Reproduce recipes: long runs whose results the notebooks load from ``data/results/<name>.json``.
 
-A recipe is a function ``fn(quick: bool, seeds: list[int], *, options: RunOptions) -> dict`` registered with
-:func:`recipe`; ``options`` (:class:`~vrs_edu.lab.options.RunOptions`, the command's flags) go to every run it
-trains. The runner
-(:func:`run_recipe`, the ``vrs-edu reproduce NAME`` command) adds what makes a result file honest: the command
+A recipe (:class:`Recipe`) names a function ``fn(quick: bool, seeds: list[int], *, options: RunOptions) -> dict``;
+``options`` (:class:`~vrs_edu.lab.options.RunOptions`, the command's flags) go to every run it trains. Every recipe
+is listed in one table, :data:`vrs_edu.recipes.RECIPES`. The runner (:func:`run_recipe`, the ``vrs-edu reproduce
+NAME`` command) adds what makes a result file honest: the command
 that made it, the seeds, the package and torch versions, the thread count, the machine, the date, the wall time
 and the CPU time.
 ``--quick`` runs the same code at a size that finishes in about a minute (for tests); its file is named
@@ -14,60 +14,59 @@ A recipe that trains on text takes ``corpus`` and ``tokenizer`` keywords (``vrs-
 """
 from __future__ import annotations
 
-import inspect
 import json
 import os
 import platform
-import sys
+import shlex
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import torch
 
-from ..nn.model import TinyGPT
-from .corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
-from .data import TOKENIZERS, SyntheticTask, unigram_loss
-from .metrics import coefficient_readout, layer_metrics, substitution_ablation
-from .options import RunOptions
-from .parallel import map_runs, usable_jobs
-from .presets import scaled_run
-from .results import to_json
-from .train import evaluate, make_optimizer, optimizer_settings, save_checkpoint, train
+from vrs_edu.nn.model import TinyGPT
+from vrs_edu.lab.corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
+from vrs_edu.lab.data import TOKENIZERS, SyntheticTask, unigram_loss
+from vrs_edu.lab.metrics import coefficient_readout, layer_metrics, substitution_ablation
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.parallel import map_runs, usable_jobs
+from vrs_edu.lab.presets import scaled_run
+from vrs_edu.lab.results import to_json
+from vrs_edu.lab.train import evaluate, make_optimizer, optimizer_settings, save_checkpoint, train
+from vrs_edu.lab.x0_need import x0_gradient_pressure, x0_removal_cost
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
 CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
 
 
-@dataclass
+@dataclass(frozen=True)
 class Recipe:
+    """One ``vrs-edu reproduce NAME`` recipe. ``fn(quick, seeds, *, options) -> dict`` builds its runs with
+    :func:`~vrs_edu.lab.presets.scaled_run` and passes ``options`` on to :func:`compare_variants` (or ``train``), so
+    the command's device, checkpoints, jobs, ``--preset`` and ``--set`` reach every run. ``text``: the recipe trains
+    on text, and ``fn`` takes the keywords ``corpus`` (a :class:`~vrs_edu.lab.corpora.Corpus` or None for the
+    default) and ``tokenizer`` (a kind or None for the preset's). ``verdicts(result)``: its declared tests judged on
+    a stored result (``vrs-edu rejudge``), None for a recipe that declares none. Every recipe is listed in one
+    table, :data:`vrs_edu.recipes.RECIPES`."""
+
     name: str
-    fn: Callable[[bool, list[int]], dict]
+    fn: Callable[..., dict]
     about: str
     default_seeds: tuple[int, ...] = (0, 1, 2)
     budget_s: float = 20 * 60     # a full run's wall-time budget on the 2-core course machine (``make bench``)
+    text: bool = False
+    verdicts: Callable[[dict], list] | None = None
 
 
-RECIPES: dict[str, Recipe] = {}
-
-
-def recipe(name: str, about: str, default_seeds: tuple[int, ...] = (0, 1, 2), budget_s: float = 20 * 60):
-    """Register ``fn(quick, seeds, *, options) -> dict`` as ``vrs-edu reproduce NAME``; it builds its runs with
-    :func:`~vrs_edu.lab.presets.scaled_run` and passes ``options`` on to :func:`compare_variants` (or ``train``),
-    so the command's device, checkpoints, jobs, ``--preset`` and ``--set`` reach every run. A recipe that trains
-    on text says so
-    by taking keyword arguments ``corpus`` (a :class:`~vrs_edu.lab.corpora.Corpus` or None for the default) and
-    ``tokenizer`` (a kind or None for the preset's), which it passes on to :func:`compare_variants`."""
-    def register(fn):
-        RECIPES[name] = Recipe(name, fn, about, default_seeds, budget_s)
-        return fn
-    return register
+# The recipes on a synthetic task: one result file each, whatever corpus the chapters read (``VRS_EDU_CORPUS``).
+# The same as the recipes of :data:`vrs_edu.recipes.RECIPES` with ``text=False`` (a test keeps the two equal).
+SYNTHETIC_RECIPES = ("recall", "recall-rates", "recall-tuning")
 
 
 def environment_info() -> dict:
-    from .. import __version__
+    from vrs_edu import __version__
 
     return {"vrs_edu": __version__, "torch": torch.__version__, "python": platform.python_version(),
             "threads": torch.get_num_threads(), "machine": platform.machine(), "processor": platform.processor(),
@@ -114,15 +113,16 @@ def results_path(name: str, quick: bool = False, out_dir: str | Path | None = No
 
 
 def trains_on_text(name: str) -> bool:
-    """Whether recipe ``name`` takes a corpus (its function has a ``corpus`` keyword)."""
-    _load_recipes()
-    return "corpus" in inspect.signature(RECIPES[name].fn).parameters
+    """Whether recipe ``name`` trains on text (its result files are per corpus): not one of
+    :data:`SYNTHETIC_RECIPES`."""
+    return name not in SYNTHETIC_RECIPES
 
 
-def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
+def run_recipe(recipe: Recipe, quick: bool = False, seeds: list[int] | None = None,
                out_dir: str | Path | None = None, corpus: str | Path | Corpus | None = None,
-               tokenizer: str | None = None, options: RunOptions | None = None) -> Path:
-    """Run a registered recipe and write its JSON result. Returns the file's path.
+               tokenizer: str | None = None, options: RunOptions | None = None, command_flags: Sequence[str] = (),
+               extra: dict | None = None) -> Path:
+    """Run ``recipe`` and write its JSON result, once. Returns the file's path.
 
     ``options`` (None: the defaults) are handed to the recipe: how and where its runs train (device, checkpoints,
     ``jobs`` worker processes, progress bars) and, with ``options.preset``/``options.settings``, at what size.
@@ -132,17 +132,17 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
     any training, recorded in the result (``text_corpus``: name, source, bytes, sha256, licence) and in the file
     name (:func:`results_path`), so the default results are never overwritten.
 
+    ``command_flags``: the command-line flags that changed the numbers (``--seeds``, ``--preset``, ``--set``,
+    ``--device`` …), added to the recorded command so that it makes the same numbers again; ``extra``: more
+    top-level entries of the result (the command's ``scale``: device, processes, resumed).
+
     Raises:
-        ValueError: an unknown recipe name (the message lists the known ones); ``corpus``/``tokenizer`` for a
-            recipe that does not train on text; an unknown tokenizer; a corpus file that is a folder, empty,
-            binary or not UTF-8 (one line naming the file).
+        ValueError: ``corpus``/``tokenizer`` for a recipe that does not train on text; an unknown tokenizer; a
+            corpus file that is a folder, empty, binary or not UTF-8 (one line naming the file).
         FileNotFoundError: a corpus file that does not exist.
     """
-    _load_recipes()
-    if name not in RECIPES:
-        raise ValueError(f"unknown recipe {name!r}; known recipes: {sorted(RECIPES)}")
-    r = RECIPES[name]
-    text_recipe = trains_on_text(name)
+    r, name = recipe, recipe.name
+    text_recipe = r.text
     if not text_recipe and (corpus is not None or tokenizer is not None):
         raise ValueError(f"recipe {name!r} does not train on text: --corpus and --tokenizer do not apply to it")
     if tokenizer is not None and tokenizer not in TOKENIZERS:
@@ -162,6 +162,7 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
     cmd += (f" --corpus {corpus.name if isinstance(corpus, Corpus) else corpus}" if corpus is not None else "")
     cmd += f" --tokenizer {tokenizer}" if tokenizer else ""
+    cmd += " " + shlex.join(command_flags) if command_flags else ""
     result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
               "wall_time_s": round(wall, 1), "cpu_time_s": round(cpu, 1),
               "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -173,6 +174,7 @@ def run_recipe(name: str, quick: bool = False, seeds: list[int] | None = None,
         result["epochs_read"] = epochs
     if text_recipe:  # which text the numbers come from (the default's record too, so every file says)
         result["text_corpus"] = (text or named_corpus(DEFAULT_NAME)).record()
+    result.update(extra or {})
     path = results_path(name, quick, out_dir, None if text is None else text.name, tokenizer)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1, default=to_json) + "\n")   # typed results: to_dict
@@ -188,8 +190,7 @@ def load_results(name: str, quick: bool = False, out_dir: str | Path | None = No
     results of their own corpus with one setting (README, teacher's guide). Empty or unset: the default corpus.
     A recipe that does not train on text (``recall``) ignores both.
     """
-    _load_recipes()
-    synthetic = name in RECIPES and not trains_on_text(name)   # a synthetic task has one result file
+    synthetic = not trains_on_text(name)   # a synthetic task has one result file
     corpus = None if synthetic else chosen_corpus(corpus)
     path = results_path(name, quick, out_dir, corpus)
     if not path.exists():
@@ -257,17 +258,6 @@ def models_dir(options: RunOptions | None = None) -> Path:
     return Path(options.models_dir) if options is not None and options.models_dir else CHECKPOINT_DIR
 
 
-def _load_recipes() -> None:
-    """Import the modules that register recipes (kept separate so this module stays small)."""
-    import importlib
-
-    for mod in ("vrs_edu.lab.recipes",):
-        try:
-            importlib.import_module(mod)
-        except ModuleNotFoundError as e:
-            if e.name != mod:
-                raise
-
 
 # ---------------------------------------------------------------------------------------------------------------
 # The shared experiment: train variants of one preset on the same data, same seeds, same batches.
@@ -285,8 +275,8 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
     ``final_val_loss``; the curve's last point, on the config's ``eval_batches``, is kept as
     ``curve_final_val_loss``) and on the first :data:`TRAIN_EVAL_BATCHES` batches of the training split
     (``final_train_loss``: the loss on text the run may have read, beside the validation loss). ``x0_need``:
-    measure the need for x0 (:func:`~vrs_edu.lab.bank_readout.x0_removal_cost` on ``x0_mode="qkv"`` runs,
-    :func:`~vrs_edu.lab.bank_readout.x0_gradient_pressure` on runs without x0 paths), on the metric batches. The
+    measure the need for x0 (:func:`~vrs_edu.lab.x0_need.x0_removal_cost` on ``x0_mode="qkv"`` runs,
+    :func:`~vrs_edu.lab.x0_need.x0_gradient_pressure` on runs without x0 paths), on the metric batches. The
     part records ``epochs_read`` per variant (tokens one run reads / training tokens; None on a synthetic task,
     whose every batch is new) and ``tokens_per_step``.
 
@@ -362,8 +352,6 @@ def train_and_measure(mcfg, tcfg, data, seed: int, metric_batches: int, ablation
     ``options``), measure it (``final_eval``, ``x0_need``: see :func:`compare_variants`)
     (module level, so that a worker process can run it; the trained model stays where it was trained, only the
     returned dict and the checkpoint in ``checkpoint_dir`` leave)."""
-    from .bank_readout import x0_gradient_pressure, x0_removal_cost
-
     model = TinyGPT(mcfg)
     hist = train(model, data, tcfg, progress=progress, desc=desc, options=options)
     batches = ([data.batch(tcfg.batch_size, torch.Generator().manual_seed(20_000 + seed))

@@ -12,7 +12,7 @@ KV cache. What V reuse changes is the V half of it:
   sequence, positive once T exceeds the vocabulary size |V| (the break-even context).
 * **Depth-Attention** (Zeng et al., arXiv 2606.05014): a layer mixes the cached values of earlier layers at the
   same position into its own and caches the mixture *in place of* its own values, so the cache is the baseline's,
-  ``2 · L · D`` numbers per token, and nothing else is kept (:class:`vrs_edu.nn.depth.DepthAttention`).
+  ``2 · L · D`` numbers per token, and nothing else is kept (:class:`vrs_edu.nn.depth_attention.DepthAttention`).
 
 :func:`build_kv_cache` collects the tensors a decoder would keep after reading ``idx`` *from a real forward pass* of
 the model (its hook points ``blocks.{l}.attn.k`` / ``attn.v``), sharing one tensor where layers share values;
@@ -26,7 +26,7 @@ from dataclasses import replace
 import torch
 from torch import Tensor
 
-from ..nn.model import TinyGPT, TinyGPTConfig
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 VARIANTS = {"baseline": {}, "svformer": {"value_residual": "svformer"}, "bank": {"x0_mode": "bank"}}
 DEPTH_ATTENTION = {"depth_attention": {"depth_mixer": "depth_attention"}}   # a V read, not a V reuse
@@ -121,7 +121,7 @@ def measure(cfg: TinyGPTConfig, lengths: list[int], batch: int = 1, seed: int = 
 
 def n_bank_layers(n_layers: int) -> int:
     """Bank layers in the course's default placement, the last third (``vrs_edu.nn.x0.default_x0_layers``)."""
-    from ..nn.x0 import default_x0_layers
+    from vrs_edu.nn.x0 import default_x0_layers
 
     return len(default_x0_layers(n_layers))
 

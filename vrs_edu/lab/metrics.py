@@ -17,8 +17,8 @@ import torch.nn.functional as F
 from jaxtyping import Float
 from torch import Tensor
 
-from ..nn.model import TinyGPT
-from .depth_readout import depth_window_mask
+from vrs_edu.nn.model import TinyGPT
+from vrs_edu.nn.shortswa import depth_window_mask
 
 
 def _check_pattern(pattern: Tensor) -> None:
@@ -225,3 +225,10 @@ def window_readout(n_layers: int, window: int, learned: dict[int, torch.Tensor] 
         out["weights"] = m
         out["oldest_weight"] = float(sum(m[l, max(0, l - window + 1)] for l in rows) / len(rows))
     return out
+
+
+@torch.no_grad()
+def stream_norms(model: TinyGPT, idx: torch.Tensor) -> list[float]:
+    """Mean L2 norm of the residual stream at every depth l = 0..L (0: the embedding, L: the final state)."""
+    stack = model(idx, trace=True).trace.stack("resid")             # (L+1, B, T, D)
+    return stack.norm(dim=-1).mean(dim=(1, 2)).tolist()

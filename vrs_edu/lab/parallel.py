@@ -20,8 +20,8 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 import torch
 
-from .options import RunOptions
-from .progress import progress_bar
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.progress import progress_bar
 
 
 def default_jobs() -> int:
@@ -100,7 +100,7 @@ def usable_jobs(options: RunOptions | None = None, jobs: int | None = None) -> i
     """The number of workers a recipe may use: ``jobs`` (None: ``options.jobs``, 1 by default), but 1 under
     ``torchrun`` (every rank already runs the same runs together) and when ``options`` put training on an
     accelerator (one device, one run)."""
-    from . import distributed
+    from vrs_edu.lab import distributed
 
     options = options or RunOptions()
     jobs = options.jobs if jobs is None else jobs

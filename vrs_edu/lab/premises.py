@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .analysis import t_test
-from .results import interval
+from vrs_edu.lab.analysis import t_test
+from vrs_edu.lab.results import interval
 
 # The premise of re-reading x0 (bank-of-values paper, arXiv 2606.02780, Sec. 1: deep layers have lost the token's
 # identity, so an extra read of x0 has something to add). Quantity: the x0-R² of the deep layers' Q, K, V inputs in
@@ -96,3 +96,15 @@ def description_records(rows) -> list[dict]:
             out["arms"] = [{"arm": a, **rec(x)} for a, x in d.arms]
         return out
     return [rec(d) for d in rows]
+
+
+def deep_layers(n_layers: int) -> list[int]:
+    return list(range(n_layers - n_layers // 3, n_layers))
+
+
+def deep_x0_r2(runs: list[dict], stream: str = "v") -> float:
+    """Mean over seeds and the last third of the layers of a variant's x0-R² of ``stream``'s input (NaN without
+    ``x0_r2``)."""
+    vals = [sum(x["x0_r2"][stream][l] for l in deep_layers(len(x["x0_r2"][stream]))) / len(deep_layers(
+            len(x["x0_r2"][stream]))) for x in runs if "x0_r2" in x]
+    return sum(vals) / len(vals) if vals else float("nan")

@@ -17,33 +17,26 @@ import json
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .experiments import git_state
-from .recipes import bank_of_values, depth_mixers, depth_sweep, real_decoder, recall, v_over_depth, value_residual
-from .results import to_json
+from vrs_edu.lab.analysis import verdict_records
+from vrs_edu.lab.experiments import git_state
+from vrs_edu.lab.results import to_json
 
-# Which recipe's declarations judge a result, by the name the result stores under "recipe".
-JUDGES = {"value-residual": value_residual.verdicts, "bank-of-values": bank_of_values.verdicts,
-          "recall": recall.verdicts, "depth-mixers": depth_mixers.verdicts, "depth-sweep": depth_sweep.verdicts,
-          "v-over-depth": v_over_depth.verdicts, "real-decoder": real_decoder.verdicts}
-
-
-def rejudge(result: dict, reason: str, code: dict | None = None, date: str | None = None) -> dict:
-    """``result`` with its ``verdicts`` replaced by today's (:data:`JUDGES`) and a ``rejudged`` entry appended (see
-    the module's docstring). The input is not modified.
+def rejudge(result: dict, reason: str, judges: dict, code: dict | None = None, date: str | None = None) -> dict:
+    """``result`` with its ``verdicts`` replaced by today's and a ``rejudged`` entry appended (see the module's
+    docstring). ``judges``: recipe name -> its ``verdicts(result)`` (:data:`vrs_edu.recipes.JUDGES`). The input is
+    not modified.
 
     Raises:
         ValueError: an empty ``reason``; a result of no known recipe, or with no stored verdicts to replace.
     """
-    from .analysis import verdict_records
-
     if not reason or not reason.strip():
         raise ValueError("reason must say why the result is judged again (the rule that changed), got ''")
     name = result.get("recipe")
-    if name not in JUDGES:
-        raise ValueError(f"result's recipe must be one of {sorted(JUDGES)}, got {name!r}")
+    if name not in judges:
+        raise ValueError(f"result's recipe must be one of {sorted(judges)}, got {name!r}")
     if not result.get("verdicts"):
         raise ValueError(f"the {name} result holds no stored verdicts to judge again")
-    new = verdict_records(JUDGES[name](result))
+    new = verdict_records(judges[name](result))
     entry = {"date": date or datetime.now(timezone.utc).isoformat(timespec="seconds"),
              "code": code if code is not None else git_state(), "reason": reason.strip(),
              "before": {v["name"]: v["verdict"] for v in result["verdicts"]},
@@ -51,13 +44,13 @@ def rejudge(result: dict, reason: str, code: dict | None = None, date: str | Non
     return {**result, "verdicts": new, "rejudged": [*result.get("rejudged", []), entry]}
 
 
-def rejudge_file(path: str | Path, reason: str) -> dict:
+def rejudge_file(path: str | Path, reason: str, judges: dict) -> dict:
     """Re-judge the result file at ``path`` in place (:func:`rejudge`); returns its new ``rejudged`` entry.
     Raises FileNotFoundError for a missing file, ValueError as :func:`rejudge`."""
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"result file {path} does not exist")
-    out = rejudge(json.loads(path.read_text()), reason)
+    out = rejudge(json.loads(path.read_text()), reason, judges)
     path.write_text(json.dumps(out, indent=1, default=to_json) + "\n")
     return out["rejudged"][-1]
 

@@ -23,9 +23,9 @@ from einops import rearrange
 from jaxtyping import Bool, Float
 from torch import Tensor, nn
 
-from .hooks import Hook, no_hook
-from .layers import RoPE, SeededInit, check_heads, rms_norm
-from .value_residual import ValueResidual
+from vrs_edu.nn.hooks import Hook, no_hook
+from vrs_edu.nn.layers import RoPE, SeededInit, check_heads, rms_norm
+from vrs_edu.nn.value_residual import ValueResidual
 
 QK_NORM_SCALE = 1.2  # nanochat's factor after QK-norm
 
@@ -123,7 +123,7 @@ class CausalSelfAttention(nn.Module):
             v_first: V_1, the first layer's values, for a value residual.
             value_residual: a :class:`~vrs_edu.nn.value_residual.ValueResidual` (mixes v with v_first).
             depth_values: ``(q, k, v) -> ṽ``, Depth-Attention's read of the values over depth
-                (:meth:`vrs_edu.nn.depth.DepthAttention.read_values`); the layer's own values then pass hook point
+                (:meth:`vrs_edu.nn.depth_attention.DepthAttention.read_values`); the layer's own values then pass hook point
                 ``v_self`` and ṽ takes their place from ``v`` on.
             hook: a hook point callable, see :mod:`vrs_edu.nn.hooks`.
         Raises:

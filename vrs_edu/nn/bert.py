@@ -40,8 +40,8 @@ from einops import rearrange
 from jaxtyping import Bool, Float, Int
 from torch import Tensor, nn
 
-from .hooks import HookPoints, no_hook
-from .model import Trace
+from vrs_edu.nn.hooks import HookPoints, no_hook
+from vrs_edu.nn.model import Trace
 
 
 @dataclass

@@ -47,10 +47,10 @@ from einops import rearrange
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-from .attention import attention_pattern, attend
-from .hooks import Hook, HookPoints, no_hook
-from .layers import RoPE
-from .model import ModelOutput, Trace
+from vrs_edu.nn.attention import attention_pattern, attend
+from vrs_edu.nn.hooks import Hook, HookPoints, no_hook
+from vrs_edu.nn.layers import RoPE
+from vrs_edu.nn.model import ModelOutput, Trace
 
 
 @dataclass

@@ -27,14 +27,15 @@ import torch.nn.functional as F
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-from . import value_residual as vr
-from . import x0 as x0mod
-from .attention import CausalSelfAttention
-from .depth import MIXERS, ROUTERS, DepthMixerName, DepthRead, make_depth_mixer
-from .hooks import Hook, HookPoints, no_hook
-from .layers import MLP, RoPE, SeededInit, residual_std, rms_norm
-from .value_residual import ValueResidualMode
-from .x0 import X0Mode, X0Source
+from vrs_edu.nn import value_residual as vr
+from vrs_edu.nn import x0 as x0mod
+from vrs_edu.nn.attention import CausalSelfAttention
+from vrs_edu.nn.depth_mixer import MIXERS, ROUTERS, DepthMixerName, DepthRead
+from vrs_edu.nn.depth import make_depth_mixer
+from vrs_edu.nn.hooks import Hook, HookPoints, no_hook
+from vrs_edu.nn.layers import MLP, RoPE, SeededInit, residual_std, rms_norm
+from vrs_edu.nn.value_residual import ValueResidualMode
+from vrs_edu.nn.x0 import X0Mode, X0Source
 
 # Where the residual stream starts (the functions are ``STREAM_STARTS`` below).
 StreamStart = Literal["rmsnorm", "embedding"]
@@ -186,7 +187,7 @@ class ModelOutput:
 
 class Block(nn.Module):
     """Pre-norm Transformer block: attention, then MLP. Reads the residual input x (B, T, D) and the depth mixer's
-    :class:`~vrs_edu.nn.depth.DepthRead` (separate Q/K/V inputs for the routers), and returns what it *writes*,
+    :class:`~vrs_edu.nn.depth_mixer.DepthRead` (separate Q/K/V inputs for the routers), and returns what it *writes*,
     ``attn_out`` and ``mlp_out`` (B, T, D) (the stream adds their sum), plus its own values v (B, H, T, Dh)
     (layer 0's are V_1)."""
 

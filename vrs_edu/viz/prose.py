@@ -17,7 +17,10 @@ read to.
 """
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+
+from vrs_edu.lab.results import Verdict
 
 
 class Prose:
@@ -110,3 +113,18 @@ def source(obj, start: str | None = None, stop: str | None = None) -> Prose:
     code = textwrap.dedent("\n".join(lines[first:last + 1]))
     where = f"{inspect.getmodule(obj).__name__}.{obj.__qualname__}"
     return Prose(f"`{where}`:\n\n```python\n{code}\n```")
+
+
+def verdict_table(rows: list[Verdict]) -> tuple[list[str], list[list[str]]]:
+    """The declared tests as a Markdown table's columns and cells (:func:`vrs_edu.viz.prose.table`): name, family,
+    mean [95 % CI], Holm's p (– when not judged), verdict with the reason it was not judged, and the power of an
+    undecided test at its declared effect."""
+    cells = []
+    for r in rows:
+        p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
+        verdict = r.verdict_words + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
+        power = (f"{r.power:.0%} at {r.power_effect:+g}" if r.verdict == "undecided" and r.power_effect is not None
+                 and not math.isnan(r.power) else "")
+        cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
+                      p, verdict, power])
+    return ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"], cells

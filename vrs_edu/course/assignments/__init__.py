@@ -7,11 +7,6 @@
 * :mod:`.grade` — ``grade_submission()`` runs a submission's cells in a fresh kernel (:mod:`.kernel`), the canonical
   checks in the grader's own process (:mod:`.remote`), reads whether the graded functions are the learner's own code
   (:mod:`.integrity`), and writes JSON/CSV reports.
-* :mod:`.cli` — ``vrs-edu assignments list | build | grade``, registered here on the ``vrs-edu`` command.
+* :mod:`.cli` — ``vrs-edu assignments list | build | grade``, whose ``add_commands`` the ``vrs-edu`` command
+  (:mod:`vrs_edu.cli`) calls.
 """
-from vrs_edu.cli import EXTRA_COMMANDS
-
-from .cli import add_commands
-
-if add_commands not in EXTRA_COMMANDS:
-    EXTRA_COMMANDS.append(add_commands)

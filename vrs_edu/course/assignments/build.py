@@ -23,7 +23,8 @@ from nbconvert.preprocessors import ClearMetadataPreprocessor, ClearOutputPrepro
 from nbformat import NotebookNode
 from traitlets import Bool
 
-from .source import BEGIN, END, HIDDEN, HINT, SOLUTION, SOURCES, Assignment, discover, is_test, tags
+from vrs_edu.course.assignments.source import (BEGIN, END, HIDDEN, HINT, SOLUTION, SOURCES, Assignment, discover,
+                                               is_test, tags)
 
 COPIES = ("student", "solution", "grader")
 _CHECKOUT = Path(__file__).resolve().parents[3]

@@ -12,8 +12,8 @@ from vrs_edu.cli_args import input_dir, input_path, output_dir, positive_float
 
 
 def cmd_list(args) -> int:
-    from .build import make_copies
-    from .source import HIDDEN, PUBLIC, SOURCES, discover, tags
+    from vrs_edu.course.assignments.build import make_copies
+    from vrs_edu.course.assignments.source import HIDDEN, PUBLIC, SOURCES, discover, tags
 
     for a in discover(args.sources or SOURCES):
         cells = make_copies(a)["grader"].cells
@@ -23,8 +23,8 @@ def cmd_list(args) -> int:
 
 
 def cmd_build(args) -> int:
-    from .build import DEFAULT_OUT, build
-    from .source import SOURCES
+    from vrs_edu.course.assignments.build import DEFAULT_OUT, build
+    from vrs_edu.course.assignments.source import SOURCES
 
     args.out = args.out or DEFAULT_OUT
     status = build(args.out, args.sources or SOURCES, check=args.check)
@@ -48,7 +48,7 @@ def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, s
     line, ``<folder>/<student>/...ipynb`` belongs to ``<student>`` (whatever the file is called, however deep), and
     ``<folder>/<student>.ipynb`` to ``<student>``; a file given by itself is its stem's (or its folder's when it is
     named after an assignment; see :func:`.grade.student_name`). ``.ipynb_checkpoints`` are skipped."""
-    from .grade import safe_name, student_name
+    from vrs_edu.course.assignments.grade import safe_name, student_name
 
     out = []
     for p in map(Path, paths):
@@ -64,8 +64,8 @@ def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, s
 
 
 def cmd_grade(args) -> int:
-    from .grade import grade_submission, grading_session, safe_name, write_report
-    from .source import SOURCES, discover
+    from vrs_edu.course.assignments.grade import grade_submission, grading_session, safe_name, write_report
+    from vrs_edu.course.assignments.source import SOURCES, discover
 
     sources = args.sources or SOURCES
     known = tuple(a.name for a in discover(sources))
@@ -123,7 +123,7 @@ def _free_key(keys: dict, assignment: str, key: str, submission: str) -> str:
     """The report key for one submission: the student's name, or ``name~2``, ``name~3``... when a report of
     another file already has that name *in any case* ("Mia" and "mia" would be one file on a case-insensitive file
     system: macOS, Windows)."""
-    from .grade import safe_name
+    from vrs_edu.course.assignments.grade import safe_name
 
     folder, n, candidate = safe_name(assignment), 1, key
     while keys.get((folder, candidate.lower()), submission) != submission:
@@ -136,7 +136,7 @@ def _free_key(keys: dict, assignment: str, key: str, submission: str) -> str:
 def _case_warnings(reports, out: Path) -> list[str]:
     """Students of one assignment whose names differ only in case: a warning in each of their reports (rewritten)
     and one line for the command's output."""
-    from .grade import write_report
+    from vrs_edu.course.assignments.grade import write_report
 
     groups: dict[tuple[str, str], list] = {}
     for r in reports:
@@ -180,7 +180,7 @@ def check_grade(args) -> None:
     """The arguments together, before anything is graded."""
     from vrs_edu.cli_args import UsageError
 
-    from .source import SOURCES, discover
+    from vrs_edu.course.assignments.source import SOURCES, discover
 
     try:
         known = [a.name for a in discover(args.sources or SOURCES)]
@@ -208,7 +208,7 @@ def check_grade(args) -> None:
 
 
 def add_commands(sub) -> None:
-    """Register ``assignments`` on the ``vrs-edu`` sub-parsers (appended to ``vrs_edu.cli.EXTRA_COMMANDS``)."""
+    """Register ``assignments`` on the ``vrs-edu`` sub-parsers (:func:`vrs_edu.cli.build_parser` calls it)."""
     a = sub.add_parser("assignments", help="build student/solution/grader notebooks and grade submissions")
     asub = a.add_subparsers(dest="assignments_command", required=True)
     common = argparse.ArgumentParser(add_help=False)

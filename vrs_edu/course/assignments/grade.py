@@ -60,13 +60,14 @@ from nbclient.exceptions import DeadKernelError
 from nbconvert.preprocessors import ClearOutputPreprocessor
 from nbformat import NotebookNode
 
-from . import integrity, sandbox
-from .build import DEFAULT_OUT, make_copies, notebook_bytes
-from .course_files import CourseFiles
-from .kernel import AUDIT_SOURCE, PROBE_TIMEOUT, TIMEOUT_ENAME, Kernel, audit_result, preload_cell
-from .references import find_references, label
-from .remote import CheckRunner, free_names
-from .source import HIDDEN, PUBLIC, SOLUTION, SOURCES, discover, find, is_test, tags
+from vrs_edu.course.assignments import integrity, sandbox
+from vrs_edu.course.assignments.build import DEFAULT_OUT, make_copies, notebook_bytes
+from vrs_edu.course.assignments.course_files import CourseFiles
+from vrs_edu.course.assignments.kernel import (AUDIT_SOURCE, PROBE_TIMEOUT, TIMEOUT_ENAME, Kernel, audit_result,
+                                               preload_cell)
+from vrs_edu.course.assignments.references import find_references, label
+from vrs_edu.course.assignments.remote import CheckRunner, free_names
+from vrs_edu.course.assignments.source import HIDDEN, PUBLIC, SOLUTION, SOURCES, discover, find, is_test, tags
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")

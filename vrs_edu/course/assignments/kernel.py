@@ -23,7 +23,7 @@ from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 
-from . import integrity
+from vrs_edu.course.assignments import integrity
 
 KERNEL_ENV = {"VRS_EDU_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
               "MPLBACKEND": "Agg"}
@@ -257,7 +257,7 @@ class Kernel:
     async def start(self) -> None:
         # IPC sockets in the temporary folder, not TCP ports, where the OS has them (POSIX): no other user on the
         # machine can talk to this kernel.
-        from .sandbox import run_as
+        from vrs_edu.course.assignments.sandbox import run_as
 
         if os.name == "posix":
             km = SandboxKernelManager(kernel_name="python3", transport="ipc",

@@ -20,8 +20,8 @@ from pathlib import Path
 
 from nbformat import NotebookNode
 
-from . import integrity
-from .source import SOLUTION, is_test, tags
+from vrs_edu.course.assignments import integrity
+from vrs_edu.course.assignments.source import SOLUTION, is_test, tags
 
 
 def _package_dir() -> Path:
@@ -55,7 +55,7 @@ def _baseline_codes(student: NotebookNode) -> set[types.CodeType]:
 def find_references(grader: NotebookNode, student: NotebookNode) -> dict[str, list[tuple[str, str]]]:
     """``{graded function: [(module, qualname), ...]}``: each graded function's references and the course's
     functions that run inside them (see the module docstring). Runs the assignment's checks with stubs."""
-    from ..checks import check_function
+    from vrs_edu.course.checks import check_function
 
     graded = integrity.graded_names(c for c in grader.cells if SOLUTION in tags(c))
     package = str(_package_dir())

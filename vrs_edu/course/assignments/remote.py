@@ -18,9 +18,9 @@ import nbformat
 from nbclient.exceptions import DeadKernelError
 from nbformat import NotebookNode
 
-from ..checks import messages
-from . import integrity
-from .kernel import CALL_SOURCE, MONITOR_NAME, TIMEOUT_ENAME, Kernel
+from vrs_edu.course.checks import messages
+from vrs_edu.course.assignments import integrity
+from vrs_edu.course.assignments.kernel import CALL_SOURCE, MONITOR_NAME, TIMEOUT_ENAME, Kernel
 
 
 def _opaque(type_name: str):

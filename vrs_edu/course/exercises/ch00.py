@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import Mistake, check_function, random_inputs
+from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
 
 # --- chapter 00 ------------------------------------------------------------------------------------------------

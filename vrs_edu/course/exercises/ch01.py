@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import torch
 
-from ...lab.residual_stream import logit_contributions, residual_stack
-from ..checks import Mistake, check_function, random_inputs
+from vrs_edu.chapters.ch01_two_axes.readout import logit_contributions, residual_stack
+from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
 
 # --- exercise 1: the depth stack from the embedding and each block's write ------------------------------------

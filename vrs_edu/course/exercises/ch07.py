@@ -2,7 +2,7 @@
 chapter's own intervention, the substitution ablation (one projection's input replaced by x0).
 
 References come from the package: :func:`vrs_edu.nn.bert.sentence_embedding`,
-:func:`vrs_edu.lab.probes.r2_score` and :func:`vrs_edu.lab.probes.substitution_cosine`. ``seed`` picks the random
+:func:`vrs_edu.chapters.ch07_real_model.probes.r2_score` and :func:`vrs_edu.chapters.ch07_real_model.probes.substitution_cosine`. ``seed`` picks the random
 cases (0: the public checks; graders use others).
 """
 from __future__ import annotations
@@ -10,9 +10,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ...lab.probes import cosine, r2_score, substitution_cosine
-from ...nn.bert import BertConfig, MiniBert, sentence_embedding
-from ..checks import Mistake, check_function, random_inputs
+from vrs_edu.chapters.ch07_real_model.probes import cosine, r2_score, substitution_cosine
+from vrs_edu.nn.bert import BertConfig, MiniBert, sentence_embedding
+from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
 
 def _masks(seed: int, B: int, T: int) -> torch.Tensor:

@@ -1,14 +1,14 @@
 """Chapter 08 exercise: the per-token table, the context-free substitution's one ingredient.
 
-The reference comes from the package: :func:`vrs_edu.lab.real_decoder_interventions.per_token_means`. ``seed`` picks
+The reference comes from the package: :func:`vrs_edu.chapters.ch08_real_decoder.interventions.per_token_means`. ``seed`` picks
 the random cases (0: the public checks; graders use others).
 """
 from __future__ import annotations
 
 import torch
 
-from ...lab.real_decoder_interventions import per_token_means
-from ..checks import Mistake, check_function, random_inputs
+from vrs_edu.chapters.ch08_real_decoder.interventions import per_token_means
+from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
 
 def check_token_table(fn, *, seed: int = 0, **kw) -> bool:

@@ -7,13 +7,13 @@ the same verdict at every arm is that verdict; arms *decided in opposite directi
 contradicted at another) are *rate-dependent*; every arm out of regime or n/a gives *out of regime* (*n/a* when
 none is out of regime); any other mixture is *undecided* (an undecided arm is a question of power, not of the
 rate); a decided verdict from fewer than three arms is only *undecided*. The reference is
-:func:`vrs_edu.lab.answers.combine_arm_verdicts`. ``seed`` is unused (the cases are the rule's corners); graders
+:func:`vrs_edu.chapters.ch09_the_four_answers.answers.combine_arm_verdicts`. ``seed`` is unused (the cases are the rule's corners); graders
 may pass others' cases.
 """
 from __future__ import annotations
 
-from ...lab.answers import combine_arm_verdicts
-from ..checks import PASSED, PASSED_UNGRADED, CheckFailed, wrap
+from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
+from vrs_edu.course.checks import PASSED, PASSED_UNGRADED, CheckFailed, wrap
 
 CASES = [
     ["reproduced", "reproduced", "reproduced"],
@@ -85,7 +85,7 @@ STUB_HINT = ("compare the set of verdicts with one element first; then ask wheth
 def check_swept_verdict(fn, *, seed: int = 0, raise_on_fail: bool = False, quiet: bool = False,
                         graded: bool = False) -> bool:
     """Exercise 09: ``fn(verdicts: list[str]) -> str``, checked on :data:`CASES` against
-    :func:`~vrs_edu.lab.answers.combine_arm_verdicts`, naming a known mistake it matches."""
+    :func:`~vrs_edu.chapters.ch09_the_four_answers.answers.combine_arm_verdicts`, naming a known mistake it matches."""
     def fail(msg: str) -> bool:
         text = f"✗ swept verdict: {msg}"
         if raise_on_fail:

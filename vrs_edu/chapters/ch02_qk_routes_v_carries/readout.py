@@ -1,0 +1,380 @@
+"""QK routes, V carries (chapter 02): experiments that separate where attention looks from what it moves.
+
+An attention layer computes a pattern ``A = softmax(q kᵀ / sqrt(Dh))`` from queries and keys (*routing*), then moves
+``z = A v`` (the *content*). Because the model exposes both at hook points (``blocks.{l}.attn.pattern`` and
+``blocks.{l}.attn.v_mix``, the values the pattern averages), each half can be replaced on its own:
+
+* **pattern swap**: keep this input's values, take the pattern computed on another input;
+* **value swap**: keep this input's pattern, take the values computed on another input;
+* **frozen routing**: replace one layer's pattern by a fixed one (uniform over the causal prefix, the previous
+  layer's pattern, or the batch-average pattern, which keeps position but forgets content) and measure the loss change.
+
+Every experiment is paired: the same sequences with and without the intervention, so the loss change is measured per
+sequence and reported with its standard error across sequences. The circuits of one head (Elhage et al. 2021, "A
+Mathematical Framework for Transformer Circuits") are read off the weights: the QK circuit ``x0 W_Qᵀ W_K x0ᵀ``
+(which token attends to which) and the OV circuit ``x0 W_Vᵀ W_Oᵀ W_Uᵀ`` (what a token, once attended to, raises).
+Shapes: B batch, T sequence, D width, H heads, Dh = D / H, V vocabulary, L blocks.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from jaxtyping import Float, Int
+from torch import Tensor
+
+from vrs_edu.nn.attention import causal_mask
+from vrs_edu.nn.layers import rms_norm
+from vrs_edu.nn.model import TinyGPT, Trace
+
+# ---------------------------------------------------------------------------------------------------------------
+# Paired loss changes
+
+
+def per_sequence_loss(logits: Float[Tensor, "B T V"], y: Int[Tensor, "B T"]) -> Float[Tensor, "B"]:
+    """Mean next-token cross-entropy (nats) of each sequence."""
+    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(-1)
+
+
+@dataclass
+class Effect:
+    """A paired loss change over sequences: mean (nats, intervention − clean) and its standard error."""
+
+    mean: float
+    se: float
+    n: int
+
+
+def _effect(deltas: list[Tensor]) -> Effect:
+    d = torch.cat(deltas).double()
+    se = float(d.std(unbiased=True) / math.sqrt(len(d))) if len(d) > 1 else float("nan")
+    return Effect(float(d.mean()), se, len(d))
+
+
+HooksFor = Callable[[int, Tensor, Trace, Trace], dict]  # (layer, x, clean trace, donor trace) -> hooks
+
+
+@torch.no_grad()
+def layer_interventions(model: TinyGPT, batches, conditions: dict[str, HooksFor], layers=None,
+                        donor: Callable[[Tensor], Tensor] | None = None) -> dict:
+    """Run every condition at every layer and return the paired loss changes.
+
+    ``conditions`` maps a name to ``hooks_for(layer, x, clean_trace, donor_trace) -> hooks`` (a hooks dict for
+    :meth:`TinyGPT.forward`, or ``None`` when the condition does not apply at that layer, e.g. "previous layer" at
+    layer 0). ``donor(x)`` builds the other input for swaps (default: the batch rolled by one sequence, so every
+    sequence gets a different sequence of the same batch). Returns ``{"clean": loss, "layers": [...],
+    name: [Effect per layer or None]}``.
+
+    Raises:
+        ValueError: no batches, or a batch of one sequence with the default donor (it would be its own donor).
+    """
+    L = model.cfg.n_layers
+    layers = list(range(L)) if layers is None else list(layers)
+    default_donor = donor is None
+    donor = donor or (lambda x: x.roll(1, 0))
+    clean_losses: list[Tensor] = []
+    deltas: dict[str, dict[int, list[Tensor]]] = {name: {l: [] for l in layers} for name in conditions}
+    skipped: dict[str, set[int]] = {name: set() for name in conditions}
+    for x, y, *_ in batches:
+        if x.size(0) < 2 and default_donor:
+            raise ValueError(f"swaps need at least 2 sequences per batch, got a batch of shape {tuple(x.shape)}")
+        out = model(x, trace=True)
+        clean = per_sequence_loss(out.logits, y)
+        clean_losses.append(clean)
+        donor_trace = model(donor(x), trace=True).trace
+        for name, hooks_for in conditions.items():
+            for l in layers:
+                hooks = hooks_for(l, x, out.trace, donor_trace)
+                if hooks is None:
+                    skipped[name].add(l)
+                    continue
+                deltas[name][l].append(per_sequence_loss(model(x, hooks=hooks).logits, y) - clean)
+    if not clean_losses:
+        raise ValueError("batches is empty")
+    result: dict = {"clean": float(torch.cat(clean_losses).mean()), "layers": layers}
+    for name in conditions:
+        result[name] = [None if l in skipped[name] else _effect(deltas[name][l]) for l in layers]
+    return result
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The interventions
+
+
+def uniform_causal_pattern(T: int) -> Float[Tensor, "T T"]:
+    """Row i spreads weight 1/(i+1) over key positions 0..i: attention that routes by nothing at all."""
+    m = causal_mask(T).float()
+    return m / m.sum(-1, keepdim=True)
+
+
+def _set(name: str, value: Tensor) -> dict:
+    return {name: lambda _old, v=value: v.expand_as(_old)}
+
+
+def pattern_swap(l, x, clean, donor):
+    """Keep this input's values; attend with the pattern the layer computed on the donor input."""
+    return _set(f"blocks.{l}.attn.pattern", donor[f"blocks.{l}.attn.pattern"])
+
+
+def value_swap(l, x, clean, donor):
+    """Keep this input's pattern; move the values the layer computed on the donor input."""
+    return _set(f"blocks.{l}.attn.v_mix", donor[f"blocks.{l}.attn.v_mix"])
+
+
+def uniform_routing(l, x, clean, donor):
+    """Replace the layer's pattern (all heads) by the uniform causal pattern."""
+    return _set(f"blocks.{l}.attn.pattern", uniform_causal_pattern(x.size(1)))
+
+
+def previous_layer_routing(l, x, clean, donor):
+    """Replace layer l's pattern by layer l-1's (head h by head h) from the same input; none for layer 0."""
+    return None if l == 0 else _set(f"blocks.{l}.attn.pattern", clean[f"blocks.{l - 1}.attn.pattern"])
+
+
+def mean_routing(l, x, clean, donor):
+    """Replace the pattern by its average over the batch: per head and position, content forgotten."""
+    return _set(f"blocks.{l}.attn.pattern", clean[f"blocks.{l}.attn.pattern"].mean(0, keepdim=True))
+
+
+SWAPS = {"pattern swap": pattern_swap, "value swap": value_swap}
+FROZEN = {"uniform": uniform_routing, "previous layer": previous_layer_routing, "batch mean": mean_routing}
+
+
+def swap_experiment(model: TinyGPT, batches, layers=None) -> dict:
+    """Pattern swap and value swap at each layer, one layer at a time (see :func:`layer_interventions`)."""
+    return layer_interventions(model, batches, SWAPS, layers)
+
+
+def frozen_routing(model: TinyGPT, batches, layers=None, modes=tuple(FROZEN)) -> dict:
+    """Freeze one layer's routing at a time to each of ``modes`` (``uniform``, ``previous layer``, ``batch mean``)
+    and measure the loss change: how much the layer depends on its freshly computed QK pattern.
+
+    Raises:
+        ValueError: an unknown mode (the message lists the known ones).
+    """
+    unknown = sorted(set(modes) - set(FROZEN))
+    if unknown:
+        raise ValueError(f"unknown frozen-routing modes {unknown}; known: {list(FROZEN)}")
+    return layer_interventions(model, batches, {m: FROZEN[m] for m in modes}, layers)
+
+
+def effect_table(result: dict, names: list[str] | None = None) -> str:
+    """A plain-text table of a :func:`layer_interventions` result: one row per layer, ``Δ ± se`` in nats."""
+    names = names or [k for k in result if k not in ("clean", "layers")]
+    head = f"{'layer':>5s} " + " ".join(f"{n:>18s}" for n in names)
+    rows = [head]
+    for i, l in enumerate(result["layers"]):
+        cells = [f"{'—':>18s}" if result[n][i] is None else f"{result[n][i].mean:+9.3f} ± {result[n][i].se:.3f}"
+                 .rjust(18) for n in names]
+        rows.append(f"{l:>5d} " + " ".join(cells))
+    return "\n".join(rows)
+
+
+def effect_rows(result: dict, names: list[str] | None = None) -> list[list[str]]:
+    """The rows of :func:`effect_table` as cells (``"+0.810 ± 0.024"``, ``"—"`` where a condition does not apply),
+    one row per layer, for a table a chapter renders as Markdown."""
+    names = names or [k for k in result if k not in ("clean", "layers")]
+    return [[str(l)] + ["—" if result[n][i] is None else f"{result[n][i].mean:+.3f} ± {result[n][i].se:.3f}"
+                        for n in names] for i, l in enumerate(result["layers"])]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Reading patterns; what each head writes; the QK and OV circuits of a head
+
+
+def head_entropy(pattern: Float[Tensor, "B H T T"]) -> Float[Tensor, "H"]:
+    """Mean entropy (nats) of each head's attention rows, over queries and the batch: 0 when every query looks at a
+    single key, ln(i + 1) for query i when it spreads uniformly over its prefix.
+
+    Raises:
+        ValueError: ``pattern`` is not (B, H, T, T).
+    """
+    if pattern.dim() != 4 or pattern.size(-1) != pattern.size(-2):
+        raise ValueError(f"pattern must be (B, H, T, T), got {tuple(pattern.shape)}")
+    return -(pattern * pattern.clamp_min(1e-30).log()).sum(-1).mean(dim=(0, 2))
+
+
+def offset_mass(pattern: Float[Tensor, "B H T T"], offset: int = 1) -> Float[Tensor, "H"]:
+    """Mean weight a query at position i puts on the key at i - ``offset`` (over queries i >= offset and the batch),
+    per head. ``offset=1`` is the previous token (a previous-token head scores near 1), ``offset=0`` the token itself.
+
+    Raises:
+        ValueError: ``pattern`` is not (B, H, T, T) or ``offset`` is outside 0..T-1.
+    """
+    if pattern.dim() != 4 or pattern.size(-1) != pattern.size(-2):
+        raise ValueError(f"pattern must be (B, H, T, T), got {tuple(pattern.shape)}")
+    if not 0 <= offset < pattern.size(-1):
+        raise ValueError(f"offset must be in 0..{pattern.size(-1) - 1}, got {offset}")
+    return pattern.diagonal(offset=-offset, dim1=-2, dim2=-1).mean(dim=(0, 2))
+
+
+def head_writes(model: TinyGPT, trace: Trace, layer: int) -> Float[Tensor, "B H T D"]:
+    """What each head of ``layer`` adds to the residual stream: ``z_h W_O[:, h]ᵀ``. Summed over heads this is the
+    layer's ``attn.out`` (the output projection has no bias)."""
+    attn = model.blocks[layer].attn
+    z = trace[f"blocks.{layer}.attn.z"]                                  # (B, H, T, Dh)
+    w_o = attn.o_proj.weight.view(-1, attn.n_heads, attn.head_dim)       # (D, H, Dh)
+    return torch.einsum("bhtk,dhk->bhtd", z, w_o)
+
+
+@torch.no_grad()
+def head_profile(model: TinyGPT, batches) -> dict[str, Tensor]:
+    """Three numbers per head (each an (L, H) tensor, averaged over ``batches``): ``prev``, the weight on the
+    previous token (:func:`offset_mass`); ``entropy``, of its pattern in nats (:func:`head_entropy`); ``write``, the
+    mean norm of what it adds to the stream (:func:`head_writes`). Raises ValueError on no batches."""
+    batches = list(batches)
+    if not batches:
+        raise ValueError("batches is empty")
+    L, H = model.cfg.n_layers, model.cfg.n_heads
+    out = {k: torch.zeros(L, H) for k in ("prev", "entropy", "write")}
+    for x, *_ in batches:
+        tr = model(x, trace=True).trace
+        for l in range(L):
+            p = tr[f"blocks.{l}.attn.pattern"]
+            out["prev"][l] += offset_mass(p, 1) / len(batches)
+            out["entropy"][l] += head_entropy(p) / len(batches)
+            out["write"][l] += head_writes(model, tr, l).norm(dim=-1).mean(dim=(0, 2)) / len(batches)
+    return out
+
+
+@torch.no_grad()
+def value_swap_loss(model: TinyGPT, x: Int[Tensor, "B T"], y: Int[Tensor, "B T"], layer: int) -> float:
+    """The mean loss (nats) of ``x`` when layer ``layer`` moves the values it computed on the batch rolled by one
+    sequence (each sequence keeps its own pattern): chapter 02's value swap for one batch, the reference of its
+    exercise. Raises ValueError for a batch of one sequence (it would be its own donor) or a layer out of range."""
+    if x.size(0) < 2:
+        raise ValueError(f"a value swap needs at least 2 sequences, got a batch of shape {tuple(x.shape)}")
+    if not 0 <= layer < model.cfg.n_layers:
+        raise ValueError(f"layer must be in 0..{model.cfg.n_layers - 1}, got {layer}")
+    name = f"blocks.{layer}.attn.v_mix"
+    donor = model(x.roll(1, 0), trace=True).trace[name]
+    return float(model(x, y, hooks={name: lambda v: donor}).loss)
+
+
+def _head_weights(model: TinyGPT, layer: int, head: int, which: str) -> Tensor:
+    if not 0 <= layer < model.cfg.n_layers:
+        raise ValueError(f"layer must be in 0..{model.cfg.n_layers - 1}, got {layer}")
+    attn = model.blocks[layer].attn
+    if not 0 <= head < attn.n_heads:
+        raise ValueError(f"head must be in 0..{attn.n_heads - 1}, got {head}")
+    proj = getattr(attn, f"{which}_proj")
+    if proj is None:
+        raise ValueError(f"layer {layer} has no {which}_proj (SVFormer / bank of values): its OV circuit is not "
+                         f"a weight product")
+    rows = slice(head * attn.head_dim, (head + 1) * attn.head_dim)
+    return proj.weight[rows] if which != "o" else proj.weight[:, rows]  # (Dh, D) for q, k, v; (D, Dh) for o
+
+
+@torch.no_grad()
+def token_embeddings(model: TinyGPT) -> Float[Tensor, "V D"]:
+    """x0 of every token: RMSNorm of its embedding (what layer 0 reads, with no context)."""
+    return rms_norm(model.wte.weight)
+
+
+@torch.no_grad()
+def qk_circuit(model: TinyGPT, layer: int, head: int) -> Float[Tensor, "V V"]:
+    """Token-to-token attention scores of one head, ``(x0 W_Qᵀ)(x0 W_Kᵀ)ᵀ / sqrt(Dh)``: row = query token,
+    column = key token. Exact for layer 0 at relative distance 0 (RoPE rotates the scores by the offset and deeper
+    layers read the stream, not x0); elsewhere it is the token-identity part of the score only.
+
+    Raises:
+        ValueError: ``layer`` or ``head`` out of range.
+    """
+    e = token_embeddings(model)
+    q = e @ _head_weights(model, layer, head, "q").T
+    k = e @ _head_weights(model, layer, head, "k").T
+    return q @ k.T / math.sqrt(q.size(-1))
+
+
+@torch.no_grad()
+def ov_circuit(model: TinyGPT, layer: int, head: int) -> Float[Tensor, "V V"]:
+    """What attending to a token writes, read by the unembedding: ``x0 W_Vᵀ W_Oᵀ W_Uᵀ``; row = attended (source)
+    token, column = output token whose logit it raises (before the final norm's per-token scale).
+
+    Raises:
+        ValueError: ``layer`` or ``head`` out of range, or a layer without its own W_V.
+    """
+    e = token_embeddings(model)
+    return e @ _head_weights(model, layer, head, "v").T @ _head_weights(model, layer, head, "o").T \
+        @ model.lm_head.weight.T
+
+
+def copying_score(ov: Float[Tensor, "V V"]) -> float:
+    """Fraction of source tokens whose own output logit is the largest in their OV row: 1 for a pure copying head,
+    about 1/V for a head that writes unrelated tokens.
+
+    Raises:
+        ValueError: ``ov`` is not square.
+    """
+    if ov.dim() != 2 or ov.size(0) != ov.size(1):
+        raise ValueError(f"ov must be a square (V, V) matrix, got {tuple(ov.shape)}")
+    return float((ov.argmax(-1) == torch.arange(ov.size(0))).double().mean())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The widget's experiment: blend the value source toward V_1 and change the attention temperature
+
+
+@contextmanager
+def attention_temperature(model: TinyGPT, layer: int, temperature: float):
+    """Temporarily divide layer ``layer``'s scores by ``temperature`` (>1 flattens the pattern, <1 sharpens it).
+
+    Raises:
+        ValueError: a non-positive temperature or a layer out of range.
+    """
+    if not temperature > 0:
+        raise ValueError(f"temperature must be > 0, got {temperature}")
+    if not 0 <= layer < model.cfg.n_layers:
+        raise ValueError(f"layer must be in 0..{model.cfg.n_layers - 1}, got {layer}")
+    attn = model.blocks[layer].attn
+    old = attn.temperature
+    attn.temperature = float(temperature)
+    try:
+        yield
+    finally:
+        attn.temperature = old
+
+
+def value_blend_hooks(layer: int, weight: float) -> dict:
+    """Hooks that make layer ``layer`` move ``(1 - w)·V_l + w·V_1`` instead of its own values V_l, where V_1 is
+    layer 0's values on the same input (ResFormer's value residual with a fixed weight, chapter 03 in preview).
+
+    Raises:
+        ValueError: ``weight`` outside [0, 1].
+    """
+    if not 0 <= weight <= 1:
+        raise ValueError(f"weight must be in [0, 1], got {weight}")
+    store: dict[str, Tensor] = {}
+
+    def keep_v1(v: Tensor) -> Tensor:
+        store["v1"] = v
+        return v
+
+    def blend(v: Tensor) -> Tensor:
+        return (1 - weight) * v + weight * store["v1"]
+
+    if layer == 0:  # V_1 *is* layer 0's own value: nothing to blend
+        return {}
+    return {"blocks.0.attn.v": keep_v1, f"blocks.{layer}.attn.v_mix": blend}
+
+
+@torch.no_grad()
+def blend_and_temperature(model: TinyGPT, x: Int[Tensor, "B T"], y: Int[Tensor, "B T"], layer: int,
+                          weight: float = 0.0, temperature: float = 1.0, head: int = 0, batch: int = 0) -> dict:
+    """Loss (nats, mean over ``x``) and one head's pattern of sequence ``batch`` when layer ``layer`` moves the
+    blended values and attends at ``temperature``. Returns ``{"loss": float, "pattern": (T, T) tensor,
+    "entropy": mean entropy (nats) of that layer's pattern rows over all heads and sequences}``.
+
+    Raises:
+        ValueError: ``layer``, ``head``, ``weight`` or ``temperature`` out of range.
+    """
+    if not 0 <= head < model.cfg.n_heads:
+        raise ValueError(f"head must be in 0..{model.cfg.n_heads - 1}, got {head}")
+    with attention_temperature(model, layer, temperature):
+        out = model(x, y, trace=True, hooks=value_blend_hooks(layer, weight))
+    p = out.trace[f"blocks.{layer}.attn.pattern"]
+    return {"loss": float(out.loss), "pattern": p[batch, head], "entropy": float(head_entropy(p).mean())}

@@ -1,0 +1,385 @@
+"""Chapter 04's numbers and sentences: which path (Q, K or V) of the deep layers re-read x0 in the saved
+bank-of-values runs, read at the three coefficient learning rates of the sweep, beside what the model *needs*.
+
+The chapter shows a figure (:func:`vrs_edu.chapters.ch04_bank_of_values.figures.plot_rate_sweep`) and the sentences built here; every sentence
+takes its words from the sign, size and verdict of the number it states (a margin of -0.000 is not "above"), and
+each has a unit test with a known input (tests/test_chapter04.py).
+
+Sources: He, Liu, Huang and Zhang, "Do Value Vectors in Deep Layers Need Context from the Residual Stream?"
+(arXiv 2606.02780), Fig. 2 (the additive criterion) and the authors' post (V re-reads x0, Q and K do not).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from vrs_edu.lab.analysis import mean_sd, t_test
+from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
+
+PATHS = "qkv"
+ARM_ORDER = ("×0.25", "×1", "×4")        # the coefficient-rate sweep, slowest first
+
+
+def x0_share(alpha: float, beta: float) -> float:
+    """|β| / (|α| + |β|): 0 = the projection reads only the stream, 1 = only x0. Raises ValueError when both are 0
+    (the share is undefined)."""
+    if alpha == 0 and beta == 0:
+        raise ValueError("x0_share: alpha and beta are both 0, the share is undefined")
+    return abs(beta) / (abs(alpha) + abs(beta))
+
+
+def run_shares(run: dict) -> dict[str, float]:
+    """One trained qkv run's x0 share per path, mean over its x0 layers, from its final ``coefficients``
+    (``blocks.{l}.x0.alpha_q`` ...)."""
+    c = run["coefficients"]
+    layers = sorted({int(k.split(".")[1]) for k in c if ".x0.beta_" in k})
+    return {s: sum(x0_share(c[f"blocks.{l}.x0.alpha_{s}"], c[f"blocks.{l}.x0.beta_{s}"]) for l in layers)
+            / len(layers) for s in PATHS}
+
+
+def rate_sweep(corpus_part: dict, arms: dict[str, str]) -> dict[str, dict]:
+    """Per rate arm (``arms``: arm -> variant, e.g. ``{"×1": "qkv", ...}``), in :data:`ARM_ORDER`: ``shares``
+    {path: [per seed]}, ``margin_q`` / ``margin_k`` (share_v − share_q / − share_k, per seed), ``cost`` {path:
+    [removal cost per seed, nats]} and the variant's name. Seeds in seed order."""
+    out = {}
+    for arm in sorted(arms, key=lambda a: ARM_ORDER.index(a) if a in ARM_ORDER else len(ARM_ORDER)):
+        runs = sorted(corpus_part["runs"][arms[arm]], key=lambda r: r["seed"])
+        sh = [run_shares(r) for r in runs]
+        out[arm] = {"variant": arms[arm], "seeds": [r["seed"] for r in runs],
+                    "shares": {s: [x[s] for x in sh] for s in PATHS},
+                    "margin_q": [x["v"] - x["q"] for x in sh], "margin_k": [x["v"] - x["k"] for x in sh],
+                    "cost": {s: [r["x0_removal_cost"][s] for r in runs] for s in PATHS}}
+    return out
+
+
+def _mean(xs: Sequence[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def _above(x: float, digits: int = 3) -> bool:
+    """Above 0 as the sentence prints it: +0.0004 reads +0.000, which is not above."""
+    return round(x, digits) > 0
+
+
+def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be: str | None = None) -> str:
+    """The chapter's takeaway on the shares: does V's x0 share exceed Q's at every rate, at none, or only at some?
+    The words about the claim come from its verdict, never from the means alone (review 3, M2): ``verdict`` is the
+    judged verdict of ``v_reads_x0_more_than_q`` (with its ``would_be`` when out of regime); None when the numbers
+    are a description (the recipe declares no test on them, because their premise fails on this toy)."""
+    m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
+    above = [arm for arm in m if _above(m[arm])]
+    listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
+    shares = ", ".join(f"{_mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
+    if len(above) == len(m):
+        head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
+        tail = "the order V over Q does not depend on the rate in this 16× span"
+    elif not above:
+        head = f"V's x0 share does not exceed Q's at any of the {len(m)} learning rates ({listed})"
+        tail = "the published order, V over Q, does not appear here"
+    else:
+        below = [a for a in m if a not in above]
+        head = (f"V's x0 share exceeds Q's at {' and '.join(above)} but not at {' and '.join(below)} "
+                f"(share_v − share_q: {listed})")
+        tail = "which path takes more x0 moves with the coefficients' learning rate"
+    if verdict is None:
+        said = ("these shares are a description, not a judged test: their premise fails on this toy (below), so "
+                "they answer no claim")
+    elif verdict in ("out of regime", "n/a"):
+        said = (f"the claim is {verdict}" + (f" (judged anyway it would be {would_be})" if would_be else "")
+                + ", so the shares answer no claim")
+    else:
+        said = f"by the course's rule the claim is {verdict}"
+    return f"{head}; V's own share is {shares}: {tail}; {said}."
+
+
+def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> str:
+    """What the model needs: the loss cost of removing each path's x0 (largest over the rates) and how much of the
+    deep inputs is token identity already (``deep_r2``, x0-R², against the premise's ``threshold``)."""
+    cost = {arm: {s: _mean(a["cost"][s]) for s in PATHS} for arm, a in sweep.items()}
+    top = max(cost, key=lambda arm: max(cost[arm].values()))
+    biggest = max(cost[top], key=cost[top].get)
+    small = max(cost[top].values()) < 0.05
+    r2 = (f"the baseline's deep inputs are already {deep_r2:.2f} token identity (x0-R², "
+          + (f"above the {threshold:g} below which re-reading x0 could be needed)" if deep_r2 >= threshold
+             else f"below {threshold:g}: mostly context, so re-reading x0 could be needed)"))
+    return (f"Need {'is small' if small else 'is clear'}: removing a path's x0 from a trained model costs at most "
+            f"{cost[top][biggest]:+.3f} nats ({biggest.upper()} at {top}; "
+            + ", ".join(f"{s.upper()} {cost[top][s]:+.3f}" for s in PATHS) + "), and " + r2 + ".")
+
+
+def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, ablation_largest: float,
+                         base_sd: float) -> str:
+    """Why the instruments disagree, with their numbers: shares follow the rate, removal costs are tiny, the
+    gradient pressure (``pressure_log_ratio`` = ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0, said in words as a ratio
+    e^x) leans one way, the substitution ablation moves the loss less than the seeds differ (``base_sd``) or not."""
+    arms = list(sweep)
+    m = [_mean(sweep[a]["margin_q"]) for a in arms]
+    strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
+    pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
+            f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
+    return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
+            "coefficient moves as far as its optimiser carries it in a few hundred steps, not only as far as the "
+            f"loss asks. The gradient pressure on the trained baseline {pull}, but a pull is not a need. The "
+            f"substitution ablation moves the loss by at most {ablation_largest:.3f} nats in the x0 layers, "
+            + ("less than" if ablation_largest < base_sd else "more than")
+            + f" the baseline's seeds differ from one another (by about {base_sd:.3f} nats)"
+            + (": too little range to rank the paths." if ablation_largest < base_sd else "."))
+
+
+def holds(value: float, threshold: float) -> str:
+    """A premise "value below threshold" as the premise table's *holds?* column says it: "yes" or "no"."""
+    return "yes" if value < threshold else "no"
+
+
+def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float) -> str:
+    """What follows from the x0-R² premise (the deep inputs below ``ch04_threshold``) on this chapter's runs and on
+    chapter 05's (below ``ch05_threshold``, the same premise declared once: today the same number): which hold on
+    this corpus and what that makes of the x0 numbers that rest on them."""
+    ok4, ok5 = ch04 < ch04_threshold, ch05 < ch05_threshold
+    if ok4:
+        head = (f"This chapter's premise holds ({ch04:.3f} < {ch04_threshold:g}): its x0-share claims are read as "
+                "answers")
+    else:
+        head = (f"This chapter's premise fails ({ch04:.3f} is not below {ch04_threshold:g}): the deep inputs are "
+                "mostly token identity already, so the x0 shares above are descriptions on this corpus, not "
+                "judged claims (they are shown, but they answer no claim)")
+    tail = (f"chapter 05's {'holds' if ok5 else 'fails too'} ({ch05:.3f} "
+            + ("<" if ok5 else "is not below") + f" {ch05_threshold:g})")
+    return f"{head}; {tail}."
+
+
+def _range(xs: Sequence[float]) -> str:
+    lo, hi = min(xs), max(xs)
+    return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}–{hi:.2f}"
+
+
+def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | None, decoder: float | None,
+                     threshold: float) -> str:
+    """Why the language-model toys cannot answer the x0 claims, from the stored numbers: their deep inputs' x0-R²
+    at every depth of the depth sweep (``depth_r2``: layers -> mean over seeds), and in this chapter's runs
+    (``here``), against the premise's ``threshold``; and where the claims are judged instead: the recall task
+    (``recall``) and the real decoder's last third (``decoder``), when their premise holds there (None: not
+    measured). Raises ValueError on an empty ``depth_r2``."""
+    if not depth_r2:
+        raise ValueError("lm_toys_sentence: depth_r2 is empty (no depth of the depth sweep)")
+    depths = sorted(depth_r2)
+    below = [L for L in depths if depth_r2[L] < threshold]
+    where = (f"at every depth from {depths[0]} to {depths[-1]} layers" if len(depths) > 1 else
+             f"at {depths[0]} layers")
+    if below:
+        head = (f"The language-model toys' deep inputs are {_range(list(depth_r2.values()))} token identity "
+                f"(x0-R²) over the depth sweep, below the premise's {threshold:g} only at "
+                f"{', '.join(map(str, below))} layers ({here:.2f} in this chapter's runs)")
+    else:
+        head = (f"No language-model toy here can answer the x0 claims: their deep inputs are "
+                f"{_range(list(depth_r2.values()))} token identity (x0-R²) {where} (the depth sweep; {here:.2f} in "
+                f"this chapter's runs), above the premise's {threshold:g}, so every path already reads x0 through "
+                "its input and neither a share nor a removal cost can say which path needs it")
+    judged = [f"{what} ({r2:.2f})" for what, r2 in (("on the recall task", recall),
+                                                  ("in the real decoder's last third", decoder))
+              if r2 is not None and r2 < threshold]
+    tail = (f"; the x0 claims are judged where the premise holds instead: {' and '.join(judged)}." if judged
+            else "; no model measured here meets the premise.")
+    return head + tail
+
+
+def lm_toys_evidence(out_dir=None) -> dict:
+    """The stored numbers :func:`lm_toys_sentence` reads: the depth sweep's baseline x0-R² per depth (its
+    ``deep_x0_r2``), this chapter's ``deep_context`` fact, the recall task's ``recall_deep_context``, the real
+    decoder's mean input x0-R² over its last third, and the premise's threshold (``vrs_edu.lab.premises``); a
+    missing result gives None (an empty dict for the depths)."""
+    from vrs_edu.lab.by_corpus import verdict_corpus
+    from vrs_edu.lab.experiments import load_results_or_none
+    from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
+    from vrs_edu.chapters.ch03_value_residual import recall
+    from vrs_edu.chapters.ch03_value_residual import depth_sweep
+
+    try:
+        from vrs_edu.lab.premises import DEEP_X0_R2 as threshold
+    except ImportError:                       # before the premises module: chapter 04's own declaration
+        threshold = bank_of_values.DEEP_CONTEXT.threshold
+    ds = load_results_or_none("depth-sweep", corpus=verdict_corpus(), out_dir=out_dir)
+    bov = load_results_or_none("bank-of-values", corpus=verdict_corpus(), out_dir=out_dir)
+    rc = load_results_or_none("recall", out_dir=out_dir)
+    dec = load_results_or_none("real-decoder", out_dir=out_dir)
+    depth = {L: _mean(v) for L, v in depth_sweep.deep_x0_r2(ds["corpus"]).items()} if ds else {}
+    decoder = None
+    if dec and dec.get("probes", {}).get("x0_r2", {}).get("input"):
+        late = dec["thirds"]["late"]
+        decoder = _mean([dec["probes"]["x0_r2"]["input"][l] for l in late])
+    return {"depth_r2": depth, "here": bank_of_values.facts(bov)["deep_context"] if bov else float("nan"),
+            "recall": recall.facts(rc)["recall_deep_context"] if rc else None, "decoder": decoder,
+            "threshold": threshold}
+
+
+def beta_rate(train: dict, block_size: int) -> float:
+    """The AdamW rate β was trained at, from a run's ``train`` config (a result's, a checkpoint's, or a
+    ``TrainConfig`` as a dict): the official groups' rate scaled to the batch (``batch_size`` × ``block_size``
+    tokens per step) times ``coef_lr_scale`` when the config has that key; a config without it comes from the runs
+    made before the batch scaling, which used the official rate unscaled (0.5).
+
+    Raises:
+        ValueError: the run did not train its coefficients with ``coef_opt="official"``.
+    """
+    if train.get("coef_opt") != "official":
+        raise ValueError(f"beta_rate: train['coef_opt'] must be 'official', got {train.get('coef_opt')!r}")
+    if "coef_lr_scale" not in train:
+        return OFFICIAL_X0_GROUPS["x0_beta_gamma"]["lr"]
+    return official_x0_groups(train["batch_size"] * block_size, train["coef_lr_scale"])["x0_beta_gamma"]["lr"]
+
+
+def rate_note(base_rate: float, other_rate: float, whose: str) -> str:
+    """``other_rate`` against ``base_rate`` (β learning rates) for a sentence: "the same rate as the {whose}",
+    "16× the {whose}" or "1/16 of the {whose}". Raises ValueError for a non-positive rate."""
+    if base_rate <= 0 or other_rate <= 0:
+        raise ValueError(f"rate_note: rates must be > 0, got base_rate {base_rate}, other_rate {other_rate}")
+    r = other_rate / base_rate
+    if math.isclose(r, 1.0, rel_tol=1e-6):
+        return f"the same rate as the {whose}"
+    return f"{r:.3g}× the {whose}" if r > 1 else f"1/{1 / r:.3g} of the {whose}"
+
+
+def live_sentence(live: dict[str, float], steps: int, val_loss: float, saved: Sequence[dict[str, float]],
+                  corpus: str, live_rate: float, saved_rate: float) -> str:
+    """The live run's x0 shares beside the saved runs on its ``corpus`` (``saved``: per seed {path: share}); when the
+    saved runs trained β at another rate (``saved_rate`` vs ``live_rate``, AdamW lr) the sentence says they cannot
+    be read together and why their shares differ, instead of comparing them."""
+    mine = ", ".join(f"{s} {live[s]:.3f}" for s in PATHS)
+    theirs = ", ".join(f"{s} {_mean([x[s] for x in saved]):.3f}" for s in PATHS)
+    head = (f"After {steps} steps (validation loss {val_loss:.3f} nats) the live model's x0 shares are {mine}. ")
+    if math.isclose(live_rate, saved_rate, rel_tol=1e-6):
+        return head + f"The saved runs on the same corpus ({corpus}, β at the same rate): {theirs} (mean over seeds)."
+    note = rate_note(live_rate, saved_rate, "live run's")
+    return (head + f"The saved runs on {corpus} ({theirs}, mean over seeds) are not like runs: they trained β at "
+            f"{saved_rate:.4g}, {note} {live_rate:.4g} (they were made before the rates were scaled to our "
+            "batch). A coefficient moves about as far as its rate carries it in the same steps, so their shares "
+            "differ from the live run's for that reason, and the two cannot be read together.")
+
+
+def context_free_sentence(by: dict) -> str:
+    """Values that ignore context (``substitute_loss``, ``bank_loss`` and their scale-only controls, from the
+    chapter's verdicts ``by`` name): lower or raise the loss, by how much, and against the control. A *negligible*
+    verdict (interval inside ± its declared smallest effect) is said as too small to matter, not as a gain, and the
+    lead clause says "do better" only when a context-free design's lower loss is reproduced."""
+    def said(name: str) -> str:
+        r = by[name]
+        lo, hi = r.ci
+        if getattr(r, "verdict", None) == "negligible":
+            margin = r.test.margin
+            return (f"changes the loss by {r.mean:+.3f} nats, negligible (inside ±{margin:g}, its smallest effect "
+                    "of interest: too small to matter)")
+        if lo <= 0 <= hi or round(r.mean, 3) == 0:     # the seeds do not tell its sign
+            return f"leaves the loss where it was ({r.mean:+.3f} nats, its sign not settled by the seeds)"
+        return f"{'lowers' if r.mean < 0 else 'raises'} the loss by {abs(r.mean):.3f} nats"
+
+    def gains(name: str) -> bool:
+        r = by[name]
+        return r.mean < 0 and getattr(r, "verdict", "reproduced") == "reproduced"
+
+    # Name as doing better only the forms whose gain is reproduced (a learner read "V := γ·W_V x0 … negligible"
+    # under a headline that said both did better).
+    better = [n for n, key in (("V := γ·W_V x0", "substitute_loss"), ("the learned table (the bank)", "bank_loss"))
+              if gains(key)]
+    head = ("Values that ignore the context altogether do better than re-reading it" if len(better) == 2 else
+            f"Of the values that ignore the context, only {better[0]} does better than re-reading it"
+            if better else "")
+    return (f"{head}: V := γ·W_V x0 "
+            f"{said('substitute_loss')} and the learned table (the bank) {said('bank_loss')} against the baseline, "
+            f"while x0 added to Q, K and V {said('qkv_loss')}; the scale-only control that never reads x0 "
+            f"{said('scale_control_costs')}.") if better else (
+        f"Values that ignore the context do not help here: V := γ·W_V x0 {said('substitute_loss')}, the bank "
+        f"{said('bank_loss')}.")
+
+
+def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> str:
+    """The recall task's x0 shares at each rate: V over Q and over K, and which rates had settled coefficients
+    (``plateaued``: arm -> fraction of plateaued β trajectories; the precondition needs > 0.5)."""
+    parts = []
+    for arm, a in recall_sweep.items():
+        parts.append(f"{arm}: v − q {_mean(a['margin_q']):+.3f}, v − k {_mean(a['margin_k']):+.3f}"
+                     f" ({plateaued[arm]:.2f} plateaued)")
+    settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
+    over_k = all(_above(_mean(a["margin_k"])) for a in recall_sweep.values())
+    over_q = all(_above(_mean(a["margin_q"])) for a in recall_sweep.values())
+    return ("On the recall task, where the answer is a token fetched by its key, V's x0 share "
+            + ("exceeds K's at every rate" if over_k else "does not exceed K's at every rate")
+            + (" and Q's too" if over_q else ", but not Q's at every rate (at a query, Q is the key token itself)")
+            + "; " + "; ".join(parts) + ". "
+            + (f"Only at {' and '.join(settled)} had most coefficients stopped moving."
+               if settled and len(settled) < len(recall_sweep) else
+               "Most coefficients had stopped moving at every rate." if settled else
+               "At no rate had most coefficients stopped moving."))
+
+
+def largest_step(sweep: dict, paths: str = PATHS) -> tuple[float, str, float, float]:
+    """The largest loss change one slider step makes anywhere on the sliders of ``paths`` in a
+    :func:`vrs_edu.chapters.ch04_bank_of_values.readout.beta_sweep` (neighbouring factors): ``(|Δ| nats, path, from factor, to
+    factor)``, the step taken towards ×1 first when both directions are equal."""
+    fs = sweep["factors"]
+    return max((abs(sweep["delta"][s][j + 1] - sweep["delta"][s][j]), s, fs[j + 1], fs[j])
+               for s in paths for j in range(len(fs) - 1))
+
+
+def _factor(f: float) -> str:
+    return f"×{f:g}" if f >= 1 else f"×1/{1 / f:g}"
+
+
+def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], sweep: dict, corpus: str,
+                    beta_rate: float, main_rate: float, main_corpus: str) -> str:
+    """What one slider step *from the trained setting ×1* (β halved or doubled,
+    :func:`vrs_edu.chapters.ch04_bank_of_values.readout.step_changes`) does to the loss through each path, the largest step anywhere on
+    the sliders (:func:`largest_step` of ``sweep``), what removing each path's x0 costs on the widget's checkpoint,
+    and that this checkpoint is its own run (``corpus``, β at ``beta_rate``) whose numbers do not compare with the
+    chapter's main runs' (on ``main_corpus``, β at ``main_rate``) when the two differ."""
+    qk = max(abs(steps[s][f"delta_{d}"]) for s in "qk" for d in ("down", "up"))
+    v = [abs(steps["v"][f"delta_{d}"]) for d in ("down", "up")]
+    order = "less than" if qk < min(v) else "as much as or more than"
+    big, path, f_from, f_to = largest_step(sweep, "qk")
+    same = math.isclose(beta_rate, main_rate, rel_tol=1e-6) and corpus == main_corpus
+    note = rate_note(main_rate, beta_rate, f"{main_corpus} runs'")
+    return (f"From the trained setting (×1 to ×1/2 or ×2) one slider step moves the loss by at most {qk:.4f} nats "
+            f"through Q or K, {order} through V ({min(v):.4f}-{max(v):.4f}): under QK-norm attention sees only the "
+            "direction of α·x + β·x0. Away from ×1 a Q or K step can move it "
+            + ("more" if big > qk else "no more") + f": the largest anywhere on their sliders is {path.upper()} "
+            f"from {_factor(f_from)} to {_factor(f_to)}, {big:.3f} nats. "
+            "Removing each path's x0 (β := 0) costs " + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats. "
+            + (f"The widget's checkpoint is a run of its own, on {corpus}, with β trained at {beta_rate:.4g}"
+               + (f" as in the {main_corpus} runs above." if same else
+                  f", {note} {main_rate:.4g}"
+                  + (" (before the rates were scaled to our batch)" if beta_rate > main_rate else "")
+                  + f": a different model, so these numbers do not compare with the {main_corpus} runs' above.")))
+
+
+def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, bank_mean: float) -> str:
+    """The chapter's closing answer, three numbers: the margin's range across the rates, the deep inputs' x0-R²,
+    and the bank's loss change."""
+    m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
+    flips = len({_above(x) for x in m.values()}) > 1
+    lo, hi = min(m, key=m.get), max(m, key=m.get)
+    first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "
+             f"V's x0 share minus Q's runs from {m[lo]:+.3f} (at {lo}) to {m[hi]:+.3f} (at {hi})"
+             if flips else
+             f"In our 8-layer model V's x0 share {'exceeds' if _above(m[lo]) else 'stays below'} Q's at every "
+             f"rate ({m[lo]:+.3f} to {m[hi]:+.3f})")
+    premise = ("already mostly token identity" if deep_r2 >= threshold else "mostly context")
+    return (f"{first}. The question's premise is weak here: the deep layers' inputs are {premise} "
+            f"({deep_r2:.2f} x0-R²), so no path needs much x0 and removing it costs little. What the paper's "
+            f"design buys does show: deep values taken from a per-token table "
+            f"{'lower' if bank_mean < 0 else 'raise'} the loss by {abs(bank_mean):.3f} nats. Through which path do "
+            "deep layers re-read x0? Here: "
+            + ("the published V-over-Q order appears at some rates and not others, so our runs neither confirm "
+               "nor refute it." if flips else
+               "the order is the same at every rate, but with the premise this weak it counts for little."))
+
+
+def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
+    """(mean, low, high) of the 95 % Student-t interval of per-seed values (NaN bounds for one value)."""
+    t = t_test(list(values))
+    lo, hi = t["ci"]
+    return t["mean"], (math.nan if lo is None else lo), (math.nan if hi is None else hi)
+
+
+def mean_sd_text(values: Sequence[float], fmt: str = ".3f") -> str:
+    """``"0.317 ± 0.040"``: mean ± sd over seeds."""
+    m, sd = mean_sd(values)
+    return f"{m:{fmt}} ± {sd:{fmt.lstrip('+')}}"       # a spread has no sign

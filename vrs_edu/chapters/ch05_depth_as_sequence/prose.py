@@ -1,0 +1,186 @@
+"""Chapter 05's computed sentences: the effect under its first figure, the routers' line, and "The answer".
+
+Each function chooses its words from the sign, the size and the verdict of the numbers it states, so that a
+sentence cannot say "Yes" where its own numbers say no, or "lowers the loss by -0.02". The inputs are the verdict
+rows of :mod:`vrs_edu.chapters.ch05_depth_as_sequence.recipe` and :mod:`vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth` (objects with
+``test.name``, ``mean``, ``ci``, ``verdict``, ``reason`` and ``interval()``) or the effect dicts of
+:func:`vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth.loss_effects` (``name``, ``mean``, ``ci``, ``verdict``). Losses are final
+validation losses in nats, a variant's minus the residual's, paired by seed (< 0: the variant is better).
+
+Verdict words come from the verdict they name (:func:`vrs_edu.lab.verdict_words.verdict_label`): *negligible* is never
+counted as a win or a loss, and an out-of-regime verdict is printed with its would-be verdict. The routers' x0
+margins are read as V − Q and V − K apart (never V − max(Q, K), whose null lies below 0) and may be descriptions
+(:class:`vrs_edu.lab.premises.Description`: ``name``, ``mean``, ``ci``, ``why``, no verdict) rather than verdicts.
+"""
+from __future__ import annotations
+
+from vrs_edu.lab.verdict_words import verdict_label
+
+SHORTSWA = "shortswa"   # the variant names of ShortSWA over depth start with it (shortswa-k2, -k4, -full)
+
+
+def loss_change(mean: float, ci, verdict) -> str:
+    """``"lowers the loss by 0.023 nats (reproduced)"``: the direction in words from the sign of ``mean``, its size
+    unsigned, then the verdict (:func:`~vrs_edu.lab.verdict_words.verdict_label`: a word or a judged test; a negligible one
+    reads "negligible: too small to matter", an out-of-regime one names its would-be verdict); "leaves the loss
+    unchanged" for a mean of exactly 0. ``ci`` is accepted for the callers' symmetry but not printed: the visible
+    sentences leave intervals to "How sure are we?"."""
+    verb = ("lowers the loss by" if mean < 0 else "raises the loss by" if mean > 0
+            else "leaves the loss unchanged,")
+    size = f" {abs(mean):.3f} nats" if mean != 0 else ""
+    word = verdict_label(verdict)
+    if word == "negligible":
+        word = "negligible: too small to matter"
+    return f"{verb}{size} ({word})"
+
+
+DECIDED = "decided once we allow for the number of tests"
+
+
+def _names(items) -> str:
+    items = list(items)
+    return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else (items[0] if items else "none")
+
+
+def effect_sentence(effects: list[dict]) -> str:
+    """The sentence under chapter 05's first figure: how many reads lowered the loss (decided), the largest win,
+    ShortSWA over depth's own result (the read the chapter's question names) and any decided loss.
+
+    Raises ValueError when ``effects`` holds no claim (only checks)."""
+    claims = [e for e in effects if not e["verdict"].startswith("check")]
+    if not claims:
+        raise ValueError("effects: expected at least one claim (a verdict not starting with 'check'), got none")
+    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
+    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
+    swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
+    da = " counting Depth-Attention," if any(e["name"] == "depth_attention" for e in claims) else ""
+    out = (f"{len(won)} of the {len(claims)} reads over depth,{da} lower the loss below the residual sum's, "
+           f"{DECIDED}")
+    out += (f"; the most, {won[0]['name']}, " + loss_change(won[0]["mean"], won[0]["ci"], "reproduced")
+            if won else "")
+    if swa:
+        swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in swa)
+        out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
+                f"{_names(swa_won)} ({changes})" if swa_won else
+                f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
+    out += f". {_names(lost)} raise{'s' if len(lost) == 1 else ''} the loss, decided." if lost \
+        else ". None raises it, decided."
+    small = [e["name"] for e in claims if e["verdict"] == "negligible"]
+    if small:
+        out += (f" {_names(small)} change{'s' if len(small) == 1 else ''} it by less than the smallest effect "
+                "declared before the run, whichever the sign: negligible, too small to matter.")
+    return out
+
+
+def premise_sentence(premise: float, threshold: float) -> str:
+    """What the routers' x0 question needs: the baseline's deep-input x0-R² (``premise``) below ``threshold``, the
+    one threshold of this premise across the chapters (chapter 04's ``deep_context`` too:
+    :data:`vrs_edu.lab.premises.DEEP_X0_R2`). "holds" or "fails" follows the number."""
+    holds = premise < threshold
+    return (f"The question has a premise, declared once for chapters 04 and 05 before the runs: the baseline's deep "
+            f"inputs must be mostly context, an x0-R² below {threshold:g}, or every path already reads x0 through "
+            f"its input and no difference between V's, Q's and K's inputs can say which path needs it. Here they "
+            f"are {premise:.3f} token identity, {1 - premise:.1%} context: the premise "
+            f"**{'holds' if holds else 'fails'}**.")
+
+
+ROUTER_X0 = "_v_reads_x0_more_than_"   # the routers' x0 margins: {router}_v_reads_x0_more_than_{q|k}
+
+
+def _row_name(r) -> str:
+    test = getattr(r, "test", None)
+    return test.name if test is not None else r.name
+
+
+def router_sentence(rows: list, premise: float | None = None, threshold: float | None = None) -> str:
+    """The routers' line: in how many routers V's deep input carries more token identity (x0-R²) than Q's, and
+    than K's, each router's V − Q and V − K mean and interval, then either their verdicts (rows that are judged
+    tests) or, for descriptions (rows without a verdict), one sentence on why they are not judged, naming the
+    baseline's deep-input x0-R² ``premise`` against ``threshold`` when given. ``rows``: one per router and
+    contrast, named ``{router}_v_reads_x0_more_than_q`` / ``_k``.
+
+    Raises ValueError on empty ``rows`` or a row of another name."""
+    if not rows:
+        raise ValueError("rows: expected the routers' V − Q and V − K rows, got none")
+    by: dict[str, dict[str, object]] = {}
+    for r in rows:
+        name = _row_name(r)
+        if ROUTER_X0 not in name or name.rsplit("_", 1)[1] not in ("q", "k"):
+            raise ValueError(f"rows: expected names '<router>{ROUTER_X0}q' or '...k' (V − Q and V − K apart; "
+                             f"V − max(Q, K) is not read), got {name!r}")
+        router, other = name.split(ROUTER_X0)
+        by.setdefault(router, {})[other] = r
+    n = len(by)
+    above = {s: sum(1 for d in by.values() if s in d and d[s].mean > 0) for s in "qk"}
+    each = "; ".join(f"{router} " + ", ".join(f"V − {s.upper()} {d[s].interval()}" for s in "qk" if s in d)
+                     for router, d in by.items())
+    out = (f"V's input carries more token identity than Q's in {above['q']} of the {n} routers and more than K's "
+           f"in {above['k']} of the {n}, on average over the deep layers and seeds (x0-R² differences: {each}).")
+    judged = [r for r in rows if getattr(r, "verdict", None) is not None]
+    if not judged:
+        where = (f" (here {premise:.3f}, above {threshold:g})" if premise is not None and threshold is not None
+                 else "")
+        return out + (" These are descriptions, not judged: their premise, deep inputs mostly context, fails on "
+                      f"this model{where} and on every language-model toy, so V may read x0 through its input "
+                      "already and no difference between the paths can say which one needs it.")
+    return out + " Verdicts, allowing for the number of tests: " + "; ".join(
+        f"{_row_name(r).split(ROUTER_X0)[0]} V − {_row_name(r)[-1].upper()} {verdict_label(r)}" for r in judged) + "."
+
+
+def answer_opening(loss_rows: list) -> str:
+    """"Yes", "Partly" or "Not shown", from the loss verdicts (family ``ch05``): Yes only when a ShortSWA-over-depth
+    variant, the read the question names, lowers the loss (reproduced); Partly when only other reads do; Not
+    shown when none does."""
+    won = [r.test.name.removesuffix("_loss") for r in loss_rows if r.verdict == "reproduced"]
+    if any(n.startswith(SHORTSWA) for n in won):
+        return "Yes"
+    return "Partly" if won else "Not shown"
+
+
+def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
+                     stream_verdicts: list[str], regime: str) -> str:
+    """Chapter 05's closing answer to "can the residual stream be a selective read over depth (ShortSWA over
+    depth)?": :func:`answer_opening`, the best read and its control, ShortSWA over depth's own result,
+    Depth-Attention against the baseline and Attention Residuals (``depth_attention``: those two rows), and why
+    the per-stream question stays open (``stream_check``: the instrument's "no worse" check; ``routers``: the
+    routers' primary rows; ``stream_verdicts``: the stream claims' verdicts). ``regime``: the words that say
+    which models, steps and corpus the verdicts hold for. Raises ValueError on empty ``loss_rows``."""
+    if not loss_rows:
+        raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
+    d_res, d_ar = depth_attention
+    reads = list(loss_rows) + [d_res]       # the same set as the effect sentence: every read, Depth-Attention too
+    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
+    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
+    opening = answer_opening(loss_rows)
+    out = f"**{opening}**, in this regime — {regime}. "
+    if won:
+        best = won[0]
+        name = best.test.name.removesuffix("_loss")
+        out += (f"{len(won)} of the {len(reads)} reads over depth, counting Depth-Attention, lower the loss below "
+                f"the residual sum's, {DECIDED}; the most, {name}, " + loss_change(best.mean, best.ci, best))
+        ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
+        if ctrl is not None:
+            out += (f", and against the scalar-gain control {ctrl.mean:+.3f} nats ({verdict_label(ctrl)}): "
+                    + ("the win needs the read over older layers, not only a gain."
+                       if ctrl.verdict == "reproduced" else "a learned gain alone may explain it."))
+        else:
+            out += "."
+    else:
+        out += (f"None of the {len(reads)} reads over depth, counting Depth-Attention, lowers the loss below the "
+                f"residual sum's, {DECIDED}.")
+    if swa:
+        out += (" ShortSWA over depth itself: " + "; ".join(
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r)})" for r in swa) + ".")
+    out += (f" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
+            + loss_change(d_res.mean, d_res.ci, d_res)
+            + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({verdict_label(d_ar)}).")
+    judged = [r for r in routers if getattr(r, "verdict", None) is not None]
+    router_v = (f"the routers' tests are {_names(sorted({verdict_label(r) for r in judged}))}" if judged else
+                "the routers' V − Q and V − K margins are descriptions, not judged (their premise fails)")
+    out += (" Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the "
+            f"claim's own instrument puts its stream test{'s' if len(stream_verdicts) != 1 else ''} "
+            f"{_names(sorted(set(stream_verdicts)))}; its loss is "
+            f"{stream_check.mean:+.3f} nats from the baseline's, {verdict_label(stream_check)} as \"no worse\" (an "
+            f"equivalence test); and {router_v}.")
+    return out

@@ -1,0 +1,265 @@
+"""Chapter 06's computed prose and its head-reading steps: the sentences and tables the chapter shows, built from
+the rows of :func:`vrs_edu.lab.kv_cache.measure`, from the stored results of chapters 03-05, and from a trained
+bank-of-values model (He et al., arXiv 2606.02780, sec. 4; SVFormer: Zhou et al., arXiv 2410.17897).
+
+Every sentence chooses its words from the sign and size of the number it states ("saves" / "costs", "lower" /
+"higher"), so that it cannot say "saves -0.5 KB"; tests/test_chapter06.py gives each a known input. A sentence that
+names a verdict takes its words from that verdict (:func:`vrs_edu.lab.verdict_words.plain_verdict`): a *negligible* test is
+never worded as a cost or a gain, and an out-of-regime one is shown with its would-be verdict.
+"""
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
+
+NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
+         "depth_attention": "Depth-Attention"}
+
+
+def per_token(rows: list[dict]) -> dict[str, float]:
+    """Bytes per token of each variant in ``rows`` (from :func:`~vrs_edu.lab.kv_cache.measure`).
+
+    Raises ValueError when a variant's bytes per token differ between context lengths (the cache would not be
+    linear in T, and one number per variant would misreport it)."""
+    out: dict[str, set] = {}
+    for r in rows:
+        out.setdefault(r["variant"], set()).add(r["bytes_per_token"])
+    uneven = {v: sorted(s) for v, s in out.items() if len(s) > 1}
+    if uneven:
+        raise ValueError(f"bytes per token must not depend on T, got {uneven}")
+    return {v: s.pop() for v, s in out.items()}
+
+
+def cache_table(rows: list[dict], formula) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the measured cache next to the formula: ``formula(row) -> bytes per token``."""
+    columns = ["variant", "T", "cache KB", "bytes/token measured", "formula", "V tensors", "tables KB"]
+    body = [[NAMES.get(r["variant"], r["variant"]), r["T"], f"{r['cache_bytes'] / 1024:.1f}",
+             f"{r['bytes_per_token']:.0f}", formula(r), r["n_cached_v"], f"{r['table_bytes'] / 1024:.1f}"]
+            for r in rows]
+    return columns, body
+
+
+def cache_sentence(rows: list[dict]) -> str:
+    """The effect in one sentence: each V reuse's bytes per token against the baseline's, and the bank's tables."""
+    b = per_token(rows)
+    base = b["baseline"]
+    tables = max(r["table_bytes"] for r in rows if r["variant"] == "bank") / 1024
+    parts = [f"{NAMES[v]} **{b[v]:,.0f}** ({b[v] / base:.0%}, {_fewer(base - b[v])})"
+             for v in ("svformer", "bank") if v in b]
+    return (f"Measured on the cache the model builds, a token costs the baseline **{base:,.0f}** bytes, "
+            + " and ".join(parts) + f", at every context length; the bank also holds {tables:,.0f} KB of "
+            "tables, whatever the context.")
+
+
+def _fewer(saved: float) -> str:
+    if saved > 0:
+        return f"{saved:,.0f} fewer"
+    return f"{-saved:,.0f} more" if saved < 0 else "the same"
+
+
+def saving_sentence(savings: dict[int, int], vocab_size: int, what: str) -> str:
+    """The bank's measured saving at each context T (bytes, ``{T: baseline − (bank cache + tables)}``) said in
+    words: where it costs, breaks even and saves, and whether that changes at T = |V| as the paper's formula says.
+    ``what`` names the model ("the character model")."""
+    def say_one(T, s):
+        kb = abs(s) / 1024
+        return (f"saves {kb:,.1f} KB at T = {T}" if s > 0 else f"costs {kb:,.1f} KB at T = {T}" if s < 0
+                else f"breaks even at T = {T}")
+    as_paper = all((s > 0) == (T > vocab_size) and (s < 0) == (T < vocab_size) for T, s in savings.items())
+    both_sides = min(savings) < vocab_size < max(savings)
+    if not as_paper:
+        end = ": **not** the sign change at T = |V| the formula predicts."
+    elif both_sides:
+        end = ": the sign changes at T = |V|, as the formula says."
+    else:
+        side = "shorter" if max(savings) <= vocab_size else "longer"
+        end = f": every context here is {side} than |V|, and the sign is the one the formula gives."
+    return (f"On {what} (|V| = {vocab_size}) the bank " + ", ".join(say_one(T, s) for T, s in savings.items())
+            + end)
+
+
+def loss_phrase(paired: dict) -> str:
+    """A paired loss difference (``mean``, ``n_negative``, ``n``) as words: ``0.014 nats lower than the
+    baseline's (5 of 5 seeds lower)``."""
+    m = paired["mean"]
+    side = "lower than" if m < 0 else "higher than" if m > 0 else "the same as"
+    return (f"{abs(m):.3f} nats {side} the baseline's ({paired['n_negative']} of {paired['n']} seeds lower)"
+            if m else f"the same as the baseline's ({paired['n_negative']} of {paired['n']} seeds lower)")
+
+
+def stored_test(result: dict | None, test: str) -> dict | None:
+    """A stored declared test of a recipe's result (``name, claim, verdict, mean, ci``), or None."""
+    return {v["name"]: v for v in (result or {}).get("verdicts", [])}.get(test)
+
+
+def live_test(result: dict | None, verdicts, test: str) -> dict | None:
+    """A declared test of a recipe's result judged now with the recipe's current declarations (``verdicts``: the
+    recipe's ``verdicts(result)``), as the record :func:`stored_test` returns (``name, claim, direction, verdict``
+    and, where it has them, ``would_be`` and ``effect_for_power``); None when the result or the test is absent."""
+    if result is None:
+        return None
+    row = {r.test.name: r for r in verdicts(result)}.get(test)
+    return None if row is None else row.to_record()
+
+
+def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row) -> str:
+    """Depth-Attention's loss against the baseline (``mean``: final val loss, depth_attention − residual, nats,
+    over ``n`` paired seeds) at the baseline's cache (``bytes_per_token``), and what its read of V buys, in the words
+    of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word)."""
+    verdict = verdict_parts(row)[0]
+    side = "lower" if mean < 0 else "higher"
+    if verdict == "reproduced" and mean < 0:
+        buys = "a lower loss at the same cache."
+    elif verdict in ("negligible", "out of regime", "n/a"):
+        buys = f"no counted change in loss here: its loss test is {plain_verdict(row)}."
+    else:
+        buys = f"no decided change in loss here (its loss test is {verdict_label(row)})."
+    return (f"Depth-Attention's final validation loss is **{abs(mean):.3f}** nats {side} than the baseline's "
+            f"(mean of {n} paired seeds), with the same {bytes_per_token:,.0f} cache bytes per token: its read of V "
+            f"buys {buys}")
+
+
+# ------------------------------------------------------------------------------------ reading a bank layer
+
+
+def same_token_value_cosine(v: Tensor, idx: Tensor) -> float:
+    """Mean cosine similarity between the values of equal tokens at different positions.
+
+    ``v`` (B, H, T, Dh) a layer's values, ``idx`` (B, T) the token ids. 1.0 for a bank layer (its value is a table
+    row); below 1 where the context changes a token's value. Raises ValueError when no token occurs twice."""
+    rows = F.normalize(v.transpose(1, 2).flatten(2).flatten(0, 1), dim=-1)        # (B·T, H·Dh)
+    ids = idx.flatten()
+    sims = []
+    for tok in ids.unique():
+        same = rows[ids == tok]
+        if len(same) > 1:
+            c = same @ same.T
+            sims.append((c.sum() - c.diagonal().sum()) / (len(same) * (len(same) - 1)))
+    if not sims:
+        raise ValueError("same_token_value_cosine needs a token that occurs at least twice in idx")
+    return float(torch.stack(sims).mean())
+
+
+@torch.no_grad()
+def ov_tables(block, n_heads: int) -> Tensor:
+    """A bank layer's OV table per head, (H, |V|, D): row ``x`` of head h is ``W_O^h γ E_v^h[x]``, what the head
+    writes into the stream when it attends to token x. Raises ValueError for a layer that is not a bank layer."""
+    if block.x0 is None or block.x0.mode != "bank":
+        raise ValueError("ov_tables needs a bank-of-values layer (x0_mode='bank')")
+    E = block.x0.gamma * block.x0.E_v                                              # (|V|, D)
+    W_O = block.attn.o_proj.weight                                                 # (D, D)
+    dh = E.shape[1] // n_heads
+    heads = [slice(h * dh, (h + 1) * dh) for h in range(n_heads)]
+    return torch.stack([E[:, f] @ W_O[:, f].T for f in heads])
+
+
+def output_from_table(pattern: Tensor, ov: Tensor, idx: Tensor) -> Tensor:
+    """The attention output rebuilt from the table: ``Σ_h Σ_j a^h_ij · OV_h[x_j]``, (B, T, D).
+    ``pattern`` (B, H, T, T), ``ov`` (H, |V|, D), ``idx`` (B, T)."""
+    return torch.einsum("bhij,bhjd->bid", pattern, ov[:, idx].transpose(0, 1))
+
+
+def short(token: str) -> str:
+    """A token as Python writes it, cut to 14 characters (some tokens of the corpus are long runs of symbols)."""
+    r = repr(token)
+    return r if len(r) <= 14 else r[:13] + "…"
+
+
+@torch.no_grad()
+def loudest_rows(ov: Tensor, unembed: Tensor, freq: Tensor, decode, n_common: int = 400, n_rows: int = 6,
+                 n_promoted: int = 4) -> dict:
+    """Among the ``n_common`` most frequent tokens (``freq``: counts, (|V|,)), the head that writes the most (largest
+    mean row norm of its OV table) and its ``n_rows`` loudest rows, each with the ``n_promoted`` tokens the row
+    raises most when read through the unembedding ``unembed`` (|V|, D). ``decode(id) -> str``. Returns
+    ``{"head", "mean_norm", "quietest", "rows": [(token, norm, [promoted])]}``."""
+    common = freq.argsort(descending=True)[:n_common]
+    norms = ov[:, common].norm(dim=-1)                                             # (H, n_common)
+    head = int(norms.mean(1).argmax())
+    top = common[norms[head].argsort(descending=True)[:n_rows]]
+    promoted = (ov[head, top] @ unembed.T).topk(n_promoted, dim=-1).indices
+    rows = [(short(decode(t)), float(ov[head, t].norm()), [short(decode(i)) for i in p])
+            for t, p in zip(top.tolist(), promoted.tolist())]
+    return {"head": head, "mean_norm": float(norms[head].mean()), "quietest": float(norms.mean(1).min()),
+            "rows": rows}
+
+
+def context_sentence(cosine: float, steps: int) -> str:
+    """What the ordinary layer's same-token cosine says, its words chosen from the number."""
+    how = "only a little" if cosine > 0.9 else "strongly"
+    return (f"In the ordinary layer below the bank, one token's values at different positions have a mean cosine "
+            f"of **{cosine:.3f}**: after {steps} steps they depend on the context {how}; a bank layer's are one "
+            "vector by construction (cosine 1).")
+
+
+def answer(rows: list[dict], break_even: int, largest_error: float, cosine: float) -> str:
+    """The chapter's closing paragraph: bytes per token saved by SVFormer and by the bank, the break-even context,
+    and how exactly a bank layer's output is read off its table."""
+    b = per_token(rows)
+    base, sv, bank = b["baseline"], b["svformer"], b["bank"]
+    exact = largest_error < 1e-5
+    memory = ("Yes, for memory, and the gain comes from V alone" if sv < base
+              else "Not for memory here")
+    reading = "And yes, for reading" if exact else "But not for reading here"
+    return (f"{memory}: sharing $V_1$ (SVFormer) cuts the KV cache from "
+            f"**{base:,.0f}** to **{sv:,.0f}** bytes per token on the course model, {_fewer(base - sv)} "
+            f"({1 - sv / base:.0%}), at every length; the bank of values cuts it to {bank:,.0f} but keeps its tables, "
+            f"so it saves memory only once a batch holds more tokens than the vocabulary: the break-even context "
+            f"is **{break_even:,}** tokens for one sequence of this model. {reading}: a bank layer's "
+            f"output {'is' if exact else 'is not'} the pattern times rows of a per-token table (largest difference "
+            f"**{largest_error:.1e}**), rows that can be read without running the model, while QK still decides "
+            f"where each head looks; an ordinary layer's values were {'nearly' if cosine > 0.9 else 'far from'} a "
+            f"table here (cosine {cosine:.3f}).")
+
+
+def _side(ci) -> str:
+    return "lies below 0" if ci[1] < 0 else "lies above 0" if ci[0] > 0 else "spans 0"
+
+
+def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None) -> str:
+    """The quality each V reuse costs, in words: ``paired`` maps a variant (``svformer``, ``bank``) to its paired
+    final-loss difference against the baseline (``mean``, ``ci``, ``n_negative``, ``n``); ``tests`` maps a variant
+    to its declared test as stored by its recipe (:func:`stored_test`: ``name``, ``direction`` "positive" for a
+    claimed cost, "negative" for a claimed lower loss, ``verdict`` after the correction for the number of tests).
+
+    Each variant's words come from its interval (below, above or spanning 0, and whether that is the side its claim
+    expects) and from its verdict; the closing clause says a reuse costs loss only where a test claiming a cost is
+    reproduced (or, with no test, where an interval lies above 0), never from an interval alone."""
+    if not paired:
+        return "No quality result is made yet."
+    tests = tests or {}
+    names = {"svformer": "SVFormer's", "bank": "The bank's"}
+    parts, costs = [], []
+    for v, p in paired.items():
+        lo, hi = p["ci"]
+        text = (f"{names.get(v, v)} final validation loss is {loss_phrase(p)}: its interval, "
+                f"{p['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}] nats, {_side(p['ci'])}")
+        rec = tests.get(v)
+        if rec is None:
+            if lo > 0:
+                costs.append(v)
+            parts.append(text + ".")
+            continue
+        claims_cost = rec["direction"] == "positive"
+        wanted = "cost" if claims_cost else "gain"
+        if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost):
+            text += f", the opposite of the paper's expected {wanted}"
+        elif lo > 0 or hi < 0:
+            text += f", the paper's expected side (a {wanted})"
+        head = (f"; its declared one-sided test `{rec['name']}`, which claims "
+                f"{'a cost' if claims_cost else 'a lower loss'}, is ")
+        word = verdict_parts(rec)[0]
+        if word == "negligible":
+            text += head + f"**negligible**: {plain_verdict(rec)}."
+        elif word in ("out of regime", "n/a"):
+            text += head + f"**{verdict_label(rec)}**: {plain_verdict(rec)}, and it is not counted."
+        else:
+            text += head + f"**{word}** once we allow for the number of tests."
+        if claims_cost and rec["verdict"] == "reproduced":
+            costs.append(v)
+        parts.append(text)
+    end = (f" So {' and '.join(NAMES[v] for v in costs)} cost{'s' if len(costs) == 1 else ''} loss here, decided."
+           if costs else " So at this scale no reuse is shown to cost loss.")
+    return " ".join(parts) + end

@@ -1,0 +1,219 @@
+"""Chapter 08's figures and widget: the real decoder's loss changes per third and per layer, what its layers read,
+the KV price list, and the widget that replaces Q, K or V of a layer (or a third) by its per-token table for one
+sentence. The numbers come from :mod:`vrs_edu.chapters.ch08_real_decoder.readout` and the stored result; this module draws."""
+from __future__ import annotations
+
+import ipywidgets as W
+import matplotlib.pyplot as plt
+
+from vrs_edu.chapters.ch08_real_decoder.readout import substitution_readout
+from vrs_edu.viz.controls import change_from_default, label_style
+from vrs_edu.viz.schematics import QK, V, X0
+
+COLORS = {"Q table": QK, "K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0,
+          "Q table (shrunk)": "#2A6F97", "K table (shrunk)": "#8FC9E0", "V table (shrunk)": "#E6A06C",
+          "Q := W_Q·norm(x0)": "#3B3B8F", "K := W_K·norm(x0)": "#8172B3",
+          "uniform pattern": "#8172B3", "previous layer's pattern": "#937860", "pattern swap": QK, "value swap": V}
+
+
+def _err(c: dict) -> tuple[float, float]:
+    return c["mean"] - c["ci"][0], c["ci"][1] - c["mean"]
+
+
+def plot_thirds(result: dict, names=("Q table", "K table", "V table"), ax=None, title: str | None = None):
+    """Bars: the loss change (nats per token, mean and 95 % interval over the evaluation sequences) of each
+    condition in ``names`` applied to every layer of one third of the depth; the tolerance as a dashed line."""
+    ax = ax or plt.subplots(figsize=(7.6, 3.6))[1]
+    thirds = list(result["thirds"])
+    width = 0.8 / len(names)
+    for i, name in enumerate(names):
+        cells = [result["per_third"][f"{name} · {t}"] for t in thirds]
+        xs = [j + (i - (len(names) - 1) / 2) * width for j in range(len(thirds))]
+        lo_hi = list(zip(*[_err(c) for c in cells]))
+        ax.bar(xs, [c["mean"] for c in cells], width, yerr=lo_hi, capsize=3, label=name,
+               color=COLORS.get(name, f"C{i}"))
+    ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
+    ax.set_xticks(range(len(thirds)), [f"{t}\n(layers {result['thirds'][t][0]}-{result['thirds'][t][-1]})"
+                                       for t in thirds])
+    ax.set_ylabel("Δ loss (nats / token)")
+    ax.set_title(title or "replaced in every layer of one third")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=None, title: str | None = None,
+                    log: bool = False):
+    """Lines: the loss change of each condition in ``names`` applied to one layer at a time (the layer scan's
+    sequences), with its 95 % interval as a band; ``log``: a log axis for conditions whose costs span orders of
+    magnitude, where a cost (or interval end) below :data:`FLOOR` — layer 0's exact tables, a rounding-size
+    negative — is drawn at the floor (the chapter's text says so)."""
+    ax = ax or plt.subplots(figsize=(7.6, 3.6))[1]
+    scan = result["layer_scan"]["conditions"]
+    floor = (lambda y: max(y, FLOOR) if y == y else y) if log else (lambda y: y)   # NaN (does not apply) stays
+    for i, name in enumerate(names):
+        m = [floor(y) for y in scan[name]["mean"]]
+        ls = range(len(m))
+        ax.plot(ls, m, marker="o", ms=3, label=name, color=COLORS.get(name, f"C{i}"))
+        ax.fill_between(ls, [floor(c[0]) for c in scan[name]["ci"]], [floor(c[1]) for c in scan[name]["ci"]],
+                        alpha=0.2, color=COLORS.get(name, f"C{i}"))
+    for t, layers in result["thirds"].items():
+        ax.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
+    ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
+    if log:
+        ax.set_yscale("log")
+        ax.set_ylim(bottom=FLOOR / 1.5)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("Δ loss (nats / token)")
+    ax.set_title(title or f"one layer at a time ({len(result['layer_scan']['sequences'])} sequences)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+def plot_reads(result: dict):
+    """Two panels along depth: left, the held-out share of q, k, v a per-token table explains (table R²); right,
+    what each layer's input is made of: its x0-R² (ridge from the token embedding) and its R² from the last few
+    layers' writes."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10.0, 3.6))
+    r2 = result["describe"]["table_r2"]
+    for p, c in zip("qkv", (QK, "#64B5CD", V)):
+        a.plot(range(len(r2[p])), r2[p], marker="o", ms=3, color=c, label=p)
+    a.set_ylim(0, 1)
+    a.set_xlabel("layer")
+    a.set_ylabel("table R² (held out)")
+    a.set_title("q, k, v explained by the token")
+    a.legend()
+    pr = result["probes"]
+    b.plot(range(len(pr["x0_r2"]["input"])), pr["x0_r2"]["input"], marker="o", ms=3, color=X0, label="from x0")
+    b.plot(range(len(pr["recent_r2"])), pr["recent_r2"], marker="o", ms=3, color="0.4",
+           label=f"from last {pr['recent']} writes")
+    b.set_ylim(0, 1)
+    b.set_xlabel("layer")
+    b.set_ylabel("R² of the layer's input")
+    b.set_title("what a layer reads")
+    b.legend()
+    fig.tight_layout()
+    return fig
+
+
+def plot_lens(result: dict):
+    """The logit lens (loss if the stream entering layer l were read by the final norm and head) beside the direct
+    logit attribution of each layer's attention and MLP writes (logit margin of the correct token)."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10.0, 3.6))
+    lens = result["describe"]["logit_lens"]
+    a.plot(range(len(lens)), lens, marker="o", ms=3, color="0.3")
+    a.set_yscale("log")
+    a.set_xlabel("depth (last point: the final state)")
+    a.set_ylabel("loss (nats, log scale)")
+    a.set_title("logit lens")
+    dla = result["describe"]["dla"]
+    L = len(dla["attn"])
+    a_w = 0.4
+    b.bar([l - a_w / 2 for l in range(L)], dla["attn"], a_w, color=QK, label="attention")
+    b.bar([l + a_w / 2 for l in range(L)], dla["mlp"], a_w, color="0.55", label="MLP")
+    b.axhline(0, color="0.3", lw=0.8)
+    b.set_xlabel("layer")
+    b.set_ylabel("logit margin")
+    b.set_title("direct logit attribution")
+    b.legend()
+    fig.tight_layout()
+    return fig
+
+
+FLOOR = 2e-3   # nats: the price list's log axis draws a smaller (or negative) cost at this floor
+
+
+def plot_price_list(result: dict, ax=None):
+    """Each cache-saving substitution: the share of the KV cache it saves (x) against the nats it costs (y, log
+    scale, with its 95 % interval; a cost below :data:`FLOOR` is drawn at the floor); squares: a whole third, dots:
+    one layer; filled = within the tolerance (the dashed line)."""
+    ax = ax or plt.subplots(figsize=(8.4, 3.8))[1]
+    total = result["kv_bytes"]["total"]
+    seen = set()
+    for r in result["price_list"]:
+        third = r["where"] in result["thirds"]
+        cond = r["condition"]
+        color = PRICE_COLORS.get(cond, "0.4")
+        y = max(r["mean"], FLOOR)
+        lo, hi = max(r["ci"][0], FLOOR), max(r["ci"][1], FLOOR)
+        ax.errorbar(r["bytes_saved"] / total, y, yerr=[[y - lo], [hi - y]], fmt="s" if third else "o",
+                    ms=8 if third else 5, color=color, mfc=color if r["within"] else "white",
+                    alpha=0.9 if third else 0.6, label=None if cond in seen else cond)
+        seen.add(cond)
+    ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.set_xlabel("share of the KV cache saved")
+    ax.set_ylabel("Δ loss (nats / token)")
+    ax.set_title("price list (squares: a third, dots: one layer)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    ax.figure.tight_layout()
+    return ax.figure
+
+
+PRICE_COLORS = {"K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0, "V := V_1": "#C44E52",
+                "K table (shrunk)": "#8FC9E0", "V table (shrunk)": "#E6A06C", "K := W_K·norm(x0)": "#8172B3",
+                "shared V": "#937860", "uniform pattern": "#8172B3", "previous layer's pattern": QK}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The widget
+
+def _where(choice: str, thirds: dict) -> list[int]:
+    return thirds[choice] if choice in thirds else [int(choice.split()[-1])]
+
+
+def substitution_text(out: dict, tokens: list[str], default_delta: float | None = None, shown: int = 8) -> str:
+    """What the widget prints: the sentence's loss with and without the table, and the next-token predictions
+    (top 1, clean → substituted) at the ``shown`` positions whose loss changed most."""
+    change = (change_from_default(out["delta"], default_delta, ".3f", " nats") if default_delta is not None
+              else f"{out['delta']:+.3f} nats")
+    lines = [f"loss of the sentence: {out['clean_loss']:.3f} → {out['loss']:.3f} nats per token "
+             f"(Δ {change})", f"next-token predictions where the loss moved most (of {len(tokens) - 1}):"]
+    order = sorted(range(len(out["token_delta"])), key=lambda i: -abs(out["token_delta"][i]))[:shown]
+    for i in sorted(order):
+        lines.append(f"  after {tokens[i]!r:14s} next {tokens[i + 1]!r:12s} predicted {out['clean_top'][i][0]!r:12s}"
+                     f" → {out['top'][i][0]!r:12s} Δ {out['token_delta'][i]:+.2f}")
+    return "\n".join(lines)
+
+
+def substitution_figure(model, demo: dict, ids, tokens: list[str], thirds: dict, where: str = "late",
+                        p: str = "v", default: tuple[str, str] = ("late", "v")):
+    """The widget's figure: per predicted token, its loss change when ``p`` at ``where`` (a third's name or
+    ``"layer N"``) reads its table. Returns ``(figure, readout dict, text)``."""
+    layers = _where(where, thirds)
+    out = substitution_readout(model, ids, demo["rows"], demo["row_of"], layers, p, decode=demo.get("decode"))
+    base = substitution_readout(model, ids, demo["rows"], demo["row_of"], _where(default[0], thirds), default[1])
+    fig, ax = plt.subplots(figsize=(10.0, 3.4))
+    color = {"q": QK, "k": "#64B5CD", "v": V}[p]
+    ax.bar(range(len(out["token_delta"])), out["token_delta"], color=color)
+    ax.axhline(0, color="0.3", lw=0.8)
+    ax.set_xticks(range(len(tokens) - 1), [t.strip() or "␣" for t in tokens[1:]], rotation=60, ha="right")
+    ax.set_ylabel("Δ loss (nats)")
+    place = f"every layer of the {where} third" if where in thirds else where
+    ax.set_title(f"{p.upper()} from its table in {place}: Δ {out['delta']:+.3f} nats per token")
+    fig.tight_layout()
+    return fig, out, substitution_text(out, tokens, base["delta"])
+
+
+def substitution_widget(model, demo: dict, sentences: dict, thirds: dict):
+    """Choose a sentence, where (a third, or one layer) and which projection (Q, K or V) reads its per-token table;
+    see the loss of each next-token prediction change. ``sentences`` maps a sentence to ``(ids, tokens)``;
+    ``demo`` holds the stored table rows (``rows``, ``row_of``, ``decode``)."""
+    L = model.cfg.n_layers
+    options = list(thirds) + [f"layer {l}" for l in range(L)]
+    first = next(iter(sentences))
+
+    def show(sentence=first, where="late", projection="v"):
+        ids, tokens = sentences[sentence]
+        fig, _, text = substitution_figure(model, demo, ids, tokens, thirds, where, projection)
+        plt.show()
+        print(text)
+
+    return W.interactive(show,
+                         sentence=W.Dropdown(options=[(s[:70] + ("..." if len(s) > 70 else ""), s) for s in sentences],
+                                             value=first, description="sentence", layout=W.Layout(width="95%"),
+                                             style=label_style()),
+                         where=W.Dropdown(options=options, value="late", description="where", style=label_style()),
+                         projection=W.ToggleButtons(options=[("Q", "q"), ("K", "k"), ("V", "v")], value="v",
+                                                    description="replace", style=label_style()))
