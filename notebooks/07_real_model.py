@@ -250,14 +250,14 @@ None  # the check prints what it found; this line keeps the cell from also showi
 # %%
 import torch.nn.functional as F
 
-from vrs_edu.chapters.ch07_real_model.probes import (frozen_routing, substitution_ablation,
-                                                     swap_experiment)
+from vrs_edu.chapters.ch07_real_model.probes import (encoder_frozen_routing, encoder_swap,
+                                                     encoder_substitution_ablation)
 
 swap_sentences, probe_sentences = sentences[::8], sentences[::10]
-pattern_swap = swap_experiment(real, swap_sentences, "pattern")
-value_swap = swap_experiment(real, swap_sentences, "value")
-frozen_uniform = frozen_routing(real, probe_sentences, "uniform")
-frozen_previous = frozen_routing(real, probe_sentences, "previous")
+pattern_swap = encoder_swap(real, swap_sentences, "pattern")
+value_swap = encoder_swap(real, swap_sentences, "value")
+frozen_uniform = encoder_frozen_routing(real, probe_sentences, "uniform")
+frozen_previous = encoder_frozen_routing(real, probe_sentences, "previous")
 worse_v = sum(v < p for p, v in zip(pattern_swap["cos"], value_swap["cos"]))
 milder = sum(u > v for u, v in zip(frozen_uniform["cos"], value_swap["cos"]))
 say(table(["layer", "pattern swap", "value swap", "uniform routing", "previous layer's"],
@@ -279,7 +279,7 @@ say(table(["layer", "pattern swap", "value swap", "uniform routing", "previous l
 # check.
 
 # %%
-ablation = substitution_ablation(real, probe_sentences)
+ablation = encoder_substitution_ablation(real, probe_sentences)
 deep = range(L - L // 3, L)
 deep_abl = {s: sum(ablation[s][l] for l in deep) / len(deep) for s in "qkv"}
 say(table(["layer", "Q := x0", "K := x0", "V := x0"],

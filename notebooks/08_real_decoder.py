@@ -519,11 +519,11 @@ say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (las
 # result; Q2 is the post-hoc question of this chapter, not the paper's.
 
 # %%
-from vrs_edu.chapters.ch08_real_decoder.readout import (course_answers, failed_checks,
+from vrs_edu.chapters.ch08_real_decoder.readout import (decoder_answers, failed_checks,
                                                         post_hoc_sentence, verdict_words)
 from vrs_edu.chapters.ch08_real_decoder.recipe import CLAIM_ESTIMATES, agreed, verdicts
 
-answers = course_answers(result)
+answers = decoder_answers(result)
 readings = agreed(verdicts(result))      # judged live with the current declarations
 post_hoc = [n for q in "qk" for n in CLAIM_ESTIMATES[f"late_v_beats_{q}"]]
 primary = [verdict_words(readings[f"late_v_beats_{q}"]) for q in "qk"]

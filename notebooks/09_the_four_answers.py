@@ -85,9 +85,9 @@ from vrs_edu.chapters.ch07_real_model.model import corpus_sentences, load_real_m
 
 real = load_real_model()
 sentences = corpus_sentences(400, real=real)
-encoder = A.encoder_evidence(probes.swap_experiment(real, sentences[::8], "pattern"),
-                             probes.swap_experiment(real, sentences[::8], "value"),
-                             probes.substitution_ablation(real, sentences[::10]),
+encoder = A.encoder_evidence(probes.encoder_swap(real, sentences[::8], "pattern"),
+                             probes.encoder_swap(real, sentences[::8], "value"),
+                             probes.encoder_substitution_ablation(real, sentences[::10]),
                              probes.probe_table(probes.collect_activations(real, sentences),
                                                 features="token"))
 

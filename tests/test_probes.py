@@ -167,7 +167,7 @@ def test_probe_table_shape_and_range(acts):
 
 
 def test_substituting_x0_at_layer_0_changes_nothing(real, sentences):
-    out = P.substitution_ablation(real, sentences[:6])
+    out = P.encoder_substitution_ablation(real, sentences[:6])
     for s in P.PATHS:
         assert out[s][0] == pytest.approx(1.0, abs=1e-6)
         assert all(-1 <= c <= 1 + 1e-6 for c in out[s])
@@ -177,22 +177,22 @@ def test_substituting_x0_at_layer_0_changes_nothing(real, sentences):
 def test_swapping_with_an_identical_sentence_changes_nothing(real, sentences):
     s = sentences[0]
     for what in ("pattern", "value"):
-        out = P.swap_experiment(real, [s, s], what)
+        out = P.encoder_swap(real, [s, s], what)
         assert out["reference"] == pytest.approx(1.0, abs=1e-6)
         assert out["cos"] == pytest.approx([1.0] * 6, abs=1e-5)
     with pytest.raises(ValueError, match="what must be"):
-        P.swap_experiment(real, [s, s], "key")
+        P.encoder_swap(real, [s, s], "key")
     with pytest.raises(ValueError, match="no two sentences"):
-        P.swap_experiment(real, [s], "pattern")
+        P.encoder_swap(real, [s], "pattern")
 
 
 def test_frozen_routing_previous_has_no_layer_0(real, sentences):
-    out = P.frozen_routing(real, sentences[:4], "previous")
+    out = P.encoder_frozen_routing(real, sentences[:4], "previous")
     assert math.isnan(out["cos"][0]) and all(c < 1 for c in out["cos"][1:])
-    uni = P.frozen_routing(real, sentences[:4], "uniform")
+    uni = P.encoder_frozen_routing(real, sentences[:4], "uniform")
     assert all(c < 1 for c in uni["cos"])
     with pytest.raises(ValueError, match="mode must be"):
-        P.frozen_routing(real, sentences[:4], "random")
+        P.encoder_frozen_routing(real, sentences[:4], "random")
 
 
 def test_layer_statistics_are_in_range(real, sentences):

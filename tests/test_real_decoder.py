@@ -396,7 +396,7 @@ def test_the_whole_measurement_runs_and_its_declared_tests_are_judged(model):
     assert recipe.test_values(only_tested).keys() == recipe.test_values(payload).keys()
     rows = recipe.verdicts(payload)
     assert [r.test.name for r in rows] == [t.name for t in recipe.TESTS]
-    answers = R.course_answers({**payload, "verdicts": [r.to_record() for r in rows]})
+    answers = R.decoder_answers({**payload, "verdicts": [r.to_record() for r in rows]})
     assert set(answers) == {"q1", "q2", "q3", "q4"}
     assert all(a["sentence"] and a["question"].endswith("?") for a in answers.values())
     table = R.verdict_rows(rows)

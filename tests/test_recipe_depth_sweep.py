@@ -43,7 +43,7 @@ def test_the_gain_trend_is_the_per_seed_slope_against_log2_depth():
     # the uniform-causal entropy at T = 64 is 3.7539: a baseline at 4.0 (+ 0.01 per seed) nats sits 0.2461 (+ 0.01)
     # above it (not concentrated)
     assert ds.concentration(part)[8] == pytest.approx([0.2461, 0.2561, 0.2661], abs=1e-4)
-    assert ds.deep_x0_r2(part)[16] == pytest.approx([0.8] * 3)
+    assert ds.deep_x0_r2_by_depth(part)[16] == pytest.approx([0.8] * 3)
     rows = {r.test.name: r for r in ds.verdicts(_sweep_result())}
     assert rows["gain_grows_with_depth"].verdict == "undecided" and "zero variance" in rows["gain_grows_with_depth"].reason
     assert rows["baseline_concentrated_L8"].verdict == "contradicted"

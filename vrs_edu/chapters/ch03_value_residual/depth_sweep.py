@@ -212,7 +212,7 @@ def concentration(part: dict) -> dict[int, list[float]]:
     return {L: [_mean_over_layers(r, "entropy") - ref for r in runs_at(part, "baseline", L)] for L in depths_in(part)}
 
 
-def deep_x0_r2(part: dict) -> dict[int, list[float]]:
+def deep_x0_r2_by_depth(part: dict) -> dict[int, list[float]]:
     """Per depth, per seed: the baseline's x0-R² of the inputs of its last third of layers (mean over Q, K, V)."""
     out = {}
     for L in depths_in(part):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from vrs_edu.lab.analysis import mean_sd, t_test
+from vrs_edu.lab.analysis import mean_sd
 from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
 
 PATHS = "qkv"
@@ -185,8 +185,8 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
 
 def lm_toys_evidence(out_dir=None) -> dict:
     """The stored numbers :func:`lm_toys_sentence` reads: the depth sweep's baseline x0-R² per depth (its
-    ``deep_x0_r2``), this chapter's ``deep_context`` fact, the recall task's ``recall_deep_context``, the real
-    decoder's mean input x0-R² over its last third, and the premise's threshold (``vrs_edu.lab.premises``); a
+    ``deep_x0_r2_by_depth``), this chapter's ``deep_context`` fact, the recall task's ``recall_deep_context``, the
+    real decoder's mean input x0-R² over its last third, and the premise's threshold (``vrs_edu.lab.premises``); a
     missing result gives None (an empty dict for the depths)."""
     from vrs_edu.lab.by_corpus import verdict_corpus
     from vrs_edu.lab.experiments import load_results_or_none
@@ -202,7 +202,7 @@ def lm_toys_evidence(out_dir=None) -> dict:
     bov = load_results_or_none("bank-of-values", corpus=verdict_corpus(), out_dir=out_dir)
     rc = load_results_or_none("recall", out_dir=out_dir)
     dec = load_results_or_none("real-decoder", out_dir=out_dir)
-    depth = {L: _mean(v) for L, v in depth_sweep.deep_x0_r2(ds["corpus"]).items()} if ds else {}
+    depth = {L: _mean(v) for L, v in depth_sweep.deep_x0_r2_by_depth(ds["corpus"]).items()} if ds else {}
     decoder = None
     if dec and dec.get("probes", {}).get("x0_r2", {}).get("input"):
         late = dec["thirds"]["late"]
@@ -370,13 +370,6 @@ def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, b
             + ("the published V-over-Q order appears at some rates and not others, so our runs neither confirm "
                "nor refute it." if flips else
                "the order is the same at every rate, but with the premise this weak it counts for little."))
-
-
-def mean_ci(values: Sequence[float]) -> tuple[float, float, float]:
-    """(mean, low, high) of the 95 % Student-t interval of per-seed values (NaN bounds for one value)."""
-    t = t_test(list(values))
-    lo, hi = t["ci"]
-    return t["mean"], (math.nan if lo is None else lo), (math.nan if hi is None else hi)
 
 
 def mean_sd_text(values: Sequence[float], fmt: str = ".3f") -> str:

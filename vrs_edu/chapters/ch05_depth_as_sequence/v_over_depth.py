@@ -77,7 +77,7 @@ def read_recency(run: dict, stream: str, l: int) -> float:
     return sum(j * w for j, w in enumerate(row)) / sum(row) / (len(row) - 1)
 
 
-def per_seed(result: dict, variant: str, fn, streams=("v",)) -> list[float]:
+def weights_per_seed(result: dict, variant: str, fn, streams=("v",)) -> list[float]:
     """``fn(run, stream, l)`` averaged over the deep blocks (and ``streams``), one value per seed in seed order."""
     out = []
     for run in sorted(result["runs"][variant], key=lambda r: r["seed"]):
@@ -164,8 +164,8 @@ def test_values(result: dict) -> dict[str, list[float]]:
     """Per-seed values of the declared tests; tests whose runs are absent are left out."""
     runs, out = result["runs"], {}
     if "attnres_qkv" in runs:
-        out["attnres_qkv_weights_moved"] = per_seed(result, "attnres_qkv", distance_from_uniform, ("v",))
-        out["v_prefers_mlp_outputs"] = per_seed(result, "attnres_qkv", mlp_minus_attention)
+        out["attnres_qkv_weights_moved"] = weights_per_seed(result, "attnres_qkv", distance_from_uniform, ("v",))
+        out["v_prefers_mlp_outputs"] = weights_per_seed(result, "attnres_qkv", mlp_minus_attention)
         if "residual" in runs:
             out["attnres_qkv_no_worse"] = paired_values(runs["attnres_qkv"], runs["residual"])
     if "depth_attention" in runs:
@@ -180,10 +180,10 @@ def descriptions(result: dict) -> list[Description]:
     premise fails on the language-model toys); empty without attnres_qkv runs."""
     if "attnres_qkv" not in result["runs"]:
         return []
-    v = per_seed(result, "attnres_qkv", embedding_weight)
+    v = weights_per_seed(result, "attnres_qkv", embedding_weight)
     out = []
     for (name, quantity), s in zip(DESCRIBED, "qk"):
-        other = per_seed(result, "attnres_qkv", embedding_weight, (s,))
+        other = weights_per_seed(result, "attnres_qkv", embedding_weight, (s,))
         out.append(describe(name, quantity, [a - b for a, b in zip(v, other)], LM_TOYS_SHORT))
     return out
 

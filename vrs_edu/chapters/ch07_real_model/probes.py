@@ -282,7 +282,7 @@ def length_groups(real: RealModel, sentences: list[str]) -> list[list[str]]:
 
 
 @torch.no_grad()
-def swap_experiment(real: RealModel, sentences: list[str], what: str) -> dict:
+def encoder_swap(real: RealModel, sentences: list[str], what: str) -> dict:
     """Chapter 02's (a) pattern swap / (b) value swap on the real model. Within each group of equal-length sentences,
     sentence A borrows from its neighbour B (the group rolled by one) at one layer: B's attention pattern
     (``what="pattern"``: A keeps its own values) or B's values (``what="value"``: A keeps its own pattern).
@@ -319,7 +319,8 @@ def _batches(real: RealModel, sentences: list[str], batch_size: int):
 
 
 @torch.no_grad()
-def frozen_routing(real: RealModel, sentences: list[str], mode: str = "uniform", batch_size: int = 32) -> dict:
+def encoder_frozen_routing(real: RealModel, sentences: list[str], mode: str = "uniform",
+                           batch_size: int = 32) -> dict:
     """Chapter 02's (c): replace one layer's freshly computed attention pattern by a fixed one and measure the
     cosine of the sentence embedding to the clean one. ``mode="uniform"``: every query spreads its attention evenly
     over the sentence's real tokens; ``"previous"``: the pattern the layer below computed on the same input (layer 0
@@ -345,7 +346,7 @@ def frozen_routing(real: RealModel, sentences: list[str], mode: str = "uniform",
 
 
 @torch.no_grad()
-def substitution_ablation(real: RealModel, sentences: list[str], batch_size: int = 32) -> dict:
+def encoder_substitution_ablation(real: RealModel, sentences: list[str], batch_size: int = 32) -> dict:
     """Chapter 04's context-free substitution ablation on the real model: at layer l, the input of Q (or K, or V)
     — normally the stream h_l — is replaced by x0 = LayerNorm(token + position embedding), the stream at depth 0,
     which holds no context. The other two projections keep reading h_l.
@@ -371,7 +372,8 @@ def substitution_ablation(real: RealModel, sentences: list[str], batch_size: int
 
 @torch.no_grad()
 def substitution_cosine(model, ids: Tensor, mask: Tensor, layer: int, path: str) -> float:
-    """One cell of :func:`substitution_ablation`, by two whole forward passes of a :class:`~vrs_edu.nn.bert.MiniBert`:
+    """One cell of :func:`encoder_substitution_ablation`, by two whole forward passes of a
+    :class:`~vrs_edu.nn.bert.MiniBert`:
     ids, mask (B, T) -> the mean over the B sentences of cos(patched, clean sentence embedding), where the patched
     run gives the ``path`` projection (``"q"``, ``"k"`` or ``"v"``) of layer ``layer`` the context-free x0 (hook
     ``x0``) as its input, at hook point ``blocks.{layer}.attn.{path}_in``. Chapter 07's exercise 3.

@@ -12,7 +12,7 @@ v (Q2, Q3), the KV-cache price list (Q4), the widget's computation, and the cour
   last ``K`` layers' writes: how much of what a layer reads is the token itself and how much recent writing.
 * :func:`price_list` — for each substitution, the KV-cache bytes per token it saves and the nats it costs.
 * :func:`substitution_readout` — the widget: one sentence, one layer or third, Q, K or V replaced by its table.
-* :func:`course_answers` — the real decoder's numbers for each of the course's four questions, from the stored result;
+* :func:`decoder_answers` — the real decoder's numbers for each of the course's four questions, from the stored result;
   :func:`toy_comparison` — where they agree with the toys' stored results, and where not.
 Shapes: B batch, T sequence, D width, L layers, V vocabulary.
 """
@@ -287,7 +287,7 @@ def _fmt(c: dict) -> str:
 PREV = "previous layer's pattern"
 
 
-def course_answers(result: dict) -> dict[str, dict]:
+def decoder_answers(result: dict) -> dict[str, dict]:
     """The real decoder's numbers for each of the course's four questions (``q1``..``q4``), read from a stored
     ``real-decoder`` result: ``{"question", "numbers", "verdicts": {test: verdict}, "sentence"}`` each; loss changes
     are in nats per token (mean [95 % interval] over the evaluation sequences), always of the **last third**.

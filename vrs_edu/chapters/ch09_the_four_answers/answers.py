@@ -1126,7 +1126,7 @@ def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
     cells "not made yet"."""
     from vrs_edu.lab.by_corpus import verdict_corpus
     from vrs_edu.lab.experiments import load_results_or_none
-    from vrs_edu.chapters.ch08_real_decoder.readout import course_answers as decoder_answers
+    from vrs_edu.chapters.ch08_real_decoder.readout import decoder_answers
     from vrs_edu.chapters.ch08_real_decoder.recipe import verdicts as decoder_verdicts
 
     toys = {n: load_results_or_none(n, corpus=verdict_corpus(), out_dir=out_dir) for n in TOY_RECIPES}

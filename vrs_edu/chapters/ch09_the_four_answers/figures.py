@@ -9,7 +9,8 @@ COLOURS = {"toy": "#4c72b0", "decoder": "#c44e52"}
 
 
 def plot_four_answers(answers: list[dict]):
-    """A 2 × 2 grid, one panel per answer (``vrs_edu.chapters.ch09_the_four_answers.answers.course_answers``), each bar one entry of its ``bars``:
+    """A 2 × 2 grid, one panel per answer (:func:`~vrs_edu.chapters.ch09_the_four_answers.answers.course_answers`), each bar one entry of
+    its ``bars``:
     the loss change in nats with its 95 % interval, blue for the toys, red for the real decoder; a panel without
     bars says "not measured yet". Returns the figure.
 

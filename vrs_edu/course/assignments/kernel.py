@@ -318,9 +318,3 @@ def audit_result(cell) -> dict | None:
     if not isinstance(found, dict) or not all(isinstance(found.get(k), list) for k in ("rebound", "copies", "opened")):
         return None
     return found
-
-
-def audit_names(cell) -> list[str] | None:
-    """The names the audit cell found rebound; None when it printed no result."""
-    found = audit_result(cell)
-    return None if found is None else found["rebound"]
