@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import shutil
 import sys
 from dataclasses import replace
 from pathlib import Path
@@ -20,6 +21,16 @@ from pathlib import Path
 from vrs_edu.cli_args import (UsageError, device_name, natural_int, one_of, output_dir, parse_setting, positive_int,
                               seed_list, setting, text_file)
 from vrs_edu.course.assignments.cli import add_commands as add_assignment_commands
+from vrs_edu.lab import distributed
+from vrs_edu.lab.data import load_corpus, make_token_data, unigram_loss
+from vrs_edu.lab.experiments import RESULTS_DIR, environment_info, run_recipe
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.parallel import default_jobs
+from vrs_edu.lab.presets import PRESETS, make_run
+from vrs_edu.lab.rejudge import changed_lines, rejudge_file
+from vrs_edu.lab.train import save_checkpoint, train
+from vrs_edu.nn.model import TinyGPT
+from vrs_edu.recipes import JUDGES, RECIPES, recipe_named
 
 
 @contextlib.contextmanager
@@ -27,9 +38,7 @@ def _scaled(args, checkpoint_root: str | None = None, **more):
     """Resolve ``--device`` and join the torchrun process group (if launched by torchrun). Yields the
     :class:`~vrs_edu.lab.distributed.World` and the :class:`~vrs_edu.lab.options.RunOptions` that the command
     passes to every ``train`` call (from the flags, plus ``more``); leaves the group at the end."""
-    from vrs_edu.lab import distributed
     from vrs_edu.lab.device import autocast_dtype, describe, resolve_device
-    from vrs_edu.lab.options import RunOptions
 
     device = resolve_device(args.device)
     world = distributed.init_from_env(device)
@@ -70,11 +79,6 @@ def _add_scale_flags(p: argparse.ArgumentParser) -> None:
 
 
 def cmd_train(args) -> int:
-    from vrs_edu.lab.data import load_corpus, make_token_data, unigram_loss
-    from vrs_edu.lab.presets import make_run
-    from vrs_edu.lab.train import save_checkpoint, train
-    from vrs_edu.nn.model import TinyGPT
-
     over = {k: v for k, v in (("steps", args.steps), ("seed", args.seed), ("batch_size", args.batch_size))
             if v is not None}
     preset, mcfg, tcfg = make_run(args.preset, **{**_parse_settings(args.set), **over})  # explicit flags win
@@ -107,8 +111,6 @@ def cmd_train(args) -> int:
 def _replace_runs(*folders: str | None) -> None:
     """``train --force``: say what each folder's earlier run holds, then delete exactly that (see :func:`_holds_run`;
     anything else in the folder stays)."""
-    import shutil
-
     for folder in dict.fromkeys(f for f in folders if f):
         held = _holds_run(folder)
         if not held:
@@ -130,9 +132,6 @@ def _result_flags(args) -> list[str]:
 
 
 def cmd_reproduce(args) -> int:
-    from vrs_edu.lab.experiments import RESULTS_DIR, run_recipe
-    from vrs_edu.recipes import RECIPES, recipe_named
-
     if args.name == "list" or args.name is None:
         for r in RECIPES.values():
             print(f"{r.name:20s} {r.about}")
@@ -147,7 +146,6 @@ def cmd_reproduce(args) -> int:
     # The trained models a recipe keeps: with --out DIR, under --checkpoint-dir or DIR/checkpoints; else in
     # data/checkpoints beside the results in data/results, where the chapters read both
     models = (args.checkpoint_dir or str(Path(args.out) / "checkpoints")) if args.out else None
-    from vrs_edu.lab.parallel import default_jobs
 
     jobs = default_jobs() if args.jobs is None else args.jobs   # independent runs side by side, one thread each
     recipe = recipe_named(args.name)
@@ -181,9 +179,6 @@ def cmd_reproduce(args) -> int:
 
 
 def cmd_info(args) -> int:
-    from vrs_edu.lab.experiments import environment_info
-    from vrs_edu.lab.presets import PRESETS
-
     print(json.dumps(environment_info(), indent=1))
     for p in PRESETS.values():
         print(f"preset {p.name:12s} {p.about}")
@@ -198,9 +193,6 @@ def cmd_corpora(args) -> int:
 
 
 def cmd_rejudge(args) -> int:
-    from vrs_edu.lab.rejudge import changed_lines, rejudge_file
-    from vrs_edu.recipes import JUDGES
-
     for path in args.files:
         entry = rejudge_file(path, args.reason, JUDGES)
         lines = changed_lines(entry)
@@ -268,14 +260,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _preset_names() -> list[str]:
-    from vrs_edu.lab.presets import PRESETS
-
     return sorted(PRESETS)
 
 
 def _recipe_names() -> list[str]:
-    from vrs_edu.recipes import RECIPES
-
     return ["list", *RECIPES]
 
 
@@ -294,8 +282,6 @@ def check_settings(preset: str | None, items: list[str] | None, flags: dict[str,
     ``preset`` None (``reproduce`` without ``--preset``: each recipe picks its own): a setting is refused here only
     when it is wrong for every preset (``steps=-5``); one that depends on the preset is left to the recipe.
     """
-    from vrs_edu.lab.presets import PRESETS, make_run
-
     items, flags = list(items or []), dict(flags or {})
     for item in items:
         key, value = parse_setting(item)

@@ -19,6 +19,9 @@ import types
 import typing
 from pathlib import Path
 
+from vrs_edu.lab.train import TrainConfig
+from vrs_edu.nn.model import TinyGPTConfig
+
 Invalid = argparse.ArgumentTypeError
 
 
@@ -180,9 +183,6 @@ def parse_setting(text: str) -> tuple[str, object]:
 
 def setting_types() -> dict[str, object]:
     """{setting: type hint} of every model (TinyGPTConfig) and training (TrainConfig) setting."""
-    from vrs_edu.lab.train import TrainConfig
-    from vrs_edu.nn.model import TinyGPTConfig
-
     return {**typing.get_type_hints(TinyGPTConfig), **typing.get_type_hints(TrainConfig)}
 
 

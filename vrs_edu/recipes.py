@@ -6,8 +6,7 @@ which chapters 01, 02, 07 and 09 load, lives in :mod:`vrs_edu.lab.char_model`. A
 """
 from __future__ import annotations
 
-from vrs_edu.chapters.ch03_value_residual import depth_sweep, recipe as value_residual
-from vrs_edu.chapters.ch03_value_residual import recall
+from vrs_edu.chapters.ch03_value_residual import depth_sweep, recall, recipe as value_residual
 from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
 from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers, v_over_depth
 from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder

@@ -16,6 +16,8 @@ import time
 import torch
 
 from vrs_edu.bench.training import load_average
+from vrs_edu.chapters.ch08_real_decoder.model import DecoderMissing, checked_gguf, load_tokenizer
+from vrs_edu.nn.llama import MiniLlama
 
 
 def _median_times(fns: dict, rounds: int) -> dict[str, float]:
@@ -31,9 +33,6 @@ def _median_times(fns: dict, rounds: int) -> dict[str, float]:
 
 
 def run(args) -> None:
-    from vrs_edu.chapters.ch08_real_decoder.model import DecoderMissing, checked_gguf, load_tokenizer
-    from vrs_edu.nn.llama import MiniLlama
-
     try:
         path = checked_gguf()
         import transformers

@@ -27,7 +27,9 @@ import time
 
 import torch
 
+from vrs_edu.chapters.ch03_value_residual.recipe import CORPUS, VARIANTS
 from vrs_edu.lab.experiments import RESULTS_DIR, compare_variants, load_results, run_recipe
+from vrs_edu.lab.parallel import worker_count
 from vrs_edu.recipes import RECIPES
 
 FULL_BUDGET_S = 20 * 60
@@ -49,8 +51,6 @@ def _load() -> str:
 def parallel_vs_sequential(steps: int, variants=("baseline", "resformer"), seeds=(0, 1)) -> dict:
     """Wall time of the same runs with ``jobs=2`` (one torch thread per worker), and one after another at 2 torch
     threads and at 1: the value-residual recipe's corpus runs of ``variants`` × ``seeds``, ``steps`` steps each."""
-    from vrs_edu.chapters.ch03_value_residual.recipe import CORPUS, VARIANTS
-
     runs = {v: {**CORPUS["train"], "steps": steps, **VARIANTS[v]} for v in variants}
     out = {"runs": len(variants) * len(seeds), "steps": steps}
     settings = (("sequential", 1, 2), ("parallel", 2, 1), ("sequential_1_thread", 1, 1))
@@ -91,8 +91,6 @@ def utilisation(r: dict) -> dict | None:
     ``in_runs`` high while ``busy`` is low means the runs themselves were descheduled: other load on the machine,
     not a fault of the schedule. None for a result without CPU time or runs (made before they were recorded).
     """
-    from vrs_edu.lab.parallel import worker_count
-
     runs = _runs(r)
     if "cpu_time_s" not in r or not runs or not r.get("wall_time_s"):
         return None

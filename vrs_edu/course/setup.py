@@ -5,6 +5,10 @@ import os
 import random
 from importlib import metadata
 
+import torch
+
+from vrs_edu.viz.plots import apply_course_style
+
 REQUIRED = {  # package (distribution name, here also its import name) -> minimum version
     "torch": "2.4", "numpy": "1.26", "matplotlib": "3.8", "seaborn": "0.13", "ipywidgets": "8.1",
     "jupytext": "1.16", "nbval": "0.11", "einops": "0.8", "safetensors": "0.4", "tokenizers": "0.20", "tqdm": "4.66",
@@ -15,9 +19,6 @@ def setup_notebook(seed: int = 0) -> None:
     """Seed Python and torch, fix the thread count (``VRS_EDU_THREADS``, set by ``make notebooks`` and the tests so
     that stored outputs are reproducible), and set one plotting style for the whole course
     (:func:`vrs_edu.viz.plots.apply_course_style`: every text of a figure 12 pt or more, figures at 80 dpi)."""
-    import torch
-
-    from vrs_edu.viz.plots import apply_course_style
 
     threads = os.environ.get("VRS_EDU_THREADS")
     if threads:

@@ -61,12 +61,13 @@ from __future__ import annotations
 import math
 import textwrap
 from collections.abc import Sequence
+from dataclasses import replace
 
 from scipy import stats
 
 # The typed results, importable from here too (one import for a chapter or a recipe).
 from vrs_edu.lab.results import (DECIDED, FORMS, GATES, KINDS, VERDICTS, Comparison, DeclaredTest,  # noqa: F401
-                      PairedDiff, Precondition, PreconditionOutcome, Verdict, interval, signed, t_statistic)
+                                 PairedDiff, Precondition, PreconditionOutcome, Verdict, interval, signed, t_statistic)
 
 
 def _floats(values, name: str) -> list[float]:
@@ -494,7 +495,6 @@ def _combine(test: DeclaredTest, arms: list[tuple[str | None, Verdict]]) -> Verd
     rule to the arms' would-be (or, where judged, actual) words."""
     if test.sweep is None:
         return arms[0][1]
-    from dataclasses import replace
 
     words = [v.verdict for _, v in arms]
     verdict = arm_rule(words)

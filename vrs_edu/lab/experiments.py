@@ -18,6 +18,7 @@ import json
 import os
 import platform
 import shlex
+import subprocess
 import time
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, replace
@@ -26,7 +27,7 @@ from pathlib import Path
 
 import torch
 
-from vrs_edu.nn.model import TinyGPT
+from vrs_edu import __version__
 from vrs_edu.lab.corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
 from vrs_edu.lab.data import TOKENIZERS, SyntheticTask, unigram_loss
 from vrs_edu.lab.metrics import coefficient_readout, layer_metrics, substitution_ablation
@@ -36,6 +37,7 @@ from vrs_edu.lab.presets import scaled_run
 from vrs_edu.lab.results import to_json
 from vrs_edu.lab.train import evaluate, make_optimizer, optimizer_settings, save_checkpoint, train
 from vrs_edu.lab.x0_need import x0_gradient_pressure, x0_removal_cost
+from vrs_edu.nn.model import TinyGPT
 
 RESULTS_DIR = Path(__file__).resolve().parents[2] / "data" / "results"
 CHECKPOINT_DIR = Path(__file__).resolve().parents[2] / "data" / "checkpoints"
@@ -66,8 +68,6 @@ SYNTHETIC_RECIPES = ("recall", "recall-rates", "recall-tuning")
 
 
 def environment_info() -> dict:
-    from vrs_edu import __version__
-
     return {"vrs_edu": __version__, "torch": torch.__version__, "python": platform.python_version(),
             "threads": torch.get_num_threads(), "machine": platform.machine(), "processor": platform.processor(),
             "cpu_count": os.cpu_count()}
@@ -86,8 +86,6 @@ def git_state(root: str | Path | None = None) -> dict | None:
     package's parent): the commit of the code that made a result, and whether tracked files differed from it
     (``git status --porcelain --untracked-files=no``; a dirty tree means the numbers may come from code no commit
     holds). None outside a git checkout or without git."""
-    import subprocess
-
     root = Path(root) if root is not None else Path(__file__).resolve().parents[2]
     try:
         commit = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True,
@@ -256,7 +254,6 @@ def models_dir(options: RunOptions | None = None) -> Path:
     ``DIR/checkpoints``, or ``--checkpoint-dir``), else the repository's ``data/checkpoints/`` that the chapters
     read."""
     return Path(options.models_dir) if options is not None and options.models_dir else CHECKPOINT_DIR
-
 
 
 # ---------------------------------------------------------------------------------------------------------------

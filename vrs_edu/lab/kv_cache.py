@@ -27,6 +27,7 @@ import torch
 from torch import Tensor
 
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
+from vrs_edu.nn.x0 import default_x0_layers
 
 VARIANTS = {"baseline": {}, "svformer": {"value_residual": "svformer"}, "bank": {"x0_mode": "bank"}}
 DEPTH_ATTENTION = {"depth_attention": {"depth_mixer": "depth_attention"}}   # a V read, not a V reuse
@@ -121,8 +122,6 @@ def measure(cfg: TinyGPTConfig, lengths: list[int], batch: int = 1, seed: int = 
 
 def n_bank_layers(n_layers: int) -> int:
     """Bank layers in the course's default placement, the last third (``vrs_edu.nn.x0.default_x0_layers``)."""
-    from vrs_edu.nn.x0 import default_x0_layers
-
     return len(default_x0_layers(n_layers))
 
 

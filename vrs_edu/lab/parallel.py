@@ -18,8 +18,10 @@ import multiprocessing
 import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+
 import torch
 
+from vrs_edu.lab import distributed
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.progress import progress_bar
 
@@ -100,8 +102,6 @@ def usable_jobs(options: RunOptions | None = None, jobs: int | None = None) -> i
     """The number of workers a recipe may use: ``jobs`` (None: ``options.jobs``, 1 by default), but 1 under
     ``torchrun`` (every rank already runs the same runs together) and when ``options`` put training on an
     accelerator (one device, one run)."""
-    from vrs_edu.lab import distributed
-
     options = options or RunOptions()
     jobs = options.jobs if jobs is None else jobs
     if distributed.world().size > 1 or (options.device is not None and str(options.device) != "cpu"):

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import torch
 
-from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
-from vrs_edu.lab.data import TOKENIZERS
+from vrs_edu.lab.data import TOKENIZERS, default_corpus_text
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.train import TrainConfig
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 
 @dataclass(frozen=True)
@@ -148,7 +148,6 @@ def nominal_vocab(p: Preset) -> int:
     small for that many BPE merges yields fewer), the number of distinct characters for ``char``."""
     if p.tokenizer != "char":
         return p.vocab_size
-    from vrs_edu.lab.data import default_corpus_text
 
     return len(set(default_corpus_text()))
 

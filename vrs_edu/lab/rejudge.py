@@ -21,6 +21,7 @@ from vrs_edu.lab.analysis import verdict_records
 from vrs_edu.lab.experiments import git_state
 from vrs_edu.lab.results import to_json
 
+
 def rejudge(result: dict, reason: str, judges: dict, code: dict | None = None, date: str | None = None) -> dict:
     """``result`` with its ``verdicts`` replaced by today's and a ``rejudged`` entry appended (see the module's
     docstring). ``judges``: recipe name -> its ``verdicts(result)`` (:data:`vrs_edu.recipes.JUDGES`). The input is

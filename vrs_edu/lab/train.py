@@ -32,12 +32,12 @@ import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 from vrs_edu.lab import distributed
 from vrs_edu.lab.data import SyntheticTask, TokenData, Tokenizer
 from vrs_edu.lab.device import autocast, autocast_dtype, resolve_device
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.progress import progress_bar
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 # The x0 coefficients' optimizer: the course's coefficient group, or the official bank-of-values groups
 # (``OFFICIAL_X0_GROUPS`` below).

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from contextlib import contextmanager
+from dataclasses import replace
 
 import torch
 import torch.nn.functional as F
@@ -103,8 +104,6 @@ def x0_gradient_pressure(model: TinyGPT, batches, layers=None) -> dict:
     Raises:
         ValueError: the model already has x0 paths, or its weights do not fit the probe.
     """
-    from dataclasses import replace
-
     if model.cfg.x0_mode != "none":
         raise ValueError(f"gradient pressure is read on a model without x0 paths, got x0_mode={model.cfg.x0_mode!r}")
     w = next(model.parameters())

@@ -38,6 +38,8 @@ import torch
 import torch.nn.functional as F
 from einops import rearrange
 from jaxtyping import Bool, Float, Int
+from safetensors.torch import load_file
+from tokenizers import Tokenizer
 from torch import Tensor, nn
 
 from vrs_edu.nn.hooks import HookPoints, no_hook
@@ -236,8 +238,6 @@ class MiniBert(nn.Module):
             ValueError: the config is not a plain BERT, or the checkpoint lacks a weight / has one of the wrong shape
                 (the message names them).
         """
-        from safetensors.torch import load_file
-
         folder = Path(folder)
         for name in ("config.json", "model.safetensors"):
             if not (folder / name).is_file():
@@ -296,8 +296,6 @@ def hf_name(name: str) -> str:
 def load_tokenizer(path: str | Path, max_length: int = 128):
     """The model's WordPiece tokenizer from its ``tokenizer.json`` (HF ``tokenizers``), set to pad each batch to its
     longest sentence (not to a fixed 128) and to truncate at ``max_length`` tokens, [CLS] and [SEP] included."""
-    from tokenizers import Tokenizer
-
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"{path} does not exist")

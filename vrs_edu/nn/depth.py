@@ -48,7 +48,7 @@ from __future__ import annotations
 from vrs_edu.nn.depth_attention import DepthAttention
 from vrs_edu.nn.depth_mixer import MIXERS, ROUTERS, DepthMixer, DepthMixerName, DepthRead, ResidualSum, ScalarGain
 from vrs_edu.nn.depth_routers import DeepCrossAttention, MUDDFormer, VerticalAttention
-from vrs_edu.nn.depth_weights import AttentionResiduals, AttentionResidualsQKV, DenseFormerDWA, ELCBERT
+from vrs_edu.nn.depth_weights import ELCBERT, AttentionResiduals, AttentionResidualsQKV, DenseFormerDWA
 from vrs_edu.nn.shortswa import ShortSWADepth
 
 

@@ -16,7 +16,6 @@ from torch import Tensor, nn
 from vrs_edu.nn.hooks import Hook, no_hook
 from vrs_edu.nn.layers import SeededInit
 
-
 DepthMixerName = Literal["residual", "denseformer", "elcbert", "attnres", "shortswa", "dca", "mudd", "vertical",
                          "attnres_qkv", "depth_attention", "scalar_gain"]
 MIXERS: tuple[DepthMixerName, ...] = get_args(DepthMixerName)  # what TinyGPTConfig.validate accepts

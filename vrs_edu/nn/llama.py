@@ -47,7 +47,7 @@ from einops import rearrange
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-from vrs_edu.nn.attention import attention_pattern, attend
+from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.hooks import Hook, HookPoints, no_hook
 from vrs_edu.nn.layers import RoPE
 from vrs_edu.nn.model import ModelOutput, Trace

@@ -27,11 +27,10 @@ import torch.nn.functional as F
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-from vrs_edu.nn import value_residual as vr
-from vrs_edu.nn import x0 as x0mod
+from vrs_edu.nn import value_residual as vr, x0 as x0mod
 from vrs_edu.nn.attention import CausalSelfAttention
-from vrs_edu.nn.depth_mixer import MIXERS, ROUTERS, DepthMixerName, DepthRead
 from vrs_edu.nn.depth import make_depth_mixer
+from vrs_edu.nn.depth_mixer import MIXERS, ROUTERS, DepthMixerName, DepthRead
 from vrs_edu.nn.hooks import Hook, HookPoints, no_hook
 from vrs_edu.nn.layers import MLP, RoPE, SeededInit, residual_std, rms_norm
 from vrs_edu.nn.value_residual import ValueResidualMode

@@ -12,6 +12,8 @@ chapter (``setup_notebook`` calls it); the plotting functions never pass a small
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import seaborn as sns
+from matplotlib.text import Text
 
 MIN_FONT_PT = 12.0       # the smallest text a course figure may carry, in points
 FIGURE_DPI = 80          # dots per inch of the figures the notebooks store (a 12-inch figure: 960 px)
@@ -25,8 +27,6 @@ COURSE_RC = {
 def apply_course_style() -> None:
     """seaborn's ``whitegrid`` look with every text at :data:`MIN_FONT_PT` points or more (seaborn's ``notebook``
     context sets ticks and legends at 11 pt; the sizes and dots per inch are :data:`COURSE_RC`)."""
-    import seaborn as sns
-
     sns.set_theme(context="notebook", style="whitegrid", rc=COURSE_RC)
 
 
@@ -34,8 +34,6 @@ def _texts(fig):
     """(text, its box in pixels) for every visible, non-empty text of ``fig``: tick labels, titles, legends,
     colour-bar labels and annotations are all :class:`matplotlib.text.Text` artists. Tick labels exist only once
     the figure is drawn, so it is drawn first."""
-    from matplotlib.text import Text
-
     fig.canvas.draw()
     renderer = fig.canvas.get_renderer()
     return [(t, t.get_window_extent(renderer)) for t in fig.findobj(Text)

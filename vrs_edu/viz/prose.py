@@ -17,7 +17,9 @@ read to.
 """
 from __future__ import annotations
 
+import inspect
 import math
+import textwrap
 from collections.abc import Sequence
 
 from vrs_edu.lab.results import Verdict
@@ -96,9 +98,6 @@ def source(obj, start: str | None = None, stop: str | None = None) -> Prose:
     mechanism next to its equation (DESIGN.md, "A chapter's anatomy"). ``start`` / ``stop``: show only the lines from
     the first one containing ``start`` up to the first one after it containing ``stop`` (both included).
     Raises ValueError naming a ``start`` or ``stop`` the source does not contain."""
-    import inspect
-    import textwrap
-
     lines = textwrap.dedent(inspect.getsource(obj)).splitlines()
     first = 0
     if start is not None:

@@ -14,6 +14,7 @@ import matplotlib.pyplot as plt
 from vrs_edu.chapters.ch00_orientation.readout import DEFAULT, stream_norm_readout
 from vrs_edu.viz.controls import change_from_default, label_style
 
+
 def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0):
     """The figure the chapter-00 widget draws: residual-stream norm across depth of an untrained model at this
     setting (marked, in colour) over the default setting (grey, dashed, hollow markers, drawn underneath so it shows

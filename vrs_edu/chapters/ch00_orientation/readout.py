@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from vrs_edu.nn.model import TinyGPTConfig, TinyGPT
 from vrs_edu.lab.metrics import stream_norms
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 
 @torch.no_grad()

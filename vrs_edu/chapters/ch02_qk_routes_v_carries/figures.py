@@ -8,9 +8,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import seaborn as sns
 
+from vrs_edu.chapters.ch01_two_axes.figures import _show_token
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import blend_and_temperature
 from vrs_edu.viz.controls import change_from_default, label_style
-from vrs_edu.chapters.ch01_two_axes.figures import _show_token
 
 
 def plot_patterns(patterns: dict[int, object], tokens: list[str]):

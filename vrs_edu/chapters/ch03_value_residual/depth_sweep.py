@@ -28,14 +28,14 @@ from __future__ import annotations
 
 import math
 
+from vrs_edu.chapters.ch03_value_residual.recipe import (CORPUS, QUICK_STEPS, VERDICT_CORPUS, epochs_read,
+                                                         lambda_plateau, lambda_profiles)
 from vrs_edu.lab.analysis import (DeclaredTest, Precondition, check_preconditions, depth_slope, judge, paired_values,
                                   verdict_records)
-from vrs_edu.lab.experiments import compare_variants, Recipe
+from vrs_edu.lab.experiments import Recipe, compare_variants
 from vrs_edu.lab.metrics import uniform_causal_entropy
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.results import Verdict
-from vrs_edu.chapters.ch03_value_residual.recipe import (CORPUS, QUICK_STEPS, VERDICT_CORPUS, epochs_read,
-                                                         lambda_plateau, lambda_profiles)
 
 DEPTHS = (16, 8, 4)              # the longest runs first, so that the two cores finish together
 SEEDS = (0, 1, 2, 3)             # the evaluated seeds (chapter 03's first four)

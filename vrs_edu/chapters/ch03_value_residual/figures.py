@@ -9,10 +9,12 @@ from __future__ import annotations
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from vrs_edu.lab.analysis import band
+from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds
 from vrs_edu.chapters.ch03_value_residual.readout import lambda_readout, trained_lambdas
+from vrs_edu.lab.analysis import band, t_test
 from vrs_edu.nn.model import TinyGPT
 from vrs_edu.viz.controls import change_from_default, label_style
+from vrs_edu.viz.prose import say
 
 COLORS = {"baseline": "black", "resformer": "C0", "learnable": "C1", "svformer": "C2", "neutreno": "C3",
           "baseline_raw": "0.55", "resformer_raw": "C9",      # the weak-baseline pair: its own colours
@@ -78,8 +80,6 @@ def lambda_widget(model: TinyGPT, batches, lambda_1: float = DEFAULT_LAMBDAS[0],
                   lambda_2: float = DEFAULT_LAMBDAS[1]):
     """λ1 / λ2 sliders over a trained value-residual model: loss and per-layer entropy update on every move. The
     sliders open at ``(lambda_1, lambda_2)`` (default :data:`DEFAULT_LAMBDAS`, V_1 removed)."""
-    from vrs_edu.viz.prose import say
-
     batches = list(batches)
     trained = lambda_readout(model, batches, *trained_lambdas(model))
 
@@ -267,9 +267,6 @@ def plot_depth_sweep(part: dict):
     the mean with its 95 % interval; (2) the baseline's attention entropy over layers ≥ 1 minus uniform causal
     attention's (below 0 = concentrated: ResFormer's premise); (3) the slope of the learned λ1 against layer. The
     numbers: :mod:`vrs_edu.chapters.ch03_value_residual.depth_sweep`."""
-    from vrs_edu.lab.analysis import t_test
-    from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds
-
     depths = ds.depths_in(part)
     panels = (("gain: learnable − baseline (nats)", ds.gains(part)),
               ("baseline entropy − uniform (nats)", ds.concentration(part)),

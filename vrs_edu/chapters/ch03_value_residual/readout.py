@@ -10,9 +10,9 @@ from contextlib import contextmanager
 
 import torch
 
+from vrs_edu.lab.metrics import attention_entropy, mean_loss
 from vrs_edu.nn.model import TinyGPT
 from vrs_edu.nn.value_residual import ValueResidual
-from vrs_edu.lab.metrics import attention_entropy, mean_loss
 
 
 def _value_residuals(model: TinyGPT) -> list[ValueResidual]:

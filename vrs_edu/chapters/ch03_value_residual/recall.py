@@ -51,17 +51,16 @@ their premise — deep inputs mostly context, x0-R² below :data:`vrs_edu.lab.pr
 """
 from __future__ import annotations
 
+from vrs_edu.chapters.ch03_value_residual.recipe import QUICK_STEPS, SEEDS, VARIANTS as VR_VARIANTS, run_suite
 from vrs_edu.lab.analysis import (DeclaredTest, Precondition, check_preconditions, judge, paired_values, steps_to_reach,
                                   verdict_records)
 from vrs_edu.lab.data import associative_recall, no_lookup_reference
 from vrs_edu.lab.experiments import Recipe
 from vrs_edu.lab.options import RunOptions
-from vrs_edu.lab.results import Verdict
 from vrs_edu.lab.premises import DEEP_X0_R2, DEEP_X0_R2_REASON
-from vrs_edu.lab.x0_need import (VARIANTS_V2, x0_share, beta_plateau, coefficient_table, need_margins, pressure_ratios,
-                                 share_margins, x0_layers)
-from vrs_edu.chapters.ch03_value_residual.recipe import QUICK_STEPS, SEEDS, run_suite
-from vrs_edu.chapters.ch03_value_residual.recipe import VARIANTS as VR_VARIANTS
+from vrs_edu.lab.results import Verdict
+from vrs_edu.lab.x0_need import (VARIANTS_V2, beta_plateau, coefficient_table, need_margins, pressure_ratios,
+                                 share_margins, x0_layers, x0_share)
 
 TASK = {"n_pairs": 4, "n_key_symbols": 8, "n_value_symbols": 16, "key_len": 1, "n_queries": 8,
         "with_replacement": True}

@@ -23,14 +23,14 @@ from dataclasses import replace
 
 import torch
 
-from vrs_edu.nn.model import TinyGPT
 from vrs_edu.lab.analysis import (DeclaredTest, Precondition, check_preconditions, compare_to_baseline, depth_slope,
                                   judge, paired_values, trajectory_plateaus, verdict_records)
+from vrs_edu.lab.experiments import Recipe, compare_variants
 from vrs_edu.lab.metrics import uniform_causal_entropy
-from vrs_edu.lab.experiments import compare_variants, Recipe
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.presets import scaled_run
 from vrs_edu.lab.results import Verdict
+from vrs_edu.nn.model import TinyGPT
 
 VARIANTS = {
     "baseline": {},

@@ -14,8 +14,8 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
-from vrs_edu.lab.analysis import band
 from vrs_edu.chapters.ch04_bank_of_values.readout import FACTOR_EXPONENTS, beta_readout, beta_sweep
+from vrs_edu.lab.analysis import band
 from vrs_edu.nn.model import TinyGPT
 from vrs_edu.viz.controls import change_from_default, label_style
 

@@ -13,7 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from vrs_edu.chapters.ch03_value_residual import depth_sweep, recall
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
 from vrs_edu.lab.analysis import mean_sd
+from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.lab.experiments import load_results_or_none
 from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
 
 PATHS = "qkv"
@@ -188,12 +192,6 @@ def lm_toys_evidence(out_dir=None) -> dict:
     ``deep_x0_r2_by_depth``), this chapter's ``deep_context`` fact, the recall task's ``recall_deep_context``, the
     real decoder's mean input x0-R² over its last third, and the premise's threshold (``vrs_edu.lab.premises``); a
     missing result gives None (an empty dict for the depths)."""
-    from vrs_edu.lab.by_corpus import verdict_corpus
-    from vrs_edu.lab.experiments import load_results_or_none
-    from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
-    from vrs_edu.chapters.ch03_value_residual import recall
-    from vrs_edu.chapters.ch03_value_residual import depth_sweep
-
     try:
         from vrs_edu.lab.premises import DEEP_X0_R2 as threshold
     except ImportError:                       # before the premises module: chapter 04's own declaration

@@ -15,9 +15,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from vrs_edu.nn.model import TinyGPT
 from vrs_edu.lab.analysis import mean_sd
-from vrs_edu.lab.x0_need import x0_blocks, betas_set
+from vrs_edu.lab.x0_need import betas_set, x0_blocks
+from vrs_edu.nn.model import TinyGPT
 
 # The factors on a learned β that the sweep measures (and the widget's sliders offer): β × 2**e, ×1/16 … ×4.
 FACTOR_EXPONENTS = (-4, -3, -2, -1, 0, 1, 2)

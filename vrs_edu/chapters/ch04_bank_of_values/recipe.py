@@ -19,9 +19,10 @@ The x0-share and x0-need claims are not declared here, only described (:func:`de
 """
 from __future__ import annotations
 
-
 import math
 
+from vrs_edu.chapters.ch03_value_residual.recipe import (CORPUS, QUICK_STEPS, SEEDS, VERDICT_CORPUS, epochs_read,
+                                                         run_suite)
 from vrs_edu.lab.analysis import (DeclaredTest, Precondition, check_preconditions, judge, paired_values,
                                   trajectory_plateaus, verdict_records)
 from vrs_edu.lab.experiments import Recipe
@@ -31,7 +32,6 @@ from vrs_edu.lab.premises import (DEEP_X0_R2, DEEP_X0_R2_REASON, LM_TOYS_SHORT, 
 from vrs_edu.lab.results import Verdict
 from vrs_edu.lab.x0_need import (RATE_FACTORS, RATE_SWEEP, VARIANTS_V2, beta_plateau, coefficient_table, need_margins,
                                  pressure_ratios, share_margins, x0_layers)
-from vrs_edu.chapters.ch03_value_residual.recipe import CORPUS, QUICK_STEPS, SEEDS, VERDICT_CORPUS, run_suite
 
 
 def bank_of_values(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
@@ -204,8 +204,6 @@ def _arms(c: dict) -> dict[str, str]:
 def facts(result: dict) -> dict:
     """The value of each declared precondition (``PRECONDITIONS``) on a result of this recipe; the coefficient ones
     per arm of the rate sweep."""
-    from vrs_edu.chapters.ch03_value_residual.recipe import epochs_read
-
     part = result["corpus"]
     c = part["runs"]
     out: dict = {"sub_epoch": epochs_read(part)}

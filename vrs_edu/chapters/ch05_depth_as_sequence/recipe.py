@@ -30,22 +30,22 @@ from dataclasses import replace
 
 import torch
 
-from vrs_edu.nn.model import TinyGPT
+from vrs_edu.chapters.ch05_depth_as_sequence.readout import depth_weight_matrices
 from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, paired_difference, paired_values, verdict_records
 from vrs_edu.lab.by_corpus import epochs_per_run
-from vrs_edu.lab.metrics import x0_r2
 from vrs_edu.lab.corpora import corpus_token_data
 from vrs_edu.lab.data import unigram_loss
-from vrs_edu.chapters.ch05_depth_as_sequence.readout import depth_weight_matrices
 from vrs_edu.lab.experiments import Recipe
-from vrs_edu.lab.parallel import map_runs, usable_jobs
+from vrs_edu.lab.kv_cache import build_kv_cache, cache_bytes
+from vrs_edu.lab.metrics import x0_r2
 from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.parallel import map_runs, usable_jobs
 from vrs_edu.lab.premises import (DEEP_X0_R2, DEEP_X0_R2_REASON, LM_TOYS_SHORT, Description, deep_layers, deep_x0_r2,
                                   describe, description_records)
 from vrs_edu.lab.presets import scaled_run
 from vrs_edu.lab.results import Verdict
-from vrs_edu.lab.kv_cache import build_kv_cache, cache_bytes
 from vrs_edu.lab.train import evaluate, train
+from vrs_edu.nn.model import TinyGPT
 
 PRESET = "word-8x64"
 VARIANTS: dict[str, dict] = {

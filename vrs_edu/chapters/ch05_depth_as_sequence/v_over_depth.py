@@ -23,13 +23,15 @@ from __future__ import annotations
 
 import torch
 
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bov
+from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm
 from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, paired_values, verdict_records
 from vrs_edu.lab.experiments import Recipe
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.premises import (LM_TOYS_SHORT, NO_WORSE_MARGIN, NO_WORSE_SOURCE, Description, deep_x0_r2, describe,
                                   description_records)
 from vrs_edu.lab.results import Verdict
-from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm
+from vrs_edu.nn.depth import make_depth_mixer
 
 VARIANTS: dict[str, dict] = {
     "residual": {"depth_mixer": "residual"},
@@ -248,7 +250,6 @@ def chapter_04_rows(bov_result: dict | None) -> list[dict]:
     if "corpus" not in bov_result:      # a bare {"verdicts": [records]}: read as stored
         return [{"name": v["name"], "mean": v["mean"], "ci": tuple(v["ci"]), "verdict": v["verdict"]}
                 for v in bov_result.get("verdicts", []) if "v_reads_x0" in v["name"]]
-    from vrs_edu.chapters.ch04_bank_of_values import recipe as bov
 
     rows = [{"name": v.test.name, "mean": v.mean, "ci": tuple(v.ci), "verdict": v.verdict}
             for v in bov.verdicts(bov_result) if "v_reads_x0" in v.test.name]
@@ -367,8 +368,6 @@ def depth_attention_reads(result: dict) -> dict:
     read S(l)]} (:meth:`vrs_edu.nn.depth_attention.DepthAttention.sources`), ``own`` the mean weight a layer l >= 1 keeps on
     its own values, ``on_first`` the mean weight on layer 0's, and ``kv`` the KV-cache bytes per token of the
     residual and depth_attention runs (first seed; every seed stores the same)."""
-    from vrs_edu.nn.depth import make_depth_mixer
-
     model = result["configs"]["depth_attention"]["model"]
     L = model["n_layers"]
     sources = make_depth_mixer("depth_attention", L, model["d_model"]).sources

@@ -14,6 +14,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import NAMES, per_token
 from vrs_edu.lab.kv_cache import kv_summary
 from vrs_edu.viz.controls import label_style
 from vrs_edu.viz.prose import say
@@ -115,8 +116,6 @@ def plot_cache_per_token(rows: list[dict]):
     """The effect of chapter 06: KV-cache bytes per token of each variant, measured on the cache the model builds
     (:func:`~vrs_edu.lab.kv_cache.measure` rows; the same at every T), one bar each, labelled with its
     bytes and its share of the baseline's. Returns the figure."""
-    from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import NAMES, per_token
-
     b = per_token(rows)
     names = list(b)
     fig, ax = plt.subplots(figsize=(8.0, 0.55 * len(names) + 1.4))

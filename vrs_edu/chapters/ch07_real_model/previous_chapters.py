@@ -5,5 +5,5 @@ predecessors' code from a ``previous_chapters.py``: the notebook imports its own
   (:func:`vrs_edu.chapters.ch07_real_model.probes.encoder_frozen_routing`), and its pattern and value
   swaps (:func:`vrs_edu.chapters.ch07_real_model.probes.encoder_swap`).
 """
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import frozen_routing as toy_frozen_routing
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import swap_experiment as toy_swap_experiment
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import (frozen_routing as toy_frozen_routing,
+                                                               swap_experiment as toy_swap_experiment)

@@ -27,8 +27,9 @@ from pathlib import Path
 import torch
 from torch import Tensor
 
-from vrs_edu.lab.metrics import attention_entropy, oversmoothing
 from vrs_edu.chapters.ch07_real_model.model import RealModel
+from vrs_edu.lab.experiments import RESULTS_DIR
+from vrs_edu.lab.metrics import attention_entropy, oversmoothing
 
 PATHS = ("q", "k", "v")
 ALPHAS = (1e-5, 1e-3, 1e-2, 1e-1, 1.0)   # ridge strengths, in units of the mean squared singular value of X
@@ -419,8 +420,6 @@ def layer_statistics(real: RealModel, sentences: list[str]) -> dict:
 def toy_results(results_dir: str | Path | None = None) -> dict[str, dict]:
     """Every result file under ``data/results`` written by ``vrs-edu reproduce`` (a full run preferred over its
     ``--quick`` version), by recipe name. Empty when none has been made yet."""
-    from vrs_edu.lab.experiments import RESULTS_DIR
-
     folder = Path(results_dir or RESULTS_DIR)
     found: dict[str, dict] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:

@@ -8,7 +8,7 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch08_real_decoder.readout import substitution_readout
 from vrs_edu.viz.controls import change_from_default, label_style
-from vrs_edu.viz.schematics import QK, V, X0
+from vrs_edu.viz.schematics import QK, X0, V
 
 COLORS = {"Q table": QK, "K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0,
           "Q table (shrunk)": "#2A6F97", "K table (shrunk)": "#8FC9E0", "V table (shrunk)": "#E6A06C",

@@ -36,8 +36,8 @@ from einops import rearrange
 from jaxtyping import Float, Int
 from torch import Tensor
 
-from vrs_edu.nn.llama import MiniLlama
 from vrs_edu.chapters.ch02_qk_routes_v_carries import readout as routing
+from vrs_edu.nn.llama import MiniLlama
 
 # The three context-free estimators of a projection, by the condition names the recipe measures them under (here,
 # beside the conditions, so that the recipe and the read-outs name them from one place).

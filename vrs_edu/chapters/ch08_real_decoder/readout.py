@@ -19,15 +19,20 @@ Shapes: B batch, T sequence, D width, L layers, V vocabulary.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import torch
 import torch.nn.functional as F
 from einops import rearrange
+from safetensors.torch import load_file
 from torch import Tensor
 
-from vrs_edu.nn.llama import MiniLlama
-from vrs_edu.lab.metrics import attention_entropy, uniform_causal_entropy
 from vrs_edu.chapters.ch07_real_model.probes import RidgeSolver, probe_r2, split_masks
+from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
+from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.lab.experiments import CHECKPOINT_DIR, load_results, provenance
+from vrs_edu.lab.metrics import attention_entropy, uniform_causal_entropy
+from vrs_edu.nn.llama import MiniLlama
 
 PROJ = ("q", "k", "v")
 HOOK_OF = {"q": "q_pre", "k": "k_pre", "v": "v"}
@@ -368,9 +373,6 @@ def _record(result: dict | None, name: str, key: str = "verdicts") -> dict | Non
 def load_toys(corpus: str | None = None) -> dict[str, dict | None]:
     """The stored toy results :func:`toy_comparison` reads, on ``corpus`` (default: the verdict corpus of chapters
     03-04, :func:`~vrs_edu.lab.by_corpus.verdict_corpus`); None for a file not made yet."""
-    from vrs_edu.lab.by_corpus import verdict_corpus
-    from vrs_edu.lab.experiments import load_results
-
     out = {}
     for name in TOY_RECIPES:
         try:
@@ -475,11 +477,7 @@ def load_demo(path, decoder, sentences: list[str]) -> tuple[dict, dict]:
     Raises:
         FileNotFoundError: the file is missing (the message names the command that makes it).
     """
-    from pathlib import Path
 
-    from safetensors.torch import load_file
-
-    from vrs_edu.lab.experiments import CHECKPOINT_DIR
 
     path = Path(path)
     if not path.is_absolute():            # stored relative to the repository's root
@@ -500,8 +498,6 @@ def run_line(result: dict) -> str:
     """The provenance line of a real-decoder result (:func:`~vrs_edu.lab.experiments.provenance`). The recipe runs in
     one process on all of torch's threads; the runner records its default ``jobs`` anyway, which provenance would
     read as parallel one-thread runs, so the line is made with ``jobs`` = 1."""
-    from vrs_edu.lab.experiments import provenance
-
     return provenance({**result, "environment": {**result["environment"], "jobs": 1}})
 
 
@@ -554,8 +550,6 @@ ESTIMATOR_LABELS = {"mean": "mean table", "shrunk": "shrunk table", "x0": "W·no
 def estimator_rows(result: dict) -> list[list[str]]:
     """Last third, the cost (nats, mean [95 % CI]) of Q, K and V replaced by each of the three context-free
     estimators, one row per estimator: ``[estimator, Q, K, V, sequences]`` (the cells of a Markdown table)."""
-    from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
-
     pt, out = result["per_third"], []
     for e in ESTIMATORS:
         cells = [pt[f"{estimator(e, p)} · late"] for p in "QKV"]
@@ -635,8 +629,6 @@ def context_free_pattern_sentence(result: dict) -> str:
     each (nats, mean over the sequences), how many of the six lie within the tolerance (95 % interval inside
     ±tolerance), and what that says about the fresh pattern. Describes; the declared tests are the V-vs-Q and
     V-vs-K contrasts."""
-    from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
-
     pt, tol = result["per_third"], result["tolerance"]
     cells = {(p, e): pt[f"{estimator(e, p)} · late"] for p in "QK" for e in ESTIMATORS}
     inside = [k for k, c in cells.items() if -tol < c["ci"][0] and c["ci"][1] < tol]

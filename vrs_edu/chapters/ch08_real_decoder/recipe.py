@@ -43,22 +43,23 @@ import time
 from pathlib import Path
 
 import torch
+from safetensors.torch import save_file
 
-from vrs_edu.nn.llama import MiniLlama
-from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, t_test, verdict_records
-from vrs_edu.lab.corpora import DEFAULT_NAME, named_corpus, run_suffix
-from vrs_edu.lab.experiments import CHECKPOINT_DIR, models_dir, Recipe
-from vrs_edu.lab.options import RunOptions
-from vrs_edu.lab.progress import progress_bar
-from vrs_edu.chapters.ch08_real_decoder.model import (GGUF_SHA256, MODEL_NAME, RealDecoder, load_decoder, make_windows,
-                                                      thirds)
 from vrs_edu.chapters.ch08_real_decoder.interventions import (ESTIMATOR_WORDS, ESTIMATORS, PATTERN_CONDITIONS, SHRINK,
                                                               Condition, calibrate, estimator, fit_table,
                                                               identity_hooks, paired_losses, sets_by_layer,
                                                               sets_by_third, shared_v_hooks, stream_at, table_hooks,
                                                               v1_hooks, x0_hooks)
+from vrs_edu.chapters.ch08_real_decoder.model import (GGUF_SHA256, MODEL_NAME, RealDecoder, load_decoder, make_windows,
+                                                      thirds)
 from vrs_edu.chapters.ch08_real_decoder.readout import LayerStats, kv_bytes, price_list, probe_r2s
+from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, t_test, verdict_records
+from vrs_edu.lab.corpora import DEFAULT_NAME, named_corpus, run_suffix
+from vrs_edu.lab.experiments import CHECKPOINT_DIR, Recipe, models_dir
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.progress import progress_bar
 from vrs_edu.lab.results import Verdict
+from vrs_edu.nn.llama import MiniLlama
 
 NAME = "real-decoder"
 SETTINGS = {"seq_len": 128, "n_eval": 224, "calib_per_eval": 3, "min_eval": 200, "batch_size": 8,
@@ -448,7 +449,6 @@ def real_decoder(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str |
     payload["stage_seconds"] = {"load": round(load_s, 1), **payload["stage_seconds"]}
     path = demo_tables_path(quick, run_suffix(corpus), options)
     path.parent.mkdir(parents=True, exist_ok=True)
-    from safetensors.torch import save_file
 
     save_file({k: v.contiguous() for k, v in demo.items()},
               str(path), metadata={"gguf_sha256": GGUF_SHA256, "about": "per-token table rows (calibration means, "

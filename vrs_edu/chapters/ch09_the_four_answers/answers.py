@@ -29,12 +29,21 @@ import math
 import textwrap
 from pathlib import Path
 
+from vrs_edu.chapters.ch03_value_residual import recipe as value_residual
 from vrs_edu.chapters.ch03_value_residual.recipe import TESTS as VR_TESTS
-from vrs_edu.chapters.ch04_bank_of_values.recipe import descriptions as bank_of_values_descriptions
+from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
+from vrs_edu.chapters.ch04_bank_of_values.recipe import TESTS, descriptions as bank_of_values_descriptions
+from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers, v_over_depth
 from vrs_edu.chapters.ch05_depth_as_sequence.recipe import descriptions as depth_mixers_descriptions
 from vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth import descriptions as v_over_depth_descriptions
-from vrs_edu.lab.experiments import load_results
-from vrs_edu.lab.results import DECIDED, Verdict, interval
+from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
+from vrs_edu.chapters.ch08_real_decoder.readout import decoder_answers
+from vrs_edu.chapters.ch08_real_decoder.recipe import verdicts as decoder_verdicts
+from vrs_edu.lab.analysis import arm_rule
+from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.lab.experiments import load_results, load_results_or_none, trains_on_text
+from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token, n_bank_layers
+from vrs_edu.lab.results import DECIDED, VERDICTS, Verdict, interval
 
 # The recipes that describe numbers they do not judge (where the premise of the claim fails), by recipe name.
 DESCRIPTIONS = {"bank-of-values": bank_of_values_descriptions, "depth-mixers": depth_mixers_descriptions,
@@ -89,9 +98,6 @@ def _no_declared_tests(result: dict, recipe: str) -> str:
 def _rows(result: dict, recipe: str) -> list:
     """The result's verdicts: recomputed by the recipe's ``verdicts`` from its runs (today's rules), or, for a file
     without runs (a hand-made or trimmed one), its stored records."""
-    from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
-    from vrs_edu.chapters.ch03_value_residual import recipe as value_residual
-
     fn = {"value-residual": value_residual.verdicts, "bank-of-values": bank_of_values.verdicts}[recipe]
     part = result.get("corpus")
     if isinstance(part, dict) and "runs" in part:
@@ -175,8 +181,6 @@ def answer_value_residual(vr: dict) -> list[str]:
 def _paths_names() -> tuple[str, ...]:
     """Chapter 04's tests other than the QK-vs-V ones: :data:`BOV_PATHS` (which a stored file may hold), then every
     other test the recipe's ``TESTS`` declares today (so a new or re-declared test is never silently dropped)."""
-    from vrs_edu.chapters.ch04_bank_of_values.recipe import TESTS
-
     return BOV_PATHS + tuple(t.name for t in TESTS if t.name not in BOV_QK_VS_V and t.name not in BOV_PATHS)
 
 
@@ -384,9 +388,6 @@ def declared_lines(out_dir: str | Path | None = None) -> list[dict]:
     are the measured answers (empty when the result file is missing, ``missing`` then holds the error text). The
     text recipes are read on the verdict corpus (:func:`~vrs_edu.lab.by_corpus.verdict_corpus`); the recall answer
     adds ``recall-rates`` when it exists."""
-    from vrs_edu.lab.by_corpus import verdict_corpus
-    from vrs_edu.lab.experiments import trains_on_text
-
     answers = []
     cache: dict[str, dict | Exception] = {}
     for n, (title, question, chapter, recipe) in RECIPE_LINES.items():
@@ -520,9 +521,6 @@ def combine_arm_verdicts(verdicts: list[str], min_arms: int = 3) -> str:
     Raises:
         ValueError: ``verdicts`` is empty or holds a word that is not a verdict.
     """
-    from vrs_edu.lab.analysis import arm_rule
-    from vrs_edu.lab.results import VERDICTS
-
     if not verdicts:
         raise ValueError("verdicts must hold one verdict per arm, got an empty list")
     bad = [v for v in verdicts if v not in VERDICTS]
@@ -562,10 +560,6 @@ def encoder_evidence(pattern_swap: dict, value_swap: dict, ablation: dict, probe
 
 def _toy_verdicts(results: dict) -> dict[str, Verdict]:
     """Every declared test of the toy recipes, recomputed from their runs by each recipe's ``verdicts``."""
-    from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
-    from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers, v_over_depth
-    from vrs_edu.chapters.ch03_value_residual import recipe as value_residual
-
     fns = {"value-residual": value_residual.verdicts, "bank-of-values": bank_of_values.verdicts,
            "depth-mixers": depth_mixers.verdicts, "v-over-depth": v_over_depth.verdicts}
     return {r.test.name: r for name, fn in fns.items() if results.get(name) for r in fn(results[name])}
@@ -733,8 +727,6 @@ def agreed_words(dec: dict[str, Verdict], reading: str) -> str | None:
     :data:`vrs_edu.chapters.ch08_real_decoder.recipe.CLAIM_ESTIMATES`) in words: "all three estimators: contradicted", or
     "the estimators disagree: undecided", with the would-be verdict where out of regime; None for a result (or a
     recipe) without the three estimators."""
-    from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
-
     names = getattr(real_decoder, "CLAIM_ESTIMATES", {}).get(reading, ())
     if not names or not all(n in dec for n in names) or not hasattr(real_decoder, "agreed"):
         return None
@@ -751,8 +743,6 @@ def decoder_v_beats(dec: dict[str, Verdict]) -> dict | None:
     made before the estimators), and ``holds``: True when both contrasts are reproduced, False when either is
     contradicted or negligible (V no better than Q or K), None otherwise (undecided, out of regime). ``words``:
     the two readings in the course's words. None when neither contrast was judged."""
-    from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
-
     rows = list(dec.values())
     fn = getattr(real_decoder, "agreed", None)
     read = {}
@@ -931,8 +921,6 @@ def bank_tables(n_layers: int, d_model: int, vocab_size: int, contexts=CH06_CONT
     """The bank's extra memory over the baseline, cache plus tables, in bytes (float32) at each context T for a
     batch of ``batch`` sequences: ``{"extra": {T: bytes}, "vocab_size"}``; positive = the bank costs more. From
     :func:`vrs_edu.lab.kv_cache.bov_saving` (chapter 06's formula, checked there against a measured cache)."""
-    from vrs_edu.lab.kv_cache import bov_saving, n_bank_layers
-
     nb = n_bank_layers(n_layers)
     return {"extra": {T: -bov_saving(nb, d_model, batch * T, vocab_size) * 4 for T in contexts},
             "vocab_size": vocab_size}
@@ -998,7 +986,6 @@ def q4_sentence(cache: dict[str, float], svformer: Verdict | None, bank: Verdict
 def answer_4(ev: dict) -> dict:
     """Question 4: chapter 06's cache counts with chapters 03-05's losses (toys), chapter 08's price list."""
     toy, dec, da = ev["toys"], ev.get("decoder") or {}, ev.get("decoder_answers")
-    from vrs_edu.lab.kv_cache import kv_bytes_per_token
 
     L, D = ev.get("toy_shape", (8, 64))
     tables = bank_tables(L, D, ev.get("toy_vocab", 2048))
@@ -1055,9 +1042,6 @@ def answer_4(ev: dict) -> dict:
 def toy_regime(out_dir: str | Path | None = None, recipe: str = "value-residual") -> str:
     """The toys' regime in words, from the stored ``value-residual`` result on the verdict corpus: model shape,
     corpus, how much of it a run reads, paired seeds; "not made yet" without it."""
-    from vrs_edu.lab.by_corpus import verdict_corpus
-    from vrs_edu.lab.experiments import load_results_or_none
-
     r = load_results_or_none(recipe, corpus=verdict_corpus(), out_dir=out_dir)
     if not r:
         return "not made yet"
@@ -1124,11 +1108,6 @@ def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
     ``encoder`` (:func:`encoder_evidence`, chapter 07) are measured live by the chapter; the decoder's are chapter
     08's stored ``real-decoder`` result (post hoc: a table substituted after training). A missing file leaves its
     cells "not made yet"."""
-    from vrs_edu.lab.by_corpus import verdict_corpus
-    from vrs_edu.lab.experiments import load_results_or_none
-    from vrs_edu.chapters.ch08_real_decoder.readout import decoder_answers
-    from vrs_edu.chapters.ch08_real_decoder.recipe import verdicts as decoder_verdicts
-
     toys = {n: load_results_or_none(n, corpus=verdict_corpus(), out_dir=out_dir) for n in TOY_RECIPES}
     dec = load_results_or_none("real-decoder", out_dir=out_dir)
     shape, vocab = (8, 64), 2048

@@ -6,7 +6,6 @@ import torch
 
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
-
 # --- chapter 00 ------------------------------------------------------------------------------------------------
 
 def _ref_stream_norms(stack: torch.Tensor) -> torch.Tensor:

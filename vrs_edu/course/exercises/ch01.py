@@ -10,7 +10,6 @@ import torch
 from vrs_edu.chapters.ch01_two_axes.readout import logit_contributions, residual_stack
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
-
 # --- exercise 1: the depth stack from the embedding and each block's write ------------------------------------
 
 def _stack_cases(seed: int):

@@ -9,8 +9,10 @@ import math
 
 import torch
 
-from vrs_edu.nn.attention import attend, attention_pattern
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.nn.attention import attend, attention_pattern
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 SHAPES = [(2, 3, 5, 4), (1, 2, 7, 16), (3, 1, 4, 8)]   # (B, H, T, Dh): T != Dh so transposes show up as shapes
 
@@ -109,8 +111,6 @@ def check_attend(fn, *, seed: int = 0, **kw) -> bool:
 # --- exercise 3: the value swap -------------------------------------------------------------------------------
 
 def _swap_cases(seed: int):
-    from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
-
     cases = []
     for i, layer in enumerate((0, 1, 2)):
         model = TinyGPT(TinyGPTConfig(vocab_size=13, n_layers=3, d_model=16, n_heads=2, block_size=8,
@@ -152,8 +152,6 @@ SWAP_MISTAKES = [
 def check_value_swap(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 02.3: ``fn(model, x (B, T), y (B, T), layer) -> float``, the mean loss when layer ``layer`` attends
     with this batch's own pattern over the values it computed on the batch rolled by one sequence."""
-    from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
-
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
     kw.setdefault("stub_hint", "two forward passes: one traces the other sequences (which input is that?) to read the "
                   "values the layer moves; the other runs this batch with a patch that hands the layer those values "

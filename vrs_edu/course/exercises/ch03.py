@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import torch
 
+from vrs_edu.course.checks import CheckFailed, Mistake, check_function, random_inputs, wrap
 from vrs_edu.nn.attention import attend, causal_mask
 from vrs_edu.nn.value_residual import mix_values
-from vrs_edu.course.checks import CheckFailed, Mistake, check_function, random_inputs, wrap
 
 
 def _ref_value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):

@@ -10,9 +10,9 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from vrs_edu.course.checks import Mistake, check_function, random_inputs
 from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.x0 import inject_x0
-from vrs_edu.course.checks import Mistake, check_function, random_inputs
 
 
 def _ref_x0_projection(x, embedding, weight, alpha, beta):

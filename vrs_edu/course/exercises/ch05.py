@@ -12,8 +12,8 @@ import math
 
 import torch
 
-from vrs_edu.nn.shortswa import short_swa
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.nn.shortswa import short_swa
 
 
 def _ref_depth_swa_one_token(h, window, w_q, w_k, w_v):

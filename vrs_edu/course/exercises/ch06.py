@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 
-from vrs_edu.lab.kv_cache import kv_bytes_per_token
 from vrs_edu.course.checks import CheckFailed, Mistake, check_function, wrap
+from vrs_edu.lab.kv_cache import kv_bytes_per_token
 
 
 def _ref_kv_cache_bytes(n_layers, d_model, seq_len, variant, bytes_per_number):

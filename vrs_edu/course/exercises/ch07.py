@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 
 from vrs_edu.chapters.ch07_real_model.probes import cosine, r2_score, substitution_cosine
-from vrs_edu.nn.bert import BertConfig, MiniBert, sentence_embedding
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.nn.bert import BertConfig, MiniBert, sentence_embedding
 
 
 def _masks(seed: int, B: int, T: int) -> torch.Tensor:
