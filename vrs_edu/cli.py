@@ -15,13 +15,14 @@ import contextlib
 import json
 import shutil
 import sys
+import tempfile
 from dataclasses import replace
 from pathlib import Path
 
 from vrs_edu.cli_args import (UsageError, device_name, natural_int, one_of, output_dir, parse_setting, positive_int,
                               seed_list, setting, text_file)
 from vrs_edu.course.assignments.cli import add_commands as add_assignment_commands
-from vrs_edu.lab import distributed
+from vrs_edu.lab import corpora, device as device_of, distributed
 from vrs_edu.lab.data import load_corpus, make_token_data, unigram_loss
 from vrs_edu.lab.experiments import RESULTS_DIR, environment_info, run_recipe
 from vrs_edu.lab.options import RunOptions
@@ -38,11 +39,9 @@ def _scaled(args, checkpoint_root: str | None = None, **more):
     """Resolve ``--device`` and join the torchrun process group (if launched by torchrun). Yields the
     :class:`~vrs_edu.lab.distributed.World` and the :class:`~vrs_edu.lab.options.RunOptions` that the command
     passes to every ``train`` call (from the flags, plus ``more``); leaves the group at the end."""
-    from vrs_edu.lab.device import autocast_dtype, describe, resolve_device
-
-    device = resolve_device(args.device)
+    device = device_of.resolve_device(args.device)
     world = distributed.init_from_env(device)
-    args.resolved_device = describe(device, autocast_dtype(device, args.precision))
+    args.resolved_device = device_of.describe(device, device_of.autocast_dtype(device, args.precision))
     try:
         if world.is_main:
             print(f"device: {args.resolved_device}"
@@ -161,8 +160,6 @@ def cmd_reproduce(args) -> int:
         run = dict(quick=args.quick, seeds=seeds, corpus=args.corpus, tokenizer=args.tokenizer, options=options,
                    command_flags=flags, extra={"scale": scale})
         if not world.is_main:  # every rank runs the recipe (DDP needs them all); only rank 0's file is kept
-            import tempfile
-
             with tempfile.TemporaryDirectory() as scratch:
                 run_recipe(recipe, out_dir=scratch, **run)
             return 0
@@ -186,9 +183,7 @@ def cmd_info(args) -> int:
 
 
 def cmd_corpora(args) -> int:
-    from vrs_edu.lab.corpora import describe
-
-    print(describe())
+    print(corpora.describe())
     return 0
 
 

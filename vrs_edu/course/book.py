@@ -7,6 +7,7 @@ other way round.
 """
 from __future__ import annotations
 
+import json
 import sys
 import tomllib
 from dataclasses import dataclass
@@ -88,8 +89,6 @@ def main(argv: list[str] | None = None) -> int:
         print(chapter_table_markdown())
         return 0
     if cmd == "mdbook-preprocess":  # mdBook preprocessor protocol: echo the book unchanged
-        import json
-
         if len(argv) > 1 and argv[1] == "supports":
             return 0
         ctx, book = json.load(sys.stdin)

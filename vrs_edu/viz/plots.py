@@ -11,9 +11,12 @@ chapter (``setup_notebook`` calls it); the plotting functions never pass a small
 """
 from __future__ import annotations
 
+import math
+
 import matplotlib.pyplot as plt
 import seaborn as sns
 from matplotlib.text import Text
+from matplotlib.ticker import FixedLocator, NullLocator, StrMethodFormatter
 
 MIN_FONT_PT = 12.0       # the smallest text a course figure may carry, in points
 FIGURE_DPI = 80          # dots per inch of the figures the notebooks store (a 12-inch figure: 960 px)
@@ -78,10 +81,6 @@ def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, titl
     ax.set_xlabel("depth l (0 = embedding)")
     ax.set_ylabel("mean ‖residual stream‖" + (" (log)" if log else ""))
     if log:   # labelled 1-2-5 ticks: a log axis with only its powers of ten labelled cannot be read off
-        import math
-
-        from matplotlib.ticker import FixedLocator, NullLocator, StrMethodFormatter
-
         ax.set_yscale("log")
         values = [v for ys in curves.values() for v in ys if v > 0]
         lo, hi = math.floor(math.log10(min(values))), math.ceil(math.log10(max(values)))

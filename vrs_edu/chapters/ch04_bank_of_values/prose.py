@@ -18,6 +18,7 @@ from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
 from vrs_edu.lab.analysis import mean_sd
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
+from vrs_edu.lab.premises import DEEP_X0_R2
 from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
 
 PATHS = "qkv"
@@ -192,10 +193,7 @@ def lm_toys_evidence(out_dir=None) -> dict:
     ``deep_x0_r2_by_depth``), this chapter's ``deep_context`` fact, the recall task's ``recall_deep_context``, the
     real decoder's mean input x0-R² over its last third, and the premise's threshold (``vrs_edu.lab.premises``); a
     missing result gives None (an empty dict for the depths)."""
-    try:
-        from vrs_edu.lab.premises import DEEP_X0_R2 as threshold
-    except ImportError:                       # before the premises module: chapter 04's own declaration
-        threshold = bank_of_values.DEEP_CONTEXT.threshold
+    threshold = DEEP_X0_R2
     ds = load_results_or_none("depth-sweep", corpus=verdict_corpus(), out_dir=out_dir)
     bov = load_results_or_none("bank-of-values", corpus=verdict_corpus(), out_dir=out_dir)
     rc = load_results_or_none("recall", out_dir=out_dir)

@@ -29,10 +29,10 @@ import math
 import textwrap
 from pathlib import Path
 
-from vrs_edu.chapters.ch03_value_residual import recipe as value_residual
+from vrs_edu.chapters.ch03_value_residual import recall, recipe as value_residual
 from vrs_edu.chapters.ch03_value_residual.recipe import TESTS as VR_TESTS
 from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
-from vrs_edu.chapters.ch04_bank_of_values.recipe import TESTS, descriptions as bank_of_values_descriptions
+from vrs_edu.chapters.ch04_bank_of_values.recipe import descriptions as bank_of_values_descriptions
 from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers, v_over_depth
 from vrs_edu.chapters.ch05_depth_as_sequence.recipe import descriptions as depth_mixers_descriptions
 from vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth import descriptions as v_over_depth_descriptions
@@ -181,7 +181,8 @@ def answer_value_residual(vr: dict) -> list[str]:
 def _paths_names() -> tuple[str, ...]:
     """Chapter 04's tests other than the QK-vs-V ones: :data:`BOV_PATHS` (which a stored file may hold), then every
     other test the recipe's ``TESTS`` declares today (so a new or re-declared test is never silently dropped)."""
-    return BOV_PATHS + tuple(t.name for t in TESTS if t.name not in BOV_QK_VS_V and t.name not in BOV_PATHS)
+    return BOV_PATHS + tuple(t.name for t in bank_of_values.TESTS
+                             if t.name not in BOV_QK_VS_V and t.name not in BOV_PATHS)
 
 
 def answer_bank_of_values(bov: dict) -> list[str]:
@@ -216,9 +217,7 @@ def answer_depth(dm: dict) -> list[str]:
     verdict corpus by :func:`declared_lines`. No "best mixer": the minimum of many noisy differences is biased
     toward luck (winner's curse), so each mixer is read against its own test.
     Lines stay within 96 characters (chapter 06 indents them by 4)."""
-    from vrs_edu.chapters.ch05_depth_as_sequence.recipe import verdicts
-
-    rows = verdicts(dm)
+    rows = depth_mixers.verdicts(dm)
     steps = dm.get("schedule", {}).get("steps")
     n = max((r.n for r in rows), default=0)
     out = []
@@ -262,17 +261,15 @@ def answer_recall(rc: dict, rates: dict | None = None) -> list[str]:
     them: first how many seeds of each variant learned lookup, then each set-up's check (its models beat the no-lookup
     reference) and what is read from it, and a last line saying whether any of it is about retrieval. Losses are in
     nats, ``recall_resformer_learns_sooner`` in training steps, the x0 shares are fractions."""
-    from vrs_edu.chapters.ch03_value_residual.recall import steps_to_learn, verdicts, with_rates
-
     ref = rc["no_lookup_reference"]["loss"]
-    part = with_rates(rc, rates)["recall"]
+    part = recall.with_rates(rc, rates)["recall"]
     steps = part["configs"]["baseline"]["train"]["steps"]
-    learned = {v: sum(steps_to_learn(r, ref, steps) < steps for r in runs) for v, runs in part["runs"].items()}
+    learned = {v: sum(recall.steps_to_learn(r, ref, steps) < steps for r in runs) for v, runs in part["runs"].items()}
     n = {v: len(runs) for v, runs in part["runs"].items()}
     out = textwrap.wrap(f"lookup learned within {steps:,} steps by "
                         + ", ".join(f"{learned[v]} of {n[v]} {v} seeds" for v in n), 96, subsequent_indent="  ")
     out.append("(losses in nats; steps to learn in training steps; x0 shares are fractions of a path's input)")
-    rows = verdicts(rc, rates)
+    rows = recall.verdicts(rc, rates)
     out += [line for r in rows for line in _verdict_lines(r)]
     if all(r["final_val_loss"] < 0.0005 for v in ("baseline", "resformer") for r in part["runs"].get(v, [])):
         out += textwrap.wrap("(every baseline and resformer seed ends at loss 0.000: the loss comparisons have no "
@@ -297,8 +294,6 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
     each instrument's means (a line each: a count across them would be a vote), the verdicts that count (decided,
     in regime) for and against the claim, and a conclusion. A missing file (None) or a file without the tests gives a
     line naming the command that makes it. Lines stay within 96 characters."""
-    from vrs_edu.chapters.ch05_depth_as_sequence.recipe import verdicts
-
     def side(m: float) -> str:
         return "below" if m < 0 else "above" if m > 0 else "at"
 
@@ -328,7 +323,7 @@ def v_reads_x0_side_by_side(bov: dict | None, dm: dict | None) -> list[str]:
         out.append("  not measured yet: `vrs-edu reproduce bank-of-values --corpus kjv`")
     if why:
         out += textwrap.wrap(f"({why[0]})", 96, initial_indent="  ", subsequent_indent="  ")
-    rows = [r for r in verdicts(dm) if r.test.family == "primary"] if dm is not None else []
+    rows = [r for r in depth_mixers.verdicts(dm) if r.test.family == "primary"] if dm is not None else []
     desc05 = [d for n, d in (_descriptions(dm, "depth-mixers") if dm is not None else {}).items()
               if "_v_reads_x0_more_than_" in n]
     out.append("chapter 05, routers' inputs: x0-R² of V's − " + ("max(Q's, K's)" if rows else "Q's and − K's")
