@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 01 · Two axes: the residual stream along depth
 #
-# **Question.** Is the residual stream mere accumulation? (The first half of the seed's third question: *is the
+# **Question.** Is the residual stream mere accumulation? (The first half of the article's third question: *is the
 # residual stream mere accumulation, or can it be designed as a selective read over depth?* Chapter 05 takes the
 # second half.)
 #

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 02 · QK routes, V carries
 #
-# **Question.** How much does a deep layer's attention depend on its freshly computed QK pattern? (The seed's first
+# **Question.** How much does a deep layer's attention depend on its freshly computed QK pattern? (The article's first
 # question, asked of a small trained model.)
 #
 # **Goals.** Separate attention into its two halves, the pattern computed from queries and keys and the content it
@@ -262,7 +262,7 @@ print(f"last layer, first batch: clean loss {clean:.3f}, with the values swapped
 # %% [markdown]
 # ## Does a deep layer need its fresh pattern?
 #
-# The seed's question, measured by [frozen routing](#glossary:frozen-routing): replace one layer's pattern (all
+# The article's question, measured by [frozen routing](#glossary:frozen-routing): replace one layer's pattern (all
 # heads) at a time, keeping its values, by
 #
 # * **uniform**: every position attends equally to all earlier positions (routing by nothing);

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 03 · Value residual learning
 #
-# **Question.** What does mixing V_1 into later layers change (loss, entropy, smoothing)? (The seed's second
+# **Question.** What does mixing V_1 into later layers change (loss, entropy, smoothing)? (The article's second
 # question, how much early information is kept through the V path, asked of a model built to keep it.)
 #
 # **Goals.** Build ResFormer's [value residual](#glossary:value-residual) inside attention yourself; see what it
@@ -327,7 +327,7 @@ say(c3.recall_sentence(rby["recall_lookup_learned"].mean, learned, steps),
 # %% [markdown]
 # ## Deeper: does the gain grow with depth?
 #
-# The seed question is about depth, and so is ResFormer's argument. `vrs-edu reproduce depth-sweep --corpus kjv`
+# The article's question is about depth, and so is ResFormer's argument. `vrs-edu reproduce depth-sweep --corpus kjv`
 # trains the baseline and the learnable value residual at **4, 8 and 16 layers** of the same width, on the same
 # text and schedule, four paired seeds each. A deeper model may want another learning rate, so the baseline's rate
 # is tuned at each depth on two held-out seeds (100 and 101, never evaluated), and both models train at that rate;

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 04 · The bank of values
 #
-# **Question.** Through which path (Q, K or V) do deep layers re-read x0? (The seed's second question, how much
+# **Question.** Through which path (Q, K or V) do deep layers re-read x0? (The article's second question, how much
 # early information is kept through V, asked of a model that may choose.)
 #
 # **Goals.** Give each deep layer a choice: let its queries, keys and values each re-read the token identity

@@ -17,14 +17,14 @@
 # # 05 · Depth as a sequence
 #
 # **Question.** Can the residual stream be a selective read over depth (ShortSWA over depth), rather than a mere
-# accumulation of everything earlier blocks wrote? (The seed's third question, asked of small trained models; its
+# accumulation of everything earlier blocks wrote? (The article's third question, asked of small trained models; its
 # sub-question: in the deep layers, does V choose to read the token embedding while Q and K read recent layers?)
 #
 # **Goals.** See that a token's states across layers form a sequence, and that a causal softmax read over the last
 # K layers *is* sliding-window attention ([ShortSWA](#glossary:shortswa)) along that sequence — checked on a real
 # stack to float precision. Build the family of [depth mixers](#glossary:depth-mixer) from fixed to adaptive and
 # the routers that give Q, K and V their own depth mixture, compare each with the plain residual sum on paired
-# seeds, and read what they learned to read. Then train the instrument behind the seed's central sentence — Attention Residuals with
+# seeds, and read what they learned to read. Then train the instrument behind the article's central sentence — Attention Residuals with
 # a pseudo-query for each of q, k and v, over attention and MLP outputs separately — and Depth-Attention, a read of
 # V over depth inside attention that costs no cache; set both beside chapter 04 and a real decoder.
 #
@@ -377,7 +377,7 @@ if result is not None:
 # %% [markdown]
 # ## The claim's own instrument: a pseudo-query for each of Q, K and V
 #
-# The seed's central sentence — "in deep layers the x0 coefficient is near 0 for QK and large for V" — has, for its
+# The article's central sentence — "in deep layers the x0 coefficient is near 0 for QK and large for V" — has, for its
 # Q/K half, one source: the bank-of-values authors' post on a model built for the question
 # (`vrs-edu reproduce v-over-depth`). It is Attention Residuals with **one zero-initialised pseudo-query per
 # stream**: before block $l$'s attention, q, k and v each take their own softmax over the earlier *sub-layer*

@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 06 · What V reuse buys
 #
-# **Question.** Can efficiency or interpretability come from V reuse rather than QK? (The seed's fourth
+# **Question.** Can efficiency or interpretability come from V reuse rather than QK? (The article's fourth
 # question: can efficiency or interpretability gains come from V reuse rather than from QK?)
 #
 # **Goals.** Measure the memory a decoder keeps per token when its deep layers reuse values — SVFormer (every
@@ -402,7 +402,7 @@ say(table(["variant", "T", "your estimate (B)", "measured cache (B)", "equal"],
 #
 # </details>
 #
-# The seed's four questions are answered together, the toy models' evidence beside the real decoder's, in
+# The article's four questions are answered together, the toy models' evidence beside the real decoder's, in
 # chapter 09 ("09 · The four answers").
 #
 # ## The answer

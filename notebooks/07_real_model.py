@@ -16,7 +16,7 @@
 # %% [markdown]
 # # 07 · Inside a real pretrained model
 #
-# **Question.** Do the answers hold in weights nobody here trained? Asked of a real encoder: the seed's first
+# **Question.** Do the answers hold in weights nobody here trained? Asked of a real encoder: the article's first
 # question (how much does a layer depend on its fresh QK pattern?) and its second (how much does V carry early,
 # token-level information?).
 #

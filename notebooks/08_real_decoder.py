@@ -63,7 +63,7 @@ print(f"{MODEL_NAME}: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads
       f"{dec.path.name} (SHA-256 checked)")
 
 # %% [markdown]
-# ## The seed question, asked of trained weights
+# ## The article's question, asked of trained weights
 #
 # The toy models of chapters 02–06 are 6 to 12 layers of width 64, trained for minutes, and many of their results
 # could not be decided at their few seeds, or depended on the optimiser's settings. A decoder trained to convergence by someone else cannot be
@@ -108,7 +108,7 @@ best = min(cost, key=cost.get)
 say(f"In the last third, V read from its table costs **{cost['V']:.2f} nats** per token, Q "
     f"**{cost['Q']:.2f}** and K **{cost['K']:.2f}** (the clean loss: "
     f"{result['clean']['mean']:.2f} nats). The projection that tolerates its table best there is "
-    f"**{best}**; the seed's reading predicts V. (Intervals over "
+    f"**{best}**; the article's reading predicts V. (Intervals over "
     f"{pt['V table · late']['n']} sequences "
     f"in the last third, {pt['V table · early']['n']} in the others; the dashed line: "
     f"{result['tolerance']} nats, a {math.exp(result['tolerance']) - 1:.0%} rise in perplexity.)")

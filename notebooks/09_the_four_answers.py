@@ -16,14 +16,14 @@
 # %% [markdown]
 # # 09 · The four answers
 #
-# **Question.** The seed article asked four questions. (1) How much does a deep layer's attention depend on its
+# **Question.** The article asked four questions. (1) How much does a deep layer's attention depend on its
 # freshly computed QK pattern? (2) How much early or previous-layer information is kept through the V path? (3) Is
 # the residual stream mere accumulation, or can it be designed as a selective read over depth? (4) Can efficiency
 # or interpretability gains come from V reuse rather than from QK? And it concluded: *looking at attention through
 # QK alone sees only half.* This chapter answers the four, in that order, in one place.
 #
 # **Goals.** Read each answer with the toy models' evidence and the real models' evidence side by side; say where
-# the seed's conclusion holds and where it does not (which model, which corpus, which scale); judge a claim across
+# the article's conclusion holds and where it does not (which model, which corpus, which scale); judge a claim across
 # the rates it was tested at, by the course's own rule.
 #
 # **Prerequisites.** Chapters 01-08: this chapter measures little of its own; it gathers what they measured.
@@ -313,7 +313,7 @@ for entry in lines[:4]:
 # ### Aside: the recall task
 #
 # Chapters 03 and 04 also trained on an associative-recall task, where a model must look a key up. It is not one of
-# the seed's questions, but it is where the x0 claims are judged: its deep inputs are mostly context (the premise
+# the article's questions, but it is where the x0 claims are judged: its deep inputs are mostly context (the premise
 # the language-model toys lack). They count only across the rate sweep (the `recall-rates` result), and its lines
 # are about retrieval only where its checks (the models learned the lookup) are reproduced.
 

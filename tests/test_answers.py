@@ -300,7 +300,7 @@ def test_side_by_side_says_when_chapter_04s_side_changes_with_its_rate():
     assert "counted (decided, in regime) for the claim: none; against it: none" in lines
 
 
-# ----- chapter 09: the seed's four questions, side by side -----------------------------------------------------
+# ----- chapter 09: the article's four questions, side by side -----------------------------------------------------
 import itertools
 
 import pytest
@@ -553,8 +553,8 @@ def test_the_decoders_q2_answer_follows_its_verdicts_not_the_table_costs():
 
 def test_course_answers_are_the_seeds_four_questions_in_order_and_name_missing_files(tmp_path):
     answers = A.course_answers(tmp_path)
-    assert [a["question"] for a in answers] == list(A.SEED_QUESTIONS.values())
-    assert A.SEED_QUESTIONS[1].startswith("How much does a deep layer's attention depend on its freshly computed")
+    assert [a["question"] for a in answers] == list(A.ARTICLE_QUESTIONS.values())
+    assert A.ARTICLE_QUESTIONS[1].startswith("How much does a deep layer's attention depend on its freshly computed")
     for a in answers:
         assert all(len(r) == len(A.COLUMNS) for r in a["rows"])
     assert answers[1]["rows"][0][1] == "not made yet" and answers[0]["sentence"] == "Not measured yet."

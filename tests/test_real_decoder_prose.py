@@ -69,12 +69,12 @@ def test_the_agreed_sentence_names_each_estimator_only_where_they_differ():
 
 def test_the_post_hoc_sentence_says_opposite_when_v_costs_most_and_predicted_when_least():
     opposite = post_hoc_sentence({"Q": 0.41, "K": 0.69, "V": 1.98}, ["out of regime (would be: contradicted)"] * 2)
-    assert "V's mean table costs +1.57 nats against Q's and +1.29 against K's (the opposite of the seed's reading)" \
+    assert "V's mean table costs +1.57 nats against Q's and +1.29 against K's (the opposite of the article's reading)" \
         in opposite
     assert "both *out of regime (would be: contradicted)* (not judged" in opposite
     assert "counted only where the three estimators agree" in opposite
     predicted = post_hoc_sentence({"Q": 1.0, "K": 0.9, "V": 0.2}, ["reproduced", "undecided"])
-    assert "as the seed's reading predicts" in predicted and "*reproduced* and *undecided*" in predicted
+    assert "as the article's reading predicts" in predicted and "*reproduced* and *undecided*" in predicted
     assert "between the two" in post_hoc_sentence({"Q": 1.0, "K": 0.1, "V": 0.5}, ["undecided"] * 2)
 
 

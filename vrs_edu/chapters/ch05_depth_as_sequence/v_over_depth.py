@@ -1,6 +1,6 @@
 """``vrs-edu reproduce v-over-depth``: the claim's own instrument and the newest read of V over depth (chapter 05).
 
-The seed's central sentence, "in deep layers the x0 coefficient is near 0 for QK and large for V", comes for its Q/K
+The article's central sentence, "in deep layers the x0 coefficient is near 0 for QK and large for V", comes for its Q/K
 half from the bank-of-values authors' post (Yuchen Liu, 2026-06-03) on an Attention-Residuals model in which q, k and
 v each get their own depth pseudo-query (RiddleHe/nanochat, branch ``yuchen/attn-res-qkv``): deep v keeps reading
 the token embedding while q and k read recent layers, and v prefers MLP outputs over attention outputs. This recipe

@@ -602,15 +602,15 @@ def _not_judged(checks: dict[str, str] | None) -> str:
 
 def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None) -> str:
     """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
-    last third (``cost``: nats per projection), whether that is the seed's reading or its opposite (words from the
+    last third (``cost``: nats per projection), whether that is the article's reading or its opposite (words from the
     signs), and the two claims' verdicts (``primary``: 'V beats Q', 'V beats K', each the reading of the three
     estimators, :func:`verdict_words` of :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`). ``checks``: the declared
     checks that did not hold (:func:`failed_checks`), named when a reading is out of regime."""
     dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
     if dq > 0 and dk > 0:
-        reading = "the opposite of the seed's reading"
+        reading = "the opposite of the article's reading"
     elif dq < 0 and dk < 0:
-        reading = "as the seed's reading predicts"
+        reading = "as the article's reading predicts"
     else:
         reading = "between the two: V costs more than one of Q and K and less than the other"
     verdicts = f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*"

@@ -414,10 +414,10 @@ def declared_lines(out_dir: str | Path | None = None) -> list[dict]:
 
 
 # ---------------------------------------------------------------------------------------------------------------
-# Chapter 09: the seed article's four questions, in its words and order, each with the toys' and the real models'
+# Chapter 09: the article's four questions, in its words and order, each with the toys' and the real models'
 # evidence side by side (:func:`course_answers`).
 
-SEED_QUESTIONS = {
+ARTICLE_QUESTIONS = {
     1: "How much does a deep layer's attention depend on its freshly computed QK pattern?",
     2: "How much early or previous-layer information is kept through the V path?",
     3: "Is the residual stream mere accumulation, or can it be designed as a selective read over depth?",
@@ -666,7 +666,7 @@ def answer_1(ev: dict) -> dict:
 
 
 def holds_word(where: list[tuple[str, bool | None]]) -> str:
-    """Whether the seed's conclusion holds over the regimes measured: ``where`` is (regime, holds?) with None for
+    """Whether the article's conclusion holds over the regimes measured: ``where`` is (regime, holds?) with None for
     a regime where nothing was decided. "holds" (every decided regime), "does not hold" (none), "holds in part",
     or "is not decided" (nothing decided)."""
     decided = [ok for _, ok in where if ok is not None]
@@ -1068,7 +1068,7 @@ def regimes_sentence(char_cfg=None, out_dir: str | Path | None = None) -> str:
 
 
 def conclusion(answers: list[dict]) -> str:
-    """Whether the seed's conclusion ("looking at attention through QK alone sees only half") holds, question by
+    """Whether the article's conclusion ("looking at attention through QK alone sees only half") holds, question by
     question, with the regimes where it does and does not (each answer's ``where``)."""
     parts = []
     for a in answers:
@@ -1094,7 +1094,7 @@ def _decoder_rows(dec: dict, judge_fn) -> list[Verdict]:
 
 def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
                    encoder: dict | None = None) -> list[dict]:
-    """The seed's four questions in its order (:data:`SEED_QUESTIONS`), each ``{"n", "question", "rows",
+    """The article's four questions in its order (:data:`ARTICLE_QUESTIONS`), each ``{"n", "question", "rows",
     "holds", "where", "sentence"}``: ``rows`` one per instrument, the cells of :data:`COLUMNS` (toys, encoder,
     decoder, the verdict in words, chapters), ``where`` the regimes judged ((regime, holds?), None = undecided).
 
@@ -1120,5 +1120,5 @@ def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
           "parameter_counts": (toys.get("depth-mixers") or {}).get("parameter_counts")}
     out = [f(ev) for f in (answer_1, answer_2, answer_3, answer_4)]
     for a in out:
-        a["question"] = SEED_QUESTIONS[a["n"]]
+        a["question"] = ARTICLE_QUESTIONS[a["n"]]
     return out

@@ -1,4 +1,4 @@
-"""Chapter 09's effect figure: for each of the seed's four questions, its key loss changes (nats, 95 % interval)
+"""Chapter 09's effect figure: for each of the article's four questions, its key loss changes (nats, 95 % interval)
 from the toy models and from the real decoder, one panel per question, each on its own scale."""
 from __future__ import annotations
 
