@@ -37,6 +37,7 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from vrs_edu.chapters.ch02_qk_routes_v_carries import readout as routing
+from vrs_edu.nn.hooks import HookPoints
 from vrs_edu.nn.llama import MiniLlama
 
 # The three context-free estimators of a projection, by the condition names the recipe measures them under (here,
@@ -181,10 +182,26 @@ def calibrate(model: MiniLlama, windows: Int[Tensor, "N T1"], halves: Int[Tensor
                 return fn
 
             hooks = {f"blocks.{l}.attn.{HOOK_OF[p]}": accumulate(p, l) for l in range(L) for p in PROJ}
-            model(x, hooks=hooks)
+            run_layers(model, x, L, hooks)       # the tables read no logits: the head is not run
             if progress is not None:
                 progress(len(x))
     return TokenTables(slots, needed, counts, half_counts, sums, global_sums, half_positions)
+
+
+@torch.no_grad()
+def run_layers(model: MiniLlama, idx: Int[Tensor, "B T"], upto: int, hooks: dict | None = None
+               ) -> Float[Tensor, "B T D"]:
+    """The stream entering layer ``upto`` (``upto`` = L: the last layer's output, before the final norm), computed
+    by the embedding and layers 0..upto-1 only, with ``hooks`` on their points as in the model's forward pass (the
+    same names, ``blocks.{l}.attn.v`` …): what the model computes up to there, without the layers above and the
+    49,152-row head."""
+    hook = HookPoints(hooks)
+    x = hook("embed", model.tok_emb(idx))
+    for l in range(upto):
+        x = hook(f"blocks.{l}.resid_pre", x)
+        x = model.blocks[l](x, rope=model.rope, hook=hook.scoped(f"blocks.{l}"))
+    hook.check_all_used()       # a hook on a point at or above ``upto`` would never run
+    return x
 
 
 @torch.no_grad()
@@ -194,13 +211,7 @@ def stream_at(model: MiniLlama, windows: Int[Tensor, "N T1"], layer: int, batch_
     embedding and the layers below it only. Raises ValueError on a layer outside 0..L-1."""
     if not 0 <= layer < model.cfg.n_layers:
         raise ValueError(f"layer must be in 0..{model.cfg.n_layers - 1}, got {layer}")
-    out = []
-    for w in windows.split(batch_size):
-        x = model.tok_emb(w[:, :-1])
-        for block in model.blocks[:layer]:
-            x = block(x, rope=model.rope)
-        out.append(x)
-    return torch.cat(out)
+    return torch.cat([run_layers(model, w[:, :-1], layer) for w in windows.split(batch_size)])
 
 
 # ---------------------------------------------------------------------------------------------------------------

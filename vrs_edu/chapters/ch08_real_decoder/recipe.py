@@ -463,7 +463,8 @@ def real_decoder(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str |
 # runs: 1,588 s on a CPU with AMX (81b8e45); on this 2-core AVX512 machine without AMX bfloat16 is slower than
 # float32 (618 vs 347 ms a forward of 2 x 64 tokens, 1 thread) and a bfloat16 run projected to hours. In float32
 # a forward pass costs ~268 MFLOP a token (a late-third resume ~126: ten layers and the 49,152-row head) and this
-# machine does ~100-150 GFLOP/s on 2 threads, so: calibration 86 k tokens ~23 TFLOP; the tested set on all 224
+# machine does ~100-150 GFLOP/s on 2 threads, so: calibration 86 k tokens ~18 TFLOP (its layers only: the tables
+# read no logits, so the head is not run); the tested set on all 224
 # sequences (one fused pass + 9 late-third resumes) ~40; the claims set on 48 (traced pass + 12 resumes) ~14;
 # the layer scan on 4 (10 conditions x 30 layers) ~25; describe, lens, probes, bridge ~12: ~115 TFLOP, 13-19 min.
 # Trimmed to fit (describe-only): the layer scan from 24 to 4 sequences and from 8 to 10 conditions of which the
