@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9]*.py"))
-RECIPE = ROOT / "vrs_edu" / "lab" / "recipes" / "real_decoder.py"
+RECIPE = ROOT / "vrs_edu" / "chapters" / "ch08_real_decoder" / "recipe.py"
 
 HALF = re.compile(r"torch\.(bfloat16|float16|half)\b"           # the dtypes
                   r"|\.(half|bfloat16)\s*\("                     # the casting methods

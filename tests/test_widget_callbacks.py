@@ -259,11 +259,12 @@ def test_every_widget_of_the_course_is_driven_here():
         own += [f"{nb.name}: {m}" for m in re.findall(r"\b(?:interact|interactive|interact_manual)\(|import ipywidgets",
                                                        src)]
     defined = set()
-    for mod in sorted((ROOT / "vrs_edu" / "viz").glob("*.py")):
+    for mod in sorted([*(ROOT / "vrs_edu" / "viz").glob("*.py"), *(ROOT / "vrs_edu" / "chapters").glob("*/*.py")]):
         defined |= set(re.findall(r"^def (\w+_widget)\(", mod.read_text(), flags=re.M))
-    assert not own, f"a chapter builds its own widget; move it into vrs_edu.viz and add it to WIDGETS: {own}"
+    assert not own, (f"a chapter builds its own widget; move it into its chapter's package (figures.py) and add it "
+                     f"to WIDGETS: {own}")
     assert shown == set(WIDGETS), f"chapters show {sorted(shown)}, this file drives {sorted(WIDGETS)}"
-    assert defined == set(WIDGETS), f"vrs_edu.viz defines {sorted(defined)}, this file drives {sorted(WIDGETS)}"
+    assert defined == set(WIDGETS), f"the package defines {sorted(defined)}, this file drives {sorted(WIDGETS)}"
 
 
 # --- one step is visible -------------------------------------------------------------------------------------------
