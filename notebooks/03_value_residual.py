@@ -238,9 +238,10 @@ diff = (mine - tr["blocks.3.attn.z"]).abs().max()
 say(f"Largest difference from the model's own layer-3 attention output: {diff:.1e}.")
 
 # %% [markdown]
-# **The package's own code** (`vrs_edu/nn/value_residual.py`): the rule your function implements, which every later
-# layer of the chapter's models applies to its values before its pattern averages them (SVFormer's branch returns
-# $V_1$ itself).
+# **The package's own code** (`vrs_edu/nn/value_residual.py`): the mixing your function does before the average,
+# which every later layer of the chapter's models applies to its values before its pattern $A_n$ averages them.
+# SVFormer's branch returns $V_1$ itself; the last line serves the baseline and NeuTRENO, whose $V_1$ term is added
+# after the average (`after_attention`).
 
 # %%
 from vrs_edu.nn.value_residual import ValueResidual, mix_values

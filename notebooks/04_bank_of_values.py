@@ -270,8 +270,11 @@ say(f"Your projection against the model's own v projection in layer 2: largest d
     f"{diff:.1e}.")
 
 # %% [markdown]
-# **The package's own code** (`vrs_edu/nn/x0.py`): in `qkv` mode each projection's input is mixed with $x_0$ by its
-# own pair $(\alpha, \beta)$; in `bank` mode (chapter 06 prices it) the values are a table lookup instead.
+# **The package's own code** (`vrs_edu/nn/x0.py`). Because $W$ has no bias, $\alpha W x + \beta W x_0 = W(\alpha x +
+# \beta x_0)$: the package mixes each projection's *input* once instead of projecting twice, and the check above
+# compared your function with it. In `qkv` mode each of Q, K and V has its own pair $(\alpha, \beta)$ (`shared`: one
+# pair for all three); `substitute_v` and `scale_v` are the controls of this chapter's runs; the last line is the
+# `bank` mode (chapter 06 prices it), whose values are a table lookup.
 
 # %%
 from vrs_edu.nn.x0 import X0Injection, inject_x0
@@ -282,9 +285,6 @@ say(source(inject_x0, start="if x.shape"),
            stop="return q_in, k_in, v_in, self.bank_values"))
 
 # %% [markdown]
-# Because $W$ has no bias, $\alpha W x + \beta W x_0 = W(\alpha x + \beta x_0)$: the package mixes the projection's
-# *input* once instead of projecting twice, and the check above compares your function with it.
-#
 # ## A live run: the coefficients of one short training
 #
 # One `qkv` model, seed 0, a short run on the course's default corpus (the Python docs: small, quick to tokenise),

@@ -383,7 +383,9 @@ if result is not None:
 # stream**: before block $l$'s attention, q, k and v each take their own softmax over the earlier *sub-layer*
 # outputs — the embedding, and every attention output $a_j$ and MLP output $m_j$ as separate sources — and the MLP
 # takes a fourth one, stream r, that also sees $a_l$. There is no residual sum at all: every input is a choice.
-# With $\mathrm{read}(w, y) = \sum_j \mathrm{softmax}_j(w \cdot \mathrm{RMSNorm}(y_j))\,y_j$,
+# With
+#
+# $$\mathrm{read}(w, y) = \sum_j \mathrm{softmax}_j(w \cdot \mathrm{RMSNorm}(y_j))\,y_j,$$
 #
 # $$x^q_l = \mathrm{read}(w^q_l, y),\quad x^k_l = \mathrm{read}(w^k_l, y),\quad x^v_l = \mathrm{read}(w^v_l, y),
 #   \qquad y = [\,e,\ a_0,\ m_0,\ \dots,\ a_{l-1},\ m_{l-1}\,].$$
@@ -638,7 +640,7 @@ None  # the check prints what it found; this line keeps the cell from also showi
 from vrs_edu.nn.shortswa import depth_short_swa, short_swa
 from vrs_edu.viz.prose import say, source
 
-say(source(depth_short_swa, start="L1, B, T, D ="), source(short_swa, start="K = min(window, S)"))
+say(source(depth_short_swa, start="L1, B, T, D ="), source(short_swa, start="N, S, D = x.shape"))
 
 # %% [markdown]
 # ### Questions

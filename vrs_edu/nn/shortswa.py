@@ -50,9 +50,9 @@ def short_swa(x: Float[Tensor, "N S D"], window: int, w_q: Tensor, w_k: Tensor, 
         raise ValueError(f"E={w_q.size(0)} must be divisible by n_heads={n_heads}")
     K = min(window, S)
     q = rearrange(x @ w_q.T, "n s (h e) -> n h s e", h=n_heads)
-    kv = torch.stack([x @ w_k.T, x @ w_v.T])                                  # (2, N, S, D)
+    kv = torch.stack([x @ w_k.T, x @ w_v.T])                                  # (2, N, S, E)
     kv = F.pad(kv, (0, 0, K - 1, 0))                                          # K-1 empty slots before position 0
-    kv = kv.unfold(2, K, 1)                                                   # (2, N, S, D, K): window per position
+    kv = kv.unfold(2, K, 1)                                                   # (2, N, S, E, K): window per position
     k, v = rearrange(kv, "two n s (h e) k -> two n h s k e", h=n_heads)
     scores = torch.einsum("nhse,nhske->nhsk", q, k) / math.sqrt(q.size(-1))   # sqrt(d_k), d_k = E / H
     valid = torch.arange(S, device=x.device)[:, None] + torch.arange(K, device=x.device)[None, :] >= K - 1

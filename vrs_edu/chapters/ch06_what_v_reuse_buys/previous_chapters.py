@@ -1,5 +1,7 @@
-"""What chapter 06 reads from earlier chapters, in one place — as each chapter of LLMs-from-scratch takes its
-predecessors' code from a ``previous_chapters.py``: the notebook imports its own chapter only.
+"""What chapter 06 reads from earlier chapters, for its notebook — as each chapter of Sebastian Raschka's
+*Build a Large Language Model (From Scratch)* takes its predecessors' code from a ``previous_chapters.py``. The
+notebook imports its own chapter's package only; this module is its one door to the earlier chapters (the package's
+own modules import the earlier chapters they build on directly).
 
 The verdicts of the experiments whose V reuse this chapter prices, judged now with their current declarations:
 SVFormer (chapter 03), the bank of values (chapter 04) and Depth-Attention (chapter 05).

@@ -1,5 +1,7 @@
-"""What chapter 07 reads from earlier chapters, in one place — as each chapter of LLMs-from-scratch takes its
-predecessors' code from a ``previous_chapters.py``: the notebook imports its own chapter only.
+"""What chapter 07 reads from earlier chapters, for its notebook — as each chapter of Sebastian Raschka's
+*Build a Large Language Model (From Scratch)* takes its predecessors' code from a ``previous_chapters.py``. The
+notebook imports its own chapter's package only; this module is its one door to the earlier chapters (the package's
+own modules import the earlier chapters they build on directly).
 
 * chapter 02's frozen routing on the toy character model, beside the same measurement on the encoder
   (:func:`vrs_edu.chapters.ch07_real_model.probes.encoder_frozen_routing`), and its pattern and value
