@@ -494,11 +494,11 @@ plt.show()
 
 # %%
 from vrs_edu.chapters.ch04_bank_of_values.figures import plot_beta_trajectories
-from vrs_edu.lab.x0_need import beta_plateau, plateau_window
+from vrs_edu.lab.x0_need import beta_plateau, beta_plateau_window
 
 for name, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     runs = part["runs"]["qkv"]
-    plot_beta_trajectories(runs, window=plateau_window(runs[0]),
+    plot_beta_trajectories(runs, window=beta_plateau_window(runs[0]),
                            title=f"{name}, ×1: β during training (shaded: plateau window)")
     plt.show()
 lines = []

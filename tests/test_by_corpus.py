@@ -112,10 +112,13 @@ def test_what_differs_reads_the_regime_and_the_coverage_from_the_numbers():
     from vrs_edu.lab.by_corpus import what_differs
     facts = [{"name": "python-docs", "unk_share": 0.052}, {"name": "kjv", "unk_share": 0.058}]
     text = what_differs(facts, {"python-docs": 6.12, "kjv": 0.54})
-    assert text == ("Epochs per run: python-docs 6.12, kjv 0.54 — a run reads python-docs more than once (the models "
-                    "can memorise its training text) and kjv less than once (every batch is new). [UNK] shares: "
-                    "python-docs 5.2%, kjv 5.8%, within 0.6 points of each other: vocabulary coverage does not "
-                    "separate them.")
+    assert "python-docs 6.12, kjv 0.54" in text                            # epochs, 2 decimals, in given order
+    # one corpus above one epoch and one below: memorised against every batch new, each named on its side
+    assert "reads python-docs more than once" in text and "kjv less than once (every batch is new)" in text
+    assert "python-docs 5.2%, kjv 5.8%" in text                            # [UNK] shares as percentages
+    assert "within 0.6 points of each other: vocabulary coverage does not separate them" in text   # 0.6 ≤ 2
+    assert "apart" not in text
+    assert "read every corpus about equally often" in what_differs(facts, {"python-docs": 1.5, "kjv": 1.2})
     far = [{"name": "a", "unk_share": 0.02}, {"name": "b", "unk_share": 0.10}]
     assert "8.0 points apart" in what_differs(far, {"a": 3.0, "b": 1.2})
     assert "a run reads a 2.5× as often as b" in what_differs(far, {"a": 3.0, "b": 1.2})

@@ -69,17 +69,36 @@ def _no_training(monkeypatch):
     (lambda p: p.write_bytes(b" \n\t\n"), "is empty (only whitespace)"),
     (lambda p: p.write_bytes(b"text\x00\x01\x02binary"), "looks binary (a NUL byte at offset 4)"),
     (lambda p: p.write_bytes("café".encode("latin-1")), "is not UTF-8 text (bad byte at offset 3)"),
-    (lambda p: p.write_text(_prose(20)), "too short: its validation split has"),
 ])
-def test_a_bad_corpus_gets_one_line_naming_the_file_and_the_problem(tmp_path, capsys, monkeypatch, make, problem):
+def test_a_bad_corpus_file_is_refused_while_the_command_line_is_parsed(tmp_path, capsys, monkeypatch, make,
+                                                                       problem):
+    """`reproduce --corpus` is typed like `train --corpus`: argparse's usage line, then one line naming the
+    argument, the file and the problem, and exit status 2, before any training."""
     _no_training(monkeypatch)
     path = tmp_path / "bad.txt"
     make(path)
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "value-residual", "--corpus", str(path), "--quick", "--seeds", "0",
+              "--out", str(tmp_path / "out")])
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert e.value.code == 2
+    assert last.startswith("vrs-edu reproduce: error: argument --corpus: ")
+    assert str(path) in last and problem in last
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_corpus_too_short_for_the_recipe_s_blocks_gets_one_line_before_any_training(tmp_path, capsys,
+                                                                                      monkeypatch):
+    """How many tokens a text makes depends on the recipe's tokenizer, so this check comes when its data are built
+    (still before any training): one line, exit status 2."""
+    _no_training(monkeypatch)
+    path = tmp_path / "bad.txt"
+    path.write_text(_prose(20))
     code = main(["reproduce", "value-residual", "--corpus", str(path), "--quick", "--seeds", "0",
                  "--out", str(tmp_path / "out")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1
-    assert str(path) in err and problem in err
+    assert str(path) in err and "too short: its validation split has" in err
     assert not (tmp_path / "out").exists()
 
 

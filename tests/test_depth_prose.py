@@ -1,5 +1,6 @@
 """Chapter 05's computed sentences choose their words from the numbers they state (known inputs, the words
 expected by hand), its duality loop equals ShortSWA, and its x0-R² figure draws the premise line inside its axes."""
+import re
 from types import SimpleNamespace
 
 import matplotlib
@@ -46,17 +47,23 @@ ROUTERS = [description("dca_v_reads_x0_more_than_q", -0.005, (-0.015, 0.005)),
 def test_the_answer_says_partly_when_shortswa_over_depth_does_not_win():
     assert dp.answer_opening(LOSS) == "Partly"
     text = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, ROUTERS, ["out of regime"], "a toy")
-    assert text.startswith("**Partly**, in this regime — a toy.")
+    assert text.startswith("**Partly**,") and "a toy" in text.split(". ")[0]      # the opening, then the regime
     assert "Yes" not in text
-    # one set of reads, Depth-Attention counted with the mixers (the effect sentence's set), no test jargon
-    assert "3 of the 5 reads over depth, counting Depth-Attention, lower the loss below the residual sum's, " \
-           "decided once we allow for the number of tests; the most, mudd, lowers the loss by 0.098 nats " \
-           "(reproduced)" in text
-    assert "shortswa-k2 +0.010 nats (undecided)" in text
-    assert "Holm" not in text and "[" not in text
-    assert "the win needs the read over older layers" in text
-    assert "Depth-Attention, whose query reads V over depth at the baseline's KV cache, lowers the loss by " \
-           "0.023 nats" in text
+    # one set of reads, Depth-Attention counted with the mixers (the effect sentence's set): 2 mixers and
+    # Depth-Attention of 4 mixers and Depth-Attention; the best is mudd (-0.098, not denseformer's -0.089)
+    assert "3 of the 5 reads over depth, counting Depth-Attention," in text
+    assert re.search(r"the most, mudd, lowers the loss by 0\.098 nats \(reproduced\)", text)
+    assert "shortswa-k2 +0.010 nats (undecided)" in text and "shortswa-full +0.007 nats (undecided)" in text
+    assert "Holm" not in text and "[" not in text and "by -" not in text         # no test jargon, no interval
+    # the best read beats its scalar-gain control (reproduced): the win needs the read, not only a gain
+    assert "the win needs the read over older layers" in text and "a learned gain alone" not in text
+    undecided = [row("mudd_beats_scalar_gain", -0.01, (-0.03, 0.01), "undecided", "ch05_controls")]
+    other = dp.answer_paragraph(LOSS, undecided, DEPTH_ATTENTION, CHECK, ROUTERS, ["out of regime"], "a toy")
+    assert "against the scalar-gain control -0.010 nats (undecided): a learned gain alone may explain it" in other
+    assert "the win needs the read" not in other
+    # Depth-Attention's own change: its sign in words, its size unsigned; against Attention Residuals signed
+    assert re.search(r"Depth-Attention\b[^;]*? lowers the loss by 0\.023 nats \(reproduced\)", text)
+    assert "against Attention Residuals +0.008 nats (undecided)" in text
 
 
 def test_the_answer_says_yes_only_when_a_shortswa_window_wins_and_not_shown_when_nothing_does():
@@ -82,33 +89,49 @@ def test_the_effect_sentence_names_shortswa_over_depth_as_not_among_the_winners(
                                  {"name": "attnres_qkv", "mean": -0.007, "ci": (-0.048, 0.034),
                                   "verdict": "check: undecided"}]
     text = dp.effect_sentence(effects)
-    assert text.startswith("3 of the 5 reads over depth, counting Depth-Attention, lower the loss below the "
-                           "residual sum's, decided once we allow for the number of tests; the most, mudd, lowers "
-                           "the loss by 0.098 nats")
-    assert "Holm" not in text and "[" not in text
-    assert "ShortSWA over depth, the read this chapter's question names, is not among them" in text
-    assert text.endswith("None raises it, decided.")
+    # the count: reproduced claims of all claims, Depth-Attention among them, the check (attnres_qkv) not counted
+    assert text.startswith("3 of the 5 reads over depth") and "counting Depth-Attention" in text
+    assert re.search(r"the most, mudd, lowers the loss by 0\.098 nats", text)        # the largest win, unsigned
+    assert "Holm" not in text and "[" not in text and "attnres" not in text
+    # every ShortSWA window undecided: not among the winners, each window's change signed with its verdict
+    assert "is not among them" in text and "wins with" not in text
+    assert "shortswa-k2 +0.010 nats, undecided; shortswa-full +0.007 nats, undecided" in text
+    assert "None raises it" in text                       # no contradicted read
+    won = [{**e, "verdict": "reproduced"} if e["name"] == "shortswa-k2" else e for e in effects]
+    won += [{"name": "vertical", "mean": 0.02, "ci": (0.01, 0.03), "verdict": "contradicted"}]
+    other = dp.effect_sentence(won)
+    assert other.startswith("4 of the 6 reads over depth")
+    assert "wins with shortswa-k2 (" in other and "is not among them" not in other
+    assert "vertical raises the loss, decided" in other and "None raises" not in other
     with pytest.raises(ValueError, match="effects"):
         dp.effect_sentence(effects[-1:])
 
 
 def test_the_premise_sentence_follows_its_number_against_the_one_threshold():
-    assert dp.premise_sentence(0.935, 0.5) == (
-        "The question has a premise, declared once for chapters 04 and 05 before the runs: the baseline's deep inputs "
-        "must be mostly context, an x0-R² below 0.5, or every path already reads x0 through its input and no "
-        "difference between V's, Q's and K's inputs can say which path needs it. Here they are 0.935 token identity, "
-        "6.5% context: the premise **fails**.")
-    assert dp.premise_sentence(0.39, 0.5).endswith("0.390 token identity, 61.0% context: the premise **holds**.")
+    fails, holds = dp.premise_sentence(0.935, 0.5), dp.premise_sentence(0.39, 0.5)
+    assert "the premise **fails**" in fails and "**holds**" not in fails       # 0.935 is not below 0.5
+    assert "the premise **holds**" in holds and "**fails**" not in holds       # 0.39 is
+    assert "**fails**" in dp.premise_sentence(0.5, 0.5)                        # "below": the threshold itself fails
+    assert "x0-R² below 0.5" in fails and "x0-R² below 0.45" in dp.premise_sentence(0.39, 0.45)   # the threshold, :g
+    # the number as token identity (3 decimals) and its complement as context (a percentage, 1 decimal)
+    assert "0.935 token identity, 6.5% context" in fails
+    assert "0.390 token identity, 61.0% context" in holds
 
 
 def test_the_router_sentence_reads_v_minus_q_and_v_minus_k_apart_and_says_why_descriptions_are_not_judged():
-    assert dp.router_sentence(ROUTERS, 0.935, 0.5) == (
-        "V's input carries more token identity than Q's in 1 of the 2 routers and more than K's in 0 of the 2, on "
-        "average over the deep layers and seeds (x0-R² differences: dca V − Q -0.005 [-0.015, +0.005], V − K "
-        "-0.003 [-0.010, +0.004]; mudd V − Q +0.010 [+0.002, +0.018], V − K -0.063 [-0.107, -0.019]). These are "
-        "descriptions, not judged: their premise, deep inputs mostly context, fails on this model (here 0.935, "
-        "above 0.5) and on every language-model toy, so V may read x0 through its input already and no difference "
-        "between the paths can say which one needs it.")
+    s = dp.router_sentence(ROUTERS, 0.935, 0.5)
+    # the counts of routers whose V − Q (mudd's +0.010) and V − K (none) lie above 0
+    assert "than Q's in 1 of the 2 routers" in s and "than K's in 0 of the 2" in s
+    flipped = [description(d.name, -d.mean, (-d.ci[1], -d.ci[0])) for d in ROUTERS]
+    assert "than Q's in 1 of the 2 routers" in dp.router_sentence(flipped)       # dca's -0.005 becomes +0.005
+    assert "than K's in 2 of the 2" in dp.router_sentence(flipped)
+    # each router's V − Q and V − K apart, signed, with its interval, grouped by router
+    assert "dca V − Q -0.005 [-0.015, +0.005], V − K -0.003 [-0.010, +0.004]" in s
+    assert "mudd V − Q +0.010 [+0.002, +0.018], V − K -0.063 [-0.107, -0.019]" in s
+    # descriptions: no verdict, why not judged, and the premise's number against its threshold when given
+    assert "descriptions, not judged" in s and "Verdicts" not in s and "reproduced" not in s
+    assert "fails on this model (here 0.935, above 0.5)" in s
+    assert "(here" not in dp.router_sentence(ROUTERS) and "fails on this model" in dp.router_sentence(ROUTERS)
     assert "max(Q, K)" not in dp.router_sentence(ROUTERS)
 
 
@@ -117,26 +140,32 @@ def test_the_router_sentence_gives_each_judged_contrast_its_verdict_with_its_wou
               row("dca_v_reads_x0_more_than_k", 0.001, (-0.002, 0.004), "negligible", "primary")]
     judged.append(SimpleNamespace(**{**vars(row("mudd_v_reads_x0_more_than_q", -0.1, (-0.2, -0.05),
                                                 "out of regime", "primary")), "would_be": "contradicted"}))
-    assert dp.router_sentence(judged).endswith(
-        "Verdicts, allowing for the number of tests: dca V − Q reproduced; dca V − K negligible; "
-        "mudd V − Q out of regime (would be: contradicted).")
+    s = dp.router_sentence(judged)
+    assert "descriptions" not in s and "Holm" not in s    # judged rows: their verdicts, not why they are not judged
+    assert "dca V − Q reproduced" in s and "dca V − K negligible" in s
+    assert "mudd V − Q out of regime (would be: contradicted)" in s
     with pytest.raises(ValueError, match="max"):
         dp.router_sentence([row("dca_v_reads_x0_more_than_qk", 0.0, (-1, 1), "undecided", "primary")])
 
 
 def test_a_negligible_loss_change_is_neither_a_win_nor_a_loss():
-    assert dp.loss_change(-0.003, (-0.006, -0.001), "negligible") == \
-        "lowers the loss by 0.003 nats (negligible: too small to matter)"
+    neg = dp.loss_change(-0.003, (-0.006, -0.001), "negligible")
+    assert neg.startswith("lowers the loss by 0.003 nats") and neg.endswith("(negligible: too small to matter)")
+    assert "too small" not in dp.loss_change(-0.003, (-0.006, -0.001), "reproduced")
     oor = SimpleNamespace(verdict="out of regime", would_be="reproduced", test=SimpleNamespace(margin=0.01))
-    assert dp.loss_change(-0.02, (-0.03, -0.01), oor) == \
-        "lowers the loss by 0.020 nats (out of regime (would be: reproduced))"
+    said = dp.loss_change(-0.02, (-0.03, -0.01), oor)
+    assert said.startswith("lowers the loss by 0.020 nats") and "(out of regime (would be: reproduced))" in said
     effects = [{"name": "denseformer", "mean": -0.004, "ci": (-0.006, -0.002), "verdict": "negligible"},
                {"name": "mudd", "mean": -0.098, "ci": (-0.146, -0.050), "verdict": "reproduced"}]
-    assert dp.effect_sentence(effects) == (
-        "1 of the 2 reads over depth, lower the loss below the residual sum's, decided once we allow for the number "
-        "of tests; the most, mudd, lowers the loss by 0.098 nats (reproduced). None raises it, decided. denseformer "
-        "changes it by less than the smallest effect declared before the run, whichever the sign: negligible, too "
-        "small to matter.")
+    s = dp.effect_sentence(effects)
+    assert s.startswith("1 of the 2 reads over depth")        # the negligible read is not counted as a win...
+    assert "None raises it" in s                              # ... nor as a loss
+    assert "the most, mudd," in s and "Depth-Attention" not in s   # no Depth-Attention among these reads
+    assert re.search(r"denseformer changes it by less than the smallest effect declared before the run[^.]*: "
+                     r"negligible, too small to matter", s)
+    two = dp.effect_sentence(effects + [{"name": "dca", "mean": 0.001, "ci": (-0.001, 0.003),
+                                         "verdict": "negligible"}])
+    assert "denseformer and dca change it by less than" in two          # the verb agrees with the count
 
 
 def test_the_equation_loop_equals_shortswa_over_depth_for_one_token():
@@ -167,11 +196,17 @@ def test_the_x0_r2_figure_draws_the_premise_line_inside_its_axes():
 def test_the_answer_names_the_stream_tests_would_be_verdict_and_the_routers_descriptions():
     text = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, ROUTERS,
                                ["out of regime (would be: contradicted)"], "a toy")
-    assert text.endswith(
-        "Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the claim's "
-        "own instrument puts its stream test out of regime (would be: contradicted); its loss is -0.007 nats from "
-        "the baseline's, undecided as \"no worse\" (an equivalence test); and the routers' V − Q and V − K margins "
-        "are descriptions, not judged (their premise fails).")
+    # why the per-stream question stays open: the stream test's verdict with its would-be verdict, the
+    # instrument's "no worse" check signed with its verdict, the routers' margins not judged
+    assert "its stream test out of regime (would be: contradicted);" in text        # one test: "test"
+    assert "-0.007 nats from the baseline's, undecided as \"no worse\"" in text
+    assert "margins are descriptions, not judged (their premise fails)" in text
+    two = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, ROUTERS, ["undecided", "out of regime"],
+                              "a toy")
+    assert "its stream tests out of regime and undecided;" in two                   # two: "tests", each verdict once
+    judged = [row("dca_v_reads_x0_more_than_q", 0.02, (0.01, 0.03), "reproduced", "primary")]
+    with_tests = dp.answer_paragraph(LOSS, CONTROLS, DEPTH_ATTENTION, CHECK, judged, ["undecided"], "a toy")
+    assert "the routers' tests are reproduced" in with_tests and "descriptions, not judged" not in with_tests
 
 
 def test_the_loss_figure_gives_a_negligible_read_its_own_colour():

@@ -280,7 +280,7 @@ def test_plateau_window_is_the_last_quarter_of_the_constant_lr_phase_and_the_fig
     4, 8, 12 with decay from the first step (decay_frac 1) have no constant phase: the last logged interval (8, 12)."""
     import matplotlib.pyplot as plt
 
-    from vrs_edu.lab.x0_need import plateau_window
+    from vrs_edu.lab.x0_need import beta_plateau_window
     from vrs_edu.chapters.ch04_bank_of_values.figures import plot_beta_trajectories
 
     def run(n, every):
@@ -288,9 +288,9 @@ def test_plateau_window_is_the_last_quarter_of_the_constant_lr_phase_and_the_fig
         coefs = {f"blocks.7.x0.beta_{s}": [0.1 * i for i in range(len(steps))] for s in "qkv"}
         return {"seed": 0, "history": {"eval_steps": steps, "steps": list(range(n)), "coefficients": coefs}}
 
-    assert plateau_window(run(1200, 50)) == (540, 840)
-    assert plateau_window(run(240, 20)) == (108, 168)
-    assert plateau_window(run(12, 4), decay_frac=1.0) == (8, 12)
+    assert beta_plateau_window(run(1200, 50)) == (540, 840)
+    assert beta_plateau_window(run(240, 20)) == (108, 168)
+    assert beta_plateau_window(run(12, 4), decay_frac=1.0) == (8, 12)
     fig = plot_beta_trajectories([run(1200, 50)], window=(540, 840))
     for ax in fig.axes:                                 # one shaded span per panel, from 540 to 840
         (span,) = ax.patches

@@ -4,11 +4,14 @@ precondition that the tuned baseline does not get worse with depth, the rate swe
 first, and one quick run of each."""
 import json
 import math
+from dataclasses import replace
+from functools import partial
 
 import pytest
 
 from vrs_edu.lab.analysis import VERDICTS
 from vrs_edu.lab.experiments import run_recipe
+from vrs_edu.lab.options import RunOptions
 from vrs_edu.recipes import RECIPES
 from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds
 from vrs_edu.chapters.ch03_value_residual import recall as rc
@@ -139,35 +142,51 @@ def test_the_held_out_rate_rule_counts_learned_seeds_then_steps_then_prefers_the
     assert set(rc.TUNING_SEEDS).isdisjoint(rc.SEEDS)
 
 
+# The depth sweep's whole design (tuning per depth on held-out seeds, both variants at the chosen rate, the
+# preconditions and verdicts of the depths run) on its smallest setting: 3 and 4 layers instead of 4, 8 and 16 (3 is
+# the fewest with a λ1 slope: two layers after the first), a quarter of the width and batch, the default corpus.
+SMALL_DEPTHS = (4, 3)
+SMALL = RunOptions(progress=False, settings={"d_model": 32, "batch_size": 8})
+
+
 @pytest.fixture(scope="module")
 def quick_results(tmp_path_factory):
     out = tmp_path_factory.mktemp("quick")
     paths = {name: run_recipe(RECIPES[name], quick=True, seeds=[0, 1, 2] if name != "recall-tuning" else [100, 101, 102],
                               out_dir=out) for name in ("recall", "recall-rates", "recall-tuning")}
-    paths["depth-sweep"] = run_recipe(RECIPES["depth-sweep"], quick=True, seeds=[0, 1, 2], out_dir=out, corpus="kjv")
+    small = replace(RECIPES["depth-sweep"], fn=partial(ds.depth_sweep, depths=SMALL_DEPTHS))
+    paths["depth-sweep"] = run_recipe(small, quick=True, seeds=[0, 1, 2], out_dir=out, options=SMALL)
     return {name: json.loads(p.read_text()) for name, p in paths.items()}
 
 
 def test_quick_runs_record_code_epochs_and_verdicts_of_every_kind(quick_results):
     d = quick_results["depth-sweep"]
     assert d["git"] is None or len(d["git"]["commit"]) == 40
-    assert set(d["epochs_read"]["corpus"]) == {f"{v}_L{L}" for v in ("baseline", "learnable") for L in ds.DEPTHS}
-    assert [m["n_layers"] for m in (d["corpus"]["configs"][f"baseline_L{L}"]["model"] for L in (4, 16))] == [4, 16]
+    assert set(d["epochs_read"]["corpus"]) == {f"{v}_L{L}" for v in ("baseline", "learnable") for L in SMALL_DEPTHS}
+    assert [m["n_layers"] for m in (d["corpus"]["configs"][f"baseline_L{L}"]["model"] for L in (3, 4))] == [3, 4]
+    assert d["settings"]["depths"] == [3, 4]
     # the rate: tuned per depth on the held-out seeds, stored, and used by both variants at that depth
     assert {r["seed"] for runs in d["tuning"]["runs"].values() for r in runs} == set(ds.TUNING_SEEDS)
-    assert set(d["tuning"]["runs"]) == {ds.tuning_name(L, lr) for L in ds.DEPTHS for lr in ds.TUNING_LRS}
+    assert set(d["tuning"]["runs"]) == {ds.tuning_name(L, lr) for L in SMALL_DEPTHS for lr in ds.TUNING_LRS}
     chosen = d["lr_tuning"]["chosen_lr"]
     assert chosen == {str(L): lr for L, lr in ds.choose_lrs(d["tuning"]).items()}
     assert all(d["corpus"]["configs"][f"{v}_L{L}"]["train"]["lr"] == chosen[str(L)]
-               for v in ("baseline", "learnable") for L in ds.DEPTHS)
+               for v in ("baseline", "learnable") for L in SMALL_DEPTHS)
+    assert {p["name"] for p in d["preconditions"]} == {p.name for p in ds.preconditions(SMALL_DEPTHS)}
     assert "baseline_not_worse_with_depth" in {p["name"] for p in d["preconditions"]}
-    assert {v["name"] for v in d["verdicts"]} == {t.name for t in ds.TESTS}
+    assert {v["name"] for v in d["verdicts"]} == {t.name for t in ds.tests(sorted(SMALL_DEPTHS))}
     assert all(v["verdict"] in VERDICTS for v in d["verdicts"])
-    assert d["epochs_read"]["corpus"]["baseline_L4"] < 1            # kjv: every batch is new text
+    assert d["epochs_read"]["corpus"]["baseline_L4"] < 1            # 12 steps: every batch is new text
     r = quick_results["recall"]
     assert r["epochs_read"] == {"recall": {v: None for v in rc.VARIANTS}}     # a synthetic task has no epochs
     assert all("x0_removal_cost" in x for x in r["recall"]["runs"]["qkv"])
     assert all("x0_pressure" in x for x in r["recall"]["runs"]["baseline"])
+
+
+def test_the_depth_sweep_needs_two_depths_a_value_residual_can_use():
+    for bad in ((4,), (4, 4), (4, 2)):
+        with pytest.raises(ValueError, match=r"depths must be at least two distinct numbers of layers >= 3, got"):
+            ds.depth_sweep(True, [0, 1, 2], depths=bad)
 
 
 def test_the_recall_rate_sweep_joins_its_second_file_and_counts_only_with_three_arms(quick_results):

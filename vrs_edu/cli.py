@@ -19,8 +19,8 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from vrs_edu.cli_args import (UsageError, device_name, natural_int, one_of, output_dir, parse_setting, positive_int,
-                              seed_list, setting, text_file)
+from vrs_edu.cli_args import (UsageError, corpus as corpus_arg, device_name, natural_int, one_of, output_dir,
+                              parse_setting, positive_int, seed_list, setting, text_file)
 from vrs_edu.course.assignments.cli import add_commands as add_assignment_commands
 from vrs_edu.lab import corpora, device as device_of, distributed
 from vrs_edu.lab.data import load_corpus, make_token_data, unigram_loss
@@ -236,7 +236,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "one torch thread each (a few more when the runs do not split evenly over N, so that no "
                         "core waits at the end); same numbers as one after another (default: the number of CPU "
                         "cores)")
-    r.add_argument("--corpus", help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
+    r.add_argument("--corpus", type=corpus_arg, help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
                                     "text file; writes NAME.corpus-<name>.json beside the default results")
     r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")
     _add_scale_flags(r)

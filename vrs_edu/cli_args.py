@@ -19,6 +19,7 @@ import types
 import typing
 from pathlib import Path
 
+from vrs_edu.lab.corpora import Corpus, get_corpus
 from vrs_edu.lab.train import TrainConfig
 from vrs_edu.nn.model import TinyGPTConfig
 
@@ -103,6 +104,17 @@ def text_file(text: str) -> str:
     except OSError as e:
         raise Invalid(f"{text!r} cannot be read ({e.strerror}); expected a UTF-8 text file") from None
     return str(path)
+
+
+def corpus(text: str) -> Corpus:
+    """A named corpus (``kjv``, ``python-docs``) or a UTF-8 text file, read and checked once, here: the recipe is
+    handed the :class:`~vrs_edu.lab.corpora.Corpus` (:func:`~vrs_edu.lab.corpora.get_corpus` says what is refused:
+    a missing file, a folder, an empty, binary or non-UTF-8 file, a file named like a named corpus). Whether the
+    text is long enough for a recipe's blocks depends on its tokenizer, and is checked when its data are built."""
+    try:
+        return get_corpus(text)
+    except (OSError, ValueError) as e:
+        raise Invalid(str(e)) from None
 
 
 def input_dir(text: str) -> str:

@@ -77,6 +77,12 @@ def _floats(values, name: str) -> list[float]:
     return out
 
 
+def mean(values: Sequence[float]) -> float:
+    """The arithmetic mean, summed in order (the course's one mean). Raises ValueError when empty."""
+    xs = _floats(values, "values")
+    return sum(xs) / len(xs)
+
+
 def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof = 1; ``nan`` for a single value). Raises ValueError when empty."""
     xs = _floats(values, "values")

@@ -38,6 +38,11 @@ class Corpus:
     source: str
     licence: str | None = None
 
+    @property
+    def argument(self) -> str:
+        """How a command line names it (``--corpus``): a named corpus by its name, a file by its path."""
+        return self.name if self.name in NAMED else self.source
+
     def record(self) -> dict:
         """What a result file records: name, source, size in UTF-8 bytes and characters, sha256 of the UTF-8
         bytes (so a reader can tell whether two results trained on the same text), licence (None when unknown)."""

@@ -158,7 +158,7 @@ def run_recipe(recipe: Recipe, quick: bool = False, seeds: list[int] | None = No
     payload = r.fn(quick, seeds, options=options, **text_kw)
     wall, cpu = time.perf_counter() - t0, _cpu_seconds() - cpu0
     cmd = f"vrs-edu reproduce {name}" + (" --quick" if quick else "")
-    cmd += (f" --corpus {corpus.name if isinstance(corpus, Corpus) else corpus}" if corpus is not None else "")
+    cmd += f" --corpus {shlex.quote(text.argument)}" if text is not None else ""
     cmd += f" --tokenizer {tokenizer}" if tokenizer else ""
     cmd += " " + shlex.join(command_flags) if command_flags else ""
     result = {"recipe": name, "about": r.about, "command": cmd, "quick": quick, "seeds": seeds,
@@ -260,6 +260,43 @@ def models_dir(options: RunOptions | None = None) -> Path:
 # The shared experiment: train variants of one preset on the same data, same seeds, same batches.
 
 
+def run_variants(preset: str, variants: dict[str, dict], seeds: list[int], data, measure: Callable[..., dict], *,
+                 overrides: dict | None = None, options: RunOptions | None = None, desc: str = "",
+                 jobs: int | None = None, per_run: Callable[[str, int], dict] | None = None,
+                 **common) -> tuple[dict[str, list[dict]], dict[str, dict]]:
+    """The one runner of the recipes: variants × seeds → worker processes → train → measure.
+
+    Every variant (config overrides on ``preset``, applied after ``overrides``; ``options.preset``/``settings``
+    last, :func:`~vrs_edu.lab.presets.scaled_run`) is built for every seed with the vocabulary of ``data`` and
+    handed to ``measure(mcfg, tcfg, data, desc, progress, options, **common, **per_run(variant, seed))``, a
+    module-level function (a worker process runs it) that trains the model and returns what the result file keeps
+    of the run. ``jobs`` worker processes run the tasks side by side, one torch thread each
+    (:func:`~vrs_edu.lab.parallel.map_runs`; None: ``options.jobs``); the numbers equal those of one run after
+    another in this process.
+
+    Returns ``(runs, configs)``: ``{variant: [measure's dict per seed, in seed order]}`` and ``{variant: {"model":
+    ..., "train": ...}}`` (the last seed's configs, which differ between seeds only in the seed).
+    """
+    options = options or RunOptions()
+    tasks, names, configs = [], [], {}
+    for vname, vover in variants.items():
+        for seed in seeds:
+            _, mcfg, tcfg = scaled_run(preset, options, **{**(overrides or {}), **vover}, seed=seed)
+            mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
+            tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "desc": f"{desc}{vname} s{seed}",
+                          "options": options, **common, **(per_run(vname, seed) if per_run else {})})
+            names.append(vname)
+            configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
+    jobs = usable_jobs(options, jobs)
+    for t in tasks:   # a worker draws no bar of its own: the overall bar counts finished runs
+        t["progress"] = jobs == 1
+    results = map_runs(measure, tasks, jobs, desc=f"{desc}runs", progress=options.progress)
+    runs: dict[str, list[dict]] = {vname: [] for vname in variants}
+    for vname, run in zip(names, results):
+        runs[vname].append(run)
+    return runs, configs
+
+
 def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *, quick: bool = False,
                      quick_steps: int = 60, corpus: str | None = None, ablation: bool | Collection[str] = False,
                      checkpoint_as: str | None = None, metric_batches: int = 4, desc: str = "",
@@ -307,26 +344,17 @@ def compare_variants(preset: str, variants: dict[str, dict], seeds: list[int], *
                                                            mcfg0.block_size)
     if checkpoint_as and task is None:
         checkpoint_as += run_suffix(corpus, tokenizer)
-    tasks, configs = [], {}
-    for vname, vover in variants.items():
-        for seed in seeds:
-            _, mcfg, tcfg = scaled_run(preset, options, **{**overrides, **vover}, seed=seed)
-            mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
-            keep = (checkpoint_as and seed == seeds[0] and not quick
-                    and (checkpoint_for is None or vname in checkpoint_for))
-            tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "seed": seed, "metric_batches": metric_batches,
-                          "ablation": ablation is True or (ablation is not False and vname in ablation),
-                          "checkpoint_dir": models_dir(options) / checkpoint_as / vname if keep else None,
-                          "variant": vname, "desc": f"{desc}{vname} s{seed}", "options": options,
-                          "final_eval": final_eval, "x0_need": x0_need})
-            configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
-    jobs = usable_jobs(options, jobs)
-    for t in tasks:   # a worker draws no bar of its own: the overall bar counts finished runs
-        t["progress"] = jobs == 1
-    results = map_runs(train_and_measure, tasks, jobs, desc=f"{desc}runs", progress=options.progress)
-    runs: dict[str, list[dict]] = {vname: [] for vname in variants}
-    for t, run in zip(tasks, results):
-        runs[t["variant"]].append(run)
+
+    def per_run(vname: str, seed: int) -> dict:
+        keep = (checkpoint_as and seed == seeds[0] and not quick
+                and (checkpoint_for is None or vname in checkpoint_for))
+        return {"seed": seed, "variant": vname,
+                "ablation": ablation is True or (ablation is not False and vname in ablation),
+                "checkpoint_dir": models_dir(options) / checkpoint_as / vname if keep else None}
+
+    runs, configs = run_variants(preset, variants, seeds, data, train_and_measure, overrides=overrides,
+                                 options=options, desc=desc, jobs=jobs, per_run=per_run,
+                                 metric_batches=metric_batches, final_eval=final_eval, x0_need=x0_need)
     reads = {v: c["train"]["steps"] * c["train"]["batch_size"] * data.block_size for v, c in configs.items()}
     tokens_per_step = {v: c["train"]["batch_size"] * data.block_size for v, c in configs.items()}
     if task is not None:

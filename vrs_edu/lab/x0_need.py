@@ -192,7 +192,7 @@ def pressure_ratios(runs: list[dict]) -> dict[str, list[float]]:
     return out
 
 
-def plateau_window(run: dict, decay_frac: float = 0.3) -> tuple[float, float]:
+def beta_plateau_window(run: dict, decay_frac: float = 0.3) -> tuple[float, float]:
     """The steps (start, end) over which :func:`beta_plateau` judges a run (:func:`vrs_edu.lab.analysis.plateau_window`
     of its logged evaluations): a quarter of the run, ending where the learning-rate decay starts (1,200 steps →
     (540, 840)), so that the decay, which slows every update, cannot make a plateau by itself."""
@@ -203,7 +203,7 @@ def plateau_window(run: dict, decay_frac: float = 0.3) -> tuple[float, float]:
 def beta_plateau(runs: list[dict], tol: float = 0.1, decay_frac: float = 0.3, paths: str = "v") -> dict:
     """Did β stop moving before the LR decay? For every qkv run, x0 layer and path in ``paths`` (``"v"``: β_v, as
     chapter 04 has shown since issue 16; ``"qkv"``: all three, the precondition ``x0_plateaued``),
-    :func:`~vrs_edu.lab.analysis.plateau` on the logged trajectory from its initial 0 over :func:`plateau_window`.
+    :func:`~vrs_edu.lab.analysis.plateau` on the logged trajectory from its initial 0 over :func:`beta_plateau_window`.
     Returns ``{"reached": n, "of": m, "fraction", "tol", "per_run": [[ratio per layer (and path)] per seed]}``."""
     return trajectory_plateaus(runs, lambda r: [f"blocks.{l}.x0.beta_{s}" for l in x0_layers(r) for s in paths], 0.0,
                                tol, decay_frac)

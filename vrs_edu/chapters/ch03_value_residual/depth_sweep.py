@@ -113,16 +113,26 @@ def choose_lrs(tuning: dict) -> dict[int, float]:
 
 
 def depth_sweep(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
-                options: RunOptions = RunOptions(), tuning_seeds=TUNING_SEEDS) -> dict:
+                options: RunOptions = RunOptions(), tuning_seeds=TUNING_SEEDS, depths=DEPTHS) -> dict:
+    """The recipe: at each of ``depths`` (layers; the declared run: :data:`DEPTHS`), the baseline's rate tuned on
+    ``tuning_seeds`` over :data:`TUNING_LRS`, then the baseline and the learnable value residual at that rate on
+    ``seeds``; the preconditions and verdicts of :func:`tests` for those depths.
+
+    Raises:
+        ValueError: a tuning seed below 100 or also in ``seeds`` (:func:`check_seeds`); fewer than two depths, or a
+            depth below 3 (λ1's slope over layers needs two layers after the first).
+    """
     check_seeds(seeds, tuning_seeds)
+    if len(set(depths)) < 2 or min(depths) < 3:
+        raise ValueError(f"depths must be at least two distinct numbers of layers >= 3, got {tuple(depths)}")
     common = {"quick": quick, "quick_steps": QUICK_STEPS, "metric_batches": 2 if quick else 4, "corpus": corpus,
               "tokenizer": tokenizer, "options": options, "final_eval": True}
     train = {} if quick else TRAIN
-    tuning_variants = {tuning_name(L, lr): {**train, "n_layers": L, "lr": lr} for L in DEPTHS for lr in TUNING_LRS}
+    tuning_variants = {tuning_name(L, lr): {**train, "n_layers": L, "lr": lr} for L in depths for lr in TUNING_LRS}
     tuning = compare_variants(CORPUS["preset"], tuning_variants, list(tuning_seeds), desc="depth lr ", **common)
     chosen = choose_lrs(tuning)
     variants = {name(v, L): {**train, "n_layers": L, "lr": chosen[L], **over}
-                for L in DEPTHS for v, over in VARIANTS.items()}
+                for L in depths for v, over in VARIANTS.items()}
     part = compare_variants(CORPUS["preset"], variants, seeds, desc="depth ", **common)
     result = {"variants": variants, "corpus": part, "tuning": tuning,
               "lr_tuning": {"seeds": list(tuning_seeds), "lrs": list(TUNING_LRS),
@@ -133,9 +143,9 @@ def depth_sweep(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | 
                             "at_grid_edge": {str(L): lr in (min(TUNING_LRS), max(TUNING_LRS))
                                              for L, lr in sorted(chosen.items())},
                             "rule": LR_RULE},
-              "settings": {"depths": sorted(DEPTHS), "train": TRAIN, "quick_steps": QUICK_STEPS,
+              "settings": {"depths": sorted(depths), "train": TRAIN, "quick_steps": QUICK_STEPS,
                            "verdict_corpus": VERDICT_CORPUS}}
-    result["preconditions"] = [o.to_record() for o in check_preconditions(preconditions(sorted(DEPTHS)),
+    result["preconditions"] = [o.to_record() for o in check_preconditions(preconditions(sorted(depths)),
                                                                           facts(result)).values()]
     result["verdicts"] = verdict_records(verdicts(result))
     return result

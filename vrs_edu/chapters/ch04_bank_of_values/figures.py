@@ -159,7 +159,7 @@ def plot_betas(tables: dict[str, dict]):
 
 def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[float, float] | None = None):
     """beta_q, beta_k, beta_v of every x0 layer during training (mean across seeds); one panel per path.
-    ``window`` (start, end steps; e.g. :func:`~vrs_edu.lab.x0_need.plateau_window`) is shaded: the
+    ``window`` (start, end steps; e.g. :func:`~vrs_edu.lab.x0_need.beta_plateau_window`) is shaded: the
     stretch over which the plateau criterion asks whether β_v still moves."""
     keys = sorted({k.split(".")[1] for k in runs[0]["history"]["coefficients"] if ".x0.beta_" in k}, key=int)
     steps = runs[0]["history"]["eval_steps"]

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from vrs_edu.chapters.ch03_value_residual import depth_sweep, recall
 from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
-from vrs_edu.lab.analysis import mean_sd
+from vrs_edu.lab.analysis import mean, mean_sd
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
 from vrs_edu.lab.premises import DEEP_X0_R2
@@ -57,9 +57,6 @@ def rate_sweep(corpus_part: dict, arms: dict[str, str]) -> dict[str, dict]:
     return out
 
 
-def _mean(xs: Sequence[float]) -> float:
-    return sum(xs) / len(xs)
-
 
 def _above(x: float, digits: int = 3) -> bool:
     """Above 0 as the sentence prints it: +0.0004 reads +0.000, which is not above."""
@@ -71,10 +68,10 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
     The words about the claim come from its verdict, never from the means alone (review 3, M2): ``verdict`` is the
     judged verdict of ``v_reads_x0_more_than_q`` (with its ``would_be`` when out of regime); None when the numbers
     are a description (the recipe declares no test on them, because their premise fails on this toy)."""
-    m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
+    m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
     listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
-    shares = ", ".join(f"{_mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
+    shares = ", ".join(f"{mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
     if len(above) == len(m):
         head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
         tail = "the order V over Q does not depend on the rate in this 16× span"
@@ -100,7 +97,7 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
 def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> str:
     """What the model needs: the loss cost of removing each path's x0 (largest over the rates) and how much of the
     deep inputs is token identity already (``deep_r2``, x0-R², against the premise's ``threshold``)."""
-    cost = {arm: {s: _mean(a["cost"][s]) for s in PATHS} for arm, a in sweep.items()}
+    cost = {arm: {s: mean(a["cost"][s]) for s in PATHS} for arm, a in sweep.items()}
     top = max(cost, key=lambda arm: max(cost[arm].values()))
     biggest = max(cost[top], key=cost[top].get)
     small = max(cost[top].values()) < 0.05
@@ -118,7 +115,7 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
     gradient pressure (``pressure_log_ratio`` = ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0, said in words as a ratio
     e^x) leans one way, the substitution ablation moves the loss less than the seeds differ (``base_sd``) or not."""
     arms = list(sweep)
-    m = [_mean(sweep[a]["margin_q"]) for a in arms]
+    m = [mean(sweep[a]["margin_q"]) for a in arms]
     strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
     pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
             f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
@@ -198,11 +195,11 @@ def lm_toys_evidence(out_dir=None) -> dict:
     bov = load_results_or_none("bank-of-values", corpus=verdict_corpus(), out_dir=out_dir)
     rc = load_results_or_none("recall", out_dir=out_dir)
     dec = load_results_or_none("real-decoder", out_dir=out_dir)
-    depth = {L: _mean(v) for L, v in depth_sweep.deep_x0_r2_by_depth(ds["corpus"]).items()} if ds else {}
+    depth = {L: mean(v) for L, v in depth_sweep.deep_x0_r2_by_depth(ds["corpus"]).items()} if ds else {}
     decoder = None
     if dec and dec.get("probes", {}).get("x0_r2", {}).get("input"):
         late = dec["thirds"]["late"]
-        decoder = _mean([dec["probes"]["x0_r2"]["input"][l] for l in late])
+        decoder = mean([dec["probes"]["x0_r2"]["input"][l] for l in late])
     return {"depth_r2": depth, "here": bank_of_values.facts(bov)["deep_context"] if bov else float("nan"),
             "recall": recall.facts(rc)["recall_deep_context"] if rc else None, "decoder": decoder,
             "threshold": threshold}
@@ -241,7 +238,7 @@ def live_sentence(live: dict[str, float], steps: int, val_loss: float, saved: Se
     saved runs trained β at another rate (``saved_rate`` vs ``live_rate``, AdamW lr) the sentence says they cannot
     be read together and why their shares differ, instead of comparing them."""
     mine = ", ".join(f"{s} {live[s]:.3f}" for s in PATHS)
-    theirs = ", ".join(f"{s} {_mean([x[s] for x in saved]):.3f}" for s in PATHS)
+    theirs = ", ".join(f"{s} {mean([x[s] for x in saved]):.3f}" for s in PATHS)
     head = (f"After {steps} steps (validation loss {val_loss:.3f} nats) the live model's x0 shares are {mine}. ")
     if math.isclose(live_rate, saved_rate, rel_tol=1e-6):
         return head + f"The saved runs on the same corpus ({corpus}, β at the same rate): {theirs} (mean over seeds)."
@@ -292,11 +289,11 @@ def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float]) 
     (``plateaued``: arm -> fraction of plateaued β trajectories; the precondition needs > 0.5)."""
     parts = []
     for arm, a in recall_sweep.items():
-        parts.append(f"{arm}: v − q {_mean(a['margin_q']):+.3f}, v − k {_mean(a['margin_k']):+.3f}"
+        parts.append(f"{arm}: v − q {mean(a['margin_q']):+.3f}, v − k {mean(a['margin_k']):+.3f}"
                      f" ({plateaued[arm]:.2f} plateaued)")
     settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
-    over_k = all(_above(_mean(a["margin_k"])) for a in recall_sweep.values())
-    over_q = all(_above(_mean(a["margin_q"])) for a in recall_sweep.values())
+    over_k = all(_above(mean(a["margin_k"])) for a in recall_sweep.values())
+    over_q = all(_above(mean(a["margin_q"])) for a in recall_sweep.values())
     return ("On the recall task, where the answer is a token fetched by its key, V's x0 share "
             + ("exceeds K's at every rate" if over_k else "does not exceed K's at every rate")
             + (" and Q's too" if over_q else ", but not Q's at every rate (at a query, Q is the key token itself)")
@@ -349,7 +346,7 @@ def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], 
 def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, bank_mean: float) -> str:
     """The chapter's closing answer, three numbers: the margin's range across the rates, the deep inputs' x0-R²,
     and the bank's loss change."""
-    m = {arm: _mean(a["margin_q"]) for arm, a in sweep.items()}
+    m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     flips = len({_above(x) for x in m.values()}) > 1
     lo, hi = min(m, key=m.get), max(m, key=m.get)
     first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "

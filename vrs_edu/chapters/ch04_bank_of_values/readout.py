@@ -15,7 +15,7 @@ import math
 import torch
 import torch.nn.functional as F
 
-from vrs_edu.lab.analysis import mean_sd
+from vrs_edu.lab.analysis import mean, mean_sd
 from vrs_edu.lab.x0_need import betas_set, x0_blocks
 from vrs_edu.nn.model import TinyGPT
 
@@ -166,9 +166,6 @@ def beta_shift_readout(model: TinyGPT, batches, d_beta_q: float = 0.0, d_beta_k:
     return {"shifts": {"q": d_beta_q, "k": d_beta_k, "v": d_beta_v}, **_readout_under(setting, model, batches, ref)}
 
 
-def _mean(xs) -> float:
-    return sum(xs) / len(xs)
-
 
 def beta_sweep(model: TinyGPT, batches, factors=FACTORS, reference: dict | None = None) -> dict:
     """Each path's β alone multiplied by each factor: ``{"factors", "reference", "delta": {path: [Δ loss]},
@@ -179,8 +176,8 @@ def beta_sweep(model: TinyGPT, batches, factors=FACTORS, reference: dict | None 
     for s in "qkv":
         rows = [beta_readout(model, batches, reference=ref, **{f"f_{s}": f}) for f in factors]
         out["delta"][s] = [r["delta"] for r in rows]
-        out["moved"][s] = [_mean(r["moved"]) for r in rows]
-        out["share"][s] = [_mean(r["shares"][s]) for r in rows]
+        out["moved"][s] = [mean(r["moved"]) for r in rows]
+        out["share"][s] = [mean(r["shares"][s]) for r in rows]
     return out
 
 

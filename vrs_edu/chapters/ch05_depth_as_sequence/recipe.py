@@ -31,15 +31,15 @@ from dataclasses import replace
 import torch
 
 from vrs_edu.chapters.ch05_depth_as_sequence.readout import depth_weight_matrices
-from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, paired_difference, paired_values, verdict_records
+from vrs_edu.lab.analysis import (DeclaredTest, Precondition, judge, mean, paired_difference, paired_values,
+                                  verdict_records)
 from vrs_edu.lab.by_corpus import epochs_per_run
 from vrs_edu.lab.corpora import corpus_token_data
 from vrs_edu.lab.data import unigram_loss
-from vrs_edu.lab.experiments import Recipe
+from vrs_edu.lab.experiments import Recipe, run_variants
 from vrs_edu.lab.kv_cache import build_kv_cache, cache_bytes
 from vrs_edu.lab.metrics import x0_r2
 from vrs_edu.lab.options import RunOptions
-from vrs_edu.lab.parallel import map_runs, usable_jobs
 from vrs_edu.lab.premises import (DEEP_X0_R2, DEEP_X0_R2_REASON, LM_TOYS_SHORT, Description, deep_layers, deep_x0_r2,
                                   describe, description_records)
 from vrs_edu.lab.presets import scaled_run
@@ -131,21 +131,8 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
             + f" (tolerance {BUDGET_TOLERANCE:.1%}); a small vocabulary ({data.vocab_size:,} tokens here) shrinks "
             "the shared model: on your own corpus, use a text with at least about 1,500 distinct words")
     weight_batches = list(data.eval_batches("val", schedule["batch_size"], 1 if quick else WEIGHT_BATCHES))
-    tasks, names, configs = [], [], {}
-    for vname, vover in variants.items():
-        for seed in seeds:
-            _, mcfg, tcfg = scaled_run(PRESET, options, **schedule, **vover, seed=seed)
-            mcfg = replace(mcfg, vocab_size=data.vocab_size, seed=seed)
-            tasks.append({"mcfg": mcfg, "tcfg": tcfg, "data": data, "weight_batches": weight_batches,
-                          "desc": f"{name} {vname} s{seed}", "options": options})
-            names.append(vname)
-            configs[vname] = {"model": mcfg.to_dict(), "train": tcfg.__dict__}
-    jobs = usable_jobs(options)   # `vrs-edu reproduce --jobs N`: the runs side by side, one thread each
-    results = map_runs(train_one_mixer, [{**t, "progress": jobs == 1} for t in tasks], jobs,
-                       desc=f"{name} runs", progress=options.progress)
-    runs: dict[str, list[dict]] = {vname: [] for vname in variants}
-    for vname, run in zip(names, results):
-        runs[vname].append(run)
+    runs, configs = run_variants(PRESET, variants, seeds, data, train_one_mixer, overrides=schedule, options=options,
+                                 desc=f"{name} ", weight_batches=weight_batches)
     return {"preset": PRESET, "corpus": "pydoc_data.topics" if corpus is None else corpus.name, "tokenizer": kind,
             "corpus_tokens": {"train": len(data.train), "val": len(data.val)},
             "epochs_read": schedule["steps"] * schedule["batch_size"] * mcfg0.block_size / len(data.train),
@@ -155,7 +142,8 @@ def run_depth_mixers(quick: bool, seeds: list[int], variants: dict[str, dict] | 
 
 def train_one_mixer(mcfg, tcfg, data, weight_batches, desc: str, progress: bool,
                     options: RunOptions = RunOptions()) -> dict:
-    """One run of :func:`run_depth_mixers` (module level, so that a worker process can run it)."""
+    """One run of :func:`run_depth_mixers`, the ``measure`` of :func:`~vrs_edu.lab.experiments.run_variants`
+    (module level, so that a worker process can run it)."""
     model = TinyGPT(mcfg)
     t0 = time.process_time()
     hist = train(model, data, tcfg, progress=progress, desc=desc, options=options)
@@ -202,12 +190,12 @@ def loss_table(result: dict) -> list[dict]:
         diffs = [a - b for a, b in paired]
         ci = paired_difference(*zip(*paired)).ci if paired else (float("nan"), float("nan"))
         counts = result["parameter_counts"][name]
-        rows.append({"variant": name, "mean": _mean(losses), "sd": _sd(losses), "n_seeds": len(losses),
-                     "delta": _mean(diffs) if diffs else float("nan"),
+        rows.append({"variant": name, "mean": mean(losses), "sd": _sd(losses), "n_seeds": len(losses),
+                     "delta": mean(diffs) if diffs else float("nan"),
                      "delta_se": _sd(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else float("nan"),
                      "delta_ci": tuple(ci), "n_better": sum(d < 0 for d in diffs),
                      "n_params": counts["n_params"], "extra": counts["extra"], "overhead": counts["overhead"],
-                     "train_cpu_s": _mean([r["train_cpu_s"] for r in runs])})
+                     "train_cpu_s": mean([r["train_cpu_s"] for r in runs])})
     return rows
 
 
@@ -232,14 +220,11 @@ def source_share(matrix: torch.Tensor, rows, source: int = 0) -> float:
     return sum(vals) / len(vals)
 
 
-def _mean(xs):
-    return sum(xs) / len(xs)
-
 
 def _sd(xs):
     if len(xs) < 2:
         return float("nan")
-    m = _mean(xs)
+    m = mean(xs)
     return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 

@@ -436,7 +436,7 @@ def toy_results(results_dir: str | Path | None = None) -> dict[str, dict]:
     return found
 
 
-def _mean(xs) -> float:
+def _mean_defined(xs) -> float:
     xs = [x for x in xs if x is not None and not (isinstance(x, float) and math.isnan(x))]
     return sum(xs) / len(xs) if xs else float("nan")
 
@@ -471,10 +471,10 @@ def toy_ablations(results: dict[str, dict]) -> list[dict]:
             if not abl or not all(s in abl[0] for s in PATHS):
                 continue
             n_layers = len(abl[0]["q"])
-            per_layer = {s: [_mean(a[s][l] for a in abl) for l in range(n_layers)] for s in PATHS}
+            per_layer = {s: [_mean_defined(a[s][l] for a in abl) for l in range(n_layers)] for s in PATHS}
             deep = range(n_layers - max(1, n_layers // 3), n_layers)
             rows.append(_row(name, data, where, variant, seeds=len(abl), per_layer=per_layer,
-                             deep={s: _mean(per_layer[s][l] for l in deep) for s in PATHS}))
+                             deep={s: _mean_defined(per_layer[s][l] for l in deep) for s in PATHS}))
     return rows
 
 
@@ -501,7 +501,7 @@ def toy_x0_coefficients(results: dict[str, dict]) -> list[dict]:
                                 shares[s].append(abs(beta) / (abs(alpha) + abs(beta)))
             if any(shares.values()):
                 rows.append(_row(name, data, where, variant, seeds=len(rs),
-                                 x0_share={s: _mean(shares[s]) for s in PATHS}))
+                                 x0_share={s: _mean_defined(shares[s]) for s in PATHS}))
     return rows
 
 
@@ -514,7 +514,7 @@ def toy_layer_statistics(results: dict[str, dict]) -> list[dict]:
             if not lm or "entropy" not in lm[0] or "oversmoothing" not in lm[0]:
                 continue
             rows.append(_row(name, data, where, variant, seeds=len(lm),
-                             **{k: [_mean(m[k][l] for m in lm) for l in range(len(lm[0][k]))]
+                             **{k: [_mean_defined(m[k][l] for m in lm) for l in range(len(lm[0][k]))]
                                 for k in ("entropy", "oversmoothing")}))
     return rows
 
