@@ -199,8 +199,9 @@ print(f"your stack vs the model's trace: largest difference "
 # **The package's own code.** The same running sum is the loop of `TinyGPT.forward` (`vrs_edu/nn/model.py`). With
 # the plain residual (every model of this chapter), the depth read `read.resid` is the last state $h_l$ (the code's
 # comment calls it $X_l$), and the block's write `y = a + m` (attention plus MLP) is added to it:
-# `states.append(x + y)` is $h_{l+1} = h_l + y_l$. The other arguments of `block(...)` (`x0`, `v_first`, `mlp_read`,
-# `depth_values`) serve the variants of chapters 03–05; here they change nothing.
+# `states.append(x + y)` is $h_{l+1} = h_l + y_l$. The block runs in three steps: `project` (Q, K and V from $h_l$),
+# `attend` (across tokens: `a`) and `feed_forward` (the MLP: `m`). The rest (`x0`, `v_first`, the two
+# `if self.depth...` reads) serves the variants of chapters 03–05; here it changes nothing.
 
 # %%
 from vrs_edu.nn import TinyGPT

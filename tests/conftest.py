@@ -13,10 +13,12 @@ def real():
         pytest.skip(str(e))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def browser():
-    """One headless Chromium for every browser test file: Playwright's sync API allows one running instance, so the
-    fixture lives here, once, rather than in each file that uses it."""
+    """A headless Chromium for a browser test file, shared here rather than defined in each file: Playwright's sync
+    API allows one running instance at a time. Module scope, not session: while the instance runs, its event loop
+    is the running loop of the process, and `make test` runs the browser tests in the same pytest workers as the
+    rest, whose `asyncio.run` (the grader's, the chapter executor's) must find none."""
     from playwright.sync_api import sync_playwright
 
     from test_browser import CHROMIUM, CHROMIUM_ARGS

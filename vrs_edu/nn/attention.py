@@ -15,8 +15,6 @@ sqrt(Dh)) v`` to PyTorch's fused ``F.scaled_dot_product_attention(is_causal=True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
-
 import torch
 import torch.nn.functional as F
 from einops import rearrange
@@ -111,10 +109,10 @@ class CausalSelfAttention(nn.Module):
                 v_in: Float[Tensor, "B T D"] | None = None, *, rope: RoPE | None = None,
                 v: Float[Tensor, "B H T Dh"] | None = None, v_first: Float[Tensor, "B H T Dh"] | None = None,
                 value_residual: ValueResidual | None = None,
-                depth_values: Callable[[Tensor, Tensor, Tensor], Tensor] | None = None,
                 hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
-        """Returns ``(out (B, T, D), v (B, H, T, Dh))`` where ``v`` is this layer's own values (or the given ``v``;
-        with ``depth_values``, the values read over depth, which a KV cache stores).
+        """Returns ``(out (B, T, D), v (B, H, T, Dh))`` where ``v`` is this layer's own values (or the given
+        ``v``): :meth:`project`, then :meth:`mix`. (TinyGPT calls the two itself, so that Depth-Attention can read
+        V over depth between them.)
 
         Args:
             q_in, k_in, v_in: inputs of the three projections; k_in and v_in default to q_in.
@@ -122,13 +120,20 @@ class CausalSelfAttention(nn.Module):
             v: values supplied by the caller instead of ``v_proj(v_in)`` (SVFormer, bank of values).
             v_first: V_1, the first layer's values, for a value residual.
             value_residual: a :class:`~vrs_edu.nn.value_residual.ValueResidual` (mixes v with v_first).
-            depth_values: ``(q, k, v) -> ṽ``, Depth-Attention's read of the values over depth
-                (:meth:`vrs_edu.nn.depth_attention.DepthAttention.read_values`); the layer's own values then pass hook point
-                ``v_self`` and ṽ takes their place from ``v`` on.
             hook: a hook point callable, see :mod:`vrs_edu.nn.hooks`.
         Raises:
             ValueError: if neither ``v_proj`` nor ``v`` can provide values.
         """
+        q, k, v = self.project(q_in, k_in, v_in, rope=rope, v=v, hook=hook)
+        return self.mix(q, k, v, v_first=v_first, value_residual=value_residual, hook=hook)
+
+    def project(self, q_in: Float[Tensor, "B T D"], k_in: Float[Tensor, "B T D"] | None = None,
+                v_in: Float[Tensor, "B T D"] | None = None, *, rope: RoPE | None = None,
+                v: Float[Tensor, "B H T Dh"] | None = None, hook: Hook = no_hook
+                ) -> tuple[Float[Tensor, "B H T Dh"], Float[Tensor, "B H T Dh"], Float[Tensor, "B H T Dh"]]:
+        """The three projections, per head: q and k (B, H, T, Dh) after RoPE (and QK-norm), and v, this layer's own
+        values (or the given ``v``; not yet passed to hook point ``v``, which :meth:`mix` does). Arguments and
+        errors as :meth:`forward`."""
         k_in = q_in if k_in is None else k_in
         v_in = q_in if v_in is None else v_in
         q_in, k_in, v_in = hook("q_in", q_in), hook("k_in", k_in), hook("v_in", v_in)
@@ -142,11 +147,14 @@ class CausalSelfAttention(nn.Module):
             q, k = rope(q), rope(k)
         if self.qk_norm:  # per head; RMSNorm commutes with RoPE (a rotation keeps the norm)
             q, k = QK_NORM_SCALE * rms_norm(q), QK_NORM_SCALE * rms_norm(k)
-        q, k = hook("q", q), hook("k", k)
-        if depth_values is not None:   # Depth-Attention: V read over depth at this position, before the sequence
-            v = depth_values(q, k, hook("v_self", v))
-        v = hook("v", v)
+        return hook("q", q), hook("k", k), v
 
+    def mix(self, q: Float[Tensor, "B H T Dh"], k: Float[Tensor, "B H T Dh"], v: Float[Tensor, "B H T Dh"], *,
+            v_first: Float[Tensor, "B H T Dh"] | None = None, value_residual: ValueResidual | None = None,
+            hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
+        """The sequence axis: QK's pattern moves V (after a value residual, when there is one) and W_O writes the
+        result. Returns ``(out (B, T, D), v)``, v as it passed hook point ``v`` (the values a KV cache stores)."""
+        v = hook("v", v)
         v_mix = v if value_residual is None else value_residual.mix(v, v_first)  # mixed before the sum: V_n'
         if self.fast_path and self.temperature == 1.0 and not getattr(hook, "active", True):
             z = F.scaled_dot_product_attention(q, k, v_mix, is_causal=True)     # fused, same softmax(QKᵀ/√Dh)·V

@@ -19,7 +19,6 @@ import dataclasses
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import partial
 from typing import Literal, get_args
 
 import torch
@@ -185,10 +184,11 @@ class ModelOutput:
 
 
 class Block(nn.Module):
-    """Pre-norm Transformer block: attention, then MLP. Reads the residual input x (B, T, D) and the depth mixer's
-    :class:`~vrs_edu.nn.depth_mixer.DepthRead` (separate Q/K/V inputs for the routers), and returns what it *writes*,
-    ``attn_out`` and ``mlp_out`` (B, T, D) (the stream adds their sum), plus its own values v (B, H, T, Dh)
-    (layer 0's are V_1)."""
+    """Pre-norm Transformer block: attention, then MLP, in three steps that :meth:`TinyGPT.forward` calls in order
+    (so that a depth mixer can read between them): :meth:`project` (the residual input x (B, T, D) and the depth
+    mixer's :class:`~vrs_edu.nn.depth_mixer.DepthRead`, with separate Q/K/V inputs for the routers, to q, k, v),
+    :meth:`attend` (across tokens: ``attn_out`` (B, T, D) and the values v (B, H, T, Dh); layer 0's are V_1) and
+    :meth:`feed_forward` (``mlp_out`` (B, T, D)). The stream adds what the block *writes*, attn_out + mlp_out."""
 
     def __init__(self, cfg: TinyGPTConfig, layer: int):
         super().__init__()
@@ -202,27 +202,29 @@ class Block(nn.Module):
                                if layer > 0 and cfg.value_residual != "none" else None)
         self.mlp = MLP(cfg.d_model, cfg.mlp_ratio)
 
-    def forward(self, x: Float[Tensor, "B T D"], read: DepthRead, *, x0: Float[Tensor, "B T D"],
+    def project(self, x: Float[Tensor, "B T D"], read: DepthRead, *, x0: Float[Tensor, "B T D"],
                 idx: Int[Tensor, "B T"], v_first: Float[Tensor, "B H T Dh"] | None, rope: RoPE,
-                mlp_read: Callable[[Tensor], Tensor] | None = None,
-                depth_values: Callable[[Tensor, Tensor, Tensor], Tensor] | None = None,
-                hook: Hook = no_hook) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B T D"],
+                hook: Hook = no_hook) -> tuple[Float[Tensor, "B H T Dh"], Float[Tensor, "B H T Dh"],
                                                Float[Tensor, "B H T Dh"]]:
-        """x (B, T, D): the residual input; ``read.q/k/v``, when set, replace norm(x) as the projections' inputs;
-        x0 (B, T, D); idx (B, T) token ids; v_first: V_1 (B, H, T, Dh), None in layer 0; ``mlp_read``: attn_out ->
-        the MLP's input, for a sub-layer depth mixer (default x + attn_out); ``depth_values``: Depth-Attention's read
-        of V over depth (see :class:`~vrs_edu.nn.attention.CausalSelfAttention`). Returns (attn_out, mlp_out, v)."""
+        """Attention's inputs: q, k and v (B, H, T, Dh). x (B, T, D): the residual input; ``read.q/k/v``, when set,
+        replace norm(x) as the projections' inputs; x0 (B, T, D); idx (B, T) token ids; v_first: V_1, None in
+        layer 0."""
         xn = rms_norm(x)
         q_in, k_in, v_in = (xn if s is None else rms_norm(s) for s in (read.q, read.k, read.v))
         v = v_first if self.svformer else None  # SVFormer: no W_V, attend over V_1 (x0 is never on such a layer)
         if self.x0 is not None:                 # x0 into the projections' inputs, or the bank's values as v
             q_in, k_in, v_in, v = self.x0(q_in, k_in, v_in, x0, idx, self.attn.n_heads)
-        attn_out, v = self.attn(q_in, k_in, v_in, rope=rope, v=v, v_first=v_first,
-                                value_residual=self.value_residual, depth_values=depth_values,
-                                hook=hook.scoped("attn"))
-        mlp_in = x + attn_out if mlp_read is None else mlp_read(attn_out)
-        mlp_out = hook("mlp.out", self.mlp(rms_norm(mlp_in)))
-        return attn_out, mlp_out, v
+        return self.attn.project(q_in, k_in, v_in, rope=rope, v=v, hook=hook.scoped("attn"))
+
+    def attend(self, q: Float[Tensor, "B H T Dh"], k: Float[Tensor, "B H T Dh"], v: Float[Tensor, "B H T Dh"], *,
+               v_first: Float[Tensor, "B H T Dh"] | None, hook: Hook = no_hook
+               ) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B H T Dh"]]:
+        """Across tokens: attention with this layer's value residual. Returns (attn_out (B, T, D), v)."""
+        return self.attn.mix(q, k, v, v_first=v_first, value_residual=self.value_residual, hook=hook.scoped("attn"))
+
+    def feed_forward(self, mlp_in: Float[Tensor, "B T D"], hook: Hook = no_hook) -> Float[Tensor, "B T D"]:
+        """The MLP's write (B, T, D) from its input (x + attn_out in a plain block)."""
+        return hook("mlp.out", self.mlp(rms_norm(mlp_in)))
 
     @torch.no_grad()
     def reset_parameters(self, init: SeededInit, out_std: float, x0_table: Tensor | None = None) -> None:
@@ -306,15 +308,17 @@ class TinyGPT(nn.Module):
         v_first = None
         for l, block in enumerate(self.blocks):
             # With the plain residual mixer, read.resid is the last state X_l and read.q/k/v are None: this loop is
-            # ``x = x + block(x)``. Other mixers read x (and the routers Q, K, V's inputs) from earlier layers; a
-            # sub-layer mixer also reads the MLP's input, and Depth-Attention reads V over depth inside attention.
+            # ``x = x + block(x)``. Other mixers read x (and the routers Q, K, V's inputs) from earlier layers.
             read = self.depth(l, states, outputs, hook)
             x = hook(f"blocks.{l}.resid_pre", read.resid)
-            mlp_read = partial(self.depth.mlp_input, l, outputs, hook=hook) if self.depth.sublayers else None
-            depth_values = (partial(self.depth.read_values, l, cache=kv_cache, hook=hook)
-                            if self.depth.mixes_values else None)
-            a, m, v = block(x, read, x0=x0, idx=idx, v_first=v_first, rope=self.rope, mlp_read=mlp_read,
-                            depth_values=depth_values, hook=hook.scoped(f"blocks.{l}"))
+            h = hook.scoped(f"blocks.{l}")
+            q, k, v = block.project(x, read, x0=x0, idx=idx, v_first=v_first, rope=self.rope, hook=h)
+            if self.depth.mixes_values:   # Depth-Attention: this position's V read over depth, before the sequence
+                v = self.depth.read_values(l, q, k, h("attn.v_self", v), cache=kv_cache, hook=hook)
+            a, v = block.attend(q, k, v, v_first=v_first, hook=h)
+            # the MLP reads x + attn_out; a sub-layer mixer reads its input over depth (attention outputs apart)
+            mlp_in = self.depth.mlp_input(l, outputs, a, hook=hook) if self.depth.sublayers else x + a
+            m = block.feed_forward(mlp_in, h)
             if l == 0:
                 v_first = v   # V_1: the first layer's values, for value residuals
             y = a + m
