@@ -27,3 +27,15 @@ def browser():
         b = p.chromium.launch(executable_path=str(CHROMIUM), headless=True, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Long files first: every chapter under nbval, then the files with a slow or browser test, then the rest, each
+    group in its collection order. `pytest -n 2 --dist loadfile` (make test) hands the files to its workers in this
+    order, so the many short files fill the end and no single long file runs alone on one core while the other waits
+    (measured on the 2-core machine, 2026-12-03: the long notebooks came last and held the tail)."""
+    def group(path: str) -> int:
+        return 0 if path.endswith(".ipynb") else 1 if path in long_files else 2
+
+    long_files = {str(i.path) for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")}
+    items[:] = sorted(items, key=lambda i: group(str(i.path)))   # stable: in-file order kept

@@ -140,6 +140,7 @@ def test_good_input_is_accepted_and_kept_as_given(files):
     assert args.seeds == "0,1,2"
 
 
+@pytest.mark.slow
 def test_python_dash_m_runs_the_same_command_as_the_entry_point(files):
     run = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "assignments", "list"], capture_output=True,
                          text=True, cwd=files["tmp"])

@@ -249,6 +249,7 @@ def test_scaled_run_replaces_a_recipes_preset_and_applies_settings_last():
         scaled_run("word-8x64", RunOptions(preset="huge"))
 
 
+@pytest.mark.slow
 def test_cli_reproduce_at_another_scale_records_it(tmp_path):
     r = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "reproduce", "char-6x64", "--quick", "--preset", "tiny",
                         "--set", "steps=4", "--set", "eval_every=2", "--out", str(tmp_path), "--device", "cpu"],

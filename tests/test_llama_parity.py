@@ -44,6 +44,7 @@ def ids(decoder):
     return decoder.encode(SENTENCE)[None]
 
 
+@pytest.mark.slow
 def test_logits_agree_with_transformers_llama_on_the_same_gguf(decoder, hf_model, ids):
     assert type(hf_model).__name__ == "LlamaForCausalLM"
     assert 15 <= ids.size(1) <= 30

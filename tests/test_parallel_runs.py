@@ -45,6 +45,7 @@ def one_thread():
     torch.set_num_threads(before)
 
 
+@pytest.mark.slow
 def test_parallel_runs_equal_sequential_runs(one_thread, tmp_path, monkeypatch):
     monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
     kw = dict(quick=True, quick_steps=4, metric_batches=1, checkpoint_as="ck")
@@ -58,6 +59,7 @@ def test_parallel_runs_equal_sequential_runs(one_thread, tmp_path, monkeypatch):
     assert seq["runs"]["baseline"][0]["history"]["train_loss"] != seq["runs"]["baseline"][1]["history"]["train_loss"]
 
 
+@pytest.mark.slow
 def test_three_runs_on_two_cores_take_three_workers_and_give_the_same_numbers(one_thread, tmp_path, monkeypatch):
     """3 runs do not split evenly over 2 cores, so three one-thread workers share them (worker_count(3, 2) == 3):
     still one thread per run, so still the numbers of the runs one after another."""
@@ -93,6 +95,7 @@ def test_worker_count_refuses_bad_counts():
         worker_count(-1, 2)
 
 
+@pytest.mark.slow
 def test_a_worker_writes_the_first_seeds_checkpoint(tmp_path, monkeypatch):
     """Full runs save seed 0's model; here the one task is run by a worker of a 2-process pool directly."""
     from vrs_edu.lab.data import make_token_data

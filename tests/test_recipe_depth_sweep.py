@@ -159,6 +159,7 @@ def quick_results(tmp_path_factory):
     return {name: json.loads(p.read_text()) for name, p in paths.items()}
 
 
+@pytest.mark.slow
 def test_quick_runs_record_code_epochs_and_verdicts_of_every_kind(quick_results):
     d = quick_results["depth-sweep"]
     assert d["git"] is None or len(d["git"]["commit"]) == 40
@@ -189,6 +190,7 @@ def test_the_depth_sweep_needs_two_depths_a_value_residual_can_use():
             ds.depth_sweep(True, [0, 1, 2], depths=bad)
 
 
+@pytest.mark.slow
 def test_the_recall_rate_sweep_joins_its_second_file_and_counts_only_with_three_arms(quick_results):
     r, rates = quick_results["recall"], quick_results["recall-rates"]
     alone = {v.test.name: v for v in rc.verdicts(r)}

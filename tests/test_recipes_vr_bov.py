@@ -21,6 +21,8 @@ from vrs_edu.chapters.ch03_value_residual import recipe as vr  # noqa: E402
 from vrs_edu.chapters.ch04_bank_of_values import figures as vbank  # noqa: E402
 from vrs_edu.chapters.ch03_value_residual import figures as vvr  # noqa: E402
 
+# Most tests here read the three quick files: a minute of training on 2 cores.
+pytestmark = pytest.mark.slow
 SEEDS = [0, 1]
 # The schema does not depend on the width: a quarter of it and of the batch (one process: pytest's workers already
 # hold the cores) make the three files in a third of the time.

@@ -226,6 +226,7 @@ def _data_tree(root):
     return {str(p): p.stat().st_mtime_ns for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_reproduce_with_out_writes_nothing_into_the_repository(tmp_path, monkeypatch, capsys):
     # Before: `reproduce char-6x64 --quick --out DIR` wrote its model to the repository's
     # data/checkpoints/char-6x64.quick/ (and a full run its checkpoints to data/checkpoints/<recipe>...), whatever DIR.

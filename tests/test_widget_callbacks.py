@@ -243,6 +243,7 @@ def _close():
     plt.close("all")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", WIDGETS)
 def test_every_control_reaches_a_callback_that_draws(name, request):
     made = drive(WIDGETS[name](request))
