@@ -236,8 +236,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "one torch thread each (a few more when the runs do not split evenly over N, so that no "
                         "core waits at the end); same numbers as one after another (default: the number of CPU "
                         "cores)")
-    r.add_argument("--corpus", type=corpus_arg, help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 "
-                                    "text file; writes NAME.corpus-<name>.json beside the default results")
+    r.add_argument("--corpus", type=corpus_arg,
+                   help="train the recipe's text runs on a named corpus (kjv, python-docs) or a UTF-8 text file; "
+                        "writes NAME.corpus-<name>.json beside the default results")
     r.add_argument("--tokenizer", choices=("char", "word", "bpe"), help="override the recipe's tokenizer")
     _add_scale_flags(r)
     r.set_defaults(fn=cmd_reproduce, validate=check_reproduce, parser=r)

@@ -86,7 +86,7 @@ def mean(values: Sequence[float]) -> float:
 def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof = 1; ``nan`` for a single value). Raises ValueError when empty."""
     xs = _floats(values, "values")
-    m = sum(xs) / len(xs)
+    m = mean(xs)
     if len(xs) == 1:
         return m, float("nan")
     return m, math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))

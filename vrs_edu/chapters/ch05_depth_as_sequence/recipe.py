@@ -31,7 +31,7 @@ from dataclasses import replace
 import torch
 
 from vrs_edu.chapters.ch05_depth_as_sequence.readout import depth_weight_matrices
-from vrs_edu.lab.analysis import (DeclaredTest, Precondition, judge, mean, paired_difference, paired_values,
+from vrs_edu.lab.analysis import (DeclaredTest, Precondition, judge, mean, mean_sd, paired_difference, paired_values,
                                   verdict_records)
 from vrs_edu.lab.by_corpus import epochs_per_run
 from vrs_edu.lab.corpora import corpus_token_data
@@ -190,9 +190,9 @@ def loss_table(result: dict) -> list[dict]:
         diffs = [a - b for a, b in paired]
         ci = paired_difference(*zip(*paired)).ci if paired else (float("nan"), float("nan"))
         counts = result["parameter_counts"][name]
-        rows.append({"variant": name, "mean": mean(losses), "sd": _sd(losses), "n_seeds": len(losses),
+        rows.append({"variant": name, "mean": mean(losses), "sd": mean_sd(losses)[1], "n_seeds": len(losses),
                      "delta": mean(diffs) if diffs else float("nan"),
-                     "delta_se": _sd(diffs) / math.sqrt(len(diffs)) if len(diffs) > 1 else float("nan"),
+                     "delta_se": mean_sd(diffs)[1] / math.sqrt(len(diffs)) if len(diffs) > 1 else float("nan"),
                      "delta_ci": tuple(ci), "n_better": sum(d < 0 for d in diffs),
                      "n_params": counts["n_params"], "extra": counts["extra"], "overhead": counts["overhead"],
                      "train_cpu_s": mean([r["train_cpu_s"] for r in runs])})
@@ -220,12 +220,6 @@ def source_share(matrix: torch.Tensor, rows, source: int = 0) -> float:
     return sum(vals) / len(vals)
 
 
-
-def _sd(xs):
-    if len(xs) < 2:
-        return float("nan")
-    m = mean(xs)
-    return math.sqrt(sum((x - m) ** 2 for x in xs) / (len(xs) - 1))
 
 
 # ---------------------------------------------------------------------------------------------------------------
