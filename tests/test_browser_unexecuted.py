@@ -41,6 +41,18 @@ def trusted_lab(lab_url):
     return lab_url
 
 
+@pytest.fixture(scope="module")
+def lab_page(browser, trusted_lab):
+    """One JupyterLab page for every chapter: the app loads once (≈ 5 s), and each test opens its chapter in it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(f"{trusted_lab}/lab?reset")
+    page.wait_for_function("() => window.jupyterapp?.commands.hasCommand('docmanager:open')", timeout=120_000)
+    page.evaluate("async () => { await window.jupyterapp.restored; }")
+    yield page
+    context.close()
+
+
 def _has_widget(chapter) -> bool:
     """Whether the stored chapter holds a widget (chapter 09 reads results and has none)."""
     return "application/vnd.jupyter.widget-view+json" in (ROOT / "notebooks" / chapter.file).read_text()
@@ -50,13 +62,15 @@ WIDGET_CHAPTERS = [c for c in CHAPTERS if _has_widget(c)]
 
 
 @pytest.mark.parametrize("chapter", WIDGET_CHAPTERS, ids=[c.file.removesuffix(".ipynb") for c in WIDGET_CHAPTERS])
-def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trusted_lab, chapter):
+def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(lab_page, chapter):
     from playwright.sync_api import expect
 
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
+    page = lab_page
+    # only this chapter open: the page's selectors below see its outputs alone
+    page.evaluate("() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) w.dispose(); }")
+    page.evaluate("async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
+                  chapter.file)
     try:
-        page.goto(f"{trusted_lab}/lab/tree/{chapter.file}?reset")
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
         # the widget manager restores the stored state once the notebook's kernel is ready; nothing is executed
         widget = page.locator(".jp-OutputArea-output .widget-interact").first
@@ -84,5 +98,5 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(browser, trus
         breaks = page.evaluate("() => [...document.querySelectorAll('.jp-OutputArea-output pre')]"
                                ".map(p => getComputedStyle(p).wordBreak)")
         assert breaks and set(breaks) == {"normal"}, f"printed outputs' word-break in {chapter.file}: {set(breaks)}"
-    finally:
-        context.close()
+    finally:   # its kernel is not needed by the next chapter (nothing is asked: no dialog to answer)
+        page.evaluate("async () => { await window.jupyterapp.serviceManager.sessions.shutdownAll(); }")

@@ -34,8 +34,9 @@ def test_reproduce_value_residual_on_a_file_writes_beside_the_default_results(tm
     corpus = tmp_path / "some.txt"
     corpus.write_text(_prose(400), encoding="utf-8")
     out = tmp_path / "results"
+    # a quarter width, one process: what is recorded about the corpus does not depend on the model's size
     assert main(["reproduce", "value-residual", "--corpus", str(corpus), "--quick", "--seeds", "0",
-                 "--out", str(out)]) == 0
+                 "--out", str(out), "--set", "d_model=32", "--set", "batch_size=8", "--jobs", "1"]) == 0
     assert [p.name for p in out.iterdir()] == ["value-residual.corpus-some.quick.json"]  # the default file untouched
     # the run says how the chapters would show it — here: not at all, a quick run in another folder
     assert capsys.readouterr().out.splitlines()[-1] == ("the chapters read full runs from data/results/ only: rerun "

@@ -236,8 +236,9 @@ def test_reproduce_with_out_writes_nothing_into_the_repository(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)   # the resume folder's default is relative to the working folder
     before = _data_tree(repo_data)
     out = tmp_path / "elsewhere"
+    small = ["--set", "d_model=32", "--set", "batch_size=8"]   # where the files go does not depend on the width
     assert cli.main(["reproduce", "char-6x64", "--quick", "--out", str(out), "--device", "cpu", "--quiet",
-                     "--checkpoint-every", "30", "--jobs", "1"]) == 0
+                     "--checkpoint-every", "30", "--jobs", "1", *small]) == 0
     assert _data_tree(repo_data) == before, "a run sent elsewhere with --out wrote into data/"
     assert (out / "char-6x64.quick.json").exists()
     assert (out / "checkpoints" / "char-6x64.quick" / "model.safetensors").exists()
@@ -248,7 +249,7 @@ def test_reproduce_with_out_writes_nothing_into_the_repository(tmp_path, monkeyp
     # --checkpoint-dir, when given, takes the checkpoints (models and training state) instead
     ck = tmp_path / "ck"
     assert cli.main(["reproduce", "char-6x64", "--quick", "--out", str(out), "--device", "cpu", "--quiet",
-                     "--checkpoint-dir", str(ck), "--jobs", "1"]) == 0
+                     "--checkpoint-dir", str(ck), "--jobs", "1", *small]) == 0
     assert (ck / "char-6x64.quick" / "model.safetensors").exists()
     assert _data_tree(repo_data) == before
 
