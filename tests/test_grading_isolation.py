@@ -10,7 +10,7 @@ that a cheat that works changes the copy, never this checkout).
 | a cell appends `def check_...(): return True` to the checker on disk  | 6/9, 0 flags  | 0/9, flagged, file intact  |
 | ... and an honest, all-wrong student graded after it                  | 7/9           | its grade alone (1/9)      |
 
-Isolated (the grader runs as root: the kernels run as the sandbox user) the cheats that touch files fail on the
+Isolated (the grader runs as root: each kernel runs in a sandbox of its own) the cheats that touch files fail on the
 file permissions; not isolated (VRS_EDU_GRADE_ISOLATION=off, as for a grader that is not root) the checker is
 changed on disk, then detected by its hash and put back before the next notebook, and the report says at the top
 that the kernels were not isolated. The grader is a subprocess whose PYTHONPATH puts the copy first; its kernels
@@ -110,7 +110,7 @@ print("PROBE " + json.dumps(_seen))
 def course(request):
     """A copy of the course (package, teacher's folder, generated notebooks) in a fresh temporary folder."""
     root = Path(tempfile.mkdtemp(prefix="vrs-edu-course-copy-"))
-    root.chmod(0o755)   # on the import path (PYTHONPATH): the sandbox user must be able to list it, as a checkout
+    root.chmod(0o755)   # on the import path (PYTHONPATH): a sandboxed kernel must be able to list it, as a checkout
     shutil.copytree(ROOT / "vrs_edu", root / "vrs_edu", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copytree(ROOT / "data" / "assignments", root / "data" / "assignments")
     shutil.copy(ROOT / "pyproject.toml", root / "pyproject.toml")
@@ -214,7 +214,7 @@ def _solution_attend(course) -> str:
 @needs_root
 def test_the_report_says_at_the_top_that_the_kernels_ran_isolated(isolated_class):
     grades, printed = isolated_class
-    assert printed.splitlines()[0].startswith("isolated: the notebooks ran as user vrs-edu-sandbox")
+    assert printed.splitlines()[0].startswith("isolated: each notebook ran in a sandbox of its own")
     report = _report(grades, "c_sysmod")
     assert list(report)[0] == "isolation" and report["isolation"]["isolated"] is True
     rows = list(csv.DictReader(io.StringIO((grades / "summary.csv").read_text())))
@@ -229,7 +229,8 @@ def test_an_isolated_kernel_can_read_no_teachers_file_and_write_no_course_file(i
     assert seen["uid"] != 0
     assert {k: v for k, v in seen.items() if k != "uid"} == {
         "checker": "read", "sources": "PermissionError", "grader copy": "PermissionError", "git": "PermissionError",
-        "report of an earlier notebook": "PermissionError", "write checker": "PermissionError"}
+        "report of an earlier notebook": "FileNotFoundError", "write checker": "PermissionError"}
+    # (the report folder is not even there: it lies in /tmp, and the kernel's /tmp is its own)
     assert _sha(checker[0]) == checker[1]
     flags = "\n".join(_report(grades, "f_probe")["flags"])
     assert "tried to read the teacher's files or write the course's" in flags and "02_causal_attention.py" in flags

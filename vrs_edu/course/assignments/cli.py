@@ -6,9 +6,11 @@ every start-up to register the sub-commands.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from vrs_edu.cli_args import input_dir, input_path, output_dir, positive_float
+from vrs_edu.course.assignments.sandbox import Limits
 
 
 def cmd_list(args) -> int:
@@ -63,6 +65,11 @@ def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, s
     return out
 
 
+def limits_from(args) -> Limits:
+    """The sandbox's limits that the command line sets (the others keep :class:`.sandbox.Limits`' defaults)."""
+    return Limits(memory_bytes=int(args.memory_limit * (1 << 30)), disk_bytes=int(args.disk_limit * (1 << 30)))
+
+
 def cmd_grade(args) -> int:
     from vrs_edu.course.assignments.grade import grade_submission, grading_session, safe_name, write_report
     from vrs_edu.course.assignments.source import SOURCES, discover
@@ -79,7 +86,7 @@ def cmd_grade(args) -> int:
     keys = _existing_keys(out)          # (assignment, key in lower case) -> submitted file, of earlier reports
     reports = []
     with grading_session(sources, out_dir=out, submissions=args.submissions, isolate=not args.no_isolation,
-                         user=args.sandbox_user) as session:
+                         limits=limits_from(args)) as session:
         print(session.isolation.describe())
         for path, student in subs:
             r = grade_submission(path, assignment=args.assignment, student=student, cell_timeout=args.timeout,
@@ -97,6 +104,11 @@ def cmd_grade(args) -> int:
                   f"{r.checks_passed}/{len(r.checks)} checks  {r.status}  ({r.wall_s:.1f} s)  {path}")
             for e in r.flags + r.errors:
                 print(f"{'':18s}{e.splitlines()[0][:120]}")
+            if r.stop:
+                left = len(subs) - len(reports)
+                print(f"grading stopped after {r.student} ({path}): {r.stop}. {left} notebook(s) not graded; find "
+                      "what changed the course, then grade them again", file=sys.stderr)
+                return 1
     for warning in _case_warnings(reports, out):
         print(warning)
     print(f"{len(subs)} notebooks graded; reports in {args.out}/<assignment>/<student>.json|.csv; "
@@ -186,14 +198,6 @@ def check_grade(args) -> None:
         known = [a.name for a in discover(args.sources or SOURCES)]
     except FileNotFoundError as e:
         raise UsageError(f"argument --sources: {e}") from None
-    if args.sandbox_user is not None:
-        import pwd
-
-        try:
-            pwd.getpwnam(args.sandbox_user)
-        except KeyError:
-            raise UsageError(f"argument --sandbox-user: there is no user {args.sandbox_user!r}; expected an existing "
-                             "user to run the kernels as") from None
     if args.assignment is not None and args.assignment not in known:
         raise UsageError(f"argument --assignment: unknown assignment {args.assignment!r}; expected one of "
                          f"{', '.join(known) or '(none in --sources)'}")
@@ -245,6 +249,8 @@ def add_commands(sub) -> None:
     g.add_argument("--no-isolation", action="store_true",
                    help="run the notebooks' kernels as yourself even as root (only for notebooks you trust; the "
                         "reports say so; also VRS_EDU_GRADE_ISOLATION=off)")
-    g.add_argument("--sandbox-user", metavar="USER",
-                   help="run the kernels as this existing user (default: vrs-edu-sandbox, created when missing)")
+    g.add_argument("--memory-limit", metavar="GIB", type=positive_float, default=Limits.memory_bytes / (1 << 30),
+                   help="memory of each process a notebook starts, in GiB (default %(default)g; isolated grading)")
+    g.add_argument("--disk-limit", metavar="GIB", type=positive_float, default=Limits.disk_bytes / (1 << 30),
+                   help="disk of each notebook's sandbox, in GiB (default %(default)g; isolated grading)")
     g.set_defaults(fn=cmd_grade, validate=check_grade, parser=g)

@@ -4,7 +4,7 @@ grader's own process, write a report per student.
 Before the first submission (:func:`grading_session`) the grader runs every canonical check once with stubs, which
 imports every module the checks need into its own process and finds the references each graded function is compared
 with (:mod:`.references`); it hashes the course's files (:mod:`.course_files`); and, running as root, it prepares the
-sandbox user the kernels run as (:mod:`.sandbox`). For one submission the grader then
+sandbox each kernel runs in (:mod:`.sandbox`, :mod:`.jail`). For one submission the grader then
 
 1. reads the notebook (an unreadable file gets a report that says so) and decides which assignment it is: the
    notebook's metadata, else its file name, else the teacher's ``--assignment``, else a report that asks for it;
@@ -12,22 +12,23 @@ sandbox user the kernels run as (:mod:`.sandbox`). For one submission the grader
    (imported, or called from the learner's function) is flagged and, by default, earns no points; statements that
    rebind a library's or the course's names (``torch.allclose = ...``) are flagged;
 3. runs the learner's cells top to bottom in a fresh kernel (nbclient; ``VRS_EDU_THREADS=1``, a temporary working
-   folder that is also its home) without their check cells, as the sandbox user when isolated. Each cell has
+   folder that is also its home) without their check cells, in a sandbox of its own when isolated. Each cell has
    ``cell_timeout`` seconds; a cell that runs over is interrupted and the run goes on; a cell that ignores the
    interrupt, or kills the kernel, is skipped: the kernel is restarted and the cells before it run again. All of
    this (kernel start included) must fit in ``total_timeout``;
 4. runs every canonical public *and* hidden check, rebuilt from the assignment's source, in **the grader's
    process**, where the learner's code cannot rebind the checkers, the reference or ``torch``. Only the learner's
    functions run in the kernel: each call sends its arguments to the kernel and reads back what the function
-   returned (tensors and plain values only: ``torch.load(weights_only=True)``, never an arbitrary pickle), and the
-   kernel's monitor says whether the call reached a reference (however: an import, ``sys.modules``, ``getattr``,
-   ``exec``, a copy of its code); such a check earns no points (``allow_reference`` gives them) and is flagged. A
+   returned (tensors and plain values only: ``torch.load(weights_only=True)``, never an arbitrary pickle; checked
+   for size before any check computes on it), and the kernel's monitor says, in a signed report, whether the call
+   reached a reference (however: an import, ``sys.modules``, ``getattr``, ``exec``, a copy of its code); such a
+   check earns no points (``allow_reference`` gives them) and is flagged, as is a missing or unsigned report. A
    check passes when it raises nothing and its last line evaluates to ``True``. Each check has ``cell_timeout``
    seconds of its own: a function that hangs costs the checks that call it, not the others (a kernel that stops
    answering is restarted and the learner's cells run again before the next check);
-5. compares the course's files with their hashes: a changed file flags the submission and is put back (when the
-   kernel was not isolated; an isolated kernel cannot write them), so every later submission is graded against the
-   untouched course; processes the kernel left behind are killed;
+5. compares the course's files with their hashes: a changed file flags the submission and is put back, so every
+   later submission is graded against the untouched course (isolated, the kernel sees them read-only: a change
+   stops the grading); the sandbox is removed with everything the submission started or wrote;
 6. writes ``OUT/<assignment>/<student>.json`` (it starts with how the kernel was isolated) and ``.csv`` (checks,
    points, messages, flags), the executed ``<student>.graded.ipynb`` (teacher only: it contains the hidden tests),
    and ``OUT/summary.csv`` with one row per submitted file, rebuilt from every JSON report under ``OUT``. A report
@@ -47,11 +48,8 @@ import contextlib
 import copy
 import csv
 import json
-import os
 import re
-import tempfile
 import time
-import uuid
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
@@ -63,8 +61,7 @@ from nbformat import NotebookNode
 from vrs_edu.course.assignments import integrity, sandbox
 from vrs_edu.course.assignments.build import DEFAULT_OUT, make_copies, notebook_bytes
 from vrs_edu.course.assignments.course_files import CourseFiles
-from vrs_edu.course.assignments.kernel import (AUDIT_SOURCE, PROBE_TIMEOUT, TIMEOUT_ENAME, Kernel, audit_result,
-                                               preload_cell)
+from vrs_edu.course.assignments.kernel import TIMEOUT_ENAME, Kernel, preload_cell
 from vrs_edu.course.assignments.references import find_references, label
 from vrs_edu.course.assignments.remote import CheckRunner, free_names
 from vrs_edu.course.assignments.source import HIDDEN, PUBLIC, SOLUTION, SOURCES, discover, find, is_test, tags
@@ -101,6 +98,7 @@ class Report:
     key: str = ""        # the reports' file name in OUT/<assignment>/ (the student, or student~2 for a 2nd file)
     isolation: dict = field(default_factory=dict)   # how the kernel was isolated (sandbox.Isolation.to_dict)
     graded: NotebookNode | None = field(default=None, repr=False)   # the executed notebook (not in the JSON)
+    stop: str = field(default="", repr=False)   # why no further notebook may be graded (not in the JSON)
 
     @property
     def checks_passed(self) -> int:
@@ -108,7 +106,7 @@ class Report:
 
     def to_dict(self) -> dict:
         d = asdict(replace(self, graded=None))
-        del d["graded"]
+        del d["graded"], d["stop"]
         d["checks_passed"], d["checks_total"] = self.checks_passed, len(self.checks)
         return {"isolation": d.pop("isolation"), **d}   # how the notebook ran comes first
 
@@ -192,11 +190,12 @@ def _kind(cell) -> str:
 
 
 async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: float, total_timeout: float,
-                       workdir: str, t0: float, state: dict, isolation=None, env: dict | None = None
+                       ws: sandbox.Workspace, t0: float, state: dict, env: dict | None = None
                        ) -> tuple[dict[int, tuple], list[str]]:
     """Run the learner's cells, then the checks. Returns ({test index: (passed, message, reached, tampered)}, audit
     flags); ``state["not_run"]`` says why checks did not run, if they did not."""
-    kernel = Kernel(nb, workdir, isolation, env)
+    kernel = Kernel(nb, ws, env)
+    limits = ws.iso.limits
     deadline = t0 + total_timeout
     skipped: set[int] = set()
     restarts = 0
@@ -232,7 +231,8 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                         break
                     if first_run and reply.get("status") != "ok":
                         report.errors.append(_clean(f"{where(k)}: {reply.get('ename', 'Error')}: "
-                                                    f"{reply.get('evalue', '')}"))
+                                                    f"{reply.get('evalue', '')}"
+                                                    + limit_note(reply.get("ename"), reply.get("evalue"), limits)))
                     if reply.get("ename") == TIMEOUT_ENAME and time.monotonic() >= deadline:
                         report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit in {where(k)}")
                         state["not_run"] = f"not run: the learner's cells hit the {total_timeout:g} s limit"
@@ -270,13 +270,11 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
         report.status = status
         if status != "graded":
             return results, audits
-        audit = nbformat.v4.new_code_cell(AUDIT_SOURCE)
-        await kernel.run(audit, None, PROBE_TIMEOUT)
-        found = audit_result(audit)
+        found = await kernel.audit()
         before = None if found is None else found["rebound"]
         audits.append(_audit_flag(before, "by the learner's cells"))
         audits += _monitor_flags(found, "the learner's cells")
-        checks = CheckRunner(kernel, asyncio.get_running_loop(), workdir)
+        checks = CheckRunner(kernel, asyncio.get_running_loop())
         for i in test_index:
             if checks.stuck or checks.dead:
                 await kernel.stop()
@@ -292,9 +290,7 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
             nb.cells[i].outputs = outputs
             results[i] = (passed, message, dict(checks.reached), dict(checks.tampered))
         if not (checks.stuck or checks.dead):
-            audit = nbformat.v4.new_code_cell(AUDIT_SOURCE)
-            await kernel.run(audit, None, PROBE_TIMEOUT)
-            later = audit_result(audit)
+            later = await kernel.audit()
             after = None if later is None else later["rebound"]
             new = [n for n in after if n not in (before or [])] if after is not None else None
             audits.append(_audit_flag(new, "by the learner's functions while the checks called them"))
@@ -304,6 +300,10 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
         return results, audits
     finally:
         await kernel.stop()
+        for k, sent in sorted(kernel.cut.items()):
+            report.errors.append(f"{where(k) if k in origin else 'a check call'}: printed {sent / (1 << 20):.1f} MiB; "
+                                 f"the graded notebook keeps the first {limits.output_bytes / (1 << 20):g} MiB "
+                                 "(the grader's output limit per cell)")
 
 
 def _monitor_flags(found: dict | None, who: str) -> list[str]:
@@ -375,18 +375,20 @@ def teacher_folders(sources: str | Path | None, out_dir: str | Path | None) -> l
 
 @contextlib.contextmanager
 def grading_session(sources: str | Path | None = SOURCES, *, out_dir: str | Path | None = None,
-                    submissions: list[str | Path] = (), isolate: bool = True, user: str | None = None):
+                    submissions: list[str | Path] = (), isolate: bool = True, limits: sandbox.Limits | None = None):
     """Prepare everything before the first kernel: import every check's modules and find the references of every
-    assignment in ``sources``, hash the course's files, and set up the sandbox user (:func:`.sandbox.isolate`; the
-    report folder ``out_dir`` is created first, then closed to it with the teacher's folders and the folders among
-    ``submissions``). Yields a :class:`Session` for :func:`grade_submission`."""
+    assignment in ``sources``, hash the course's files, and prepare the sandbox (:func:`.sandbox.isolate`; the
+    report folder ``out_dir`` is created first, then hidden from the kernels with the teacher's folders and the
+    folders among ``submissions``; the course's files are read-only to them). Yields a :class:`Session` for
+    :func:`grade_submission`."""
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
     secret = teacher_folders(sources, out_dir)
     # the folders of collected notebooks (a file given alone leaves its folder as it is: it may be anyone's)
     session_folders = [Path(p).resolve() for p in submissions if Path(p).is_dir()]
     course = CourseFiles(course_roots(sources))
-    with sandbox.isolate(secret + session_folders, enabled=isolate, user=user) as iso:
+    with sandbox.isolate(secret + session_folders, enabled=isolate, readonly=course.roots,
+                         limits=limits) as iso:
         session = Session(Path(sources) if sources is not None else None, iso, course, secret)
         for a in discover(sources):   # before any student kernel: the checkers are in sys.modules from now on
             session.assignment(a.name)
@@ -409,7 +411,7 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
         allow_reference: give points to a function that uses or reaches the course's reference implementation (it
             is flagged either way).
         session: what :func:`grading_session` prepared (a class graded in a row shares one); None prepares one for
-            this notebook alone (``isolate`` False: without the sandbox user).
+            this notebook alone (``isolate`` False: without the sandbox).
 
     Raises:
         ValueError: ``assignment`` names no assignment in ``sources``.
@@ -467,24 +469,21 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
 
     results: dict[int, tuple] = {}
     state = {"not_run": ""}
-    iso = session.isolation
-    token = uuid.uuid4().hex
     try:
-        with tempfile.TemporaryDirectory(prefix="vrs-edu-grade-") as workdir:
-            sandbox.prepare_home(workdir, iso)
-            env = sandbox.kernel_env(workdir, {"VRS_EDU_GRADE_TOKEN": token})
-            try:
-                results, audits = asyncio.run(_grade_async(nb, origin, test_index, report, cell_timeout,
-                                                           total_timeout, workdir, time.monotonic(), state, iso, env))
-            finally:
-                killed = sandbox.kill_leftovers(iso, token)
-                if killed:
-                    report.errors.append(f"note: {killed} process(es) the notebook left running were killed")
-            report.flags += [a for a in audits if a]
+        ws = sandbox.Workspace(session.isolation)
+        try:
+            results, audits = asyncio.run(_grade_async(nb, origin, test_index, report, cell_timeout, total_timeout,
+                                                       ws, time.monotonic(), state, sandbox.kernel_env(ws.home)))
+            if ws.disk_full():
+                report.errors.append(f"note: the notebook filled its {ws.iso.limits.disk_bytes / (1 << 30):g} GiB "
+                                     "of disk (the grader's limit): writes past it failed")
+        finally:
+            report.errors += ws.close()
+        report.flags += [a for a in audits if a]
     except Exception as e:  # the grader's own machinery failed on this submission: report it, go on to the next
         report.status = "grader error"
         report.errors.append(_clean(f"{type(e).__name__}: {e}"))
-    flagged, noted = _check_course(session)
+    flagged, noted, report.stop = _check_course(session)
     report.flags += flagged
     report.errors += noted
     not_run = state["not_run"] or f"not run ({report.status})"
@@ -510,6 +509,7 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
             message = (f"no points: {what} while the check called it"
                        + (" (the check itself passed)" if passed else f" (and the check failed: {message})"))
             passed = False
+        message += limit_note("", message, session.isolation.limits) if not passed else ""
         report.checks.append(CheckResult(check, _kind(cell), passed, pts if passed else 0.0, pts, _clean(message)))
     for name, checks_ in reached_by.items():
         refs = sorted({r for i in test_index for r in results.get(i, (0, 0, {}, {}))[2].get(name, [])})
@@ -522,26 +522,47 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
     return _finish(report, t0, out_dir, nb)
 
 
-def _check_course(session: Session) -> tuple[list[str], list[str]]:
-    """Compare the course's files with their hashes after a submission: (flags, notes), and the files put back (not
-    isolated: a flag) or taken as they are (isolated: the kernel could not write them, someone else did: a note)."""
+def _check_course(session: Session) -> tuple[list[str], list[str], str]:
+    """Compare the course's files with their hashes after a submission: (flags, notes, why grading must stop).
+
+    Not isolated, a notebook can write the course's files: a change is flagged and put back, and grading goes on
+    against the untouched course. Isolated, the kernel sees the course read-only, so a change means the sandbox did
+    not hold (or someone else changed the files): it is put back, flagged on this submission, and grading stops."""
     changes = session.course.changes()
     touched = [p for kind in ("changed", "added", "removed") for p in changes[kind]]
-    if not session.isolation.isolated:
-        session.course.restore()   # caches too, even when no source changed
+    session.course.restore()   # caches too, even when no source changed
     if not touched:
-        return [], []
+        return [], [], ""
     shown = ", ".join(f"{session.course.relative(p)} ({kind})" for kind in ("changed", "added", "removed")
                       for p in changes[kind][:8])
-    if session.isolation.isolated:
-        session.course.accept()
-        return [], [f"note: the course's files changed while this notebook was graded: {shown}; not by its "
-                    "kernel, which could not write them (graded against the files as they are now)"]
     left = session.course.changes()
     still = [p for kind in left for p in left[kind]]
-    return [f"changed the course's files: {shown}; " + ("put back as they were before this notebook, so later "
-            "notebooks are graded against the untouched course" if not still else
-            f"could not put back {', '.join(map(str, still[:4]))}: check the course before trusting later grades")], []
+    put_back = ("put back as they were before this notebook" if not still else
+                f"could not put back {', '.join(map(str, still[:4]))}: check the course before trusting any grade")
+    if session.isolation.isolated:
+        why = f"the course's files changed while this notebook was graded in its sandbox: {shown}; {put_back}"
+        return [why + "; grading stopped"], [], why
+    return [f"changed the course's files: {shown}; " + (put_back + ", so later notebooks are graded against the "
+            "untouched course" if not still else put_back)], [], ""
+
+
+# What a limit looks like from inside the kernel: the error a cell or a graded function raised when it met it.
+_LIMIT_SIGNS = (("MemoryError", "can't allocate memory", "Cannot allocate memory", "DefaultCPUAllocator"), "memory"), \
+    (("No space left on device",), "disk"), (("File too large",), "file"), \
+    (("Resource temporarily unavailable", "can't start new thread"), "processes")
+
+
+def limit_note(ename, evalue, limits: sandbox.Limits) -> str:
+    """'' or a note saying which of the sandbox's limits an error (``ename``: ``evalue``) is the sign of."""
+    text = f"{ename}: {evalue}"
+    for signs, which in _LIMIT_SIGNS:
+        if any(sign in text for sign in signs):
+            return {"memory": f" (the sandbox's limit: {limits.memory_bytes / (1 << 30):g} GiB of memory per process)",
+                    "disk": f" (the sandbox's limits: {limits.disk_bytes / (1 << 30):g} GiB of disk in its home, "
+                            f"{limits.tmp_bytes / (1 << 20):g} MiB in each of its /tmp, /var/tmp, /dev/shm)",
+                    "file": f" (the sandbox's limit: {limits.file_bytes / (1 << 20):g} MiB per file)",
+                    "processes": f" (the sandbox's limit: {limits.max_processes} processes and threads)"}[which]
+    return ""
 
 
 def _finish(report: Report, t0: float, out_dir, nb: NotebookNode | None) -> Report:

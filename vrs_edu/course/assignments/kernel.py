@@ -3,27 +3,31 @@ one at a time with a time limit each, tells a slow cell from a stuck kernel, and
 
 * the preload cell (first): imports torch & co. into ``sys.modules`` (not the learner's time), keeps a private
   snapshot of the watched modules' attributes and installs the reference monitor (see ``_PRELOAD_SOURCE``); the audit
-  cell (after the learner's cells) prints what was rebound, copied or opened;
+  cell (after the learner's cells) has the monitor report, signed, what was rebound, copied or opened;
 * the call cell: runs one of the learner's functions through the monitor on arguments the grader saved, and saves
   what it returned — tensors and plain values only — for the grader to read back with
-  ``torch.load(weights_only=True)``, with the references the call reached.
+  ``torch.load(weights_only=True)``; the monitor reports, signed, the references the call reached.
 
-An isolated kernel (:mod:`.sandbox`) runs as the sandbox user, with a home of its own and none of the grader's
-environment but its paths and locale.
+An isolated kernel starts through :mod:`.jail` in the submission's sandbox (:class:`.sandbox.Workspace`): a user,
+namespaces and limits of its own, a home of its own, and none of the grader's environment but its paths and locale.
 """
 from __future__ import annotations
 
+import ast
 import contextlib
-import json
+import hmac
 import os
 from pathlib import Path
 
 import nbformat
+import zmq
+import zmq.asyncio
 from jupyter_client.manager import AsyncKernelManager
 from nbclient import NotebookClient
 from nbformat import NotebookNode
 
 from vrs_edu.course.assignments import integrity
+from vrs_edu.course.assignments.sandbox import jail_command, read_kernel_file
 
 KERNEL_ENV = {"VRS_EDU_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
               "MPLBACKEND": "Agg"}
@@ -45,15 +49,44 @@ MONITOR_NAME = "_vrs_edu_grader_monitor"
 #   function name): a copy of the reference made at run time, from its source file or its code object; that records
 #   attempts to open the teacher's folders or to write the course's; and that, while a graded function runs, refuses
 #   what would hide a call from the monitor (`sys.setprofile`, `sys.settrace`, child processes);
-# * `call(fn, args, kwargs)`, through which the grader's call cell runs a graded function with a profile hook that
-#   notes every call of a reference's code (or of a copy), however the function reached it: an import, `sys.modules`,
-#   `getattr`, `exec`, `__import__`.
+# * `call(fn, args, kwargs, token)`, through which the grader's call cell runs a graded function with a profile
+#   hook that notes every call of a reference's code (or of a copy), however the function reached it: an import,
+#   `sys.modules`, `getattr`, `exec`, `__import__`.
 #
-# It lives in the learner's process, so code written against it (editing its state through `gc`, ctypes) can still
-# defeat it; the file permissions of an isolated kernel (sandbox.py) do not depend on it.
+# What decides a flag leaves the kernel *signed*: each call, and the audit, appends one line to `report-<token>` in
+# the kernel's home, an HMAC-SHA256 (with a key that the grader wrote for this kernel alone and that the preload
+# reads and deletes before the learner's first cell) of the call's token and what the monitor saw. The grader counts
+# a report only with a valid signature, the token it chose for that call, and the next call number: a monitor that
+# the learner replaced (a global assignment), an audit that printed a fake line, a `json` rebound, or a call of the
+# monitor outside the grader's cells, all give a missing, unsigned, or out-of-order report — a flag, never a clean
+# one. The source runs in a namespace of its own with a private copy of the builtins, and keeps its own references
+# to every function it uses, so rebinding a name (in the notebook, in `builtins`, `sys` or `os`) changes nothing
+# here. It lives in the learner's process all the same: code written against it (reading its closure through `gc`,
+# ctypes) can still defeat it; the sandbox (sandbox.py, jail.py) does not depend on it.
 _PRELOAD_SOURCE = '''\
 def _vrs_edu_grader_preload(config):
     import importlib, os, sys, types
+    from _hashlib import hmac_digest
+    key_path = os.environ.pop(config["key_env"])
+    with open(key_path, "rb") as f:
+        key = f.read()
+    os.unlink(key_path)
+    _open, _write, _close = os.open, os.write, os.close
+    _setprofile, _getprofile = sys.setprofile, sys.getprofile
+    _realpath, _fsdecode, _sep, _CodeType = os.path.realpath, os.fsdecode, os.sep, types.CodeType
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
+    write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC
+    home = os.environ["HOME"]   # the submission's own folder (sandbox.kernel_env)
+
+    def signed(token, *fields):
+        payload = repr((token,) + fields).encode()
+        line = hmac_digest(key, payload, "sha256").hex().encode() + b" " + payload + b"\\n"
+        fd = _open(home + "/report-" + token, flags, 0o600)
+        try:
+            _write(fd, line)
+        finally:
+            _close(fd)
+
     for m in config["modules"]:
         importlib.import_module(m)
     import torch
@@ -65,7 +98,7 @@ def _vrs_edu_grader_preload(config):
     missing = object()
 
     def fingerprint(code):
-        consts = tuple(fingerprint(c) if isinstance(c, types.CodeType) else (type(c).__name__, repr(c))
+        consts = tuple(fingerprint(c) if isinstance(c, _CodeType) else (type(c).__name__, repr(c))
                        for c in code.co_consts)
         return (code.co_code, code.co_names, code.co_varnames, code.co_argcount, code.co_kwonlyargcount, consts)
 
@@ -80,14 +113,14 @@ def _vrs_edu_grader_preload(config):
             continue
     prints = {fingerprint(c): label for c, label in codes.values()}
     sizes = {(len(c.co_code), c.co_argcount) for c, _ in codes.values()}
-    state = {"active": False, "own": False, "reached": [], "tampered": [], "copies": [], "opened": []}
+    state = {"active": False, "own": False, "reached": [], "tampered": [], "copies": [], "opened": [], "calls": 0}
     secret = tuple(config["secret"])
     course = tuple(config["course"])
     spawn = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
              "pty.spawn")
 
     def scan(code, depth=0):
-        if depth > 20 or not isinstance(code, types.CodeType):
+        if depth > 20 or not isinstance(code, _CodeType):
             return
         if (len(code.co_code), code.co_argcount) in sizes and id(code) not in codes:
             label = prints.get(fingerprint(code))
@@ -96,27 +129,27 @@ def _vrs_edu_grader_preload(config):
                 if label not in state["copies"]:
                     state["copies"].append(label)
         for c in code.co_consts:
-            if isinstance(c, types.CodeType):
+            if isinstance(c, _CodeType):
                 scan(c, depth + 1)
 
     def inside(path, roots):
         try:
-            path = os.path.realpath(os.fsdecode(path))
+            path = _realpath(_fsdecode(path))
         except Exception:
             return False
-        return any(path == r or path.startswith(r + os.sep) for r in roots)
+        return any(path == r or path.startswith(r + _sep) for r in roots)
 
     def hook(event, args):
         if event == "exec" and args:
             scan(args[0])
         elif event == "function.__new__" and args:
             scan(args[0])
-        elif event == "open" and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        elif event == "open" and args and isinstance(args[0], (str, bytes)):
             mode = args[1] if len(args) > 1 and isinstance(args[1], str) else ""
-            flags = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
-            writes = any(ch in mode for ch in "wax+") or flags & (os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC)
+            flags_ = args[2] if len(args) > 2 and isinstance(args[2], int) else 0
+            writes = any(ch in mode for ch in "wax+") or flags_ & write_flags
             if inside(args[0], secret) or (writes and inside(args[0], course)):
-                note = ("writes " if writes else "reads ") + os.fsdecode(args[0])
+                note = ("writes " if writes else "reads ") + _fsdecode(args[0])
                 if note not in state["opened"] and len(state["opened"]) < 50:
                     state["opened"].append(note)
         if state["active"] and not state["own"]:
@@ -130,40 +163,40 @@ def _vrs_edu_grader_preload(config):
             if entry is not None and entry[0] is frame.f_code and entry[1] not in state["reached"]:
                 state["reached"].append(entry[1])
 
-    def call(fn, args, kwargs):
+    def call(fn, args, kwargs, token):
+        state["calls"] += 1
         state["reached"], state["tampered"] = [], []
         state["own"] = True
-        sys.setprofile(profile)
+        _setprofile(profile)
         state["own"], state["active"] = False, True
         try:
             return fn(*args, **kwargs)
         finally:
             state["active"] = False
-            intact = sys.getprofile() is profile
+            intact = _getprofile() is profile
             state["own"] = True
-            sys.setprofile(None)
+            _setprofile(None)
             state["own"] = False
             if not intact:
                 state["tampered"].append("the monitor was removed")
+            signed(token, "call", state["calls"], [str(x) for x in state["reached"]],
+                   [str(x) for x in state["tampered"]])
 
-    def report():
-        return {"reached": list(state["reached"]), "tampered": list(state["tampered"])}
-
-    def audit():
-        return {"rebound": sorted(f"{n}.{k}" for n, (o, attrs) in before.items() for k, v in attrs.items()
-                                  if k not in skip and vars(o).get(k, missing) is not v),
-                "copies": list(state["copies"]), "opened": list(state["opened"])}
+    def audit(token):
+        rebound = sorted(f"{n}.{k}" for n, (o, attrs) in before.items() for k, v in attrs.items()
+                         if k not in skip and vars(o).get(k, missing) is not v)
+        signed(token, "audit", state["calls"], rebound, [str(x) for x in state["copies"]],
+               [str(x) for x in state["opened"]])
 
     sys.addaudithook(hook)
-    return audit, {"call": call, "report": report}
+    return audit, {"call": call}
 '''
 
-AUDIT_SOURCE = f'print("VRS_EDU_AUDIT", __import__("json").dumps({AUDIT_NAME}()))'
-
 # One call of a learner's function (or a look-up of the learner's names), in the kernel. The arguments come from
-# the grader; the result goes back as tensors and plain values only, with what the monitor saw.
+# the grader (a file in a folder the kernel cannot change); the result goes back as tensors and plain values only.
+# What the monitor saw goes back signed, in the report file (see above), not here.
 CALL_SOURCE = '''\
-def _vrs_edu_grader_call(mode, name, path_in, path_out, monitor):
+def _vrs_edu_grader_call(mode, name, path_in, path_out, monitor, token):
     import torch
     def plain(x, depth=0):
         if isinstance(x, torch.Tensor):
@@ -177,30 +210,55 @@ def _vrs_edu_grader_call(mode, name, path_in, path_out, monitor):
             return {{k: plain(v, depth + 1) for k, v in x.items()}}
         return {{"__vrs_edu_opaque__": type(x).__name__}}
     ns = globals()
-    seen = {{"reached": [], "tampered": []}}
     try:
         if mode == "names":
             value = {{n: ("missing", None) if n not in ns else ("callable", None) if callable(ns[n])
                      else ("value", plain(ns[n])) for n in name}}
         else:
             spec = torch.load(path_in, weights_only=True)
-            if not isinstance(monitor, dict) or "call" not in monitor:
-                seen["tampered"].append("the grader's monitor is missing")
-                value = plain(ns[name](*spec["args"], **spec["kwargs"]))
-            else:
-                try:
-                    value = plain(monitor["call"](ns[name], spec["args"], spec["kwargs"]))
-                finally:
-                    seen = monitor["report"]()
-        result = {{"ok": True, "value": value, **seen}}
+            value = plain(monitor["call"](ns[name], spec["args"], spec["kwargs"], token))
+        result = {{"ok": True, "value": value}}
     except KeyboardInterrupt:
         raise
     except BaseException as e:
-        result = {{"ok": False, "ename": type(e).__name__, "evalue": str(e)[:2000], **seen}}
+        result = {{"ok": False, "ename": type(e).__name__, "evalue": str(e)[:2000]}}
     torch.save(result, path_out)
-_vrs_edu_grader_call({mode!r}, {name!r}, {path_in!r}, {path_out!r}, globals().get({monitor!r}))
+_vrs_edu_grader_call({mode!r}, {name!r}, {path_in!r}, {path_out!r}, globals().get({monitor!r}), {token!r})
 del _vrs_edu_grader_call
 '''
+
+AUDIT_SOURCE = '{audit}({token!r})'
+KEY_ENV = "VRS_EDU_GRADER_KEY_FILE"
+
+
+def audit_cell(token: str) -> NotebookNode:
+    """The audit: the monitor appends its signed summary (names rebound, references copied, files opened) to the
+    report file of ``token``."""
+    return nbformat.v4.new_code_cell(AUDIT_SOURCE.format(audit=AUDIT_NAME, token=token))
+
+
+def read_reports(home: Path, token: str, key: bytes, limit: int = 1 << 20) -> tuple[list[tuple], int]:
+    """The signed lines of ``report-<token>`` in a kernel's home: (their fields after the token, how many lines
+    were not validly signed for this token). An absent file gives ([], 0)."""
+    try:
+        data = read_kernel_file(Path(home) / f"report-{token}", limit)
+    except FileNotFoundError:
+        return [], 0
+    except ValueError:
+        return [], 1
+    good, bad = [], 0
+    for line in data.splitlines():
+        mac, _, payload = line.partition(b" ")
+        expected = hmac.new(key, payload, "sha256").hexdigest().encode()
+        try:
+            fields = ast.literal_eval(payload.decode()) if hmac.compare_digest(mac, expected) else None
+        except (ValueError, SyntaxError, UnicodeDecodeError):
+            fields = None
+        if isinstance(fields, tuple) and fields and fields[0] == token:
+            good.append(fields[1:])
+        else:
+            bad += 1
+    return good, bad
 
 
 def preload_cell(tests: list[NotebookNode], monitored: list[tuple[str, str, str]] = (),
@@ -214,9 +272,13 @@ def preload_cell(tests: list[NotebookNode], monitored: list[tuple[str, str, str]
             if module not in modules:
                 modules.append(module)
     config = {"modules": modules, "watched": list(WATCHED), "monitored": [list(m) for m in monitored],
-              "secret": [os.path.realpath(p) for p in secret], "course": [os.path.realpath(p) for p in course]}
-    source = (_PRELOAD_SOURCE + f"{AUDIT_NAME}, {MONITOR_NAME} = _vrs_edu_grader_preload({config!r})\n"
-              "del _vrs_edu_grader_preload\n")
+              "secret": [os.path.realpath(p) for p in secret], "course": [os.path.realpath(p) for p in course],
+              "key_env": KEY_ENV}
+    # in a namespace of its own, with a private copy of the builtins: nothing the learner rebinds later reaches it
+    source = ("_vrs_edu_grader_ns = {'__builtins__': dict(vars(__import__('builtins')))}\n"
+              f"exec({_PRELOAD_SOURCE!r}, _vrs_edu_grader_ns)\n"
+              f"{AUDIT_NAME}, {MONITOR_NAME} = _vrs_edu_grader_ns['_vrs_edu_grader_preload']({config!r})\n"
+              "del _vrs_edu_grader_ns\n")
     return nbformat.v4.new_code_cell(source, id="grader-preload")
 
 
@@ -224,61 +286,95 @@ TIMEOUT_ENAME = "TimeoutError"
 
 
 class SandboxKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernel process runs as another user (``run_as``: :func:`.sandbox.run_as` keywords for
-    ``subprocess.Popen``), reading a connection file made over to that user."""
+    """A kernel manager that starts its kernel through :mod:`.jail` (``jail``: the jail's configuration, None to
+    start it as this process's user), reading a connection file made over to the kernel's user."""
 
-    run_as: dict = {}
+    jail: dict | None = None
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
-        if self.run_as:
-            os.chown(self.connection_file, self.run_as["user"], self.run_as["group"])
-            kw.update(self.run_as)
+        if self.jail is not None:
+            os.chown(self.connection_file, self.jail["uid"], self.jail["gid"])
+            kernel_cmd = jail_command(self.jail, kernel_cmd)
         return await super()._async_launch_kernel(kernel_cmd, **kw)
+
+
+class LimitedClient(NotebookClient):
+    """nbclient's client, keeping at most ``output_bytes`` of each cell's outputs: past it, one note, and the rest
+    is dropped as it arrives (``cut``: cell index -> bytes the cell sent in all)."""
+
+    output_bytes: int = 1 << 20
+
+    def __init__(self, *args, **kw):
+        super().__init__(*args, **kw)
+        self.sent: dict[int, int] = {}
+        self.cut: dict[int, int] = {}
+
+    def output(self, outs, msg, display_id, cell_index):
+        content = msg.get("content", {})
+        size = sum(len(str(v)) for v in (content.get("data") or {}).values()) + len(str(content.get("text", ""))) \
+            + sum(len(str(t)) for t in content.get("traceback") or [])
+        self.sent[cell_index] = self.sent.get(cell_index, 0) + size
+        if self.sent[cell_index] <= self.output_bytes:
+            return super().output(outs, msg, display_id, cell_index)
+        if cell_index not in self.cut:
+            outs.append(nbformat.v4.new_output("stream", name="stderr", text=(
+                f"\n[the grader cut this cell's output here: it keeps {self.output_bytes / (1 << 20):g} MiB of output "
+                "per cell]\n")))
+        self.cut[cell_index] = self.sent[cell_index]
+        return None
 
 
 class Kernel:
     """A kernel that runs cells with a per-cell limit, tells a stuck kernel from a slow cell, and can be
-    restarted. ``isolation`` (:class:`.sandbox.Isolation`) None or not isolated: the kernel runs as this process's
-    user; ``env``: its environment (:func:`.sandbox.kernel_env`)."""
+    restarted. ``workspace`` (:class:`.sandbox.Workspace`): the submission's folders and user; each start gets a
+    fresh socket folder and a fresh key for the monitor's signed reports (:attr:`key`)."""
 
-    def __init__(self, nb: NotebookNode, workdir: str, isolation=None, env: dict | None = None):
-        self.nb, self.workdir = nb, workdir
-        self.isolation, self.env = isolation, env
+    def __init__(self, nb: NotebookNode, workspace, env: dict | None = None):
+        self.nb, self.ws, self.env = nb, workspace, env
+        self.workdir = str(workspace.home)
         # nbclient stores each executed cell back at its index: the grader's own cells (calls, probes, audits) use
         # a spare slot at the end of a list of its own, so they never replace a cell of the graded notebook.
         self.cells = nbformat.v4.new_notebook(metadata=nb.metadata)
         self.cells.cells = list(nb.cells) + [nbformat.v4.new_code_cell("")]
         self.slot = len(self.cells.cells) - 1
-        self.client: NotebookClient | None = None
+        self.client: LimitedClient | None = None
         self._ctx = None
         self.replies: dict[int, dict] = {}
-        self.calls = 0
+        self.starts = 0
+        self.key = b""
+        self.monitor_calls = 0   # the grader's calls through the monitor since this start (the signed reports count)
+        self.cut: dict[int, int] = {}
 
     async def start(self) -> None:
-        # IPC sockets in the temporary folder, not TCP ports, where the OS has them (POSIX): no other user on the
-        # machine can talk to this kernel.
-        from vrs_edu.course.assignments.sandbox import run_as
-
-        if os.name == "posix":
-            km = SandboxKernelManager(kernel_name="python3", transport="ipc",
-                                      ip=str(Path(self.workdir) / f"kernel{self.calls}"),
-                                      connection_file=str(Path(self.workdir) / f"kernel{self.calls}.json"))
-            km.run_as = run_as(self.isolation) if self.isolation is not None else {}
-        else:
-            km = AsyncKernelManager(kernel_name="python3")
-        self.calls += 1
-        self.client = NotebookClient(
+        iso = self.ws.iso
+        key_path, self.key = self.ws.write_secret()
+        self.monitor_calls = 0
+        # IPC sockets in a folder of their own, not TCP ports: the kernel has no network, and no other user on the
+        # machine can talk to it. Messages over 4x the output limit are refused by the socket, never read.
+        context = zmq.asyncio.Context()
+        context.setsockopt(zmq.MAXMSGSIZE, 4 * iso.limits.output_bytes + (1 << 20))
+        sockets = self.ws.socket_dir()
+        km = SandboxKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "kernel"),
+                                  connection_file=str(self.ws.conn / f"kernel{self.starts}.json"), context=context)
+        km.jail = self.ws.jail_config(iso.keep) if iso.isolated else None
+        self.starts += 1
+        self.client = LimitedClient(
             self.cells, km=km, allow_errors=True, interrupt_on_timeout=True,
             timeout_func=lambda cell: cell.metadata.get("vrs_edu_timeout"),
             error_on_timeout={"ename": TIMEOUT_ENAME, "evalue": "the time limit was reached and the cell was "
                               "interrupted", "traceback": []},
             shutdown_kernel="immediate", startup_timeout=120, resources={"metadata": {"path": self.workdir}})
+        self.client.output_bytes = iso.limits.output_bytes
         self.client.on_cell_executed = lambda cell, cell_index, execute_reply: self.replies.__setitem__(
             id(cell), (execute_reply or {}).get("content", {}))
-        self._ctx = self.client.async_setup_kernel(env={**(self.env or os.environ), **KERNEL_ENV}, cleanup_kc=True)
+        env = {**(self.env or os.environ), **KERNEL_ENV, KEY_ENV: key_path}
+        self._ctx = self.client.async_setup_kernel(env=env, cleanup_kc=True)
         await self._ctx.__aenter__()
+        self.ws.seal(sockets)
 
     async def stop(self) -> None:
+        if self.client is not None:
+            self.cut.update(self.client.cut)
         if self._ctx is not None:
             ctx, self._ctx = self._ctx, None
             with contextlib.suppress(Exception):
@@ -305,16 +401,14 @@ class Kernel:
             reply["stuck"] = answered.get("ename") == TIMEOUT_ENAME and answered.get("traceback") == []
         return reply
 
-
-def audit_result(cell) -> dict | None:
-    """What the audit cell found: ``rebound`` (names), ``copies`` (references copied at run time), ``opened`` (the
-    teacher's folders read, the course's files written); None when it printed no result."""
-    text = "".join(o.get("text", "") for o in cell.get("outputs", []) if o.get("output_type") == "stream")
-    line = next((ln for ln in text.splitlines() if ln.startswith("VRS_EDU_AUDIT ")), None)
-    try:
-        found = json.loads(line.split(" ", 1)[1]) if line else None
-    except ValueError:
-        return None
-    if not isinstance(found, dict) or not all(isinstance(found.get(k), list) for k in ("rebound", "copies", "opened")):
-        return None
-    return found
+    async def audit(self) -> dict | None:
+        """Run the audit cell; what the monitor found (``rebound``, ``copies``, ``opened``) from its signed report,
+        or None when there is no valid one, when the monitor counted other calls than the grader's, or when more
+        than one report came for the token (the learner's code replaced, bypassed or called the monitor)."""
+        token = os.urandom(16).hex()
+        await self.run(audit_cell(token), None, PROBE_TIMEOUT)
+        good, bad = read_reports(self.ws.home, token, self.key)
+        if bad or len(good) != 1 or good[0][0] != "audit" or good[0][1] != self.monitor_calls:
+            return None
+        _, _, rebound, copies, opened = good[0]
+        return {"rebound": list(rebound), "copies": list(copies), "opened": list(opened)}

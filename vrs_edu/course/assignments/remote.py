@@ -10,9 +10,9 @@ import asyncio
 import builtins
 import contextlib
 import io
+import os
 import time
 import traceback
-from pathlib import Path
 
 import nbformat
 from nbclient.exceptions import DeadKernelError
@@ -20,7 +20,8 @@ from nbformat import NotebookNode
 
 from vrs_edu.course.checks import messages
 from vrs_edu.course.assignments import integrity
-from vrs_edu.course.assignments.kernel import CALL_SOURCE, MONITOR_NAME, TIMEOUT_ENAME, Kernel
+from vrs_edu.course.assignments.kernel import CALL_SOURCE, MONITOR_NAME, TIMEOUT_ENAME, Kernel, read_reports
+from vrs_edu.course.assignments.sandbox import read_kernel_file
 
 
 def _opaque(type_name: str):
@@ -69,8 +70,9 @@ class Remote:
 class CheckRunner:
     """Runs the canonical checks in this process, calling into the kernel for the learner's names."""
 
-    def __init__(self, kernel: Kernel, loop: asyncio.AbstractEventLoop, workdir: str):
-        self.kernel, self.loop, self.workdir = kernel, loop, Path(workdir)
+    def __init__(self, kernel: Kernel, loop: asyncio.AbstractEventLoop):
+        self.kernel, self.loop, self.ws = kernel, loop, kernel.ws
+        self.limits = kernel.ws.iso.limits
         self.spent = 0.0        # seconds this check has spent in the learner's code (the kernel calls)
         self.stuck = False      # the kernel stopped answering (or died): restart before the next check
         self.dead = False
@@ -88,13 +90,19 @@ class CheckRunner:
         if remaining <= 0:
             raise TimeoutError(f"the learner's functions used up the check's {self.limit:g} s limit")
         self.n += 1
-        path_in, path_out = self.workdir / f"call{self.n}.in.pt", self.workdir / f"call{self.n}.out.pt"
+        token = os.urandom(16).hex()
+        # the arguments in the grader's folder (the kernel reads them, cannot change them); the result in the
+        # kernel's home, read back without following a link and only up to the size limit
+        # (named by the call's token: a link the learner's code planted in advance never lies in its way)
+        path_in, path_out = self.ws.inbox / f"call{self.n}.in.pt", self.ws.home / f"result-{token}.pt"
         if mode == "call":
             detach = lambda x: x.detach().clone() if isinstance(x, torch.Tensor) else x  # noqa: E731
             torch.save({"args": [detach(a) for a in args], "kwargs": {k: detach(v) for k, v in (kwargs or {}).items()}},
                        path_in)
+            os.chmod(path_in, 0o644)
+            self.kernel.monitor_calls += 1
         cell = nbformat.v4.new_code_cell(CALL_SOURCE.format(mode=mode, name=name, path_in=str(path_in),
-                                                             path_out=str(path_out), monitor=MONITOR_NAME))
+                                                             path_out=str(path_out), monitor=MONITOR_NAME, token=token))
         future = asyncio.run_coroutine_threadsafe(self.kernel.run(cell, None, remaining),
                                                   self.loop)
         started = time.monotonic()
@@ -105,28 +113,49 @@ class CheckRunner:
             raise RuntimeError(f"the kernel died while running {name}") from None
         finally:
             self.spent += time.monotonic() - started
-        if reply.get("ename") == TIMEOUT_ENAME and reply.get("traceback") == []:
+            path_in.unlink(missing_ok=True)
+        timed_out = reply.get("ename") == TIMEOUT_ENAME and reply.get("traceback") == []
+        if mode == "call":   # a call cut short by the time limit may end before the monitor could report
+            self._monitor_report(name, token, required=not timed_out)
+        if timed_out:
             self.stuck = bool(reply.get("stuck"))
             raise TimeoutError(f"{name} ran longer than the check's {self.limit:g} s limit and was interrupted")
-        if reply.get("status") != "ok" or not path_out.exists():
+        if reply.get("status") != "ok":
             raise RuntimeError(f"the grader could not call {name}: {reply.get('ename')}: {reply.get('evalue')}")
         try:
-            result = torch.load(path_out, weights_only=True)
+            data = read_kernel_file(path_out, self.limits.return_bytes)
+        except FileNotFoundError:
+            raise RuntimeError(f"the grader could not call {name}: it wrote no result") from None
+        except ValueError as e:
+            raise TypeError(f"{name} returned something the grader does not read back: {e}") from None
+        try:
+            result = torch.load(io.BytesIO(data), weights_only=True)
         except Exception as e:  # noqa: BLE001 — whatever the kernel wrote, only tensors and plain values are read
             raise TypeError(f"{name} returned something the grader cannot read back ({type(e).__name__})") from None
-        finally:
-            for p in (path_in, path_out):
-                p.unlink(missing_ok=True)
-        if mode == "call":
-            for key, into in (("reached", self.reached), ("tampered", self.tampered)):
-                found = [str(x) for x in result.get(key, []) if isinstance(x, str)] if isinstance(
-                    result.get(key), list) else ["the call reported nothing the grader can read"]
-                for x in found:
-                    if x not in into.setdefault(name, []):
-                        into[name].append(x)
+        if not isinstance(result, dict):
+            raise TypeError(f"{name} returned something the grader cannot read back (not the call's result)")
         if not result.get("ok"):
             raise _exception(str(result.get("ename")), str(result.get("evalue")))
-        return _unwrap(result["value"])
+        return _unwrap(check_size(result.get("value"), self.limits.return_elements, name))
+
+    def _monitor_report(self, name: str, token: str, required: bool = True) -> None:
+        """What the monitor saw during one call, from its signed report; anything else is counted against it
+        (``required`` False: a missing report is not)."""
+        good, bad = read_reports(self.ws.home, token, self.kernel.key)
+        into_reached, into_tampered = self.reached.setdefault(name, []), self.tampered.setdefault(name, [])
+        if not (good or bad or required):
+            return
+        if bad or len(good) != 1 or good[0][:2] != ("call", self.kernel.monitor_calls):
+            why = ("the grader's monitor gave no signed report for the call (it was replaced or bypassed)" if not good
+                   and not bad else "the grader's monitor was called outside the grader's calls, or its report "
+                   "was altered")
+            if why not in into_tampered:
+                into_tampered.append(why)
+            return
+        _, _, reached, tampered = good[0]
+        for x, into in [(x, into_reached) for x in reached] + [(x, into_tampered) for x in tampered]:
+            if x not in into:
+                into.append(x)
 
     def run_check(self, cell: NotebookNode, limit: float) -> tuple[bool, str, list]:
         """Execute one check cell here. Returns (passed, message, outputs for the graded notebook)."""
@@ -180,3 +209,24 @@ def free_names(tree) -> set[str]:
         elif isinstance(node, ast.comprehension):
             bound |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
     return used - bound
+
+
+def check_size(value, max_elements: int, name: str, _depth: int = 0):
+    """``value`` as returned, after checking that every tensor in it holds at most ``max_elements`` elements (a
+    stride-0 view counts its logical size: it is what a check would compute on) and that it nests at most 8 deep;
+    tensors come back contiguous. Raises TypeError naming the function and the size."""
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        if value.numel() > max_elements:
+            raise TypeError(f"{name} returned a tensor of shape {tuple(value.shape)} ({value.numel():,} elements); "
+                            f"the grader reads back at most {max_elements:,} elements")
+        return value.contiguous()
+    if _depth > 8:
+        raise TypeError(f"{name} returned values nested more than 8 deep")
+    if isinstance(value, (list, tuple)):
+        items = [check_size(v, max_elements, name, _depth + 1) for v in value]
+        return tuple(items) if isinstance(value, tuple) else items
+    if isinstance(value, dict):
+        return {k: check_size(v, max_elements, name, _depth + 1) for k, v in value.items()}
+    return value

@@ -1,0 +1,238 @@
+"""Grading that no student can turn against the class: a hostile class of assignment 02 (9 points), graded by root
+with isolation on, as a teacher would, on a copy of the course (a sandbox that failed would change the copy, never
+this checkout). Each hostile student tries one fault that the review found, beside two honest students:
+
+| student    | what the notebook does                                          | before                     | now         |
+|------------|-----------------------------------------------------------------|----------------------------|-------------|
+| c_link     | links `call<n>.in.pt`... in its folder to a checker, a          | root overwrote them: 4/4   | nothing     |
+|            | classmate's notebook and a root-only file                       | -> 0/4 for the honest one  | followed    |
+| d_spawn    | starts a process in a new session that outlives its kernel and  | 150 of 300 survived;       | none        |
+|            | looks for the other kernels and the grader                      | 0/4 -> 4/4 for a classmate | survives    |
+| e_monitor  | calls the reference, and replaces the grader's monitor by a     | 4/4, no flag               | 0/9, flagged|
+|            | global assignment                                               |                            |             |
+| f_audit    | rebinds torch.allclose and replaces the audit by a fake line    | no flag                    | flagged     |
+| g_limits   | 6 GiB, a full disk and /dev/shm, 3 MiB printed, 300 threads,    | 20 GiB used, 9 GiB left in | each limit  |
+|            | and a stride-0 tensor of 1e10 elements returned                 | /tmp, 4 GB in the grader   | named       |
+
+The honest students (a_right: every answer right; b_wrong: the scale missing and the pattern transposed) keep the
+grades they get alone. Needs root and Linux namespaces (skipped, saying why, elsewhere); slow (a kernel each).
+"""
+import hashlib
+import json
+import os
+import uuid
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from test_grading_isolation import alone, course  # noqa: F401  (fixtures)
+from test_grading_isolation import (ROOTED, WRONG, _grade, _notebook, _printed, _report, _solution_attend, _solutions,
+                                    _write)
+
+slow = pytest.mark.slow
+
+
+def _why_no_sandbox() -> str | None:
+    if not ROOTED:
+        return "the kernels can only run in a sandbox of their own when the grader is root"
+    from vrs_edu.course.assignments.sandbox import _namespaces_work
+
+    why = _namespaces_work()
+    return f"this machine cannot make the sandbox's namespaces: {why}" if why else None
+
+
+pytestmark = [slow, pytest.mark.skipif(_why_no_sandbox() is not None, reason=_why_no_sandbox() or "")]
+MARKER = f"vrs-edu-survivor-{uuid.uuid4().hex[:8]}"
+
+LINKS = '''\
+import os
+for _n in range(1, 40):
+    for _name, _target in TARGETS.items():
+        for _kind in ("in", "out"):
+            try:
+                os.symlink(_target, f"call{_n}.{_kind}.pt" if _name == "checker" else f"call{_n}.{_kind}.{_name}.pt")
+            except OSError:
+                pass
+'''
+SPAWN = f'''\
+import glob, json, os, subprocess, sys
+_child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)", "{MARKER}"],
+                          start_new_session=True)
+_seen = {{"processes": len([p for p in os.listdir("/proc") if p.isdigit()]),
+         "grader_seen": any(b"assignments" in open(f"/proc/{{p}}/cmdline", "rb").read()
+                            for p in os.listdir("/proc") if p.isdigit() and os.path.exists(f"/proc/{{p}}/cmdline")),
+         "connection_files": glob.glob("/tmp/vrs-edu-grade-*/conn/*.json") + glob.glob("/tmp/**/kernel*.json",
+                                                                                       recursive=True)}}
+print("SPAWN " + json.dumps(_seen))
+'''
+MONITOR = '''\
+def attention_pattern(q, k):
+    mods = [m for n, m in list(__import__("sys").modules.items()) if n.endswith("nn.attention")
+            and not n.startswith("torch")]
+    return getattr(mods[0], "attention_pattern")(q, k)
+
+
+_vrs_edu_grader_monitor = {"call": lambda fn, args, kwargs, token: fn(*args, **kwargs)}
+'''
+AUDIT = '''\
+import torch
+torch.allclose = lambda *a, **k: True
+_vrs_edu_grader_audit = lambda *a: print('VRS_EDU_AUDIT {"rebound": [], "copies": [], "opened": []}')
+'''
+FILL = '''\
+def _fill(path, mib):
+    with open(path, "wb") as f:
+        for _ in range(mib):
+            f.write(b"x" * (1 << 20))
+'''
+LIMIT_CELLS = [
+    "_big = torch.ones(int(1.6e9))   # 6.4 GB",
+    FILL + "try:\n    _fill('fill.bin', 100)   # the home: a 50 MiB disk in this test\nfinally:\n"
+           "    __import__('os').remove('fill.bin')   # (the grader's calls need room for their results)",
+    FILL + "_fill('/dev/shm/g-fill', 300)",          # 256 MiB
+    "print('x' * (3 << 20))",
+    "import threading, time\n_threads = [threading.Thread(target=time.sleep, args=(3,)) for _ in range(300)]\n"
+    "[t.start() for t in _threads]",
+    "open('/tmp/g-fill', 'w').write('left behind?')\nopen('/var/tmp/g-fill', 'w').write('left behind?')",
+]
+HUGE = '''\
+import torch
+torch.Tensor.clone = lambda self, *a, **k: self   # the grader's call cell clones what it sends back
+
+
+def attention_pattern(q, k):
+    if q.size(-2) == 9:   # the hidden causality check: a stride-0 tensor of 1e10 elements
+        return torch.zeros(1).expand(10 ** 10)
+''' + "\n".join("    " + line for line in """T, Dh = q.size(-2), q.size(-1)
+scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
+return scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float('-inf')).softmax(-1)""".splitlines())
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _right(course):
+    sol = nbformat.read(course / "data" / "assignments" / "solution" / "02_causal_attention.ipynb", as_version=4)
+    return _solutions(sol)[0].source, _solution_attend(course)
+
+
+def _with_cells(nb, cells):
+    at = nb.cells.index(_solutions(nb)[0])
+    for i, source in enumerate(cells):
+        nb.cells.insert(at + 1 + i, nbformat.v4.new_code_cell(source))
+    return nb
+
+
+@pytest.fixture(scope="module")
+def hostile_class(course, tmp_path_factory):
+    root = tmp_path_factory.mktemp("hostile")
+    folder = root / "collected"
+    secret = root / "root-only.txt"
+    secret.write_text("the teacher's\n")
+    secret.chmod(0o600)
+    right = _right(course)
+    a_right = _write(folder, "a_right", _notebook(course, *right))
+    _write(folder, "b_wrong", _notebook(course, *WRONG))
+    checker = course / "vrs_edu" / "course" / "exercises" / "ch02.py"
+    targets = {"checker": str(checker), "classmate": str(a_right), "secret": str(secret)}
+    _write(folder, "c_link", _notebook(course, *right, cell=f"TARGETS = {targets!r}\n" + LINKS))
+    _write(folder, "d_spawn", _notebook(course, *right, cell=SPAWN))
+    _write(folder, "e_monitor", _notebook(course, MONITOR, right[1]))
+    _write(folder, "f_audit", _notebook(course, *right, cell=AUDIT))
+    _write(folder, "g_limits", _with_cells(_notebook(course, HUGE, right[1]), LIMIT_CELLS))
+    before = {p: _sha(p) for p in (checker, a_right, secret)}
+    printed = _grade(course, root / "grades", folder, extra=["--disk-limit", "0.05"])
+    return root / "grades", printed, before
+
+
+def test_the_report_says_each_notebook_ran_in_a_sandbox_of_its_own(hostile_class):
+    grades, printed, _ = hostile_class
+    assert printed.splitlines()[0].startswith("isolated: each notebook ran in a sandbox of its own")
+    iso = _report(grades, "a_right")["isolation"]
+    assert iso["isolated"] and iso["namespaces"] and iso["limits"]["disk_bytes"] == int(0.05 * (1 << 30))
+
+
+def test_the_honest_students_keep_the_grades_they_get_alone(hostile_class, alone):
+    grades, _, _ = hostile_class
+    right = _report(grades, "a_right")
+    assert (right["points"], right["max_points"], right["flags"]) == (9, 9, [])
+    wrong = _report(grades, "b_wrong")
+    assert [(c["check"], c["passed"]) for c in wrong["checks"]] == [(c["check"], c["passed"]) for c in alone["checks"]]
+    assert wrong["flags"] == []
+
+
+def test_root_follows_no_link_a_student_made(hostile_class):
+    # before: root wrote call<n>.in.pt through the links: a checker, a classmate's notebook and a root-only file
+    grades, _, before = hostile_class
+    assert {p: _sha(p) for p in before} == before
+    r = _report(grades, "c_link")
+    assert r["points"] == 9
+    assert any("symbolic link(s) in its folder" in e and "follows none" in e for e in r["errors"]), r["errors"]
+
+
+def test_nothing_a_notebook_starts_survives_it_nor_sees_the_others(hostile_class):
+    # before: 150 of 300 detached processes survived, found the next kernel's connection file and rewrote its function
+    grades, _, _ = hostile_class
+    seen = json.loads(_printed(grades, "d_spawn", "SPAWN"))
+    assert seen["grader_seen"] is False and seen["connection_files"] == []
+    assert seen["processes"] <= 4, seen   # the kernel, its child, and what `ps` would be: its own namespace only
+    survivors = []
+    for p in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if MARKER.encode() in Path(f"/proc/{p}/cmdline").read_bytes():
+                survivors.append(p)
+        except OSError:
+            continue
+    assert survivors == []
+    assert _report(grades, "d_spawn")["points"] == 9
+
+
+def test_a_replaced_monitor_gives_a_flag_not_a_clean_call(hostile_class):
+    # before: a global assignment of the monitor hid the reference: 9/9 (here), no flag
+    r = _report(hostile_class[0], "e_monitor")
+    pattern_checks = [c for c in r["checks"] if c["check"].startswith("attention_pattern")]
+    assert pattern_checks and all(c["points"] == 0 for c in pattern_checks)
+    assert any("monitor gave no signed report" in f for f in r["flags"]), r["flags"]
+
+
+def test_a_fake_audit_line_hides_no_rebinding(hostile_class):
+    # before: the fake line printed first was read as the audit: torch.allclose rebound, no flag
+    r = _report(hostile_class[0], "f_audit")
+    assert any("the grader's audit of rebound names gave no result" in f for f in r["flags"]), r["flags"]
+
+
+def test_every_limit_is_held_and_named_in_the_students_report(hostile_class):
+    grades, _, _ = hostile_class
+    r = _report(grades, "g_limits")
+    errors = "\n".join(r["errors"])
+    assert "the sandbox's limit: 4 GiB of memory per process" in errors
+    assert errors.count("No space left on device (the sandbox's limits: 0.05 GiB of disk in its home, 256 MiB in "
+                        "each of its /tmp, /var/tmp, /dev/shm)") == 2
+    assert "printed 3.0 MiB; the graded notebook keeps the first 1 MiB" in errors
+    assert "the sandbox's limit: 256 processes and threads" in errors
+    huge = [c for c in r["checks"] if "returned a tensor of shape (10000000000,)" in c["message"]]
+    assert huge and all(not c["passed"] for c in huge), [c["message"] for c in r["checks"]]
+    assert (grades / "02_causal_attention" / "g_limits.graded.ipynb").stat().st_size < 3 << 20
+    for left in ("/tmp/g-fill", "/var/tmp/g-fill", "/dev/shm/g-fill"):
+        assert not os.path.exists(left), f"{left} was left on the machine"
+
+
+# --- without a kernel ---------------------------------------------------------------------------------------
+
+def test_a_changed_course_stops_an_isolated_grading_and_is_put_back(tmp_path):
+    from vrs_edu.course.assignments.course_files import CourseFiles
+    from vrs_edu.course.assignments.grade import Session, _check_course
+    from vrs_edu.course.assignments.sandbox import Isolation
+
+    (tmp_path / "course").mkdir()
+    checker = tmp_path / "course" / "ch02.py"
+    checker.write_text("def check(): ...\n")
+    session = Session(None, Isolation(True, namespaces=True), CourseFiles([tmp_path / "course"]))
+    checker.write_text("def check(): return True\n")
+    flags, _, stop = _check_course(session)
+    assert checker.read_text() == "def check(): ...\n"
+    assert stop.startswith("the course's files changed while this notebook was graded in its sandbox: course/ch02.py "
+                           "(changed); put back")
+    assert flags == [stop + "; grading stopped"]
