@@ -346,3 +346,20 @@ def test_names_that_differ_only_in_case_get_two_rows_a_warning_and_files_that_ca
     for f in files:
         errors = json.loads((out / "02_causal_attention" / f).read_text())["errors"]
         assert any(e.startswith("warning: students 'Mia', 'mia' differ only in case") for e in errors), errors
+
+
+@slow
+@needs_root
+def test_without_namespaces_each_kernel_still_runs_as_a_user_of_its_own_and_leaves_nothing_in_tmp(course, tmp_path):
+    # a machine that forbids namespaces (some containers): the user and the limits still hold, and the report says so
+    left = f"/tmp/vrs-edu-left-{os.getpid()}"
+    cell = f"import os\nopen({left!r}, 'w').write('left behind?')\nprint('UID', os.getuid())"
+    path = _write(tmp_path / "collected", "b_honest", _notebook(course, *WRONG, cell=cell))
+    printed = _grade(course, tmp_path / "grades", path, env={"VRS_EDU_GRADE_NAMESPACES": "off"})
+    assert printed.splitlines()[0].startswith("isolated by user only (turned off with VRS_EDU_GRADE_NAMESPACES=off)")
+    r = _report(tmp_path / "grades", "b_honest")
+    assert r["isolation"]["isolated"] is True and r["isolation"]["namespaces"] is False
+    assert int(_printed(tmp_path / "grades", "b_honest", "UID")) >= 1_900_000_000
+    assert not os.path.exists(left)
+    assert "note: 1 file(s) the notebook left in /tmp, /var/tmp or /dev/shm were removed" in r["errors"]
+    assert r["points"] == 1

@@ -19,7 +19,8 @@ calls (``unshare(2)``, ``mount(2)``, ``setrlimit(2)``; ``man 7 namespaces``):
 * **a user of its own** (``uid``/``gid``, chosen fresh for each submission by :mod:`.sandbox`), no supplementary
   groups, umask 077, and the parent-death signal: if the kernel manager's process dies, the kernel is killed.
 
-The outer process (this one, after ``fork``) stays in the grader's PID namespace for the kernel manager: it ignores
+With ``namespaces`` false (a machine that forbids them: :mod:`.sandbox` reports it), only the user and the limits
+apply. The outer process (this one, after ``fork``) stays in the grader's PID namespace for the kernel manager: it ignores
 the interrupt (the kernel, in the same process group, gets it directly), turns SIGTERM into SIGKILL for the
 kernel, and exits with the kernel's status. Any step that fails ends the process with one line on stderr.
 """
@@ -122,16 +123,18 @@ def main(argv: list[str]) -> int:
         return 2
     config, command = json.loads(argv[1]), argv[3:]
     libc = _libc()
-    try:
-        _call(libc.unshare(NAMESPACES), "unshare")
-    except OSError as e:
-        print(f"vrs-edu jail: {e}", file=sys.stderr)
-        return 1
-    child = os.fork()
-    if child:
-        return _outside(child)
-    try:   # process 1 of the new PID namespace, still root
-        build_filesystem(libc, config)
+    if config["namespaces"]:
+        try:
+            _call(libc.unshare(NAMESPACES), "unshare")
+        except OSError as e:
+            print(f"vrs-edu jail: {e}", file=sys.stderr)
+            return 1
+        child = os.fork()
+        if child:
+            return _outside(child)
+    try:   # process 1 of the new PID namespace (or, without namespaces, the kernel's own process), still root
+        if config["namespaces"]:
+            build_filesystem(libc, config)
         set_limits(config)
         become_student(libc, config)
         os.chdir(config["home"])
