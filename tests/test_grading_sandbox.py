@@ -109,6 +109,57 @@ scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
 return scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float('-inf')).softmax(-1)""".splitlines())
 
 
+REF = ("import sys\n"
+       "def _ref(n):  # the reference, never named: no import, no 'vrs_edu' in the code\n"
+       "    return getattr(sys.modules[setup_notebook.__module__.split('.')[0] + '.nn.attention'], n)\n")
+WRAPPER = REF + '''\
+_mon = globals().get('_vrs_edu_grader_monitor')
+if _mon is not None:   # not a global assignment: the monitor's own dict, its entry wrapped
+    _real = _mon['call']
+    def _wrap(fn, args, kwargs, token):
+        r = _ref('attention_' + 'pattern')(*args, **kwargs)
+        return _real(lambda *a, **k: r, args, kwargs, token)
+    _mon['call'] = _wrap
+
+
+def attention_pattern(q, k):
+    return _ref('attention_' + 'pattern')(q, k)
+'''
+POOL = REF + '''\
+import concurrent.futures
+_pool = concurrent.futures.ThreadPoolExecutor(1)
+_pool.submit(int).result()   # its thread started before any call
+
+
+def attention_pattern(q, k):
+    return _pool.submit(_ref('attention_' + 'pattern'), q, k).result()
+'''
+VIEWS = '''\
+class _Big:
+    def as_subclass(self, cls):
+        return self
+
+    def clone(self):
+        return torch.zeros(1, dtype=torch.complex128).expand(16_000_000)
+
+
+class _Evil(torch.Tensor):
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") == "detach":
+            return _Big()
+        return super().__torch_function__(func, types, args, kwargs or {})
+
+
+def attention_pattern(q, k):   # 12 views of one 16-byte storage: 3 GB once made contiguous in the grader
+    return [torch.zeros(1).as_subclass(_Evil)] * 12
+'''
+METADATA = ("from IPython.display import display\n"
+            "for _i in range(10):\n"
+            "    display({'text/plain': 'x'}, raw=True, metadata={'pad': 'y' * 1_000_000})\n"
+            "open('/run/lock/h-left', 'w').write('left behind?')\n")
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
@@ -142,6 +193,10 @@ def hostile_class(course, tmp_path_factory):
     _write(folder, "e_monitor", _notebook(course, MONITOR, right[1]))
     _write(folder, "f_audit", _notebook(course, *right, cell=AUDIT))
     _write(folder, "g_limits", _with_cells(_notebook(course, HUGE, right[1]), LIMIT_CELLS))
+    _write(folder, "h_wrapper", _notebook(course, WRAPPER, right[1]))
+    _write(folder, "i_pool", _notebook(course, POOL, right[1]))
+    _write(folder, "j_views", _notebook(course, VIEWS, right[1]))
+    _write(folder, "k_metadata", _notebook(course, *right, cell=METADATA))
     before = {p: _sha(p) for p in (checker, a_right, secret)}
     printed = _grade(course, root / "grades", folder, extra=["--disk-limit", "0.05"])
     return root / "grades", printed, before
@@ -212,7 +267,8 @@ def test_every_limit_is_held_and_named_in_the_students_report(hostile_class):
                         "each of its /tmp, /var/tmp, /dev/shm)") == 2
     assert "printed 3.0 MiB; the graded notebook keeps the first 1 MiB" in errors
     assert "the sandbox's limit: 256 processes and threads" in errors
-    huge = [c for c in r["checks"] if "returned a tensor of shape (10000000000,)" in c["message"]]
+    huge = [c for c in r["checks"] if "returned tensors of 10,000,000,000 elements or more (the last of shape "
+            "(10000000000,))" in c["message"]]
     assert huge and all(not c["passed"] for c in huge), [c["message"] for c in r["checks"]]
     assert (grades / "02_causal_attention" / "g_limits.graded.ipynb").stat().st_size < 3 << 20
     for left in ("/tmp/g-fill", "/var/tmp/g-fill", "/dev/shm/g-fill"):
@@ -236,3 +292,28 @@ def test_a_changed_course_stops_an_isolated_grading_and_is_put_back(tmp_path):
     assert stop.startswith("the course's files changed while this notebook was graded in its sandbox: course/ch02.py "
                            "(changed); put back")
     assert flags == [stop + "; grading stopped"]
+
+
+def _pattern_points(report) -> list[float]:
+    return [c["points"] for c in report["checks"] if c["check"].startswith("attention_pattern")]
+
+
+def test_a_wrapped_monitor_entry_or_a_thread_does_not_hide_the_reference(hostile_class):
+    # found by a hostile trial of the first sandbox: 9/9 and no flag for both
+    grades = hostile_class[0]
+    wrapper, pool = _report(grades, "h_wrapper"), _report(grades, "i_pool")
+    assert _pattern_points(wrapper) and set(_pattern_points(wrapper)) == {0}
+    # (the monitor looks the function up by its name itself: handed a lambda, it makes no signed report)
+    assert any("worked against the grader's monitor" in f for f in wrapper["flags"]), wrapper["flags"]
+    assert _pattern_points(pool) and set(_pattern_points(pool)) == {0}
+    assert any("thread(s) the notebook started were running" in f for f in pool["flags"]), pool["flags"]
+
+
+def test_many_small_views_and_output_in_metadata_stay_within_the_limits(hostile_class):
+    # found by the same trial: 6.4 GB in the grader for 12 views of one storage; a 120 MB graded notebook
+    grades = hostile_class[0]
+    views = _report(grades, "j_views")
+    assert any("returned tensors of 32,000,000 elements or more" in c["message"] for c in views["checks"])
+    assert (grades / "02_causal_attention" / "k_metadata.graded.ipynb").stat().st_size < 2 << 20
+    assert any("the graded notebook keeps the first 1 MiB" in e for e in _report(grades, "k_metadata")["errors"])
+    assert not os.path.exists("/run/lock/h-left")

@@ -190,8 +190,8 @@ def _kind(cell) -> str:
 
 
 async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: float, total_timeout: float,
-                       ws: sandbox.Workspace, t0: float, state: dict, env: dict | None = None
-                       ) -> tuple[dict[int, tuple], list[str]]:
+                       ws: sandbox.Workspace, t0: float, state: dict, env: dict | None = None,
+                       graded: list[str] = ()) -> tuple[dict[int, tuple], list[str]]:
     """Run the learner's cells, then the checks. Returns ({test index: (passed, message, reached, tampered)}, audit
     flags); ``state["not_run"]`` says why checks did not run, if they did not."""
     kernel = Kernel(nb, ws, env)
@@ -270,7 +270,7 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
         report.status = status
         if status != "graded":
             return results, audits
-        found = await kernel.audit()
+        found = await kernel.audit(graded)
         before = None if found is None else found["rebound"]
         audits.append(_audit_flag(before, "by the learner's cells"))
         audits += _monitor_flags(found, "the learner's cells")
@@ -286,11 +286,12 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                 state["not_run"] = "not run: the kernel stopped answering in an earlier check"
                 if await learner_cells() != "graded":
                     break
+                await kernel.audit(graded)   # what the restarted kernel defined (the calls are checked against it)
             passed, message, outputs = await asyncio.to_thread(checks.run_check, nb.cells[i], cell_timeout)
             nb.cells[i].outputs = outputs
             results[i] = (passed, message, dict(checks.reached), dict(checks.tampered))
         if not (checks.stuck or checks.dead):
-            later = await kernel.audit()
+            later = await kernel.audit(graded)
             after = None if later is None else later["rebound"]
             new = [n for n in after if n not in (before or [])] if after is not None else None
             audits.append(_audit_flag(new, "by the learner's functions while the checks called them"))
@@ -473,7 +474,8 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
         ws = sandbox.Workspace(session.isolation)
         try:
             results, audits = asyncio.run(_grade_async(nb, origin, test_index, report, cell_timeout, total_timeout,
-                                                       ws, time.monotonic(), state, sandbox.kernel_env(ws.home)))
+                                                       ws, time.monotonic(), state, sandbox.kernel_env(ws.home),
+                                                       sorted(graded)))
             if ws.disk_full():
                 report.errors.append(f"note: the notebook filled its {ws.iso.limits.disk_bytes / (1 << 30):g} GiB "
                                      "of disk (the grader's limit): writes past it failed")

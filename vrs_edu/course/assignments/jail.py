@@ -10,7 +10,8 @@ calls (``unshare(2)``, ``mount(2)``, ``setrlimit(2)``; ``man 7 namespaces``):
   exits, the kernel ends every process it started, whatever session or group they moved to; it sees no other
   process on the machine (``/proc`` is the namespace's own), has no network (only a loopback that is down) and no
   System V or POSIX message queues of anyone else;
-* **a private /tmp, /var/tmp and /dev/shm**: fresh ``tmpfs`` mounts of ``tmp_bytes`` each, gone with the namespace.
+* **a private /tmp, /var/tmp, /dev/shm and /run/lock**: fresh ``tmpfs`` mounts of ``tmp_bytes`` each, gone with
+  the namespace.
   Folders under them that the kernel needs (a course or a Python that lives in /tmp) are bound back, read-only;
 * **the course read-only** (``readonly``: bind mounts remounted read-only) and **the teacher's folders absent**
   (``hidden``: an empty tmpfs that nobody may enter is mounted over each);
@@ -38,7 +39,7 @@ CLONE_NEWPID, CLONE_NEWNET = 0x20000000, 0x40000000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 0x1, 0x2, 0x4, 0x8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 0x20, 0x1000, 0x4000, 0x40000
 PR_SET_PDEATHSIG = 1
-TMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm")
+TMP_FOLDERS = ("/tmp", "/var/tmp", "/dev/shm", "/run/lock", "/run/shm")   # the world-writable folders
 NAMESPACES = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWNET | CLONE_NEWUTS
 
 

@@ -64,8 +64,8 @@ MONITOR_NAME = "_vrs_edu_grader_monitor"
 # here. It lives in the learner's process all the same: code written against it (reading its closure through `gc`,
 # ctypes) can still defeat it; the sandbox (sandbox.py, jail.py) does not depend on it.
 _PRELOAD_SOURCE = '''\
-def _vrs_edu_grader_preload(config):
-    import importlib, os, sys, types
+def _vrs_edu_grader_preload(config, user_ns):
+    import importlib, os, sys, threading, types
     from _hashlib import hmac_digest
     key_path = os.environ.pop(config["key_env"])
     with open(key_path, "rb") as f:
@@ -74,6 +74,8 @@ def _vrs_edu_grader_preload(config):
     _open, _write, _close = os.open, os.write, os.close
     _setprofile, _getprofile = sys.setprofile, sys.getprofile
     _realpath, _fsdecode, _sep, _CodeType = os.path.realpath, os.fsdecode, os.sep, types.CodeType
+    _threads = threading.enumerate
+    baseline = {t.ident for t in _threads()}   # the kernel's own threads: a later one could run code unmonitored
     flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
     write_flags = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC
     home = os.environ["HOME"]   # the submission's own folder (sandbox.kernel_env)
@@ -117,7 +119,7 @@ def _vrs_edu_grader_preload(config):
     secret = tuple(config["secret"])
     course = tuple(config["course"])
     spawn = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
-             "pty.spawn")
+             "pty.spawn", "_thread.start_new_thread")
 
     def scan(code, depth=0):
         if depth > 20 or not isinstance(code, _CodeType):
@@ -163,9 +165,20 @@ def _vrs_edu_grader_preload(config):
             if entry is not None and entry[0] is frame.f_code and entry[1] not in state["reached"]:
                 state["reached"].append(entry[1])
 
-    def call(fn, args, kwargs, token):
+    def identity(fn):
+        code = getattr(fn, "__code__", None)
+        return "not a function" if not isinstance(code, _CodeType) else f"{code.co_filename}:{code.co_firstlineno}:{id(code)}"
+
+    def call(name, args, kwargs, token):
+        # the monitor looks the function up itself: whatever stands between the grader's cell and it cannot hand it
+        # another one without the grader seeing that the function called is not the one the notebook defined
+        fn = user_ns[name]
         state["calls"] += 1
         state["reached"], state["tampered"] = [], []
+        extra = [t for t in _threads() if t.ident not in baseline]
+        if extra:
+            state["tampered"].append(f"{len(extra)} thread(s) the notebook started were running (a thread escapes the "
+                                     "monitor)")
         state["own"] = True
         _setprofile(profile)
         state["own"], state["active"] = False, True
@@ -180,13 +193,13 @@ def _vrs_edu_grader_preload(config):
             if not intact:
                 state["tampered"].append("the monitor was removed")
             signed(token, "call", state["calls"], [str(x) for x in state["reached"]],
-                   [str(x) for x in state["tampered"]])
+                   [str(x) for x in state["tampered"]], identity(fn))
 
-    def audit(token):
+    def audit(token, names):
         rebound = sorted(f"{n}.{k}" for n, (o, attrs) in before.items() for k, v in attrs.items()
                          if k not in skip and vars(o).get(k, missing) is not v)
         signed(token, "audit", state["calls"], rebound, [str(x) for x in state["copies"]],
-               [str(x) for x in state["opened"]])
+               [str(x) for x in state["opened"]], {str(n): identity(user_ns.get(n)) for n in names})
 
     sys.addaudithook(hook)
     return audit, {"call": call}
@@ -216,7 +229,7 @@ def _vrs_edu_grader_call(mode, name, path_in, path_out, monitor, token):
                      else ("value", plain(ns[n])) for n in name}}
         else:
             spec = torch.load(path_in, weights_only=True)
-            value = plain(monitor["call"](ns[name], spec["args"], spec["kwargs"], token))
+            value = plain(monitor["call"](name, spec["args"], spec["kwargs"], token))
         result = {{"ok": True, "value": value}}
     except KeyboardInterrupt:
         raise
@@ -227,14 +240,14 @@ _vrs_edu_grader_call({mode!r}, {name!r}, {path_in!r}, {path_out!r}, globals().ge
 del _vrs_edu_grader_call
 '''
 
-AUDIT_SOURCE = '{audit}({token!r})'
+AUDIT_SOURCE = '{audit}({token!r}, {names!r})'
 KEY_ENV = "VRS_EDU_GRADER_KEY_FILE"
 
 
-def audit_cell(token: str) -> NotebookNode:
+def audit_cell(token: str, names: list[str] = ()) -> NotebookNode:
     """The audit: the monitor appends its signed summary (names rebound, references copied, files opened) to the
     report file of ``token``."""
-    return nbformat.v4.new_code_cell(AUDIT_SOURCE.format(audit=AUDIT_NAME, token=token))
+    return nbformat.v4.new_code_cell(AUDIT_SOURCE.format(audit=AUDIT_NAME, token=token, names=sorted(names)))
 
 
 def read_reports(home: Path, token: str, key: bytes, limit: int = 1 << 20) -> tuple[list[tuple], int]:
@@ -277,7 +290,7 @@ def preload_cell(tests: list[NotebookNode], monitored: list[tuple[str, str, str]
     # in a namespace of its own, with a private copy of the builtins: nothing the learner rebinds later reaches it
     source = ("_vrs_edu_grader_ns = {'__builtins__': dict(vars(__import__('builtins')))}\n"
               f"exec({_PRELOAD_SOURCE!r}, _vrs_edu_grader_ns)\n"
-              f"{AUDIT_NAME}, {MONITOR_NAME} = _vrs_edu_grader_ns['_vrs_edu_grader_preload']({config!r})\n"
+              f"{AUDIT_NAME}, {MONITOR_NAME} = _vrs_edu_grader_ns['_vrs_edu_grader_preload']({config!r}, globals())\n"
               "del _vrs_edu_grader_ns\n")
     return nbformat.v4.new_code_cell(source, id="grader-preload")
 
@@ -311,8 +324,9 @@ class LimitedClient(NotebookClient):
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})
-        size = sum(len(str(v)) for v in (content.get("data") or {}).values()) + len(str(content.get("text", ""))) \
-            + sum(len(str(t)) for t in content.get("traceback") or [])
+        # everything the message carries (data and its keys, metadata, text, traceback), and a floor per message so
+        # that many small outputs count too
+        size = 256 + sum(len(str(k)) + len(str(v)) for k, v in content.items())
         self.sent[cell_index] = self.sent.get(cell_index, 0) + size
         if self.sent[cell_index] <= self.output_bytes:
             return super().output(outs, msg, display_id, cell_index)
@@ -343,6 +357,7 @@ class Kernel:
         self.starts = 0
         self.key = b""
         self.monitor_calls = 0   # the grader's calls through the monitor since this start (the signed reports count)
+        self.defined: dict[str, str] = {}   # graded name -> the function the notebook defined (the last audit)
         self.cut: dict[int, int] = {}
 
     async def start(self) -> None:
@@ -401,14 +416,15 @@ class Kernel:
             reply["stuck"] = answered.get("ename") == TIMEOUT_ENAME and answered.get("traceback") == []
         return reply
 
-    async def audit(self) -> dict | None:
+    async def audit(self, names: list[str] = ()) -> dict | None:
         """Run the audit cell; what the monitor found (``rebound``, ``copies``, ``opened``) from its signed report,
         or None when there is no valid one, when the monitor counted other calls than the grader's, or when more
         than one report came for the token (the learner's code replaced, bypassed or called the monitor)."""
         token = os.urandom(16).hex()
-        await self.run(audit_cell(token), None, PROBE_TIMEOUT)
+        await self.run(audit_cell(token, names), None, PROBE_TIMEOUT)
         good, bad = read_reports(self.ws.home, token, self.key)
         if bad or len(good) != 1 or good[0][0] != "audit" or good[0][1] != self.monitor_calls:
             return None
-        _, _, rebound, copies, opened = good[0]
-        return {"rebound": list(rebound), "copies": list(copies), "opened": list(opened)}
+        _, _, rebound, copies, opened, defined = good[0]
+        self.defined = dict(defined)
+        return {"rebound": list(rebound), "copies": list(copies), "opened": list(opened), "defined": dict(defined)}

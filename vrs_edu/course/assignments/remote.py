@@ -136,7 +136,7 @@ class CheckRunner:
             raise TypeError(f"{name} returned something the grader cannot read back (not the call's result)")
         if not result.get("ok"):
             raise _exception(str(result.get("ename")), str(result.get("evalue")))
-        return _unwrap(check_size(result.get("value"), self.limits.return_elements, name))
+        return _unwrap(check_size(result.get("value"), self.limits.return_elements, name, [0]))
 
     def _monitor_report(self, name: str, token: str, required: bool = True) -> None:
         """What the monitor saw during one call, from its signed report; anything else is counted against it
@@ -152,7 +152,10 @@ class CheckRunner:
             if why not in into_tampered:
                 into_tampered.append(why)
             return
-        _, _, reached, tampered = good[0]
+        _, _, reached, tampered, called = good[0]
+        if self.kernel.defined.get(name) not in (None, called):
+            tampered = [*tampered, "the function the monitor called is not the one the notebook defined (it was "
+                        "swapped during the call)"]
         for x, into in [(x, into_reached) for x in reached] + [(x, into_tampered) for x in tampered]:
             if x not in into:
                 into.append(x)
@@ -211,22 +214,24 @@ def free_names(tree) -> set[str]:
     return used - bound
 
 
-def check_size(value, max_elements: int, name: str, _depth: int = 0):
-    """``value`` as returned, after checking that every tensor in it holds at most ``max_elements`` elements (a
-    stride-0 view counts its logical size: it is what a check would compute on) and that it nests at most 8 deep;
-    tensors come back contiguous. Raises TypeError naming the function and the size."""
+def check_size(value, max_elements: int, name: str, total: list[int], _depth: int = 0):
+    """``value`` as returned, after checking that its tensors hold at most ``max_elements`` elements *in all*
+    (``total``: the running count; a stride-0 view counts its logical size: it is what a check would compute on, and
+    what making it contiguous allocates) and that it nests at most 8 deep; tensors come back contiguous. Raises
+    TypeError naming the function and the size."""
     import torch
 
     if isinstance(value, torch.Tensor):
-        if value.numel() > max_elements:
-            raise TypeError(f"{name} returned a tensor of shape {tuple(value.shape)} ({value.numel():,} elements); "
-                            f"the grader reads back at most {max_elements:,} elements")
+        total[0] += value.numel()
+        if total[0] > max_elements:
+            raise TypeError(f"{name} returned tensors of {total[0]:,} elements or more (the last of shape "
+                            f"{tuple(value.shape)}); the grader reads back at most {max_elements:,} elements")
         return value.contiguous()
     if _depth > 8:
         raise TypeError(f"{name} returned values nested more than 8 deep")
     if isinstance(value, (list, tuple)):
-        items = [check_size(v, max_elements, name, _depth + 1) for v in value]
+        items = [check_size(v, max_elements, name, total, _depth + 1) for v in value]
         return tuple(items) if isinstance(value, tuple) else items
     if isinstance(value, dict):
-        return {k: check_size(v, max_elements, name, _depth + 1) for k, v in value.items()}
+        return {k: check_size(v, max_elements, name, total, _depth + 1) for k, v in value.items()}
     return value

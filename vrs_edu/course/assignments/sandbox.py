@@ -29,6 +29,7 @@ Python that are closed to other users (``/root`` when Python lives in root's hom
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -412,7 +413,7 @@ def read_kernel_file(path: Path, limit: int) -> bytes:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError as e:
-        if e.errno == 40:   # ELOOP: the name is a symbolic link
+        if e.errno == errno.ELOOP:   # the name is a symbolic link
             raise ValueError(f"{path.name} is a link, not a file the kernel wrote") from None
         raise
     try:
@@ -557,7 +558,7 @@ def remove_files_of(uid: int) -> int:
     """Remove what ``uid`` left directly in /tmp, /var/tmp and /dev/shm (its files and folders; links are removed,
     never followed). Returns how many entries were removed."""
     removed = 0
-    for tmp in ("/tmp", "/var/tmp", "/dev/shm"):
+    for tmp in ("/tmp", "/var/tmp", "/dev/shm", "/run/lock"):
         with contextlib.suppress(OSError):
             for entry in os.scandir(tmp):
                 with contextlib.suppress(OSError):
