@@ -7,7 +7,7 @@ this checkout). Each hostile student tries one fault that the review found, besi
 | c_link     | links `call<n>.in.pt`... in its folder to a checker, a          | root overwrote them: 4/4   | nothing     |
 |            | classmate's notebook and a root-only file                       | -> 0/4 for the honest one  | followed    |
 | d_spawn    | starts a process in a new session that outlives its kernel and  | 150 of 300 survived;       | none        |
-|            | looks for the other kernels and the grader                      | 0/4 -> 4/4 for a classmate | survives    |
+|            | looks for the other kernels and the grader                      | 0/4 -> 4/4 for a classmate | survives; 0 |
 | e_monitor  | calls the reference, and replaces the grader's monitor by a     | 4/4, no flag               | 0/9, flagged|
 |            | global assignment                                               |                            |             |
 | f_audit    | rebinds torch.allclose and replaces the audit by a fake line    | no flag                    | flagged     |
@@ -154,9 +154,13 @@ class _Evil(torch.Tensor):
 def attention_pattern(q, k):   # 12 views of one 16-byte storage: 3 GB once made contiguous in the grader
     return [torch.zeros(1).as_subclass(_Evil)] * 12
 '''
-METADATA = ("from IPython.display import display\n"
+METADATA = ("from IPython.display import display, update_display\n"
             "for _i in range(10):\n"
             "    display({'text/plain': 'x'}, raw=True, metadata={'pad': 'y' * 1_000_000})\n"
+            "for _i in range(10):\n"
+            "    display({'text/plain': 'x'}, raw=True, display_id=f'd{_i}')\n"
+            "for _i in range(10):   # updates of earlier outputs: counted too\n"
+            "    update_display({'text/plain': 'x'}, raw=True, metadata={'pad': 'y' * 1_000_000}, display_id=f'd{_i}')\n"
             "open('/run/lock/h-left', 'w').write('left behind?')\n")
 
 
@@ -241,7 +245,11 @@ def test_nothing_a_notebook_starts_survives_it_nor_sees_the_others(hostile_class
         except OSError:
             continue
     assert survivors == []
-    assert _report(grades, "d_spawn")["points"] == 9
+    # its process was running while the grader called its functions: it could have answered for them
+    spawn = _report(grades, "d_spawn")
+    assert spawn["points"] == 0
+    assert any("processes the notebook started were running (a process escapes the monitor)" in f
+               for f in spawn["flags"]), spawn["flags"]
 
 
 def test_a_replaced_monitor_gives_a_flag_not_a_clean_call(hostile_class):
@@ -267,8 +275,8 @@ def test_every_limit_is_held_and_named_in_the_students_report(hostile_class):
                         "each of its /tmp, /var/tmp, /dev/shm)") == 2
     assert "printed 3.0 MiB; the graded notebook keeps the first 1 MiB" in errors
     assert "the sandbox's limit: 256 processes and threads" in errors
-    huge = [c for c in r["checks"] if "returned tensors of 10,000,000,000 elements or more (the last of shape "
-            "(10000000000,))" in c["message"]]
+    huge = [c for c in r["checks"] if "elements or more (the last of shape (10000000000,)); the grader reads back at "
+            "most 16,000,000 elements" in c["message"]]
     assert huge and all(not c["passed"] for c in huge), [c["message"] for c in r["checks"]]
     assert (grades / "02_causal_attention" / "g_limits.graded.ipynb").stat().st_size < 3 << 20
     for left in ("/tmp/g-fill", "/var/tmp/g-fill", "/dev/shm/g-fill"):
@@ -303,8 +311,9 @@ def test_a_wrapped_monitor_entry_or_a_thread_does_not_hide_the_reference(hostile
     grades = hostile_class[0]
     wrapper, pool = _report(grades, "h_wrapper"), _report(grades, "i_pool")
     assert _pattern_points(wrapper) and set(_pattern_points(wrapper)) == {0}
-    # (the monitor looks the function up by its name itself: handed a lambda, it makes no signed report)
-    assert any("worked against the grader's monitor" in f for f in wrapper["flags"]), wrapper["flags"]
+    # the monitor is read-only: the cell that wraps its entry fails there (and defines nothing after it)
+    assert any("'mappingproxy' object does not support item assignment" in e for e in wrapper["errors"]), \
+        wrapper["errors"]
     assert _pattern_points(pool) and set(_pattern_points(pool)) == {0}
     assert any("thread(s) the notebook started were running" in f for f in pool["flags"]), pool["flags"]
 
@@ -313,7 +322,10 @@ def test_many_small_views_and_output_in_metadata_stay_within_the_limits(hostile_
     # found by the same trial: 6.4 GB in the grader for 12 views of one storage; a 120 MB graded notebook
     grades = hostile_class[0]
     views = _report(grades, "j_views")
-    assert any("returned tensors of 32,000,000 elements or more" in c["message"] for c in views["checks"])
+    assert any("elements or more (the last of shape (16000000,)); the grader reads back at most 16,000,000" in
+               c["message"] for c in views["checks"]), [c["message"] for c in views["checks"]]
     assert (grades / "02_causal_attention" / "k_metadata.graded.ipynb").stat().st_size < 2 << 20
-    assert any("the graded notebook keeps the first 1 MiB" in e for e in _report(grades, "k_metadata")["errors"])
+    errors = _report(grades, "k_metadata")["errors"]
+    assert any("the graded notebook keeps the first 1 MiB" in e for e in errors), errors
+    assert any(e.startswith("updates of displayed outputs: printed") for e in errors), errors
     assert not os.path.exists("/run/lock/h-left")

@@ -302,7 +302,7 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
     finally:
         await kernel.stop()
         for k, sent in sorted(kernel.cut.items()):
-            report.errors.append(f"{where(k) if k in origin else 'a check call'}: printed {sent / (1 << 20):.1f} MiB; "
+            report.errors.append(f"{where(k) if k in origin else 'updates of displayed outputs' if k == -1 else 'a check call'}: printed {sent / (1 << 20):.1f} MiB; "
                                  f"the graded notebook keeps the first {limits.output_bytes / (1 << 20):g} MiB "
                                  "(the grader's output limit per cell)")
 

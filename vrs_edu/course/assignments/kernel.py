@@ -165,6 +165,18 @@ def _vrs_edu_grader_preload(config, user_ns):
             if entry is not None and entry[0] is frame.f_code and entry[1] not in state["reached"]:
                 state["reached"].append(entry[1])
 
+    def kernel_thread(t):
+        # a thread the kernel itself starts later (its output and comm machinery), not the notebook's
+        target = getattr(t, "_target", None)
+        module = getattr(target, "__module__", None) or type(t).__module__ or ""
+        return module.split(".")[0] in ("ipykernel", "zmq", "IPython", "jupyter_client", "tornado", "comm", "traitlets")
+
+    def children():
+        try:
+            return sum(len(open(f"/proc/self/task/{t}/children").read().split()) for t in os.listdir("/proc/self/task"))
+        except OSError:
+            return 0
+
     def identity(fn):
         code = getattr(fn, "__code__", None)
         return "not a function" if not isinstance(code, _CodeType) else f"{code.co_filename}:{code.co_firstlineno}:{id(code)}"
@@ -175,10 +187,12 @@ def _vrs_edu_grader_preload(config, user_ns):
         fn = user_ns[name]
         state["calls"] += 1
         state["reached"], state["tampered"] = [], []
-        extra = [t for t in _threads() if t.ident not in baseline]
+        extra = [t for t in _threads() if t.ident not in baseline and not kernel_thread(t)]
         if extra:
             state["tampered"].append(f"{len(extra)} thread(s) the notebook started were running (a thread escapes the "
                                      "monitor)")
+        if children():
+            state["tampered"].append("processes the notebook started were running (a process escapes the monitor)")
         state["own"] = True
         _setprofile(profile)
         state["own"], state["active"] = False, True
@@ -202,7 +216,7 @@ def _vrs_edu_grader_preload(config, user_ns):
                [str(x) for x in state["opened"]], {str(n): identity(user_ns.get(n)) for n in names})
 
     sys.addaudithook(hook)
-    return audit, {"call": call}
+    return audit, types.MappingProxyType({"call": call})   # read-only: its entry cannot be wrapped
 '''
 
 # One call of a learner's function (or a look-up of the learner's names), in the kernel. The arguments come from
@@ -321,6 +335,15 @@ class LimitedClient(NotebookClient):
         super().__init__(*args, **kw)
         self.sent: dict[int, int] = {}
         self.cut: dict[int, int] = {}
+
+    def _update_display_id(self, display_id, msg):
+        # an update of an earlier output counts toward the limit of the cell that is running now
+        size = 256 + sum(len(str(k)) + len(str(v)) for k, v in msg.get("content", {}).items())
+        self.updates = getattr(self, "updates", 0) + size
+        if self.updates <= self.output_bytes:
+            return super()._update_display_id(display_id, msg)
+        self.cut[-1] = self.updates
+        return None
 
     def output(self, outs, msg, display_id, cell_index):
         content = msg.get("content", {})

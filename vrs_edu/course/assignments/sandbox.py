@@ -56,7 +56,7 @@ class Limits:
     ``memory_bytes``: address space of each of its processes (``RLIMIT_AS``; torch and the kernel take ≈ 0.9 GiB of
     it); ``disk_bytes``: its home folder, a tmpfs of that size (isolated); ``tmp_bytes``: each of its private /tmp,
     /var/tmp and /dev/shm; ``file_bytes``: one file; ``max_processes``: processes and threads of its user;
-    ``output_bytes``: what one cell's outputs keep (the rest is cut, with a note); ``return_bytes`` and
+    ``output_bytes``: what one cell's outputs (and the updates of displayed outputs, in all) keep (the rest is cut, with a note); ``return_bytes`` and
     ``return_elements``: what a graded function's return value may weigh on disk and hold in one tensor before the
     grader reads it back."""
 
@@ -66,7 +66,7 @@ class Limits:
     file_bytes: int = 512 * MiB
     max_processes: int = 256
     output_bytes: int = 1 * MiB
-    return_bytes: int = 64 * MiB
+    return_bytes: int = 4 * MiB      # unpickling millions of small items costs ≈ 5 s per MiB
     return_elements: int = 16_000_000
 
     def describe(self) -> str:
