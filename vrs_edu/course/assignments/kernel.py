@@ -334,12 +334,13 @@ class LimitedClient(NotebookClient):
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.sent: dict[int, int] = {}
-        self.cut: dict[int, int] = {}
+        self.cut: dict[int, int] = {}   # cell index (-1: updates of displayed outputs) -> bytes sent in all
+        self.updates = 0
 
     def _update_display_id(self, display_id, msg):
         # an update of an earlier output counts toward the limit of the cell that is running now
         size = 256 + sum(len(str(k)) + len(str(v)) for k, v in msg.get("content", {}).items())
-        self.updates = getattr(self, "updates", 0) + size
+        self.updates += size
         if self.updates <= self.output_bytes:
             return super()._update_display_id(display_id, msg)
         self.cut[-1] = self.updates
@@ -394,7 +395,7 @@ class Kernel:
         sockets = self.ws.socket_dir()
         km = SandboxKernelManager(kernel_name="python3", transport="ipc", ip=str(sockets / "kernel"),
                                   connection_file=str(self.ws.conn / f"kernel{self.starts}.json"), context=context)
-        km.jail = self.ws.jail_config(iso.keep) if iso.isolated else None
+        km.jail = self.ws.jail_config() if iso.isolated else None
         self.starts += 1
         self.client = LimitedClient(
             self.cells, km=km, allow_errors=True, interrupt_on_timeout=True,

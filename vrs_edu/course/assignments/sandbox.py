@@ -39,7 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ENV_SWITCH = "VRS_EDU_GRADE_ISOLATION"   # "off": run the kernels as the grader's user (what --no-isolation does)
@@ -110,8 +110,21 @@ class Isolation:
         return {"isolated": self.isolated, "summary": self.describe(), **d}
 
 
-def not_isolated(why: str) -> Isolation:
-    return Isolation(False, why_not=why)
+def not_isolated(why: str, limits: Limits | None = None) -> Isolation:
+    return Isolation(False, why_not=why, limits=limits or Limits())
+
+
+def private_dir(path: Path | None = None) -> Path:
+    """The grader's root-only folder for its ledgers (default: ``<tmp>/vrs-edu-grader-<euid>``), created if missing.
+    Raises PermissionError when it exists but is not a private folder of this user (others could choose what it
+    records)."""
+    path = path or Path(tempfile.gettempdir()) / f"vrs-edu-grader-{os.geteuid()}"
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(path, 0o700)
+    st = os.lstat(path)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+        raise PermissionError(f"{path} is not a private folder of this user: refusing to use it")
+    return path
 
 
 def _ancestors(path: Path) -> list[Path]:
@@ -143,20 +156,13 @@ class Grants:
     prunes."""
 
     def __init__(self, ledger_dir: Path | None = None):
-        self.dir = ledger_dir or Path(tempfile.gettempdir()) / f"vrs-edu-grader-{os.geteuid()}"
+        self.dir = ledger_dir or private_dir()
         self.pid = os.getpid()
         self.mine: list[str] = []
 
-    def _safe_dir(self) -> None:
-        with contextlib.suppress(FileExistsError):
-            os.mkdir(self.dir, 0o700)
-        st = os.lstat(self.dir)
-        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
-            raise PermissionError(f"{self.dir} is not a private folder of this user: refusing to use it")
-
     @contextlib.contextmanager
     def _ledger(self):
-        self._safe_dir()
+        private_dir(self.dir)
         with open(self.dir / "grants.lock", "a") as lock:
             fcntl.flock(lock, fcntl.LOCK_EX)
             path = self.dir / "grants.json"
@@ -321,8 +327,7 @@ class Workspace:
         import pwd
         import random
 
-        ledger = Path(tempfile.gettempdir()) / f"vrs-edu-grader-{os.geteuid()}" / "uids"
-        Grants(ledger.parent)._safe_dir()
+        ledger = private_dir() / "uids"
         ledger.mkdir(mode=0o700, exist_ok=True)
         rng = random.SystemRandom()
         for _ in range(1000):
@@ -369,11 +374,11 @@ class Workspace:
             os.close(fd)
         return str(path), key
 
-    def jail_config(self, keep: list[str]) -> dict:
+    def jail_config(self) -> dict:
         """What :mod:`.jail` needs to start one kernel of this submission."""
         lim = self.iso.limits
         return {"uid": self.uid, "gid": self.gid, "home": str(self.home), "namespaces": self.iso.namespaces,
-                "keep": [str(self.base), *keep], "readonly": self.iso.readonly, "hidden": self.iso.hidden,
+                "keep": [str(self.base), *self.iso.keep], "readonly": self.iso.readonly, "hidden": self.iso.hidden,
                 "tmp_bytes": lim.tmp_bytes, "memory_bytes": lim.memory_bytes, "file_bytes": lim.file_bytes,
                 "max_processes": lim.max_processes}
 
@@ -441,11 +446,11 @@ def jail_command(config: dict, kernel_cmd: list[str]) -> list[str]:
     return [sys.executable, "-I", "-S", jail.__file__, json.dumps(config), "--", *kernel_cmd]
 
 
-def _probe(iso: Isolation, keep: list[str]) -> str:
+def _probe(iso: Isolation) -> str:
     """'' when a kernel's sandbox can start this Python and import the course; else what went wrong."""
     ws = Workspace(iso)
     try:
-        run = subprocess.run(jail_command(ws.jail_config(keep), [sys.executable, "-c", PROBE]), capture_output=True,
+        run = subprocess.run(jail_command(ws.jail_config(), [sys.executable, "-c", PROBE]), capture_output=True,
                              text=True, cwd=ws.home, env=kernel_env(ws.home), timeout=180)
     except (OSError, subprocess.SubprocessError) as e:
         return f"{type(e).__name__}: {e}"
@@ -486,16 +491,16 @@ def isolate(secrets: list[Path] = (), *, enabled: bool = True, readonly: list[Pa
     """
     limits = limits or Limits()
     if not enabled or os.environ.get(ENV_SWITCH, "").lower() in ("off", "0", "no", "false"):
-        yield replace(not_isolated("turned off with --no-isolation or VRS_EDU_GRADE_ISOLATION=off"), limits=limits)
+        yield not_isolated("turned off with --no-isolation or VRS_EDU_GRADE_ISOLATION=off", limits)
         return
     if os.name != "posix" or not hasattr(os, "geteuid"):
-        yield replace(not_isolated("this system has no POSIX users to run the kernels as"), limits=limits)
+        yield not_isolated("this system has no POSIX users to run the kernels as", limits)
         return
     if os.geteuid() != 0:
         import pwd
 
-        yield replace(not_isolated(f"the grader runs as {pwd.getpwuid(os.geteuid()).pw_name} (uid {os.geteuid()}), "
-                                   "not as root, so it cannot start the kernels as another user"), limits=limits)
+        yield not_isolated(f"the grader runs as {pwd.getpwuid(os.geteuid()).pw_name} (uid {os.geteuid()}), not as "
+                           "root, so it cannot start the kernels as another user", limits)
         return
     sweep_stale()
     why = "" if os.environ.get("VRS_EDU_GRADE_NAMESPACES", "").lower() != "off" else "turned off with " \
@@ -510,12 +515,11 @@ def isolate(secrets: list[Path] = (), *, enabled: bool = True, readonly: list[Pa
         folders = [a for p in needs for a in _ancestors(p)]
         iso.opened = grants.open(list(dict.fromkeys(folders)))
         iso.closed = close_to_others(list(secrets), keep=needs)
-        keep = sorted({str(Path(p).resolve()) for p in needs if Path(p).is_dir()})
-        iso.keep = keep
-        why = _probe(iso, keep)
+        iso.keep = sorted({str(Path(p).resolve()) for p in needs if Path(p).is_dir()})
+        why = _probe(iso)
         if why:
             grants.close()
-            yield replace(not_isolated(f"a sandboxed kernel cannot start the course's Python: {why}"), limits=limits)
+            yield not_isolated(f"a sandboxed kernel cannot start the course's Python: {why}", limits)
             return
         yield iso
     finally:
@@ -588,9 +592,8 @@ def sweep_stale() -> list[str]:
                     subprocess.run(["umount", "-l", home], capture_output=True)
                 shutil.rmtree(entry.path, ignore_errors=True)
                 removed.append(entry.path)
-    ledger = Path(tempfile.gettempdir()) / f"vrs-edu-grader-{os.geteuid()}" / "uids"
     with contextlib.suppress(OSError):
-        for lock in ledger.iterdir():
+        for lock in (private_dir() / "uids").iterdir():
             with contextlib.suppress(OSError, ValueError):
                 if not _alive(int(lock.read_text() or 0)):
                     lock.unlink()
