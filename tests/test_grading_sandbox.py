@@ -13,6 +13,9 @@ this checkout). Each hostile student tries one fault that the review found, besi
 | f_audit    | rebinds torch.allclose and replaces the audit by a fake line    | no flag                    | flagged     |
 | g_limits   | 6 GiB, a full disk and /dev/shm, 3 MiB printed, 300 threads,    | 20 GiB used, 9 GiB left in | each limit  |
 |            | and a stride-0 tensor of 1e10 elements returned                 | /tmp, 4 GB in the grader   | named       |
+| h..k       | later trials: a wrapped monitor entry, a thread pool, views of one storage, output in metadata   |
+| l, m       | the reference run between the grader's cells (a wrapper of the  | 9/9, no flag               | 0 for those,|
+|            | monitor by global assignment; an IPython pre_run_cell hook)     |                            | flagged     |
 
 The honest students (a_right: every answer right; b_wrong: the scale missing and the pattern transposed) keep the
 grades they get alone. Needs root and Linux namespaces (skipped, saying why, elsewhere); slow (a kernel each).
@@ -125,6 +128,38 @@ if _mon is not None:   # not a global assignment: the monitor's own dict, its en
 def attention_pattern(q, k):
     return _ref('attention_' + 'pattern')(q, k)
 '''
+STASH = REF + """\
+_stash = []
+
+
+def attention_pattern(q, k):   # what something else computed with the reference, before the monitor's call
+    return _stash.pop() if _stash else q
+"""
+REASSIGNED = STASH + """\
+_real = _vrs_edu_grader_monitor
+
+
+def _wrap(name, args, kwargs, token):
+    if name == 'attention_pattern':
+        _stash.append(_ref('attention_' + 'pattern')(*args, **kwargs))
+    return _real['call'](name, args, kwargs, token)
+
+
+_vrs_edu_grader_monitor = {'call': _wrap}   # a global assignment: the real monitor is still called, with clean hands
+"""
+EVENT = STASH + """\
+import re
+
+
+def _before_cell(info):   # IPython runs it before each cell: the grader's call cell names its input file
+    found = re.search(r"'([^']+[.]in[.]pt)'", info.raw_cell or '')
+    if found and "'attention_pattern'" in info.raw_cell:
+        spec = torch.load(found.group(1), weights_only=True)
+        _stash.append(_ref('attention_' + 'pattern')(*spec['args'], **spec['kwargs']))
+
+
+get_ipython().events.register('pre_run_cell', _before_cell)
+"""
 POOL = REF + '''\
 import concurrent.futures
 _pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -201,6 +236,8 @@ def hostile_class(course, tmp_path_factory):
     _write(folder, "i_pool", _notebook(course, POOL, right[1]))
     _write(folder, "j_views", _notebook(course, VIEWS, right[1]))
     _write(folder, "k_metadata", _notebook(course, *right, cell=METADATA))
+    _write(folder, "l_reassigned", _notebook(course, REASSIGNED, right[1]))
+    _write(folder, "m_event", _notebook(course, EVENT, right[1]))
     before = {p: _sha(p) for p in (checker, a_right, secret)}
     printed = _grade(course, root / "grades", folder, extra=["--disk-limit", "0.05"])
     return root / "grades", printed, before
@@ -329,3 +366,14 @@ def test_many_small_views_and_output_in_metadata_stay_within_the_limits(hostile_
     assert any("the graded notebook keeps the first 1 MiB" in e for e in errors), errors
     assert any(e.startswith("updates of displayed outputs: printed") for e in errors), errors
     assert not os.path.exists("/run/lock/h-left")
+
+
+def test_a_reference_run_between_the_graders_cells_is_flagged(hostile_class):
+    # found by a second hostile trial: 9/9 and no flag. The notebook's function only hands back what a wrapper of
+    # the monitor (a global assignment) or an IPython hook (before the call cell) computed with the reference.
+    grades = hostile_class[0]
+    for student in ("l_reassigned", "m_event"):
+        report = _report(grades, student)
+        assert _pattern_points(report) and set(_pattern_points(report)) == {0}, (student, report["checks"])
+        assert any("attention_pattern" in f and "ran outside a graded call, after the learner's cells" in f
+                   for f in report["flags"]), (student, report["flags"])

@@ -49,6 +49,10 @@ MONITOR_NAME = "_vrs_edu_grader_monitor"
 #   function name): a copy of the reference made at run time, from its source file or its code object; that records
 #   attempts to open the teacher's folders or to write the course's; and that, while a graded function runs, refuses
 #   what would hide a call from the monitor (`sys.setprofile`, `sys.settrace`, child processes);
+# * after the learner's cells (from the audit on), a watch between the grader's cells: a reference that runs
+#   outside a graded call — in a wrapper that stands between the call cell and the monitor, an IPython event hook
+#   that reads the call's inputs first, a patched `torch.load` — is noted and reported with the next call, and
+#   removing the watch or starting a thread there is refused;
 # * `call(fn, args, kwargs, token)`, through which the grader's call cell runs a graded function with a profile
 #   hook that notes every call of a reference's code (or of a copy), however the function reached it: an import,
 #   `sys.modules`, `getattr`, `exec`, `__import__`.
@@ -115,7 +119,8 @@ def _vrs_edu_grader_preload(config, user_ns):
             continue
     prints = {fingerprint(c): label for c, label in codes.values()}
     sizes = {(len(c.co_code), c.co_argcount) for c, _ in codes.values()}
-    state = {"active": False, "own": False, "reached": [], "tampered": [], "copies": [], "opened": [], "calls": 0}
+    state = {"active": False, "own": False, "armed": False, "reached": [], "tampered": [], "outside": [],
+             "copies": [], "opened": [], "calls": 0}
     secret = tuple(config["secret"])
     course = tuple(config["course"])
     spawn = ("subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn", "os.fork", "os.forkpty",
@@ -158,12 +163,39 @@ def _vrs_edu_grader_preload(config, user_ns):
             if event in ("sys.setprofile", "sys.settrace") or event.startswith(spawn):
                 state["tampered"].append(event)
                 raise RuntimeError(f"the grader does not allow {event} while it calls a graded function")
+        elif state["armed"] and not state["own"]:
+            # between the grader's cells: removing the watch, or a thread that runs without it, would let code
+            # compute with a reference unseen before the next call
+            thread = event == "_thread.start_new_thread" and not (
+                args and isinstance(getattr(args[0], "__self__", None), threading.Thread)
+                and kernel_thread(args[0].__self__))
+            if event in ("sys.setprofile", "sys.settrace") or thread:
+                note = f"{event} outside a graded call, after the learner's cells"
+                if note not in state["outside"]:
+                    state["outside"].append(note)
+                raise RuntimeError(f"the grader does not allow {event} between its calls")
 
     def profile(frame, event, arg):
         if event == "call":
             entry = codes.get(id(frame.f_code))
             if entry is not None and entry[0] is frame.f_code and entry[1] not in state["reached"]:
                 state["reached"].append(entry[1])
+
+    def gap(frame, event, arg):
+        # the watch between the grader's cells (after the learner's): a reference that runs here, outside a graded
+        # call, computes for the notebook (a wrapper of the monitor, an IPython event hook, a patched torch.load)
+        if event == "call":
+            entry = codes.get(id(frame.f_code))
+            if entry is not None and entry[0] is frame.f_code:
+                note = f"{entry[1]} ran outside a graded call, after the learner's cells"
+                if note not in state["outside"]:
+                    state["outside"].append(note)
+
+    def arm():
+        if not state["armed"]:
+            state["own"] = True
+            _setprofile(gap)
+            state["own"], state["armed"] = False, True
 
     def kernel_thread(t):
         # a thread the kernel itself starts later (its output and comm machinery), not the notebook's
@@ -185,8 +217,9 @@ def _vrs_edu_grader_preload(config, user_ns):
         # the monitor looks the function up itself: whatever stands between the grader's cell and it cannot hand it
         # another one without the grader seeing that the function called is not the one the notebook defined
         fn = user_ns[name]
+        arm()
         state["calls"] += 1
-        state["reached"], state["tampered"] = [], []
+        state["reached"], state["tampered"], state["outside"] = [], state["outside"], []
         extra = [t for t in _threads() if t.ident not in baseline and not kernel_thread(t)]
         if extra:
             state["tampered"].append(f"{len(extra)} thread(s) the notebook started were running (a thread escapes the "
@@ -202,7 +235,7 @@ def _vrs_edu_grader_preload(config, user_ns):
             state["active"] = False
             intact = _getprofile() is profile
             state["own"] = True
-            _setprofile(None)
+            _setprofile(gap)
             state["own"] = False
             if not intact:
                 state["tampered"].append("the monitor was removed")
@@ -214,6 +247,7 @@ def _vrs_edu_grader_preload(config, user_ns):
                          if k not in skip and vars(o).get(k, missing) is not v)
         signed(token, "audit", state["calls"], rebound, [str(x) for x in state["copies"]],
                [str(x) for x in state["opened"]], {str(n): identity(user_ns.get(n)) for n in names})
+        arm()   # the learner's cells are done: from here on, a reference runs only inside a graded call
 
     sys.addaudithook(hook)
     return audit, types.MappingProxyType({"call": call})   # read-only: its entry cannot be wrapped

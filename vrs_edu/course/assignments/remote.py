@@ -116,7 +116,7 @@ class CheckRunner:
             path_in.unlink(missing_ok=True)
         timed_out = reply.get("ename") == TIMEOUT_ENAME and reply.get("traceback") == []
         if mode == "call":   # a call cut short by the time limit may end before the monitor could report
-            self._monitor_report(name, token, required=not timed_out)
+            self._monitor_report(name, token, interrupted=timed_out)
         if timed_out:
             self.stuck = bool(reply.get("stuck"))
             raise TimeoutError(f"{name} ran longer than the check's {self.limit:g} s limit and was interrupted")
@@ -138,12 +138,14 @@ class CheckRunner:
             raise _exception(str(result.get("ename")), str(result.get("evalue")))
         return _unwrap(check_size(result.get("value"), self.limits.return_elements, name, [0]))
 
-    def _monitor_report(self, name: str, token: str, required: bool = True) -> None:
-        """What the monitor saw during one call, from its signed report; anything else is counted against it
-        (``required`` False: a missing report is not)."""
+    def _monitor_report(self, name: str, token: str, interrupted: bool = False) -> None:
+        """What the monitor saw during one call, from its signed report; anything else is counted against it.
+        ``interrupted``: the grader interrupted the call at its time limit, so a missing report is not counted, nor
+        the monitor's removal — CPython removes a profile function that raises (here the interrupt's
+        KeyboardInterrupt, when it lands inside it), which the audit hook sees as a `sys.setprofile`."""
         good, bad = read_reports(self.ws.home, token, self.kernel.key)
         into_reached, into_tampered = self.reached.setdefault(name, []), self.tampered.setdefault(name, [])
-        if not (good or bad or required):
+        if not (good or bad or not interrupted):
             return
         if bad or len(good) != 1 or good[0][:2] != ("call", self.kernel.monitor_calls):
             why = ("the grader's monitor gave no signed report for the call (it was replaced or bypassed)" if not good
@@ -156,6 +158,8 @@ class CheckRunner:
         if self.kernel.defined.get(name) not in (None, called):
             tampered = [*tampered, "the function the monitor called is not the one the notebook defined (it was "
                         "swapped during the call)"]
+        if interrupted:
+            tampered = [x for x in tampered if x not in ("sys.setprofile", "the monitor was removed")]
         for x, into in [(x, into_reached) for x in reached] + [(x, into_tampered) for x in tampered]:
             if x not in into:
                 into.append(x)
