@@ -11,6 +11,8 @@ tests/test_browser.py, whose fixtures this file uses):
   (a printed line longer than the page wraps at a space: only a single word wider than the page would overflow);
 * every figure is shown at its own size or larger: matplotlib draws the course's text at 9-10 pt at the figure's
   own size, so a figure the page shrinks has text below 9 pt (the issue found 5-7 px).
+* no chapter depends on an emoji font, and a section collapsed in JupyterLab ("How sure are we?") is folded on the
+  page and opens with a click (checked on the same page load).
 
 On a 390-px phone (the issue's findings: the sidebar button did nothing, 10 of chapter 00's 20 code blocks scrolled
 sideways, figure text of 7-9 px, difficulty ratings in emoji that showed as empty boxes):
@@ -19,8 +21,6 @@ sideways, figure text of 7-9 px, difficulty ratings in emoji that showed as empt
   90 % of its own size or more, so that its 13.3-px text (vrs_edu/viz/plots.py) stays at 12 px or more: a figure
   wider than the column scrolls inside its own box; the article's text is 12 px or more;
 * "Toggle primary sidebar" opens the chapter menu (at 1280 px it hides and shows the sidebar);
-* no chapter depends on an emoji font;
-* a section collapsed in JupyterLab ("How sure are we?") is folded on the page and opens with a click;
 * the search page, opened from disk (file://, as `make book` suggests), shows the text around each match.
 
 Skipped, saying why, when Chromium or playwright is missing (the same rule as tests/test_browser.py).
@@ -74,7 +74,7 @@ def _figure_params():
 
 
 @pytest.mark.parametrize("chapter", _figure_params())
-def test_chapter_page_needs_no_sideways_scrolling_and_keeps_figures_readable(page, book_url, chapter):
+def test_chapter_page_needs_no_sideways_scrolling_keeps_figures_readable_and_folds(page, book_url, chapter):
     page.goto(f"{book_url}/{chapter.file.removesuffix('.ipynb')}.html")
     page.wait_for_load_state("load")
     page.wait_for_function("() => [...document.images].every(i => i.complete)")
@@ -87,6 +87,14 @@ def test_chapter_page_needs_no_sideways_scrolling_and_keeps_figures_readable(pag
     shrunk = [f"{i['src']}: {i['natural']} px drawn in {i['shown']:.0f} px" for i in m["images"]
               if i["shown"] < i["natural"] - SHRINK_TOLERANCE_PX]
     assert not shrunk, "figures shrunk below their own size (their text below 9 pt):\n" + "\n".join(shrunk)
+    # on the same page load (each load is seconds of Chromium's time): no emoji, and the folded section
+    emoji = page.evaluate("() => [...document.querySelector('article').innerText]"
+                          ".filter(c => /\\p{Extended_Pictographic}/u.test(c))")
+    assert not emoji, f"{chapter.file} shows {len(emoji)} emoji ({''.join(sorted(set(emoji)))}): without a " \
+                      "colour-emoji font they are empty boxes; say it in text"
+    heading = _folded_heading(chapter)
+    if heading is not None:
+        _assert_folded_and_opens(page, chapter, heading)
 
 
 # ------------------------------------------------------------------------------------------------ a 390-px phone
@@ -94,10 +102,6 @@ def test_chapter_page_needs_no_sideways_scrolling_and_keeps_figures_readable(pag
 PHONE = {"width": 390, "height": 844}
 MIN_SHOWN = 0.9          # a figure shown at 90 % of its own size keeps its 13.3-px text at 12 px
 MIN_TEXT_PX = 12
-IDS = [c.file.removesuffix(".ipynb") for c in CHAPTERS]
-# The known gaps: none today (every chapter rates its exercises in text). A chapter that still shows emoji ratings
-# may be listed here (a non-strict xfail) until it is rewritten.
-EMOJI_PENDING: set[str] = set()
 
 PHONE_MEASURE = """() => {
   const blocks = [...document.querySelectorAll(
@@ -168,32 +172,16 @@ def test_the_sidebar_button_hides_and_shows_the_sidebar_at_1280_px(page, book_ur
     assert _chapter_menu_visible(page)
 
 
-@pytest.mark.parametrize("chapter", [pytest.param(c, marks=pytest.mark.xfail(
-    c.number in EMOJI_PENDING, strict=False, reason="known gap: emoji ratings until the chapter is rewritten"))
-    for c in CHAPTERS], ids=IDS)
-def test_no_chapter_depends_on_an_emoji_font(page, book_url, chapter):
-    page.goto(f"{book_url}/{chapter.stem}.html")
-    page.wait_for_load_state("load")
-    emoji = page.evaluate("() => [...document.querySelector('article').innerText]"
-                          ".filter(c => /\\p{Extended_Pictographic}/u.test(c))")
-    assert not emoji, f"{chapter.file} shows {len(emoji)} emoji ({''.join(sorted(set(emoji)))}): without a " \
-                      "colour-emoji font they are empty boxes; say it in text"
+def _folded_heading(chapter) -> str | None:
+    """The heading of the chapter's first section collapsed in JupyterLab, or None."""
+    path = PATHS.notebooks / chapter.file
+    if not path.exists() or not collapsed_cells(nb := nbformat.read(path, 4)):
+        return None
+    return next(cell.source.splitlines()[0].lstrip("# ") for cell in nb.cells if cell.metadata.get(COLLAPSED))
 
 
-def _folded_chapters():
-    out = []
-    for c in CHAPTERS:
-        path = PATHS.notebooks / c.file
-        if path.exists() and collapsed_cells(nb := nbformat.read(path, 4)):
-            out.append((c, next(cell.source.splitlines()[0].lstrip("# ") for cell in nb.cells
-                                if cell.metadata.get(COLLAPSED))))
-    return out
-
-
-@pytest.mark.parametrize("chapter, heading", _folded_chapters(), ids=lambda x: getattr(x, "stem", ""))
-def test_a_section_collapsed_in_jupyterlab_is_folded_on_the_page_and_opens(page, book_url, chapter, heading):
-    page.goto(f"{book_url}/{chapter.stem}.html")
-    page.wait_for_load_state("load")
+def _assert_folded_and_opens(page, chapter, heading: str) -> None:
+    """A section collapsed in JupyterLab ("How sure are we?") is folded on the page and opens with a click."""
     section = page.locator("section", has=page.locator(f"> h2:has-text('{heading}'), > h3:has-text('{heading}')"))
     fold = section.locator("> details.vrs-fold")
     assert fold.count() == 1, f"{chapter.file}: the section {heading!r} is not folded"

@@ -82,3 +82,23 @@ def test_rebinding_a_librarys_or_the_courses_names_is_listed():
 def test_magics_and_syntax_errors_do_not_stop_the_reading():
     found = _inspect("%timeit 1\n!ls\nfrom vrs_edu.nn.attention import attend", "def broken(:\n    pass")
     assert list(found.reference) == ["attend"]
+
+
+def _preload_config(cell) -> dict:
+    import ast
+
+    line = next(li for li in cell.source.splitlines() if "_vrs_edu_grader_preload']" in li)
+    return ast.literal_eval(line[line.index("]({") + 2:line.rindex(", globals())")])
+
+
+def test_the_kernel_preloads_the_plotting_libraries_only_for_a_notebook_that_imports_them():
+    from vrs_edu.course.assignments.kernel import preload_cell
+
+    plain = _preload_config(preload_cell([], learner=[nbformat.v4.new_code_cell("import torch\nx = 1")]))
+    assert "seaborn" not in plain["modules"] + plain["optional"]
+    assert "matplotlib.pyplot" not in plain["modules"] + plain["optional"]
+    plots = _preload_config(preload_cell([], learner=[
+        nbformat.v4.new_code_cell("import seaborn as sns\nfrom matplotlib import pyplot as plt\nimport my_helpers"),
+        nbformat.v4.new_markdown_cell("import pandas")]))
+    # the learner's libraries that the course knows, outside the learner's time; a module of their own stays theirs
+    assert plots["optional"] == ["seaborn", "matplotlib"]

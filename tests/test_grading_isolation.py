@@ -59,7 +59,7 @@ def attention_pattern(q, k):
 '''
 DISKWALK = '''\
 import pathlib
-_root = pathlib.Path(setup_notebook.__code__.co_filename).parents[2]   # the checkout the course was installed from
+_root = pathlib.Path(seed_everything.__code__.co_filename).parents[2]   # the checkout the course was installed from
 _found = []
 for _p in _root.rglob("02_causal_attention.py"):
     try:
@@ -73,7 +73,7 @@ print("FOUND", _found)
 '''
 TAMPER = '''\
 import pathlib
-_f = pathlib.Path(setup_notebook.__code__.co_filename).parent / "exercises" / "ch02.py"
+_f = pathlib.Path(seed_everything.__code__.co_filename).parent / "exercises" / "ch02.py"
 try:
     with open(_f, "a") as _fh:
         _fh.write("\\n\\ndef check_attention_pattern(*a, **k):\\n    return True\\n\\n\\n"

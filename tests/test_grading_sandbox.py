@@ -29,7 +29,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from test_grading_isolation import alone, course  # noqa: F401  (fixtures)
+from test_grading_isolation import course  # noqa: F401  (a fixture)
 from test_grading_isolation import (ROOTED, WRONG, _grade, _notebook, _printed, _report, _solution_attend, _solutions,
                                     _write)
 
@@ -114,7 +114,7 @@ return scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float('-in
 
 REF = ("import sys\n"
        "def _ref(n):  # the reference, never named: no import, no 'vrs_edu' in the code\n"
-       "    return getattr(sys.modules[setup_notebook.__module__.split('.')[0] + '.nn.attention'], n)\n")
+       "    return getattr(sys.modules[seed_everything.__module__.split('.')[0] + '.nn.attention'], n)\n")
 WRAPPER = REF + '''\
 _mon = globals().get('_vrs_edu_grader_monitor')
 if _mon is not None:   # not a global assignment: the monitor's own dict, its entry wrapped
@@ -250,13 +250,20 @@ def test_the_report_says_each_notebook_ran_in_a_sandbox_of_its_own(hostile_class
     assert iso["isolated"] and iso["namespaces"] and iso["limits"]["disk_bytes"] == int(0.05 * (1 << 30))
 
 
-def test_the_honest_students_keep_the_grades_they_get_alone(hostile_class, alone):
+# What b_wrong's answers earn by themselves (its scale missing and its pattern transposed): only the check that the
+# pattern puts no weight on the future passes, 1 point of 9 (test_grading_isolation grades the same answers alone).
+WRONG_ALONE = [("attention_pattern_public", False), ("attention_pattern_hidden", False),
+               ("attention_pattern_no_future", True), ("attend_public", False), ("attend_hidden", False),
+               ("attention_pattern_on_model", False), ("attend_on_model", False)]
+
+
+def test_the_honest_students_keep_the_grades_they_get_alone(hostile_class):
     grades, _, _ = hostile_class
     right = _report(grades, "a_right")
     assert (right["points"], right["max_points"], right["flags"]) == (9, 9, [])
     wrong = _report(grades, "b_wrong")
-    assert [(c["check"], c["passed"]) for c in wrong["checks"]] == [(c["check"], c["passed"]) for c in alone["checks"]]
-    assert wrong["flags"] == []
+    assert [(c["check"], c["passed"]) for c in wrong["checks"]] == WRONG_ALONE
+    assert (wrong["points"], wrong["flags"]) == (1, [])
 
 
 def test_root_follows_no_link_a_student_made(hostile_class):

@@ -1,12 +1,9 @@
 """What the first cell of every chapter calls: seeds, threads, plotting style, and the environment check."""
 from __future__ import annotations
 
-import os
-import random
 from importlib import metadata
 
-import torch
-
+from vrs_edu.course.seeds import seed_everything
 from vrs_edu.viz.plots import apply_course_style
 
 REQUIRED = {  # package (distribution name, here also its import name) -> minimum version
@@ -16,15 +13,10 @@ REQUIRED = {  # package (distribution name, here also its import name) -> minimu
 
 
 def setup_notebook(seed: int = 0) -> None:
-    """Seed Python and torch, fix the thread count (``VRS_EDU_THREADS``, set by ``make notebooks`` and the tests so
-    that stored outputs are reproducible), and set one plotting style for the whole course
+    """Seeds and threads (:func:`vrs_edu.course.seeds.seed_everything`: ``VRS_EDU_THREADS``, set by ``make
+    notebooks`` and the tests so that stored outputs are reproducible), and one plotting style for the whole course
     (:func:`vrs_edu.viz.plots.apply_course_style`: every text of a figure 12 pt or more, figures at 80 dpi)."""
-
-    threads = os.environ.get("VRS_EDU_THREADS")
-    if threads:
-        torch.set_num_threads(int(threads))
-    random.seed(seed)
-    torch.manual_seed(seed)
+    seed_everything(seed)
     apply_course_style()
 
 

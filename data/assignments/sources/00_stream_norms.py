@@ -23,9 +23,9 @@
 # %%
 import torch
 
-from vrs_edu.course.setup import setup_notebook
+from vrs_edu.course.seeds import seed_everything
 
-setup_notebook(seed=0)
+seed_everything(0)
 
 # %% [markdown]
 # ## The task

@@ -25,9 +25,9 @@ import math
 
 import torch
 
-from vrs_edu.course.setup import setup_notebook
+from vrs_edu.course.seeds import seed_everything
 
-setup_notebook(seed=0)
+seed_everything(0)
 
 # %% [markdown]
 # ## Exercise 1 — where to look: the causal attention pattern

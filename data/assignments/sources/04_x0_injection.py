@@ -23,10 +23,10 @@
 # %%
 import torch
 
-from vrs_edu.course.setup import setup_notebook
+from vrs_edu.course.seeds import seed_everything
 from vrs_edu.nn.layers import rms_norm
 
-setup_notebook(seed=0)
+seed_everything(0)
 
 # %% [markdown]
 # ## The task — x0 injection

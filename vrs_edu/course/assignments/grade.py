@@ -457,7 +457,7 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
 
     monitored = sorted({(*w, label(w)) for ws in references.values() for w in ws})
     preload = preload_cell(tests, monitored, [str(p) for p in session.secret],
-                           [str(p) for p in session.course.roots])
+                           [str(p) for p in session.course.roots], learner=submission.cells)
     nb, origin, test_index = grading_notebook(submission, grader, preload)
     graded = integrity.graded_names(c for c in grader.cells if SOLUTION in tags(c))
     found = integrity.inspect([(origin[k] + 1, nb.cells[k].source) for k in origin if nb.cells[k].cell_type == "code"],

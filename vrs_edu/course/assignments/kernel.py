@@ -33,8 +33,10 @@ KERNEL_ENV = {"VRS_EDU_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS":
               "MPLBACKEND": "Agg"}
 PROBE_TIMEOUT = 5.0       # after an interrupt: how long a kernel has to answer again before it counts as stuck
 
-PRELOAD = ("torch", "numpy", "matplotlib.pyplot", "seaborn", "vrs_edu.nn", "vrs_edu.course.setup",
-           "vrs_edu.course.checks")
+PRELOAD = ("torch", "numpy", "vrs_edu.nn", "vrs_edu.course.seeds", "vrs_edu.course.checks")
+# ... and, when the learner's cells import them, these libraries and the course's own modules (matplotlib and
+# seaborn alone take 2 s of a kernel's start: preloaded only for a notebook that uses them)
+PRELOAD_IF_IMPORTED = ("matplotlib", "seaborn", "numpy", "torch", "vrs_edu")
 WATCHED = ("torch", "torch.nn", "torch.nn.functional", "torch.linalg", "math", "builtins", "numpy")
 AUDIT_NAME = "_vrs_edu_grader_audit"
 MONITOR_NAME = "_vrs_edu_grader_monitor"
@@ -95,6 +97,11 @@ def _vrs_edu_grader_preload(config, user_ns):
 
     for m in config["modules"]:
         importlib.import_module(m)
+    for m in config["optional"]:
+        try:
+            importlib.import_module(m)
+        except Exception:
+            pass   # the learner's cell raises it again, in its own time and report
     import torch
     watched = config["watched"]
     objects = {n: sys.modules[n] for n in sys.modules if n in watched or n == "vrs_edu" or n.startswith("vrs_edu.")}
@@ -323,16 +330,25 @@ def read_reports(home: Path, token: str, key: bytes, limit: int = 1 << 20) -> tu
 
 
 def preload_cell(tests: list[NotebookNode], monitored: list[tuple[str, str, str]] = (),
-                 secret: list[str] = (), course: list[str] = ()) -> NotebookNode:
-    """The first cell: preload (and watch) the libraries, the course's package and the checks' modules, and install
-    the reference monitor for ``monitored`` ((module, qualname, label) of each reference); ``secret``: folders whose
-    opening is flagged, ``course``: folders whose writing is flagged."""
+                 secret: list[str] = (), course: list[str] = (), learner: list[NotebookNode] = ()) -> NotebookNode:
+    """The first cell: preload (and watch) the libraries, the course's package, the checks' modules and the
+    libraries of :data:`PRELOAD_IF_IMPORTED` that the ``learner``'s cells import, and install the reference monitor
+    for ``monitored`` ((module, qualname, label) of each reference); ``secret``: folders whose opening is flagged,
+    ``course``: folders whose writing is flagged. A module the learner names that does not import is left to the
+    learner's cell (and its error)."""
     modules = list(PRELOAD)
     for cell in tests:
         for _, module, _, _ in integrity.imports(integrity.parse_cell(cell.source)):
             if module not in modules:
                 modules.append(module)
-    config = {"modules": modules, "watched": list(WATCHED), "monitored": [list(m) for m in monitored],
+    optional = []
+    for cell in learner:
+        tree = integrity.parse_cell(cell.source) if cell.get("cell_type") == "code" else None
+        for _, module, _, _ in integrity.imports(tree) if tree else ():
+            if module.split(".")[0] in PRELOAD_IF_IMPORTED and module not in modules + optional:
+                optional.append(module)
+    config = {"modules": modules, "optional": optional, "watched": list(WATCHED),
+              "monitored": [list(m) for m in monitored],
               "secret": [os.path.realpath(p) for p in secret], "course": [os.path.realpath(p) for p in course],
               "key_env": KEY_ENV}
     # in a namespace of its own, with a private copy of the builtins: nothing the learner rebinds later reaches it

@@ -43,7 +43,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 ENV_SWITCH = "VRS_EDU_GRADE_ISOLATION"   # "off": run the kernels as the grader's user (what --no-isolation does)
-PROBE = "import ipykernel, torch, vrs_edu.course.setup; print(vrs_edu.__file__)"
+PROBE = "import ipykernel, torch, vrs_edu.course.seeds; print(vrs_edu.__file__)"
 UID_BASE, UID_SPAN = 1_900_000_000, 1_000_000   # fresh uids, far above any account's (no /etc/passwd entry needed)
 STUDENT_NAME = "vrs-edu-student"                # $USER and $LOGNAME of a kernel whose uid has no account
 GiB, MiB = 1 << 30, 1 << 20
