@@ -77,6 +77,12 @@ def test_stub_replaces_each_region_and_keeps_everything_else():
     ('# %% tags=["public-test"] check="a" points=1\nTrue\n\n# %% tags=["hidden-test"] check="a" points=1\nTrue\n',
      "used twice"),
     ('# %% tags=["hidden-test"] check="a" points=1\nTrue\n', "no 'public-test' cell"),
+    # found by a teacher's trial: built, then failed for everyone at grading ("the check evaluated to None")
+    ('# %% tags=["public-test"] check="a" points=1\nassert 1 + 1 == 2\nprint("passed")\n',
+     "cell 1 (a): the test cell ends with print('passed'), which is not a boolean"),
+    ('# %% tags=["public-test"] check="a" points=1\n"passed"\n', "ends with 'passed', which is not a boolean"),
+    ('# %%\nx = 1\n\n# %% tags=["public-test"] check="b" points=1\nTrue\n\n'
+     '# %% tags=["hidden-test"] check="c" points=1\nok = (\n', "cell 3 (c): the test cell is not valid Python"),
 ])
 def test_invalid_sources_are_refused_with_the_reason(bad, message):
     import jupytext
@@ -191,30 +197,29 @@ def _report(out, assignment, student):
 
 @pytest.fixture(scope="module")
 def graded_copies(tmp_path_factory):
-    """Every assignment's solution copy (as student `solution`) and untouched student copy (as student `stub`)."""
+    """Every assignment's untouched student copy, graded as student `stub`."""
     root = tmp_path_factory.mktemp("copies")
-    built = build(root / "built")
-    subs = []
-    for path in built:
-        kind = path.parent.name
-        if kind in ("solution", "student"):
-            dest = root / "collected" / ("solution" if kind == "solution" else "stub") / path.name
+    for path in build(root / "built"):
+        if path.parent.name == "student":
+            dest = root / "collected" / "stub" / path.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(path.read_bytes())
-            subs.append(dest)
     _grade(root / "grades", root / "collected")
     return root / "grades"
 
 
+@pytest.fixture(scope="module")
+def validated():
+    """`vrs-edu assignments validate`: every solution copy graded (public and hidden checks) as a student's."""
+    from vrs_edu.course.assignments.validate import validate_solutions
+
+    return validate_solutions()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_the_solution_passes_every_public_and_hidden_check(graded_copies, name):
-    r = _report(graded_copies, name, "solution")
-    assert r["status"] == "graded"
-    failed = [(c["check"], c["message"]) for c in r["checks"] if not c["passed"]]
-    assert not failed
-    assert r["points"] == r["max_points"] > 0 and {c["kind"] for c in r["checks"]} == {"public", "hidden"}
-    assert [e for e in r["errors"] if not e.startswith("note:")] == []
+def test_the_solution_passes_every_public_and_hidden_check(validated, name):
+    assert validated[name] == []   # every check passed, no error in the solution's own cells
 
 
 @pytest.mark.slow
@@ -474,3 +479,78 @@ def test_hidden_tests_cannot_be_committed_by_accident():
 
     for path in ("grades/02_causal_attention/alice.graded.ipynb", "collected/alice/02_causal_attention.ipynb"):
         assert subprocess.run(["git", "check-ignore", "-q", path], cwd=DEFAULT_OUT.parents[1]).returncode == 0, path
+
+
+LOOP = ("def attention_pattern(q, k):   # an endless loop that never allocates\n"
+        "    while True:\n"
+        "        pass\n")
+CALL_IT = "attention_pattern(torch.ones(1, 4, 2), torch.ones(1, 4, 2))"
+
+
+@pytest.mark.slow
+def test_an_endless_loop_costs_its_cells_and_its_checks_and_the_report_names_the_cell(tmp_path):
+    # found by a teacher's trial: 936 s for limits of 60 s a cell and 300 s in all, the report blaming cell 2
+    # ('import torch'), and the student's correct attend() "not run: the learner's cells hit the 300 s limit"
+    c02 = make_copies(next(a for a in ASSIGNMENTS if a.name == "02_causal_attention"))
+    nb = _answered(c02)
+    _set_solution(nb, 0, LOOP)
+    at = nb.cells.index(_cells(nb, SOLUTION)[1]) + 1
+    for j in range(3):   # three cells that call the loop: one of them ends past the total limit
+        nb.cells.insert(at + j, nbformat.v4.new_code_cell(f"{CALL_IT}  # try {j + 1}"))
+    path = tmp_path / "collected" / "ada" / "02_causal_attention.ipynb"
+    path.parent.mkdir(parents=True)
+    nbformat.write(nb, path)
+    _grade(tmp_path / "grades", path, timeout=3, total_timeout=8)   # kernel start included
+    r = _report(tmp_path / "grades", "02_causal_attention", "ada")
+    by = _by_check(r)
+    assert r["status"] == "time limit"
+    loop_cells = [i + 1 for i, c in enumerate(nb.cells) if c.source.startswith(CALL_IT)]
+    limit = [e for e in r["errors"] if "learner's cells hit the" in e]
+    assert len(limit) == 1, r["errors"]
+    named = [n for n in loop_cells if f"limit in cell {n} of the submission" in limit[0]]
+    most = [n for n in loop_cells if f"most of it in cell {n} of the submission" in limit[0]]
+    # where the time ran out: a cell that calls the loop (not 'import torch'); where it went, if another cell used more
+    assert len(named) == 1 and (not most or most != named), (limit, loop_cells)
+    assert "most of it" not in limit[0] or most, limit
+    assert "the checks still run" in limit[0]
+    # the correct function keeps its points; each check of the looping one ends at its own limit
+    assert by["attend_public"]["passed"] and by["attend_hidden"]["passed"], by
+    pattern = [c for name, c in by.items() if name.startswith("attention_pattern")]
+    assert pattern and all("ran longer than the check's 3 s limit" in c["message"] for c in pattern), pattern
+
+
+def test_one_broken_source_is_named_and_the_others_still_build_list_and_grade(tmp_path, capsys):
+    # found by a teacher's trial: one broken draft in sources/ stopped list, build and grade for every assignment
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    for a in ASSIGNMENTS:
+        (sources / a.path.name).write_bytes(a.path.read_bytes())
+    broken = sources / "02_causal_attention.py"
+    broken.write_text(broken.read_text().replace("check_attend(attend)", "print(check_attend(attend))", 1))
+    assert vrs_edu_main(["assignments", "build", "--sources", str(sources), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr()
+    assert "broken: assignment 02_causal_attention, cell" in printed.out and "not a boolean" in printed.out
+    built = sorted(p.relative_to(tmp_path / "out").as_posix() for p in (tmp_path / "out").rglob("*.ipynb"))
+    assert built == sorted(f"{k}/{n}.ipynb" for k in COPIES for n in NAMES if n != "02_causal_attention")
+    assert vrs_edu_main(["assignments", "list", "--sources", str(sources)]) == 0
+    listed = capsys.readouterr().out.splitlines()
+    assert len(listed) == len(NAMES) and any(li.startswith("02_causal_attention") and "broken:" in li for li in listed)
+    submission = tmp_path / "collected" / "ada" / "02_causal_attention.ipynb"
+    submission.parent.mkdir(parents=True)
+    submission.write_bytes((DEFAULT_OUT / "student" / "02_causal_attention.ipynb").read_bytes())
+    assert vrs_edu_main(["assignments", "grade", str(tmp_path / "collected"), "--sources", str(sources),
+                         "--out", str(tmp_path / "grades")]) == 0
+    report = json.loads((tmp_path / "grades" / "02_causal_attention" / "ada.json").read_text())
+    assert report["status"] == "broken assignment" and "not a boolean" in report["errors"][-1]
+
+
+@pytest.mark.slow
+def test_validate_grades_the_solution_and_names_a_misspelled_function(tmp_path, capsys):
+    # found by a teacher's trial: a solution with a misspelled function name built with rc 0, then failed everyone
+    sources = tmp_path / "sources"
+    sources.mkdir()
+    source = next(a for a in ASSIGNMENTS if a.name == "00_stream_norms").path
+    (sources / source.name).write_text(source.read_text().replace("def mean_stream_norms(", "def mean_stream_norm(", 1))
+    assert vrs_edu_main(["assignments", "validate", "--sources", str(sources)]) == 1
+    out = capsys.readouterr().out
+    assert "00_stream_norms          NOT VALID" in out and "mean_stream_norms" in out, out

@@ -19,6 +19,7 @@ inherit it. Each run takes a few seconds per notebook, hence `slow`.
 import copy
 import csv
 import hashlib
+import importlib.util
 import io
 import json
 import os
@@ -363,3 +364,32 @@ def test_without_namespaces_each_kernel_still_runs_as_a_user_of_its_own_and_leav
     assert not os.path.exists(left)
     assert "note: 1 file(s) the notebook left in /tmp, /var/tmp or /dev/shm were removed" in r["errors"]
     assert r["points"] == 1
+
+
+def _right_pattern(course) -> str:
+    nb = nbformat.read(course / "data" / "assignments" / "solution" / "02_causal_attention.ipynb", as_version=4)
+    return _solutions(nb)[0].source
+
+
+@slow
+def test_a_stale_or_empty_bytecode_cache_flags_no_one(course, tmp_path):
+    # found by a teacher's trial: after a `git pull` that changed plots.py (its cached bytecode stale) or a run with
+    # --no-isolation (caches written by root), every student was flagged "writes .../__pycache__/plots...pyc"
+    copy_ = tmp_path / "course"
+    shutil.copytree(course, copy_, symlinks=True)
+    tag = sys.implementation.cache_tag
+    sources = sorted((copy_ / "vrs_edu").rglob("*.py"))
+    for i, source in enumerate(sources):
+        cache = source.parent / "__pycache__" / f"{source.stem}.{tag}.pyc"
+        cache.parent.mkdir(exist_ok=True)
+        # every other cache empty, the rest stale: a valid header for an older version of the source
+        cache.write_bytes(b"" if i % 2 else importlib.util.MAGIC_NUMBER + b"\0" * 12)
+    folder = tmp_path / "collected"
+    # a module of the course imported after the kernel's preload (as the course's own lazy imports do)
+    late = "import importlib\n_schematics = importlib.import_module('vrs_edu.viz.schematics')"
+    _write(folder, "a_right", _notebook(copy_, _right_pattern(copy_), _solution_attend(copy_), cell=late))
+    # a grader that writes no bytecode itself (else it would refresh the caches of what it imports before any
+    # kernel starts): every kernel meets the stale and empty caches
+    _grade(copy_, tmp_path / "grades", folder, env={"PYTHONDONTWRITEBYTECODE": "1"})
+    report = _report(tmp_path / "grades", "a_right")
+    assert (report["points"], report["max_points"], report["flags"]) == (9, 9, [])

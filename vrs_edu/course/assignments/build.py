@@ -128,12 +128,21 @@ def build(out_dir: str | Path = DEFAULT_OUT, sources: str | Path | None = SOURCE
     """Generate ``out_dir/{student,solution,grader}/<name>.ipynb`` for every source.
 
     Returns ``{path: status}`` with status ``written``, ``unchanged``, or — with ``check=True``, which writes
-    nothing — ``stale`` (differs from a fresh build), ``missing`` or ``orphan`` (a generated file without a source).
+    nothing — ``stale`` (differs from a fresh build), ``missing`` or ``orphan`` (a generated file without a source);
+    a source that breaks the rules (:func:`.source.validate`) gets ``broken: <why>`` under its own path, and the
+    others are built all the same (its generated files are left as they are).
     """
     out_dir = Path(out_dir)
     status: dict[Path, str] = {}
     for assignment in discover(sources):
-        for kind, nb in make_copies(assignment).items():
+        try:
+            copies = make_copies(assignment)
+        except ValueError as e:
+            status[assignment.path] = f"broken: {e}"
+            for kind in COPIES:
+                status[output_path(out_dir, kind, assignment.name)] = "kept"
+            continue
+        for kind, nb in copies.items():
             path = output_path(out_dir, kind, assignment.name)
             fresh = notebook_bytes(nb)
             old = path.read_bytes() if path.exists() else None

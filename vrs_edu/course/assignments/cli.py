@@ -1,4 +1,4 @@
-"""``vrs-edu assignments list | build | grade``: the teacher's commands (see the README's "Teacher's guide").
+"""``vrs-edu assignments list | build | validate | grade | export``: the teacher's commands (see the README's "Teacher's guide").
 
 Heavy imports (nbconvert, nbclient) happen inside the commands: the ``vrs-edu`` entry point imports this module at
 every start-up to register the sub-commands.
@@ -6,6 +6,7 @@ every start-up to register the sub-commands.
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import sys
 from pathlib import Path
 
@@ -18,7 +19,11 @@ def cmd_list(args) -> int:
     from vrs_edu.course.assignments.source import HIDDEN, PUBLIC, SOURCES, discover, tags
 
     for a in discover(args.sources or SOURCES):
-        cells = make_copies(a)["grader"].cells
+        try:
+            cells = make_copies(a)["grader"].cells
+        except ValueError as e:   # one broken draft does not hide the others
+            print(f"{a.name:24s} broken: {e}")
+            continue
         pts = {k: sum(c.metadata["points"] for c in cells if k in tags(c)) for k in (PUBLIC, HIDDEN)}
         print(f"{a.name:24s} {pts[PUBLIC]:g} public + {pts[HIDDEN]:g} hidden points  {a.title}")
     return 0
@@ -31,10 +36,18 @@ def cmd_build(args) -> int:
     args.out = args.out or DEFAULT_OUT
     status = build(args.out, args.sources or SOURCES, check=args.check)
     bad = {p: s for p, s in status.items() if s in ("stale", "missing", "orphan")}
+    broken = {p: s for p, s in status.items() if s.startswith("broken")}
     for path, s in status.items():
-        if s != "unchanged" or args.verbose:
+        if s not in ("unchanged", "kept") or args.verbose:
             print(f"{s:9s} {path}")
-    n = len({p.stem for p in status})
+    n = len({p.stem for p in status}) - len(broken)
+    if broken:
+        print(f"{len(broken)} source(s) broken, not built (their generated notebooks kept as they were); the other "
+              f"{n} built", file=sys.stderr)
+        return 1
+    if not args.check and not args.no_validate:
+        print(f"{n} assignments built into {args.out}; grading each solution copy (--no-validate skips it)")
+        return _report_validation(args.sources or SOURCES, None)
     if args.check:
         if bad:
             print(f"{len(bad)} generated notebook(s) differ from their sources: run `vrs-edu assignments build`")
@@ -43,6 +56,35 @@ def cmd_build(args) -> int:
     else:
         print(f"{n} assignments built into {args.out} (student/, solution/, grader/)")
     return 0
+
+
+def _report_validation(sources, names) -> int:
+    from vrs_edu.course.assignments.validate import validate_solutions
+
+    problems = validate_solutions(sources, names)
+    for name, found in problems.items():
+        print(f"{name:24s} " + ("valid: the solution earns every point" if not found else
+                                f"NOT VALID: {len(found)} problem(s)"))
+        for line in found:
+            print(f"{'':26s}{line.splitlines()[0][:160]}")
+    return 1 if any(problems.values()) else 0
+
+
+def cmd_export(args) -> int:
+    from vrs_edu.course.assignments.gradebook import gradebook, read_roster, write_gradebook
+
+    book = gradebook(args.grades, read_roster(args.roster) if args.roster else [], args.assignment or [])
+    path = write_gradebook(book, args.out or Path(args.grades) / "gradebook.csv")
+    for warning in book.warnings:
+        print(f"warning: {warning}")
+    print(f"{len(book.rows)} students x {len(book.assignments)} assignments: {path}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    from vrs_edu.course.assignments.source import SOURCES
+
+    return _report_validation(args.sources or SOURCES, args.names or None)
 
 
 def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, str]]:
@@ -65,13 +107,45 @@ def collect(paths: list[str], known: tuple[str, ...] = ()) -> list[tuple[Path, s
     return out
 
 
+def deadline(text: str) -> dt.datetime:
+    """``--deadline``: an ISO date and time; without an offset, the machine's local time."""
+    try:
+        when = dt.datetime.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a date and time like 2026-12-10 23:59, got {text!r}") from None
+    return when if when.tzinfo is not None else when.astimezone()
+
+
 def limits_from(args) -> Limits:
     """The sandbox's limits that the command line sets (the others keep :class:`.sandbox.Limits`' defaults)."""
     return Limits(memory_bytes=int(args.memory_limit * (1 << 30)), disk_bytes=int(args.disk_limit * (1 << 30)))
 
 
+def missing_reports(roster: list[str], reports: list, assignment: str | None, session) -> list:
+    """A report of 0 points, status "missing", for each student of ``roster`` without a graded file of an
+    assignment this grading run graded (or of ``assignment``, ``--assignment``)."""
+    from vrs_edu.course.assignments.grade import Report
+    from vrs_edu.course.assignments.source import is_test
+
+    graded = sorted({r.assignment for r in reports if r.assignment in session.assignments} | (
+        {assignment} if assignment else set()))
+    have = {(r.student, r.assignment) for r in reports}
+    out = []
+    for name in graded:
+        prepared = session.assignment(name)
+        total = float(sum(c.metadata["points"] for c in prepared["copies"]["grader"].cells if is_test(c)))
+        for student in roster:
+            if (student, name) not in have:
+                out.append(Report(student, name, f"(missing: {student}/{name})", "missing", max_points=total,
+                                  errors=["no file handed in (the student is on the roster)"],
+                                  key=student, version=prepared["version"]))
+    return out
+
+
 def cmd_grade(args) -> int:
+    from vrs_edu.course.assignments.collection import late_note, name_pattern, platform_name
     from vrs_edu.course.assignments.grade import grade_submission, grading_session, safe_name, write_report
+    from vrs_edu.course.assignments.gradebook import read_roster
     from vrs_edu.course.assignments.source import SOURCES, discover
 
     sources = args.sources or SOURCES
@@ -82,6 +156,17 @@ def cmd_grade(args) -> int:
     subs = [(path, previous.get(_resolved(path), student)) for path, student in subs]
     if args.student:
         subs = [(path, safe_name(args.student)) for path, _ in subs]
+    pattern = name_pattern(args.names) if args.names else None
+    hints, late = {}, {}    # path -> the assignment its platform name gives; path -> why it is late
+    for i, (path, student) in enumerate(subs):
+        found = platform_name(path, pattern) if pattern is not None else None
+        if found is not None:
+            student, own, marked = found
+            subs[i] = (path, safe_name(student))
+            hints[path] = own if own in known else None
+        else:
+            marked = False
+        late[path] = late_note(path, args.deadline, marked)
     taken: dict[tuple[str, str], list[Path]] = {}
     keys = _existing_keys(out)          # (assignment, key in lower case) -> submitted file, of earlier reports
     reports = []
@@ -89,7 +174,8 @@ def cmd_grade(args) -> int:
                          limits=limits_from(args)) as session:
         print(session.isolation.describe())
         for path, student in subs:
-            r = grade_submission(path, assignment=args.assignment, student=student, cell_timeout=args.timeout,
+            r = grade_submission(path, assignment=args.assignment or hints.get(path), student=student,
+                                 cell_timeout=args.timeout,
                                  total_timeout=args.total_timeout, out_dir=None,
                                  allow_reference=args.allow_reference, session=session)
             earlier = taken.setdefault((r.assignment, r.student), [])
@@ -97,6 +183,9 @@ def cmd_grade(args) -> int:
             if len(earlier) > 1:  # one row per file: a second file of the same student and assignment gets its own
                 r.errors.append(f"note: {r.student} handed in {len(earlier)} files for {r.assignment}: "
                                 + ", ".join(map(str, earlier)))
+            if late[path]:
+                r.late = True
+                r.errors.insert(0, late[path])
             r.key = _free_key(keys, r.assignment, safe_name(r.student), _resolved(path))
             write_report(r, out, r.graded)
             reports.append(r)
@@ -111,6 +200,13 @@ def cmd_grade(args) -> int:
                 return 1
     for warning in _case_warnings(reports, out):
         print(warning)
+    if args.roster:
+        for r in missing_reports(read_roster(args.roster), reports, args.assignment, session):
+            write_report(r, out)
+            print(f"{r.student:16s} {r.assignment:22s} 0/{r.max_points:g} points  missing (on the roster, no file)")
+        off = sorted({r.student for r in reports} - set(read_roster(args.roster)))
+        if off:
+            print(f"not on the roster {args.roster}: {', '.join(off)} (graded all the same)")
     print(f"{len(subs)} notebooks graded; reports in {args.out}/<assignment>/<student>.json|.csv; "
           f"class summary {out / 'summary.csv'} (flags: read the report)")
     if not session.isolation.isolated:
@@ -228,7 +324,21 @@ def add_commands(sub) -> None:
     b.add_argument("--check", action="store_true",
                    help="write nothing; exit 1 if a generated notebook differs from a fresh build (for CI)")
     b.add_argument("--verbose", action="store_true", help="also list unchanged files")
+    b.add_argument("--no-validate", action="store_true",
+                   help="do not grade each solution copy after building (it must earn every point; ~6 s each)")
     b.set_defaults(fn=cmd_build)
+
+    e = asub.add_parser("export", help="the gradebook: one row per student, one column per assignment")
+    e.add_argument("--grades", default="grades", type=input_dir, help="the report folder of `grade` (default grades)")
+    e.add_argument("--roster", type=input_path, help="CSV file with a 'student' column (missing work is 0)")
+    e.add_argument("--assignment", action="append", help="an assignment's column (repeat; default: every graded one)")
+    e.add_argument("--out", type=Path, help="the CSV file to write (default: GRADES/gradebook.csv)")
+    e.set_defaults(fn=cmd_export)
+
+    v = asub.add_parser("validate", parents=[common],
+                        help="grade each assignment's solution copy; exit 1 unless every one earns every point")
+    v.add_argument("names", nargs="*", help="assignments to validate (default: all)")
+    v.set_defaults(fn=cmd_validate)
 
     g = asub.add_parser("grade", parents=[common], help="grade submitted notebooks, write JSON/CSV reports")
     g.add_argument("submissions", nargs="+", type=input_path,
@@ -243,6 +353,13 @@ def add_commands(sub) -> None:
     g.add_argument("--total-timeout", type=positive_float, default=300,
                    help="seconds the notebook's own cells may run in all, kernel start included (default 300); "
                         "the checks each have --timeout on top")
+    g.add_argument("--roster", type=input_path,
+                   help="CSV file with a 'student' column: a student without a file gets a row of 0, 'missing'")
+    g.add_argument("--names", metavar="PLATFORM|REGEX",
+                   help="read the student from the file name: canvas, moodle, or a regular expression with a group "
+                        "(?P<student>...) (optional: (?P<file>...) the student's own file name, (?P<late>...))")
+    g.add_argument("--deadline", type=deadline,
+                   help="flag files modified after it: YYYY-MM-DD HH:MM (local time, or with a +HH:MM offset)")
     g.add_argument("--allow-reference", action="store_true",
                    help="give points to a function that uses or reaches the course's reference implementation "
                         "(flagged anyway)")

@@ -47,8 +47,10 @@ import asyncio
 import contextlib
 import copy
 import csv
+import hashlib
 import json
 import re
+import sys
 import time
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -60,7 +62,9 @@ from nbformat import NotebookNode
 
 from vrs_edu.course.assignments import integrity, sandbox
 from vrs_edu.course.assignments.build import DEFAULT_OUT, make_copies, notebook_bytes
+from vrs_edu.course.assignments.collection import copy_stem
 from vrs_edu.course.assignments.course_files import CourseFiles
+from vrs_edu.course.assignments.feedback import feedback_markdown
 from vrs_edu.course.assignments.kernel import TIMEOUT_ENAME, Kernel, preload_cell
 from vrs_edu.course.assignments.references import find_references, label
 from vrs_edu.course.assignments.remote import CheckRunner, free_names
@@ -88,7 +92,8 @@ class Report:
     student: str
     assignment: str
     submission: str
-    status: str          # graded | time limit | kernel died | unreadable | unknown assignment | grader error
+    status: str          # graded | time limit | kernel died | unreadable | unknown assignment | broken assignment |
+    #                      grader error
     points: float = 0.0
     max_points: float = 0.0
     checks: list[CheckResult] = field(default_factory=list)
@@ -96,6 +101,8 @@ class Report:
     flags: list[str] = field(default_factory=list)    # reference use, rebound names: what a teacher should read
     wall_s: float = 0.0
     key: str = ""        # the reports' file name in OUT/<assignment>/ (the student, or student~2 for a 2nd file)
+    version: str = ""    # the assignment's version graded against: a hash of its source (12 hex digits)
+    late: bool = False   # handed in after --deadline, or marked late by the platform (the note says which)
     isolation: dict = field(default_factory=dict)   # how the kernel was isolated (sandbox.Isolation.to_dict)
     graded: NotebookNode | None = field(default=None, repr=False)   # the executed notebook (not in the JSON)
     stop: str = field(default="", repr=False)   # why no further notebook may be graded (not in the JSON)
@@ -126,7 +133,7 @@ def student_name(path: Path, assignment: str | None = None, known: tuple[str, ..
     ``collected/alice.ipynb`` both give ``alice``. (``vrs-edu assignments grade`` names students by the layout of
     the folder it was given; this is the rule for a single file.)"""
     stem = path.stem
-    if stem in {assignment, "student", "submission", *known}:
+    if copy_stem(stem) in {assignment, "student", "submission", *known}:   # "02_causal_attention (1)" too
         stem = path.resolve().parent.name
     return safe_name(stem)
 
@@ -141,8 +148,8 @@ def resolve_assignment(meta_name: str, path: Path, given: str | None, known: lis
         return meta_name, notes
     if meta_name:
         notes.append(f"note: the notebook's metadata names an unknown assignment {meta_name!r}")
-    if path.stem in known:
-        return path.stem, notes
+    if copy_stem(path.stem) in known:
+        return copy_stem(path.stem), notes
     if given:
         return given, notes
     return "unknown", notes
@@ -203,8 +210,20 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
     audits: list[str] = []
     first_run = True
 
+    spent: dict[int, float] = {}   # seconds each of the learner's cells ran, over every run of the kernel
+
     def where(k: int) -> str:
         return f"cell {origin[k] + 1} of the submission ({_describe_cell(nb, k)})"
+
+    def out_of_time(k: int, ran: bool) -> str:
+        """The total limit reached at cell ``k`` (``ran``: while it ran; else before it): the note names the cell
+        that used the time, and says that the checks still run."""
+        longest = max(spent, key=spent.get) if spent else k
+        at = f"in {where(k)}" if ran else f"before {where(k)}"
+        most = "" if longest == k else f"; most of it in {where(longest)} ({spent[longest]:.0f} s)"
+        report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit {at}{most}: the cells after it "
+                             "were not run; the checks still run, each within its own limit")
+        return "time limit"
 
     async def learner_cells() -> str:
         """Start a kernel and run preload + the learner's cells. Returns graded | time limit | kernel died."""
@@ -222,10 +241,10 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                         continue
                     remaining = deadline - time.monotonic()
                     if remaining <= 0:
-                        report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit in {where(k)}")
-                        state["not_run"] = f"not run: the learner's cells hit the {total_timeout:g} s limit"
-                        return "time limit"
+                        return out_of_time(k, ran=False)
+                    started = time.monotonic()
                     reply = await kernel.run(nb.cells[k], k, min(cell_timeout, remaining))
+                    spent[k] = spent.get(k, 0.0) + time.monotonic() - started
                     if reply.get("stuck"):
                         stuck_at = k
                         break
@@ -234,9 +253,7 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                                                     f"{reply.get('evalue', '')}"
                                                     + limit_note(reply.get("ename"), reply.get("evalue"), limits)))
                     if reply.get("ename") == TIMEOUT_ENAME and time.monotonic() >= deadline:
-                        report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit in {where(k)}")
-                        state["not_run"] = f"not run: the learner's cells hit the {total_timeout:g} s limit"
-                        return "time limit"
+                        return out_of_time(k, ran=True)
             except DeadKernelError:
                 if k is None:   # the kernel cannot even import the course: nothing of the learner's to skip
                     report.errors.append("the kernel died in the kernel start and imports")
@@ -260,15 +277,19 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                     report.errors.append(f"the kernel died too often (last in {where(bad)})")
                     state["not_run"] = f"not run: the kernel died in {where(bad)}"
                     return "kernel died"
-                report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit in {where(stuck_at)}")
+                report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit in {where(stuck_at)}, "
+                                     "which ignored every interrupt")
                 state["not_run"] = f"not run: the learner's cells hit the {total_timeout:g} s limit"
+                state["stopped"] = True
                 return "time limit"
 
     try:
         status = await learner_cells()
         first_run = False
         report.status = status
-        if status != "graded":
+        # out of time with the kernel answering: what the cells defined is checked, each check in its own limit
+        # (a function that hangs costs the checks that call it, not the others)
+        if status != "graded" and not (status == "time limit" and not state.get("stopped")):
             return results, audits
         found = await kernel.audit(graded)
         before = None if found is None else found["rebound"]
@@ -284,7 +305,8 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
                     break
                 checks.stuck = checks.dead = False
                 state["not_run"] = "not run: the kernel stopped answering in an earlier check"
-                if await learner_cells() != "graded":
+                deadline = time.monotonic() + total_timeout   # the re-run of the learner's cells: a budget of its own
+                if await learner_cells() not in ("graded", "time limit") or state.get("stopped"):
                     break
                 await kernel.audit(graded)   # what the restarted kernel defined (the calls are checked against it)
             passed, message, outputs = await asyncio.to_thread(checks.run_check, nb.cells[i], cell_timeout)
@@ -341,13 +363,16 @@ class Session:
     course: CourseFiles
     secret: list[Path] = field(default_factory=list)         # the teacher's folders (their opening is flagged)
     assignments: dict[str, dict] = field(default_factory=dict)   # name -> {"copies", "references"}
+    broken: dict[str, str] = field(default_factory=dict)          # name -> why its source is refused
 
     def assignment(self, name: str) -> dict:
         """The assignment's copies and references, built (and its checks' modules imported) on first use."""
         if name not in self.assignments:
-            copies = make_copies(find(name, self.sources))
+            assignment = find(name, self.sources)
+            copies = make_copies(assignment)
             self.assignments[name] = {"copies": copies,
-                                      "references": find_references(copies["grader"], copies["student"])}
+                                      "references": find_references(copies["grader"], copies["student"]),
+                                      "version": hashlib.sha256(assignment.path.read_bytes()).hexdigest()[:12]}
         return self.assignments[name]
 
 
@@ -392,7 +417,11 @@ def grading_session(sources: str | Path | None = SOURCES, *, out_dir: str | Path
                          limits=limits) as iso:
         session = Session(Path(sources) if sources is not None else None, iso, course, secret)
         for a in discover(sources):   # before any student kernel: the checkers are in sys.modules from now on
-            session.assignment(a.name)
+            try:
+                session.assignment(a.name)
+            except ValueError as e:   # a broken draft: its submissions are reported, the others graded
+                session.broken[a.name] = str(e)
+                print(f"warning: {e}; its submissions are not graded", file=sys.stderr)
         yield session
 
 
@@ -443,8 +472,13 @@ def grade_submission(path: str | Path, assignment: str | None = None, student: s
             report.errors.append("the notebook does not say which assignment it is (no metadata, and its file name "
                                  f"is none of {', '.join(known)}): pass --assignment")
         return _finish(report, t0, out_dir, None)
+    if report.assignment in session.broken:
+        report.status = "broken assignment"
+        report.errors.append(f"not graded: the assignment's source is broken ({session.broken[report.assignment]}); "
+                             "fix it and grade again")
+        return _finish(report, t0, out_dir, None)
     prepared = session.assignment(report.assignment)
-    copies, references = prepared["copies"], prepared["references"]
+    copies, references, report.version = prepared["copies"], prepared["references"], prepared["version"]
     grader = copies["grader"]
     tests = [c for c in grader.cells if is_test(c)]
     report.max_points = float(sum(c.metadata["points"] for c in tests))
@@ -595,7 +629,7 @@ def write_report(report: Report, out_dir: Path, graded: NotebookNode | None = No
     mine = _same_file(report.submission)
     for old in out_dir.glob("*/*.json"):
         if old != json_path and _submission_of(old) == mine:
-            for suffix in (".json", ".csv", ".graded.ipynb"):
+            for suffix in (".json", ".csv", ".graded.ipynb", ".feedback.md"):
                 old.with_name(old.name[: -len(".json")] + suffix).unlink(missing_ok=True)
     json_path.write_text(json.dumps(report.to_dict(), indent=1, ensure_ascii=False) + "\n")
     with csv_path.open("w", newline="") as f:
@@ -604,6 +638,8 @@ def write_report(report: Report, out_dir: Path, graded: NotebookNode | None = No
         for c in report.checks:
             w.writerow([report.student, report.assignment, c.check, c.kind, c.passed, c.points, c.max_points,
                         c.message])
+    # what the student may read (no hidden test's code)
+    (folder / f"{key}.feedback.md").write_text(feedback_markdown(report.to_dict()) + "\n")
     graded_path = folder / f"{key}.graded.ipynb"
     if graded is not None:
         graded_path.write_bytes(notebook_bytes(graded))

@@ -29,8 +29,11 @@ from nbformat import NotebookNode
 from vrs_edu.course.assignments import integrity
 from vrs_edu.course.assignments.sandbox import jail_command, read_kernel_file
 
+# PYTHONDONTWRITEBYTECODE: a kernel never writes the course's bytecode caches. It reads a valid one, and compiles
+# from the source where a cache is stale or empty (after a `git pull`, or a run as another user), where it would
+# otherwise try to rewrite it: a write into the course, which the monitor counts against the student.
 KERNEL_ENV = {"VRS_EDU_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONHASHSEED": "0",
-              "MPLBACKEND": "Agg"}
+              "MPLBACKEND": "Agg", "PYTHONDONTWRITEBYTECODE": "1"}
 PROBE_TIMEOUT = 5.0       # after an interrupt: how long a kernel has to answer again before it counts as stuck
 
 PRELOAD = ("torch", "numpy", "vrs_edu.nn", "vrs_edu.course.seeds", "vrs_edu.course.checks")

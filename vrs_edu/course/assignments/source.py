@@ -48,6 +48,7 @@ SOLUTION, PUBLIC, HIDDEN = "solution", "public-test", "hidden-test"
 TEST_TAGS = (PUBLIC, HIDDEN)
 BEGIN, END, HINT = "### BEGIN SOLUTION", "### END SOLUTION", "### HINT:"
 _CHECK_NAME = re.compile(r"[a-z0-9][a-z0-9_-]{0,63}")
+NOT_BOOLEAN_CALLS = {"print", "display"}   # a test cell's last line that shows something rather than returning it
 
 
 @dataclass(frozen=True)
@@ -107,7 +108,7 @@ def validate(nb: NotebookNode, name: str) -> None:
     positive ``points``, or a final expression to evaluate."""
     seen: set[str] = set()
     for i, cell in enumerate(nb.cells):
-        where = f"assignment {name}, cell {i}"
+        where = f"assignment {name}, cell {i + 1}"   # counted from 1, as the grader's reports count them
         t = tags(cell)
         has_markers = BEGIN in cell.source or END in cell.source
         if has_markers and (SOLUTION not in t or cell.cell_type != "code"):
@@ -130,9 +131,21 @@ def validate(nb: NotebookNode, name: str) -> None:
         points = cell.metadata.get("points")
         if not isinstance(points, (int, float)) or isinstance(points, bool) or points <= 0:
             raise ValueError(f"{where}: a test cell needs points=<positive number>, got {points!r}")
-        body = ast.parse(cell.source).body
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError as e:
+            raise ValueError(f"{where} ({check}): the test cell is not valid Python: {e.msg} at line {e.lineno}") \
+                from None
         if not body or not isinstance(body[-1], ast.Expr):
-            raise ValueError(f"{where}: a test cell must end with an expression that evaluates to True on success")
+            raise ValueError(f"{where} ({check}): a test cell must end with an expression that evaluates to True on "
+                             "success")
+        last = body[-1].value
+        if (isinstance(last, ast.Call) and isinstance(last.func, ast.Name) and last.func.id in NOT_BOOLEAN_CALLS) \
+                or (isinstance(last, (ast.Constant, ast.JoinedStr)) and not isinstance(getattr(last, "value", None),
+                                                                                     bool)):
+            raise ValueError(f"{where} ({check}): the test cell ends with {ast.unparse(last)[:60]}, which is not a "
+                             "boolean (the grader would read None or a text as a failure for everyone): end it with "
+                             "the check's True/False, e.g. the checker's call")
     if not any(PUBLIC in tags(c) for c in nb.cells):
         raise ValueError(f"assignment {name}: no {PUBLIC!r} cell")
 
