@@ -554,3 +554,30 @@ def test_validate_grades_the_solution_and_names_a_misspelled_function(tmp_path, 
     assert vrs_edu_main(["assignments", "validate", "--sources", str(sources)]) == 1
     out = capsys.readouterr().out
     assert "00_stream_norms          NOT VALID" in out and "mean_stream_norms" in out, out
+
+
+def _solution_calls(assignment) -> set[str]:
+    """The functions and methods the worked solution calls, and its operators written as code (``@``)."""
+    import ast
+
+    names = set()
+    for cell in _cells(make_copies(assignment)["solution"], SOLUTION):
+        for node in ast.walk(ast.parse(cell.source)):
+            if isinstance(node, ast.Call):
+                f = node.func
+                names.add(f.attr if isinstance(f, ast.Attribute) else getattr(f, "id", ""))
+            elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.MatMult):
+                names.add("@")
+    return names - {""}
+
+
+@pytest.mark.parametrize("assignment", ASSIGNMENTS, ids=NAMES)
+def test_the_hints_point_without_giving_the_code(assignment):
+    # found by a teacher's trial: "scores = q @ k.transpose(-2, -1) / sqrt(Dh); ... masked_fill; then softmax"
+    calls = _solution_calls(assignment)
+    assert calls, "the solution calls nothing: the test reads nothing"
+    for hint in _hints(assignment):
+        written = sorted(c for c in calls if re.search(rf"(^|[\s.(]){re.escape(c)}(\(|\s|$|[.,;:])", hint)
+                         and (c == "@" or f"{c}(" in hint or f".{c}" in hint or f"torch.{c}" in hint))
+        assert not written, f"{assignment.name}: the hint writes the solution's {written}: {hint!r}"
+        assert "=" not in hint.replace("==", ""), f"{assignment.name}: the hint holds an assignment: {hint!r}"

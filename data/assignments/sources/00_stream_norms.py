@@ -41,7 +41,8 @@ seed_everything(0)
 def mean_stream_norms(stack):
     """(L+1, B, T, D) depth stack -> (L+1,) mean over batch and tokens of each token state's L2 norm."""
     ### BEGIN SOLUTION
-    ### HINT: take each token's norm over the last axis (D) first, then average over the batch and token axes (1, 2).
+    ### HINT: one length per token state first (which axis holds a state's D numbers?), then one mean per depth over
+    ### HINT: every token of every sequence; the result has one number per depth.
     return stack.norm(dim=-1).mean(dim=(1, 2))
     ### END SOLUTION
 

@@ -43,8 +43,8 @@ seed_everything(0)
 def residual_stack(embedding, outputs):
     """embedding (B, T, D), outputs (L, B, T, D) -> (L+1, B, T, D) with stack[l] = embedding + outputs[:l].sum(0)."""
     ### BEGIN SOLUTION
-    ### HINT: put the embedding in front of the block writes (torch.cat along a new axis 0), then take a cumulative
-    ### HINT: sum along that axis (torch.cumsum).
+    ### HINT: the state after block l is the embedding plus every write up to l: a running sum along depth. Stack
+    ### HINT: the embedding with the writes first, so that depth 0 is the embedding itself.
     return torch.cat([embedding[None], outputs]).cumsum(0)
     ### END SOLUTION
 
@@ -76,8 +76,8 @@ all(check_residual_stack(residual_stack, seed=s, quiet=True) for s in (11, 12, 1
 def logit_contributions(components, unembed):
     """components (N, D), unembed (D,) -> (N,) with components[n] · unembed / rms(components.sum(0))."""
     ### BEGIN SOLUTION
-    ### HINT: first the final state h = components.sum(0) and its rms = sqrt(mean(h**2) + 1e-6) (one number), then
-    ### HINT: every component's dot product with unembed, divided by that same number.
+    ### HINT: the final norm divides the whole final state by one number (its root mean square, with the model's
+    ### HINT: epsilon): compute it once from the sum of all components, then read each component with the unembedding.
     final = components.sum(0)
     rms = (final.pow(2).mean() + 1e-6).sqrt()
     return components @ unembed / rms

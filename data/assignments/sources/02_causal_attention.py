@@ -44,8 +44,8 @@ seed_everything(0)
 def attention_pattern(q, k):
     """q, k (B, H, T, Dh) -> (B, H, T, T): softmax over keys of q·k / sqrt(Dh), future keys masked."""
     ### BEGIN SOLUTION
-    ### HINT: scores = q @ k.transpose(-2, -1) / sqrt(Dh); set the scores of future keys (above the diagonal, see
-    ### HINT: torch.tril) to -inf with masked_fill; then softmax over the last axis.
+    ### HINT: three steps: how well each query matches each key, scaled so it does not grow with Dh; no query may
+    ### HINT: see a key after it (which entries of a T x T matrix are those?); then weights that sum to 1 per query.
     T, Dh = q.size(-2), q.size(-1)
     scores = q @ k.transpose(-2, -1) / math.sqrt(Dh)
     future = ~torch.ones(T, T, dtype=torch.bool).tril()
@@ -89,7 +89,7 @@ True
 def attend(pattern, v):
     """pattern (B, H, T, T), v (B, H, T, Dh) -> z (B, H, T, Dh) with z_i = sum_j pattern[i, j] v_j."""
     ### BEGIN SOLUTION
-    ### HINT: one matrix product per batch and head: row i of the pattern times the (T, Dh) matrix of values.
+    ### HINT: output i is a weighted sum of the value vectors, with row i of the pattern as its weights.
     return pattern @ v
     ### END SOLUTION
 

@@ -47,8 +47,8 @@ seed_everything(0)
 def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
     """pattern (B, H, T, T), v and v_first (B, H, T, Dh) -> U (B, H, T, Dh) = pattern @ (λ1·v_first + λ2·v)."""
     ### BEGIN SOLUTION
-    ### HINT: first the mixed values (lambda_1 weighs v_first, lambda_2 weighs v), then one matrix product with the
-    ### HINT: pattern — in that order: V_1 must pass through this layer's attention.
+    ### HINT: the value residual mixes values, not outputs: decide which values this layer's pattern moves (layer 1's
+    ### HINT: and its own, weighed by the two lambdas), then let the pattern move them.
     mixed = lambda_1 * v_first + lambda_2 * v
     return pattern @ mixed
     ### END SOLUTION

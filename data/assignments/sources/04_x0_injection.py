@@ -49,8 +49,8 @@ seed_everything(0)
 def x0_projection(x, embedding, weight, alpha, beta):
     """x, embedding (B, T, D), weight (D_out, D) -> (B, T, D_out) = alpha·W(x) + beta·W(RMSNorm(embedding))."""
     ### BEGIN SOLUTION
-    ### HINT: x0 = rms_norm(embedding); mix the two inputs with alpha and beta, then apply the projection once,
-    ### HINT: as (mixed) @ weight.T.
+    ### HINT: the embedding is normalised as the layer's own input is; the projection is linear, so mixing the two
+    ### HINT: inputs first and projecting once gives the same as projecting each.
     x0 = rms_norm(embedding)
     return (alpha * x + beta * x0) @ weight.T
     ### END SOLUTION

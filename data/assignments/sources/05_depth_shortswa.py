@@ -50,9 +50,8 @@ seed_everything(0)
 def depth_swa_one_token(h, window, w_q, w_k, w_v):
     """h (L+1, D), window K, w_q / w_k / w_v (E, D) -> (L+1, E): layer l attends to layers max(0, l-K+1)..l."""
     ### BEGIN SOLUTION
-    ### HINT: project all states once (q = h @ w_q.T, same for k and v); then for each layer l take the window
-    ### HINT: lo = max(0, l - window + 1) .. l, score q[l] against k[lo:l+1], scale by 1/sqrt(E), softmax, and
-    ### HINT: weight v[lo:l+1].
+    ### HINT: attention over depth, one token at a time: each layer's state is a query; the keys and values are the
+    ### HINT: states of the last `window` layers up to and including it (never a later one), scaled as in attention.
     q, k, v = h @ w_q.T, h @ w_k.T, h @ w_v.T
     reads = []
     for l in range(h.size(0)):
