@@ -159,3 +159,26 @@ def test_resume_from_a_layer_equals_the_full_pass(real, sentences):
     assert torch.allclose(full.hidden, resumed.hidden, atol=1e-6)
     with pytest.raises(ValueError, match="start_layer must be in 0..5"):
         real.model.resume(tr["blocks.3.resid_pre"], mask, 6)
+
+
+def test_norm_based_sources_sum_to_minilms_attention_and_its_layernorm_splits_the_sum(real, sentences):
+    # Kobayashi et al. 2020/2021 (vrs_edu/nn/attribution.py): out_i = Σ_j α_ij f(x_j) + b_O, and the post-LN sum
+    # LN(x_i + out_i) = γ (s_i − mean) / σ + γ (c_i − mean) / σ + γ (b_O − mean) / σ + β, to float32 precision
+    from vrs_edu.nn.attribution import contributions, transformed_values
+
+    ids, mask = real.encode(sentences[:4])
+    with torch.no_grad():
+        tr = real.model(ids, mask, trace=True).trace
+    for l, block in enumerate(real.model.blocks):
+        attn, ln = block.attn, block.ln_attn
+        c = contributions(tr[f"blocks.{l}.attn.pattern"],
+                          transformed_values(tr[f"blocks.{l}.attn.v"], attn.o_proj.weight, attn.n_heads))
+        out = c.sum(dim=2) + attn.o_proj.bias
+        assert (out - tr[f"blocks.{l}.attn.out"])[mask].abs().max() < 1e-4, l
+        x = tr[f"blocks.{l}.resid_pre"]
+        eye = torch.eye(ids.size(1), dtype=torch.bool)
+        own, y = c[:, eye], x + out
+        sigma = torch.sqrt(y.var(-1, unbiased=False, keepdim=True) + ln.eps)
+        parts = [x + own, c.sum(dim=2) - own, attn.o_proj.bias.expand_as(x)]
+        split = sum(ln.weight * (p - p.mean(-1, keepdim=True)) / sigma for p in parts) + ln.bias
+        assert (split - tr[f"blocks.{l}.resid_mid"])[mask].abs().max() < 1e-4, l

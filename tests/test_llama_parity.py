@@ -209,3 +209,20 @@ def test_config_refuses_what_the_minimal_model_does_not_implement():
         LlamaConfig.from_gguf_metadata({**meta, "llama.rope.dimension_count": 2})
     with pytest.raises(ValueError, match="multiple of n_kv_heads"):
         LlamaConfig(n_heads=9, n_kv_heads=2).validate()
+
+
+def test_norm_based_sources_sum_to_smollm2s_attention_with_grouped_query_heads(decoder, ids):
+    # Kobayashi et al. 2020 (vrs_edu/nn/attribution.py) on 9 query heads reading 3 KV heads, at every 6th layer
+    from vrs_edu.nn.attribution import contributions, mixing_ratio, transformed_values
+
+    with torch.no_grad():
+        tr = decoder.model(ids, trace=True).trace
+    for l in range(0, decoder.model.cfg.n_layers, 6):
+        attn = decoder.model.blocks[l].attn
+        c = contributions(tr[f"blocks.{l}.attn.pattern"],
+                          transformed_values(tr[f"blocks.{l}.attn.v_mix"], attn.o_proj.weight,
+                                             decoder.model.cfg.n_heads))
+        out = tr[f"blocks.{l}.attn.out"]
+        assert (c.sum(dim=2) - out).abs().max() < 1e-4 * max(1.0, out.abs().max().item()), l
+        r = mixing_ratio(c, tr[f"blocks.{l}.resid_pre"])
+        assert ((r >= 0) & (r <= 1)).all() and r[0, 0] < 1e-6
