@@ -116,3 +116,22 @@ def test_feedback_gives_points_hints_and_own_errors_but_no_test_code():
         in text
     assert "- cell 4 of the submission ('x = y'): NameError: y" in text and "note:" not in text
     assert "1 note(s) on this notebook" in text and "imports the course's code" not in text
+
+
+def test_a_bad_roster_or_name_pattern_is_one_line_before_any_work(tmp_path, capsys):
+    from vrs_edu.cli import main as vrs_edu_main
+
+    roster = tmp_path / "r.csv"
+    roster.write_text("name\nann\n")
+    (tmp_path / "grades").mkdir()
+    with pytest.raises(SystemExit) as stop:
+        vrs_edu_main(["assignments", "export", "--grades", str(tmp_path / "grades"), "--roster", str(roster)])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --roster: roster {roster}: expected a CSV file with a 'student' column" in err
+    assert not (tmp_path / "grades" / "gradebook.csv").exists()
+    nb = tmp_path / "ann.ipynb"
+    nb.write_text("{}")
+    with pytest.raises(SystemExit):
+        vrs_edu_main(["assignments", "grade", str(nb), "--out", str(tmp_path / "g"), "--names", "(?P<file>.+)"])
+    assert "argument --names: the pattern needs a group (?P<student>...)" in capsys.readouterr().err

@@ -284,6 +284,19 @@ def _previous_students(out: Path) -> dict[str, str]:
     return found
 
 
+def check_export(args) -> None:
+    """A roster that cannot be read, in one line, before anything is written."""
+    from vrs_edu.cli_args import UsageError
+
+    from vrs_edu.course.assignments.gradebook import read_roster
+
+    if args.roster:
+        try:
+            read_roster(args.roster)
+        except (ValueError, OSError) as e:
+            raise UsageError(f"argument --roster: {e}") from None
+
+
 def check_grade(args) -> None:
     """The arguments together, before anything is graded."""
     from vrs_edu.cli_args import UsageError
@@ -302,6 +315,20 @@ def check_grade(args) -> None:
     if empty:
         raise UsageError(f"argument submissions: {empty[0]!r} holds no .ipynb file; expected notebooks or folders "
                          "of notebooks")
+    if args.names:
+        from vrs_edu.course.assignments.collection import name_pattern
+
+        try:
+            name_pattern(args.names)
+        except ValueError as e:
+            raise UsageError(str(e)) from None
+    if args.roster:
+        from vrs_edu.course.assignments.gradebook import read_roster
+
+        try:
+            read_roster(args.roster)
+        except (ValueError, OSError) as e:
+            raise UsageError(f"argument --roster: {e}") from None
     if args.student and len(subs) > 1:
         raise UsageError(f"argument --student: names one submission, but {len(subs)} were given; without it each "
                          "student's name comes from the folder or file name")
@@ -333,7 +360,7 @@ def add_commands(sub) -> None:
     e.add_argument("--roster", type=input_path, help="CSV file with a 'student' column (missing work is 0)")
     e.add_argument("--assignment", action="append", help="an assignment's column (repeat; default: every graded one)")
     e.add_argument("--out", type=Path, help="the CSV file to write (default: GRADES/gradebook.csv)")
-    e.set_defaults(fn=cmd_export)
+    e.set_defaults(fn=cmd_export, validate=check_export, parser=e)
 
     v = asub.add_parser("validate", parents=[common],
                         help="grade each assignment's solution copy; exit 1 unless every one earns every point")
