@@ -221,8 +221,9 @@ async def _grade_async(nb, origin, test_index, report: Report, cell_timeout: flo
         longest = max(spent, key=spent.get) if spent else k
         at = f"in {where(k)}" if ran else f"before {where(k)}"
         most = "" if longest == k else f"; most of it in {where(longest)} ({spent[longest]:.0f} s)"
-        report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit {at}{most}: the cells after it "
-                             "were not run; the checks still run, each within its own limit")
+        left = "the cells after it were not run" if ran else "it and the cells after it were not run"
+        report.errors.append(f"the learner's cells hit the {total_timeout:g} s limit {at}{most}: {left}; the checks "
+                             "still run, each within its own limit")
         return "time limit"
 
     async def learner_cells() -> str:
