@@ -160,6 +160,7 @@ def _before_cell(info):   # IPython runs it before each cell: the grader's call 
 
 get_ipython().events.register('pre_run_cell', _before_cell)
 """
+PROGRESS_BAR = "from tqdm import tqdm\n_bar = tqdm(total=10)   # an honest progress bar, never closed: tqdm's thread\n"
 POOL = REF + '''\
 import concurrent.futures
 _pool = concurrent.futures.ThreadPoolExecutor(1)
@@ -238,6 +239,7 @@ def hostile_class(course, tmp_path_factory):
     _write(folder, "k_metadata", _notebook(course, *right, cell=METADATA))
     _write(folder, "l_reassigned", _notebook(course, REASSIGNED, right[1]))
     _write(folder, "m_event", _notebook(course, EVENT, right[1]))
+    _write(folder, "o_progress", _notebook(course, *right, cell=PROGRESS_BAR))
     before = {p: _sha(p) for p in (checker, a_right, secret)}
     printed = _grade(course, root / "grades", folder, extra=["--disk-limit", "0.05"])
     return root / "grades", printed, before
@@ -384,3 +386,10 @@ def test_a_reference_run_between_the_graders_cells_is_flagged(hostile_class):
         assert _pattern_points(report) and set(_pattern_points(report)) == {0}, (student, report["checks"])
         assert any("attention_pattern" in f and "ran outside a graded call, after the learner's cells" in f
                    for f in report["flags"]), (student, report["flags"])
+
+
+def test_a_progress_bar_is_no_thread_of_the_notebook(hostile_class):
+    # found by a third hostile trial: an honest notebook with an open tqdm bar got 0/9 ("1 thread(s) the notebook
+    # started were running"): tqdm's monitor thread runs tqdm's code only
+    progress = _report(hostile_class[0], "o_progress")
+    assert (progress["points"], progress["flags"]) == (9, []), (progress["flags"], progress["checks"])

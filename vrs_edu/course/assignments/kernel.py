@@ -211,7 +211,9 @@ def _vrs_edu_grader_preload(config, user_ns):
         # a thread the kernel itself starts later (its output and comm machinery), not the notebook's
         target = getattr(t, "_target", None)
         module = getattr(target, "__module__", None) or type(t).__module__ or ""
-        return module.split(".")[0] in ("ipykernel", "zmq", "IPython", "jupyter_client", "tornado", "comm", "traitlets")
+        # ... or tqdm's monitor, which any progress bar starts and keeps (it runs tqdm's code only)
+        return module.split(".")[0] in ("ipykernel", "zmq", "IPython", "jupyter_client", "tornado", "comm", "traitlets",
+                                        "tqdm")
 
     def children():
         try:
