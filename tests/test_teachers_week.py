@@ -79,3 +79,14 @@ def test_a_teachers_week_from_build_to_feedback(tmp_path, capsys):
     assert "of " in feedback and "points" in feedback and "stream_norms_public" in feedback
     assert hidden and not any(line.strip() in feedback for src in hidden for line in src.splitlines()
                               if len(line.strip()) > 12)
+    # fay hands in late: graded with the roster again, she has one row, her file's, not "missing" beside it
+    late = tmp_path / "late"
+    late.mkdir()
+    nbformat.write(right, late / "fay_48216_1736660_00_stream_norms.ipynb")
+    assert vrs_edu_main(["assignments", "grade", str(late), "--sources", str(sources), "--out",
+                         str(tmp_path / "grades"), "--names", "canvas", "--roster", str(roster), "--timeout", "3"]) == 0
+    again = {r["student"]: r for r in csv.DictReader((tmp_path / "grades" / "summary.csv").open())}
+    assert sorted(again) == sorted(rows)   # one row each: the others' earlier reports stay as they were graded
+    assert (again["fay"]["status"], float(again["fay"]["points"])) == ("graded", full)
+    assert {s: float(r["points"]) for s, r in again.items() if s != "fay"} == {s: p for s, p in points.items()
+                                                                               if s != "fay"}

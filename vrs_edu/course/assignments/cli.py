@@ -121,15 +121,24 @@ def limits_from(args) -> Limits:
     return Limits(memory_bytes=int(args.memory_limit * (1 << 30)), disk_bytes=int(args.disk_limit * (1 << 30)))
 
 
-def missing_reports(roster: list[str], reports: list, assignment: str | None, session) -> list:
-    """A report of 0 points, status "missing", for each student of ``roster`` without a graded file of an
-    assignment this grading run graded (or of ``assignment``, ``--assignment``)."""
+def missing_reports(roster: list[str], reports: list, assignment: str | None, session, out: Path) -> list:
+    """A report of 0 points, status "missing", for each student of ``roster`` without a graded file (in this run,
+    or an earlier report in ``out``) of an assignment this grading run graded (or of ``assignment``)."""
+    import json
+
     from vrs_edu.course.assignments.grade import Report
     from vrs_edu.course.assignments.source import is_test
 
     graded = sorted({r.assignment for r in reports if r.assignment in session.assignments} | (
         {assignment} if assignment else set()))
     have = {(r.student, r.assignment) for r in reports}
+    for p in out.glob("*/*.json"):   # earlier runs' reports: a student graded then is not missing now
+        try:
+            earlier = json.loads(p.read_text())
+            if earlier.get("status") != "missing":
+                have.add((earlier["student"], earlier["assignment"]))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
     out = []
     for name in graded:
         prepared = session.assignment(name)
@@ -168,6 +177,7 @@ def cmd_grade(args) -> int:
             marked = False
         late[path] = late_note(path, args.deadline, marked)
     taken: dict[tuple[str, str], list[Path]] = {}
+    _drop_missing_rows(out)             # a roster's "missing" rows are made again at the end, from this run's files
     keys = _existing_keys(out)          # (assignment, key in lower case) -> submitted file, of earlier reports
     reports = []
     with grading_session(sources, out_dir=out, submissions=args.submissions, isolate=not args.no_isolation,
@@ -201,7 +211,7 @@ def cmd_grade(args) -> int:
     for warning in _case_warnings(reports, out):
         print(warning)
     if args.roster:
-        for r in missing_reports(read_roster(args.roster), reports, args.assignment, session):
+        for r in missing_reports(read_roster(args.roster), reports, args.assignment, session, out):
             write_report(r, out)
             print(f"{r.student:16s} {r.assignment:22s} 0/{r.max_points:g} points  missing (on the roster, no file)")
         off = sorted({r.student for r in reports} - set(read_roster(args.roster)))
@@ -212,6 +222,27 @@ def cmd_grade(args) -> int:
     if not session.isolation.isolated:
         print(session.isolation.describe())   # said again at the end, where a teacher reads last
     return 0
+
+
+def _drop_missing_rows(out: Path) -> None:
+    """Remove the reports of status "missing" (a student on a roster without a file) from ``out``: a student who
+    hands in late must get one row, not "missing" beside the graded file."""
+    import json
+
+    from vrs_edu.course.assignments.grade import write_summary
+
+    dropped = False
+    for p in sorted(out.glob("*/*.json")):
+        try:
+            missing = json.loads(p.read_text()).get("status") == "missing"
+        except (OSError, ValueError, AttributeError):
+            continue
+        if missing:
+            for suffix in (".json", ".csv", ".feedback.md"):
+                p.with_name(p.name[: -len(".json")] + suffix).unlink(missing_ok=True)
+            dropped = True
+    if dropped:
+        write_summary(out)
 
 
 def _existing_keys(out: Path) -> dict[tuple[str, str], str]:
