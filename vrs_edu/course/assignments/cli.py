@@ -211,10 +211,11 @@ def cmd_grade(args) -> int:
     for warning in _case_warnings(reports, out):
         print(warning)
     if args.roster:
-        for r in missing_reports(read_roster(args.roster), reports, args.assignment, session, out):
+        roster = read_roster(args.roster)
+        for r in missing_reports(roster, reports, args.assignment, session, out):
             write_report(r, out)
             print(f"{r.student:16s} {r.assignment:22s} 0/{r.max_points:g} points  missing (on the roster, no file)")
-        off = sorted({r.student for r in reports} - set(read_roster(args.roster)))
+        off = sorted({r.student for r in reports} - set(roster))
         if off:
             print(f"not on the roster {args.roster}: {', '.join(off)} (graded all the same)")
     print(f"{len(subs)} notebooks graded; reports in {args.out}/<assignment>/<student>.json|.csv; "
@@ -315,17 +316,22 @@ def _previous_students(out: Path) -> dict[str, str]:
     return found
 
 
-def check_export(args) -> None:
-    """A roster that cannot be read, in one line, before anything is written."""
+def _check_roster(path) -> None:
+    """``--roster``: a file that cannot be read as a roster, in one line, before any work (grade and export)."""
     from vrs_edu.cli_args import UsageError
 
     from vrs_edu.course.assignments.gradebook import read_roster
 
+    try:
+        read_roster(path)
+    except (ValueError, OSError) as e:
+        raise UsageError(f"argument --roster: {e}") from None
+
+
+def check_export(args) -> None:
+    """A roster that cannot be read, in one line, before anything is written."""
     if args.roster:
-        try:
-            read_roster(args.roster)
-        except (ValueError, OSError) as e:
-            raise UsageError(f"argument --roster: {e}") from None
+        _check_roster(args.roster)
 
 
 def check_grade(args) -> None:
@@ -354,12 +360,7 @@ def check_grade(args) -> None:
         except ValueError as e:
             raise UsageError(str(e)) from None
     if args.roster:
-        from vrs_edu.course.assignments.gradebook import read_roster
-
-        try:
-            read_roster(args.roster)
-        except (ValueError, OSError) as e:
-            raise UsageError(f"argument --roster: {e}") from None
+        _check_roster(args.roster)
     if args.student and len(subs) > 1:
         raise UsageError(f"argument --student: names one submission, but {len(subs)} were given; without it each "
                          "student's name comes from the folder or file name")

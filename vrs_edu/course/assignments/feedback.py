@@ -12,7 +12,7 @@ def feedback_markdown(report: dict) -> str:
     lines = [f"# {report['assignment']}: feedback for {report['student']}", "",
              f"**{report['points']:g} of {report['max_points']:g} points** "
              f"({report.get('checks_passed', 0)} of {report.get('checks_total', 0)} checks passed)", ""]
-    if report["status"] not in ("graded",):
+    if report["status"] != "graded":
         lines += [f"Status: {report['status']}.", ""]
     if report.get("checks"):
         lines += ["| check | kind | points | what to look at |", "|---|---|---|---|"]
