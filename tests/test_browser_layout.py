@@ -73,33 +73,10 @@ def _figure_params():
         for c in CHAPTERS]
 
 
-@pytest.mark.parametrize("chapter", _figure_params())
-def test_chapter_page_needs_no_sideways_scrolling_keeps_figures_readable_and_folds(page, book_url, chapter):
-    page.goto(f"{book_url}/{chapter.file.removesuffix('.ipynb')}.html")
-    page.wait_for_load_state("load")
-    page.wait_for_function("() => [...document.images].every(i => i.complete)")
-    m = page.evaluate(MEASURE)
-
-    assert m["columns"] is not None, "the page has no code cell"
-    assert m["columns"] >= MIN_CODE_COLUMNS, (
-        f"the code column holds {m['columns']} characters at 1280 px, fewer than {MIN_CODE_COLUMNS}")
-    assert not m["wide"], f"{len(m['wide'])} block(s) scroll sideways at 1280 px:\n" + "\n".join(m["wide"])
-    shrunk = [f"{i['src']}: {i['natural']} px drawn in {i['shown']:.0f} px" for i in m["images"]
-              if i["shown"] < i["natural"] - SHRINK_TOLERANCE_PX]
-    assert not shrunk, "figures shrunk below their own size (their text below 9 pt):\n" + "\n".join(shrunk)
-    # on the same page load (each load is seconds of Chromium's time): no emoji, and the folded section
-    emoji = page.evaluate("() => [...document.querySelector('article').innerText]"
-                          ".filter(c => /\\p{Extended_Pictographic}/u.test(c))")
-    assert not emoji, f"{chapter.file} shows {len(emoji)} emoji ({''.join(sorted(set(emoji)))}): without a " \
-                      "colour-emoji font they are empty boxes; say it in text"
-    heading = _folded_heading(chapter)
-    if heading is not None:
-        _assert_folded_and_opens(page, chapter, heading)
-
-
 # ------------------------------------------------------------------------------------------------ a 390-px phone
 
 PHONE = {"width": 390, "height": 844}
+DESKTOP = {"width": 1280, "height": 900}   # the page fixture's viewport (tests/test_browser.py)
 MIN_SHOWN = 0.9          # a figure shown at 90 % of its own size keeps its 13.3-px text at 12 px
 MIN_TEXT_PX = 12
 
@@ -126,19 +103,45 @@ def phone(browser, book_url):
     context.close()
 
 
-@pytest.mark.parametrize("chapter", _figure_params())
-def test_on_a_phone_nothing_scrolls_sideways_and_figure_text_stays_readable(phone, book_url, chapter):
-    phone.goto(f"{book_url}/{chapter.stem}.html")
-    phone.wait_for_load_state("load")
-    phone.wait_for_function("() => [...document.images].every(i => i.complete)")
-    m = phone.evaluate(PHONE_MEASURE)
+def _assert_readable_on_a_phone(pg, chapter) -> None:
+    m = pg.evaluate(PHONE_MEASURE)
+    assert m["window"] == PHONE["width"], f"the window is {m['window']} px wide, not the phone's {PHONE['width']}"
     assert m["page"] <= m["window"], f"the page is {m['page']} px wide in a {m['window']}-px window"
     assert not m["wide"], f"{len(m['wide'])} block(s) scroll sideways at 390 px:\n" + "\n".join(m["wide"])
     small = [f"{i['src']}: {i['natural']} px shown in {i['shown']:.0f} px" for i in m["images"]
              if i["shown"] < MIN_SHOWN * i["natural"]]
     assert not small, "figures shrunk so far that their text falls below 12 px:\n" + "\n".join(small)
     assert m["minText"] >= MIN_TEXT_PX, f"text of {m['minText']} px"
-    _screenshot(phone, f"phone_{chapter.stem}")
+    _screenshot(pg, f"phone_{chapter.stem}")
+
+
+@pytest.mark.parametrize("chapter", _figure_params())
+def test_chapter_page_at_1280_px_and_on_a_phone_scrolls_nothing_sideways_keeps_figures_readable_and_folds(
+        page, book_url, chapter):
+    """One page load per chapter (each is seconds of Chromium's time): measured at 1280 px, then the same page
+    resized to a 390-px phone, then back at 1280 px the folded section opened."""
+    page.goto(f"{book_url}/{chapter.file.removesuffix('.ipynb')}.html")
+    page.wait_for_load_state("load")
+    page.wait_for_function("() => [...document.images].every(i => i.complete)")
+    m = page.evaluate(MEASURE)
+
+    assert m["columns"] is not None, "the page has no code cell"
+    assert m["columns"] >= MIN_CODE_COLUMNS, (
+        f"the code column holds {m['columns']} characters at 1280 px, fewer than {MIN_CODE_COLUMNS}")
+    assert not m["wide"], f"{len(m['wide'])} block(s) scroll sideways at 1280 px:\n" + "\n".join(m["wide"])
+    shrunk = [f"{i['src']}: {i['natural']} px drawn in {i['shown']:.0f} px" for i in m["images"]
+              if i["shown"] < i["natural"] - SHRINK_TOLERANCE_PX]
+    assert not shrunk, "figures shrunk below their own size (their text below 9 pt):\n" + "\n".join(shrunk)
+    emoji = page.evaluate("() => [...document.querySelector('article').innerText]"
+                          ".filter(c => /\\p{Extended_Pictographic}/u.test(c))")
+    assert not emoji, f"{chapter.file} shows {len(emoji)} emoji ({''.join(sorted(set(emoji)))}): without a " \
+                      "colour-emoji font they are empty boxes; say it in text"
+    page.set_viewport_size(PHONE)
+    _assert_readable_on_a_phone(page, chapter)
+    page.set_viewport_size(DESKTOP)
+    heading = _folded_heading(chapter)
+    if heading is not None:
+        _assert_folded_and_opens(page, chapter, heading)
 
 
 def _chapter_menu_visible(pg) -> bool:
