@@ -4,12 +4,12 @@ import pytest
 import torch
 
 from vrs_edu.course.checks import CheckFailed
-from vrs_edu.course.exercises import ch01, ch02
+from vrs_edu.course.exercises import ch00, ch01, ch02
 from vrs_edu.chapters.ch01_two_axes.readout import logit_contributions, residual_stack
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
 from vrs_edu.nn.attention import attend, attention_pattern
 
-from exercise_spec import exercise_specs
+from exercise_spec import edge_specs, exercise_specs
 
 EXERCISES = [
     (ch01.check_residual_stack, residual_stack, ch01.STACK_MISTAKES),
@@ -19,6 +19,9 @@ EXERCISES = [
     (ch02.check_value_swap, value_swap_loss, ch02.SWAP_MISTAKES),
 ]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
+# chapter 00's one checker (no file of its own) is graded too
+test_the_edges_pass_the_reference_and_catch_a_float32_result = edge_specs(
+    [(ch00.check_stream_norms, ch00._ref_stream_norms, []), *EXERCISES])
 
 
 def test_hand_written_wrong_solutions_get_the_hints_a_learner_needs(capsys):

@@ -9,7 +9,7 @@ from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.value_residual import mix_values
 from vrs_edu.nn.x0 import inject_x0
 
-from exercise_spec import exercise_specs
+from exercise_spec import edge_specs, exercise_specs
 
 
 def value_residual_attention(pattern, v, v_first, lambda_1, lambda_2):
@@ -23,6 +23,7 @@ def x0_projection(x, embedding, weight, alpha, beta):
 EXERCISES = [(ch03.check_value_residual_attention, value_residual_attention, ch03.MISTAKES),
              (ch04.check_x0_projection, x0_projection, ch04.MISTAKES)]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
+test_the_edges_pass_the_reference_and_catch_a_float32_result = edge_specs(EXERCISES)
 
 
 def test_value_residual_by_hand():

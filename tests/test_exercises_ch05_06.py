@@ -9,13 +9,14 @@ from vrs_edu.course.checks import CheckFailed, messages
 from vrs_edu.course.exercises import ch05, ch06
 from vrs_edu.lab.kv_cache import kv_bytes_per_token
 
-from exercise_spec import exercise_specs
+from exercise_spec import edge_specs, exercise_specs
 
 EXERCISES = [
     (ch05.check_depth_swa_one_token, ch05._ref_depth_swa_one_token, ch05.SWA_MISTAKES),
     (ch06.check_kv_cache_bytes, ch06._ref_kv_cache_bytes, ch06.KV_MISTAKES),
 ]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
+test_the_edges_pass_the_reference_and_catch_a_float32_result = edge_specs(EXERCISES)
 
 
 def test_a_hand_written_loop_over_layers_passes(capsys):

@@ -11,6 +11,10 @@ the grade; the others end with "public checks passed".
 A stub (a body of ``raise NotImplementedError`` or ``...``) is not an error: the checker says "not implemented yet"
 and gives the exercise's first hint, so a chapter runs top to bottom before the learner has written anything.
 
+With ``edges=True`` a checker runs its edge cases instead: one position (T = 1, where a causal mask leaves only
+the diagonal), the smallest widths, and float64 inputs, whose dtype the result must keep. The assignments' hidden
+checks use them (the public checks never do).
+
 Every checker returns True/False and prints; with ``raise_on_fail=True`` (used by the grader) it raises
 ``CheckFailed`` instead. A printed message is wrapped to ``WIDTH`` (100) columns at spaces, its continuation lines
 indented by ``INDENT``, so a hint reads on the page without a sideways scroll; :func:`messages` joins a printed
@@ -139,6 +143,10 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
         if got is None and expected is not None:   # a body of `...` or `pass`
             return not_written("")
         if _close(got, expected, atol):
+            if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor) and got.dtype != expected.dtype:
+                return fail_case(i, args, f"the result is {got.dtype} where the reference's is {expected.dtype}: "
+                                 "compute in the inputs' dtype (no .float(), no new tensor made without their "
+                                 "dtype)")
             continue
         for m in mistakes:   # before the shape message: a known mistake may change the shape (averaged over depth)
             try:
@@ -159,6 +167,13 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
     if not quiet:
         print(wrap(f"✓ {name}: {PASSED if graded else PASSED_UNGRADED}"))
     return True
+
+
+def in_float64(cases: Sequence[tuple]) -> list[tuple]:
+    """``cases`` with every floating-point tensor in float64: a graded edge case (a function that hard-codes float32,
+    ``.float()`` or a float32 constant tensor, returns the wrong dtype)."""
+    return [tuple(a.double() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in case)
+            for case in cases]
 
 
 def random_inputs(seed: int, *shapes: tuple[int, ...]) -> tuple[torch.Tensor, ...]:

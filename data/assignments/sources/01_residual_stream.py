@@ -57,7 +57,8 @@ check_residual_stack(residual_stack)
 # %% tags=["hidden-test"] check="residual_stack_hidden" points=2
 from vrs_edu.course.exercises.ch01 import check_residual_stack
 
-all(check_residual_stack(residual_stack, seed=s, quiet=True) for s in (11, 12, 13))
+# other random inputs, then the edges: one position (T = 1), the smallest widths, float64 kept as float64
+all(check_residual_stack(residual_stack, seed=s, quiet=True) for s in (11, 12)) and check_residual_stack(residual_stack, seed=13, edges=True, quiet=True)
 
 # %% [markdown]
 # ## Exercise 2 — direct logit attribution
@@ -92,7 +93,8 @@ check_logit_contributions(logit_contributions)
 # %% tags=["hidden-test"] check="logit_contributions_hidden" points=2
 from vrs_edu.course.exercises.ch01 import check_logit_contributions
 
-all(check_logit_contributions(logit_contributions, seed=s, quiet=True) for s in (11, 12, 13))
+# other random inputs, then the edges: one position (T = 1), the smallest widths, float64 kept as float64
+all(check_logit_contributions(logit_contributions, seed=s, quiet=True) for s in (11, 12)) and check_logit_contributions(logit_contributions, seed=13, edges=True, quiet=True)
 
 # %% [markdown]
 # ## Use it: take a small model apart

@@ -61,7 +61,8 @@ check_attention_pattern(attention_pattern)
 # %% tags=["hidden-test"] check="attention_pattern_hidden" points=2
 from vrs_edu.course.exercises.ch02 import check_attention_pattern
 
-all(check_attention_pattern(attention_pattern, seed=s, quiet=True) for s in (11, 12, 13))
+# other random inputs, then the edges: one position (T = 1), the smallest widths, float64 kept as float64
+all(check_attention_pattern(attention_pattern, seed=s, quiet=True) for s in (11, 12)) and check_attention_pattern(attention_pattern, seed=13, edges=True, quiet=True)
 
 # %% tags=["hidden-test"] check="attention_pattern_no_future" points=1
 # Causality as a property: changing the keys of later positions must not change what earlier queries attend to.
@@ -102,7 +103,8 @@ check_attend(attend)
 # %% tags=["hidden-test"] check="attend_hidden" points=2
 from vrs_edu.course.exercises.ch02 import check_attend
 
-all(check_attend(attend, seed=s, quiet=True) for s in (11, 12, 13))
+# other random inputs, then the edges: one position (T = 1), the smallest widths, float64 kept as float64
+all(check_attend(attend, seed=s, quiet=True) for s in (11, 12)) and check_attend(attend, seed=13, edges=True, quiet=True)
 
 # %% [markdown]
 # ## Use it: recompute a model's attention

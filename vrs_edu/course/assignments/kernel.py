@@ -17,6 +17,7 @@ import ast
 import contextlib
 import hmac
 import os
+import subprocess
 from pathlib import Path
 
 import nbformat
@@ -374,6 +375,9 @@ class SandboxKernelManager(AsyncKernelManager):
     jail: dict | None = None
 
     async def _async_launch_kernel(self, kernel_cmd, **kw):
+        # The kernel's own start-up lines ("To connect another client to this kernel…") would reach the teacher's
+        # terminal once per submission; what the notebook prints travels over the kernel's sockets, not stdout.
+        kw.setdefault("stdout", subprocess.DEVNULL)
         if self.jail is not None:
             os.chown(self.connection_file, self.jail["uid"], self.jail["gid"])
             kernel_cmd = jail_command(self.jail, kernel_cmd)

@@ -23,7 +23,7 @@ A source is an ordinary notebook with three kinds of marked cells (jupytext cell
 A test cell *passes* when it raises nothing and its last line evaluates to ``True``. The checkers in
 :mod:`vrs_edu.course.exercises` return True/False and print a ``✗ …`` line with the likely mistake; the grader
 copies that line (or the error a cell raised, e.g. an ``assert`` message) into the report. Hidden tests call the
-checkers with other seeds and ``quiet=True``. Every ``check`` name is unique within its assignment and doubles as the
+checkers with other seeds, ``edges=True`` and ``quiet=True``. Every ``check`` name is unique within its assignment and doubles as the
 cell id, so a grader can recognise the learner's copy of a test cell.
 """
 from __future__ import annotations

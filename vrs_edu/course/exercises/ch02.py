@@ -1,7 +1,8 @@
 """Chapter 02 exercises: the causal attention pattern from q and k, the value-weighted sum, and the value swap.
 
-``check_<name>(fn, *, seed=0, **kw)``: seed 0 gives the public cases; graders call with other seeds. Extra keyword
-arguments go to :func:`vrs_edu.course.checks.check_function` (``raise_on_fail``, ``quiet``).
+``check_<name>(fn, *, seed=0, edges=False, **kw)``: seed 0 gives the public cases; graders call with other seeds
+and ``edges=True`` (one position, the smallest widths, float64). Extra keyword arguments go to
+:func:`vrs_edu.course.checks.check_function` (``raise_on_fail``, ``quiet``).
 """
 from __future__ import annotations
 
@@ -10,11 +11,13 @@ import math
 import torch
 
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
-from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
 from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 SHAPES = [(2, 3, 5, 4), (1, 2, 7, 16), (3, 1, 4, 8)]   # (B, H, T, Dh): T != Dh so transposes show up as shapes
+# The graded edges: one position (its only key is itself: weight exactly 1), the first masked entry (T = 2), Dh = 1
+EDGE_SHAPES = [(1, 1, 1, 1), (1, 2, 1, 8), (2, 1, 2, 3)]
 
 
 def _scores(q, k, scale):
@@ -31,12 +34,12 @@ def _masked_softmax(scores, allowed, dim=-1):
 
 # --- exercise 1: the causal pattern ---------------------------------------------------------------------------
 
-def _pattern_cases(seed: int):
+def _pattern_cases(seed: int, edges: bool = False):
     cases = []
-    for i, shape in enumerate(SHAPES):
+    for i, shape in enumerate(EDGE_SHAPES if edges else SHAPES):
         q, k = random_inputs(1000 * seed + i, shape, shape)
         cases.append((2 * q, 2 * k))   # scores large enough that the 1/sqrt(Dh) scale matters
-    return cases
+    return in_float64(cases) if edges else cases
 
 
 def _dh(q):
@@ -65,26 +68,26 @@ PATTERN_MISTAKES = [
 ]
 
 
-def check_attention_pattern(fn, *, seed: int = 0, **kw) -> bool:
+def check_attention_pattern(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 02.1: ``fn(q (B, H, T, Dh), k (B, H, T, Dh)) -> (B, H, T, T)``, the causal pattern
     ``softmax(q kᵀ / sqrt(Dh))`` with future keys masked; rows sum to 1."""
     kw.setdefault("stub_hint", "scale the dot products of queries with keys by 1/sqrt(Dh); a key after the query "
                   "must get weight exactly 0, so set its score before the softmax to a value whose exp is 0; the "
                   "weights of one query sum to 1")
-    return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed), PATTERN_MISTAKES, **kw)
+    return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed, edges), PATTERN_MISTAKES, **kw)
 
 
 # --- exercise 2: the value-weighted sum -----------------------------------------------------------------------
 
-def _attend_cases(seed: int):
+def _attend_cases(seed: int, edges: bool = False):
     cases = []
-    for i, (B, H, T, Dh) in enumerate(SHAPES):
+    for i, (B, H, T, Dh) in enumerate(EDGE_SHAPES if edges else SHAPES):
         g = torch.Generator().manual_seed(1000 * seed + 100 + i)
         scores = torch.randn(B, H, T, T, generator=g) * 2
         pattern = _masked_softmax(scores, _tril(T))
         (v,) = random_inputs(1000 * seed + i, (B, H, T, Dh))
         cases.append((pattern, v))
-    return cases
+    return in_float64(cases) if edges else cases
 
 
 ATTEND_MISTAKES = [
@@ -100,12 +103,12 @@ ATTEND_MISTAKES = [
 ]
 
 
-def check_attend(fn, *, seed: int = 0, **kw) -> bool:
+def check_attend(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 02.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh)) -> (B, H, T, Dh)`` with
     ``z[..., i, :] = Σ_j pattern[..., i, j] · v[..., j, :]``."""
     kw.setdefault("stub_hint", "row i of the pattern holds query i's weights over the keys j: one matrix product, "
                   "pattern @ v")
-    return check_function("attend", fn, attend, _attend_cases(seed), ATTEND_MISTAKES, **kw)
+    return check_function("attend", fn, attend, _attend_cases(seed, edges), ATTEND_MISTAKES, **kw)
 
 
 # --- exercise 3: the value swap -------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from vrs_edu.course.checks import CheckFailed, Mistake, check_function, random_inputs, wrap
+from vrs_edu.course.checks import CheckFailed, Mistake, check_function, in_float64, random_inputs, wrap
 from vrs_edu.nn.attention import attend, causal_mask
 from vrs_edu.nn.value_residual import mix_values
 
@@ -63,11 +63,11 @@ def mutated_inputs(fn, case: tuple) -> list[str]:
             if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
 
 
-def check_value_residual_attention(fn, *, seed: int = 0, **kw) -> bool:
+def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 03: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
     -> (B, H, T, Dh)`` = ``pattern @ (lambda_1 * v_first + lambda_2 * v)``. ``seed`` picks the random cases
-    (0: the public checks; graders use others)."""
-    shapes = [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
+    (0: the public checks; graders use others); ``edges``: one position, Dh = 1, in float64."""
+    shapes = [(1, 1, 1, 1), (1, 2, 1, 3), (2, 1, 2, 1)] if edges else [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
     cases = []
     for i, (B, H, T, Dh) in enumerate(shapes):
         s = 1000 * seed + 10 * i
@@ -75,6 +75,7 @@ def check_value_residual_attention(fn, *, seed: int = 0, **kw) -> bool:
         g = torch.Generator().manual_seed(s + 2)
         lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()   # distinct, so a swap shows
         cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
+    cases = in_float64(cases) if edges else cases
     # the hint points to the two steps without writing them (the learner trial: a hint that is the answer)
     kw.setdefault("stub_hint", "two steps: first build the values this layer averages from the two value "
                   "tensors and the two weights; then let the pattern average them, as chapter 02's attend did")

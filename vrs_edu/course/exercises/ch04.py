@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
 from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.x0 import inject_x0
 
@@ -48,11 +48,11 @@ MISTAKES = [
 ]
 
 
-def check_x0_projection(fn, *, seed: int = 0, **kw) -> bool:
+def check_x0_projection(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 04: ``fn(x (B, T, D), embedding (B, T, D), weight (D, D), alpha, beta) -> (B, T, D)`` =
     ``alpha * x @ weight.T + beta * rms_norm(embedding) @ weight.T``. ``seed`` picks the random cases
-    (0: the public checks; graders use others)."""
-    shapes = [(2, 5, 8), (1, 7, 16), (3, 4, 4)]
+    (0: the public checks; graders use others); ``edges``: one token, D = 1, in float64."""
+    shapes = [(1, 1, 1), (1, 1, 5), (2, 2, 1)] if edges else [(2, 5, 8), (1, 7, 16), (3, 4, 4)]
     cases = []
     for i, (B, T, D) in enumerate(shapes):
         s = 1000 * seed + 10 * i
@@ -61,6 +61,7 @@ def check_x0_projection(fn, *, seed: int = 0, **kw) -> bool:
         g = torch.Generator().manual_seed(s + 1)
         alpha, beta = (0.3 + torch.rand(2, generator=g)).tolist()
         cases.append((x, emb, w, alpha, beta))
+    cases = in_float64(cases) if edges else cases
     kw.setdefault("stub_hint", "x is normalised already; the embedding is not, and x0 must be on the same scale "
                   "as x. Both terms go through the same weight, applied as an nn.Linear applies it")
     return check_function("x0 projection", fn, _ref_x0_projection, cases, MISTAKES, **kw)

@@ -12,7 +12,7 @@ import math
 
 import torch
 
-from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
 from vrs_edu.nn.shortswa import short_swa
 
 
@@ -54,14 +54,17 @@ SWA_MISTAKES = [
 ]
 
 
-def check_depth_swa_one_token(fn, *, seed: int = 0, **kw) -> bool:
+def check_depth_swa_one_token(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 05: ``fn(h (L+1, D), window K, w_q (E, D), w_k (E, D), w_v (E, D)) -> (L+1, E)``, causal ShortSWA
-    over one token's depth trajectory. ``seed`` picks the random cases (0: the public checks; graders use others)."""
-    sizes = [(7, 8, 8, 3), (5, 6, 4, 2), (9, 8, 8, 4), (4, 4, 4, 1)]          # (L+1, D, E, K)
+    over one token's depth trajectory. ``seed`` picks the random cases (0: the public checks; graders use others);
+    ``edges``: one layer, a window longer than the stack, E = 1, in float64."""
+    sizes = ([(1, 3, 2, 1), (2, 2, 1, 3), (3, 1, 1, 2)] if edges else
+             [(7, 8, 8, 3), (5, 6, 4, 2), (9, 8, 8, 4), (4, 4, 4, 1)])          # (L+1, D, E, K)
     cases = []
     for i, (S, D, E, K) in enumerate(sizes):
         h, wq, wk, wv = random_inputs(1000 * seed + i, (S, D), (E, D), (E, D), (E, D))
         cases.append((2.0 * h, K, wq, wk, wv))                                   # sharp enough that mistakes show
+    cases = in_float64(cases) if edges else cases
     # The stub's hint points (which rows, which scale), without the code: the chapter's hints say the rest.
     kw.setdefault("stub_hint", "one layer at a time: which rows of h may layer l read (itself and how many "
                   "below)? The query comes from row l alone; the chapter's equation says how the scores are scaled")
