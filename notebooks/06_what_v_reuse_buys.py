@@ -275,9 +275,10 @@ layer = bank_layers[-1]
 ov = ov_tables(bank_model.blocks[layer], bank_model.cfg.n_heads)     # (H, |V|, D)
 rebuilt = output_from_table(trace[f"blocks.{layer}.attn.pattern"], ov, x)
 largest = float((rebuilt - trace[f"blocks.{layer}.attn.out"]).abs().max())
+# (the bound, not the difference itself: float32 rounding differs from one CPU to another)
 say(f"Layer {layer}: $\\sum_h \\sum_j a^h_{{ij}}\\,\\mathrm{{OV}}_h[x_j]$ differs from "
-    f"the attention output by at most **{largest:.1e}**: "
-    + ("the same, to float precision." if largest < 1e-5 else "**not** the same."))
+    + ("the attention output by less than **1e-5** at every entry: the same, to float precision." if largest < 1e-5
+       else f"the attention output by up to **{largest:.1e}**: **not** the same."))
 
 # %% [markdown]
 # So what each head can write is a property of the table. Among the 400 most frequent training tokens, which rows
@@ -292,10 +293,10 @@ from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import loudest_rows
 
 freq = torch.bincount(data.train, minlength=data.vocab_size)
 loud = loudest_rows(ov, bank_model.lm_head.weight.detach(), freq, data.tokenizer.token)
-say(f"Layer {layer}, head {loud['head']}: mean row norm {loud['mean_norm']:.3f}, against "
-    f"{loud['quietest']:.3f} for the quietest head.",
+say(f"Layer {layer}, head {loud['head']}: mean row norm {loud['mean_norm']:.2f}, against "
+    f"{loud['quietest']:.2f} for the quietest head.",
     table(["token", "‖OV row‖", "promotes"],
-          [[f"`{t}`", f"{n:.3f}", " ".join(f"`{p}`" for p in ps)] for t, n, ps in loud["rows"]]))
+          [[f"`{t}`", f"{n:.2f}", " ".join(f"`{p}`" for p in ps)] for t, n, ps in loud["rows"]]))
 
 # %% [markdown]
 # A short run gives a rough table; the point is the method: every row above was read off $E_v$, $W_O$ and $W_U$ —

@@ -209,7 +209,7 @@ def answer(rows: list[dict], break_even: int, largest_error: float, cosine: floa
             f"so it saves memory only once a batch holds more tokens than the vocabulary: the break-even context "
             f"is **{break_even:,}** tokens for one sequence of this model. {reading}: a bank layer's "
             f"output {'is' if exact else 'is not'} the pattern times rows of a per-token table (largest difference "
-            f"**{largest_error:.1e}**), rows that can be read without running the model, while QK still decides "
+            f"{'below **1e-5**' if exact else f'**{largest_error:.1e}**'}), rows that can be read without running the model, while QK still decides "
             f"where each head looks; an ordinary layer's values were {'nearly' if cosine > 0.9 else 'far from'} a "
             f"table here (cosine {cosine:.3f}).")
 
