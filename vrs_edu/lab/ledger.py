@@ -17,11 +17,11 @@ import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-# Every recipe's result files (the verdict corpus' files first): chapters 03-06 and 08 list their runs.
+# Every recipe's result files (the verdict corpus' files first): chapters 03-08 list their runs.
 FILES = ("value-residual.corpus-kjv.json", "value-residual.json", "bank-of-values.corpus-kjv.json",
          "bank-of-values.json", "recall.json", "recall-rates.json", "recall-tuning.json",
          "depth-sweep.corpus-kjv.json", "depth-mixers.corpus-kjv.json", "depth-mixers.json",
-         "v-over-depth.corpus-kjv.json", "real-decoder.json")
+         "v-over-depth.corpus-kjv.json", "real-decoder.json", "encoder-norms.json", "decoder-norms.json")
 LEDGER = ROOT / "data" / "results" / "ledger.json"
 
 

@@ -87,3 +87,20 @@ def mixing_ratio(contrib: Float[Tensor, "B T T D"], resid: Float[Tensor, "B T D"
 def weight_mixing(pattern: Float[Tensor, "B H T T"]) -> Float[Tensor, "B T"]:
     """The weight-based reading of the same question: 1 − mean_h α_hii, the weight a token gives the others."""
     return 1.0 - pattern.diagonal(dim1=-2, dim2=-1).mean(dim=1)
+
+
+def source_share(attribution: Float[Tensor, "B T T"], sources: Float[Tensor, "B T"], queries: Float[Tensor, "B T"]
+                 ) -> Float[Tensor, "B"]:
+    """The share of a set of sources in an attribution map, per sequence: for each query i in ``queries``,
+    Σ_{j ∈ sources} m_ij / Σ_j m_ij, averaged over those queries. ``attribution`` m ≥ 0 is a weight map (mean_h α,
+    whose rows already sum to 1) or a norm map (:func:`layer_norm_map`, normalised here per query, as Kobayashi et
+    al. 2020, arXiv 2004.10102, §4, compare the two); ``sources`` and ``queries`` are boolean masks (B, T).
+
+    Raises ValueError when a sequence has no query in ``queries`` (its share would be 0/0)."""
+    n = queries.sum(dim=1)
+    if (n == 0).any():
+        raise ValueError(f"source_share: expected at least one query per sequence, got none in sequence(s) "
+                         f"{(n == 0).nonzero().flatten().tolist()}")
+    total = torch.where(queries, attribution.sum(dim=-1), 1.0)           # (B, T); a query left out divides by 1
+    share = (attribution * sources[:, None, :]).sum(dim=-1) / total      # (B, T): each query's share
+    return torch.where(queries, share, 0.0).sum(dim=1) / n

@@ -1,0 +1,194 @@
+"""``vrs-edu reproduce encoder-norms``: attention is not only a weight, asked of MiniLM's 6 layers.
+
+Kobayashi et al. (EMNLP 2020, arXiv 2004.10102) write an attention layer's output at token i as Σ_h Σ_j α_hij
+f_h(x_j) + b_O, f_h(x_j) = v_h(x_j) W_O^h (:mod:`vrs_edu.nn.attribution`), and read BERT two ways: by the weight α
+(what QK computed) and by the norm ‖α f(x)‖ (the vector V and O make, weighted). Their findings, asked here of
+all-MiniLM-L6-v2 (chapter 07's encoder, BERT's architecture at 6 layers), one prose sentence of the Python docs as
+the unit of replication:
+
+* **Special tokens** ([CLS], [SEP] and punctuation) take much of the weight but little of the norm: per layer, their
+  share of the layer's norm-based map ‖Σ_h α_hij f_h(x_j)‖ (normalised per query) lies below their share of the
+  weights mean_h α_hij. The claim needs its premise, that these tokens draw heavy attention (more than their share
+  of the positions): where they do not, the test is *out of regime*.
+* **α and ‖f(x)‖ are negatively correlated** (ibid., §4.3: frequent tokens get large weights and small vectors):
+  per head, Spearman's ρ across a sentence's tokens between the weight a token receives (mean over queries) and the
+  norm of its vector; the sentence's value is the mean over heads and layers.
+* **The context-mixing ratio** (Kobayashi et al., EMNLP 2021, arXiv 2109.07152), with the residual and the post-LN
+  counted, lies far below its weight-based reading 1 − mean_h α_ii (BERT-base: 18.8 % against 97.1 %), and is higher
+  in early layers.
+
+Computation in float32; nothing is trained; ~15 s on 2 threads.
+"""
+from __future__ import annotations
+
+import string
+import time
+
+import torch
+from scipy.stats import spearmanr
+
+from vrs_edu.chapters.ch07_real_model.model import MODEL_NAME, RealModel, corpus_sentences, load_real_model
+from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, verdict_records
+from vrs_edu.lab.experiments import Recipe
+from vrs_edu.lab.options import RunOptions
+from vrs_edu.lab.results import Verdict
+from vrs_edu.nn.attribution import (contributions, layer_norm_map, mixing_ratio, source_share, transformed_values,
+                                    weight_mixing)
+
+NAME = "encoder-norms"
+SETTINGS = {"n_sentences": 200, "min_tokens": 8, "max_tokens": 40, "batch_size": 25, "dtype": "float32"}
+QUICK = {**SETTINGS, "n_sentences": 8, "batch_size": 4}
+SPECIAL = ("[CLS]", "[SEP]")
+
+# -- declared before the full run -------------------------------------------------------------------------------
+SESOI_SHARE = 0.05   # 5 percentage points of a query's attribution
+SESOI_RHO = 0.1      # a rank correlation of 0.1: Cohen's "small"
+SESOI_DEPTH = 0.02   # 2 points of the mixing ratio between the first and the last layers
+_SHARE_SRC = ("declared: 5 percentage points of a query's attribution (a share's difference below that changes no "
+              "reading of a map)")
+_RHO_SRC = "declared: ρ = −0.1, the smallest correlation Cohen (1988) calls small"
+_DEPTH_SRC = "declared: 2 points of the mixing ratio (a tenth of BERT-base's 18.8 %, arXiv 2109.07152)"
+
+
+def special_precondition(layer: int) -> Precondition:
+    return Precondition(f"special_heavy_at_{layer}", f"at layer {layer} the special tokens draw more weight than "
+                        "their share of the positions (the premise: heavy attention to them)", "their weight share "
+                        "− their share of the positions (mean over sentences)", "positive", 0.0)
+
+
+def special_test(layer: int) -> DeclaredTest:
+    return DeclaredTest(
+        f"special_norm_below_weight_{layer}", "heavy attention to [CLS], [SEP] and punctuation goes to small vectors "
+        "(Kobayashi et al., arXiv 2004.10102, §4.2): their norm share lies below their weight share", f"per "
+        f"sentence: norm share − weight share of the special tokens, layer {layer}", "the same sentence's weight "
+        "share", "negative", 0.0, "special", -SESOI_SHARE, _SHARE_SRC, requires=(f"special_heavy_at_{layer}",))
+
+
+CORRELATION_TEST = DeclaredTest(
+    "alpha_norm_negative", "α and ‖f(x)‖ are negatively correlated (Kobayashi et al., arXiv 2004.10102, §4.3)",
+    "per sentence: Spearman's ρ across its tokens of received weight and ‖f_h(x_j)‖, mean over heads and layers",
+    "ρ = 0", "negative", 0.0, "correlation", -SESOI_RHO, _RHO_SRC)
+MIXING_TEST = DeclaredTest(
+    "mixing_below_weights", "counting V, O, the residual and the LayerNorm, a token takes far less from its context "
+    "than the weights say (Kobayashi et al., arXiv 2109.07152: 18.8 % against 97.1 % in BERT-base)",
+    "per sentence: mixing ratio r − (1 − mean_h α_ii), mean over layers and tokens", "the weight-based reading, "
+    "same sentence", "negative", 0.0, "mixing", -SESOI_SHARE, _SHARE_SRC)
+DEPTH_TEST = DeclaredTest(
+    "mixing_early_above_late", "the mixing ratio is higher in early layers (Kobayashi et al., arXiv 2109.07152)",
+    "per sentence: r (layers 0-1) − r (layers 4-5)", "the same sentence's last layers", "positive", 0.0, "depth",
+    SESOI_DEPTH, _DEPTH_SRC)
+
+
+def declared(n_layers: int) -> tuple[list[DeclaredTest], list[Precondition]]:
+    tests = [special_test(l) for l in range(n_layers)] + [CORRELATION_TEST, MIXING_TEST, DEPTH_TEST]
+    return tests, [special_precondition(l) for l in range(n_layers)]
+
+
+# -- the measurement ------------------------------------------------------------------------------------------
+
+def special_mask(real: RealModel, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """(B, T) True at [CLS], [SEP] and tokens made only of punctuation, among the real tokens."""
+    tok = real.tokenizer.id_to_token
+    special = {i for i in ids.unique().tolist()
+               if tok(i) in SPECIAL or all(ch in string.punctuation for ch in tok(i))}
+    return torch.isin(ids, torch.tensor(sorted(special))) & mask
+
+
+def _spearman_per_head(received: torch.Tensor, norms: torch.Tensor) -> float:
+    """Mean over heads of Spearman's ρ between two (H, n) rows (NaN where a row is constant)."""
+    rhos = [spearmanr(a, b).statistic for a, b in zip(received.tolist(), norms.tolist())]
+    rhos = [r for r in rhos if r == r]
+    return sum(rhos) / len(rhos) if rhos else float("nan")
+
+
+@torch.no_grad()
+def sentence_readings(real: RealModel, sentences: list[str]) -> dict[str, list[list[float]]]:
+    """Per layer and sentence: ``weight_share`` and ``norm_share`` of the special tokens, ``position_share`` (their
+    share of the tokens), ``mixing`` (post-LN) and ``weight_mixing``, each a mean over the sentence's tokens, and
+    ``rho`` (α received against ‖f(x)‖, mean over heads). Returns ``{reading: (L, B) lists}``."""
+    ids, mask = real.encode(sentences)
+    tr = real.model(ids, mask, trace=True).trace
+    special = special_mask(real, ids, mask)
+    n = mask.sum(dim=1)
+    out = {k: [] for k in ("weight_share", "norm_share", "position_share", "mixing", "weight_mixing", "rho")}
+    for l, block in enumerate(real.model.blocks):
+        attn = block.attn
+        pattern = tr[f"blocks.{l}.attn.pattern"]                               # (B, H, T, T)
+        f = transformed_values(tr[f"blocks.{l}.attn.v"], attn.o_proj.weight, attn.n_heads)
+        c = contributions(pattern, f)
+        out["weight_share"].append(source_share(pattern.mean(dim=1), special, mask))
+        out["norm_share"].append(source_share(layer_norm_map(c), special, mask))
+        out["position_share"].append(special.sum(dim=1) / n)
+        r = mixing_ratio(c, tr[f"blocks.{l}.resid_pre"], bias=attn.o_proj.bias, post_ln=block.ln_attn)
+        out["mixing"].append((r * mask).sum(dim=1) / n)
+        out["weight_mixing"].append((weight_mixing(pattern) * mask).sum(dim=1) / n)
+        received = (pattern * mask[:, None, :, None]).sum(dim=2) / n[:, None, None]   # (B, H, T): mean over queries
+        norms = f.norm(dim=-1)                                                   # (B, H, T)
+        out["rho"].append(torch.tensor([_spearman_per_head(received[b][:, mask[b]], norms[b][:, mask[b]])
+                                        for b in range(len(sentences))]))
+    return {k: torch.stack(v).tolist() for k, v in out.items()}
+
+
+def measure(real: RealModel, sentences: list[str], batch_size: int) -> dict[str, list[list[float]]]:
+    parts = [sentence_readings(real, sentences[i:i + batch_size]) for i in range(0, len(sentences), batch_size)]
+    return {k: [sum((p[k][l] for p in parts), []) for l in range(len(parts[0][k]))] for k in parts[0]}
+
+
+def test_values(result: dict) -> dict[str, list[float]]:
+    """Per-sentence values of every declared test, from a stored result."""
+    per = result["per_layer"]
+    L, n = len(per["weight_share"]), len(per["weight_share"][0])
+
+    def mean_over(reading, layers):
+        return [sum(per[reading][l][s] for l in layers) / len(layers) for s in range(n)]
+    out = {f"special_norm_below_weight_{l}": [a - b for a, b in zip(per["norm_share"][l], per["weight_share"][l])]
+           for l in range(L)}
+    out["alpha_norm_negative"] = mean_over("rho", range(L))
+    out["mixing_below_weights"] = [a - b for a, b in zip(mean_over("mixing", range(L)),
+                                                         mean_over("weight_mixing", range(L)))]
+    k = max(1, L // 3)
+    out["mixing_early_above_late"] = [a - b for a, b in zip(mean_over("mixing", range(k)),
+                                                            mean_over("mixing", range(L - k, L)))]
+    return out
+
+
+def facts(result: dict) -> dict[str, float]:
+    per = result["per_layer"]
+    return {f"special_heavy_at_{l}": sum(w - p for w, p in zip(per["weight_share"][l], per["position_share"][l]))
+            / len(per["weight_share"][l]) for l in range(len(per["weight_share"]))}
+
+
+def verdicts(result: dict) -> list[Verdict]:
+    tests, pre = declared(len(result["per_layer"]["weight_share"]))
+    return judge(tests, test_values(result), preconditions=pre, facts=facts(result))
+
+
+def layer_means(result: dict) -> dict[str, list[float]]:
+    """Each reading's mean over the sentences, per layer."""
+    return {k: [sum(v) / len(v) for v in rows] for k, rows in result["per_layer"].items()}
+
+
+def encoder_norms(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,
+                  options: RunOptions = RunOptions()) -> dict:
+    if tokenizer is not None:
+        raise ValueError(f"--tokenizer does not apply to {NAME}: MiniLM reads its own WordPiece tokens, got "
+                         f"--tokenizer {tokenizer}")
+    cfg = QUICK if quick else SETTINGS
+    t0 = time.perf_counter()
+    real = load_real_model()
+    sentences = corpus_sentences(cfg["n_sentences"], min_tokens=cfg["min_tokens"], max_tokens=cfg["max_tokens"],
+                                 real=real, text=None if corpus is None else corpus.text)
+    load_s = time.perf_counter() - t0
+    payload = {"model": MODEL_NAME, "settings": cfg, "sentences": sentences,
+               "per_layer": measure(real, sentences, cfg["batch_size"])}
+    payload["stage_seconds"] = {"load": round(load_s, 1), "measure": round(time.perf_counter() - t0 - load_s, 1)}
+    payload["facts"] = facts(payload)
+    payload["verdicts"] = verdict_records(verdicts(payload))
+    return payload
+
+
+RECIPE = Recipe(NAME, encoder_norms,
+                "all-MiniLM-L6-v2 (chapter 07's encoder): the weight and the norm share of [CLS], [SEP] and "
+                "punctuation per layer, the correlation of α with ‖f(x)‖, and the context-mixing ratio with the "
+                "residual and the LayerNorm against 1 − α_ii (Kobayashi et al. 2020/2021), on 200 sentences",
+                default_seeds=(0,), budget_s=20 * 60, text=True, verdicts=verdicts)
