@@ -21,7 +21,7 @@
 #
 # **Goals.** Separate attention into its two halves, the pattern computed from queries and keys and the content it
 # moves, the values; build the *value swap* yourself; swap each half between inputs and freeze a layer's routing,
-# and measure what each costs.
+# and measure what each costs; read a head by the norm of what it moves as well as by its weights.
 #
 # **Prerequisites.** Chapter 01 (the residual stream, direct and total effects, hook points). Matrix products and
 # `softmax`.
@@ -260,6 +260,140 @@ print(f"last layer, first batch: clean loss {clean:.3f}, with the values swapped
       f"{value_swap_loss(model, xb, yb, L - 1):.3f} nats")
 
 # %% [markdown]
+# ## Attention is not only a weight
+#
+# The heatmaps of attention show the weights alone, but a head moves vectors. What head $h$ adds to query $i$'s
+# stream is a sum over the sources $j$ ([Kobayashi et al., 2020, arXiv 2004.10102](#cite:kobayashi2020attention)):
+#
+# $$\sum_j \alpha_{ij}\, f(x_j), \qquad f(x_j) = v_j\, W_O^{h\top}, \qquad
+# \lVert \alpha_{ij}\, f(x_j) \rVert = \alpha_{ij}\, \lVert f(x_j) \rVert,$$
+#
+# where $\alpha_{ij}$ is the head's attention weight (QK) and $W_O^h$ the $D_h$ columns of the output projection
+# that the head writes through. The [transformed value](#glossary:transformed-value) $f(x_j)$ is what source $j$
+# would write at weight 1, made by V and O; its length $\lVert f(x_j) \rVert$ is the factor the weights leave out.
+# [Norm-based attribution](#glossary:norm-based-attribution) reads the head by $\lVert \alpha_{ij} f(x_j) \rVert$,
+# each query's row normalised to sum to 1 like the weights: the *norm map*, beside the *weight map* $\alpha$.
+
+# %%
+from vrs_edu.viz.schematics import weight_times_norm
+
+weight_times_norm()
+plt.show()
+
+# %% [markdown]
+# The sentence, read both ways, at the head whose two maps differ most (by the total-variation distance between
+# the rows, $\tfrac12 \sum_j |a_{ij} - b_{ij}|$, averaged over the queries), on its first 16 characters:
+
+# %%
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import (attention_views, most_different_head,
+                                                               source_shares)
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import plot_weight_vs_norm
+
+views = attention_views(model, x)
+nl, nh = most_different_head(views)
+first = slice(0, 16)   # the first 16 characters, as in the chapter's other heatmaps
+weight, norm = (views[k][nl, 0, nh, first, first] for k in ("weight", "norm"))
+plot_weight_vs_norm(weight, norm, tokens[first], nl, nh)
+plt.show()
+top = source_shares(views, nl, nh, tokens)[0]
+name = "spaces" if top["token"] == " " else f"occurrences of '{top['token']}'"
+say(f"Layer {nl}, head {nh} is the head whose two maps differ most. Its largest change is at the "
+    f"{top['count']} {name}: they take {top['weight']:.2f} of the weight of the queries that can "
+    f"see them but {top['norm']:.2f} of the norm map, because their vectors are short: "
+    f"‖f(x)‖ {top['f_norm']:.2f} against {top['f_norm_others']:.2f} for the other characters.")
+
+# %% [markdown]
+# The weight map over-states what the spaces give: the head puts weight on them and moves little from them. The
+# paper found the same in BERT, whose heaviest weights sit on frequent tokens ([CLS], [SEP], full stops) with short
+# vectors. A weight map answers "where does the head look"; only the norm map answers "what does it move".
+#
+# ### Widget: read a head by its weight or by its norm
+#
+# The sliders pick a layer and a head; the toggle reads its map by the weight $\alpha$ or by the norm
+# $\lVert \alpha f(x) \rVert$ (per query, as above). The bars on the right are $\lVert f(x_j) \rVert$ of each
+# source, the factor by which the norm view rescales each column before the rows are normalised; the title gives how
+# far the head's two maps are apart on the whole sentence. The static figure below the widget is the default
+# setting: the head above, read by its weight.
+
+# %% tags=["nbval-ignore-output"]
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import norm_view_widget
+
+norm_view_widget(model, x, tokens, layer=nl, head=nh)
+
+# %%
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import map_distance
+from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import norm_view_figure
+
+norm_view_figure(views, nl, nh, "weight", tokens)
+plt.show()
+apart = map_distance(views["weight"][:, 0], views["norm"][:, 0])     # (L, H)
+say(f"Across the {L * H} heads the two maps differ by {apart.min():.2f} to {apart.max():.2f}, "
+    f"{apart.mean():.2f} on average (0: the same map, 1: no source in common).")
+
+# %% [markdown]
+# ### Exercise 4: the norm-based contributions of one head
+#
+# **Difficulty 3/5 · importance 4/5 · about 15 minutes.** The factor the weights leave out, computed from the
+# model's own tensors.
+#
+# Write `head_contributions(pattern, v, w_o, head)`: `pattern (B, H, T, T)` and `v (B, H, T, Dh)` of one layer,
+# `w_o (D, H·Dh)` the weight of its output projection as `nn.Linear` stores it (out × in), and a head index. Return
+# the vectors $\alpha_{ij} f(x_j)$ of that head, shape `(B, T, T, D)`: entry `[b, i, j]` is what source $j$ gives
+# query $i$. Summed over $j$ they are what the head writes; their norms are its norm map. Then they get the model's
+# own tensors.
+#
+# <details><summary>Hint 1</summary>
+#
+# The heads' outputs are concatenated before $W_O$ reads them. Which of its columns meet head $h$'s $D_h$ numbers?
+#
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The result has one axis more than the pattern and one more than $f$. Give each a new axis of length 1 in the
+# right place and let broadcasting pair every query with every source.
+#
+# </details>
+
+
+# %%
+def head_contributions(pattern, v, w_o, head):
+    """pattern (B, H, T, T), v (B, H, T, Dh), w_o (D, H·Dh), head -> (B, T, T, D): entry
+    [b, i, j] is alpha_ij f(x_j), what source j gives query i through the head.
+    """
+    raise NotImplementedError  # replace with your code
+
+
+from vrs_edu.course.exercises.ch02 import check_head_contributions
+
+check_head_contributions(head_contributions)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+def head_contributions(pattern, v, w_o, head):
+    Dh = v.size(-1)
+    w_o_h = w_o[:, head * Dh:(head + 1) * Dh]       # (D, Dh): the columns head h writes through
+    v_h = v[:, head]                                # (B, T, Dh): its values, one per source j
+    f = v_h @ w_o_h.T                               # (B, T, D): f(x_j), what j writes at weight 1
+    alpha = pattern[:, head]                        # (B, T, T): row i = query, column j = source
+    return alpha[..., None] * f[:, None, :, :]      # (B, T, T, D): alpha_ij f(x_j)
+
+
+check_head_contributions(head_contributions)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_writes
+
+attn = model.blocks[nl].attn
+mine = head_contributions(trace[f"blocks.{nl}.attn.pattern"], trace[f"blocks.{nl}.attn.v_mix"],
+                          attn.o_proj.weight, nh)
+writes = torch.allclose(mine.sum(dim=2), head_writes(model, trace, nl)[:, nh], atol=1e-5)
+norms = mine.norm(dim=-1)                           # (B, T, T): the head's norm map, unnormalised
+shares = torch.allclose(norms / norms.sum(-1, keepdim=True), views["norm"][nl, :, nh], atol=1e-5)
+print(f"layer {nl}, head {nh}: summed over the sources, your vectors are what the head writes "
+      f"(within 1e-5): {writes}; your norm map, normalised per query, is the figure's: {shares}")
+
+# %% [markdown]
 # ## Does a deep layer need its fresh pattern?
 #
 # The article's question, measured by [frozen routing](#glossary:frozen-routing): replace one layer's pattern (all
@@ -355,6 +489,18 @@ say(f"Default: loss {default['loss']:.3f} nats on the sentence, pattern entropy 
 #
 # This chapter cannot say: an untrained intervention only measures this model. Chapter 03 trains models with a value
 # residual from the start and measures them.
+#
+# </details>
+#
+# 4. The head of *Attention is not only a weight* puts far more of its weight on the spaces than it moves from
+#    them. Is that weight wasted?
+#
+# <details><summary>Answer</summary>
+#
+# Not necessarily. The softmax makes every query's weights sum to 1, so a head with little to fetch for a query can
+# put its weight on sources whose vectors are short and write little ([attention sinks](#glossary:attention-sink) are
+# the extreme case). The weight map reads that as attention to the spaces, the norm map as a small write. Whether
+# the small write matters is a question for an intervention (chapter 01's total effect), not for either map.
 #
 # </details>
 #

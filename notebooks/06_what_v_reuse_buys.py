@@ -277,7 +277,8 @@ rebuilt = output_from_table(trace[f"blocks.{layer}.attn.pattern"], ov, x)
 largest = float((rebuilt - trace[f"blocks.{layer}.attn.out"]).abs().max())
 # (the bound, not the difference itself: float32 rounding differs from one CPU to another)
 say(f"Layer {layer}: $\\sum_h \\sum_j a^h_{{ij}}\\,\\mathrm{{OV}}_h[x_j]$ differs from "
-    + ("the attention output by less than **1e-5** at every entry: the same, to float precision." if largest < 1e-5
+    + ("the attention output by less than **1e-5** at every entry: the same, to float precision."
+       if largest < 1e-5
        else f"the attention output by up to **{largest:.1e}**: **not** the same."))
 
 # %% [markdown]

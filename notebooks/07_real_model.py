@@ -22,8 +22,8 @@
 #
 # **Goals.** Load a real pretrained Transformer, all-MiniLM-L6-v2, into a minimal, readable encoder and prove it is
 # the same model; probe how much of each layer's q, k, v and residual stream the token's identity alone explains;
-# repeat chapter 02's swaps and frozen routing and chapter 04's substitution ablation on it; set its answers beside
-# the toy models'.
+# repeat chapter 02's swaps and frozen routing and chapter 04's substitution ablation on it; read its attention by
+# the norms of what it moves as well as by its weights; set its answers beside the toy models'.
 #
 # **Prerequisites.** Chapters 02 (pattern, value swap, frozen routing) and 04 (x0, the substitution ablation).
 # A first idea of linear regression and of R².
@@ -269,6 +269,50 @@ say(table(["layer", "pattern swap", "value swap", "uniform routing", "previous l
     f"{worse_v} of {L} layers, and more than a uniform pattern at {milder} of {L} (the cosine "
     f"between two different sentences is {pattern_swap['reference']:.3f}; {pattern_swap['n']} "
     f"sentences in pairs of equal length, {frozen_uniform['n']} for the frozen routing).")
+
+# %% [markdown]
+# ## Attention is not only a weight: [CLS], [SEP] and punctuation
+#
+# A layer's output at token $i$ is a sum over heads $h$ and sources $j$ of $\alpha^h_{ij}\,f_h(x_j)$, where
+# $f_h(x_j) = v_h(x_j)\,W_O^h$ is the **transformed value**: what source $j$ would write through head $h$ at weight 1
+# (Kobayashi et al., EMNLP 2020, arXiv 2004.10102). The weight $\alpha$ is QK's half; the vector $f(x)$ is V's and
+# O's. A heavy weight on a short vector moves little, so the **norm-based map**
+# $\lVert\sum_h \alpha^h_{ij} f_h(x_j)\rVert$ (normalised per query, like the weights) can disagree with the
+# weight map. BERT-style encoders put much weight on [CLS], [SEP] and full stops; the paper found those vectors
+# short. Here is one sentence at layer 2, read both ways:
+
+# %%
+from vrs_edu.chapters.ch07_real_model.figures import plot_weight_and_norm
+from vrs_edu.chapters.ch07_real_model.norms import sentence_maps
+
+demo_sentence = "The for statement is used to iterate over the elements of a sequence."
+demo_tokens, weight_map, norm_map = sentence_maps(real, demo_sentence, layer=2)
+plot_weight_and_norm(demo_tokens, weight_map, norm_map, layer=2)
+plt.show()
+marks = [j for j, t in enumerate(demo_tokens) if t in ("[CLS]", "[SEP]", ".")]
+weight_part = float(weight_map[:, marks].sum(1).mean())
+norm_part = float(norm_map[:, marks].sum(1).mean())
+say(f"In this sentence [CLS], the full stop and [SEP] take **{weight_part:.2f}** of each token's "
+    f"attention weight on average, but **{norm_part:.2f}** of what the layer actually moves.")
+
+# %% [markdown]
+# The stored run `vrs-edu reproduce encoder-norms` asks the same of 200 sentences, per layer, with the tests
+# declared before it ran (the sentence is the unit). It also counts the residual and the LayerNorm that follows the
+# sum, as the 2021 follow-up does (arXiv 2109.07152): the **context-mixing ratio** is the context's share of a
+# token's new state, $\lVert c_i\rVert / (\lVert c_i\rVert + \lVert s_i\rVert)$, with $s_i$ the token's own
+# residual plus what it gives itself and $c_i$ what the other tokens give; its weight-based counterpart is
+# $1 - \mathrm{mean}_h\,\alpha^h_{ii}$.
+
+# %%
+from vrs_edu.chapters.ch07_real_model.norms import layer_means, norms_paragraph
+from vrs_edu.lab.experiments import load_results
+
+norms_result = load_results("encoder-norms")
+nm = layer_means(norms_result)
+say(table(["layer", "weight share", "norm share", "mixing ratio", "1 − α_ii"],
+          [[l, *(f"{nm[k][l]:.2f}" for k in ("weight_share", "norm_share", "mixing",
+                                               "weight_mixing"))] for l in range(L)]),
+    norms_paragraph(norms_result))
 
 # %% [markdown]
 # ## Chapter 04 on the real model: the substitution ablation
@@ -528,7 +572,12 @@ say("Half of the course's picture holds in weights nobody here trained: V carrie
     "not at all in the substitution ablation (V is the *least* tolerant path in layers "
     f"{deep.start}–{deep.stop - 1}, cosine {deep_abl['v']:.3f}). Objective, architecture and "
     "scale say why that is no contradiction, and why a decoder is where to look for it: chapter "
-    "08 asks the same questions of a real 30-layer decoder, SmolLM2-135M.")
+    "08 asks the same questions of a real 30-layer decoder, SmolLM2-135M. And the weights alone "
+    "mis-state what attention moves: the special tokens take "
+    f"{sum(nm['weight_share']) / L:.0%} of the weight but {sum(nm['norm_share']) / L:.0%} "
+    "of the norm, "
+    f"and a token mixes in {sum(nm['mixing']) / L:.0%} of context where the weights say "
+    f"{sum(nm['weight_mixing']) / L:.0%}.")
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -551,6 +600,19 @@ say(f"{len(sentences)} sentences, {len(acts.tokens)} tokens ([CLS] and [SEP] lef
     table(["layer", "q", "k", "v", "stream", "v − max(q, k)"],
           [[l, *(f"{probes[s][l]:.3f}" for s in ("q", "k", "v", "resid")), f"{margin[l]:+.3f}"]
            for l in range(L)] + [["final", "", "", "", f"{probes['resid'][L]:.3f}", ""]]))
+
+# %% [markdown]
+# **The norm-based view.** The tests `vrs_edu.chapters.ch07_real_model.norms` declared before the run, judged on the
+# stored result (smallest effects: 5 points of a share, ρ = 0.1, 2 points of the mixing ratio; a special-token test
+# counts only where those tokens draw more weight than their share of the positions):
+
+# %%
+from vrs_edu.chapters.ch07_real_model.norms import verdicts as norms_verdicts
+from vrs_edu.viz.prose import verdict_table
+
+say(table(*verdict_table(norms_verdicts(norms_result))),
+    f"{len(norms_result['sentences'])} sentences; the run took "
+    f"{norms_result['wall_time_s']:.0f} s.")
 
 # %% [markdown]
 # What these numbers cannot say: they come from one model and one corpus (the Python documentation, which is not

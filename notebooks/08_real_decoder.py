@@ -23,8 +23,9 @@
 # the course's four questions by intervention alone: replace a layer's attention pattern, its values, or its Q, K or
 # V by a [**per-token table**](#glossary:per-token-table), and measure what each costs in [nats](#glossary:nats);
 # read what its layers read ([logit lens](#glossary:logit-lens),
-# [direct logit attribution](#glossary:direct-logit-attribution), R²); and price each substitution in
-# [KV-cache](#glossary:kv-cache) bytes.
+# [direct logit attribution](#glossary:direct-logit-attribution), R²) and what their attention moves, by the norms
+# of the moved vectors as well as by the weights; and price each substitution in [KV-cache](#glossary:kv-cache)
+# bytes.
 #
 # **Which question this chapter answers.** The bank-of-values paper (arXiv 2606.02780) *trains* models whose last
 # third reads V from a per-token table. Here nothing is trained: we replace a projection of a model trained the
@@ -228,6 +229,59 @@ say(f"{len(cheap)} of {cfg.n_layers} layers tolerate another sequence's pattern 
     f"{len(low)} by the mean alone. In the whole last third the value swap costs "
     f"{'more' if v_more else 'less'} than the pattern swap.",
     context_free_pattern_sentence(result))
+
+# %% [markdown]
+# ## Attention is not only a weight: the sink and the mixing ratio
+#
+# Question 1 reads a layer's routing through its pattern, but a layer's output at query $i$ is
+# $\sum_h \sum_j \alpha^h_{ij}\, f_h(x_j)$: the weight $\alpha$ that QK computes times the **transformed value**
+# $f_h(x_j) = v_h(x_j)\,W_O^h$ that V and O make, what source $j$ would write through head $h$ at weight 1 (Kobayashi
+# et al., arXiv 2004.10102). The first token's **weight share** is its part of each query's weights,
+# $\mathrm{mean}_h\,\alpha^h_{i0}$; its **norm share** its part of the vectors' lengths
+# $\lVert\sum_h \alpha^h_{ij} f_h(x_j)\rVert$, normalised per query like the weights. An
+# [attention sink](#glossary:attention-sink) takes much weight and contributes little (Gu et al., arXiv 2410.10781).
+# The **context-mixing ratio** $r_i = \lVert c_i\rVert / (\lVert c_i\rVert + \lVert s_i\rVert)$ counts the
+# residual too: $c_i$ is what the other tokens give token $i$, $s_i$ its own stream plus what it gives itself; the
+# weights alone read $1 - \mathrm{mean}_h\,\alpha^h_{ii}$ (Kobayashi et al., arXiv 2109.07152: 18.8 % against
+# 97.1 % in BERT-base). The stored run `vrs-edu reproduce decoder-norms` measured both on this chapter's evaluation
+# sequences, its tests declared before it ran; each band is the 95 % interval over the sequences.
+
+# %%
+from vrs_edu.chapters.ch08_real_decoder.figures import plot_sink_and_mixing
+from vrs_edu.chapters.ch08_real_decoder.norms import verdicts as norms_verdicts
+from vrs_edu.chapters.ch08_real_decoder.norms_prose import (mixing_numbers, mixing_sentence,
+                                                            sink_numbers, sink_sentence)
+
+norms_result = load_results("decoder-norms")
+norm_rows = norms_verdicts(norms_result)       # judged live with the current declarations
+print(run_line(norms_result))
+plot_sink_and_mixing(norms_result)
+plt.show()
+sink_nums, mix_nums = sink_numbers(norms_result, norm_rows), mixing_numbers(norms_result, norm_rows)
+say(sink_sentence(sink_nums), mixing_sentence(mix_nums),
+    f"({norms_result['n_sequences']} sequences of {norms_result['settings']['seq_len']} tokens; "
+    f"queries 1 to {norms_result['settings']['seq_len'] - 1}, since query 0 sees only itself.)")
+
+# %% [markdown]
+# Do the layers whose weights mis-state most what they move tolerate another sequence's pattern best? The run set
+# Question 1's per-layer pattern-swap cost beside both readings:
+
+# %%
+from vrs_edu.chapters.ch08_real_decoder.norms_prose import swap_cost_sentence
+
+say(swap_cost_sentence(norms_result["swap_cost"]))
+
+# %% [markdown]
+# The instrument is the package's own code (`vrs_edu.nn.attribution`): what source $j$ gives query $i$ through all
+# heads, then the mixing ratio's two parts and their norms.
+
+# %%
+from vrs_edu.nn.attribution import contributions, mixing_ratio
+from vrs_edu.viz.prose import source
+
+say(source(contributions, start="return"),
+    source(mixing_ratio, start="own = contrib", stop="c = contrib.sum"),
+    source(mixing_ratio, start="cn, sn"))
 
 # %% [markdown]
 # ## Question 2 — how much early information is kept through V?
@@ -516,9 +570,10 @@ say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (las
 # ## The answer
 #
 # For SmolLM2-135M-Instruct (its dequantised 4-bit weights, on the Python documentation), computed from the stored
-# result; Q2 is the post-hoc question of this chapter, not the paper's.
+# results; Q2 is the post-hoc question of this chapter, not the paper's.
 
 # %%
+from vrs_edu.chapters.ch08_real_decoder.norms_prose import norms_answer
 from vrs_edu.chapters.ch08_real_decoder.readout import (decoder_answers, failed_checks,
                                                         post_hoc_sentence, verdict_words)
 from vrs_edu.chapters.ch08_real_decoder.recipe import CLAIM_ESTIMATES, agreed, verdicts
@@ -528,7 +583,8 @@ readings = agreed(verdicts(result))      # judged live with the current declarat
 post_hoc = [n for q in "qk" for n in CLAIM_ESTIMATES[f"late_v_beats_{q}"]]
 primary = [verdict_words(readings[f"late_v_beats_{q}"]) for q in "qk"]
 say(*[f"**Q{i}.** {answers[f'q{i}']['sentence']}" for i in range(1, 5)],
-    post_hoc_sentence(cost, primary, failed_checks(result, post_hoc)))
+    post_hoc_sentence(cost, primary, failed_checks(result, post_hoc)),
+    norms_answer(sink_nums, mix_nums))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -586,6 +642,24 @@ say(table(["substitution", "where", "bytes saved / token", "Δ loss [95% CI]"],
           [[r["condition"], r["where"], f"{r['bytes_saved']:,}",
             f"{r['mean']:+.3f} [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]"]
            for r in sorted(ok, key=lambda r: r["mean"])[:6]]))
+
+# %% [markdown]
+# **The norm-based view** (`vrs-edu reproduce decoder-norms`; its tests declared in
+# `vrs_edu.chapters.ch08_real_decoder.norms` before the full run, the evaluation sequence the unit). Per layer, the
+# first token's norm share minus its weight share, judged only where the layer has a sink (a declared
+# [precondition](#glossary:precondition); elsewhere *out of regime*); per third, the mixing ratio minus
+# $1 - \alpha_{ii}$; and the early third's mixing ratio minus the late third's. Holm's correction runs within each
+# family (sink, mixing, depth).
+
+# %%
+from vrs_edu.chapters.ch08_real_decoder.norms import SESOI_DEPTH, SESOI_SHARE, SINK_EPS
+from vrs_edu.chapters.ch08_real_decoder.norms_prose import NORMS_VERDICT_COLUMNS
+
+say(table(NORMS_VERDICT_COLUMNS, verdict_rows(norm_rows)),
+    f"A sink: the first token's weight share above {SINK_EPS:g} (mean over heads, queries and "
+    f"sequences). Smallest effects of interest: {SESOI_SHARE:g} of a share, {SESOI_DEPTH:g} of the "
+    f"mixing ratio between thirds. {norms_result['n_sequences']} sequences; the stored run took "
+    f"{norms_result['wall_time_s']:.0f} s.")
 
 # %% [markdown]
 # How to read an *out of regime* verdict: the test was declared with checks it needs, and a check was not

@@ -7,7 +7,7 @@ from vrs_edu.course.checks import CheckFailed
 from vrs_edu.course.exercises import ch00, ch01, ch02, ch03, ch04, ch05, ch06, ch07, ch08, ch09
 from vrs_edu.chapters.ch07_real_model.probes import substitution_cosine
 from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_contributions, value_swap_loss
 
 # (checker, chapter has a graded assignment)
 CHECKERS = [
@@ -17,6 +17,7 @@ CHECKERS = [
     (ch02.check_attention_pattern, True),
     (ch02.check_attend, True),
     (ch02.check_value_swap, False),
+    (ch02.check_head_contributions, False),
     (ch03.check_value_residual_attention, True),
     (ch04.check_x0_projection, True),
     (ch05.check_depth_swa_one_token, True),
@@ -73,6 +74,7 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_attention_pattern": ch02.attention_pattern,
         "check_attend": ch02.attend,
         "check_value_swap": value_swap_loss,
+        "check_head_contributions": head_contributions,
         "check_value_residual_attention": ch03._ref_value_residual_attention,
         "check_x0_projection": ch04._ref_x0_projection,
         "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
@@ -134,7 +136,7 @@ def test_a_failed_case_names_its_inputs_so_the_learner_can_rerun_it(capsys):
 REFERENCES = {
     "check_stream_norms": ch00._ref_stream_norms, "check_residual_stack": ch01.residual_stack,
     "check_logit_contributions": ch01.logit_contributions, "check_attention_pattern": ch02.attention_pattern,
-    "check_attend": ch02.attend, "check_value_swap": value_swap_loss,
+    "check_attend": ch02.attend, "check_value_swap": value_swap_loss, "check_head_contributions": head_contributions,
     "check_value_residual_attention": ch03._ref_value_residual_attention,
     "check_x0_projection": ch04._ref_x0_projection, "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,

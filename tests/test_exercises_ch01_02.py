@@ -6,7 +6,7 @@ import torch
 from vrs_edu.course.checks import CheckFailed
 from vrs_edu.course.exercises import ch00, ch01, ch02
 from vrs_edu.chapters.ch01_two_axes.readout import logit_contributions, residual_stack
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_contributions, value_swap_loss
 from vrs_edu.nn.attention import attend, attention_pattern
 
 from exercise_spec import edge_specs, exercise_specs
@@ -17,6 +17,7 @@ EXERCISES = [
     (ch02.check_attention_pattern, attention_pattern, ch02.PATTERN_MISTAKES),
     (ch02.check_attend, attend, ch02.ATTEND_MISTAKES),
     (ch02.check_value_swap, value_swap_loss, ch02.SWAP_MISTAKES),
+    (ch02.check_head_contributions, head_contributions, ch02.CONTRIBUTION_MISTAKES),
 ]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
 # chapter 00's one checker (no file of its own) is graded too

@@ -71,12 +71,13 @@ def test_no_plotting_function_asks_for_text_below_the_minimum():
     assert not found, "text below the course's minimum size:\n" + "\n".join(found)
 
 
-# ------------------------------------------------------------------ the figures of chapters 00, 01, 02 and 07, drawn
+# -------------------------------------------------------------- the figures of chapters 00, 01, 02, 07 and 08, drawn
 
 def _figures():
     from vrs_edu.chapters.ch01_two_axes.readout import Attribution
     from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import Effect
     from vrs_edu.chapters.ch07_real_model import figures as real_model
+    from vrs_edu.chapters.ch08_real_decoder import figures as real_decoder
     from vrs_edu.chapters.ch01_two_axes import figures as residual
     from vrs_edu.chapters.ch02_qk_routes_v_carries import figures as routing
     from vrs_edu.viz.plots import plot_stream_norms
@@ -87,6 +88,9 @@ def _figures():
     effects = {"clean": 2.0, "layers": list(range(L)), "uniform": [Effect(0.1 * l, 0.01, 128) for l in range(L)],
                "previous layer": [None] + [Effect(0.05 * l, 0.01, 128) for l in range(1, L)]}
     table = {s: list(rng.uniform(0, 1, L)) for s in "qkv"} | {"resid": list(rng.uniform(0, 1, L + 1))}
+    norms = {"per_layer": {k: [list(rng.uniform(0, 1, 8)) for _ in range(L)]      # (L, 8 sequences) per reading
+                           for k in ("weight_share", "norm_share", "mixing", "weight_mixing")},
+             "thirds": {"early": [0, 1], "middle": [2, 3], "late": [4, 5]}}
     return {
         "plot_stream_norms": lambda: plot_stream_norms({"untrained": [1, 2, 3], "trained": [1, 3, 5]}, title="t"),
         "plot_two_axes": lambda: residual.plot_two_axes(rng.uniform(0, 9, (L + 1, T)), rng.uniform(0, 1, (L + 1, T)),
@@ -106,6 +110,7 @@ def _figures():
         "plot_probe_table": lambda: real_model.plot_probe_table(table, title="t"),
         "plot_identity_scores": lambda: real_model.plot_identity_scores(
             ["the", "keys", "of", "a", "dict"], {s: list(rng.uniform(-0.2, 1, 5)) for s in "qkv"}, layer=3),
+        "plot_sink_and_mixing": lambda: real_decoder.plot_sink_and_mixing(norms),
     }
 
 

@@ -173,6 +173,12 @@ def _ch02(request):
     return blend_widget(_tiny(), x, y, layer=2, tokens=list("abcdefgh"))
 
 
+def _ch02_norms(request):
+    from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import norm_view_widget
+    (x, y), = _batches(1)
+    return norm_view_widget(_tiny(), x, tokens=list("abcdefgh"))
+
+
 def _ch03(request):
     from vrs_edu.chapters.ch03_value_residual.figures import lambda_widget
     return lambda_widget(_tiny(value_residual="resformer"), _batches())
@@ -232,7 +238,8 @@ def _ch08(request):
 
 
 # widget function (as the chapters call it) -> how to build it for the test
-WIDGETS = {"stream_norm_widget": _ch00, "block_scale_widget": _ch01, "blend_widget": _ch02, "lambda_widget": _ch03,
+WIDGETS = {"stream_norm_widget": _ch00, "block_scale_widget": _ch01, "blend_widget": _ch02,
+           "norm_view_widget": _ch02_norms, "lambda_widget": _ch03,
            "beta_widget": _ch04, "window_widget": _ch05, "kv_widget": _ch06, "identity_widget": _ch07,
            "substitution_widget": _ch08}
 

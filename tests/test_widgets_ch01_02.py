@@ -79,3 +79,22 @@ def test_static_plots_draw(setup):
     assert len(fig.axes) == 2 + 1                              # two heads and their shared colour bar
     fig = vrout.plot_circuits(rt.qk_circuit(model, 0, 0)[:4, :4], rt.ov_circuit(model, 0, 0)[:4, :4], list("abcd"))
     assert len(fig.axes) == 4 and "row mean removed" in fig.axes[0].get_title()
+
+
+def test_norm_view_widget_controls(setup):
+    model, x, y = setup
+    w = vrout.norm_view_widget(model, x, tokens=list("abcdefgh"), layer=2, head=1)
+    assert w.kwargs == {"layer": 2, "head": 1, "view": "weight"}
+    layer, head, view = w.children[:3]
+    assert (layer.min, layer.max, head.min, head.max) == (0, 2, 0, 1)
+    assert list(view.options) == ["weight", "norm"]
+
+
+def test_every_step_of_the_norm_view_widget_draws_another_figure(setup):
+    # the harness of tests/test_widget_callbacks.py: every control moved one step, to both ends and back, and every
+    # move must reach the callback and draw a figure that differs from the one before it
+    from test_widget_callbacks import drive
+
+    model, x, y = setup
+    made = drive(vrout.norm_view_widget(model, x, tokens=list("abcdefgh")))
+    assert made == {"layer": 4, "head": 4, "read by": 4}     # a step, both ends (or options), back

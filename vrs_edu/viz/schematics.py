@@ -3,6 +3,7 @@ its Figure; a chapter shows it before it measures anything (DESIGN.md, "A chapte
 
     residual_stream()        chapters 00-01: the stream as a running sum of block outputs
     attention_halves()       chapter 02: QK makes the pattern (where to look), V is what gets moved; the two swaps
+    weight_times_norm()      chapter 02: attention is not only a weight, a contribution is α × ‖f(x)‖
     value_residual()         chapter 03: where V_1 enters later layers (ResFormer, SVFormer, NeuTRENO)
     x0_into_qkv()            chapter 04: x0 mixed into the inputs of q, k and v (alpha x_i + beta x0)
     bank_of_values()         chapter 04: the bank lookup, a value read from a per-token table
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import matplotlib.pyplot as plt
 from matplotlib.colors import to_rgba
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 
 PHONE_WIDTH_IN = 4.4     # inches: the widest schematic (352 px at 80 dpi) fits a 390-px phone's column
 
@@ -122,6 +123,35 @@ def attention_halves():
     ax.text(1.55, 0.82, "$A$ of another text, $v$ of this one", ha="left", va="center", color=INK)
     ax.text(0.1, 0.35, "value swap:", ha="left", va="center", color=INK, weight="bold")
     ax.text(1.55, 0.35, "$A$ of this text, $v$ of another", ha="left", va="center", color=INK)
+    return fig
+
+
+NORM_EXAMPLE = ((0.8, 0.5), (0.2, 3.0))   # (α, ‖f(x)‖) of the schematic's two sources: the weights and the norms
+                                          # rank them in opposite orders (0.8 × 0.5 = 0.4 < 0.2 × 3.0 = 0.6)
+
+
+def weight_times_norm():
+    """Attention is not only a weight (Kobayashi et al., arXiv 2004.10102): what query i takes from source j is
+    α_ij f(x_j), so its size is the weight α_ij (QK) times the length ‖f(x_j)‖ of the transformed value (V and O).
+    Two sources of :data:`NORM_EXAMPLE`, drawn as bars: the one with the heavy weight but the short vector moves
+    less than the one with the light weight and the long vector. Bars carry ``gid="weight"``, ``"norm"`` and
+    ``"moved"`` (a test measures them)."""
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.3, "Attention is not only a weight")
+    columns = ((1.05, "weight $\\alpha$\n(QK)", QK, 1.0, "weight"),         # (left x, header, colour, inches per
+               (2.2, "$\\Vert f(x)\\Vert$\n(V, O)", V, 0.28, "norm"),        # unit, gid); the last column is the
+               (3.35, "moved\n$\\alpha\\,\\Vert f(x)\\Vert$", INK, 1.5, "moved"))   # product of the two before it
+    for x, header, _, _, _ in columns:
+        ax.text(x + 0.5, 2.6, header, ha="center", va="center", color=INK)
+    for r, (alpha, norm) in enumerate(NORM_EXAMPLE):
+        y = 1.75 - 0.75 * r
+        ax.text(0.1, y, f"source {r + 1}", ha="left", va="center", color=INK)
+        ax.text(2.07, y, "×", ha="center", va="center", color=INK)
+        ax.text(3.24, y, "=", ha="center", va="center", color=INK)
+        for (x, _, color, scale, gid), value in zip(columns, (alpha, norm, alpha * norm)):
+            ax.add_patch(Rectangle((x, y - 0.13), value * scale, 0.26, fc=to_rgba(color, 0.5), ec=color, gid=gid))
+            ax.text(x, y + 0.17, f"{value:g}", ha="left", va="bottom", color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 0.3, "heavy weight × short vector: little moved", ha="center", va="center",
+            color=INK)
     return fig
 
 

@@ -1,6 +1,7 @@
-"""Chapter 02's plots and widget: attention patterns, swap / frozen-routing effects, QK and OV circuits, and the
+"""Chapter 02's plots and widgets: attention patterns, swap / frozen-routing effects, QK and OV circuits, the
 value-blend / temperature widget (a thin ``ipywidgets.interactive`` over
-:func:`vrs_edu.chapters.ch02_qk_routes_v_carries.readout.blend_and_temperature`)."""
+:func:`vrs_edu.chapters.ch02_qk_routes_v_carries.readout.blend_and_temperature`), and the weight-or-norm widget over
+:func:`vrs_edu.chapters.ch02_qk_routes_v_carries.readout.attention_views` (Kobayashi et al., arXiv 2004.10102)."""
 from __future__ import annotations
 
 import ipywidgets as W
@@ -9,8 +10,9 @@ import numpy as np
 import seaborn as sns
 
 from vrs_edu.chapters.ch01_two_axes.figures import _show_token
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import blend_and_temperature
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import attention_views, blend_and_temperature, map_distance
 from vrs_edu.viz.controls import change_from_default, label_style
+from vrs_edu.viz.schematics import V
 
 
 def plot_patterns(patterns: dict[int, object], tokens: list[str]):
@@ -160,3 +162,96 @@ def blend_widget(model, x, y, layer: int, tokens: list[str] | None = None, head:
                                      readout_format=".2f", continuous_update=False, style=label_style()),
         head=W.IntSlider(value=head, min=0, max=model.cfg.n_heads - 1, description="head",
                          continuous_update=False, style=label_style()))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Attention is not only a weight: the weight map and the norm map of one head, and the widget that toggles them
+
+VIEWS = {"weight": r"weight $\alpha_{ij}$ (QK)",                                  # the widget's toggle -> title
+         "norm": r"norm $\Vert\alpha_{ij}\,f(x_j)\Vert$ (QK, V, O)"}
+
+
+def _map_heatmap(ax, m, labels, title: str, cbar: bool = True):
+    """One (n, n) map on the chapter's pattern scale (0 to 1, rows = queries, columns = sources)."""
+    sns.heatmap(np.asarray(m), ax=ax, cmap="rocket_r", vmin=0, vmax=1, square=True, cbar=cbar,
+                xticklabels=labels, yticklabels=labels, cbar_kws={"label": "share of the query's row"})
+    ax.tick_params(labelrotation=0)
+    ax.set_xlabel("source j (character read)")
+    ax.set_title(title)
+
+
+def plot_weight_vs_norm(weight, norm, tokens: list[str], layer: int, head: int):
+    """One head's two maps of the same positions side by side: the weight map α_ij (QK alone) and the norm-based
+    map ‖α_ij f(x_j)‖ normalised per query (QK, V and O; Kobayashi et al., arXiv 2004.10102), each an (n, n) array
+    for the n ``tokens``, rows = queries i, columns = sources j, on one colour scale, so that a column whose vectors
+    are short fades from the left panel to the right one.
+
+    Raises ValueError when a map is not (n, n) for the n tokens."""
+    n = len(tokens)
+    if tuple(weight.shape) != (n, n) or tuple(norm.shape) != (n, n):
+        raise ValueError(f"plot_weight_vs_norm: expected weight and norm of shape ({n}, {n}) for {n} tokens, got "
+                         f"{tuple(weight.shape)} and {tuple(norm.shape)}")
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 4.8))
+    labels = [_show_token(t) for t in tokens]
+    _map_heatmap(axes[0], weight, labels, f"layer {layer}, head {head}: weight α", cbar=False)
+    _map_heatmap(axes[1], norm, labels, f"layer {layer}, head {head}: norm ‖α f(x)‖")
+    axes[0].set_ylabel("query i (character reading)")
+    fig.tight_layout()
+    return fig
+
+
+def norm_view_figure(views: dict, layer: int, head: int, view: str = "weight", tokens: list[str] | None = None,
+                     n_show: int = 16, batch: int = 0):
+    """The widget's figure, from an :func:`~vrs_edu.chapters.ch02_qk_routes_v_carries.readout.attention_views`
+    result. Left: one head's map on the first ``n_show`` positions of sequence ``batch``, read by ``view``
+    (``"weight"``: α; ``"norm"``: ‖α_ij f(x_j)‖ normalised per query); the figure's title gives how far the two
+    maps are apart on the whole sequence (:func:`~vrs_edu.chapters.ch02_qk_routes_v_carries.readout.map_distance`).
+    Right: ‖f(x_j)‖ of each of those sources, the factor the norm view multiplies each column by before the rows
+    are normalised. Returns ``(figure, {"map": (n, n) tensor shown, "f_norm": (n,) tensor, "distance": float})``.
+
+    Raises ValueError for a ``view`` other than ``"weight"`` or ``"norm"`` or a layer or head out of range."""
+    if view not in VIEWS:
+        raise ValueError(f"norm_view_figure: expected view 'weight' or 'norm', got {view!r}")
+    L, _, H, T, _ = views["weight"].shape
+    if not (0 <= layer < L and 0 <= head < H):
+        raise ValueError(f"norm_view_figure: expected layer in 0..{L - 1} and head in 0..{H - 1}, got layer {layer} "
+                         f"and head {head}")
+    n = min(n_show, T)
+    shown = views[view][layer, batch, head, :n, :n]
+    f_norm = views["f_norm"][layer, batch, head, :n]
+    distance = float(map_distance(views["weight"][layer, batch, head], views["norm"][layer, batch, head]))
+    labels = [_show_token(t) for t in tokens[:n]] if tokens else list(range(n))
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 5.0), gridspec_kw={"width_ratios": [1.25, 1]})
+    _map_heatmap(ax, shown, labels, f"layer {layer}, head {head}: {VIEWS[view]}")
+    fig.suptitle(f"the head's weight map and norm map differ by {distance:.2f} (0: the same map, 1: no source in "
+                 "common)")
+    ax.set_ylabel("query i (character reading)")
+    ax2.bar(range(n), f_norm.numpy(), color=V)
+    ax2.set_xticks(range(n), labels)
+    ax2.set_xlabel("source j")
+    ax2.set_ylabel(r"$\Vert f(x_j)\Vert$")
+    ax2.set_title("what each source writes at weight 1")
+    fig.tight_layout()
+    return fig, {"map": shown, "f_norm": f_norm, "distance": distance}
+
+
+def norm_view_widget(model, x, tokens: list[str] | None = None, layer: int = 0, head: int = 0):
+    """Choose a layer and a head (sliders) and read its attention by the weight or by the norm (toggle); redraws
+    :func:`norm_view_figure`. The maps of every layer and head are computed once, when the widget is built (one
+    forward pass of ``x``), so a move only redraws. Every step shows another map: each head of the chapter's model
+    has its own pattern, and the two views of a head differ by 0.03 to 0.12 (total variation) on the chapter's
+    sentence, besides the title, which names the view."""
+    views = attention_views(model, x)
+    L, _, H = views["weight"].shape[:3]
+
+    def show(layer=layer, head=head, view="weight"):
+        norm_view_figure(views, layer, head, view, tokens)
+        plt.show()
+
+    return W.interactive(
+        show,
+        layer=W.IntSlider(value=layer, min=0, max=L - 1, description="layer", continuous_update=False,
+                          style=label_style()),
+        head=W.IntSlider(value=head, min=0, max=H - 1, description="head", continuous_update=False,
+                         style=label_style()),
+        view=W.ToggleButtons(options=list(VIEWS), value="weight", description="read by", style=label_style()))

@@ -13,6 +13,12 @@ Every experiment is paired: the same sequences with and without the intervention
 sequence and reported with its standard error across sequences. The circuits of one head (Elhage et al. 2021, "A
 Mathematical Framework for Transformer Circuits") are read off the weights: the QK circuit ``x0 W_Qᵀ W_K x0ᵀ``
 (which token attends to which) and the OV circuit ``x0 W_Vᵀ W_Oᵀ W_Uᵀ`` (what a token, once attended to, raises).
+
+The norm-based view (Kobayashi et al., EMNLP 2020, arXiv 2004.10102; the instrument is
+:mod:`vrs_edu.nn.attribution`) reads a head two ways: by its weight α_ij alone (QK), and by the norm of what it moves,
+‖α_ij f(x_j)‖ with f(x_j) = v_j W_O^hᵀ (QK, V and O). :func:`attention_views` computes both for every layer and
+head, :func:`head_contributions` the vectors α_ij f(x_j) of one head (the reference of the chapter's exercise 4).
+
 Shapes: B batch, T sequence, D width, H heads, Dh = D / H, V vocabulary, L blocks.
 """
 from __future__ import annotations
@@ -28,6 +34,7 @@ from jaxtyping import Float, Int
 from torch import Tensor
 
 from vrs_edu.nn.attention import causal_mask
+from vrs_edu.nn.attribution import norm_map, source_share, transformed_values
 from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.model import TinyGPT, Trace
 
@@ -378,3 +385,88 @@ def blend_and_temperature(model: TinyGPT, x: Int[Tensor, "B T"], y: Int[Tensor, 
         out = model(x, y, trace=True, hooks=value_blend_hooks(layer, weight))
     p = out.trace[f"blocks.{layer}.attn.pattern"]
     return {"loss": float(out.loss), "pattern": p[batch, head], "entropy": float(head_entropy(p).mean())}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Attention is not only a weight: the norm-based view of one head (Kobayashi et al. 2020, arXiv 2004.10102)
+
+
+def head_contributions(pattern: Float[Tensor, "B H T T"], v: Float[Tensor, "B H T Dh"], w_o: Float[Tensor, "D HDh"],
+                       head: int) -> Float[Tensor, "B T T D"]:
+    """The vectors α_ij f(x_j) of head ``head``: what source j gives query i through that head, with f(x_j) =
+    v_j W_O^hᵀ the *transformed value* (W_O^h: the Dh columns of ``w_o``, the output projection's (D, H·Dh) weight,
+    that the head writes through). Summed over j they are the head's write into the stream (:func:`head_writes`);
+    their norms ‖α_ij f(x_j)‖ are the head's norm-based map (Kobayashi et al., arXiv 2004.10102, eq. 5). The
+    reference of chapter 02's exercise 4.
+
+    Raises ValueError when ``head`` is out of range or the shapes do not fit together (naming them)."""
+    H, Dh = v.shape[1], v.shape[-1]
+    if pattern.dim() != 4 or pattern.shape[:2] != v.shape[:2] or pattern.shape[-1] != v.shape[2]:
+        raise ValueError(f"head_contributions: expected pattern (B, H, T, T) and v (B, H, T, Dh) of the same B, H, T, "
+                         f"got pattern {tuple(pattern.shape)} and v {tuple(v.shape)}")
+    if not 0 <= head < H:
+        raise ValueError(f"head_contributions: expected head in 0..{H - 1}, got {head}")
+    f = transformed_values(v, w_o, H)[:, head]                                 # (B, T, D): f(x_j), raises on w_o
+    return pattern[:, head, :, :, None] * f[:, None, :, :]                  # (B, T, T, D): α_ij f(x_j)
+
+
+def row_shares(m: Float[Tensor, "... T T"]) -> Float[Tensor, "... T T"]:
+    """Each query's row normalised to sum to 1, so that a norm-based map and the weights (whose rows already sum to
+    1) are read on one scale, as Kobayashi et al. (arXiv 2004.10102, §4) compare them."""
+    return m / m.sum(dim=-1, keepdim=True)
+
+
+@torch.no_grad()
+def attention_views(model: TinyGPT, x: Int[Tensor, "B T"]) -> dict[str, Tensor]:
+    """Both readings of every head of every layer on ``x``: ``"weight"``, the pattern α (L, B, H, T, T); ``"norm"``,
+    the norm-based map ‖α_ij f_h(x_j)‖ normalised per query (:func:`row_shares`), (L, B, H, T, T); ``"f_norm"``, the
+    length ‖f_h(x_j)‖ of each source's transformed value (L, B, H, T)."""
+    trace = model(x, trace=True).trace
+    weight, norm, f_norm = [], [], []
+    for l, block in enumerate(model.blocks):
+        attn = block.attn
+        pattern = trace[f"blocks.{l}.attn.pattern"]
+        f = transformed_values(trace[f"blocks.{l}.attn.v_mix"], attn.o_proj.weight, attn.n_heads)
+        weight.append(pattern)
+        norm.append(row_shares(norm_map(pattern, f)))
+        f_norm.append(f.norm(dim=-1))
+    return {"weight": torch.stack(weight), "norm": torch.stack(norm), "f_norm": torch.stack(f_norm)}
+
+
+def map_distance(weight: Float[Tensor, "... T T"], norm: Float[Tensor, "... T T"]) -> Float[Tensor, "..."]:
+    """How far two maps whose rows sum to 1 are apart: the total-variation distance ½ Σ_j |a_ij − b_ij| of each
+    query's row, averaged over the queries (0: the same map; 1: disjoint sources)."""
+    return 0.5 * (weight - norm).abs().sum(dim=-1).mean(dim=-1)
+
+
+def most_different_head(views: dict[str, Tensor], batch: int = 0) -> tuple[int, int]:
+    """(layer, head) whose weight map and norm map differ most (:func:`map_distance`) on sequence ``batch`` of an
+    :func:`attention_views` result."""
+    d = map_distance(views["weight"][:, batch], views["norm"][:, batch])    # (L, H)
+    layer, head = divmod(int(d.argmax()), d.shape[1])
+    return layer, head
+
+
+def source_shares(views: dict[str, Tensor], layer: int, head: int, tokens: list[str], batch: int = 0) -> list[dict]:
+    """For every distinct token of sequence ``batch`` (``tokens``, one per position), the share of one head's
+    attention its occurrences receive, read by the weight and by the norm
+    (:func:`vrs_edu.nn.attribution.source_share`, over the queries at or after its first occurrence: those that can
+    see it), with the mean length ‖f(x_j)‖ of its vectors and of the other positions' (``"f_norm_others"``). Sorted
+    by the size of the change from weight to norm, largest first. Each entry: ``{"token", "count", "weight", "norm",
+    "f_norm", "f_norm_others"}``.
+
+    Raises ValueError when ``tokens`` does not have one token per position."""
+    T = views["weight"].shape[-1]
+    if len(tokens) != T:
+        raise ValueError(f"source_shares: expected {T} tokens (one per position), got {len(tokens)}")
+    weight, norm = views["weight"][layer, batch, head][None], views["norm"][layer, batch, head][None]
+    f_norm = views["f_norm"][layer, batch, head]
+    out = []
+    for token in dict.fromkeys(tokens):                                     # distinct, in order of appearance
+        src = torch.tensor([[t == token for t in tokens]])
+        queries = torch.arange(T)[None] >= int(src[0].nonzero()[0])
+        count = int(src.sum())
+        out.append({"token": token, "count": count, "weight": float(source_share(weight, src, queries)),
+                    "norm": float(source_share(norm, src, queries)), "f_norm": float(f_norm[src[0]].mean()),
+                    "f_norm_others": float(f_norm[~src[0]].mean()) if count < T else float("nan")})
+    return sorted(out, key=lambda s: -abs(s["norm"] - s["weight"]))

@@ -87,3 +87,25 @@ def identity_widget(real, probes: dict, sentences: list[str], layer: int = 3):
                                                    layout=W.Layout(width="95%"), style=label_style()),
                          layer=W.IntSlider(value=layer, min=0, max=L - 1, step=1, description="layer",
                                            style=label_style()))
+
+
+def plot_weight_and_norm(tokens: list[str], weight, norm, layer: int):
+    """Two readings of one layer's attention on one sentence, side by side: the weight map mean_h α_ij and the norm
+    map ‖Σ_h α_ij f_h(x_j)‖ normalised per query (Kobayashi et al., arXiv 2004.10102), each (T, T), rows = queries
+    i, columns = sources j, on one colour scale so that a column's fading reads at once."""
+    T = len(tokens)
+    if tuple(weight.shape) != (T, T) or tuple(norm.shape) != (T, T):
+        raise ValueError(f"weight and norm must be ({T}, {T}) for {T} tokens, got {tuple(weight.shape)} and "
+                         f"{tuple(norm.shape)}")
+    size = min(5.2, 1.6 + 0.17 * T)
+    fig, axes = plt.subplots(1, 2, figsize=(2 * size + 1.0, size), sharey=True)
+    top = float(max(weight.max(), norm.max()))
+    for ax, m, title in zip(axes, (weight, norm), ("weight  α (QK)", "norm  ‖α f(x)‖ (QK, V and O)")):
+        im = ax.imshow(np.asarray(m), cmap="viridis", vmin=0.0, vmax=top)
+        ax.set_xticks(range(T), tokens, rotation=90)
+        ax.set_title(f"layer {layer}: {title}")
+        ax.set_xlabel("source j")
+    axes[0].set_yticks(range(T), tokens)
+    axes[0].set_ylabel("query i")
+    fig.colorbar(im, ax=axes, shrink=0.8, label="share of the query's row")
+    return fig

@@ -1,11 +1,14 @@
 """Chapter 08's figures and widget: the real decoder's loss changes per third and per layer, what its layers read,
-the KV price list, and the widget that replaces Q, K or V of a layer (or a third) by its per-token table for one
-sentence. The numbers come from :mod:`vrs_edu.chapters.ch08_real_decoder.readout` and the stored result; this module draws."""
+its attention read by weights and by norms (``decoder-norms``), the KV price list, and the widget that replaces Q, K
+or V of a layer (or a third) by its per-token table for one sentence. The numbers come from
+:mod:`vrs_edu.chapters.ch08_real_decoder.readout`, :mod:`vrs_edu.chapters.ch08_real_decoder.norms` and the stored
+results; this module draws."""
 from __future__ import annotations
 
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
+from vrs_edu.chapters.ch08_real_decoder.norms import SINK_EPS, layer_means, summary
 from vrs_edu.chapters.ch08_real_decoder.readout import substitution_readout
 from vrs_edu.viz.controls import change_from_default, label_style
 from vrs_edu.viz.schematics import QK, X0, V
@@ -154,6 +157,42 @@ def plot_price_list(result: dict, ax=None):
 PRICE_COLORS = {"K table": "#64B5CD", "V table": V, "V := W_V·norm(x0)": X0, "V := V_1": "#C44E52",
                 "K table (shrunk)": "#8FC9E0", "V table (shrunk)": "#E6A06C", "K := W_K·norm(x0)": "#8172B3",
                 "shared V": "#937860", "uniform pattern": "#8172B3", "previous layer's pattern": QK}
+
+
+def _reading(ax, result: dict, key: str, label: str, color: str) -> None:
+    """One reading of ``decoder-norms`` along depth: its per-layer mean over the sequences (line) and the 95 %
+    interval of that mean (band)."""
+    m = layer_means(result)[key]
+    ci = [summary(v)["ci"] for v in result["per_layer"][key]]
+    ax.plot(range(len(m)), m, marker="o", ms=3, color=color, label=label)
+    ax.fill_between(range(len(m)), [c[0] for c in ci], [c[1] for c in ci], alpha=0.25, color=color)
+
+
+def plot_sink_and_mixing(result: dict, eps: float = SINK_EPS):
+    """Attention read by its weights and by its norms across the decoder's layers (a ``decoder-norms`` result:
+    ``per_layer[reading]`` (L, n), the band the 95 % interval over the n sequences). Left: the first token's weight
+    share, mean_h α_i0 (QK alone), beside its norm share, ‖Σ_h α_i0 f_h(x_0)‖ normalised per query (QK, V and O;
+    Kobayashi et al., arXiv 2004.10102), the sink threshold ``eps`` dashed (Gu et al., arXiv 2410.10781). Right: the
+    context-mixing ratio r with the residual counted (arXiv 2109.07152) beside the weights' reading 1 − α_ii; thin
+    lines mark the thirds."""
+    fig, (a, b) = plt.subplots(1, 2, figsize=(10.0, 3.8))
+    _reading(a, result, "weight_share", "weight share (α)", QK)
+    _reading(a, result, "norm_share", "norm share (‖α f(x)‖)", V)
+    a.axhline(eps, color="0.3", ls="--", lw=1, label=f"sink: weight > {eps:g}")
+    a.set_title("the first token: weight vs norm")
+    a.set_ylabel("share of the query's attention")
+    _reading(b, result, "weight_mixing", "1 − α_ii (weights)", QK)
+    _reading(b, result, "mixing", "mixing ratio r (norms)", V)
+    b.set_title("the context's share: weights vs norms")
+    b.set_ylabel("context's share of the new state")
+    for layers in list(result["thirds"].values())[1:]:
+        b.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
+    for ax in (a, b):
+        ax.set_ylim(0, 1)
+        ax.set_xlabel("layer")
+        ax.legend(loc="upper left" if ax is a else "center right")
+    fig.tight_layout()
+    return fig
 
 
 # ---------------------------------------------------------------------------------------------------------------

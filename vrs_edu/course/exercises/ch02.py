@@ -1,4 +1,5 @@
-"""Chapter 02 exercises: the causal attention pattern from q and k, the value-weighted sum, and the value swap.
+"""Chapter 02 exercises: the causal attention pattern from q and k, the value-weighted sum, the value swap, and the
+norm-based contributions of one head (Kobayashi et al., arXiv 2004.10102).
 
 ``check_<name>(fn, *, seed=0, edges=False, **kw)``: seed 0 gives the public cases; graders call with other seeds
 and ``edges=True`` (one position, the smallest widths, float64). Extra keyword arguments go to
@@ -10,7 +11,7 @@ import math
 
 import torch
 
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import value_swap_loss
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_contributions, value_swap_loss
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
 from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
@@ -160,3 +161,73 @@ def check_value_swap(fn, *, seed: int = 0, **kw) -> bool:
                   "values the layer moves; the other runs this batch with a patch that hands the layer those values "
                   "instead of its own")
     return check_function("value swap", fn, value_swap_loss, _swap_cases(seed), SWAP_MISTAKES, **kw)
+
+
+# --- exercise 4: the norm-based contributions of one head ------------------------------------------------------
+
+def _contribution_cases(seed: int, edges: bool = False):
+    """(pattern (B, H, T, T), v (B, H, T, Dh), w_o (D, H·Dh), head) with D = H·Dh, as in the course's models, and the
+    last head, so that a learner who reads head 0's columns (or every H-th column) shows up wherever H > 1."""
+    cases = []
+    for i, (B, H, T, Dh) in enumerate(EDGE_SHAPES if edges else SHAPES):
+        g = torch.Generator().manual_seed(1000 * seed + 200 + i)
+        pattern = _masked_softmax(torch.randn(B, H, T, T, generator=g) * 2, _tril(T))
+        v, w_o = random_inputs(1000 * seed + 300 + i, (B, H, T, Dh), (H * Dh, H * Dh))
+        cases.append((pattern, v, w_o, H - 1))
+    return in_float64(cases) if edges else cases
+
+
+def _head_columns(w_o, head, Dh):
+    return w_o[:, head * Dh:(head + 1) * Dh]                  # (D, Dh): the block head h writes through
+
+
+def _f(v, w_o, head, columns=None):
+    """f(x_j) = v_j W_O^hᵀ (B, T, D) of head ``head``, through ``columns`` of W_O (default: the right ones)."""
+    Dh = v.size(-1)
+    return v[:, head] @ (_head_columns(w_o, head, Dh) if columns is None else columns).T
+
+
+def _weighted(pattern, f, head):
+    return pattern[:, head, :, :, None] * f[:, None, :, :]
+
+
+CONTRIBUTION_MISTAKES = [
+    Mistake(lambda p, v, w, h: p[:, h, :, :, None] * v[:, h, None, :, :],
+            "you weighted the values v_j themselves: the transformed value is f(x_j) = v_j W_O^hᵀ, what the head "
+            "writes into the stream (D numbers), so multiply v by head h's columns of W_O first"),
+    Mistake(lambda p, v, w, h: _weighted(p, v[:, h] @ w[h * v.size(-1):(h + 1) * v.size(-1)], h),
+            "you took rows of W_O: nn.Linear stores its weight as (out, in) = (D, H·Dh), so head h writes through "
+            "its columns h·Dh to (h+1)·Dh, not its rows"),
+    Mistake(lambda p, v, w, h: _weighted(p, _f(v, w, h, w[:, h::v.size(1)]), h),
+            "you took every H-th column of W_O: the heads' outputs are concatenated, so head h's columns are one "
+            "block of Dh neighbours, h·Dh to (h+1)·Dh"),
+    Mistake(lambda p, v, w, h: _weighted(p, _f(v, w, h, _head_columns(w, 0, v.size(-1))), h),
+            "you used another head's columns of W_O (head 0's): head h writes through the columns h·Dh to (h+1)·Dh"),
+    Mistake(lambda p, v, w, h: _weighted(p.transpose(-2, -1), _f(v, w, h), h),
+            "you used the pattern transposed: entry (i, j) of the pattern is query i's weight on source j, and it "
+            "scales source j's vector"),
+    Mistake(lambda p, v, w, h: p[:, h, :, :, None] * _f(v, w, h)[:, :, None, :],
+            "entry (i, j) must carry the source's vector f(x_j), not the query's f(x_i): the new axis of f goes "
+            "where the queries are"),
+    Mistake(lambda p, v, w, h: p[:, h] @ _f(v, w, h),
+            "you summed over the sources: that is the head's write (B, T, D). Keep one vector per pair of query and "
+            "source, (B, T, T, D)"),
+    Mistake(lambda p, v, w, h: p[:, h] * _f(v, w, h).norm(dim=-1)[:, None, :],
+            "you returned the norms α_ij ‖f(x_j)‖ (B, T, T): return the vectors α_ij f(x_j) (B, T, T, D); their "
+            "norms are one .norm(dim=-1) away"),
+    Mistake(lambda p, v, w, h: _weighted(p, torch.nn.functional.normalize(_f(v, w, h), dim=-1), h),
+            "you scaled f(x_j) to length 1 before weighting it: its length ‖f(x_j)‖ is the factor the weights "
+            "miss, keep it"),
+    Mistake(lambda p, v, w, h: p.mean(dim=1)[..., None] * _f(v, w, h)[:, None, :, :],
+            "you averaged the pattern over the heads: weight with head h's own pattern"),
+]
+
+
+def check_head_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
+    """Exercise 02.4: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), w_o (D, H·Dh), head) -> (B, T, T, D)``, the
+    vectors α_ij f(x_j) of head ``head`` with f(x_j) = v_j W_O^hᵀ (Kobayashi et al., arXiv 2004.10102)."""
+    kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
+    kw.setdefault("stub_hint", "f(x_j) is source j's value times head h's block of columns of W_O (transposed); "
+                  "entry (i, j) of the result is query i's weight on source j times that vector")
+    return check_function("head contributions", fn, head_contributions, _contribution_cases(seed, edges),
+                          CONTRIBUTION_MISTAKES, **kw)
