@@ -68,7 +68,7 @@ lab: setup
 # (measured on the 2-core machine, 2026-12-03: three sessions one after another left a core idle for ~4 min).
 test: setup browser-deps
 	$(MAKE) book
-	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) tests notebooks
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=30 $(NBVAL) tests notebooks
 
 unit-and-notebooks: setup
 	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" $(NBVAL) tests notebooks

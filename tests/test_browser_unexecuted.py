@@ -72,7 +72,13 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(lab_page, cha
                   chapter.file)
     try:
         page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
-        # the widget manager restores the stored state once the notebook's kernel is ready; nothing is executed
+        # the widget manager restores the stored state once the notebook's kernel is ready; nothing is executed.
+        # Under CI's load (2 cores, the other pytest worker executing a chapter) a kernel took over 120 s to start
+        # (stop 48: the widget was not there after 120 s, the kernel idle by the end), so the kernel is awaited
+        # first, on its own clock, and the widget then gets its 120 s.
+        page.wait_for_function(
+            "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+            timeout=300_000)
         widget = page.locator(".jp-OutputArea-output .widget-interact").first
         expect(widget).to_be_attached(timeout=120_000)
         widget.scroll_into_view_if_needed()
