@@ -304,7 +304,8 @@ say(f"In this sentence [CLS], the full stop and [SEP] take **{weight_part:.2f}**
 # $1 - \mathrm{mean}_h\,\alpha^h_{ii}$.
 
 # %%
-from vrs_edu.chapters.ch07_real_model.norms import layer_means, norms_paragraph
+from vrs_edu.chapters.ch07_real_model.norms import norms_paragraph
+from vrs_edu.lab.analysis import layer_means
 from vrs_edu.lab.experiments import load_results
 
 norms_result = load_results("encoder-norms")

@@ -119,6 +119,14 @@ say(A.conclusion(answers))
 # sentence embedding: different models (a small character model trained here; all-MiniLM-L6-v2, an encoder with
 # no next-token loss) and different measures, so their sizes do not compare; what compares is the count of layers
 # where the value swap hurts more.
+#
+# The last row reads the same layers without swapping anything. A layer's output is $\sum_j \alpha_{ij} f(x_j)$:
+# the weight $\alpha$ comes from QK, the vector $f(x) = x W_V W_O$ from V and O. Chapters 02, 07 and 08 read each
+# layer by its weights and by the lengths $\lVert \alpha_{ij} f(x_j) \rVert$ of what it moves
+# ([norm-based attribution](#glossary:norm-based-attribution), Kobayashi et al., arXiv 2004.10102), and count how
+# much of a token's new state comes from its context once the residual is added (the
+# [context-mixing ratio](#glossary:context-mixing-ratio), arXiv 2109.07152). The gap between the two readings is
+# how much the weights alone mis-state a deep layer's routing.
 
 # %%
 def show(answer):

@@ -59,6 +59,21 @@ def _has_widget(chapter) -> bool:
 
 
 WIDGET_CHAPTERS = [c for c in CHAPTERS if _has_widget(c)]
+WIDGET_OR_ERROR = (".jp-OutputArea-output .widget-interact, "
+                   ".jp-OutputArea-output:has-text('Error displaying widget')")
+
+
+def _open_as_stored(page, file: str) -> None:
+    """Open ``file`` alone (the page's selectors then see its outputs only), running nothing, and wait until its
+    kernel is idle (on its own clock: under load a kernel took over 120 s to start) and its first widget is drawn,
+    either as the widget or as ipywidgets' error."""
+    page.evaluate("() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) w.dispose(); }")
+    page.evaluate("async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }", file)
+    page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
+    page.wait_for_function(
+        "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
+        timeout=300_000)
+    page.wait_for_selector(WIDGET_OR_ERROR, state="attached", timeout=120_000)
 
 
 @pytest.mark.parametrize("chapter", WIDGET_CHAPTERS, ids=[c.file.removesuffix(".ipynb") for c in WIDGET_CHAPTERS])
@@ -66,21 +81,17 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(lab_page, cha
     from playwright.sync_api import expect
 
     page = lab_page
-    # only this chapter open: the page's selectors below see its outputs alone
-    page.evaluate("() => { for (const w of [...window.jupyterapp.shell.widgets('main')]) w.dispose(); }")
-    page.evaluate("async (path) => { await window.jupyterapp.commands.execute('docmanager:open', {path}); }",
-                  chapter.file)
     try:
-        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
-        # the widget manager restores the stored state once the notebook's kernel is ready; nothing is executed.
-        # Under CI's load (2 cores, the other pytest worker executing a chapter) a kernel took over 120 s to start
-        # (stop 48: the widget was not there after 120 s, the kernel idle by the end), so the kernel is awaited
-        # first, on its own clock, and the widget then gets its 120 s.
-        page.wait_for_function(
-            "() => window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status === 'idle'",
-            timeout=300_000)
+        _open_as_stored(page, chapter.file)
         widget = page.locator(".jp-OutputArea-output .widget-interact").first
-        expect(widget).to_be_attached(timeout=120_000)
+        if not widget.count():
+            # ipywidgets renders a stored widget once its manager has restored the notebook's state; under CI's load
+            # (2 cores, the other pytest worker executing a chapter) that restore lost a race with the new kernel's
+            # start twice in 3 runs (stop 48 chapter 03, stop 49 chapter 04), leaving "Error displaying widget: model
+            # not found" until the notebook is reopened, as a learner would. Reopened once; a second miss fails.
+            page.evaluate("async () => { await window.jupyterapp.serviceManager.sessions.shutdownAll(); }")
+            _open_as_stored(page, chapter.file)
+        expect(widget).to_be_attached(timeout=10_000)
         widget.scroll_into_view_if_needed()
         expect(widget.locator(".widget-slider, .widget-dropdown, .widget-hslider").first).to_be_visible()
         expect(widget.locator(".widget-output img").first).to_be_visible(timeout=60_000)   # the stored figure

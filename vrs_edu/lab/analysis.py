@@ -83,6 +83,12 @@ def mean(values: Sequence[float]) -> float:
     return sum(xs) / len(xs)
 
 
+def layer_means(result: dict) -> dict[str, list[float]]:
+    """A stored result's ``per_layer`` readings (each: per layer, one value per sequence or sentence) as their
+    means per layer: ``{reading: [mean at layer 0, …]}``, the form the norm recipes' chapters plot and quote."""
+    return {k: [mean(v) for v in rows] for k, rows in result["per_layer"].items()}
+
+
 def mean_sd(values: Sequence[float]) -> tuple[float, float]:
     """Mean and sample standard deviation (ddof = 1; ``nan`` for a single value). Raises ValueError when empty."""
     xs = _floats(values, "values")

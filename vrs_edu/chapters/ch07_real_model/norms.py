@@ -28,7 +28,7 @@ import torch
 from scipy.stats import spearmanr
 
 from vrs_edu.chapters.ch07_real_model.model import MODEL_NAME, RealModel, corpus_sentences, load_real_model
-from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, verdict_records
+from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, layer_means, verdict_records
 from vrs_edu.lab.experiments import Recipe
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.results import Verdict
@@ -162,10 +162,6 @@ def verdicts(result: dict) -> list[Verdict]:
     tests, pre = declared(len(result["per_layer"]["weight_share"]))
     return judge(tests, test_values(result), preconditions=pre, facts=facts(result))
 
-
-def layer_means(result: dict) -> dict[str, list[float]]:
-    """Each reading's mean over the sentences, per layer."""
-    return {k: [sum(v) / len(v) for v in rows] for k, rows in result["per_layer"].items()}
 
 
 @torch.no_grad()

@@ -8,8 +8,9 @@ from __future__ import annotations
 import ipywidgets as W
 import matplotlib.pyplot as plt
 
-from vrs_edu.chapters.ch08_real_decoder.norms import SINK_EPS, layer_means, summary
+from vrs_edu.chapters.ch08_real_decoder.norms import SINK_EPS
 from vrs_edu.chapters.ch08_real_decoder.readout import substitution_readout
+from vrs_edu.lab.analysis import layer_means, t_test
 from vrs_edu.viz.controls import change_from_default, label_style
 from vrs_edu.viz.schematics import QK, X0, V
 
@@ -163,7 +164,7 @@ def _reading(ax, result: dict, key: str, label: str, color: str) -> None:
     """One reading of ``decoder-norms`` along depth: its per-layer mean over the sequences (line) and the 95 %
     interval of that mean (band)."""
     m = layer_means(result)[key]
-    ci = [summary(v)["ci"] for v in result["per_layer"][key]]
+    ci = [list(t_test(v)["ci"]) for v in result["per_layer"][key]]
     ax.plot(range(len(m)), m, marker="o", ms=3, color=color, label=label)
     ax.fill_between(range(len(m)), [c[0] for c in ci], [c[1] for c in ci], alpha=0.25, color=color)
 

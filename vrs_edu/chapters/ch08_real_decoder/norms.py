@@ -26,7 +26,7 @@ from scipy.stats import spearmanr
 
 from vrs_edu.chapters.ch08_real_decoder.model import (GGUF_SHA256, MODEL_NAME, RealDecoder, load_decoder, make_windows,
                                                       thirds)
-from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, t_test, verdict_records
+from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, layer_means, verdict_records
 from vrs_edu.lab.corpora import DEFAULT_NAME, named_corpus
 from vrs_edu.lab.experiments import Recipe, load_results
 from vrs_edu.lab.options import RunOptions
@@ -149,10 +149,6 @@ def verdicts(result: dict) -> list[Verdict]:
     return judge(tests, test_values(result), preconditions=pre, facts=facts(result))
 
 
-def layer_means(result: dict) -> dict[str, list[float]]:
-    """Each reading's mean over the sequences, per layer."""
-    return {k: [sum(v) / len(v) for v in rows] for k, rows in result["per_layer"].items()}
-
 
 def swap_cost_description(result: dict, decoder_result: dict | None) -> dict | None:
     """A description, not a test: across layers, Spearman's ρ of chapter 08's pattern-swap cost (``real-decoder``'s
@@ -195,11 +191,6 @@ def decoder_norms(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str 
     payload["swap_cost"] = swap_cost_description(payload, scan)
     return payload
 
-
-def summary(values: list[float]) -> dict:
-    """Mean, 95 % Student-t interval and n of per-sequence values."""
-    s = t_test(values)
-    return {"mean": s["mean"], "ci": list(s["ci"]), "n": s["n"]}
 
 
 # Budget: a traced forward of 4 windows of 128 tokens and the attribution of 30 layers, ~1-2 s on 2 threads; 96

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from vrs_edu.chapters.ch08_real_decoder.norms import (DEPTH_TEST, SESOI_SHARE, SINK_EPS, layer_means, mixing_test,
-                                                      sink_test)
+from vrs_edu.chapters.ch08_real_decoder.norms import DEPTH_TEST, SESOI_SHARE, SINK_EPS, mixing_test, sink_test
 from vrs_edu.chapters.ch08_real_decoder.readout import VERDICT_COLUMNS, verdict_words
+from vrs_edu.lab.analysis import layer_means
 from vrs_edu.lab.results import Verdict
 
 # chapter 08's verdict table, its third column in the units of these tests (shares, not nats)

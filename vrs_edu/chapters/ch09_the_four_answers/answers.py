@@ -36,10 +36,12 @@ from vrs_edu.chapters.ch04_bank_of_values.recipe import descriptions as bank_of_
 from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers, v_over_depth
 from vrs_edu.chapters.ch05_depth_as_sequence.recipe import descriptions as depth_mixers_descriptions
 from vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth import descriptions as v_over_depth_descriptions
+from vrs_edu.chapters.ch07_real_model import norms as encoder_norms
+from vrs_edu.chapters.ch08_real_decoder import norms as decoder_norms
 from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
 from vrs_edu.chapters.ch08_real_decoder.readout import decoder_answers
 from vrs_edu.chapters.ch08_real_decoder.recipe import verdicts as decoder_verdicts
-from vrs_edu.lab.analysis import arm_rule
+from vrs_edu.lab.analysis import arm_rule, layer_means, mean
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results, load_results_or_none, trains_on_text
 from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token, n_bank_layers
@@ -624,6 +626,108 @@ def q1_sentence(pattern_cost: Verdict | None, models_more: list[tuple[str, bool]
     return " ".join(out) or "Not measured yet."
 
 
+# the norm recipes' tests that question 1 reads, per model: the over-read tokens' share test (one per layer) and the
+# mixing test (the encoder declares one over all its layers, the decoder one per third)
+NORM_TESTS = {"encoder": (encoder_norms, "special_norm_below_weight_{}", "mixing_below_weights"),
+              "decoder": (decoder_norms, "sink_norm_below_weight_{}", "mixing_below_weights_late")}
+
+
+def norm_view_evidence(results: dict[str, dict | None]) -> dict:
+    """What a deep layer's attention weights alone mis-state, per real model, from the stored ``encoder-norms`` and
+    ``decoder-norms`` results (``results``: {"encoder": …, "decoder": …}, either None when not made). The
+    norm-based view: Kobayashi et al., arXiv 2004.10102 (‖α f(x)‖, not α) and 2109.07152 (the context-mixing ratio,
+    counting the residual); the decoder's sink: Gu et al., arXiv 2410.10781.
+
+    For each model present, over its last third's layers (the decoder's stored ``thirds``; the encoder's last
+    L // 3): ``{"layers", "judged"`` (layers whose over-read tokens, [CLS], [SEP] and punctuation or the first-token
+    sink, met the declared premise), ``"reproduced"`` (of those, where their norm share lies below their weight
+    share), ``"weight"``, ``"norm"`` (their weight and norm share, mean over the judged layers; NaN without one),
+    ``"r"``, ``"weights"`` (the mixing ratio against 1 − α_ii, mean over the layers), ``"mixing"`` (the mixing test's
+    :class:`Verdict`; the encoder's is declared over all its layers)}``. The verdicts are recomputed from the stored
+    per-sequence values by each recipe's ``verdicts``."""
+    out = {}
+    for key, (module, share_test, mixing_test) in NORM_TESTS.items():
+        res = results.get(key)
+        if not res:
+            continue
+        rows = {v.test.name: v for v in module.verdicts(res)}
+        m = layer_means(res)
+        L = len(m["weight_share"])
+        late = res["thirds"]["late"] if "thirds" in res else list(range(L - L // 3, L))
+        judged = [l for l in late if rows[share_test.format(l)].verdict != "out of regime"]
+        out[key] = {"layers": late, "judged": len(judged),
+                    "reproduced": sum(rows[share_test.format(l)].verdict == "reproduced" for l in judged),
+                    "weight": mean([m["weight_share"][l] for l in judged]) if judged else math.nan,
+                    "norm": mean([m["norm_share"][l] for l in judged]) if judged else math.nan,
+                    "r": mean([m["mixing"][l] for l in late]), "weights": mean([m["weight_mixing"][l] for l in late]),
+                    "mixing": rows[mixing_test]}
+    return out
+
+
+# per model: the tokens the weights over-read, as a sentence's subject with its verb, and where they count
+NORM_TOKENS = {"encoder": ("[CLS], [SEP] and punctuation", "take", "where they draw more weight than their share "
+                           "of the positions"),
+               "decoder": ("the first token", "takes", "where it is a sink")}
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f} %"
+
+
+def _span(xs: list[float], fmt) -> str:
+    """``68–78`` (smallest to largest as ``fmt`` prints them), or one number when they print the same."""
+    lo, hi = fmt(min(xs)), fmt(max(xs))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+def norm_view_cell(e: dict | None, model: str) -> str:
+    """One model's cell of question 1's norm-view row (``e``: its entry of :func:`norm_view_evidence`)."""
+    if not e:
+        return NOT_MEASURED
+    ls = e["layers"]
+    who, verb, where = NORM_TOKENS[model]
+    at = f"layers {ls[0]}–{ls[-1]}" if len(ls) > 1 else f"layer {ls[0]}"
+    tokens = (f"{who} {verb} {_pct(e['weight'])} of the weight, {_pct(e['norm'])} of the norm (below at "
+              f"{e['reproduced']} of the {e['judged']} layers {where})" if e["judged"] else
+              f"no layer {where}: the share test is out of regime")
+    return (f"{at}: {tokens}; a token takes {_pct(e['r'])} of its new state from its context, the weights say "
+            f"{_pct(e['weights'])} ({e['mixing'].verdict})")
+
+
+def norm_view_words(ev: dict) -> str:
+    """The row's words, per model measured: by how many percentage points the weights overstate (or understate) what
+    a deep layer takes from its context, and by what factor the weight share of the tokens they favour exceeds
+    their norm share."""
+    if not ev:
+        return "not made yet"
+    points = [100 * (e["weights"] - e["r"]) for e in ev.values()]
+    more = ("overstate" if min(points) > 0 else "understate" if max(points) < 0 else
+            "overstate in one model and understate in another")
+    pts = _span(points, lambda x: f"{abs(x):.0f}")
+    out = f"the weights {more} what a deep layer takes from its context (by {pts} points)"
+    factors = [e["weight"] / e["norm"] for e in ev.values() if e["judged"] and e["norm"] > 0]
+    if factors:
+        out += f"; the tokens they favour draw {_span(factors, lambda x: f'{x:.1f}')}× more weight than norm"
+    return out
+
+
+def norm_view_sentence(ev: dict) -> str:
+    """Question 1's sentence on the norm-based view, for the deepest model measured (the decoder, else the encoder):
+    what its last third's weights say against what V, O and the residual move."""
+    key = "decoder" if "decoder" in ev else "encoder" if "encoder" in ev else None
+    if key is None:
+        return ""
+    e = ev[key]
+    who, verb, _ = NORM_TOKENS[key]
+    name = {"decoder": "the 30-layer decoder's", "encoder": "the encoder's"}[key]
+    out = (f"Read by their weights alone (QK), deep layers are mis-stated: in {name} last third the weights say a "
+           f"token takes {_pct(e['weights'])} of its new state from its context; counting V, O and the residual, "
+           f"{_pct(e['r'])}")
+    if e["judged"]:
+        out += f", and {who} {verb} {_pct(e['weight'])} of the weight but {_pct(e['norm'])} of what the layer moves"
+    return out + " (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152)."
+
+
 def answer_1(ev: dict) -> dict:
     """Question 1: chapter 02's swaps (toy character model), chapter 07's (encoder), chapter 08's (decoder)."""
     t, enc, dec = ev.get("swaps"), ev.get("encoder"), ev.get("decoder") or {}
@@ -657,12 +761,18 @@ def answer_1(ev: dict) -> dict:
                       "a stand-in pattern does at this tolerance" if dp.verdict == dq.verdict == "reproduced" else
                       f"not decided: {verdict_phrase(dp)}, {verdict_phrase(dq)}") + tolerated,
                      "08"])
+    norms = ev.get("norms") or {}
+    if norms:
+        rows.append(["what the weights alone mis-state in the last third (norm-based view, ‖α f(x)‖)",
+                     NOT_MEASURED, norm_view_cell(norms.get("encoder"), "encoder"),
+                     norm_view_cell(norms.get("decoder"), "decoder"), norm_view_words(norms), "02, 07, 08"])
     holds = bool(models) and all(ok for _, ok in models)
     bars = [_bar("toy: value − pattern swap, last layer", t["last"][0], t["last"][0] - t["last"][1],
                  t["last"][0] + t["last"][1], "toy")] if t else []
     bars += [_bar("decoder: value − pattern swap", dv.mean, *dv.ci, "decoder")] if dv else []
     return {"n": 1, "rows": rows, "holds": holds, "bars": bars, "where": [m for m, ok in models if ok],
-            "sentence": q1_sentence(dp, models, ev.get("decoder_scan"))}
+            "sentence": " ".join(x for x in (q1_sentence(dp, models, ev.get("decoder_scan")),
+                                             norm_view_sentence(norms)) if x)}
 
 
 def holds_word(where: list[tuple[str, bool | None]]) -> str:
@@ -1114,6 +1224,8 @@ def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
           "decoder": {r.test.name: r for r in _decoder_rows(dec, decoder_verdicts)} if dec else None,
           "decoder_answers": decoder_answers(dec) if dec else None,
           "decoder_scan": pattern_tolerance(dec) if dec else None,
+          "norms": norm_view_evidence({"encoder": load_results_or_none("encoder-norms", out_dir=out_dir),
+                                       "decoder": load_results_or_none("decoder-norms", out_dir=out_dir)}),
           "toy_descriptions": {n: d for name, r in toys.items() if r and name == "bank-of-values"
                                for n, d in _descriptions(r, name).items()},
           "decoder_model": dec.get("model") if dec else None,
