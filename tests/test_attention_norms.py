@@ -76,17 +76,20 @@ def test_the_decoders_readings_on_a_small_llama_are_the_loop_written_out():
     pattern = tr[f"blocks.{l}.attn.pattern"][b]                                 # (H, T, T)
     v = tr[f"blocks.{l}.attn.v_mix"][b].repeat_interleave(3, dim=0)             # each query head's KV head
     w_o = model.blocks[l].attn.o_proj.weight
-    weight, norm = [], []
+    weight, norm, attn = [], [], []
     for i in range(1, 7):                                                       # queries 1..T-1
         per_source = [sum(pattern[h, i, j] * (v[h, j] @ w_o[:, 4 * h:4 * h + 4].T) for h in range(6))
                       for j in range(7)]
         norms = torch.stack([c.norm() for c in per_source])
         weight.append(pattern[:, i, 0].mean())
         norm.append(norms[0] / norms.sum())
+        context = sum(per_source[j] for j in range(7) if j != i).norm()          # attention alone: no residual
+        attn.append(context / (context + per_source[i].norm()))
     assert got["weight_share"][b, l].item() == pytest.approx(torch.stack(weight).mean().item(), abs=1e-5)
     assert got["norm_share"][b, l].item() == pytest.approx(torch.stack(norm).mean().item(), abs=1e-5)
     assert got["weight_mixing"][b, l].item() == pytest.approx(
         (1 - pattern.diagonal(dim1=-2, dim2=-1).mean(0))[1:].mean().item(), abs=1e-5)
+    assert got["attention_mixing"][b, l].item() == pytest.approx(torch.stack(attn).mean().item(), abs=1e-5)
     assert ((got["mixing"] > 0) & (got["mixing"] < 1)).all()
 
 

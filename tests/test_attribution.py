@@ -5,8 +5,8 @@ import pytest
 import torch
 
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
-from vrs_edu.nn.attribution import (contributions, layer_norm_map, mixing_ratio, norm_map, transformed_values,
-                                    weight_mixing)
+from vrs_edu.nn.attribution import (attention_mixing, contributions, layer_norm_map, mixing_ratio, norm_map,
+                                    transformed_values, weight_mixing)
 
 
 def test_a_heavy_weight_on_a_short_vector_is_a_small_contribution_by_hand():
@@ -20,6 +20,8 @@ def test_a_heavy_weight_on_a_short_vector_is_a_small_contribution_by_hand():
     # with no residual, token 1's context part is 0.5 (3, 4) (norm 2.5), its own 0.5 (0, 1) (norm 0.5): 2.5 / 3.0
     r = mixing_ratio(c, torch.zeros(1, 2, 2))
     assert r[0, 1].item() == pytest.approx(2.5 / 3.0) and r[0, 0].item() == 0.0
+    # that is the attention sub-layer alone, by norms: the weights said 0.5, the norms 2.5 / 3.0
+    assert torch.equal(attention_mixing(c), r)
     assert weight_mixing(pattern)[0].tolist() == [0.0, 0.5]
     # a residual of the token's own adds to its own part: (0, 0.5) + (0, 1.5) has norm 2, so 2.5 / 4.5
     assert mixing_ratio(c, torch.tensor([[[0.0, 0.0], [0.0, 1.5]]]))[0, 1].item() == pytest.approx(2.5 / 4.5)

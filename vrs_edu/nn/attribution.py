@@ -24,6 +24,10 @@ projections read). In a post-LN encoder (BERT) the sum passes a LayerNorm before
 its input once its scale σ(y_i) is fixed, so each part is normalised with the whole sum's σ (ibid., §3):
 LN(y) = Σ_parts γ ⊙ (part − mean(part)) / σ(y) + β, and r_i is computed on the normalised parts (β is neither). The
 weight-based counterpart is 1 − mean_h α_hii.
+
+Between the two readings sits the attention sub-layer alone, by norms (ibid., "Attn-N"): the same ratio with s_i the
+token's own Σ_h α_hii f_h(x_i) and no residual. It separates the two things the weights leave out: the step from
+1 − α_ii to it is the values' norms (V and O), the step from it to r_i the residual.
 """
 from __future__ import annotations
 
@@ -82,6 +86,13 @@ def mixing_ratio(contrib: Float[Tensor, "B T T D"], resid: Float[Tensor, "B T D"
         c = post_ln.weight * (c - c.mean(dim=-1, keepdim=True)) / sigma
     cn, sn = c.norm(dim=-1), s.norm(dim=-1)
     return cn / (cn + sn)
+
+
+def attention_mixing(contrib: Float[Tensor, "B T T D"]) -> Float[Tensor, "B T"]:
+    """The context's share of what the attention sub-layer alone gives token i, by norms and without the residual:
+    ‖Σ_{j≠i} c_ij‖ / (‖Σ_{j≠i} c_ij‖ + ‖c_ii‖), with c_ij = Σ_h α_hij f_h(x_j) (Kobayashi et al., arXiv 2109.07152,
+    "Attn-N"): :func:`mixing_ratio` with a residual of zero."""
+    return mixing_ratio(contrib, torch.zeros_like(contrib[:, :, 0]))
 
 
 def weight_mixing(pattern: Float[Tensor, "B H T T"]) -> Float[Tensor, "B T"]:

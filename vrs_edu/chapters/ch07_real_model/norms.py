@@ -32,8 +32,8 @@ from vrs_edu.lab.analysis import DeclaredTest, Precondition, judge, layer_means,
 from vrs_edu.lab.experiments import Recipe
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.results import Verdict
-from vrs_edu.nn.attribution import (contributions, layer_norm_map, mixing_ratio, source_share, transformed_values,
-                                    weight_mixing)
+from vrs_edu.nn.attribution import (attention_mixing, contributions, layer_norm_map, mixing_ratio, source_share,
+                                    transformed_values, weight_mixing)
 
 NAME = "encoder-norms"
 SETTINGS = {"n_sentences": 200, "min_tokens": 8, "max_tokens": 40, "batch_size": 25, "dtype": "float32"}
@@ -104,13 +104,15 @@ def _spearman_per_head(received: torch.Tensor, norms: torch.Tensor) -> float:
 @torch.no_grad()
 def sentence_readings(real: RealModel, sentences: list[str]) -> dict[str, list[list[float]]]:
     """Per layer and sentence: ``weight_share`` and ``norm_share`` of the special tokens, ``position_share`` (their
-    share of the tokens), ``mixing`` (post-LN) and ``weight_mixing``, each a mean over the sentence's tokens, and
+    share of the tokens), ``mixing`` (post-LN), ``attention_mixing`` (by norms, without the residual and the LN; a
+    description, no test reads it) and ``weight_mixing``, each a mean over the sentence's tokens, and
     ``rho`` (α received against ‖f(x)‖, mean over heads). Returns ``{reading: (L, B) lists}``."""
     ids, mask = real.encode(sentences)
     tr = real.model(ids, mask, trace=True).trace
     special = special_mask(real, ids, mask)
     n = mask.sum(dim=1)
-    out = {k: [] for k in ("weight_share", "norm_share", "position_share", "mixing", "weight_mixing", "rho")}
+    out = {k: [] for k in ("weight_share", "norm_share", "position_share", "mixing", "attention_mixing",
+                           "weight_mixing", "rho")}
     for l, block in enumerate(real.model.blocks):
         attn = block.attn
         pattern = tr[f"blocks.{l}.attn.pattern"]                               # (B, H, T, T)
@@ -121,6 +123,7 @@ def sentence_readings(real: RealModel, sentences: list[str]) -> dict[str, list[l
         out["position_share"].append(special.sum(dim=1) / n)
         r = mixing_ratio(c, tr[f"blocks.{l}.resid_pre"], bias=attn.o_proj.bias, post_ln=block.ln_attn)
         out["mixing"].append((r * mask).sum(dim=1) / n)
+        out["attention_mixing"].append((attention_mixing(c) * mask).sum(dim=1) / n)
         out["weight_mixing"].append((weight_mixing(pattern) * mask).sum(dim=1) / n)
         received = (pattern * mask[:, None, :, None]).sum(dim=2) / n[:, None, None]   # (B, H, T): mean over queries
         norms = f.norm(dim=-1)                                                   # (B, H, T)

@@ -32,8 +32,8 @@ from vrs_edu.lab.experiments import Recipe, load_results
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.progress import progress_bar
 from vrs_edu.lab.results import Verdict
-from vrs_edu.nn.attribution import (contributions, layer_norm_map, mixing_ratio, source_share, transformed_values,
-                                    weight_mixing)
+from vrs_edu.nn.attribution import (attention_mixing, contributions, layer_norm_map, mixing_ratio, source_share,
+                                    transformed_values, weight_mixing)
 
 NAME = "decoder-norms"
 # The same windows as real-decoder's (seq_len, n_eval, calib_per_eval, min_eval), of which the first n_sequences
@@ -88,8 +88,9 @@ def declared(n_layers: int) -> tuple[list[DeclaredTest], list[Precondition]]:
 
 @torch.no_grad()
 def layer_readings(dec: RealDecoder, ids: torch.Tensor) -> dict[str, torch.Tensor]:
-    """The four readings of every layer for a batch of token windows ``ids`` (B, T): ``weight_share`` and
-    ``norm_share`` of position 0, the ``mixing`` ratio and its ``weight_mixing`` counterpart, each (B, L), means over
+    """The readings of every layer for a batch of token windows ``ids`` (B, T): ``weight_share`` and
+    ``norm_share`` of position 0, the ``mixing`` ratio, its ``weight_mixing`` counterpart and between them the
+    ``attention_mixing`` (by norms, without the residual; a description, no test reads it), each (B, L), means over
     queries 1..T-1; plus ``sink_heads`` (B, L), the share of heads whose mean weight on position 0 exceeds
     :data:`SINK_EPS`."""
     model = dec.model
@@ -98,7 +99,7 @@ def layer_readings(dec: RealDecoder, ids: torch.Tensor) -> dict[str, torch.Tenso
     first = torch.zeros(B, T, dtype=torch.bool)
     first[:, 0] = True
     queries = ~first
-    out = {k: [] for k in ("weight_share", "norm_share", "mixing", "weight_mixing", "sink_heads")}
+    out = {k: [] for k in ("weight_share", "norm_share", "mixing", "attention_mixing", "weight_mixing", "sink_heads")}
     for l, block in enumerate(model.blocks):
         pattern = tr[f"blocks.{l}.attn.pattern"]                               # (B, H, T, T)
         f = transformed_values(tr[f"blocks.{l}.attn.v_mix"], block.attn.o_proj.weight, model.cfg.n_heads)
@@ -106,6 +107,7 @@ def layer_readings(dec: RealDecoder, ids: torch.Tensor) -> dict[str, torch.Tenso
         out["weight_share"].append(source_share(pattern.mean(dim=1), first, queries))
         out["norm_share"].append(source_share(layer_norm_map(c), first, queries))
         out["mixing"].append(mixing_ratio(c, tr[f"blocks.{l}.resid_pre"])[:, 1:].mean(dim=1))
+        out["attention_mixing"].append(attention_mixing(c)[:, 1:].mean(dim=1))
         out["weight_mixing"].append(weight_mixing(pattern)[:, 1:].mean(dim=1))
         out["sink_heads"].append((pattern[:, :, 1:, 0].mean(dim=2) > SINK_EPS).float().mean(dim=1))
     return {k: torch.stack(v, dim=1) for k, v in out.items()}
