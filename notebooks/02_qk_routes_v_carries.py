@@ -297,8 +297,10 @@ plot_weight_vs_norm(weight, norm, tokens[first], nl, nh)
 plt.show()
 top = source_shares(views, nl, nh, tokens)[0]
 name = "spaces" if top["token"] == " " else f"occurrences of '{top['token']}'"
+drawn = tokens[first].count(top["token"])
 say(f"Layer {nl}, head {nh} is the head whose two maps differ most. Its largest change is at the "
-    f"{top['count']} {name}: they take {top['weight']:.2f} of the weight of the queries that can "
+    f"{top['count']} {name} of the whole {len(tokens)}-character sentence ({drawn} of them in the "
+    f"{first.stop} drawn): they take {top['weight']:.2f} of the weight of the queries that can "
     f"see them but {top['norm']:.2f} of the norm map, because their vectors are short: "
     f"‖f(x)‖ {top['f_norm']:.2f} against {top['f_norm_others']:.2f} for the other characters.")
 
@@ -339,8 +341,8 @@ say(f"Across the {L * H} heads the two maps differ by {apart.min():.2f} to {apar
 # Write `head_contributions(pattern, v, w_o, head)`: `pattern (B, H, T, T)` and `v (B, H, T, Dh)` of one layer,
 # `w_o (D, H·Dh)` the weight of its output projection as `nn.Linear` stores it (out × in), and a head index. Return
 # the vectors $\alpha_{ij} f(x_j)$ of that head, shape `(B, T, T, D)`: entry `[b, i, j]` is what source $j$ gives
-# query $i$. Summed over $j$ they are what the head writes; their norms are its norm map. Then they get the model's
-# own tensors.
+# query $i$. Summed over $j$ they are what the head writes; their norms are its norm map. After the check, a cell runs
+# your function on the toy's own tensors and compares it with the head's output and the figure above.
 #
 # <details><summary>Hint 1</summary>
 #

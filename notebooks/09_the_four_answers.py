@@ -125,8 +125,10 @@ say(A.conclusion(answers))
 # layer by its weights and by the lengths $\lVert \alpha_{ij} f(x_j) \rVert$ of what it moves
 # ([norm-based attribution](#glossary:norm-based-attribution), Kobayashi et al., arXiv 2004.10102), and count how
 # much of a token's new state comes from its context once the residual is added (the
-# [context-mixing ratio](#glossary:context-mixing-ratio), arXiv 2109.07152). The gap between the two readings is
-# how much the weights alone mis-state a deep layer's routing.
+# [context-mixing ratio](#glossary:context-mixing-ratio), arXiv 2109.07152). The gap between the readings has two
+# parts. Where a layer looks but moves little (the first-token sink, [CLS], [SEP] and punctuation), the values'
+# norms make the difference: that is the routing the weights alone mis-state. How little a token takes from its
+# context at all is mostly the residual, which the weights never claimed to count; the row gives both parts.
 
 # %%
 def show(answer):

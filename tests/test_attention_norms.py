@@ -109,3 +109,25 @@ def test_the_stored_full_result_holds_the_verdicts_its_declarations_give(name, m
     again = [v.to_record() for v in module.verdicts(r)]
     assert [(v["name"], v["verdict"]) for v in again] == [(v["name"], v["verdict"]) for v in r["verdicts"]]
     assert all(isinstance(Verdict.from_record(v), Verdict) for v in r["verdicts"])
+
+
+def _encoder_result(attention=None):
+    """An encoder-norms result of 3 sentences, 6 layers: special tokens 20 % of the positions, 0.5 of the weight and
+    0.1 of the norm; mixing 0.3 against the weights' 0.8; ``attention`` (per layer) the attention-alone reading."""
+    def rows(x, spread=(-0.01, 0.0, 0.01)):
+        return [[x + d * (1 + l) for d in spread] for l in range(6)]
+    per = {"weight_share": rows(0.5), "norm_share": rows(0.1, (0.005, -0.01, 0.005)),
+           "position_share": rows(0.2, (0.0, 0.0, 0.0)), "mixing": rows(0.3),
+           "weight_mixing": rows(0.8, (0.0, 0.005, -0.005)), "rho": rows(-0.2, (-0.05, 0.0, 0.05))}
+    if attention is not None:
+        per["attention_mixing"] = rows(attention)
+    return {"per_layer": per}
+
+
+def test_the_encoders_paragraph_adds_attention_alone_only_where_the_result_read_it():
+    old = enc.norms_paragraph(_encoder_result())
+    assert "a token takes **30 %** of its new state from the context, where the weights alone say 80 %" in old
+    assert "attention alone" not in old
+    new = enc.norms_paragraph(_encoder_result(attention=0.6))
+    assert ("; attention alone, by the norms of what it moves but before the residual and the LayerNorm, says "
+            "60 %;") in new

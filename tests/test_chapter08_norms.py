@@ -80,13 +80,22 @@ def test_the_mixing_sentence_gives_each_third_against_the_weights_and_the_depth_
     text = mixing_sentence(m)
     assert "a token takes **50%, 20% and 10%** of its new state from its context (the early, middle and late third)" \
         in text
-    assert "the weights alone (1 − α_ii) say **90%, 90% and 90%**" in text
+    assert "the weights alone (1 − α_ii) say **90%, 90% and 90%**. The test" in text   # no attention-alone reading
     assert "early *reproduced*, middle *reproduced*, late *reproduced*" in text
     assert "The early third mixes more than the late, by 40 points of the ratio (+0.400 [+0." in text
     # the other way round: the late third mixes more
     flip = _result([0.6] * 6, [0.2] * 6, [0.1, 0.1, 0.2, 0.2, 0.5, 0.5], [0.9] * 6)
     text = mixing_sentence(mixing_numbers(flip, norms.verdicts(flip)))
     assert "The early third mixes less than the late, by 40 points" in text and "*contradicted*" in text
+
+
+def test_the_attention_alone_reading_is_said_between_the_weights_and_the_mixing_ratio():
+    per = {**HAND["per_layer"], "attention_mixing": [[x] * 3 for x in (0.8, 0.8, 0.6, 0.6, 0.4, 0.4)]}
+    m = mixing_numbers({**HAND, "per_layer": per}, norms.verdicts(HAND))
+    assert m["thirds"]["late"]["attention"] == pytest.approx(0.4)
+    assert ("say **90%, 90% and 90%**; attention alone, by the norms of what it moves but without the residual, "
+            "says 80%, 60% and 40%: the values' norms take the first step down, the residual the rest. The test") \
+        in mixing_sentence(m)
 
 
 def test_the_swap_cost_description_says_which_reading_follows_the_cost_and_judges_nothing():

@@ -85,8 +85,10 @@ def test_weights_below_the_norms_read_understate_and_no_sink_is_said():
 
 def test_the_sentence_speaks_of_the_decoder_when_there_is_one_and_cites_the_papers():
     s = A.norm_view_sentence(A.norm_view_evidence({"encoder": ENC, "decoder": DEC}))
-    assert "the 30-layer decoder's last third the weights say a token takes 90 %" in s
-    assert "15 %, and the first token takes 60 % of the weight but 25 % of what the layer moves" in s
+    assert "the 30-layer decoder's last third (layers 4–5) the weights say a token takes 90 %" in s
+    assert ("counting the residual too, 15 %. There the first token takes 60 % of the weight but 25 % of what the "
+            "layer moves, at the 2 of those layers where it is a sink (the norm-based view") in s
+    assert "the norms of what attention moves" not in s          # a result made before that reading: left out
     assert "2004.10102" in s and "2109.07152" in s
     assert "the encoder's last third" in A.norm_view_sentence(A.norm_view_evidence({"encoder": ENC}))
 
@@ -99,5 +101,18 @@ def test_the_stored_runs_give_question_1_its_norm_row():
         assert e["judged"] >= 1 and e["reproduced"] == e["judged"], model
         assert e["r"] < e["weights"] - 0.5 and e["norm"] < e["weight"], model
     row = A.answer_1({"norms": ev})["rows"][-1]
-    assert row[0].startswith("what the weights alone mis-state") and row[5] == "02, 07, 08"
+    assert row[0].startswith("what the weights alone mis-state") and row[5] == "07, 08"
     assert "overstate" in row[4]
+
+
+def test_the_attention_alone_splits_the_gap_into_the_values_norms_and_the_residual():
+    # attention alone, by norms, 0.6 and 0.5 at the late layers: 0.55 against the weights' 0.9 and the mixing's 0.15
+    dec = {**DEC, "per_layer": {**DEC["per_layer"], "attention_mixing": _rows([0.8] * 4 + [0.6, 0.5])}}
+    ev = A.norm_view_evidence({"decoder": dec})
+    assert ev["decoder"]["attention"] == pytest.approx(0.55)
+    assert A.norm_view_words(ev).startswith("the weights overstate what a deep layer takes from its context (by 75 "
+                                            "points: 35 of them the values' norms, the rest the residual)")
+    assert "the weights say 90 %, attention's norms alone 55 % (reproduced)" in A.norm_view_cell(ev["decoder"],
+                                                                                                 "decoder")
+    assert ("takes 90 % of its new state from its context; the norms of what attention moves (V and O), 55 %; "
+            "counting the residual too, 15 %") in A.norm_view_sentence(ev)

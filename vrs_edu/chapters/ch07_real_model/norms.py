@@ -202,6 +202,9 @@ def norms_paragraph(result: dict) -> str:
     rho, mix, depth = rows["alpha_norm_negative"], rows["mixing_below_weights"], rows["mixing_early_above_late"]
     r = sum(m["mixing"]) / L
     wm = sum(m["weight_mixing"]) / L
+    attention = ("" if "attention_mixing" not in m else      # absent from a result made before it was read
+                 f"; attention alone, by the norms of what it moves but before the residual and the LayerNorm, "
+                 f"says {_pct(sum(m['attention_mixing']) / L)}")
     return (f"[CLS], [SEP] and punctuation are {_pct(m['position_share'][0])} of the tokens. Where they draw more "
             f"weight than that ({len(judged)} of {L} layers), they take **{_pct(w)}** of the weight but "
             f"**{_pct(n)}** of the norm; the norm share lies below the weight share at {len(below)} of "
@@ -209,7 +212,7 @@ def norms_paragraph(result: dict) -> str:
             f"Across a sentence's tokens, the weight a token receives and the length of its vector correlate "
             f"with ρ = {rho.mean:+.2f} ({rho.verdict_words}). Counting V, O, the residual and the LayerNorm, a token "
             f"takes **{_pct(r)}** of its new state from the context, where the weights alone say {_pct(wm)} "
-            f"({mix.verdict_words}; BERT-base: 18.8 % against 97.1 %, arXiv 2109.07152); "
+            f"({mix.verdict_words}; BERT-base: 18.8 % against 97.1 %, arXiv 2109.07152){attention}; "
             f"the first two layers mix {'more' if depth.mean > 0 else 'less'} than the last two by "
             f"{abs(depth.mean) * 100:.1f} points ({depth.verdict_words}).")
 

@@ -105,13 +105,16 @@ def sink_sentence(s: dict, eps: float = SINK_EPS) -> str:
 def mixing_numbers(result: dict, rows) -> dict:
     """The context-mixing ratio by third, from a ``decoder-norms`` result and its verdicts ``rows``.
 
-    Returns ``{"thirds": {third: {"r", "weights", "verdict"}}`` (the mixing ratio r and the weight-based reading
-    1 − α_ii, means over the third's layers of the per-layer means over the sequences, and the words of the test
+    Returns ``{"thirds": {third: {"r", "weights", "attention", "verdict"}}`` (the mixing ratio r, the weight-based
+    reading 1 − α_ii and between them the attention sub-layer alone by norms, no residual (NaN in a result made
+    before it was read), means over the third's layers of the per-layer means over the sequences; the words of the test
     *r below the weights' reading*), ``"all": {"r", "weights"}`` (means over every layer), ``"depth"``: the verdict of
     *early above late* (a :class:`~vrs_edu.lab.results.Verdict`: mean r(early) − r(late) and its interval)}``."""
     means = layer_means(result)
     by = by_name(rows)
+    attention = means.get("attention_mixing")        # absent from a result made before it was read
     thirds = {t: {"r": _mean(means["mixing"][l] for l in ls), "weights": _mean(means["weight_mixing"][l] for l in ls),
+                  "attention": _mean(attention[l] for l in ls) if attention else math.nan,
                   "verdict": verdict_words(by[mixing_test(t).name])} for t, ls in result["thirds"].items()}
     return {"thirds": thirds, "all": {"r": _mean(means["mixing"]), "weights": _mean(means["weight_mixing"])},
             "depth": by[DEPTH_TEST.name]}
@@ -128,8 +131,11 @@ def mixing_sentence(m: dict) -> str:
     d = m["depth"]
     points = abs(d.mean) * 100
     size = f"by {points:.0f} points of the ratio" if round(points) >= 1 else "by less than one point of the ratio"
+    split = ("" if any(math.isnan(th[t]["attention"]) for t in names) else
+             f"; attention alone, by the norms of what it moves but without the residual, says {pct('attention')}: "
+             "the values' norms take the first step down, the residual the rest")
     return (f"Counting V, O and the residual, a token takes **{pct('r')}** of its new state from its context "
-            f"(the {_and(names)} third); the weights alone (1 − α_ii) say **{pct('weights')}**. The test *the "
+            f"(the {_and(names)} third); the weights alone (1 − α_ii) say **{pct('weights')}**{split}. The test *the "
             f"mixing ratio lies below the weights' reading*: {verdicts}. The early third mixes "
             f"{'more' if d.mean > 0 else 'less'} than the late, {size} ({d.mean:+.3f} [{d.ci[0]:+.3f}, "
             f"{d.ci[1]:+.3f}], *{verdict_words(d)}*).")

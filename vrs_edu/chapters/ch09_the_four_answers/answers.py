@@ -642,7 +642,9 @@ def norm_view_evidence(results: dict[str, dict | None]) -> dict:
     L // 3): ``{"layers", "judged"`` (layers whose over-read tokens, [CLS], [SEP] and punctuation or the first-token
     sink, met the declared premise), ``"reproduced"`` (of those, where their norm share lies below their weight
     share), ``"weight"``, ``"norm"`` (their weight and norm share, mean over the judged layers; NaN without one),
-    ``"r"``, ``"weights"`` (the mixing ratio against 1 − α_ii, mean over the layers), ``"mixing"`` (the mixing test's
+    ``"r"``, ``"weights"`` (the mixing ratio against 1 − α_ii, mean over the layers), ``"attention"`` (between them,
+    the attention sub-layer alone by norms, no residual: a description; NaN in a result made before it was read),
+    ``"mixing"`` (the mixing test's
     :class:`Verdict`; the encoder's is declared over all its layers)}``. The verdicts are recomputed from the stored
     per-sequence values by each recipe's ``verdicts``."""
     out = {}
@@ -660,6 +662,8 @@ def norm_view_evidence(results: dict[str, dict | None]) -> dict:
                     "weight": mean([m["weight_share"][l] for l in judged]) if judged else math.nan,
                     "norm": mean([m["norm_share"][l] for l in judged]) if judged else math.nan,
                     "r": mean([m["mixing"][l] for l in late]), "weights": mean([m["weight_mixing"][l] for l in late]),
+                    "attention": (mean([m["attention_mixing"][l] for l in late]) if "attention_mixing" in m
+                                  else math.nan),
                     "mixing": rows[mixing_test]}
     return out
 
@@ -690,8 +694,9 @@ def norm_view_cell(e: dict | None, model: str) -> str:
     tokens = (f"{who} {verb} {_pct(e['weight'])} of the weight, {_pct(e['norm'])} of the norm (below at "
               f"{e['reproduced']} of the {e['judged']} layers {where})" if e["judged"] else
               f"no layer {where}: the share test is out of regime")
+    attention = "" if math.isnan(e["attention"]) else f", attention's norms alone {_pct(e['attention'])}"
     return (f"{at}: {tokens}; a token takes {_pct(e['r'])} of its new state from its context, the weights say "
-            f"{_pct(e['weights'])} ({e['mixing'].verdict})")
+            f"{_pct(e['weights'])}{attention} ({e['mixing'].verdict})")
 
 
 def norm_view_words(ev: dict) -> str:
@@ -704,7 +709,10 @@ def norm_view_words(ev: dict) -> str:
     more = ("overstate" if min(points) > 0 else "understate" if max(points) < 0 else
             "overstate in one model and understate in another")
     pts = _span(points, lambda x: f"{abs(x):.0f}")
-    out = f"the weights {more} what a deep layer takes from its context (by {pts} points)"
+    out = f"the weights {more} what a deep layer takes from its context (by {pts} points"
+    norms = [100 * (e["weights"] - e["attention"]) for e in ev.values() if not math.isnan(e["attention"])]
+    out += (f": {_span(norms, lambda x: f'{x:.0f}')} of them the values' norms, the rest the residual)"
+            if norms and len(norms) == len(points) else ")")
     factors = [e["weight"] / e["norm"] for e in ev.values() if e["judged"] and e["norm"] > 0]
     if factors:
         out += f"; the tokens they favour draw {_span(factors, lambda x: f'{x:.1f}')}× more weight than norm"
@@ -718,13 +726,17 @@ def norm_view_sentence(ev: dict) -> str:
     if key is None:
         return ""
     e = ev[key]
-    who, verb, _ = NORM_TOKENS[key]
+    who, verb, where = NORM_TOKENS[key]
     name = {"decoder": "the 30-layer decoder's", "encoder": "the encoder's"}[key]
-    out = (f"Read by their weights alone (QK), deep layers are mis-stated: in {name} last third the weights say a "
-           f"token takes {_pct(e['weights'])} of its new state from its context; counting V, O and the residual, "
-           f"{_pct(e['r'])}")
+    ls = e["layers"]
+    out = (f"Read by their weights alone (QK), deep layers are mis-stated: in {name} last third (layers "
+           f"{ls[0]}–{ls[-1]}) the weights say a token takes {_pct(e['weights'])} of its new state from its context")
+    if not math.isnan(e["attention"]):
+        out += f"; the norms of what attention moves (V and O), {_pct(e['attention'])}"
+    out += f"; counting the residual too, {_pct(e['r'])}"
     if e["judged"]:
-        out += f", and {who} {verb} {_pct(e['weight'])} of the weight but {_pct(e['norm'])} of what the layer moves"
+        out += (f". There {who} {verb} {_pct(e['weight'])} of the weight but {_pct(e['norm'])} of what the layer "
+                f"moves, at the {e['judged']} of those layers {where}")
     return out + " (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152)."
 
 
@@ -765,7 +777,7 @@ def answer_1(ev: dict) -> dict:
     if norms:
         rows.append(["what the weights alone mis-state in the last third (norm-based view, ‖α f(x)‖)",
                      NOT_MEASURED, norm_view_cell(norms.get("encoder"), "encoder"),
-                     norm_view_cell(norms.get("decoder"), "decoder"), norm_view_words(norms), "02, 07, 08"])
+                     norm_view_cell(norms.get("decoder"), "decoder"), norm_view_words(norms), "07, 08"])
     holds = bool(models) and all(ok for _, ok in models)
     bars = [_bar("toy: value − pattern swap, last layer", t["last"][0], t["last"][0] - t["last"][1],
                  t["last"][0] + t["last"][1], "toy")] if t else []

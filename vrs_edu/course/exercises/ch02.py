@@ -220,6 +220,9 @@ CONTRIBUTION_MISTAKES = [
             "miss, keep it"),
     Mistake(lambda p, v, w, h: p.mean(dim=1)[..., None] * _f(v, w, h)[:, None, :, :],
             "you averaged the pattern over the heads: weight with head h's own pattern"),
+    Mistake(lambda p, v, w, h: _f(v, w, h)[:, None, :, :].expand(-1, p.size(-2), -1, -1),
+            "the weights are missing: every query got each source's whole vector f(x_j); scale it by that query's "
+            "weight on the source, α_ij from head h's pattern"),
 ]
 
 
@@ -227,7 +230,7 @@ def check_head_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) ->
     """Exercise 02.4: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), w_o (D, H·Dh), head) -> (B, T, T, D)``, the
     vectors α_ij f(x_j) of head ``head`` with f(x_j) = v_j W_O^hᵀ (Kobayashi et al., arXiv 2004.10102)."""
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", "f(x_j) is source j's value times head h's block of columns of W_O (transposed); "
-                  "entry (i, j) of the result is query i's weight on source j times that vector")
+    kw.setdefault("stub_hint", "two factors make entry (i, j): what source j writes at weight 1 (which columns "
+                  "of W_O does head h write through?) and the weight query i gives it")
     return check_function("head contributions", fn, head_contributions, _contribution_cases(seed, edges),
                           CONTRIBUTION_MISTAKES, **kw)
