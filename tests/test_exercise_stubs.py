@@ -19,8 +19,11 @@ CHECKERS = [
     (ch02.check_value_swap, False),
     (ch02.check_head_contributions, False),
     (ch03.check_value_residual_attention, True),
+    (ch03.check_v1_share, True),
     (ch04.check_x0_projection, True),
+    (ch04.check_x0_norm_share, True),
     (ch05.check_depth_swa_one_token, True),
+    (ch05.check_depth_read_weights, True),
     (ch06.check_kv_cache_bytes, False),
     (ch07.check_sentence_embedding, False),
     (ch07.check_held_out_r2, False),
@@ -29,6 +32,8 @@ CHECKERS = [
     (ch09.check_swept_verdict, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
+# The exercises that live in an assignment only (its second task), not in a chapter's notebook
+ASSIGNMENT_ONLY = {ch03.check_v1_share, ch04.check_x0_norm_share, ch05.check_depth_read_weights}
 
 
 def raises_stub(*args):
@@ -76,8 +81,11 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_value_swap": value_swap_loss,
         "check_head_contributions": head_contributions,
         "check_value_residual_attention": ch03._ref_value_residual_attention,
+        "check_v1_share": ch03._ref_v1_share,
         "check_x0_projection": ch04._ref_x0_projection,
+        "check_x0_norm_share": ch04._ref_x0_norm_share,
         "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
+        "check_depth_read_weights": ch05._ref_depth_read_weights,
         "check_kv_cache_bytes": ch06._ref_kv_cache_bytes,
         "check_sentence_embedding": ch07.sentence_embedding,
         "check_held_out_r2": ch07.r2_score,
@@ -137,8 +145,10 @@ REFERENCES = {
     "check_stream_norms": ch00._ref_stream_norms, "check_residual_stack": ch01.residual_stack,
     "check_logit_contributions": ch01.logit_contributions, "check_attention_pattern": ch02.attention_pattern,
     "check_attend": ch02.attend, "check_value_swap": value_swap_loss, "check_head_contributions": head_contributions,
-    "check_value_residual_attention": ch03._ref_value_residual_attention,
-    "check_x0_projection": ch04._ref_x0_projection, "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
+    "check_value_residual_attention": ch03._ref_value_residual_attention, "check_v1_share": ch03._ref_v1_share,
+    "check_x0_projection": ch04._ref_x0_projection, "check_x0_norm_share": ch04._ref_x0_norm_share,
+    "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
+    "check_depth_read_weights": ch05._ref_depth_read_weights,
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
     "check_held_out_r2": ch07.r2_score, "check_substitution": substitution_cosine,
     "check_token_table": ch08.per_token_means, "check_swept_verdict": combine_arm_verdicts,
@@ -259,11 +269,11 @@ EXERCISE_CELLS = _chapter_exercises()
 
 def test_every_chapter_has_its_exercises():
     # one exercise per checker, 15 in chapters 00-09: counted over the chapters whose source exists (a chapter is
-    # written after its checker, e.g. chapter 08's by its own issue)
+    # written after its checker, e.g. chapter 08's by its own issue); an assignment's second task has no chapter cell
     from pathlib import Path
 
     written = {p.stem[:2] for p in (Path(__file__).parent.parent / "notebooks").glob("0*.py")}
-    expected = [c for c, _ in CHECKERS if c.__module__.rsplit(".ch", 1)[-1] in written]
+    expected = [c for c, _ in CHECKERS if c.__module__.rsplit(".ch", 1)[-1] in written and c not in ASSIGNMENT_ONLY]
     assert len(EXERCISE_CELLS) == len(expected)
 
 

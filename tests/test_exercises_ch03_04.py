@@ -20,8 +20,21 @@ def x0_projection(x, embedding, weight, alpha, beta):
     return inject_x0(x, rms_norm(embedding), alpha, beta) @ weight.T
 
 
+def v1_share(pattern, v, v_first, lambda_1, lambda_2):
+    first = value_residual_attention(pattern, v, v_first, lambda_1, 0.0).norm(dim=-1)
+    own = value_residual_attention(pattern, v, v_first, 0.0, lambda_2).norm(dim=-1)
+    return first / (first + own)
+
+
+def x0_norm_share(x, embedding, weight, alpha, beta):
+    from_x0 = x0_projection(x, embedding, weight, 0.0, beta).norm(dim=-1)
+    return from_x0 / (x0_projection(x, embedding, weight, alpha, 0.0).norm(dim=-1) + from_x0)
+
+
 EXERCISES = [(ch03.check_value_residual_attention, value_residual_attention, ch03.MISTAKES),
-             (ch04.check_x0_projection, x0_projection, ch04.MISTAKES)]
+             (ch03.check_v1_share, v1_share, ch03.SHARE_MISTAKES),
+             (ch04.check_x0_projection, x0_projection, ch04.MISTAKES),
+             (ch04.check_x0_norm_share, x0_norm_share, ch04.SHARE_MISTAKES)]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
 test_the_edges_pass_the_reference_and_catch_a_float32_result = edge_specs(EXERCISES)
 
@@ -73,3 +86,34 @@ def test_a_solution_that_changes_v_in_place_is_rejected_with_a_hint(capsys):
     assert not ch03.check_value_residual_attention(in_place)
     assert "changed its input v in place" in capsys.readouterr().out
     assert ch03.check_value_residual_attention(value_residual_attention)
+
+
+def test_the_v1_share_by_hand_and_its_limits():
+    # one head, two positions: A = [[1, 0], [0.5, 0.5]], V_n = [[3, 0], [0, 4]], V_1 = [[0, 4], [3, 0]], λ = (1, 1)
+    a = torch.tensor([[[[1.0, 0.0], [0.5, 0.5]]]])
+    v, v1 = torch.tensor([[[[3.0, 0.0], [0.0, 4.0]]]]), torch.tensor([[[[0.0, 4.0], [3.0, 0.0]]]])
+    # query 0: ‖[0, 4]‖ = 4 against ‖[3, 0]‖ = 3 -> 4/7; query 1: ‖[1.5, 2]‖ = 2.5 against ‖[1.5, 2]‖ = 2.5 -> 1/2
+    assert torch.allclose(v1_share(a, v, v1, 1.0, 1.0).flatten(), torch.tensor([4 / 7, 0.5]))
+    assert torch.allclose(ch03._ref_v1_share(a, v, v1, 1.0, 1.0), v1_share(a, v, v1, 1.0, 1.0))
+    assert ch03._ref_v1_share(a, v, v1, 0.0, 2.0).eq(0).all() and ch03._ref_v1_share(a, v, v1, 2.0, 0.0).eq(1).all()
+    assert torch.allclose(ch03._ref_v1_share(a, v, v, 0.2, 0.6), torch.full((1, 1, 2), 0.25))
+
+
+def test_the_x0_norm_share_equals_the_coefficient_share_when_x_is_x0():
+    g = torch.Generator().manual_seed(0)
+    emb, w = torch.randn(2, 3, 6, generator=g) * 3, torch.randn(5, 6, generator=g)
+    share = ch04._ref_x0_norm_share(rms_norm(emb), emb, w, 0.5, -1.5)     # |β| / (|α| + |β|) = 0.75
+    assert share.shape == (2, 3) and torch.allclose(share, torch.full((2, 3), 0.75))
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: ch03._ref_v1_share(torch.ones(1, 1, 3, 3), torch.ones(1, 1, 4, 2), torch.ones(1, 1, 4, 2), 0.5, 0.5),
+     "v1_share: expected pattern (B, H, T, T) and v (B, H, T, Dh) with the same B, H, T, got pattern (1, 1, 3, 3) "
+     "and v (1, 1, 4, 2)"),
+    (lambda: ch04._ref_x0_norm_share(torch.ones(1, 2, 4), torch.ones(1, 2, 4), torch.ones(3, 5), 1.0, 1.0),
+     "x0_norm_share: expected weight (D_out, D=4), got weight (3, 5)"),
+])
+def test_the_share_references_name_a_bad_argument(call, message):
+    with pytest.raises(ValueError) as e:
+        call()
+    assert str(e.value) == message

@@ -13,6 +13,7 @@ from exercise_spec import edge_specs, exercise_specs
 
 EXERCISES = [
     (ch05.check_depth_swa_one_token, ch05._ref_depth_swa_one_token, ch05.SWA_MISTAKES),
+    (ch05.check_depth_read_weights, ch05._ref_depth_read_weights, ch05.WEIGHT_MISTAKES),
     (ch06.check_kv_cache_bytes, ch06._ref_kv_cache_bytes, ch06.KV_MISTAKES),
 ]
 test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
@@ -31,6 +32,38 @@ def test_a_hand_written_loop_over_layers_passes(capsys):
         return torch.stack(out)
 
     assert ch05.check_depth_swa_one_token(depth_swa_one_token) is True
+
+
+def test_the_depth_pattern_is_the_weights_of_the_reads_and_a_hand_written_one_passes(capsys):
+    g = torch.Generator().manual_seed(0)
+    h, wq, wk, wv = torch.randn(6, 8, generator=g), *torch.randn(3, 4, 8, generator=g).unbind(0)
+    for K in (1, 3, 6, 9):
+        w = ch05._ref_depth_read_weights(h, K, wq, wk)
+        assert torch.allclose(w.sum(-1), torch.ones(6)) and w.triu(1).eq(0).all() and w.tril(-K).eq(0).all()
+        assert torch.allclose(w @ (h @ wv.T), ch05._ref_depth_swa_one_token(h, K, wq, wk, wv), atol=1e-5)
+
+    def depth_read_weights(h, window, w_q, w_k):     # what a learner would write: one row at a time
+        out = torch.zeros(h.size(0), h.size(0), dtype=h.dtype)
+        for l in range(h.size(0)):
+            lo = max(0, l - window + 1)
+            scores = (h[lo:l + 1] @ w_k.T) @ (w_q @ h[l]) / math.sqrt(w_q.size(0))
+            out[l, lo:l + 1] = torch.softmax(scores, dim=0)
+        return out
+
+    assert ch05.check_depth_read_weights(depth_read_weights) is True
+    assert ch05.check_depth_read_weights(depth_read_weights, seed=13, edges=True) is True
+
+
+@pytest.mark.parametrize("args, message", [
+    ((torch.ones(4, 3), 0, torch.ones(2, 3), torch.ones(2, 3)), "depth_read_weights: expected window >= 1, got 0"),
+    ((torch.ones(4, 3), 2, torch.ones(2, 5), torch.ones(2, 5)),
+     "depth_read_weights: expected h (L+1, D) and w_q, w_k (E, D) for that D, got h (4, 3), w_q (2, 5) and "
+     "w_k (2, 5)"),
+])
+def test_the_depth_pattern_reference_names_a_bad_argument(args, message):
+    with pytest.raises(ValueError) as e:
+        ch05._ref_depth_read_weights(*args)
+    assert str(e.value) == message
 
 
 def test_a_hand_written_kv_estimate_passes_and_a_wrong_one_raises_for_the_grader():

@@ -29,7 +29,7 @@ from vrs_edu.nn.layers import rms_norm
 seed_everything(0)
 
 # %% [markdown]
-# ## The task — x0 injection
+# ## Task 1 — x0 injection
 #
 # Deep layers can re-read the token's identity directly: $x_0 = \mathrm{RMSNorm}(\text{embedding})$, the
 # context-free embedding on the same scale as the normalised residual stream. *x0 injection* feeds it into one of
@@ -105,8 +105,6 @@ with torch.no_grad():
     v = x0_projection(x, model.wte(tokens), block.attn.v_proj.weight, 0.7, 0.6)   # the raw token embedding
 v_heads = v.view(2, 16, 2, 16).transpose(1, 2)                 # (B, T, D) -> (B, H, T, Dh)
 print(f"largest difference from block 5's recorded values: {(v_heads - tr['blocks.5.attn.v']).abs().max().item():.2e}")
-share = (0.6 * tr["x0"] @ block.attn.v_proj.weight.T).norm() / v.norm()
-print(f"share of the values' norm that comes from x0: {share.item():.3f}")
 
 # %% tags=["hidden-test"] check="x0_projection_on_model" points=1
 # The function inside a real model: it must reproduce the recorded values of an x0-injected layer.
@@ -127,3 +125,107 @@ with torch.no_grad():   # the raw token embedding: x0_projection normalises it i
 assert torch.allclose(_v.view(3, 8, 3, 8).transpose(1, 2), _tr["blocks.2.attn.v"], atol=1e-5), \
     "the result differs from the model's values at an x0-injected layer"
 True
+
+# %% [markdown]
+# ## Task 2 — how much of a projection comes from x0
+#
+# The chapter asks *through which projection* deep layers re-read the token's identity. The glossary's **x0 share**
+# reads the answer from the coefficients alone, $|\beta| / (|\alpha| + |\beta|)$; but what the layer receives is
+# the projection, and its two terms are vectors whose lengths also depend on $x$, on $x_0$ and on $W$:
+#
+# $$W(\alpha\, x + \beta\, x_0) = \underbrace{\alpha\, W x}_{\text{from the stream}}
+# + \underbrace{\beta\, W x_0}_{\text{from } x_0}.$$
+#
+# The **norm-based view** (Kobayashi et al., "Attention is Not Only a Weight", arXiv 2004.10102) reads each term by
+# its length, the Euclidean norm $\lVert \cdot \rVert$ of its row over the $D_{out}$ features. The **measured x0
+# share** of token $t$ is
+#
+# $$s_t = \frac{\lVert \beta\, W x_{0,t} \rVert}{\lVert \alpha\, W x_t \rVert + \lVert \beta\, W x_{0,t} \rVert}
+# \in [0, 1]:$$
+#
+# 0 when $\beta = 0$ (the plain layer), 1 when $\alpha = 0$ (the projection reads only x0), and the coefficient
+# share $|\beta| / (|\alpha| + |\beta|)$ when $x = x_0$. It divides by the *sum* of the two lengths, not by the
+# length of the projection: the two terms can point in opposite directions and partly cancel. Measured for $W_Q$,
+# $W_K$ and $W_V$ of the same layer, it says which path reads the token's identity.
+#
+# Write `x0_norm_share(x, embedding, weight, alpha, beta)`, with the arguments of `x0_projection` (`alpha` and
+# `beta` are not both zero). Return the share of every token, shape `(B, T)`. Build it with your `x0_projection`.
+
+# %% tags=["solution"]
+def x0_norm_share(x, embedding, weight, alpha, beta):
+    """x, embedding (B, T, D), weight (D_out, D) -> (B, T): per token, x0's share of the projection
+    by norms over D_out: ‖beta·W(x0)‖ / (‖alpha·W(x)‖ + ‖beta·W(x0)‖), x0 = RMSNorm(embedding)."""
+    ### BEGIN SOLUTION
+    ### HINT: with one of the two coefficients set to zero, your x0_projection gives one term of the
+    ### HINT: projection alone; measure each term's length over the output features (one per token)
+    ### HINT: and divide x0's by their sum.
+    from_x0 = x0_projection(x, embedding, weight, 0.0, beta)          # beta·W(x0)
+    from_stream = x0_projection(x, embedding, weight, alpha, 0.0)     # alpha·W(x)
+    x0_length = from_x0.norm(dim=-1)
+    stream_length = from_stream.norm(dim=-1)
+    total = stream_length + x0_length
+    return x0_length / total
+    ### END SOLUTION
+
+
+# %% tags=["public-test"] check="x0_norm_share_public" points=1
+from vrs_edu.course.exercises.ch04 import check_x0_norm_share
+
+check_x0_norm_share(x0_norm_share)
+
+# %% tags=["hidden-test"] check="x0_norm_share_hidden" points=2
+from vrs_edu.course.exercises.ch04 import check_x0_norm_share
+
+# other random inputs, then the edges: one token, the smallest widths, float64 kept as float64
+(all(check_x0_norm_share(x0_norm_share, seed=s, quiet=True) for s in (11, 12))
+ and check_x0_norm_share(x0_norm_share, seed=13, edges=True, quiet=True))
+
+# %% tags=["hidden-test"] check="x0_norm_share_limits" points=1
+# The limits: beta = 0 gives 0, alpha = 0 gives 1, and x = x0 gives |beta| / (|alpha| + |beta|).
+import torch
+
+from vrs_edu.nn.layers import rms_norm
+
+_g = torch.Generator().manual_seed(9)
+_x, _e = torch.randn(2, 5, 12, generator=_g), torch.randn(2, 5, 12, generator=_g) * 4
+_w = torch.randn(20, 12, generator=_g)
+assert torch.allclose(x0_norm_share(_x, _e, _w, 0.8, 0.0), torch.zeros(2, 5), atol=1e-6), \
+    "with beta = 0 nothing comes from x0: every share must be 0"
+assert torch.allclose(x0_norm_share(_x, _e, _w, 0.0, 1.1), torch.ones(2, 5), atol=1e-6), \
+    "with alpha = 0 everything comes from x0: every share must be 1"
+_same = x0_norm_share(rms_norm(_e), _e, _w, 0.6, -1.8)
+assert torch.allclose(_same, torch.full((2, 5), 0.75), atol=1e-5), \
+    "with x equal to x0 the share must be |beta| / (|alpha| + |beta|) = 1.8 / 2.4 = 0.75"
+True
+
+# %% [markdown]
+# ## Use it: which path reads x0?
+#
+# We give block 5's three paths the coefficients that chapter 04's trained `qkv` checkpoint learned at its last
+# layer (layer 7 of 8; $\beta_Q$ is negative: Q subtracts x0) and measure with *your* function, token by token,
+# how much of $W_Q$'s, $W_K$'s and $W_V$'s output comes from x0. Here the measured shares equal the coefficient
+# shares: $x$ and $x_0$ are both RMS-normalised, and a random $W$ lengthens every input of that size by about the
+# same factor. The measurement then confirms the glossary's reading rather than adding to it; it would part from
+# it where a trained $W$ lengthened $x_0$ more than $x$, or less. (On chapter 04's checkpoint itself the two
+# readings agreed within a few hundredths when we tried: there, too, the coefficients tell which path reads x0.)
+
+# %%
+from vrs_edu.nn import TinyGPT, TinyGPTConfig
+
+model = TinyGPT(TinyGPTConfig(vocab_size=64, n_layers=6, d_model=32, n_heads=2, block_size=16,
+                              x0_mode="qkv", seed=0))
+block = model.blocks[5]
+learned = {"q": (0.90, -12.31), "k": (1.01, 3.03), "v": (0.76, 4.40)}    # path: (alpha, beta)
+with torch.no_grad():
+    for path, (a, b) in learned.items():
+        getattr(block.x0, f"alpha_{path}").fill_(a)
+        getattr(block.x0, f"beta_{path}").fill_(b)
+tokens = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0))
+x = rms_norm(model(tokens, trace=True).trace["blocks.5.resid_pre"])
+for path, (a, b) in learned.items():
+    weight = getattr(block.attn, f"{path}_proj").weight
+    with torch.no_grad():
+        share = x0_norm_share(x, model.wte(tokens), weight, a, b)
+    print(f"W_{path.upper()}: coefficient share {abs(b) / (abs(a) + abs(b)):.3f}; measured x0 "
+          f"share: mean {share.mean().item():.3f}, over the tokens {share.min().item():.3f} to "
+          f"{share.max().item():.3f}")

@@ -90,3 +90,77 @@ def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **
             print(wrap(msg))
             return False
     return check_function("value residual attention", fn, _ref_value_residual_attention, cases, MISTAKES, **kw)
+
+
+# --- the measurement: how much of layer n's output comes from V_1 (the assignment's second task) ------------------
+
+def _ref_v1_share(pattern, v, v_first, lambda_1, lambda_2):
+    """V_1's share of layer n's value-residual output, per query, read by norms (the norm-based view, Kobayashi et
+    al., arXiv 2004.10102): ``‖A(λ1·V_1)‖ / (‖A(λ1·V_1)‖ + ‖A(λ2·V_n)‖)`` with the norms over Dh.
+
+    pattern (B, H, T, T), v and v_first (B, H, T, Dh) -> (B, H, T), each in 0..1.
+
+    Raises:
+        ValueError: if ``pattern`` is not (B, H, T, T) with the B, H, T of ``v`` (or ``v_first`` differs from ``v``).
+    """
+    if pattern.dim() != 4 or v.dim() != 4 or pattern.shape[:3] != v.shape[:3] or pattern.size(-1) != v.size(-2):
+        raise ValueError(f"v1_share: expected pattern (B, H, T, T) and v (B, H, T, Dh) with the same B, H, T, got "
+                         f"pattern {tuple(pattern.shape)} and v {tuple(v.shape)}")
+    from_first = _ref_value_residual_attention(pattern, v, v_first, lambda_1, 0.0).norm(dim=-1)
+    from_own = _ref_value_residual_attention(pattern, v, v_first, 0.0, lambda_2).norm(dim=-1)
+    return from_first / (from_first + from_own)
+
+
+def _parts(a, v, v1, l1, l2):
+    """The two parts of the output, A·(λ1·V_1) and A·(λ2·V_n) (for the mistakes below)."""
+    return attend(a, l1 * v1), attend(a, l2 * v)
+
+
+def _share(first, own):
+    return first / (first + own)
+
+
+# Known wrong variants of v1_share and what to tell a learner whose function matches one.
+SHARE_MISTAKES = [
+    Mistake(lambda a, v, v1, l1, l2: _share(*(p.norm(dim=-2) for p in _parts(a, v, v1, l1, l2))),
+            "your norms run over the queries: take each part's length over the feature axis Dh (the last one), "
+            "one share per query, shape (B, H, T)"),
+    Mistake(lambda a, v, v1, l1, l2: _share((l1 * v1).norm(dim=-1), (l2 * v).norm(dim=-1)),
+            "you measured the values before attention: a query reads V_1 only through its pattern, so compare "
+            "the two parts of the output, after the pattern has averaged each"),
+    Mistake(lambda a, v, v1, l1, l2: _share(attend(a, v1).norm(dim=-1), attend(a, v).norm(dim=-1)),
+            "the lambdas are missing: the two parts of the output are A·(λ1·V_1) and A·(λ2·V_n)"),
+    Mistake(lambda a, v, v1, l1, l2: attend(a, l1 * v1).norm(dim=-1) / attend(a, mix_values(v, v1, l1, l2)).norm(
+        dim=-1),
+            "you divided by the length of the whole output: the two parts can partly cancel, so the norm-based "
+            "share divides by the sum of the two parts' lengths"),
+    Mistake(lambda a, v, v1, l1, l2: _ref_v1_share(a, v, v1, l1, l2).mean(),
+            "you averaged the shares into one number: return one share per query, shape (B, H, T)"),
+    Mistake(lambda a, v, v1, l1, l2: 1.0 - _ref_v1_share(a, v, v1, l1, l2),
+            "that is the share of this layer's own values V_n: the question is how much comes from V_1"),
+    Mistake(lambda a, v, v1, l1, l2: _share(*(p.norm(dim=-1).pow(2) for p in _parts(a, v, v1, l1, l2))),
+            "you compared squared lengths: the norm-based share compares the lengths themselves"),
+    Mistake(lambda a, v, v1, l1, l2: torch.full(a.shape[:-1], abs(l1) / (abs(l1) + abs(l2)), dtype=a.dtype),
+            "that is the share of the coefficients alone, λ1 / (λ1 + λ2): measure the two parts of the output, "
+            "whose lengths depend on the values and the pattern as well"),
+]
+
+
+def check_v1_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
+    """Exercise 03.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
+    -> (B, H, T)`` = ``‖A(λ1·V_1)‖ / (‖A(λ1·V_1)‖ + ‖A(λ2·V_n)‖)`` per query, norms over Dh. ``seed`` picks the
+    random cases (0: the public checks; graders use others); ``edges``: one position, Dh = 1, in float64."""
+    shapes = [(1, 1, 1, 1), (1, 2, 1, 3), (2, 1, 2, 1)] if edges else [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
+    cases = []
+    for i, (B, H, T, Dh) in enumerate(shapes):
+        s = 1000 * seed + 10 * i + 5
+        v, v_first = random_inputs(s + 1, (B, H, T, Dh), (B, H, T, Dh))
+        v_first = v_first * (0.5 + i)      # V_1 on another scale than V_n, so the share is not the coefficients'
+        g = torch.Generator().manual_seed(s + 2)
+        lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()
+        cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
+    cases = in_float64(cases) if edges else cases
+    kw.setdefault("stub_hint", "the output has two parts, one made of V_1 and one of this layer's own values, each "
+                  "with its weight; your function from the first task makes either alone. Measure each part's "
+                  "length per query and compare")
+    return check_function("V_1 share", fn, _ref_v1_share, cases, SHARE_MISTAKES, **kw)

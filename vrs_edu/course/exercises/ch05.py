@@ -70,3 +70,98 @@ def check_depth_swa_one_token(fn, *, seed: int = 0, edges: bool = False, **kw) -
                   "below)? The query comes from row l alone; the chapter's equation says how the scores are scaled")
     return check_function("ShortSWA over depth, one token", fn, _ref_depth_swa_one_token, cases, SWA_MISTAKES,
                           **kw)
+
+
+# --- the measurement: which layers each layer reads (the assignment's second task) ------------------------------
+
+def _ref_depth_read_weights(h, window, w_q, w_k):
+    """The depth pattern of one token: ``weights[l, j]``, the softmax weight layer l's read gives layer j, over the
+    causal window ``max(0, l-K+1) <= j <= l`` (0 outside it; each row sums to 1). The weights of
+    :func:`_ref_depth_swa_one_token`'s reads (Zhang, arXiv 2603.16039, sec. 2.2): K >= L + 1 is the full window,
+    attention over every earlier layer.
+
+    h (L+1, D), window K >= 1, w_q / w_k (E, D) -> (L+1, L+1).
+
+    Raises:
+        ValueError: if ``window`` < 1, ``h`` is not (L+1, D), or the weights are not (E, D) for that D.
+    """
+    if window < 1:
+        raise ValueError(f"depth_read_weights: expected window >= 1, got {window}")
+    if h.dim() != 2 or w_q.dim() != 2 or w_q.shape != w_k.shape or w_q.size(1) != h.size(1):
+        raise ValueError(f"depth_read_weights: expected h (L+1, D) and w_q, w_k (E, D) for that D, got h "
+                         f"{tuple(h.shape)}, w_q {tuple(w_q.shape)} and w_k {tuple(w_k.shape)}")
+    q, k = h @ w_q.T, h @ w_k.T
+    scores = q @ k.T / math.sqrt(q.size(-1))
+    return scores.masked_fill(~_window_mask(h.size(0), window), float("-inf")).softmax(dim=-1)
+
+
+def _window_mask(S: int, window: int) -> torch.Tensor:
+    """(S, S) booleans, True where layer l may read layer j: max(0, l-K+1) <= j <= l."""
+    l, j = torch.arange(S)[:, None], torch.arange(S)[None, :]
+    return (j <= l) & (j > l - window)
+
+
+def _pattern(h, w_q, w_k, sources, scale=True, scale_by_input_width=False):
+    """Weights of every layer l over the layers ``sources(l, S)``, 0 elsewhere (for the mistakes below)."""
+    S = h.size(0)
+    out = h.new_zeros(S, S)
+    for l in range(S):
+        src = sources(l, S)
+        q, k = w_q @ h[l], h[src] @ w_k.T
+        d = h.size(1) if scale_by_input_width else q.numel()
+        out[l, src] = torch.softmax(k @ q / (math.sqrt(d) if scale else 1.0), 0)
+    return out
+
+
+def _window(K):
+    return lambda l, S: list(range(max(0, l - K + 1), l + 1))
+
+
+def _zeros_outside(h, K, w_q, w_k):
+    """Scores outside the window set to 0 (not -inf) before the softmax: those layers keep some weight."""
+    S = h.size(0)
+    scores = (h @ w_q.T) @ (h @ w_k.T).T / math.sqrt(w_q.size(0))
+    return torch.where(_window_mask(S, K), scores, 0.0).softmax(-1)
+
+
+WEIGHT_MISTAKES = [
+    Mistake(lambda h, K, q, k: _pattern(h, q, k, lambda l, S: list(range(l, min(S, l + K)))),
+            "your window looks at layers above l: a causal read over depth gives weight only to layers "
+            "max(0, l-K+1), ..., l"),
+    Mistake(lambda h, K, q, k: _pattern(h, q, k, lambda l, S: list(range(max(0, l - K), l)) or [0]),
+            "the window must include layer l itself: it reads layers max(0, l-K+1), ..., l"),
+    Mistake(lambda h, K, q, k: _pattern(h, q, k, lambda l, S: list(range(max(0, l - K), l + 1))),
+            "your window holds K + 1 layers: it should hold K (the layer itself and K − 1 below it)"),
+    Mistake(lambda h, K, q, k: _pattern(h, q, k, lambda l, S: list(range(0, l + 1))),
+            "you gave weight to every earlier layer (the full window): keep only the last K layers"),
+    Mistake(lambda h, K, q, k: _pattern(h, q, k, _window(K), scale=False),
+            "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
+    Mistake(lambda h, K, q, k: _pattern(h, q, k, _window(K), scale_by_input_width=True),
+            "you scaled by sqrt(D), the width of h: d_k is the width of the projected keys, E = w_k.size(0)"),
+    Mistake(lambda h, K, q, k: _ref_depth_read_weights(h, K, q, k).T,
+            "the pattern is transposed: row l holds the weights of layer l's read (the query), column j the layer "
+            "it reads"),
+    Mistake(lambda h, K, q, k: _pattern(h, k, q, _window(K)),
+            "queries and keys are swapped: the query of layer l comes from w_q, the keys of the layers it reads "
+            "from w_k"),
+    Mistake(_zeros_outside,
+            "the layers outside the window still get weight: a score of 0 is not 'no weight' after a softmax; "
+            "leave them out of the softmax (or give them a score of -inf)"),
+]
+
+
+def check_depth_read_weights(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
+    """Exercise 05.2: ``fn(h (L+1, D), window K, w_q (E, D), w_k (E, D)) -> (L+1, L+1)``, the depth pattern of one
+    token: row l holds the softmax weights of layer l's causal ShortSWA read over layers max(0, l-K+1)..l, 0
+    elsewhere. ``seed`` picks the random cases (0: the public checks; graders use others); ``edges``: one layer, a
+    window longer than the stack, E = 1, in float64."""
+    sizes = ([(1, 3, 2, 1), (2, 2, 1, 3), (3, 1, 1, 2)] if edges else
+             [(7, 8, 8, 3), (5, 6, 4, 2), (9, 8, 8, 4), (4, 4, 4, 1)])          # (L+1, D, E, K)
+    cases = []
+    for i, (S, D, E, K) in enumerate(sizes):
+        h, wq, wk = random_inputs(1000 * seed + i + 500, (S, D), (E, D), (E, D))
+        cases.append((h, K, 0.5 * wq, 0.5 * wk))       # scores of spread about 2: neither one-hot nor flat
+    cases = in_float64(cases) if edges else cases
+    kw.setdefault("stub_hint", "one row per layer: which layers may layer l read, and how are its scores scaled "
+                  "and turned into weights? The layers it may not read keep a weight of zero")
+    return check_function("depth read weights", fn, _ref_depth_read_weights, cases, WEIGHT_MISTAKES, **kw)
