@@ -310,10 +310,12 @@ from vrs_edu.lab.experiments import load_results
 
 norms_result = load_results("encoder-norms")
 nm = layer_means(norms_result)
-say(table(["layer", "weight share", "norm share", "mixing ratio", "1 − α_ii"],
-          [[l, *(f"{nm[k][l]:.2f}" for k in ("weight_share", "norm_share", "mixing",
-                                               "weight_mixing"))] for l in range(L)]),
-    norms_paragraph(norms_result))
+columns = {"special tokens' weight share": "weight_share", "their norm share": "norm_share",
+           "their share of the tokens": "position_share", "1 − α_ii (weights)": "weight_mixing",
+           "attention alone (norms)": "attention_mixing",
+           "mixing ratio (with residual, LN)": "mixing"}
+rows = [[l, *(f"{nm[k][l]:.2f}" for k in columns.values())] for l in range(L)]
+say(table(["layer", *columns], rows), norms_paragraph(norms_result))
 
 # %% [markdown]
 # ## Chapter 04 on the real model: the substitution ablation

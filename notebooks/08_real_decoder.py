@@ -269,7 +269,10 @@ say(sink_sentence(sink_nums), mixing_sentence(mix_nums),
 # %%
 from vrs_edu.chapters.ch08_real_decoder.norms_prose import swap_cost_sentence
 
-say(swap_cost_sentence(norms_result["swap_cost"]))
+from vrs_edu.chapters.ch08_real_decoder.norms import swap_cost_description
+
+# recomputed from both stored results (the stored run's description predates the gaps)
+say(swap_cost_sentence(swap_cost_description(norms_result, result)))
 
 # %% [markdown]
 # The instrument is the package's own code (`vrs_edu.nn.attribution`): what source $j$ gives query $i$ through all

@@ -14,8 +14,9 @@ import pytest  # noqa: E402
 
 from vrs_edu.chapters.ch08_real_decoder import norms  # noqa: E402
 from vrs_edu.chapters.ch08_real_decoder.figures import plot_sink_and_mixing  # noqa: E402
-from vrs_edu.chapters.ch08_real_decoder.norms_prose import (mixing_numbers, mixing_sentence, norms_answer,  # noqa: E402
-                                                            sink_numbers, sink_sentence, swap_cost_sentence)
+from vrs_edu.chapters.ch08_real_decoder.norms_prose import (gap_answer, mixing_numbers, mixing_sentence,  # noqa: E402
+                                                            norms_answer, sink_numbers, sink_sentence,
+                                                            swap_cost_sentence)
 from vrs_edu.chapters.ch08_real_decoder.readout import verdict_rows  # noqa: E402
 from vrs_edu.viz.plots import apply_course_style, small_text  # noqa: E402
 
@@ -139,5 +140,33 @@ def test_the_figure_draws_both_readings_readably():
         a, b = fig.axes
         assert len(a.lines) == 3 and len(b.lines) == 4          # weight, norm, threshold; two readings, two thirds
         assert list(a.lines[0].get_ydata()) == pytest.approx([0.1, 0.25, 0.6, 0.6, 0.6, 0.6])
+        assert [t.get_text() for t in b.texts] == ["early third", "middle third", "late third"]
         assert small_text(fig) == [] and fig.get_size_inches()[0] <= 10.5
+        # a result with the attention-alone reading draws it between the other two
+        per = {**HAND["per_layer"], "attention_mixing": [[0.7] * 3 for _ in range(6)]}
+        fig = plot_sink_and_mixing({**HAND, "per_layer": per})
+        labels = [line.get_label() for line in fig.axes[1].lines if not line.get_label().startswith("_")]
+        assert labels == ["1 − α_ii (weights)", "attention alone (norms)", "mixing ratio r (norms + residual)"]
         plt.close("all")
+
+
+@pytest.mark.parametrize("mixing_gap, sink_gap, words", [
+    (-0.5, -0.4, "yes: the layers whose weights mis-state most pay least for another sequence's pattern."),
+    (0.5, 0.4, "the opposite: the layers whose weights mis-state most pay most"),
+    (-0.05, -0.35, "only in part: where the sink's gap is larger a layer pays less for another sequence's pattern; "
+                   "the mixing's gap shows no link."),
+    (0.4, -0.4, "only in part: where the mixing's gap is larger a layer pays more for another sequence's pattern; "
+                "where the sink's gap is larger a layer pays less for another sequence's pattern."),
+    (0.1, -0.29, "no: neither gap reaches |ρ| = 0.3"),
+])
+def test_the_gap_question_is_answered_from_the_sign_and_size_of_both_correlations(mixing_gap, sink_gap, words):
+    text = gap_answer({"mixing_gap": mixing_gap, "sink_gap": sink_gap})
+    assert words in text and f"ρ = {mixing_gap:+.2f}" in text and f"ρ = {sink_gap:+.2f}" in text
+    assert gap_answer({"mixing": 0.1}) == ""          # a description stored before the gaps were read
+
+
+def test_the_description_reads_both_gaps_from_the_two_stored_results():
+    n, r = (json.loads((RESULTS / f"{k}.json").read_text()) for k in ("decoder-norms", "real-decoder"))
+    d = norms.swap_cost_description(n, r)
+    assert {k: d["spearman"][k] for k in n["swap_cost"]["spearman"]} == n["swap_cost"]["spearman"]
+    assert -1 <= d["spearman"]["mixing_gap"] <= 1 and -1 <= d["spearman"]["sink_gap"] <= 1

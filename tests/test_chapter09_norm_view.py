@@ -89,7 +89,7 @@ def test_the_sentence_speaks_of_the_decoder_when_there_is_one_and_cites_the_pape
     assert ("counting the residual too, 15 %. There the first token takes 60 % of the weight but 25 % of what the "
             "layer moves, at the 2 of those layers where it is a sink (the norm-based view") in s
     assert "the norms of what attention moves" not in s          # a result made before that reading: left out
-    assert "2004.10102" in s and "2109.07152" in s
+    assert "2004.10102" in s and "2109.07152" in s and "2410.10781" in s
     assert "the encoder's last third" in A.norm_view_sentence(A.norm_view_evidence({"encoder": ENC}))
 
 

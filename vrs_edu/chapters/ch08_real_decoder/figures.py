@@ -174,8 +174,8 @@ def plot_sink_and_mixing(result: dict, eps: float = SINK_EPS):
     ``per_layer[reading]`` (L, n), the band the 95 % interval over the n sequences). Left: the first token's weight
     share, mean_h α_i0 (QK alone), beside its norm share, ‖Σ_h α_i0 f_h(x_0)‖ normalised per query (QK, V and O;
     Kobayashi et al., arXiv 2004.10102), the sink threshold ``eps`` dashed (Gu et al., arXiv 2410.10781). Right: the
-    context-mixing ratio r with the residual counted (arXiv 2109.07152) beside the weights' reading 1 − α_ii; thin
-    lines mark the thirds."""
+    context-mixing ratio r with the residual counted (arXiv 2109.07152) beside the weights' reading 1 − α_ii and,
+    between them, attention alone by its norms (where the result has it); thin lines and labels mark the thirds."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10.0, 3.8))
     _reading(a, result, "weight_share", "weight share (α)", QK)
     _reading(a, result, "norm_share", "norm share (‖α f(x)‖)", V)
@@ -183,15 +183,20 @@ def plot_sink_and_mixing(result: dict, eps: float = SINK_EPS):
     a.set_title("the first token: weight vs norm")
     a.set_ylabel("share of the query's attention")
     _reading(b, result, "weight_mixing", "1 − α_ii (weights)", QK)
-    _reading(b, result, "mixing", "mixing ratio r (norms)", V)
+    if "attention_mixing" in result["per_layer"]:        # absent from a result made before it was read
+        _reading(b, result, "attention_mixing", "attention alone (norms)", "0.45")
+    _reading(b, result, "mixing", "mixing ratio r (norms + residual)", V)
     b.set_title("the context's share: weights vs norms")
     b.set_ylabel("context's share of the new state")
-    for layers in list(result["thirds"].values())[1:]:
-        b.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
+    for name, layers in result["thirds"].items():
+        if layers[0] > 0:
+            b.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
+        b.text((layers[0] + layers[-1]) / 2, 0.02, f"{name} third", ha="center", va="bottom", color="0.4")
     for ax in (a, b):
         ax.set_ylim(0, 1)
         ax.set_xlabel("layer")
-        ax.legend(loc="upper left" if ax is a else "center right")
+    a.legend(loc="upper left")
+    b.legend(loc="center left", bbox_to_anchor=(0.1, 0.37))   # between the lines: layers 3-22, 0.25-0.5
     fig.tight_layout()
     return fig
 

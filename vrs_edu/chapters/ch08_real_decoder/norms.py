@@ -151,18 +151,21 @@ def verdicts(result: dict) -> list[Verdict]:
     return judge(tests, test_values(result), preconditions=pre, facts=facts(result))
 
 
-
 def swap_cost_description(result: dict, decoder_result: dict | None) -> dict | None:
     """A description, not a test: across layers, Spearman's ρ of chapter 08's pattern-swap cost (``real-decoder``'s
-    layer scan, nats) with the norm-based mixing ratio and with its weight-based reading. None without that result."""
+    layer scan, nats) with the norm-based mixing ratio and with its weight-based reading, with the sink's norm and
+    weight shares, and with the two gaps, how much the weights overstate each (``mixing_gap`` = 1 − α_ii − r,
+    ``sink_gap`` = weight share − norm share). None without that result."""
     if decoder_result is None:
         return None
     cost = decoder_result["layer_scan"]["conditions"]["pattern swap"]["mean"]
     means = layer_means(result)
     if len(cost) != len(means["mixing"]):
         return None
+    means["mixing_gap"] = [w - r for w, r in zip(means["weight_mixing"], means["mixing"])]
+    means["sink_gap"] = [w - n for w, n in zip(means["weight_share"], means["norm_share"])]
     rho = {k: float(spearmanr(cost, means[k]).statistic) for k in ("mixing", "weight_mixing", "norm_share",
-                                                                   "weight_share")}
+                                                                   "weight_share", "mixing_gap", "sink_gap")}
     return {"spearman": rho, "layers": len(cost), "sequences": len(decoder_result["layer_scan"]["sequences"]),
             "about": "description across the decoder's layers: not a test (layers are not independent replicates)"}
 

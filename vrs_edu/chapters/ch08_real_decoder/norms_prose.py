@@ -163,12 +163,41 @@ def swap_cost_sentence(swap: dict | None) -> str:
     else:
         which = (f"{closer['mixing'].capitalize()} reading follows the cost more closely for the mixing, "
                  f"{closer['sink']} for the sink (the larger |ρ|)")
-    return (f"**A description, not a test.** Across the {swap['layers']} layers, Spearman's ρ of the pattern-swap "
-            f"cost (Question 1's layer scan, {n} sequences) with the mixing ratio is {rho['mixing']:+.2f}, with "
-            f"1 − α_ii {rho['weight_mixing']:+.2f}; with the first token's norm share {rho['norm_share']:+.2f}, "
-            f"with its weight share {rho['weight_share']:+.2f}. {which}. The {swap['layers']} layers of one model "
-            f"are not independent replicates and each cost rests on {n} sequences, so this describes the "
-            "pattern and judges nothing.")
+    return (f"**A description, not a test.** {gap_answer(rho)}Across the {swap['layers']} layers, Spearman's ρ of "
+            f"the pattern-swap cost (Question 1's layer scan, {n} sequences) with the mixing ratio is "
+            f"{rho['mixing']:+.2f}, with 1 − α_ii {rho['weight_mixing']:+.2f}; with the first token's norm share "
+            f"{rho['norm_share']:+.2f}, with its weight share {rho['weight_share']:+.2f}. {which}. The "
+            f"{swap['layers']} layers of one model are not independent replicates and each cost rests on {n} "
+            "sequences, so this describes the pattern and judges nothing.")
+
+
+def gap_answer(rho: dict, moderate: float = 0.3) -> str:
+    """The question asked of the gaps themselves (``rho``: the description's Spearman ρ of the pattern-swap cost with
+    ``mixing_gap`` and ``sink_gap``, how much the weights overstate the mixing and the sink): *yes* when both are
+    at or below −``moderate`` (the layers the weights mis-state most pay least for another sequence's pattern), *the
+    opposite* when both are at or above it, *only in part* when one gap reaches |ρ| = ``moderate`` (saying which and
+    which way), *no link* when neither does. ``moderate``: 0.3, Cohen's "medium" correlation. Empty for a stored
+    description made before the gaps were read."""
+    if "mixing_gap" not in rho:
+        return ""
+    gaps = {"the mixing's": rho["mixing_gap"], "the sink's": rho["sink_gap"]}
+    strong = {name: r for name, r in gaps.items() if abs(r) >= moderate}
+    if len(strong) == 2 and max(gaps.values()) <= -moderate:
+        words = "yes: the layers whose weights mis-state most pay least for another sequence's pattern"
+    elif len(strong) == 2 and min(gaps.values()) >= moderate:
+        words = "the opposite: the layers whose weights mis-state most pay most for another sequence's pattern"
+    elif strong:
+        words = "only in part: " + "; ".join(
+            f"where {name} gap is larger a layer pays {'less' if r < 0 else 'more'} for another sequence's pattern"
+            for name, r in strong.items())
+        weak = [name for name in gaps if name not in strong]
+        words += f"; {weak[0]} gap shows no link" if weak else ""
+    else:
+        words = (f"no: neither gap reaches |ρ| = {moderate:g}, so how much a layer's weights mis-state does not tell "
+                 "how much it needs its fresh pattern")
+    return (f"Asked of the gaps themselves: the pattern-swap cost and how much the weights overstate the mixing "
+            f"(1 − α_ii minus the mixing ratio) correlate at ρ = {rho['mixing_gap']:+.2f}, and the sink (weight "
+            f"share minus norm share) at ρ = {rho['sink_gap']:+.2f}: {words}. ")
 
 
 def norms_answer(s: dict, m: dict) -> str:

@@ -737,7 +737,8 @@ def norm_view_sentence(ev: dict) -> str:
     if e["judged"]:
         out += (f". There {who} {verb} {_pct(e['weight'])} of the weight but {_pct(e['norm'])} of what the layer "
                 f"moves, at the {e['judged']} of those layers {where}")
-    return out + " (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152)."
+    sink = "; the sink: Gu et al., arXiv 2410.10781" if key == "decoder" and e["judged"] else ""
+    return out + f" (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152{sink})."
 
 
 def answer_1(ev: dict) -> dict:
