@@ -203,11 +203,13 @@ True
 #
 # We give block 5's three paths the coefficients that chapter 04's trained `qkv` checkpoint learned at its last
 # layer (layer 7 of 8; $\beta_Q$ is negative: Q subtracts x0) and measure with *your* function, token by token,
-# how much of $W_Q$'s, $W_K$'s and $W_V$'s output comes from x0. Here the measured shares equal the coefficient
-# shares: $x$ and $x_0$ are both RMS-normalised, and a random $W$ lengthens every input of that size by about the
-# same factor. The measurement then confirms the glossary's reading rather than adding to it; it would part from
-# it where a trained $W$ lengthened $x_0$ more than $x$, or less. (On chapter 04's checkpoint itself the two
-# readings agreed within a few hundredths when we tried: there, too, the coefficients tell which path reads x0.)
+# how much of $W_Q$'s, $W_K$'s and $W_V$'s output comes from x0. In this untrained model the blocks write almost
+# nothing, so the stream $x$ at block 5 is still almost $x_0$ itself (the cell prints their cosine): that is the
+# case $x = x_0$, where the measured share *is* the coefficient share. To see the measurement part from the
+# coefficients, the cell also measures with a stream that is not $x_0$: each token's stream replaced by the
+# previous token's normalised embedding, as if the blocks had written the context in. Then $W$ lengthens the two
+# inputs differently, token by token. (On chapter 04's trained checkpoint the two readings agreed within a few
+# hundredths when we tried: there the coefficients tell which path reads x0.)
 
 # %%
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
@@ -222,10 +224,15 @@ with torch.no_grad():
         getattr(block.x0, f"beta_{path}").fill_(b)
 tokens = torch.randint(0, 64, (2, 16), generator=torch.Generator().manual_seed(0))
 x = rms_norm(model(tokens, trace=True).trace["blocks.5.resid_pre"])
+embedding = model.wte(tokens)
+cosine = torch.nn.functional.cosine_similarity(x, rms_norm(embedding), dim=-1).mean().item()
+print(f"cosine of the stream at block 5 with x0: {cosine:.4f}")
+other = rms_norm(model.wte(tokens.roll(1, dims=1)))   # a stream that is not x0: the previous token
 for path, (a, b) in learned.items():
     weight = getattr(block.attn, f"{path}_proj").weight
     with torch.no_grad():
-        share = x0_norm_share(x, model.wte(tokens), weight, a, b)
-    print(f"W_{path.upper()}: coefficient share {abs(b) / (abs(a) + abs(b)):.3f}; measured x0 "
-          f"share: mean {share.mean().item():.3f}, over the tokens {share.min().item():.3f} to "
-          f"{share.max().item():.3f}")
+        share = x0_norm_share(x, embedding, weight, a, b)
+        apart = x0_norm_share(other, embedding, weight, a, b)
+    print(f"W_{path.upper()}: coefficient share {abs(b) / (abs(a) + abs(b)):.3f}; measured: "
+          f"{share.mean().item():.3f} with the model's stream, {apart.min().item():.3f} to "
+          f"{apart.max().item():.3f} over the tokens with a stream that is not x0")

@@ -210,7 +210,9 @@ True
 # final read (row $L$, the input of the model's head) with the weights the model recorded. Then: how much weight
 # does that read put on the embedding (column 0), and how much on the most recent state (column $L$)? The model is
 # untrained and its read weights are random, so the numbers show what the measurement reads, not what training
-# would choose; chapter 05 reads trained models.
+# would choose; chapter 05 reads trained models. (`stream_start="embedding"` makes the embedding the first state
+# of the depth sequence, column 0; the model records each read's weights as `depth.{l}.weights`, shape
+# (B, T, 1, l + 1): one query per token, hence the `[:, :, 0]` below.)
 
 # %%
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
@@ -236,6 +238,9 @@ print(f"the final read's weight on the embedding: {patterns[:, 6, 0].mean().item
       f"most recent state: {patterns[:, 6, 6].mean().item():.2f} (mean over the 32 tokens)")
 on_embedding = patterns[:, :, 0].mean(0).tolist()
 print("weight on the embedding, read by read:", [round(w, 2) for w in on_embedding])
+# the yardstick: a uniform read l spreads its weight evenly over its l + 1 states (read 0 sees only the
+# embedding, so it is 1 either way); above 1 / (l + 1) the read favours the embedding, below it neglects it
+print("a uniform read would give:         ", [round(1 / (l + 1), 2) for l in range(7)])
 
 # %% tags=["hidden-test"] check="depth_read_weights_on_model" points=1
 # The function inside a real model (window 2, 5 layers, E = 6): every recorded read's weights.

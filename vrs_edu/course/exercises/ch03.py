@@ -140,6 +140,9 @@ SHARE_MISTAKES = [
             "that is the share of this layer's own values V_n: the question is how much comes from V_1"),
     Mistake(lambda a, v, v1, l1, l2: _share(*(p.norm(dim=-1).pow(2) for p in _parts(a, v, v1, l1, l2))),
             "you compared squared lengths: the norm-based share compares the lengths themselves"),
+    Mistake(lambda a, v, v1, l1, l2: _share(l1 * attend(a, v1).norm(dim=-1), l2 * attend(a, v).norm(dim=-1)),
+            "you took a lambda out of the norm without its absolute value: ‖λ·x‖ = |λ|·‖x‖, and a learned λ can be "
+            "negative (then your share leaves 0..1)"),
     Mistake(lambda a, v, v1, l1, l2: torch.full(a.shape[:-1], abs(l1) / (abs(l1) + abs(l2)), dtype=a.dtype),
             "that is the share of the coefficients alone, λ1 / (λ1 + λ2): measure the two parts of the output, "
             "whose lengths depend on the values and the pattern as well"),
@@ -158,6 +161,7 @@ def check_v1_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
         v_first = v_first * (0.5 + i)      # V_1 on another scale than V_n, so the share is not the coefficients'
         g = torch.Generator().manual_seed(s + 2)
         lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()
+        lam1 = -lam1 if i == 1 else lam1      # a learned λ can be negative: the share must stay in 0..1
         cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
     cases = in_float64(cases) if edges else cases
     kw.setdefault("stub_hint", "the output has two parts, one made of V_1 and one of this layer's own values, each "

@@ -48,16 +48,17 @@ MISTAKES = [
 ]
 
 
-def _projection_cases(seed: int, shapes, edges: bool, offset: int = 0) -> list[tuple]:
+def _projection_cases(seed: int, shapes, edges: bool, offset: int = 0, negative: int | None = None) -> list[tuple]:
     """Random ``(x, embedding, weight, alpha, beta)`` for each ``(B, T, D, D_out)`` in ``shapes``: the embedding far
-    from unit RMS (so a missing norm shows), α and β in [0.3, 1.3); in float64 for the edges."""
+    from unit RMS (so a missing norm shows), α and β in [0.3, 1.3), β negated in case number ``negative`` (a learned
+    β can be); in float64 for the edges."""
     cases = []
     for i, (B, T, D, D_out) in enumerate(shapes):
         s = 1000 * seed + 10 * i + offset
         x, emb, w = random_inputs(s, (B, T, D), (B, T, D), (D_out, D))
         g = torch.Generator().manual_seed(s + 1)
         alpha, beta = (0.3 + torch.rand(2, generator=g)).tolist()
-        cases.append((x, 3.0 * emb + 1.0, w, alpha, beta))
+        cases.append((x, 3.0 * emb + 1.0, w, alpha, -beta if i == negative else beta))
     return in_float64(cases) if edges else cases
 
 
@@ -124,6 +125,9 @@ SHARE_MISTAKES = [
             "share per token, shape (B, T)"),
     Mistake(lambda x, e, w, a, b: _share(*(t.norm(dim=-1).pow(2) for t in _terms(x, e, w, a, b))),
             "you compared squared lengths: the norm-based share compares the lengths themselves"),
+    Mistake(lambda x, e, w, a, b: _share(b * (rms_norm(e) @ w.T).norm(dim=-1), a * (x @ w.T).norm(dim=-1)),
+            "you took a coefficient out of the norm without its absolute value: ‖β·y‖ = |β|·‖y‖, and a learned β "
+            "can be negative (chapter 04's Q learns β ≈ −12; then your share leaves 0..1)"),
 ]
 
 
@@ -132,7 +136,7 @@ def check_x0_norm_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
     ``‖β·W(x0)‖ / (‖α·W(x)‖ + ‖β·W(x0)‖)`` per token, ``x0 = rms_norm(embedding)``, norms over D_out. ``seed``
     picks the random cases (0: the public checks; graders use others); ``edges``: one token, D = 1, in float64."""
     shapes = [(1, 1, 1, 1), (1, 1, 5, 3), (2, 2, 1, 2)] if edges else [(2, 5, 8, 8), (1, 7, 16, 12), (3, 4, 4, 6)]
-    cases = _projection_cases(seed, shapes, edges, offset=5)
+    cases = _projection_cases(seed, shapes, edges, offset=5, negative=1)
     kw.setdefault("stub_hint", "the projection is a sum of two terms, one from the stream x and one from x0, each "
                   "with its coefficient; your x0_projection makes either alone. Measure each term's length per "
                   "token and compare")
