@@ -29,6 +29,20 @@ def browser():
         b.close()
 
 
+@pytest.fixture
+def course_style():
+    """The course's figure style for one test (a test file opts in with ``pytestmark =
+    pytest.mark.usefixtures("course_style")``), undone after it, with every figure closed."""
+    import matplotlib.pyplot as plt
+
+    from vrs_edu.viz.plots import apply_course_style
+
+    with plt.rc_context():
+        apply_course_style()
+        yield
+    plt.close("all")
+
+
 def pytest_collection_modifyitems(config, items):
     """Long files first: every chapter under nbval, then the files with a slow or browser test, then the rest, each
     group in its collection order. `pytest -n 2 --dist loadfile` (make test) hands the files to its workers in this

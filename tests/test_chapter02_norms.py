@@ -21,17 +21,11 @@ from vrs_edu.course.exercises import ch02  # noqa: E402
 from vrs_edu.nn import TinyGPT, TinyGPTConfig  # noqa: E402
 from vrs_edu.nn.attribution import norm_map, transformed_values  # noqa: E402
 from vrs_edu.viz import schematics as S  # noqa: E402
-from vrs_edu.viz.plots import apply_course_style, overlapping_text, small_text  # noqa: E402
+from vrs_edu.viz.plots import overlapping_text, small_text  # noqa: E402
 
-PAGE_WIDTH_IN = 10.5      # the book's column at 1280 px (tests/test_figure_style.py)
+from test_figure_style import PAGE_WIDTH_IN  # noqa: E402  (the book's column at 1280 px)
 
-
-@pytest.fixture(autouse=True)
-def course_style():
-    with plt.rc_context():
-        apply_course_style()
-        yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("course_style")   # tests/conftest.py
 
 
 @pytest.fixture

@@ -17,18 +17,12 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
 
-from vrs_edu.viz.plots import COURSE_RC, FIGURE_DPI, MIN_FONT_PT, apply_course_style, small_text  # noqa: E402
+from vrs_edu.viz.plots import COURSE_RC, FIGURE_DPI, MIN_FONT_PT, small_text  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE_WIDTH_IN = 10.5       # JupyterLab at 1280 px, file browser open: an 848-px output area (10.6 in at 80 dpi)
 
-
-@pytest.fixture(autouse=True)
-def course_style():
-    with plt.rc_context():
-        apply_course_style()
-        yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("course_style")   # tests/conftest.py
 
 
 def test_the_style_sets_every_text_size_at_the_minimum_or_above():

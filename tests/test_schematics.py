@@ -12,7 +12,7 @@ from matplotlib.patches import FancyArrowPatch  # noqa: E402
 from matplotlib.text import Text  # noqa: E402
 
 from vrs_edu.viz import schematics as S  # noqa: E402
-from vrs_edu.viz.plots import apply_course_style, overlapping_text, small_text  # noqa: E402
+from vrs_edu.viz.plots import overlapping_text, small_text  # noqa: E402
 
 # What each schematic must say (substrings of its texts, mathtext included as written).
 LABELS = {
@@ -27,13 +27,7 @@ LABELS = {
     "decoder_substitution": ["stream $h_l$", "token id", "table$_v$[id]", "$W_Q$", "unchanged"],
 }
 
-
-@pytest.fixture(autouse=True)
-def course_style():
-    with plt.rc_context():
-        apply_course_style()
-        yield
-    plt.close("all")
+pytestmark = pytest.mark.usefixtures("course_style")   # tests/conftest.py
 
 
 def _texts(fig) -> list[str]:

@@ -56,6 +56,12 @@ def _cell(value) -> str:
     return str(value).replace("|", "\\|").replace("\n", " ")
 
 
+def percent(share: float) -> str:
+    """A share in 0..1 as the course writes a percentage in a sentence: ``0.214`` -> ``21 %`` (whole percent, a
+    space before the sign)."""
+    return f"{100 * share:.0f} %"
+
+
 def table(columns: Sequence[str], rows: Sequence[Sequence], align: str | None = None) -> str:
     """A Markdown pipe table: a header of ``columns`` and one line per row (values formatted by the caller).
 

@@ -34,6 +34,7 @@ from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.results import Verdict
 from vrs_edu.nn.attribution import (attention_mixing, contributions, layer_norm_map, mixing_ratio, source_share,
                                     transformed_values, weight_mixing)
+from vrs_edu.viz.prose import percent
 
 NAME = "encoder-norms"
 SETTINGS = {"n_sentences": 200, "min_tokens": 8, "max_tokens": 40, "batch_size": 25, "dtype": "float32"}
@@ -185,9 +186,6 @@ def sentence_maps(real: RealModel, sentence: str, layer: int) -> tuple[list[str]
     return real.tokens(sentence), pattern[0].mean(dim=0), norm / norm.sum(dim=-1, keepdim=True)
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
-
 
 def norms_paragraph(result: dict) -> str:
     """What the stored run says, in words chosen by its verdicts: the special tokens' weight and norm shares where
@@ -204,14 +202,14 @@ def norms_paragraph(result: dict) -> str:
     wm = sum(m["weight_mixing"]) / L
     attention = ("" if "attention_mixing" not in m else      # absent from a result made before it was read
                  f"; attention alone, by the norms of what it moves but before the residual and the LayerNorm, "
-                 f"says {_pct(sum(m['attention_mixing']) / L)}")
-    return (f"[CLS], [SEP] and punctuation are {_pct(m['position_share'][0])} of the tokens. Where they draw more "
-            f"weight than that ({len(judged)} of {L} layers), they take **{_pct(w)}** of the weight but "
-            f"**{_pct(n)}** of the norm; the norm share lies below the weight share at {len(below)} of "
+                 f"says {percent(sum(m['attention_mixing']) / L)}")
+    return (f"[CLS], [SEP] and punctuation are {percent(m['position_share'][0])} of the tokens. Where they draw more "
+            f"weight than that ({len(judged)} of {L} layers), they take **{percent(w)}** of the weight but "
+            f"**{percent(n)}** of the norm; the norm share lies below the weight share at {len(below)} of "
             f"{len(judged)} ({'reproduced' if len(below) == len(judged) and judged else 'not everywhere'}). "
             f"Across a sentence's tokens, the weight a token receives and the length of its vector correlate "
             f"with ρ = {rho.mean:+.2f} ({rho.verdict_words}). Counting V, O, the residual and the LayerNorm, a token "
-            f"takes **{_pct(r)}** of its new state from the context, where the weights alone say {_pct(wm)} "
+            f"takes **{percent(r)}** of its new state from the context, where the weights alone say {percent(wm)} "
             f"({mix.verdict_words}; BERT-base: 18.8 % against 97.1 %, arXiv 2109.07152){attention}; "
             f"the first two layers mix {'more' if depth.mean > 0 else 'less'} than the last two by "
             f"{abs(depth.mean) * 100:.1f} points ({depth.verdict_words}).")

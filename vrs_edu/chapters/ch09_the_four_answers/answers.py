@@ -46,6 +46,7 @@ from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results, load_results_or_none, trains_on_text
 from vrs_edu.lab.kv_cache import bov_saving, kv_bytes_per_token, n_bank_layers
 from vrs_edu.lab.results import DECIDED, VERDICTS, Verdict, interval
+from vrs_edu.viz.prose import percent
 
 # The recipes that describe numbers they do not judge (where the premise of the claim fails), by recipe name.
 DESCRIPTIONS = {"bank-of-values": bank_of_values_descriptions, "depth-mixers": depth_mixers_descriptions,
@@ -674,9 +675,6 @@ NORM_TOKENS = {"encoder": ("[CLS], [SEP] and punctuation", "take", "where they d
                "decoder": ("the first token", "takes", "where it is a sink")}
 
 
-def _pct(x: float) -> str:
-    return f"{100 * x:.0f} %"
-
 
 def _span(xs: list[float], fmt) -> str:
     """``68–78`` (smallest to largest as ``fmt`` prints them), or one number when they print the same."""
@@ -691,12 +689,12 @@ def norm_view_cell(e: dict | None, model: str) -> str:
     ls = e["layers"]
     who, verb, where = NORM_TOKENS[model]
     at = f"layers {ls[0]}–{ls[-1]}" if len(ls) > 1 else f"layer {ls[0]}"
-    tokens = (f"{who} {verb} {_pct(e['weight'])} of the weight, {_pct(e['norm'])} of the norm (below at "
+    tokens = (f"{who} {verb} {percent(e['weight'])} of the weight, {percent(e['norm'])} of the norm (below at "
               f"{e['reproduced']} of the {e['judged']} layers {where})" if e["judged"] else
               f"no layer {where}: the share test is out of regime")
-    attention = "" if math.isnan(e["attention"]) else f", attention's norms alone {_pct(e['attention'])}"
-    return (f"{at}: {tokens}; a token takes {_pct(e['r'])} of its new state from its context, the weights say "
-            f"{_pct(e['weights'])}{attention} ({e['mixing'].verdict})")
+    attention = "" if math.isnan(e["attention"]) else f", attention's norms alone {percent(e['attention'])}"
+    return (f"{at}: {tokens}; a token takes {percent(e['r'])} of its new state from its context, the weights say "
+            f"{percent(e['weights'])}{attention} ({e['mixing'].verdict})")
 
 
 def norm_view_words(ev: dict) -> str:
@@ -730,12 +728,12 @@ def norm_view_sentence(ev: dict) -> str:
     name = {"decoder": "the 30-layer decoder's", "encoder": "the encoder's"}[key]
     ls = e["layers"]
     out = (f"Read by their weights alone (QK), deep layers are mis-stated: in {name} last third (layers "
-           f"{ls[0]}–{ls[-1]}) the weights say a token takes {_pct(e['weights'])} of its new state from its context")
+           f"{ls[0]}–{ls[-1]}) the weights say a token takes {percent(e['weights'])} of its new state from its context")
     if not math.isnan(e["attention"]):
-        out += f"; the norms of what attention moves (V and O), {_pct(e['attention'])}"
-    out += f"; counting the residual too, {_pct(e['r'])}"
+        out += f"; the norms of what attention moves (V and O), {percent(e['attention'])}"
+    out += f"; counting the residual too, {percent(e['r'])}"
     if e["judged"]:
-        out += (f". There {who} {verb} {_pct(e['weight'])} of the weight but {_pct(e['norm'])} of what the layer "
+        out += (f". There {who} {verb} {percent(e['weight'])} of the weight but {percent(e['norm'])} of what the layer "
                 f"moves, at the {e['judged']} of those layers {where}")
     sink = "; the sink: Gu et al., arXiv 2410.10781" if key == "decoder" and e["judged"] else ""
     return out + f" (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152{sink})."

@@ -23,6 +23,23 @@ def _random_pattern(seed: int, B: int, H: int, T: int) -> torch.Tensor:
     return torch.softmax(scores.masked_fill(~causal_mask(T), float("-inf")), dim=-1)
 
 
+def _value_cases(seed: int, edges: bool, offset: int = 0, for_share: bool = False) -> list[tuple]:
+    """Random ``(pattern, v, v_first, lambda_1, lambda_2)``, three shapes (B, H, T, Dh); the lambdas distinct, so a
+    swap shows. ``for_share``: V_1 on a scale of its own in each case (so the share is not the coefficients') and
+    λ1 negative in the second (a learned λ can be: the share must stay in 0..1). In float64 for the edges."""
+    shapes = [(1, 1, 1, 1), (1, 2, 1, 3), (2, 1, 2, 1)] if edges else [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
+    cases = []
+    for i, (B, H, T, Dh) in enumerate(shapes):
+        s = 1000 * seed + 10 * i + offset
+        v, v_first = random_inputs(s + 1, (B, H, T, Dh), (B, H, T, Dh))
+        g = torch.Generator().manual_seed(s + 2)
+        lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()
+        if for_share:
+            v_first, lam1 = v_first * (0.5 + i), (-lam1 if i == 1 else lam1)
+        cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
+    return in_float64(cases) if edges else cases
+
+
 # Known wrong variants and what to tell a learner whose function matches one.
 MISTAKES = [
     Mistake(lambda a, v, v1, l1, l2: attend(a, l2 * v1 + l1 * v),
@@ -67,15 +84,7 @@ def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **
     """Exercise 03: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
     -> (B, H, T, Dh)`` = ``pattern @ (lambda_1 * v_first + lambda_2 * v)``. ``seed`` picks the random cases
     (0: the public checks; graders use others); ``edges``: one position, Dh = 1, in float64."""
-    shapes = [(1, 1, 1, 1), (1, 2, 1, 3), (2, 1, 2, 1)] if edges else [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
-    cases = []
-    for i, (B, H, T, Dh) in enumerate(shapes):
-        s = 1000 * seed + 10 * i
-        v, v_first = random_inputs(s + 1, (B, H, T, Dh), (B, H, T, Dh))
-        g = torch.Generator().manual_seed(s + 2)
-        lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()   # distinct, so a swap shows
-        cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
-    cases = in_float64(cases) if edges else cases
+    cases = _value_cases(seed, edges)
     # the hint points to the two steps without writing them (the learner trial: a hint that is the answer)
     kw.setdefault("stub_hint", "two steps: first build the values this layer averages from the two value "
                   "tensors and the two weights; then let the pattern average them, as chapter 02's attend did")
@@ -153,17 +162,7 @@ def check_v1_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 03.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
     -> (B, H, T)`` = ``‖A(λ1·V_1)‖ / (‖A(λ1·V_1)‖ + ‖A(λ2·V_n)‖)`` per query, norms over Dh. ``seed`` picks the
     random cases (0: the public checks; graders use others); ``edges``: one position, Dh = 1, in float64."""
-    shapes = [(1, 1, 1, 1), (1, 2, 1, 3), (2, 1, 2, 1)] if edges else [(2, 2, 5, 4), (1, 4, 7, 8), (3, 1, 4, 2)]
-    cases = []
-    for i, (B, H, T, Dh) in enumerate(shapes):
-        s = 1000 * seed + 10 * i + 5
-        v, v_first = random_inputs(s + 1, (B, H, T, Dh), (B, H, T, Dh))
-        v_first = v_first * (0.5 + i)      # V_1 on another scale than V_n, so the share is not the coefficients'
-        g = torch.Generator().manual_seed(s + 2)
-        lam1, lam2 = (0.2 + torch.rand(2, generator=g)).tolist()
-        lam1 = -lam1 if i == 1 else lam1      # a learned λ can be negative: the share must stay in 0..1
-        cases.append((_random_pattern(s, B, H, T), v, v_first, lam1, lam2))
-    cases = in_float64(cases) if edges else cases
+    cases = _value_cases(seed, edges, offset=5, for_share=True)
     kw.setdefault("stub_hint", "the output has two parts, one made of V_1 and one of this layer's own values, each "
                   "with its weight; your function from the first task makes either alone. Measure each part's "
                   "length per query and compare")

@@ -21,17 +21,27 @@ def _ref_depth_swa_one_token(h, window, w_q, w_k, w_v):
     return short_swa(h[None], window, w_q, w_k, w_v)[0]
 
 
-def _windowed(h, w_q, w_k, w_v, sources, scale=True, scale_by_input_width=False):
-    """Attention of every layer l over the layers ``sources(l, S)`` (a list of indices)."""
+def _pattern(h, w_q, w_k, sources, scale=True, scale_by_input_width=False):
+    """Weights of every layer l over the layers ``sources(l, S)`` (a list of indices), 0 elsewhere (for the
+    mistakes of both exercises)."""
     S = h.size(0)
-    out = []
+    out = h.new_zeros(S, S)
     for l in range(S):
         src = sources(l, S)
-        q, k, v = w_q @ h[l], h[src] @ w_k.T, h[src] @ w_v.T
+        q, k = w_q @ h[l], h[src] @ w_k.T
         d = h.size(1) if scale_by_input_width else q.numel()
-        s = k @ q / (math.sqrt(d) if scale else 1.0)
-        out.append(torch.softmax(s, 0) @ v)
-    return torch.stack(out)
+        out[l, src] = torch.softmax(k @ q / (math.sqrt(d) if scale else 1.0), 0)
+    return out
+
+
+def _window(K):
+    """The causal window over depth: layer l reads layers max(0, l-K+1)..l."""
+    return lambda l, S: list(range(max(0, l - K + 1), l + 1))
+
+
+def _windowed(h, w_q, w_k, w_v, sources, **kw):
+    """Attention of every layer l over the layers ``sources(l, S)``: its :func:`_pattern` applied to the values."""
+    return _pattern(h, w_q, w_k, sources, **kw) @ (h @ w_v.T)
 
 
 SWA_MISTAKES = [
@@ -43,13 +53,11 @@ SWA_MISTAKES = [
             "your window holds K + 1 layers: it should hold K (the layer itself and K − 1 below it)"),
     Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(0, l + 1))),
             "you read every earlier layer (the full window): keep only the last K layers"),
-    Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(max(0, l - K + 1), l + 1)),
-                                            scale=False),
+    Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, _window(K), scale=False),
             "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
-    Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(max(0, l - K + 1), l + 1)),
-                                            scale_by_input_width=True),
+    Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, _window(K), scale_by_input_width=True),
             "you scaled by sqrt(D), the width of h: d_k is the width of the projected keys, E = w_k.size(0)"),
-    Mistake(lambda h, K, q, k, v: _windowed(h, q, v, k, lambda l, S: list(range(max(0, l - K + 1), l + 1))),
+    Mistake(lambda h, K, q, k, v: _windowed(h, q, v, k, _window(K)),
             "keys and values are swapped: scores come from W_K, the mixed vectors from W_V"),
 ]
 
@@ -99,22 +107,6 @@ def _window_mask(S: int, window: int) -> torch.Tensor:
     """(S, S) booleans, True where layer l may read layer j: max(0, l-K+1) <= j <= l."""
     l, j = torch.arange(S)[:, None], torch.arange(S)[None, :]
     return (j <= l) & (j > l - window)
-
-
-def _pattern(h, w_q, w_k, sources, scale=True, scale_by_input_width=False):
-    """Weights of every layer l over the layers ``sources(l, S)``, 0 elsewhere (for the mistakes below)."""
-    S = h.size(0)
-    out = h.new_zeros(S, S)
-    for l in range(S):
-        src = sources(l, S)
-        q, k = w_q @ h[l], h[src] @ w_k.T
-        d = h.size(1) if scale_by_input_width else q.numel()
-        out[l, src] = torch.softmax(k @ q / (math.sqrt(d) if scale else 1.0), 0)
-    return out
-
-
-def _window(K):
-    return lambda l, S: list(range(max(0, l - K + 1), l + 1))
 
 
 def _zeros_outside(h, K, w_q, w_k):
