@@ -26,6 +26,8 @@ NO_DEPS := $(shell sed -n 's/^no-deps = \[\(.*\)\]/\1/p' pyproject.toml | tr -d 
 NB_ENV := VRS_EDU_THREADS=1 OMP_NUM_THREADS=1 PYTHONHASHSEED=0 MPLBACKEND=module://matplotlib_inline.backend_inline \
 	TQDM_DISABLE=1
 NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg --nbval-cell-timeout 600
+# More pytest options for `make test`, e.g. --store-durations (see tests/conftest.py).
+PYTEST_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
 .PHONY: setup lab test unit unit-and-notebooks nbval book browser browser-deps notebooks notebook bench assignments clean help
@@ -66,18 +68,21 @@ lab: setup
 # The book first (the browser tests read it), then one pytest session for everything else: unit tests, nbval on
 # every chapter and the browser tests, spread over 2 workers a file at a time, so that no part waits for another
 # (measured on the 2-core machine, 2026-12-03: three sessions one after another left a core idle for ~4 min).
+# --no-loadscope-reorder: the files go out in the order tests/conftest.py gives them (longest first); xdist's
+# default re-sorts them by their number of tests, which sent the one-test files that take a minute last.
 test: setup browser-deps
 	$(MAKE) book
-	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile --durations=30 $(NBVAL) tests notebooks
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --durations=30 $(NBVAL) \
+		$(PYTEST_ARGS) tests notebooks
 
 unit-and-notebooks: setup
-	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" $(NBVAL) tests notebooks
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not browser" $(NBVAL) tests notebooks
 
 unit: setup
-	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile -m "not browser" tests
+	OMP_NUM_THREADS=1 $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m "not browser" tests
 
 nbval: setup
-	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile $(NBVAL) notebooks
+	$(NB_ENV) $(BIN)/python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder $(NBVAL) notebooks
 
 # Debian's chromium for the browser tests (never `playwright install`). Needs root or sudo; without them the
 # browser tests are skipped with a message that says so.

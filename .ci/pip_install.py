@@ -1,6 +1,8 @@
 """`pip install ARGS`, done by uv where uv is there: the course's set-up (`make lab`, `make test`) installs ~190
 packages, which takes pip 144 s on the 2-core machine with a warm cache, uv 53 s with a cold one (measured
-2026-12-03, both compiling the bytecode). Same packages, same versions: uv reads neither pip's config files nor its
+2026-12-03, both compiling the bytecode). uv does not compile the bytecode: Python compiles a module when it is
+first imported, and the course imports a small part of the 17,529 files (compiling them all took 38-48 s of a fresh
+clone's `make test`, measured 2026-12-04). Same packages, same versions: uv reads neither pip's config files nor its
 PIP_* variables, so this passes on what pip's configuration says (read through `pip config list`: indexes,
 find-links, constraints, certificate) — a machine whose pip points at a local CPU wheel of torch or a mirror gets
 the same packages from uv. Where uv is missing or fails, pip runs instead, with the same arguments.
@@ -19,6 +21,7 @@ from pathlib import Path
 OPTIONS = {"index-url": "--index-url", "extra-index-url": "--extra-index-url", "find-links": "--find-links",
            "constraint": "--constraint"}
 PIP_ONLY = {"--prefer-binary"}   # uv takes wheels first anyway
+EXCLUDES = Path(__file__).with_name("excludes.txt")   # what uv leaves out, and why (pip installs them)
 UV = "uv==0.13.9"                # the version measured; pip installs it into the venv when it is not there
 
 
@@ -45,7 +48,7 @@ def pip_settings() -> dict[str, list[str]]:
 
 
 def uv_command(uv: str, args: list[str], settings: dict[str, list[str]]) -> list[str]:
-    cmd = [uv, "pip", "install", "--python", sys.executable, "--compile-bytecode"]
+    cmd = [uv, "pip", "install", "--python", sys.executable, "--excludes", str(EXCLUDES)]
     for name, option in OPTIONS.items():
         chosen = settings.get(name, [])
         for v in chosen[-1:] if name == "index-url" else chosen:

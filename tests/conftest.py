@@ -1,5 +1,10 @@
-"""Fixtures shared by several test files."""
+"""Fixtures shared by several test files, and the order `make test` runs the files in."""
+import json
+from pathlib import Path
+
 import pytest
+
+DURATIONS = Path(__file__).with_name("durations.json")   # seconds per test file, written by --store-durations
 
 
 @pytest.fixture(scope="module")
@@ -43,13 +48,42 @@ def course_style():
     plt.close("all")
 
 
-def pytest_collection_modifyitems(config, items):
-    """Long files first: every chapter under nbval, then the files with a slow or browser test, then the rest, each
-    group in its collection order. `pytest -n 2 --dist loadfile` (make test) hands the files to its workers in this
-    order, so the many short files fill the end and no single long file runs alone on one core while the other waits
-    (measured on the 2-core machine, 2026-12-03: the long notebooks came last and held the tail)."""
-    def group(path: str) -> int:
-        return 0 if path.endswith(".ipynb") else 1 if path in long_files else 2
+def pytest_addoption(parser):
+    parser.addoption("--store-durations", action="store_true",
+                     help="write each test file's seconds (setup, call and teardown of its tests, summed) to "
+                          "tests/durations.json, which orders the files of the next runs, longest first")
 
-    long_files = {str(i.path) for i in items if i.get_closest_marker("slow") or i.get_closest_marker("browser")}
-    items[:] = sorted(items, key=lambda i: group(str(i.path)))   # stable: in-file order kept
+
+def pytest_configure(config):
+    if config.getoption("--store-durations") and not hasattr(config, "workerinput"):  # the controller adds them up
+        config.pluginmanager.register(FileSeconds(), "vrs_edu_file_seconds")
+
+
+def _file(nodeid: str) -> str:
+    return nodeid.split("::")[0]
+
+
+def pytest_collection_modifyitems(config, items):
+    """Longest files first, by the seconds tests/durations.json records for them (a file it does not know counts 0
+    and goes last), in-file order kept. `make test` hands whole files to its 2 workers in this order
+    (``--dist loadfile --no-loadscope-reorder``): the longest first, each to the worker that is free, so the many
+    short files fill the end and no long file runs alone on one core while the other waits (measured on the 2-core
+    machine, 2026-12-03 and -04: ordered by number of tests, the one-test files of a minute came last and held the
+    tail). Refresh the seconds with ``make test PYTEST_ARGS=--store-durations`` after adding a long test."""
+    seconds = json.loads(DURATIONS.read_text()) if DURATIONS.exists() else {}
+    items[:] = sorted(items, key=lambda i: -seconds.get(_file(i.nodeid), 0.0))   # stable: in-file order kept
+
+
+class FileSeconds:
+    """Adds up the seconds of each file's tests as their reports reach the controller; writes them at the end."""
+
+    def __init__(self):
+        self.seconds: dict[str, float] = {}
+
+    def pytest_runtest_logreport(self, report):
+        key = _file(report.nodeid)
+        self.seconds[key] = self.seconds.get(key, 0.0) + report.duration
+
+    def pytest_sessionfinish(self, session):
+        ranked = dict(sorted(((k, round(v, 1)) for k, v in self.seconds.items()), key=lambda kv: -kv[1]))
+        DURATIONS.write_text(json.dumps(ranked, indent=1) + "\n")
