@@ -1,8 +1,9 @@
 """`pip install ARGS`, done by uv where uv is there: the course's set-up (`make lab`, `make test`) installs ~190
 packages, which takes pip 144 s on the 2-core machine with a warm cache, uv 53 s with a cold one (measured
-2026-12-03, both compiling the bytecode). uv does not compile the bytecode: Python compiles a module when it is
-first imported, and the course imports a small part of the 17,529 files (compiling them all took 38-48 s of a fresh
-clone's `make test`, measured 2026-12-04). Same packages, same versions: uv reads neither pip's config files nor its
+2026-12-03, both compiling the bytecode). The bytecode is compiled at install (38-48 s for 17,529 files): the
+graded kernels run as users who cannot write into the venv, and multiprocessing's workers run with `python -B`, so
+left to import time they would compile torch again in every process (tried 2026-12-04: a fresh clone's `make test`
+took 1,795 CPU-seconds instead of 1,332). Same packages, same versions: uv reads neither pip's config files nor its
 PIP_* variables, so this passes on what pip's configuration says (read through `pip config list`: indexes,
 find-links, constraints, certificate) — a machine whose pip points at a local CPU wheel of torch or a mirror gets
 the same packages from uv. Where uv is missing or fails, pip runs instead, with the same arguments.
@@ -48,7 +49,7 @@ def pip_settings() -> dict[str, list[str]]:
 
 
 def uv_command(uv: str, args: list[str], settings: dict[str, list[str]]) -> list[str]:
-    cmd = [uv, "pip", "install", "--python", sys.executable, "--excludes", str(EXCLUDES)]
+    cmd = [uv, "pip", "install", "--python", sys.executable, "--compile-bytecode", "--excludes", str(EXCLUDES)]
     for name, option in OPTIONS.items():
         chosen = settings.get(name, [])
         for v in chosen[-1:] if name == "index-url" else chosen:

@@ -33,9 +33,9 @@ def test_pips_indexes_find_links_and_constraints_reach_uv(tmp_path):
                                    "extra-index-url = file:///a/simple file:///b/simple\nconstraint = /c.txt\n"
                                    "cert = /etc/cert.pem\n", PIP_FIND_LINKS="/wheels")
     cmd = _installer().uv_command("uv", ["--prefer-binary", "-e", ".[x]"], settings)
-    assert cmd[:5] == ["uv", "pip", "install", "--python", sys.executable]
-    assert "--compile-bytecode" not in cmd, "Python compiles what it imports; compiling all 17,529 files took 40 s"
-    pairs = list(zip(cmd[5::2], cmd[6::2]))
+    # compiled at install: the graded kernels cannot write bytecode into the venv and would compile torch each time
+    assert cmd[:6] == ["uv", "pip", "install", "--python", sys.executable, "--compile-bytecode"]
+    pairs = list(zip(cmd[6::2], cmd[7::2]))
     assert ("--excludes", str(_installer().EXCLUDES)) in pairs
     assert ("--index-url", "https://mirror.example/simple") in pairs
     assert ("--extra-index-url", "file:///a/simple") in pairs and ("--extra-index-url", "file:///b/simple") in pairs
