@@ -35,6 +35,15 @@ INVALID = {
     "stream_start": MODE + ["layernorm"],
     "qk_norm": BOOL,
     "x0_source": MODE + ["bigram"],
+    "k_eq_v": BOOL,
+    "kv_share": ["one donor layer per layer", (0, 0), (0, 0, 1, 1, 4, 4), (1, 1, 2, 3, 4, 5), (0, 0, 2, 2, 4, 6),
+                 "0", 3, (0, 0, 2, 2, 4, 4.0), (0, 0, 2, 2, 4, True)],
+    "value_embed": BOOL,
+    "layer_embed": ["an integer >= 0", -1, 2.0, "8", None, True],
+    "hyper_connections": ["an integer in 0..16", -1, 17, 4.0, "4", None, True],
+    "hc_kind": MODE + ["HC"],
+    "xsa": BOOL,
+    "mlp_hidden": ["None (mlp_ratio · d_model) or a positive integer", 0, -1, 2.0, "64", True],
     "seed": ["an integer", 1.5, "0", None, True],
 }
 

@@ -17,8 +17,9 @@ What the official code allows to isolate, and what it does not:
   3n's *layer-level* path is not compared: it runs after AltUp's predict/correct and writes into AltUp streams 1..n-1,
   which cannot be separated from AltUp without reimplementing it.
 * Value embeddings (nanochat, modded-nanogpt) have no transformers module: hand computation only.
-* mHC: ``DeepseekV4HyperConnection`` alone (pre, post, comb, the collapsed input), and one whole
-  ``DeepseekV4DecoderLayer`` (two hyper-connection steps) with its attention and MoE replaced by small fixed stand-ins.
+* mHC: ``DeepseekV4HyperConnection`` alone (pre, post, comb, the collapsed input), ``DeepseekV4HyperHead`` (the
+  final collapse), and one whole ``DeepseekV4DecoderLayer`` (two hyper-connection steps) with its attention and MoE
+  replaced by small fixed stand-ins.
 * HC (Zhu et al.) and XSA have no transformers module: the paper's definition by hand.
 """
 import math
@@ -28,7 +29,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from vrs_edu.nn.hyper_connections import HyperConnection, ManifoldHyperConnection, sinkhorn
+from vrs_edu.nn.hyper_connections import HyperConnection, HyperHead, ManifoldHyperConnection, sinkhorn
 from vrs_edu.nn.k_eq_v import KEqVAttention
 from vrs_edu.nn.kv_sharing import (KVSharingAttention, cla_donors, gemma4_donors, kv_cache_bytes_per_token,
                                    run_shared_stack)
@@ -344,6 +345,19 @@ def test_manifold_hyper_connection_matches_deepseek_v4():
     with torch.no_grad():
         diffs = [(a - b).abs().max() for a, b in zip(ours(Hs), theirs(Hs))]   # post, comb, collapsed
     assert max(diffs) <= PARITY_TOL
+
+
+def test_hyper_head_matches_deepseek_v4():
+    from transformers.models.deepseek_v4.modeling_deepseek_v4 import DeepseekV4HyperHead
+
+    n = 3
+    cfg = deepseek_v4_config(n)
+    theirs = randomise(DeepseekV4HyperHead(cfg), 26)
+    ours = HyperHead(D, n, cfg.hc_eps, cfg.rms_norm_eps)
+    ours.load_state_dict(theirs.state_dict())
+    Hs = torch.randn(B, T, n, D, generator=torch.Generator().manual_seed(27))
+    with torch.no_grad():
+        assert (ours(Hs) - theirs(Hs)).abs().max() <= PARITY_TOL
 
 
 class _Stand(torch.nn.Module):

@@ -13,6 +13,9 @@ KV cache. What V reuse changes is the V half of it:
 * **Depth-Attention** (Zeng et al., arXiv 2606.05014): a layer mixes the cached values of earlier layers at the
   same position into its own and caches the mixture *in place of* its own values, so the cache is the baseline's,
   ``2 · L · D`` numbers per token, and nothing else is kept (:class:`vrs_edu.nn.depth_attention.DepthAttention`).
+* **KV sharing** (``kv_share``; CLA, arXiv 2405.12981): a sharing layer caches nothing, it reads its donor's K and V.
+  K = V, value and per-layer embeddings, hyper-connections and XSA cache what the baseline caches
+  (:func:`config_kv_bytes_per_token` counts any config).
 
 :func:`build_kv_cache` collects the tensors a decoder would keep after reading ``idx`` *from a real forward pass* of
 the model (its hook points ``blocks.{l}.attn.k`` / ``attn.v``), sharing one tensor where layers share values;
@@ -36,10 +39,12 @@ ALL_VARIANTS = {**VARIANTS, **DEPTH_ATTENTION}   # every variant the formulas kn
 
 def value_source(model: TinyGPT, layer: int) -> str:
     """Where layer ``layer`` gets its values at decode time: ``"own"`` (its W_V: cached), ``"first"`` (SVFormer:
-    V_1, cached once by layer 0), ``"table"`` (bank of values: looked up from the token id, nothing cached) or
+    V_1, cached once by layer 0), ``"table"`` (bank of values: looked up from the token id, nothing cached),
     ``"mixed"`` (Depth-Attention, layers >= 1: its values mixed with earlier layers' cached ones, cached in place
-    of its own)."""
+    of its own) or ``"donor"`` (KV sharing: its donor's K and V, nothing cached)."""
     block = model.blocks[layer]
+    if block.shares_kv:
+        return "donor"
     if model.depth.mixes_values and layer > 0:
         return "mixed"
     if block.x0 is not None and block.x0.mode == "bank":
@@ -62,9 +67,11 @@ def build_kv_cache(model: TinyGPT, idx: Tensor) -> dict[str, Tensor | None]:
     tr = model(idx, trace=True).trace
     cache: dict[str, Tensor | None] = {}
     for l in range(model.cfg.n_layers):
-        cache[f"blocks.{l}.k"] = tr[f"blocks.{l}.attn.k"].contiguous()
-        src = value_source(model, l)
-        if src in ("own", "mixed"):
+        src, donor = value_source(model, l), model.blocks[l].kv_donor
+        cache[f"blocks.{l}.k"] = cache[f"blocks.{donor}.k"] if src == "donor" else tr[f"blocks.{l}.attn.k"].contiguous()
+        if src == "donor":   # KV sharing: the donor's tensors, stored once
+            cache[f"blocks.{l}.v"] = cache[f"blocks.{donor}.v"]
+        elif src in ("own", "mixed"):
             cache[f"blocks.{l}.v"] = tr[f"blocks.{l}.attn.v"].contiguous()
         elif src == "first":
             cache[f"blocks.{l}.v"] = cache["blocks.0.v"]
@@ -147,6 +154,17 @@ def kv_bytes_per_token(n_layers: int, d_model: int, variant: str = "baseline", b
         nb = n_bank_layers(n_layers) if bank_layers is None else bank_layers
         numbers = (2 * n_layers - nb) * d_model
     return numbers * bytes_per_number
+
+
+def config_kv_bytes_per_token(cfg: TinyGPTConfig, bytes_per_number: int = 4) -> int:
+    """KV-cache bytes per token of one sequence, from the config alone: D numbers of K for every layer that computes
+    its own keys (not a ``kv_share`` sharing layer), D of V for every such layer whose values are neither V_1
+    (SVFormer) nor a table lookup (bank layers); × ``bytes_per_number`` (4 float32, 2 bf16). K = V stores both: K
+    is rotated, V is not (as Gemma 4's cache does)."""
+    own = [d == l for l, d in enumerate(cfg.kv_share or range(cfg.n_layers))]
+    reuse_v = {l for l in range(1, cfg.n_layers) if cfg.value_residual == "svformer"}
+    reuse_v |= set(cfg.resolved_x0_layers()) if cfg.x0_mode == "bank" else set()
+    return (sum(own) + sum(o and l not in reuse_v for l, o in enumerate(own))) * cfg.d_model * bytes_per_number
 
 
 def bov_saving(n_bank: int, d_model: int, context: int, vocab_size: int) -> int:

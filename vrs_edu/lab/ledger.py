@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 FILES = ("value-residual.corpus-kjv.json", "value-residual.json", "bank-of-values.corpus-kjv.json",
          "bank-of-values.json", "recall.json", "recall-rates.json", "recall-tuning.json",
          "depth-sweep.corpus-kjv.json", "depth-mixers.corpus-kjv.json", "depth-mixers.json",
-         "v-over-depth.corpus-kjv.json", "real-decoder.json", "encoder-norms.json", "decoder-norms.json")
+         "v-over-depth.corpus-kjv.json", "real-decoder.json", "encoder-norms.json", "decoder-norms.json",
+         "production-designs.corpus-kjv.json", "decoder-kv-designs.json")
 LEDGER = ROOT / "data" / "results" / "ledger.json"
 
 

@@ -156,7 +156,9 @@ def layer_metrics(model: TinyGPT, batches) -> dict[str, list[float]]:
             "sink_mass": [sink_mass(p) for p in tr.layers("attn.pattern")],
             "sink_value_norm": [sink_value_norm(v) for v in tr.layers("attn.v_mix")],
             "oversmoothing": [oversmoothing(h) for h in tr.stack("resid")],
-            **{f"x0_r2_{s}": [x0_r2(h, token_x0) for h in tr.layers(f"attn.{s}_in")] for s in "qkv"},
+            # NaN where a layer projects no such input (K = V has no V input; a KV-sharing layer neither K nor V)
+            **{f"x0_r2_{s}": [x0_r2(tr[n], token_x0) if n in tr.tensors else math.nan
+                              for n in (f"blocks.{l}.attn.{s}_in" for l in range(tr.n_layers))] for s in "qkv"},
         }
         if mask is not None:
             rows.update(_per_query(model(x).logits, y, mask))
@@ -186,7 +188,7 @@ def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None 
 
     A path that only needs token identity tolerates the swap (change near 0); a path that needs context does not.
     Returns ``{"clean": [loss], "layers": [...], "q": [Δ per layer], "k": [...], "v": [...]}``.
-    Layers without their own W_V (SVFormer, bank of values) get NaN for v.
+    Layers without their own W_V (SVFormer, bank of values, K = V) get NaN for v, KV-sharing layers also for k.
     """
     bl = _batches(batches)
     layers = list(range(model.cfg.n_layers)) if layers is None else list(layers)
@@ -194,7 +196,7 @@ def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None 
     out: dict[str, list[float]] = {"clean": [clean], "layers": layers, "q": [], "k": [], "v": []}
     for l in layers:
         for s in ("q", "k", "v"):
-            if s == "v" and model.blocks[l].attn.v_proj is None:
+            if getattr(model.blocks[l].attn, f"{s}_proj") is None:
                 out[s].append(float("nan"))
                 continue
             name = f"blocks.{l}.attn.{s}_in"

@@ -22,6 +22,7 @@ from jaxtyping import Bool, Float
 from torch import Tensor, nn
 
 from vrs_edu.nn.hooks import Hook, no_hook
+from vrs_edu.nn.k_eq_v import values_from_keys
 from vrs_edu.nn.layers import RoPE, SeededInit, check_heads, rms_norm
 from vrs_edu.nn.value_residual import ValueResidual
 
@@ -57,6 +58,22 @@ def attend(pattern: Float[Tensor, "B H T T"], v: Float[Tensor, "B H T Dh"]) -> F
     return pattern @ v
 
 
+def exclude_self_value(y: Float[Tensor, "B H T Dh"], v: Float[Tensor, "B H T Dh"],
+                       eps: float = 1e-12) -> Float[Tensor, "B H T Dh"]:
+    """Exclusive self-attention (XSA, Zhai, arXiv 2603.09078; :mod:`vrs_edu.nn.xsa`): ``z_i = y_i − (y_i · v̂_i) v̂_i``
+    with ``v̂_i = v_i / max(‖v_i‖, eps)``, per head: the output loses its component along the token's own value.
+
+    z_i is orthogonal to v_i; a y_i already orthogonal to v_i, or a zero v_i, is returned unchanged.
+
+    Raises:
+        ValueError: if y and v differ in shape.
+    """
+    if y.shape != v.shape:
+        raise ValueError(f"y and v must have the same shape (B, H, T, Dh), got {tuple(y.shape)} and {tuple(v.shape)}")
+    v_hat = F.normalize(v, dim=-1, eps=eps)
+    return y - (y * v_hat).sum(dim=-1, keepdim=True) * v_hat
+
+
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention with separate inputs for Q, K and V.
 
@@ -65,29 +82,38 @@ class CausalSelfAttention(nn.Module):
     each a different mixture of earlier layers.
 
     Parameters: ``q_proj, k_proj, v_proj, o_proj`` (D -> D, no bias). ``v_proj`` is absent when ``has_v_proj`` is
-    False (SVFormer's later layers, bank-of-values layers): the caller then passes ``v``.
+    False (SVFormer's later layers, bank-of-values layers: the caller then passes ``v``) and under ``k_eq_v`` (the
+    values are the key projection, RMS-normalised per head before RoPE: Gemma 4's ``attention_k_eq_v``,
+    :func:`~vrs_edu.nn.k_eq_v.values_from_keys`). ``k_proj`` and ``v_proj`` are both absent when ``has_kv_proj`` is
+    False: a KV-sharing layer (CLA, arXiv 2405.12981; Gemma 4's ``num_kv_shared_layers``) attends over the k and v
+    of an earlier layer, which the caller passes as ``kv``. ``xsa``: the output of each head loses its component
+    along the token's own value before W_O (:func:`exclude_self_value`, arXiv 2603.09078).
 
-    Hook points (relative to this module): ``q_in k_in v_in`` (B, T, D), ``q k v`` (B, H, T, Dh) (q and k after
-    RoPE; v is this layer's own values, or with Depth-Attention its values read over depth, the own ones at
-    ``v_self``), ``pattern`` (B, H, T, T), ``v_mix`` (the values the pattern averages,
-    after a value residual), ``z`` (B, H, T, Dh), ``out`` (B, T, D). ``pattern`` and ``v_mix`` exist only on the
-    explicit path: it runs whenever ``hook.active`` is true (a trace or any patch), ``temperature`` is not 1 or
+    Hook points (relative to this module): ``q_in k_in v_in`` (B, T, D) (a KV-sharing layer has only ``q_in``, a
+    K = V layer no ``v_in``: nothing else is projected), ``q k v`` (B, H, T, Dh) (q and k after RoPE; v is this
+    layer's own values, or with Depth-Attention its values read over depth, the own ones at ``v_self``),
+    ``pattern`` (B, H, T, T), ``v_mix`` (the values the pattern averages, after a value residual), ``z`` (B, H, T,
+    Dh), ``out`` (B, T, D). ``pattern`` and ``v_mix`` exist only on the explicit path: it runs whenever
+    ``hook.active`` is true (a trace or any patch), ``temperature`` is not 1 or
     ``fast_path`` is False; otherwise the fused kernel computes z (same numbers up to float rounding).
 
     Raises:
         ValueError: if ``d_model`` is not divisible by ``n_heads``.
     """
 
-    def __init__(self, d_model: int, n_heads: int, has_v_proj: bool = True, qk_norm: bool = False):
+    def __init__(self, d_model: int, n_heads: int, has_v_proj: bool = True, qk_norm: bool = False, *,
+                 k_eq_v: bool = False, has_kv_proj: bool = True, xsa: bool = False):
         super().__init__()
         # QK-norm as in the official bank-of-values code (nanochat: ``q, k = norm(q), norm(k); q *= 1.2; k *= 1.2``):
         # the common scale of q's (or k's) input then no longer sets the attention temperature.
         self.qk_norm = qk_norm
         self.head_dim = check_heads(d_model, n_heads)
         self.n_heads = n_heads
+        self.k_eq_v, self.xsa = k_eq_v, xsa
         self.q_proj = nn.Linear(d_model, d_model, bias=False)
-        self.k_proj = nn.Linear(d_model, d_model, bias=False)
-        self.v_proj = nn.Linear(d_model, d_model, bias=False) if has_v_proj else None
+        self.k_proj = nn.Linear(d_model, d_model, bias=False) if has_kv_proj else None
+        own_v = has_v_proj and has_kv_proj and not k_eq_v
+        self.v_proj = nn.Linear(d_model, d_model, bias=False) if own_v else None
         self.o_proj = nn.Linear(d_model, d_model, bias=False)
         self.temperature = 1.0  # an inference-time knob for chapter 02's widget; training never changes it
         self.fast_path = True   # False forces the explicit path even when nobody listens (to compare the two)
@@ -129,24 +155,45 @@ class CausalSelfAttention(nn.Module):
 
     def project(self, q_in: Float[Tensor, "B T D"], k_in: Float[Tensor, "B T D"] | None = None,
                 v_in: Float[Tensor, "B T D"] | None = None, *, rope: RoPE | None = None,
-                v: Float[Tensor, "B H T Dh"] | None = None, hook: Hook = no_hook
+                v: Float[Tensor, "B H T Dh"] | None = None,
+                kv: tuple[Float[Tensor, "B H T Dh"], Float[Tensor, "B H T Dh"]] | None = None, hook: Hook = no_hook
                 ) -> tuple[Float[Tensor, "B H T Dh"], Float[Tensor, "B H T Dh"], Float[Tensor, "B H T Dh"]]:
         """The three projections, per head: q and k (B, H, T, Dh) after RoPE (and QK-norm), and v, this layer's own
-        values (or the given ``v``; not yet passed to hook point ``v``, which :meth:`mix` does). Arguments and
-        errors as :meth:`forward`."""
+        values (or the given ``v``; not yet passed to hook point ``v``, which :meth:`mix` does). ``kv``: a donor
+        layer's (k, v), as it cached them, for a KV-sharing layer, which then projects only q. Arguments as
+        :meth:`forward`.
+
+        Raises:
+            ValueError: no source of values (neither ``v_proj``, K = V nor ``v``), or ``kv`` missing on a
+                KV-sharing layer or given to a layer that projects its own k and v.
+        """
+        if (kv is None) != (self.k_proj is not None):
+            raise ValueError(f"kv (a donor's k, v) must be given exactly to a KV-sharing layer (one without k_proj), "
+                             f"got kv={None if kv is None else 'a pair'} for a layer "
+                             f"{'without' if self.k_proj is None else 'with'} k_proj")
         k_in = q_in if k_in is None else k_in
         v_in = q_in if v_in is None else v_in
-        q_in, k_in, v_in = hook("q_in", q_in), hook("k_in", k_in), hook("v_in", v_in)
+        q_in = hook("q_in", q_in)
+        if kv is None:                 # a sharing layer has no K, V inputs; under K = V, k_in feeds the values too
+            k_in = hook("k_in", k_in)
+            v_in = v_in if self.k_eq_v else hook("v_in", v_in)
         q = self.split_heads(self.q_proj(q_in))
-        k = self.split_heads(self.k_proj(k_in))
-        if v is None:
-            if self.v_proj is None:
-                raise ValueError("this attention layer has no v_proj: pass v= (e.g. V_1 for SVFormer)")
-            v = self.split_heads(self.v_proj(v_in))
-        if rope is not None:  # positions enter through q and k only; v stays position-free
-            q, k = rope(q), rope(k)
-        if self.qk_norm:  # per head; RMSNorm commutes with RoPE (a rotation keeps the norm)
-            q, k = QK_NORM_SCALE * rms_norm(q), QK_NORM_SCALE * rms_norm(k)
+        if kv is not None:             # CLA: the donor's k (already rotated) and v, exactly as it cached them
+            k, v = kv
+        else:
+            k = self.split_heads(self.k_proj(k_in))
+            if self.k_eq_v:            # Gemma 4: V is the key projection, normalised without gain, before RoPE
+                v = values_from_keys(k)
+            elif v is None:
+                if self.v_proj is None:
+                    raise ValueError("this attention layer has no v_proj: pass v= (e.g. V_1 for SVFormer)")
+                v = self.split_heads(self.v_proj(v_in))
+            k = k if rope is None else rope(k)   # positions enter through q and k only; v stays position-free
+            if self.qk_norm:           # per head; RMSNorm commutes with RoPE (a rotation keeps the norm)
+                k = QK_NORM_SCALE * rms_norm(k)
+        q = q if rope is None else rope(q)
+        if self.qk_norm:
+            q = QK_NORM_SCALE * rms_norm(q)
         return hook("q", q), hook("k", k), v
 
     def mix(self, q: Float[Tensor, "B H T Dh"], k: Float[Tensor, "B H T Dh"], v: Float[Tensor, "B H T Dh"], *,
@@ -163,6 +210,8 @@ class CausalSelfAttention(nn.Module):
             z = attend(pattern, hook("v_mix", v_mix))                              # V: what gets moved
         if value_residual is not None:
             z = value_residual.after_attention(z, v, v_first)                 # NeuTRENO's correction term
+        if self.xsa:                    # XSA: drop what re-delivers the token's own value (the stream has it)
+            z = exclude_self_value(z, v_mix)
         z = hook("z", z)
         out = hook("out", self.o_proj(self.merge_heads(z)))
         return out, v

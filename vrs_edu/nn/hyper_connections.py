@@ -13,16 +13,37 @@
   three ``scale`` s: ``pre = sigmoid(·) + eps`` (n, the read), ``post = 2·sigmoid(·)`` (n, the write), and ``comb``
   (n, n), the stream mixing, ``softmax`` over rows + eps, then projected by Sinkhorn-Knopp onto the doubly-stochastic
   matrices (rows and columns sum to 1: mixing can neither amplify nor lose the streams' total). The step is
-  ``H ← post ⊗ h_out + combᵀ H``. :class:`ManifoldHyperConnection`, :func:`sinkhorn`.
+  ``H ← post ⊗ h_out + combᵀ H``. :class:`ManifoldHyperConnection`, :func:`sinkhorn`. After the last layer
+  DeepSeek-V4 collapses the streams with weights of the same form (``DeepseekV4HyperHead``): :class:`HyperHead`.
+
+Inside TinyGPT (config fields ``hyper_connections`` = n and ``hc_kind``) the streams take the place of the depth mixer
+(:class:`HyperConnectionStreams`): one connection around each attention and each MLP, as DeepSeek-V4's decoder layer
+has (``attn_hc``, ``ffn_hc``), the embedding copied into the n streams, and at the end the head (mHC) or, for HC, the
+sum of the streams (the HC paper's final read-out).
 
 Shapes: B batch, T sequence, n streams, D = d_model. Streams are (B, T, n, D).
 """
 from __future__ import annotations
 
+from typing import Literal
+
 import torch
 import torch.nn.functional as F
 from jaxtyping import Float
 from torch import Tensor, nn
+
+from vrs_edu.nn.depth_mixer import DepthMixer, DepthRead, Layers
+from vrs_edu.nn.hooks import Hook, no_hook
+from vrs_edu.nn.layers import SeededInit
+
+HCKind = Literal["hc", "mhc"]
+HC_KINDS: tuple[HCKind, ...] = ("hc", "mhc")   # what TinyGPTConfig.validate accepts for ``hc_kind``
+
+
+def _mix_streams(w: Float[Tensor, "... n m"], H: Float[Tensor, "B T n D"]) -> Float[Tensor, "B T m D"]:
+    """``wᵀ H``: output stream k is ``Σ_j w_jk H_j``. Written as a broadcast product and a sum: a batched matmul of
+    one tiny (n, m) matrix per token is several times slower on a CPU (same numbers up to float rounding)."""
+    return (w[..., None] * H[..., :, None, :]).sum(dim=-3)
 
 
 def _check_streams(H: Tensor, n: int, d_model: int) -> None:
@@ -57,6 +78,21 @@ class HyperConnection(nn.Module):
             self.beta_fn = nn.Parameter(torch.zeros(d_model))
             self.alpha_scale = nn.Parameter(torch.tensor(0.01))
             self.beta_scale = nn.Parameter(torch.tensor(0.01))
+        self.layer_idx = layer_idx
+
+    @torch.no_grad()
+    def reset_parameters(self) -> None:
+        """The paper's init (no random draw): ``[e_{k mod n} | I]``, B = 1, W = 0, scales 0.01."""
+        a_m = F.one_hot(torch.tensor(self.layer_idx % self.n), self.n).float()[:, None]
+        self.static_alpha.copy_(torch.cat([a_m, torch.eye(self.n)], dim=1))
+        self.static_beta.fill_(1.0)
+        if self.dynamic:
+            self.alpha_fn.zero_(), self.beta_fn.zero_()
+            self.alpha_scale.fill_(0.01), self.beta_scale.fill_(0.01)
+
+    def coefficients(self) -> list[nn.Parameter]:
+        """The mixing weights and their scales (trained as coefficients); W_α, W_β are projections."""
+        return [self.static_alpha, self.static_beta] + ([self.alpha_scale, self.beta_scale] if self.dynamic else [])
 
     def read(self, H: Float[Tensor, "B T n D"]
              ) -> tuple[Float[Tensor, "B T D"], Float[Tensor, "B T n D"], Float[Tensor, "B T n"]]:
@@ -67,7 +103,7 @@ class HyperConnection(nn.Module):
             Hn = F.layer_norm(H, (self.d_model,))
             alpha = alpha + self.alpha_scale * torch.tanh(Hn @ self.alpha_fn)              # (B, T, n, n+1)
             beta = beta + self.beta_scale * torch.tanh(Hn @ self.beta_fn)                  # (B, T, n)
-        mix = alpha.transpose(-1, -2) @ H                                                  # (B, T, n+1, D)
+        mix = _mix_streams(alpha, H)                                                       # (B, T, n+1, D)
         return mix[..., 0, :], mix[..., 1:, :], beta.expand(*H.shape[:-1])
 
     def write(self, h_out: Float[Tensor, "B T D"], mixed: Float[Tensor, "B T n D"],
@@ -91,11 +127,14 @@ def sinkhorn(logits: Float[Tensor, "... n n"], iters: int = 20, eps: float = 1e-
     if iters < 1:
         raise ValueError(f"iters must be >= 1, got {iters}")
     m = logits.softmax(dim=-1) + eps
-    m = m / (m.sum(dim=-2, keepdim=True) + eps)
+    # (n, n, ...) while iterating: sums over the leading axes add whole contiguous rows, 3x faster on a CPU than
+    # sums over a trailing axis of 4 (the same numbers)
+    m = m.movedim((-2, -1), (0, 1)).contiguous()
+    m = m / (m.sum(dim=0, keepdim=True) + eps)
     for _ in range(iters - 1):
-        m = m / (m.sum(dim=-1, keepdim=True) + eps)
-        m = m / (m.sum(dim=-2, keepdim=True) + eps)
-    return m
+        m = m / (m.sum(dim=1, keepdim=True) + eps)
+        m = m / (m.sum(dim=0, keepdim=True) + eps)
+    return m.movedim((0, 1), (-2, -1))
 
 
 class ManifoldHyperConnection(nn.Module):
@@ -119,6 +158,18 @@ class ManifoldHyperConnection(nn.Module):
         self.base = nn.Parameter(torch.zeros((2 + n_streams) * n_streams))
         self.scale = nn.Parameter(torch.ones(3))
 
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """DeepSeek-V4's init (``_init_weights``): ``fn`` from N(0, 0.02²), ``base`` 0, ``scale`` 1. A random ``fn``
+        breaks the symmetry of n identical streams (with ``fn`` = 0 they would stay identical)."""
+        init.normal_(self, "fn")
+        self.base.zero_()
+        self.scale.fill_(1.0)
+
+    def coefficients(self) -> list[nn.Parameter]:
+        """``base`` and ``scale`` (trained as coefficients); ``fn`` is a projection."""
+        return [self.base, self.scale]
+
     def forward(self, H: Float[Tensor, "B T n D"]
                 ) -> tuple[Float[Tensor, "B T n"], Float[Tensor, "B T n n"], Float[Tensor, "B T D"]]:
         _check_streams(H, self.n, self.d_model)
@@ -136,4 +187,125 @@ class ManifoldHyperConnection(nn.Module):
     def write(self, H: Float[Tensor, "B T n D"], h_out: Float[Tensor, "B T D"], post: Float[Tensor, "B T n"],
               comb: Float[Tensor, "B T n n"]) -> Float[Tensor, "B T n D"]:
         """``H ← post ⊗ h_out + combᵀ H``: stream k receives ``post_k · h_out + Σ_j comb_jk H_j``."""
-        return post.to(H.dtype)[..., None] * h_out[..., None, :] + comb.to(H.dtype).transpose(-1, -2) @ H
+        return post.to(H.dtype)[..., None] * h_out[..., None, :] + _mix_streams(comb.to(H.dtype), H)
+
+
+class HyperHead(nn.Module):
+    """DeepSeek-V4's final collapse of the streams (``DeepseekV4HyperHead``): ``h = Σ_i pre_i H_i`` with
+    ``pre = sigmoid(scale · (RMSNorm(flat H) · fnᵀ) + base) + eps`` (n,). Parameters ``hc_fn`` (n, n·D), ``hc_base``
+    (n,), ``hc_scale`` (1,); init as DeepSeek's: N(0, 0.02²), 0, 1.
+
+    Raises:
+        ValueError: (at call time) streams not (B, T, n, D).
+    """
+
+    def __init__(self, d_model: int, n_streams: int, eps: float = 1e-6, norm_eps: float = 1e-6):
+        super().__init__()
+        self.d_model, self.n, self.eps, self.norm_eps = d_model, n_streams, eps, norm_eps
+        self.hc_fn = nn.Parameter(torch.zeros(n_streams, n_streams * d_model))
+        self.hc_base = nn.Parameter(torch.zeros(n_streams))
+        self.hc_scale = nn.Parameter(torch.ones(1))
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        init.normal_(self, "hc_fn")
+        self.hc_base.zero_()
+        self.hc_scale.fill_(1.0)
+
+    def coefficients(self) -> list[nn.Parameter]:
+        return [self.hc_base, self.hc_scale]
+
+    def forward(self, H: Float[Tensor, "B T n D"]) -> Float[Tensor, "B T D"]:
+        _check_streams(H, self.n, self.d_model)
+        flat = F.rms_norm(H.flatten(-2).float(), (self.n * self.d_model,), eps=self.norm_eps)
+        logits = F.linear(flat, self.hc_fn.float()) * self.hc_scale.float() + self.hc_base.float()
+        pre = torch.sigmoid(logits) + self.eps
+        return (pre[..., None] * H).sum(dim=-2).to(H.dtype)
+
+
+class HyperConnectionStreams(DepthMixer):
+    """TinyGPT's residual stream widened to n streams, HC (``kind="hc"``, arXiv 2409.19606) or mHC (``"mhc"``,
+    arXiv 2512.24880), in the depth-mixer slot (:mod:`vrs_edu.nn.depth`) as a sub-layer mixer: block l's attention
+    reads ``forward(l, …).resid`` and its MLP ``mlp_input(l, …)``, each the streams collapsed by that sub-layer's
+    connection; the sub-layer's output is written back into the streams before the next read. ``forward(L, …)``
+    collapses them for the LM head (mHC: :class:`HyperHead`; HC: their sum).
+
+    The streams H (B, T, n, D) are a running state: step k's weights are computed from the streams after step
+    k − 1, so they cannot be rebuilt from the list of outputs the mixer interface hands over. They are kept in
+    ``self._carry`` between the calls of one forward pass (``forward(0, …)`` starts them from the embedding, n copies).
+
+    Parameters: ``attn_hc.{l}``, ``mlp_hc.{l}`` (one connection per sub-layer; HC's layer index k counts sub-layers,
+    so that attention and MLP read different streams at init) and, for mHC, ``head``. Hook points (mHC):
+    ``depth.{l}.attn.comb`` and ``depth.{l}.mlp.comb`` (B, T, n, n), the doubly-stochastic stream mixing.
+
+    Raises:
+        ValueError: an unknown ``kind`` or ``n_streams`` < 1.
+    """
+
+    sublayers = True
+
+    def __init__(self, kind: HCKind, n_streams: int, n_layers: int, d_model: int):
+        super().__init__()
+        if kind not in HC_KINDS or n_streams < 1:
+            raise ValueError(f"kind must be one of {HC_KINDS} and n_streams >= 1, got {kind!r} and {n_streams}")
+        self.kind, self.n, self.n_layers = kind, n_streams, n_layers
+
+        def connection(k: int) -> nn.Module:
+            return (ManifoldHyperConnection(d_model, n_streams) if kind == "mhc"
+                    else HyperConnection(d_model, n_streams, layer_idx=k))
+
+        self.attn_hc = nn.ModuleList([connection(2 * l) for l in range(n_layers)])
+        self.mlp_hc = nn.ModuleList([connection(2 * l + 1) for l in range(n_layers)])
+        self.head = HyperHead(d_model, n_streams) if kind == "mhc" else None
+        self._carry: tuple | None = None
+
+    def connections(self) -> list[nn.Module]:
+        return [*self.attn_hc, *self.mlp_hc] + ([self.head] if self.head is not None else [])
+
+    def coefficients(self) -> list[nn.Parameter]:
+        return [p for c in self.connections() for p in c.coefficients()]
+
+    @torch.no_grad()
+    def reset_parameters(self, init: SeededInit) -> None:
+        """mHC's projections from the seeded initialiser (by name), everything else at its paper's value."""
+        for part in ("attn_hc", "mlp_hc"):
+            for l, c in enumerate(getattr(self, part)):
+                if self.kind == "mhc":
+                    c.reset_parameters(init.scoped(f"{part}.{l}"))
+                else:
+                    c.reset_parameters()
+        if self.head is not None:
+            self.head.reset_parameters(init.scoped("head"))
+
+    def _read(self, hc: nn.Module, H: Tensor, hook: Hook, name: str) -> Tensor:
+        """The sub-layer's input (B, T, D) from the streams; keeps what its write needs."""
+        if self.kind == "mhc":
+            post, comb, h_in = hc(H)
+            self._carry = (hc, H, post, hook(f"{name}.comb", comb))
+        else:
+            h_in, mixed, beta = hc.read(H)
+            self._carry = (hc, mixed, beta)
+        return h_in
+
+    def _write(self, out: Tensor) -> Tensor:
+        """The streams after the last-read sub-layer wrote ``out`` (B, T, D)."""
+        if self.kind == "mhc":
+            hc, H, post, comb = self._carry
+            return hc.write(H, out, post, comb)
+        hc, mixed, beta = self._carry
+        return hc.write(out, mixed, beta)
+
+    def forward(self, l: int, states: Layers, outputs: Layers, hook: Hook = no_hook) -> DepthRead:
+        if l == 0:                                       # n copies of the embedding
+            H = outputs[0][..., None, :].expand(*outputs[0].shape[:-1], self.n, outputs[0].size(-1))
+        else:                                            # block l-1's MLP output into the streams
+            H = self._write(outputs[-1])
+        if l == self.n_layers:
+            self._carry = None
+            return DepthRead(self.head(H) if self.head is not None else H.sum(dim=-2))
+        return DepthRead(self._read(self.attn_hc[l], H, hook, f"depth.{l}.attn"))
+
+    def mlp_input(self, l: int, outputs: Layers, attn_out: Float[Tensor, "B T D"],
+                  hook: Hook = no_hook) -> Float[Tensor, "B T D"]:
+        H = self._write(attn_out)                        # attention's output into the streams, then the MLP's read
+        return self._read(self.mlp_hc[l], H, hook, f"depth.{l}.mlp")

@@ -25,8 +25,13 @@ from einops import rearrange
 from jaxtyping import Float
 from torch import Tensor, nn
 
-from vrs_edu.nn.layers import RoPE, rms_norm
-from vrs_edu.nn.llama import RMSNorm
+from vrs_edu.nn.layers import RMSNorm, RoPE, rms_norm
+
+
+def values_from_keys(k_raw: Float[Tensor, "B Hkv T Dh"], eps: float = 1e-6) -> Float[Tensor, "B Hkv T Dh"]:
+    """Gemma 4's values under ``attention_k_eq_v``: the raw key projection per head, RMS-normalised without a gain
+    (``v_norm``, ``with_scale=False``) and never rotated. TinyGPT's ``k_eq_v`` layers use this too."""
+    return rms_norm(k_raw, eps)
 
 
 class KEqVAttention(nn.Module):
@@ -71,7 +76,7 @@ class KEqVAttention(nn.Module):
             raise ValueError(f"x must be (B, T, D={self.d_model}), got shape {tuple(x.shape)}")
         q = rearrange(self.q_proj(x), "b t (h dh) -> b h t dh", h=self.n_heads)
         k_raw = rearrange(self.k_proj(x), "b t (h dh) -> b h t dh", h=self.n_kv_heads)
-        v = rms_norm(k_raw, self.eps)                       # V = K before k_norm's gain and before RoPE
+        v = values_from_keys(k_raw, self.eps)               # V = K before k_norm's gain and before RoPE
         return rope(self.q_norm(q)), rope(self.k_norm(k_raw)), v
 
     def forward(self, x: Float[Tensor, "B T D"], rope: RoPE) -> Float[Tensor, "B T D"]:

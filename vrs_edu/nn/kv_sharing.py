@@ -25,8 +25,7 @@ from einops import rearrange
 from jaxtyping import Float
 from torch import Tensor, nn
 
-from vrs_edu.nn.layers import RoPE, rms_norm
-from vrs_edu.nn.llama import RMSNorm
+from vrs_edu.nn.layers import RMSNorm, RoPE, rms_norm
 
 KV = tuple[Float[Tensor, "B Hkv T Dh"], Float[Tensor, "B Hkv T Dh"]]
 

@@ -27,7 +27,8 @@ from einops import rearrange
 from jaxtyping import Float, Int
 from torch import Tensor, nn
 
-from vrs_edu.nn.llama import RMSNorm
+from vrs_edu.nn.layers import RMSNorm
+
 
 
 def _check_ids(idx: Tensor, vocab_size: int) -> None:
@@ -89,11 +90,16 @@ class PerLayerInput(nn.Module):
         self.post_norm = RMSNorm(d_model, eps)
 
     def forward(self, h: Float[Tensor, "B T D"], p_l: Float[Tensor, "B T P"]) -> Float[Tensor, "B T D"]:
+        return h + self.write(h, p_l)
+
+    def write(self, h: Float[Tensor, "B T D"], p_l: Float[Tensor, "B T P"]) -> Float[Tensor, "B T D"]:
+        """What the layer adds to its stream, ``RMSNorm_g(W_proj (GELU_tanh(W_gate h) ⊙ p_l))`` (B, T, D); errors
+        as :meth:`forward`."""
         if h.dim() != 3 or h.size(-1) != self.d_model:
             raise ValueError(f"h must be (B, T, D={self.d_model}), got {tuple(h.shape)}")
         if p_l.shape != (*h.shape[:2], self.d_layer):
             raise ValueError(f"p_l must be (B, T, P) = {(*h.shape[:2], self.d_layer)}, got {tuple(p_l.shape)}")
-        return h + self.post_norm(self.proj(F.gelu(self.gate(h), approximate="tanh") * p_l))
+        return self.post_norm(self.proj(F.gelu(self.gate(h), approximate="tanh") * p_l))
 
 
 class ValueEmbedding(nn.Module):

@@ -71,13 +71,29 @@ class RoPE(nn.Module):
         return torch.cat([x1 * cos - x2 * sin, x1 * sin + x2 * cos], dim=-1)
 
 
-class MLP(nn.Module):
-    """Two-layer feed-forward network ``W_down · GELU(W_up · x)`` (D -> ratio·D -> D)."""
+class RMSNorm(nn.Module):
+    """``g ⊙ x / sqrt(mean(x²) + eps)`` over the last axis, with a learned gain g (D,) that starts at 1 (Zhang &
+    Sennrich, arXiv 1910.07467); computed in float32 and cast back to the input's dtype. The real models' norm
+    (MiniLlama, Gemma's q/k norms and per-layer inputs); TinyGPT's own norms are :func:`rms_norm`, without a gain."""
 
-    def __init__(self, d_model: int, ratio: int = 4):
+    def __init__(self, d_model: int, eps: float):
         super().__init__()
-        self.up = nn.Linear(d_model, ratio * d_model, bias=False)
-        self.down = nn.Linear(ratio * d_model, d_model, bias=False)
+        self.weight = nn.Parameter(torch.ones(d_model))
+        self.eps = eps
+
+    def forward(self, x: Float[Tensor, "... D"]) -> Float[Tensor, "... D"]:
+        return F.rms_norm(x.float(), (x.size(-1),), self.weight.float(), self.eps).to(x.dtype)
+
+
+class MLP(nn.Module):
+    """Two-layer feed-forward network ``W_down · GELU(W_up · x)`` (D -> ratio·D -> D, or D -> hidden -> D when
+    ``hidden`` is given: a parameter-matched control widens or narrows it)."""
+
+    def __init__(self, d_model: int, ratio: int = 4, hidden: int | None = None):
+        super().__init__()
+        hidden = ratio * d_model if hidden is None else hidden
+        self.up = nn.Linear(d_model, hidden, bias=False)
+        self.down = nn.Linear(hidden, d_model, bias=False)
 
     def forward(self, x: Float[Tensor, "B T D"]) -> Float[Tensor, "B T D"]:
         return self.down(F.gelu(self.up(x)))

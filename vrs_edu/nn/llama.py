@@ -49,7 +49,7 @@ from torch import Tensor, nn
 
 from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.hooks import Hook, HookPoints, no_hook
-from vrs_edu.nn.layers import RoPE
+from vrs_edu.nn.layers import RMSNorm, RoPE  # RMSNorm with a learned gain
 from vrs_edu.nn.model import ModelOutput, Trace
 
 
@@ -110,19 +110,6 @@ class LlamaConfig:
         if self.n_heads % self.n_kv_heads:
             raise ValueError(f"n_heads={self.n_heads} must be a multiple of n_kv_heads={self.n_kv_heads}")
         return self
-
-
-class RMSNorm(nn.Module):
-    """``g ⊙ x / sqrt(mean(x²) + eps)`` over the last axis, with a learned gain g (D,); computed in float32 and cast
-    back to the input's dtype."""
-
-    def __init__(self, d_model: int, eps: float):
-        super().__init__()
-        self.weight = nn.Parameter(torch.ones(d_model))
-        self.eps = eps
-
-    def forward(self, x: Float[Tensor, "... D"]) -> Float[Tensor, "... D"]:
-        return F.rms_norm(x.float(), (x.size(-1),), self.weight.float(), self.eps).to(x.dtype)
 
 
 def repeat_kv(x: Float[Tensor, "B Hkv T Dh"], n_rep: int) -> Float[Tensor, "B H T Dh"]:

@@ -16,28 +16,15 @@ Shapes: B batch, T sequence, D = d_model, H heads, Dh = D / H.
 """
 from __future__ import annotations
 
-import torch.nn.functional as F
 from einops import rearrange
 from jaxtyping import Float
 from torch import Tensor, nn
 
-from vrs_edu.nn.attention import attend, attention_pattern
+# exclude_self_value lives beside the attention it edits (TinyGPT's ``xsa`` layers call it there)
+from vrs_edu.nn.attention import attend, attention_pattern, exclude_self_value
 from vrs_edu.nn.layers import RoPE, check_heads
 
-
-def exclude_self_value(y: Float[Tensor, "B H T Dh"], v: Float[Tensor, "B H T Dh"],
-                       eps: float = 1e-12) -> Float[Tensor, "B H T Dh"]:
-    """``z_i = y_i − (y_i · v̂_i) v̂_i`` with ``v̂_i = v_i / max(‖v_i‖, eps)`` (arXiv 2603.09078).
-
-    z_i is orthogonal to v_i; a y_i already orthogonal to v_i, or a zero v_i, is returned unchanged.
-
-    Raises:
-        ValueError: if y and v differ in shape.
-    """
-    if y.shape != v.shape:
-        raise ValueError(f"y and v must have the same shape (B, H, T, Dh), got {tuple(y.shape)} and {tuple(v.shape)}")
-    v_hat = F.normalize(v, dim=-1, eps=eps)
-    return y - (y * v_hat).sum(dim=-1, keepdim=True) * v_hat
+__all__ = ["ExclusiveSelfAttention", "exclude_self_value"]
 
 
 class ExclusiveSelfAttention(nn.Module):
