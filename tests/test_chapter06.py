@@ -227,3 +227,66 @@ def test_live_test_judges_a_result_with_the_recipes_current_declarations():
                                                                               "verdict": "negligible"}
     assert C.live_test(None, lambda result: rows, "svformer_cost") is None
     assert C.live_test({}, lambda result: rows, "absent") is None
+
+
+# ---------------------------------------------------------------------------------------------- 2026's designs
+
+def _designs(diffs: dict[str, float], kv_share_bytes: int = 2048) -> dict:
+    """A production-designs result by hand: each variant's paired final-loss difference, 5 seeds, ±0.004 interval."""
+    names = ["baseline", *diffs]
+    return {"designs": {n: {"n_params": 1000 + i, "kv_bytes_per_token": {
+                "float32": kv_share_bytes if n == "kv_share" else 4096, "bfloat16": 0}}
+                        for i, n in enumerate(names)},
+            "corpus": {"comparison": {n: {"paired_final": {"mean": m, "ci": [m - 0.004, m + 0.004], "n": 5,
+                                                           "n_negative": 5 if m < 0 else 0}}
+                                      for n, m in diffs.items()}}}
+
+
+def _rec(name: str, verdict: str, form: str = "sign", would_be: str | None = None) -> dict:
+    return {"name": name, "verdict": verdict, "form": form, "would_be": would_be, "effect_for_power": -0.01}
+
+
+def test_the_designs_table_gives_bytes_differences_and_verdicts_in_the_designs_order():
+    result = _designs({"kv_share": 0.002, "k_eq_v": -0.0005})
+    judged = {"kv_share_no_worse": _rec("kv_share_no_worse", "reproduced", "equivalence"),
+              "k_eq_v_no_worse": _rec("k_eq_v_no_worse", "out of regime", "equivalence", would_be="undecided")}
+    columns, rows = C.designs_table(result, judged)
+    assert columns[3] == "KV bytes / token" and [r[0] for r in rows] == ["baseline", "K = V",
+                                                                        "KV shared by 2 layers (CLA)"]
+    assert rows[0][4:] == ["—", "—"]
+    assert rows[1][4] == "-0.001 [-0.005, +0.004]" and rows[1][5].endswith("out of regime (would be: undecided)")
+    assert rows[2][3] == "2,048" and rows[2][5] == "kv_share_no_worse: reproduced"
+
+
+def test_the_designs_sentence_names_the_smaller_cache_and_words_each_loss_by_its_verdict():
+    result = _designs({"kv_share": 0.002, "k_eq_v": 0.001, "mhc": -0.03, "xsa": 0.01})
+    judged = {"kv_share_no_worse": _rec("kv_share_no_worse", "reproduced", "equivalence"),
+              "k_eq_v_no_worse": _rec("k_eq_v_no_worse", "undecided", "equivalence"),
+              "mhc_loss": _rec("mhc_loss", "reproduced"), "xsa_loss": _rec("xsa_loss", "contradicted")}
+    s = C.designs_sentence(result, judged)
+    assert "only KV shared by 2 layers (CLA) (2,048 bytes, 50%) keeps a smaller cache than the baseline's 4,096" in s
+    assert "KV shared by 2 layers (CLA) costs no loss beyond ±0.01 nats" in s
+    assert "mHC, 4 streams lowers it by more than the declared 0.01 nats" in s
+    assert "K = V undecided" in s and "exclusive self-attention contradicted" in s
+    none = C.designs_sentence(_designs({"k_eq_v": 0.0}, kv_share_bytes=4096), {})
+    assert none.startswith("None of the designs keeps a smaller cache")
+
+
+def _kv(late: str, share: str) -> dict:
+    r2 = [0.8, 0.6, 0.5, 0.4, 0.3, 0.2]
+    return {"thirds": {"early": [0, 1], "middle": [2, 3], "late": [4, 5]}, "k_eq_v": {"r2": {"k": r2}},
+            "sharing": {"pairs": [[0, 1], [1, 2], [4, 5]], "loss": [[3.0, 3.2], [0.2, 0.3], [0.05, 0.09]]},
+            "verdicts": [{"name": "late_v_from_k_free", "verdict": late, "mean": 0.557},
+                         {"name": "late_shared_kv_free", "verdict": share, "mean": 1.366}]}
+
+
+def test_the_post_hoc_sentence_reads_medians_the_cheapest_pair_and_its_moral_from_the_verdicts():
+    s = C.post_hoc_sentence(_kv("contradicted", "contradicted"))
+    assert "median R² of 0.80 in the first third, 0.50 in the middle and 0.30 in the last" in s
+    assert "**+0.56** nats (contradicted" in s and "at least +0.070 nats (layer 5 reading layer 4)" in s
+    assert s.endswith("Neither comes free to a model trained without it; what a model trained with it pays is the "
+                      "toy runs' question above.")
+    mixed = C.post_hoc_sentence(_kv("reproduced", "contradicted"))
+    assert mixed.endswith("a shared cache does not come free after training; K = V would have cost this model no "
+                          "more than ±0.05 nats.")
+    assert C.post_hoc_sentence(_kv("undecided", "undecided")).endswith("Neither test is decided by these sequences.")

@@ -24,6 +24,7 @@ LABELS = {
     "input_substitution": ["stream $h_l$", "$x_0$", "$W_Q$", "$W_V$", "v reads x0", "not its context"],
     "depth_mixer": ["ShortSWA over depth", "K = 3", "$X_0$", "$X_4$", "block 4", "sequence ShortSWA"],
     "kv_cache": ["baseline", "SVFormer", "bank", "layer", "not kept"],
+    "shared_kv": ["baseline", "K = V", "CLA ×2", "layer", "read from the left"],
     "decoder_substitution": ["stream $h_l$", "token id", "table$_v$[id]", "$W_Q$", "unchanged"],
 }
 
@@ -80,11 +81,19 @@ def test_the_kv_cache_leaves_out_sv_formers_later_values_and_the_bank_layers_val
     assert len(dashed) == 5 + 2                             # SVFormer: layers 1-5; bank: the last third, 4-5
 
 
+def test_cla_leaves_out_the_odd_layers_cache_and_k_eq_v_keeps_both():
+    fig = S.shared_kv(n_layers=6)
+    dashed = [p for p in fig.axes[0].patches if p.get_linestyle() == "--"]
+    assert len(dashed) == 2 * 3                             # CLA ×2: K and V of layers 1, 3 and 5
+    assert _texts(fig).count("k") == 6                      # K = V: every layer's V made from its key projection
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: S.residual_stream(n_blocks=9), "n_blocks must be between 1 and 4, got 9"),
     (lambda: S.value_residual(n_layers=1), "n_layers must be between 2 and 5, got 1"),
     (lambda: S.depth_mixer(window=4, n_states=3), "window=4, n_states=3"),
     (lambda: S.kv_cache(n_layers=12), "n_layers must be between 3 and 6, got 12"),
+    (lambda: S.shared_kv(n_layers=2), "n_layers must be between 3 and 6, got 2"),
     (lambda: S.decoder_substitution(path="o"), "path must be 'q', 'k' or 'v', got 'o'"),
     (lambda: S.input_substitution(path="x"), "path must be 'q', 'k' or 'v', got 'x'"),
 ])

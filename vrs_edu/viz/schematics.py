@@ -10,6 +10,7 @@ its Figure; a chapter shows it before it measures anything (DESIGN.md, "A chapte
     input_substitution(path) chapters 04 and 07: the input of Q, K or V replaced by x0 (the substitution ablation)
     depth_mixer(window)      chapter 05: a depth mixer's reads over layers; full window = full memory; the duality
     kv_cache()               chapter 06: what each variant keeps in the KV cache per token
+    shared_kv(n_layers)      chapter 06: 2026's cache designs, K = V (Gemma 4) and KV shared across layers (CLA)
     decoder_substitution()   chapter 08: a projection of the real decoder replaced by a per-token table
 
 Every schematic is drawn on a canvas measured in inches at most :data:`PHONE_WIDTH_IN` wide, so that on a 390-px
@@ -318,6 +319,38 @@ def kv_cache(n_layers: int = 6):
     return fig
 
 
+def shared_kv(n_layers: int = 6):
+    """Two designs of 2026's decoders, drawn as :func:`kv_cache` draws a cache: **K = V** (Gemma 4's global
+    layers, ``attention_k_eq_v``): V is computed from the key projection, no W_V, and still cached beside the
+    rotated K; **CLA ×2** (cross-layer attention, arXiv 2405.12981; Gemma 4's ``num_kv_shared_layers``): every
+    odd layer reads the K and V its even neighbour cached and caches none. Raises ValueError unless
+    3 <= n_layers <= 6."""
+    if not 3 <= n_layers <= 6:
+        raise ValueError(f"n_layers must be between 3 and 6, got {n_layers}")
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.2, "K = V and a cache shared by two layers")
+    col0, col = 1.5, (PHONE_WIDTH_IN - 1.55) / n_layers
+    for l in range(n_layers):
+        ax.text(col0 + col * (l + 0.5), 2.6, f"{l}", ha="center", va="center", color=INK)
+    ax.text(0.1, 2.6, "layer", ha="left", va="center", color=INK)
+    for r, name in enumerate(("baseline", "K = V", "CLA ×2")):
+        y = 2.05 - 0.62 * r
+        ax.text(0.1, y, name, ha="left", va="center", color=INK)
+        for l in range(n_layers):
+            x = col0 + col * (l + 0.5)
+            shared = name == "CLA ×2" and l % 2 == 1
+            _box(ax, x, y + 0.13, col * 0.8, 0.22, "", QK, filled=not shared, dashed=shared)
+            # K = V: the value is made from the key projection (blue ink in an orange box), still cached
+            _box(ax, x, y - 0.13, col * 0.8, 0.22, "k" if name == "K = V" else "", V, filled=not shared,
+                 dashed=shared)
+            if shared:   # reads its even neighbour's cache
+                _arrow(ax, (x - col * 0.55, y), (x - col * 0.42, y), INK, lw=1.2)
+    ax.text(0.1, 0.28, "K", ha="left", va="center", color=QK, weight="bold")
+    ax.text(0.4, 0.28, "kept", ha="left", va="center", color=INK)
+    ax.text(1.3, 0.28, "V", ha="left", va="center", color=V, weight="bold")
+    ax.text(1.6, 0.28, "kept;  dashed: read from the left", ha="left", va="center", color=INK)
+    return fig
+
+
 # ------------------------------------------------------------------------------------------------- chapter 08
 
 def decoder_substitution(path: str = "v"):
@@ -351,5 +384,5 @@ SCHEMATICS = {   # name -> function: what the tests draw and check
     "residual_stream": residual_stream, "attention_halves": attention_halves, "value_residual": value_residual,
     "x0_into_qkv": x0_into_qkv, "bank_of_values": bank_of_values, "input_substitution": input_substitution,
     "depth_mixer": depth_mixer,
-    "kv_cache": kv_cache, "decoder_substitution": decoder_substitution,
+    "kv_cache": kv_cache, "shared_kv": shared_kv, "decoder_substitution": decoder_substitution,
 }

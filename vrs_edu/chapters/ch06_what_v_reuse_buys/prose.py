@@ -263,3 +263,114 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
     end = (f" So {' and '.join(NAMES[v] for v in costs)} cost{'s' if len(costs) == 1 else ''} loss here, decided."
            if costs else " So at this scale no reuse is shown to cost loss.")
     return " ".join(parts) + end
+
+
+# ------------------------------------------------------------------------------------ 2026's designs
+
+# Each production design (vrs-edu reproduce production-designs), who ships it with which config field, and the
+# declared test that judges it against the strong baseline.
+DESIGNS = {
+    "baseline": ("baseline", "—", None),
+    "k_eq_v": ("K = V", "Gemma 4: attention_k_eq_v", "k_eq_v_no_worse"),
+    "kv_share": ("KV shared by 2 layers (CLA)", "Gemma 4: num_kv_shared_layers", "kv_share_no_worse"),
+    "value_embed": ("value embeddings", "nanochat, modded-nanogpt", "value_embed_loss"),
+    "layer_embed": ("per-layer embeddings", "Gemma 3n: hidden_size_per_layer_input", "layer_embed_loss"),
+    "mhc": ("mHC, 4 streams", "DeepSeek-V4: hc_mult", "mhc_loss"),
+    "xsa": ("exclusive self-attention", "XSA (arXiv 2603.09078)", "xsa_loss"),
+    "control_small": ("control: smaller MLP", "as many parameters as K = V", "removal_visible"),
+    "control_large": ("control: larger MLP", "as many parameters as mHC", None),
+}
+
+
+def designs_table(result: dict, judged: dict[str, dict]) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the designs' price list: parameters, KV-cache bytes per token (float32, one sequence),
+    the paired final-loss difference against the baseline (nats, mean and 95 % interval over the seeds) and the
+    verdict of the design's declared test (``judged``: test name → record, :func:`live_test`; the would-be verdict
+    beside an out-of-regime one)."""
+    columns = ["design", "who ships it (config field)", "parameters", "KV bytes / token", "loss − baseline's, nats",
+               "declared test: verdict"]
+    comparison = result["corpus"]["comparison"]
+    rows = []
+    for name, (label, field, test) in DESIGNS.items():
+        if name not in result["designs"]:
+            continue
+        d = result["designs"][name]
+        p = comparison.get(name, {}).get("paired_final")
+        diff = "—" if p is None else f"{p['mean']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}]"
+        rec = judged.get(test) if test else None
+        verdict = "—" if rec is None else f"{test}: {verdict_label(rec)}"
+        rows.append([label, field, f"{d['n_params']:,}", f"{d['kv_bytes_per_token']['float32']:,}", diff, verdict])
+    return columns, rows
+
+
+def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
+    """The price list in two sentences: which designs change the cache (by how much, from the stored bytes per
+    token) and which change the loss, each in the words of its declared test's verdict."""
+    bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
+    base = bytes_["baseline"]
+    smaller = [f"{DESIGNS[n][0]} ({b:,} bytes, {b / base:.0%})" for n, b in bytes_.items()
+               if n in DESIGNS and b < base]
+    cache = (f"Of the six designs only {' and '.join(smaller)} keep{'s' if len(smaller) == 1 else ''} a smaller "
+             f"cache than the baseline's {base:,} bytes per token; K = V removes $W_V$ but still caches both tensors"
+             if smaller else f"None of the designs keeps a smaller cache than the baseline's {base:,} bytes per token")
+    gains, equal, other = [], [], []
+    for name, (label, _, test) in DESIGNS.items():
+        rec = judged.get(test) if test else None
+        if rec is None or name.startswith("control"):
+            continue
+        word = verdict_parts(rec)[0]
+        if word == "reproduced" and rec.get("form") == "equivalence":
+            equal.append(label)
+        elif word == "reproduced":
+            gains.append(label)
+        else:
+            other.append(f"{label} {verdict_label(rec)}")
+    said = []
+    if equal:
+        said.append(f"{_join(equal)} cost{'s' if len(equal) == 1 else ''} no loss beyond ±0.01 nats")
+    if gains:
+        said.append(f"{_join(gains)} lower{'s' if len(gains) == 1 else ''} it by more than the declared 0.01 nats")
+    if other:
+        said.append(f"the rest are not decided that way ({'; '.join(other)})")
+    return cache + ". On the loss, at 120 steps of the toy on the King James Bible: " + "; ".join(said) + "."
+
+
+def _join(words: list[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def post_hoc_sentence(kv: dict) -> str:
+    """What SmolLM2 says post hoc (``vrs-edu reproduce decoder-kv-designs``): how much of each third's V its K
+    predicts (median R² over the third's layers), what the last third loses with V := K·A + b at once, and what a
+    layer loses reading its neighbour's cache (the cheapest pair and CLA's factor-2 layout over the last third),
+    each loss in the words of its declared test."""
+    tests = {v["name"]: v for v in kv["verdicts"]}
+    r2 = kv["k_eq_v"]["r2"]["k"]
+    med = {name: sorted(r2[l] for l in layers)[len(layers) // 2] for name, layers in kv["thirds"].items()}
+    late = tests["late_v_from_k_free"]
+    share = tests["late_shared_kv_free"]
+    pair_loss = [sum(per_seq) / len(per_seq) for per_seq in kv["sharing"]["loss"]]   # nats, mean over sequences
+    cheapest = min(range(len(pair_loss)), key=pair_loss.__getitem__)
+    a, b = kv["sharing"]["pairs"][cheapest]
+    return (f"Asked of SmolLM2, trained with separate K and V: a layer's K predicts its V with a median R² of "
+            f"{med['early']:.2f} in the first third, {med['middle']:.2f} in the middle and {med['late']:.2f} in the "
+            f"last; V replaced by that prediction in all of the last third at once costs **{late['mean']:+.2f}** "
+            f"nats ({verdict_label(late)} for 'no worse within ±0.05'). Reading the neighbour's cache costs at "
+            f"least {pair_loss[cheapest]:+.3f} nats (layer {b} reading layer {a}), and CLA's factor-2 "
+            f"layout over the last third **{share['mean']:+.2f}** ({verdict_label(share)}). {_post_hoc_moral(late, share)}")
+
+
+def _post_hoc_moral(late: dict, share: dict) -> str:
+    """What the two 'no worse' tests say together, from their verdicts (a contradicted one: the design costs this
+    model more than ±0.05 nats after training)."""
+    dear = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "contradicted"]
+    free = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "reproduced"]
+    if len(dear) == 2:
+        return ("Neither comes free to a model trained without it; what a model trained with it pays is the toy "
+                "runs' question above.")
+    said = []
+    if dear:
+        said.append(f"{dear[0]} does not come free after training")
+    if free:
+        said.append(f"{_join(free)} would have cost this model no more than ±0.05 nats")
+    return ("; ".join(said) or "Neither test is decided by these sequences") + "."
