@@ -234,7 +234,7 @@ def test_live_test_judges_a_result_with_the_recipes_current_declarations():
 def _designs(diffs: dict[str, float], kv_share_bytes: int = 2048) -> dict:
     """A production-designs result by hand: each variant's paired final-loss difference, 5 seeds, ±0.004 interval."""
     names = ["baseline", *diffs]
-    return {"designs": {n: {"n_params": 1000 + i, "kv_bytes_per_token": {
+    return {"settings": {"corpus": {"train": {"steps": 120}}}, "designs": {n: {"n_params": 1000 + i, "kv_bytes_per_token": {
                 "float32": kv_share_bytes if n == "kv_share" else 4096, "bfloat16": 0}}
                         for i, n in enumerate(names)},
             "corpus": {"comparison": {n: {"paired_final": {"mean": m, "ci": [m - 0.004, m + 0.004], "n": 5,
@@ -264,7 +264,8 @@ def test_the_designs_sentence_names_the_smaller_cache_and_words_each_loss_by_its
               "k_eq_v_no_worse": _rec("k_eq_v_no_worse", "undecided", "equivalence"),
               "mhc_loss": _rec("mhc_loss", "reproduced"), "xsa_loss": _rec("xsa_loss", "contradicted")}
     s = C.designs_sentence(result, judged)
-    assert "only KV shared by 2 layers (CLA) (2,048 bytes, 50%) keeps a smaller cache than the baseline's 4,096" in s
+    assert "Of the 4 designs only KV shared by 2 layers (CLA) (2,048 bytes, 50%) keeps a smaller cache than the " \
+           "baseline's 4,096" in s and "at 120 steps of the toy:" in s
     assert "KV shared by 2 layers (CLA) costs no loss beyond ±0.01 nats" in s
     assert "mHC, 4 streams lowers it by more than the declared 0.01 nats" in s
     assert "K = V undecided" in s and "exclusive self-attention contradicted" in s

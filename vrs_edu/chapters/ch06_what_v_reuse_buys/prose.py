@@ -310,7 +310,8 @@ def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
     base = bytes_["baseline"]
     smaller = [f"{DESIGNS[n][0]} ({b:,} bytes, {b / base:.0%})" for n, b in bytes_.items()
                if n in DESIGNS and b < base]
-    cache = (f"Of the six designs only {' and '.join(smaller)} keep{'s' if len(smaller) == 1 else ''} a smaller "
+    n_designs = sum(1 for n in result["designs"] if n in DESIGNS and n != "baseline" and not n.startswith("control"))
+    cache = (f"Of the {n_designs} designs only {' and '.join(smaller)} keep{'s' if len(smaller) == 1 else ''} a smaller "
              f"cache than the baseline's {base:,} bytes per token; K = V removes $W_V$ but still caches both tensors"
              if smaller else f"None of the designs keeps a smaller cache than the baseline's {base:,} bytes per token")
     gains, equal, other = [], [], []
@@ -332,7 +333,9 @@ def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
         said.append(f"{_join(gains)} lower{'s' if len(gains) == 1 else ''} it by more than the declared 0.01 nats")
     if other:
         said.append(f"the rest are not decided that way ({'; '.join(other)})")
-    return cache + ". On the loss, at 120 steps of the toy on the King James Bible: " + "; ".join(said) + "."
+    settings = result["settings"]   # the run's own length, not a literal (a quick run trains quick_steps)
+    steps = settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]
+    return cache + f". On the loss, at {steps} steps of the toy: " + "; ".join(said) + "."
 
 
 def _join(words: list[str]) -> str:
