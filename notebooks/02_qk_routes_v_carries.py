@@ -461,6 +461,69 @@ say(f"Default: loss {default['loss']:.3f} nats on the sentence, pattern entropy 
           [[f"{w:.1f}"] + [f"{v:.3f}" for v in sweep[w]] for w in sweep]))
 
 # %% [markdown]
+# ## What 2026's models chose on the two halves: K = V and exclusive self-attention
+#
+# Two designs of 2026 act on exactly the split this chapter makes.
+#
+# * **[K = V](#glossary:k-v-attention)** (Gemma 4's global layers, config field `attention_k_eq_v`): a layer has
+#   no $W_V$; its value is its own key projection, normalised without a gain and not rotated. The content a token
+#   offers *is* its key. If a model loses nothing by it, "where to look" and "what is moved" need not be two
+#   learned projections: they can be two uses of one vector.
+# * **[Exclusive self-attention](#glossary:exclusive-self-attention)** (XSA,
+#   [arXiv 2603.09078](#cite:zhai2026xsa)): a head's output at position $i$ often points along the token's own
+#   value $v_i$, re-delivering what the residual stream already holds at $i$. XSA removes that component, so
+#   attention carries only what comes from other positions. Q, K and the pattern are untouched: only the V side
+#   changes.
+
+# %%
+from vrs_edu.viz.schematics import k_eq_v_and_xsa
+
+k_eq_v_and_xsa()
+plt.show()
+
+# %% [markdown]
+# **The package's own code** (`vrs_edu/nn/k_eq_v.py`, `vrs_edu/nn/attention.py`): a K = V layer's values, and
+# XSA's one subtraction, applied after the weighted sum and before $W_O$.
+
+# %%
+from vrs_edu.nn.attention import exclude_self_value
+from vrs_edu.nn.k_eq_v import values_from_keys
+
+say(source(values_from_keys), source(exclude_self_value, start="v_hat ="))
+
+# %% [markdown]
+# **XSA's premise, in this model.** How much of what each head moves to position $i$ lies along $v_i$? The cosine
+# between each head's output and the token's own value, against the cosine with another sequence's value at the
+# same position (what any two values share), and the share of the output's squared norm XSA would remove:
+
+# %%
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import own_value_alignment
+
+align = own_value_alignment(model, batches)
+say(table(["layer", "cos(output, own value)", "cos(output, another value)", "share XSA removes"],
+          [[l, f"{o:.3f}", f"{a:.3f}", f"{r:.0%}"]
+           for l, (o, a, r) in enumerate(zip(align["own"], align["other"], align["removed"]))]),
+    f"Every layer's output leans toward the token's own value: cosine {min(align['own']):.2f} to "
+    f"{max(align['own']):.2f}, against {min(align['other']):.2f} to {max(align['other']):.2f} with an "
+    f"unrelated value. XSA would take {min(align['removed']):.0%} to {max(align['removed']):.0%} of the "
+    "squared norm out of what each head moves.")
+
+# %% [markdown]
+# That is the premise, not the effect: a model trained *with* XSA learns to use what is left. Chapter 06 trains
+# both designs from scratch on the course's 8-layer word model against the strong baseline (five
+# [paired seeds](#glossary:paired-seeds) on the King James Bible, `vrs-edu reproduce production-designs`); each
+# was given a test before the run, "no worse within ±0.01 nats" for K = V, "lower by at least 0.01 nats" for XSA:
+
+# %%
+from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.lab.experiments import load_results_or_none
+from vrs_edu.viz.prose import declared_result
+
+designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
+say(f"* **K = V**: {declared_result(designs, 'k_eq_v_no_worse')}.\n"
+    f"* **XSA**: {declared_result(designs, 'xsa_loss')}.")
+
+# %% [markdown]
 # ### Questions
 #
 # 1. At which layer is the value swap most harmful, and is that the layer whose routing matters most too?

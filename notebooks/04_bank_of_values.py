@@ -169,6 +169,52 @@ say(ch04.lm_toys_sentence(**ch04.lm_toys_evidence()))
 say(ch04.context_free_sentence(by))
 
 # %% [markdown]
+# ### What 2026's models chose: the token again, from a table
+#
+# Two shipped designs give deep layers the token's identity from a table indexed by its id, as the bank does,
+# but *add* it instead of replacing anything:
+#
+# * **[value embeddings](#glossary:value-embeddings)** (nanochat, modded-nanogpt): a layer adds a gated row of
+#   its own token table to its values, $v \leftarrow v + g \cdot E_l[\text{id}]$, with the gate
+#   $g \in (0, 2)$ read from the layer's input. The token enters through **V**, like $\beta_v x_0$.
+# * **[per-layer embeddings](#glossary:per-layer-embeddings)** (Gemma 3n and the small Gemma 4 models, config
+#   field `hidden_size_per_layer_input`): each token has a small vector per layer, projected and written into the
+#   **stream** after that layer's MLP, where every later Q, K and V can read it.
+#
+# Chapter 06's run (`vrs-edu reproduce production-designs`: the course's 8-layer word model, five paired seeds on
+# the King James Bible) gives both tables exactly the same size (2,048 tokens × 256 numbers) so that they differ
+# only in where the token enters. That makes a test of this chapter's claim: if the gain of a table needs the V
+# path, value embeddings beat per-layer embeddings.
+
+# %%
+from vrs_edu.viz.schematics import token_tables
+
+token_tables()
+plt.show()
+
+# %% [markdown]
+# The package's own code (`vrs_edu/nn/layer_embeddings.py`): the value embedding's addition to V, and what a
+# per-layer input writes into the stream.
+
+# %%
+from vrs_edu.nn.layer_embeddings import PerLayerInput, ValueEmbedding
+from vrs_edu.viz.prose import source
+
+say(source(ValueEmbedding.forward, start="ve ="), source(PerLayerInput.write, start="return"))
+
+# %%
+from vrs_edu.viz.prose import declared_result
+
+designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
+stream_table = "per-layer embeddings'"   # the control: a table of the same size written into the stream
+say(f"* **value embeddings** (into V): "
+    f"{declared_result(designs, 'value_embed_loss')}.\n"
+    f"* **per-layer embeddings** (into the stream): "
+    f"{declared_result(designs, 'layer_embed_loss')}.\n"
+    f"* **through V rather than the stream**, the same table size: "
+    f"{declared_result(designs, 'value_embed_needs_v', against=stream_table)}.")
+
+# %% [markdown]
 # ## The substitution ablation
 #
 # A second, independent question on models that were never offered $x_0$: take the trained *baselines* and, in one

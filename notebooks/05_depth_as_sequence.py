@@ -500,6 +500,58 @@ if vod is not None:
         f"**{verdict_label(d_res)}**; lower than Attention Residuals', **{verdict_label(d_ar)}**.")
 
 # %% [markdown]
+# ### What 2026's models chose: several streams, mixed (hyper-connections and mHC)
+#
+# [Hyper-connections](#glossary:hyper-connections) ([Zhu et al., arXiv 2409.19606](#cite:zhu2025hyperconnections))
+# widen the depth path instead of reading it: the model keeps $n$ residual streams per token. Before each block
+# one learned mix of the streams is its input (the read, *pre*); the block's output is written back to every
+# stream with a weight of its own (*post*); and the streams are mixed with each other by an $n \times n$ matrix
+# (*comb*). Each stream is then its own weighted running sum of the blocks' outputs, and a block reads a learned
+# mix of $n$ such sums: a selective read over depth with a memory of $n$ vectors, where the depth mixers above
+# keep every layer's state. [mHC](#glossary:mhc) ([Xie et al., arXiv 2512.24880](#cite:xie2025mhc)), which
+# DeepSeek-V4 ships (`hc_mult` = 4 streams), makes every weight depend on the token's streams and projects *comb*
+# onto the doubly-stochastic matrices (every row and every column sums to 1) with a few Sinkhorn steps, so that
+# mixing, repeated over many layers, can neither blow the streams up nor let them fade.
+
+# %%
+from vrs_edu.viz.schematics import hyper_connections
+
+hyper_connections(n_streams=4)
+plt.show()
+
+# %% [markdown]
+# The package's own code (`vrs_edu/nn/hyper_connections.py`): the Sinkhorn projection, and one step of an mHC
+# connection, the block's write plus the mixed streams. Applied to random logits, the projection gives a matrix
+# whose rows and columns sum to 1:
+
+# %%
+import torch
+
+from vrs_edu.nn.hyper_connections import ManifoldHyperConnection, sinkhorn
+from vrs_edu.viz.prose import source
+
+say(source(sinkhorn, start="m = logits"), source(ManifoldHyperConnection.write, start="return"))
+comb = sinkhorn(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)) * 3)
+say(table(["comb"] + [f"to stream {k}" for k in range(4)] + ["row sum"],
+          [[f"from stream {j}"] + [f"{x:.3f}" for x in row] + [f"{row.sum():.6f}"]
+           for j, row in enumerate(comb)]),
+    "Column sums: " + ", ".join(f"{c:.6f}" for c in comb.sum(dim=0)) + ".")
+
+# %% [markdown]
+# Chapter 06's run trains mHC with 4 streams on this chapter's word model against the strong baseline (five
+# paired seeds on the King James Bible, `vrs-edu reproduce production-designs`), and against the baseline with a
+# larger MLP holding as many parameters as mHC adds (the parameter-matched control):
+
+# %%
+from vrs_edu.viz.prose import declared_result
+
+designs = load_results_or_none("production-designs", corpus=corpus, say=say)
+matched = "the parameter-matched baseline's"
+say(f"* **mHC, 4 streams**: {declared_result(designs, 'mhc_loss')}.\n"
+    f"* **mHC against as many parameters in the MLPs**: "
+    f"{declared_result(designs, 'mhc_beats_matched', against=matched)}.")
+
+# %% [markdown]
 # ## What a depth window costs
 #
 # The duality is an *operator* identity, not a systems one (arXiv 2603.16039, sec. 2.4). A depth window K costs

@@ -22,7 +22,8 @@
 # **Goals.** Measure the memory a decoder keeps per token when its deep layers reuse values — SVFormer (every
 # layer reads $V_1$) and the bank of values (deep layers look their values up by token id) — on the cache tensors
 # the model really builds; find the context at which the bank's tables pay for themselves; see that
-# Depth-Attention reads V over depth at no cache cost; and read what a head writes straight off a token table.
+# Depth-Attention reads V over depth at no cache cost; price what 2026's models chose (K = V, a cache shared by two
+# layers) in bytes and in loss; and read what a head writes straight off a token table.
 #
 # **Prerequisites.** Chapters 02 (what V carries), 03 (SVFormer, and the lesson on paired seeds and baselines),
 # 04 (x0 and the bank of values) and 05 (Depth-Attention).
@@ -190,6 +191,72 @@ if vod is not None:
     da = {r.test.name: r for r in v_over_depth_verdicts(vod) if r.test.family == "depth_attention"}
     d = da["depth_attention_loss"]
     say(depth_attention_sentence(d.mean, len(d.values), da_rows[0]["bytes_per_token"], d))
+
+# %% [markdown]
+# ## What 2026's models chose: K = V and a cache shared by two layers
+#
+# Two designs shipped in 2026 take the cache question further than SVFormer, in the same direction: keep
+# fewer values, or none of one's own.
+#
+# * **[K = V](#glossary:k-v-attention)** (Gemma 4's global layers, config field `attention_k_eq_v`): a layer owns no
+#   $W_V$. Its value is its key projection, normalised without a gain and never rotated, so the content a token
+#   offers is its key. The cache still holds two tensors per layer (the rotated K and the unrotated V), so the
+#   saving is in parameters, not bytes.
+# * **[Cross-layer KV sharing](#glossary:cross-layer-kv-sharing)** (CLA, [arXiv 2405.12981](#cite:brandon2024cla); Gemma 4's last
+#   layers, `num_kv_shared_layers`): a sharing layer computes no K and no V and attends over the ones an earlier
+#   layer cached. It keeps its own query, so QK still decides *where* per layer; *what* can be read is fixed by
+#   the donor. With every second layer sharing (factor 2), the cache is half the baseline's.
+#
+# In the picture, each column is a layer; a dashed box is a tensor the layer reads from its left neighbour
+# instead of caching its own.
+
+# %%
+from vrs_edu.viz.schematics import shared_kv
+
+shared_kv(n_layers=6)
+plt.show()
+
+# %% [markdown]
+# **The package's own code** (`vrs_edu/nn/k_eq_v.py`, `vrs_edu/nn/kv_sharing.py`): the values of a K = V layer,
+# and the bytes a cache grows by per token when some layers own their K and V and the others borrow them.
+
+# %%
+from vrs_edu.nn.k_eq_v import values_from_keys
+from vrs_edu.nn.kv_sharing import kv_cache_bytes_per_token
+
+say(source(values_from_keys), source(kv_cache_bytes_per_token))
+
+# %% [markdown]
+# **What they cost in loss.** `vrs-edu reproduce production-designs` trains each of 2026's designs on the
+# course's 8-layer word model against the strong baseline, five paired seeds on the King James Bible, with two
+# parameter-matched controls: the baseline with a smaller MLP (as many parameters as K = V and CLA) and with a
+# larger one (as many as mHC, the design chapter 05 shows). Each design has a test declared before the run:
+# "no worse than the baseline within ±0.01 nats" for the two that remove parameters, "lower by at least 0.01
+# nats" for the others. The price list, with the bytes each variant's cache grows by per token (float32, one
+# sequence):
+
+# %%
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import designs_sentence, designs_table
+from vrs_edu.chapters.ch06_what_v_reuse_buys.recipe import verdicts as design_verdicts
+
+designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
+if designs is not None:
+    design_judged = {r.test.name: r.to_record() for r in design_verdicts(designs)}
+    say(table(*designs_table(designs, design_judged)), designs_sentence(designs, design_judged))
+
+# %% [markdown]
+# And post hoc, in a real decoder trained with separate K and V (SmolLM2, the 30-layer model of chapter 08):
+# could its layers have done with K = V, or with a neighbour's cache? `vrs-edu reproduce decoder-kv-designs`
+# fits, per layer, the best linear map from K to V on calibration text and measures on other text how much of V it
+# predicts ($R^2$) and what the loss becomes when V is replaced by that prediction; and what a layer loses when
+# it reads its neighbour's K and V instead of its own.
+
+# %%
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import post_hoc_sentence
+
+kv_designs = load_results_or_none("decoder-kv-designs", say=say)
+if kv_designs is not None:
+    say(post_hoc_sentence(kv_designs))
 
 # %% [markdown]
 # ## Widget — the cache at any size
@@ -454,6 +521,20 @@ if vod is not None:
     lines += [f"* chapter 05, `{vod['command']}`: `{r.test.name}` {r.interval()} nats, "
               f"**{verdict_label(r)}**" for r in da.values()]
 say("\n".join(lines))
+
+# %% [markdown]
+# **2026's designs.** Nine declared tests, one per design against the baseline (Holm-corrected together), two
+# controls (judged only when the gain they explain is reproduced: does mHC beat the baseline with as many
+# parameters, do value embeddings beat a token table of the same size written into the stream) and one check of
+# the set-up (can this model see the loss of 5 % of its parameters at all?). Each with its interval and smallest
+# effect in nats:
+
+# %%
+if designs is not None:
+    say(f"`{designs['command']}`:\n" + "\n".join(
+        f"* `{r.test.name}`, \"{r.test.claim}\": {r.interval(label='95% CI ')} nats "
+        f"(smallest effect {abs(r.test.effect_for_power):.2f}), **{verdict_label(r.to_record())}**"
+        for r in design_verdicts(designs)))
 
 # %% [markdown]
 # How to read them. **reproduced** means decided in the published direction after the correction. A test whose

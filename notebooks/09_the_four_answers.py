@@ -24,7 +24,7 @@
 #
 # **Goals.** Read each answer with the toy models' evidence and the real models' evidence side by side; say where
 # the article's conclusion holds and where it does not (which model, which corpus, which scale); judge a claim across
-# the rates it was tested at, by the course's own rule.
+# the rates it was tested at, by the course's own rule; see which 2026 model made which question a design decision.
 #
 # **Prerequisites.** Chapters 01-08: this chapter measures little of its own; it gathers what they measured.
 #
@@ -178,6 +178,28 @@ show(answers[2])
 
 # %%
 show(answers[3])
+
+# %% [markdown]
+# ### What 2026's models chose: a production map
+#
+# Since the article, shipped models have turned its questions into design decisions, each a field of the model's
+# configuration in Hugging Face's `transformers`. Chapters 02, 04, 05 and 06 build each design in `vrs_edu.nn`,
+# check it against the official code, and train it on the course's toy against the strong baseline
+# (`vrs-edu reproduce production-designs`, five paired seeds on the King James Bible); two of them are also asked
+# of SmolLM2 after training (`vrs-edu reproduce decoder-kv-designs`). Which model makes which choice, the question
+# it answers, and what the course measured ("Δ loss" is the design's final loss minus the baseline's, in nats, with
+# the verdict of its declared test; "cache" the bytes it keeps per token against the baseline's):
+
+# %%
+from vrs_edu.chapters.ch06_what_v_reuse_buys.recipe import verdicts as design_verdicts
+from vrs_edu.chapters.ch09_the_four_answers.production_map import production_map
+from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.lab.experiments import load_results_or_none
+
+designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
+design_judged = {} if designs is None else {r.test.name: r.to_record() for r in design_verdicts(designs)}
+kv_designs = load_results_or_none("decoder-kv-designs", say=say)
+say(table(*production_map(designs, design_judged, kv_designs)))
 
 # %% [markdown]
 # ## Exercise — judge a claim across the three rates

@@ -78,6 +78,17 @@ def test_decompositions_refuse_other_depth_mixers():
         rs.direct_logit_attribution(model, batch()[0], 0, 0)
 
 
+@pytest.mark.parametrize("design, message", [({"hyper_connections": 2}, "needs one residual stream"),
+                                             ({"layer_embed": 4}, "written only by attention and MLPs")])
+def test_decompositions_refuse_streams_that_are_not_the_sum_of_attention_and_mlp_outputs(design, message):
+    # with n streams, or a per-layer embedding written after each MLP, resid[l+1] − resid[l] ≠ attn.out + mlp.out
+    model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=2, n_heads=2, block_size=8, **design))
+    with pytest.raises(ValueError, match=message):
+        rs.direct_logit_attribution(model, batch()[0], 0, 0)
+    with pytest.raises(ValueError, match=message):
+        rs.logit_lens(model, [batch()])
+
+
 def test_logit_lens_last_depth_is_the_model_and_depth_zero_reads_the_embedding():
     model, (x, y) = make_model(), batch()
     lens = rs.logit_lens(model, [(x, y)])
@@ -290,3 +301,21 @@ def test_missing_checkpoint_names_the_command_that_makes_it(tmp_path, monkeypatc
     monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
     with pytest.raises(FileNotFoundError, match="vrs-edu reproduce char-6x64 --quick"):
         char_model.load_char_model(quick=True)
+
+
+@torch.no_grad()
+def test_own_value_alignment_of_a_uniform_head_over_orthogonal_values_is_one_over_root_i():
+    # one head, q = 0 (a uniform causal pattern), each token's value a distinct axis of length 4: z_i is the mean of
+    # i + 1 orthogonal vectors, so cos(z_i, v_i) = (1/(i+1)) / (sqrt(i+1)/(i+1)) = 1/sqrt(i+1), and cos² = 1/(i+1)
+    model = TinyGPT(TinyGPTConfig(vocab_size=16, d_model=16, n_layers=1, n_heads=1, block_size=8))
+    model.wte.weight.copy_(4 * torch.eye(16))
+    model.blocks[0].attn.q_proj.weight.zero_()
+    model.blocks[0].attn.v_proj.weight.copy_(torch.eye(16))
+    x = torch.stack([torch.arange(8), torch.arange(8, 16)])            # distinct tokens in each sequence
+    got = rt.own_value_alignment(model, [(x, x)])
+    i = torch.arange(1, 8, dtype=torch.float64)
+    assert got["own"][0] == pytest.approx((1 / (i + 1).sqrt()).mean().item(), abs=1e-6)
+    assert got["removed"][0] == pytest.approx((1 / (i + 1)).mean().item(), abs=1e-6)
+    assert got["other"][0] == pytest.approx(0.0, abs=1e-6)             # the other sequence's tokens: other axes
+    with pytest.raises(ValueError, match="batches is empty"):
+        rt.own_value_alignment(model, [])

@@ -22,6 +22,11 @@ LABELS = {
     "x0_into_qkv": ["stream $x_i$", "$x_0$", r"\alpha_q", r"\beta_v x_0", "$W_V$"],
     "bank_of_values": ["token id", "table $E_v$", r"E_v[\mathrm{id}]", "no $W_V$"],
     "input_substitution": ["stream $h_l$", "$x_0$", "$W_Q$", "$W_V$", "v reads x0", "not its context"],
+    "k_eq_v_and_xsa": ["K = V", "$x\\,W_K$", "RoPE → $k$", "norm → $v$", "no $W_V$", "XSA", "$v_i$",
+                       r"z_i \perp v_i"],
+    "token_tables": ["value embeddings", "per-layer embeddings", "token id", "$E_l$[id]", "$P_l$[id]", "stream"],
+    "hyper_connections": ["4 streams", "block $l$", "read: a mix (pre)", "write: to each (post)", "comb",
+                          "rows, columns sum to 1"],
     "depth_mixer": ["ShortSWA over depth", "K = 3", "$X_0$", "$X_4$", "block 4", "sequence ShortSWA"],
     "kv_cache": ["baseline", "SVFormer", "bank", "layer", "not kept"],
     "shared_kv": ["baseline", "K = V", "CLA ×2", "layer", "read from the left"],
@@ -88,6 +93,13 @@ def test_cla_leaves_out_the_odd_layers_cache_and_k_eq_v_keeps_both():
     assert _texts(fig).count("k") == 6                      # K = V: every layer's V made from its key projection
 
 
+@pytest.mark.parametrize("n", [2, 4, 6])
+def test_hyper_connections_read_every_stream_and_write_to_every_stream(n):
+    fig = S.hyper_connections(n_streams=n)
+    arrows = [p.get_gid() for p in fig.axes[0].patches if isinstance(p, FancyArrowPatch)]
+    assert arrows.count("hc-read") == n and arrows.count("hc-write") == n
+
+
 @pytest.mark.parametrize("call, message", [
     (lambda: S.residual_stream(n_blocks=9), "n_blocks must be between 1 and 4, got 9"),
     (lambda: S.value_residual(n_layers=1), "n_layers must be between 2 and 5, got 1"),
@@ -96,6 +108,7 @@ def test_cla_leaves_out_the_odd_layers_cache_and_k_eq_v_keeps_both():
     (lambda: S.shared_kv(n_layers=2), "n_layers must be between 3 and 6, got 2"),
     (lambda: S.decoder_substitution(path="o"), "path must be 'q', 'k' or 'v', got 'o'"),
     (lambda: S.input_substitution(path="x"), "path must be 'q', 'k' or 'v', got 'x'"),
+    (lambda: S.hyper_connections(n_streams=1), "n_streams must be between 2 and 6, got 1"),
 ])
 def test_arguments_it_cannot_draw_are_refused_by_name(call, message):
     with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):

@@ -23,6 +23,7 @@ import textwrap
 from collections.abc import Sequence
 
 from vrs_edu.lab.results import Verdict
+from vrs_edu.lab.verdict_words import plain_verdict, verdict_label
 
 
 class Prose:
@@ -133,3 +134,35 @@ def verdict_table(rows: list[Verdict]) -> tuple[list[str], list[list[str]]]:
         cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
                       p, verdict, power])
     return ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"], cells
+
+
+def declared_result(result: dict | None, test: str, against: str = "the baseline's") -> str:
+    """A stored declared test of a paired-seed recipe whose quantity is a final-loss difference (this variant's
+    minus another's, per seed; ``against`` names that one's, possessive), in the words chapters 02, 04 and 05 print beside a design: ``final loss 0.004
+    nats above the baseline's, 95% CI [-0.010, +0.018], 2 of 5 seeds lower; declared test `k_eq_v_no_worse` (no
+    worse within ±0.01): reproduced — decided, in the published direction``. The interval is the unadjusted one;
+    where the test shares a Holm family, the corrected p is named, so that an interval clear of 0 beside an
+    *undecided* verdict explains itself. Reads the test's record in ``result["verdicts"]`` (mean, ci, values,
+    verdict, p_holm, family_size); "not run yet" when ``result`` is None.
+
+    Raises:
+        KeyError: naming a test the result does not hold.
+    """
+    if result is None:
+        return "not run yet"
+    records = {v["name"]: v for v in result.get("verdicts", [])}
+    if test not in records:
+        raise KeyError(f"test {test!r} is not among this result's verdicts {sorted(records)}")
+    rec = records[test]
+    m, (lo, hi), values = rec["mean"], rec["ci"], rec["values"]
+    side = "below" if m < 0 else "above" if m > 0 else "equal to"
+    band = (f" (no worse within ±{abs(rec['effect_for_power']):g})" if rec.get("form") == "equivalence"
+            and rec.get("effect_for_power") else "")
+    holm = rec.get("p_holm")
+    corrected = (f"; p = {holm:.3f} after Holm's correction over the {rec['family_size']} tests of its family"
+                 if holm is not None and math.isfinite(holm) and rec.get("family_size", 1) > 1 else "")
+    plain = plain_verdict(rec)   # n/a and out of regime: it names the verdict and its would-be verdict itself
+    words = plain if plain.startswith(rec["verdict"]) else f"{verdict_label(rec)} — {plain}"
+    return (f"final loss {abs(m):.3f} nats {side} {against}, 95% CI [{lo:+.3f}, {hi:+.3f}], "
+            f"{sum(v < 0 for v in values)} of {len(values)} seeds lower; declared test `{test}`{band}{corrected}: "
+            f"{words}")

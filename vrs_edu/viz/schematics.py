@@ -4,11 +4,14 @@ its Figure; a chapter shows it before it measures anything (DESIGN.md, "A chapte
     residual_stream()        chapters 00-01: the stream as a running sum of block outputs
     attention_halves()       chapter 02: QK makes the pattern (where to look), V is what gets moved; the two swaps
     weight_times_norm()      chapter 02: attention is not only a weight, a contribution is α × ‖f(x)‖
+    k_eq_v_and_xsa()         chapter 02: 2026's designs on the two halves, K = V (Gemma 4) and XSA
     value_residual()         chapter 03: where V_1 enters later layers (ResFormer, SVFormer, NeuTRENO)
     x0_into_qkv()            chapter 04: x0 mixed into the inputs of q, k and v (alpha x_i + beta x0)
     bank_of_values()         chapter 04: the bank lookup, a value read from a per-token table
     input_substitution(path) chapters 04 and 07: the input of Q, K or V replaced by x0 (the substitution ablation)
+    token_tables()           chapter 04: the token again from a table, into V (value embeddings) or the stream
     depth_mixer(window)      chapter 05: a depth mixer's reads over layers; full window = full memory; the duality
+    hyper_connections(n)     chapter 05: n residual streams, read before a block, written after, mixed (mHC)
     kv_cache()               chapter 06: what each variant keeps in the KV cache per token
     shared_kv(n_layers)      chapter 06: 2026's cache designs, K = V (Gemma 4) and KV shared across layers (CLA)
     decoder_substitution()   chapter 08: a projection of the real decoder replaced by a per-token table
@@ -156,6 +159,40 @@ def weight_times_norm():
     return fig
 
 
+def k_eq_v_and_xsa():
+    """Two 2026 designs on attention's two halves. **K = V** (Gemma 4's global layers, ``attention_k_eq_v``): one
+    projection ``x W_K`` makes both halves, the key (normalised with a gain, then rotated) and the value (normalised
+    without a gain, never rotated); there is no W_V. **XSA** (exclusive self-attention, arXiv 2603.09078): the
+    head's output ``y_i`` loses its component along the token's own value ``v_i``; what is left, ``z_i``, is
+    orthogonal to ``v_i`` and so carries only what came from other positions."""
+    fig, ax = _canvas(PHONE_WIDTH_IN, 4.3, "Two designs on the two halves")
+    # K = V: one projection, two tensors
+    ax.text(0.1, 3.75, "K = V", ha="left", va="center", color=INK, weight="bold")
+    _box(ax, 0.55, 2.95, 0.8, 0.38, "$x$", STREAM)
+    _box(ax, 1.65, 2.95, 0.9, 0.38, "$x\\,W_K$", QK)
+    _arrow(ax, (0.95, 2.95), (1.2, 2.95), STREAM)
+    _box(ax, 3.3, 3.4, 1.75, 0.38, "norm·g, RoPE → $k$", QK)
+    _box(ax, 3.3, 2.5, 1.75, 0.38, "norm → $v$", V)
+    _arrow(ax, (2.1, 3.05), (2.42, 3.35), QK)
+    _arrow(ax, (2.1, 2.85), (2.42, 2.55), V)
+    ax.text(1.65, 2.45, "no $W_V$", ha="center", va="center", color=INK)
+    # XSA: the output minus its projection on the token's own value
+    ax.text(0.1, 1.85, "XSA", ha="left", va="center", color=INK, weight="bold")
+    o = (0.7, 0.45)
+    _arrow(ax, o, (2.3, 0.45), V, lw=2.2)                                  # v_i, the token's own value
+    ax.text(2.4, 0.45, "$v_i$", ha="left", va="center", color=V)
+    _arrow(ax, o, (1.9, 1.55), INK)                                        # y_i = sum_j A_ij v_j
+    ax.text(1.95, 1.65, "$y_i = \\sum_j A_{ij} v_j$", ha="left", va="center", color=INK)
+    ax.plot([1.9, 1.9], [0.45, 1.55], color=INK, lw=1.2, ls="--")        # the component XSA removes
+    _arrow(ax, o, (0.7, 1.55), QK)                                         # z_i = y_i - proj, orthogonal to v_i
+    ax.text(0.82, 1.3, "$z_i \\perp v_i$", ha="left", va="center", color=QK)
+    ax.text(2.9, 1.0, "$z_i = y_i - \\frac{y_i\\cdot v_i}{\\|v_i\\|^2} v_i$", ha="center", va="center",
+            color=INK)
+    ax.text(PHONE_WIDTH_IN / 2, 0.13, "XSA removes the part of $y_i$ along $v_i$", ha="center", va="center",
+            color=INK)
+    return fig
+
+
 # ------------------------------------------------------------------------------------------------- chapters 03-04
 
 VALUE_RULES = {   # how layer n >= 2 uses V_1 (nn/value_residual.py, with its sources)
@@ -252,6 +289,27 @@ def input_substitution(path: str = "v"):
     return fig
 
 
+def token_tables():
+    """Two shipped ways to give deep layers the token again, from a table indexed by its id. **Value embeddings**
+    (nanochat, modded-nanogpt): layer l adds a gated row of its table to its values, ``v ← v + g · E_l[id]`` (the
+    token enters through V). **Per-layer embeddings** (Gemma 3n and the small Gemma 4 models,
+    ``hidden_size_per_layer_input``): a small per-layer row ``P_l[id]`` is projected and written into the residual
+    stream after layer l's MLP (the token enters the stream, and every later Q, K and V reads it)."""
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.6, "The token again, from a table")
+    for x, title, table, into, color in ((1.1, "value embeddings", "$E_l$[id]", "$v + g\\cdot E_l$[id]", V),
+                                         (3.3, "per-layer embeddings", "$P_l$[id]", "stream $+\\,W P_l$[id]",
+                                          STREAM)):
+        ax.text(x, 3.05, title, ha="center", va="center", color=INK, weight="bold")
+        _box(ax, x, 2.45, 1.3, 0.42, "token id", X0)
+        _box(ax, x, 1.6, 1.3, 0.42, table, X0)
+        _box(ax, x, 0.75, 1.95, 0.42, into, color)
+        _arrow(ax, (x, 2.24), (x, 1.81), X0)
+        _arrow(ax, (x, 1.39), (x, 0.96), X0)
+    ax.text(PHONE_WIDTH_IN / 2, 0.2, "into V at layer l, or into the stream after it", ha="center", va="center",
+            color=INK)
+    return fig
+
+
 # ------------------------------------------------------------------------------------------------- chapter 05
 
 def depth_mixer(window: int = 3, n_states: int = 5):
@@ -285,6 +343,32 @@ def depth_mixer(window: int = 3, n_states: int = 5):
         _box(ax, x, 0.45, 0.58, 0.32, f"$t_{t}$", QK if read else STREAM, filled=read)
         if read and t < n_states - 1:
             _arrow(ax, (x, 0.62), (0.45 + 0.72 * (n_states - 1) - 0.1, 0.63), QK, rad=-0.45, gid="sequence-read")
+    return fig
+
+
+def hyper_connections(n_streams: int = 4):
+    """Hyper-connections (arXiv 2409.19606) and mHC (arXiv 2512.24880, DeepSeek-V4's ``hc_mult``): ``n_streams``
+    residual streams instead of one. Before a block, one learned mix of the streams is its input (the read,
+    ``pre``); the block's output is written back to each stream with its own weight (``post``); and the streams are
+    mixed with each other by an n × n matrix (``comb``), which mHC projects by Sinkhorn onto the doubly-stochastic
+    matrices (every row and column sums to 1). Raises ValueError unless 2 <= n_streams <= 6."""
+    if not 2 <= n_streams <= 6:
+        raise ValueError(f"n_streams must be between 2 and 6, got {n_streams}")
+    fig, ax = _canvas(PHONE_WIDTH_IN, 3.9, f"Hyper-connections: {n_streams} streams")
+    xs = [0.35 + 0.3 * i for i in range(n_streams)]
+    for x in xs:
+        ax.plot([x, x], [0.45, 3.25], color=STREAM, lw=3, alpha=0.5, solid_capstyle="butt", zorder=1)
+    ax.text((xs[0] + xs[-1]) / 2, 0.25, "streams", ha="center", va="center", color=INK)
+    _box(ax, (xs[0] + xs[-1]) / 2, 0.8, xs[-1] - xs[0] + 0.3, 0.36, "comb", MIXER)    # the streams' n × n mix
+    bx = 3.2
+    _box(ax, bx, 2.0, 1.4, 0.5, "block $l$", MIXER)
+    for x in xs:
+        _arrow(ax, (x, 1.2), (bx - 0.7, 1.85), STREAM, lw=1.0, gid="hc-read")     # pre: the read
+        _arrow(ax, (bx - 0.7, 2.15), (x, 2.8), MIXER, lw=1.0, gid="hc-write")     # post: the write
+    ax.text(bx, 1.3, "read: a mix (pre)", ha="center", va="center", color=INK)
+    ax.text(bx, 2.7, "write: to each (post)", ha="center", va="center", color=INK)
+    ax.text(bx - 0.1, 0.8, "streams mixed by comb;", ha="center", va="center", color=INK)
+    ax.text(bx - 0.1, 0.5, "mHC: rows, columns sum to 1", ha="center", va="center", color=INK)
     return fig
 
 
@@ -383,6 +467,7 @@ def decoder_substitution(path: str = "v"):
 SCHEMATICS = {   # name -> function: what the tests draw and check
     "residual_stream": residual_stream, "attention_halves": attention_halves, "value_residual": value_residual,
     "x0_into_qkv": x0_into_qkv, "bank_of_values": bank_of_values, "input_substitution": input_substitution,
-    "depth_mixer": depth_mixer,
+    "depth_mixer": depth_mixer, "k_eq_v_and_xsa": k_eq_v_and_xsa, "token_tables": token_tables,
+    "hyper_connections": hyper_connections,
     "kv_cache": kv_cache, "shared_kv": shared_kv, "decoder_substitution": decoder_substitution,
 }

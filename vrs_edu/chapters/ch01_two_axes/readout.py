@@ -29,14 +29,23 @@ EPS = 1e-6  # the eps of vrs_edu.nn.layers.rms_norm
 
 
 def require_standard_residual(model: TinyGPT) -> None:
-    """The decompositions below hold only for the standard residual (unit weights along depth).
+    """The decompositions below hold only for the standard residual: one stream, unit weights along depth, and
+    nothing written into it but the blocks' attention and MLP outputs.
 
     Raises:
-        ValueError: the model uses another depth mixer (chapter 05's DenseFormer, ShortSWA, ...).
+        ValueError: the model uses another depth mixer (chapter 05's DenseFormer, ShortSWA, ...), several streams
+            (``hyper_connections``: HC, mHC) or writes per-layer embeddings into the stream (``layer_embed``, whose
+            write after each MLP is not in ``attn.out + mlp.out``).
     """
     if model.cfg.depth_mixer != "residual":
         raise ValueError(f"this decomposition needs depth_mixer='residual' (fixed unit weights), "
                          f"got depth_mixer={model.cfg.depth_mixer!r}")
+    if model.cfg.hyper_connections:
+        raise ValueError(f"this decomposition needs one residual stream, got hyper_connections="
+                         f"{model.cfg.hyper_connections} ({model.cfg.hc_kind}: several streams, mixed)")
+    if model.cfg.layer_embed:
+        raise ValueError(f"this decomposition needs a stream written only by attention and MLPs, got layer_embed="
+                         f"{model.cfg.layer_embed} (per-layer embeddings are written after each MLP)")
 
 
 def residual_stack(embedding: Float[Tensor, "B T D"], outputs: Float[Tensor, "L B T D"]) -> Float[Tensor, "L1 B T D"]:

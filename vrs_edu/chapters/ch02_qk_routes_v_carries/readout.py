@@ -470,3 +470,36 @@ def source_shares(views: dict[str, Tensor], layer: int, head: int, tokens: list[
                     "norm": float(source_share(norm, src, queries)), "f_norm": float(f_norm[src[0]].mean()),
                     "f_norm_others": float(f_norm[~src[0]].mean()) if count < T else float("nan")})
     return sorted(out, key=lambda s: -abs(s["norm"] - s["weight"]))
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# XSA's premise
+
+@torch.no_grad()
+def own_value_alignment(model: TinyGPT, batches) -> dict[str, list[float]]:
+    """How much of what a head moves to position i is position i's own value: the premise of exclusive
+    self-attention (XSA, Zhai, arXiv 2603.09078, the "attention similarity bias"). Per layer, means over batches,
+    sequences, heads and positions i ≥ 1 (at i = 0 the causal pattern makes z_0 = v_0 exactly):
+
+    * ``own``: the cosine between the head's output z_i = Σ_j A_ij v_j and the token's own value v_i;
+    * ``other``: the same with the value at position i of another sequence of the batch (the batch rolled by one),
+      what two unrelated values share (their common direction);
+    * ``removed``: the share of ‖z_i‖² along v_i (the cosine squared): what XSA would take out of the head's output.
+
+    The values are those the pattern averaged (hook point ``v_mix``). Raises ValueError on no batches.
+    """
+    batches = list(batches)
+    if not batches:
+        raise ValueError("batches is empty")
+    L = model.cfg.n_layers
+    sums = {k: torch.zeros(L, dtype=torch.float64) for k in ("own", "other", "removed")}
+    for x, *_ in batches:
+        tr = model(x, trace=True).trace
+        for l in range(L):
+            z = tr[f"blocks.{l}.attn.z"][:, :, 1:]                     # (B, H, T-1, Dh)
+            v = tr[f"blocks.{l}.attn.v_mix"][:, :, 1:]
+            own = F.cosine_similarity(z, v, dim=-1)
+            sums["own"][l] += own.mean().double()
+            sums["other"][l] += F.cosine_similarity(z, v.roll(1, dims=0), dim=-1).mean().double()
+            sums["removed"][l] += own.square().mean().double()
+    return {k: (s / len(batches)).tolist() for k, s in sums.items()}
