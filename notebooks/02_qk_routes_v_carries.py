@@ -461,19 +461,21 @@ say(f"Default: loss {default['loss']:.3f} nats on the sentence, pattern entropy 
           [[f"{w:.1f}"] + [f"{v:.3f}" for v in sweep[w]] for w in sweep]))
 
 # %% [markdown]
-# ## What 2026's models chose on the two halves: K = V and exclusive self-attention
+# ## 2026's designs on the two halves: K = V (Gemma 4) and exclusive self-attention
 #
-# Two designs of 2026 act on exactly the split this chapter makes.
+# Two designs of 2026, one shipped and one published, act on exactly the split this chapter makes.
 #
 # * **[K = V](#glossary:k-v-attention)** (Gemma 4's global layers, config field `attention_k_eq_v`): a layer has
-#   no $W_V$; its value is its own key projection, normalised without a gain and not rotated. The content a token
+#   no $W_V$; its value is its own key projection, normalised without a gain and not rotated ([RoPE](#glossary:rope),
+#   the rotation that gives queries and keys their positions, is applied to the key only). The content a token
 #   offers *is* its key. If a model loses nothing by it, "where to look" and "what is moved" need not be two
 #   learned projections: they can be two uses of one vector.
 # * **[Exclusive self-attention](#glossary:exclusive-self-attention)** (XSA,
-#   [arXiv 2603.09078](#cite:zhai2026xsa)): a head's output at position $i$ often points along the token's own
-#   value $v_i$, re-delivering what the residual stream already holds at $i$. XSA removes that component, so
-#   attention carries only what comes from other positions. Q, K and the pattern are untouched: only the V side
-#   changes.
+#   [arXiv 2603.09078](#cite:zhai2026xsa)): a head's output at position $i$, $y_i = \sum_j A_{ij} v_j$ (the
+#   chapter's $z$; XSA's paper and the package's code call it $y$), often points along the token's own value
+#   $v_i$, re-delivering what the residual stream already holds at $i$. XSA removes that component and keeps
+#   $z_i = y_i - \frac{y_i \cdot v_i}{\|v_i\|^2} v_i$, so attention carries only what comes from other positions.
+#   Q, K and the pattern are untouched: only the V side changes.
 
 # %%
 from vrs_edu.viz.schematics import k_eq_v_and_xsa
@@ -493,26 +495,22 @@ say(source(values_from_keys), source(exclude_self_value, start="v_hat ="))
 
 # %% [markdown]
 # **XSA's premise, in this model.** How much of what each head moves to position $i$ lies along $v_i$? The cosine
-# between each head's output and the token's own value, against the cosine with another sequence's value at the
-# same position (what any two values share), and the share of the output's squared norm XSA would remove:
+# between each head's output $y_i$ and the token's own value, against the cosine with another sequence's value at
+# the same position (what any two values share), and the share of the output's squared norm XSA would remove:
 
 # %%
-from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import own_value_alignment
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import (alignment_rows, alignment_sentence,
+                                                              own_value_alignment)
 
 align = own_value_alignment(model, batches)
-say(table(["layer", "cos(output, own value)", "cos(output, another value)", "share XSA removes"],
-          [[l, f"{o:.3f}", f"{a:.3f}", f"{r:.0%}"]
-           for l, (o, a, r) in enumerate(zip(align["own"], align["other"], align["removed"]))]),
-    f"Every layer's output leans toward the token's own value: cosine {min(align['own']):.2f} to "
-    f"{max(align['own']):.2f}, against {min(align['other']):.2f} to {max(align['other']):.2f} with an "
-    f"unrelated value. XSA would take {min(align['removed']):.0%} to {max(align['removed']):.0%} of the "
-    "squared norm out of what each head moves.")
+say(table(*alignment_rows(align)), alignment_sentence(align, head_dim=model.cfg.d_model // H))
 
 # %% [markdown]
 # That is the premise, not the effect: a model trained *with* XSA learns to use what is left. Chapter 06 trains
 # both designs from scratch on the course's 8-layer word model against the strong baseline (five
 # [paired seeds](#glossary:paired-seeds) on the King James Bible, `vrs-edu reproduce production-designs`); each
-# was given a test before the run, "no worse within ±0.01 nats" for K = V, "lower by at least 0.01 nats" for XSA:
+# was given a test before the run: "no worse within ±0.01 nats" for K = V, "lower than the baseline's" for XSA
+# (0.01 nats is the smallest effect of interest declared with it):
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus

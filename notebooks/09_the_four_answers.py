@@ -180,15 +180,17 @@ show(answers[2])
 show(answers[3])
 
 # %% [markdown]
-# ### What 2026's models chose: a production map
+# ## What 2026's models chose: a production map
 #
-# Since the article, shipped models have turned its questions into design decisions, each a field of the model's
-# configuration in Hugging Face's `transformers`. Chapters 02, 04, 05 and 06 build each design in `vrs_edu.nn`,
+# Since the article, shipped models have turned its questions into design decisions, most of them a field of the
+# model's configuration in Hugging Face's `transformers` (nanochat's value embeddings are a flag of its own code,
+# and exclusive self-attention is a paper, not yet a shipped model). The map covers all four questions. Chapters 02, 04, 05 and 06 build each design in `vrs_edu.nn`,
 # check it against the official code, and train it on the course's toy against the strong baseline
 # (`vrs-edu reproduce production-designs`, five paired seeds on the King James Bible); two of them are also asked
 # of SmolLM2 after training (`vrs-edu reproduce decoder-kv-designs`). Which model makes which choice, the question
 # it answers, and what the course measured ("Δ loss" is the design's final loss minus the baseline's, in nats, with
-# the verdict of its declared test; "cache" the bytes it keeps per token against the baseline's):
+# its 95 % interval and the verdict of its declared test, Holm-corrected over the six designs; "cache" the bytes
+# it keeps per token against the baseline's):
 
 # %%
 from vrs_edu.chapters.ch06_what_v_reuse_buys.recipe import verdicts as design_verdicts
@@ -197,7 +199,8 @@ from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
 
 designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
-design_judged = {} if designs is None else {r.test.name: r.to_record() for r in design_verdicts(designs)}
+design_judged = ({} if designs is None else
+                 {r.test.name: r.to_record() for r in design_verdicts(designs)})
 kv_designs = load_results_or_none("decoder-kv-designs", say=say)
 say(table(*production_map(designs, design_judged, kv_designs)))
 

@@ -245,3 +245,19 @@ def test_the_dot_moves_to_the_sliders_setting_even_a_hair_off_the_sweeps_factor(
 
 def test_mean_sd_text_signs_the_mean_not_the_spread():
     assert C.mean_sd_text([1.0, 3.0], "+.2f") == "+2.00 ± 1.41"
+
+
+def _tables(values):
+    # value_embed − layer_embed per seed; parameter counts of the production-designs run
+    return {"verdicts": [{"name": "value_embed_needs_v", "values": values}],
+            "designs": {"baseline": {"n_params": 655_360}, "value_embed": {"n_params": 1_180_160},
+                        "layer_embed": {"n_params": 1_229_344}}}
+
+
+def test_the_token_tables_sentence_names_the_path_that_ended_lower_on_more_seeds():
+    s = C.token_tables_sentence(_tables([0.08, 0.1, 0.05, 0.09, 0.1]))
+    assert s.startswith("Per-layer embeddings ended lower on 5 of 5 seeds: in this toy the same table helped more "
+                        "through the stream than through V.")
+    assert s.endswith("Both add 80%–88% to the baseline's 655,360 parameters.")     # 524,800 and 573,984 added
+    assert "helped more through V than through the stream" in C.token_tables_sentence(_tables([-0.1, -0.1, 0.1]))
+    assert C.token_tables_sentence(_tables([-0.1, 0.1])).startswith("Each ended lower on 1 of 2 seeds")

@@ -45,3 +45,13 @@ def test_no_result_reads_not_run_yet_and_a_missing_test_is_named():
     assert declared_result(None, "t") == "not run yet"
     with pytest.raises(KeyError, match="test 'mhc_loss' is not among"):
         declared_result(_result([0.0] * 5, "undecided"), "mhc_loss")
+
+
+def test_an_undecided_equivalence_test_says_which_edge_of_its_interval_left_the_band():
+    r = _result([-0.005] * 5, "undecided", form="equivalence")
+    r["verdicts"][0].update(ci=[-0.018, 0.009], threshold=0.0)
+    s = declared_result(r, "t")
+    assert s.endswith("its interval reaches below -0.01 (it may be better by more than the margin)")
+    r["verdicts"][0].update(ci=[-0.041, 0.050])
+    assert "below -0.01 (it may be better by more than the margin) and above +0.01 (it may cost more" in \
+        declared_result(r, "t")

@@ -319,3 +319,15 @@ def test_own_value_alignment_of_a_uniform_head_over_orthogonal_values_is_one_ove
     assert got["other"][0] == pytest.approx(0.0, abs=1e-6)             # the other sequence's tokens: other axes
     with pytest.raises(ValueError, match="batches is empty"):
         rt.own_value_alignment(model, [])
+
+
+def test_the_alignment_sentence_says_every_layer_only_when_every_layer_leans_to_its_own_value():
+    align = {"own": [0.21, 0.33], "other": [0.05, 0.04], "removed": [0.22, 0.37]}
+    s = rt.alignment_sentence(align, head_dim=16)
+    assert s.startswith("Every layer's output leans toward the token's own value: cosine 0.21 to 0.33, against "
+                        "0.04 to 0.05")
+    assert "take 22% to 37% of the squared norm" in s and "give about 6%" in s      # 1/16 = 6.25 %
+    one = rt.alignment_sentence({"own": [0.21, 0.03], "other": [0.05, 0.04], "removed": [0.2, 0.1]}, 16)
+    assert one.startswith("1 of 2 layers' outputs lean further")
+    cols, rows = rt.alignment_rows(align)
+    assert rows[1] == [1, "0.330", "0.040", "37%"] and len(cols) == 4

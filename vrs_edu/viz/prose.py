@@ -163,6 +163,12 @@ def declared_result(result: dict | None, test: str, against: str = "the baseline
                  if holm is not None and math.isfinite(holm) and rec.get("family_size", 1) > 1 else "")
     plain = plain_verdict(rec)   # n/a and out of regime: it names the verdict and its would-be verdict itself
     words = plain if plain.startswith(rec["verdict"]) else f"{verdict_label(rec)} — {plain}"
+    if band and rec["verdict"] == "undecided":   # which edge left the band: a "no worse" test fails on either side
+        margin, centre = abs(rec["effect_for_power"]), rec.get("threshold", 0.0)
+        edges = ([f"below {centre - margin:+g} (it may be better by more than the margin)"] if lo < centre - margin
+                 else []) + ([f"above {centre + margin:+g} (it may cost more than the margin)"] if hi > centre + margin
+                             else [])
+        words += f": its interval reaches {' and '.join(edges)}" if edges else ""
     return (f"final loss {abs(m):.3f} nats {side} {against}, 95% CI [{lo:+.3f}, {hi:+.3f}], "
             f"{sum(v < 0 for v in values)} of {len(values)} seeds lower; declared test `{test}`{band}{corrected}: "
             f"{words}")

@@ -503,3 +503,24 @@ def own_value_alignment(model: TinyGPT, batches) -> dict[str, list[float]]:
             sums["other"][l] += F.cosine_similarity(z, v.roll(1, dims=0), dim=-1).mean().double()
             sums["removed"][l] += own.square().mean().double()
     return {k: (s / len(batches)).tolist() for k, s in sums.items()}
+
+
+def alignment_rows(align: dict[str, list[float]]) -> tuple[list[str], list[list]]:
+    """(columns, rows) of :func:`own_value_alignment`'s numbers, one row per layer."""
+    columns = ["layer", "cos(output, own value)", "cos(output, another value)", "mean cos²: the share XSA removes"]
+    return columns, [[l, f"{o:.3f}", f"{a:.3f}", f"{r:.0%}"]
+                     for l, (o, a, r) in enumerate(zip(align["own"], align["other"], align["removed"]))]
+
+
+def alignment_sentence(align: dict[str, list[float]], head_dim: int) -> str:
+    """XSA's premise in words: whether every layer's output leans further toward its own value than toward an
+    unrelated one (the ranges of both cosines), and the share XSA would remove, beside the 1/Dh that two random
+    directions in a head's ``head_dim`` dimensions give (the mean of cos² of random directions)."""
+    own, other, removed = align["own"], align["other"], align["removed"]
+    leans = sum(o > a for o, a in zip(own, other))
+    lead = ("Every layer's output leans toward the token's own value" if leans == len(own) else
+            f"{leans} of {len(own)} layers' outputs lean further toward the token's own value than toward another")
+    return (f"{lead}: cosine {min(own):.2f} to {max(own):.2f}, against {min(other):.2f} to {max(other):.2f} with an "
+            f"unrelated value. XSA would take {min(removed):.0%} to {max(removed):.0%} of the squared norm out of "
+            f"what each head moves (the mean of the squared cosines, not the square of the mean; two random "
+            f"directions in a head's {head_dim} dimensions give about {1 / head_dim:.0%}).")

@@ -369,3 +369,24 @@ def mean_sd_text(values: Sequence[float], fmt: str = ".3f") -> str:
     """``"0.317 ± 0.040"``: mean ± sd over seeds."""
     m, sd = mean_sd(values)
     return f"{m:{fmt}} ± {sd:{fmt.lstrip('+')}}"       # a spread has no sign
+
+
+def token_tables_sentence(designs: dict) -> str:
+    """The take-away of the table-matched pair of ``vrs-edu reproduce production-designs`` (value embeddings into V,
+    per-layer embeddings into the stream, tables of the same size): which one ended lower on how many seeds, and
+    the parameters both add to the baseline (from the stored result)."""
+    rec = {v["name"]: v for v in designs["verdicts"]}["value_embed_needs_v"]   # value_embed − layer_embed, per seed
+    values = rec["values"]
+    lower_v = sum(v < 0 for v in values)
+    n = len(values)
+    base = designs["designs"]["baseline"]["n_params"]
+    added = [designs["designs"][d]["n_params"] - base for d in ("value_embed", "layer_embed")]
+    if lower_v == n - lower_v:
+        lead = f"Each ended lower on {lower_v} of {n} seeds: in this toy neither path helped the table more"
+    else:
+        v_wins = lower_v > n - lower_v
+        lead = (f"{'Value' if v_wins else 'Per-layer'} embeddings ended lower on {max(lower_v, n - lower_v)} of {n} "
+                f"seeds: in this toy the same table helped more "
+                f"{'through V than through the stream' if v_wins else 'through the stream than through V'}")
+    return (f"{lead}. Both add {min(added) / base:.0%}–{max(added) / base:.0%} to the baseline's {base:,} "
+            f"parameters.")

@@ -23,14 +23,14 @@ ROWS = (
      "the key", "k_eq_v", "k_eq_v_no_worse", "late_v_from_k_free"),
     ("Gemma 4 (last layers)", "`num_kv_shared_layers`", "a layer reads an earlier layer's K/V cache (CLA)",
      "4: efficiency from reuse", "kv_share", "kv_share_no_worse", "late_shared_kv_free"),
-    ("Gemma 3n, Gemma 4 E-models", "`hidden_size_per_layer_input`", "a per-layer token embedding into the stream",
+    ("Gemma 3n, small Gemma 4 models", "`hidden_size_per_layer_input`", "a per-layer token embedding into the stream",
      "2: early information kept", "layer_embed", "layer_embed_loss", None),
     ("nanochat, modded-nanogpt", "value embeddings (`has_ve`)", "a gated token table added to V",
      "2: early information kept through V", "value_embed", "value_embed_loss", None),
     ("DeepSeek-V4", "`hc_mult`, `hc_sinkhorn_iters`", "4 residual streams mixed doubly-stochastically (mHC)",
      "3: a selective read over depth", "mhc", "mhc_loss", None),
-    ("XSA (paper, 2026)", "— (arXiv 2603.09078)", "each output loses its own value's direction", "1: what attention moves",
-     "xsa", "xsa_loss", None),
+    ("XSA (paper, 2026)", "— (arXiv 2603.09078)", "each output loses its own value's direction",
+     "1: what attention moves", "xsa", "xsa_loss", None),
 )
 
 
@@ -42,7 +42,8 @@ def _toy(result: dict | None, judged: dict, variant: str, test: str) -> str:
     cache = d["kv_bytes_per_token"]["float32"] / base["kv_bytes_per_token"]["float32"]
     rec = judged.get(test)
     verdict = NOT_RUN if rec is None else verdict_label(rec)
-    return f"toy: Δ loss {p['mean']:+.3f} nats ({verdict}), cache {cache:.0%} of the baseline's"
+    return (f"toy: Δ loss {p['mean']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}] nats ({verdict}), cache "
+            f"{cache:.0%} of the baseline's")
 
 
 def _post_hoc(kv: dict | None, test: str | None) -> str:
