@@ -424,3 +424,29 @@ say("The residual stream *connects* layers by mere accumulation: the final state
     f"layer, the logit-lens loss falls from {lens['loss'][0]:.2f} to {lens['loss'][-1]:.2f} nats. "
     "Chapter 02 opens the other axis, attention, and separates where it looks from what it "
     "moves.")
+
+# %% [markdown] jp-MarkdownHeadingCollapsed=true
+# ## How sure are we?
+
+# %% [markdown]
+# The running sum is exact up to float rounding (checked above against a bound of 1e-5). The effects are means over
+# 128 validation sequences of **one** trained model: how much do they move between the four batches of 32
+# sequences? Each batch measured on its own:
+
+# %%
+per_batch = [direct_and_total_effects(model, [b]) for b in batches]
+ratios = [e["total"][0] / e["direct"][0] for e in per_batch]
+counts = [sum(t > d + 1e-3 for d, t in zip(e["direct"][:-1], e["total"][:-1])) for e in per_batch]
+at = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)} to {max(counts)}"
+say(table(["batch", "block 0 direct (nats)", "block 0 total (nats)", "total / direct",
+           f"blocks where total > direct (of {L - 1})"],
+          [[i, f"{e['direct'][0]:+.3f}", f"{e['total'][0]:+.3f}", f"{r:.2f}", c]
+           for i, (e, r, c) in enumerate(zip(per_batch, ratios, counts))]),
+    f"Across the batches, block 0's total cost is {min(ratios):.2f} to {max(ratios):.2f} times its "
+    f"direct cost, and the total exceeds the direct cost at {at} of the {L - 1} blocks before "
+    "the last in every batch.")
+
+# %% [markdown]
+# So the gap between direct and total effects is no accident of one batch. What the chapter cannot tell is how it
+# varies between models: it takes apart one model, trained once with one seed. Chapter 03 trains several seeds of
+# each model it compares, and says how their results are judged.

@@ -21,12 +21,11 @@
 # sub-question: in the deep layers, does V choose to read the token embedding while Q and K read recent layers?)
 #
 # **Goals.** See that a token's states across layers form a sequence, and that a causal softmax read over the last
-# K layers *is* sliding-window attention ([ShortSWA](#glossary:shortswa)) along that sequence — checked on a real
-# stack to float precision. Build the family of [depth mixers](#glossary:depth-mixer) from fixed to adaptive and
-# the routers that give Q, K and V their own depth mixture, compare each with the plain residual sum on paired
-# seeds, and read what they learned to read. Then train the instrument behind the article's central sentence — Attention Residuals with
-# a pseudo-query for each of q, k and v, over attention and MLP outputs separately — and Depth-Attention, a read of
-# V over depth inside attention that costs no cache; set both beside chapter 04 and a real decoder.
+# K layers *is* sliding-window attention ([ShortSWA](#glossary:shortswa)) along that sequence, checked on a real
+# stack to float precision. Compare a family of such reads over depth ([depth mixers](#glossary:depth-mixer), each
+# defined where it first appears) with the plain residual sum on paired seeds, and read what they learned to read:
+# in particular, whether V reads the token embedding while Q and K read recent layers, the article's own
+# sub-question, set beside chapter 04 and a real decoder.
 #
 # **Prerequisites.** Chapter 01 (the residual stream as a running sum), chapter 02 (attention: pattern and values),
 # chapter 03 (paired seeds, a strong baseline, and its short lesson on how a result is judged), chapter 04 (x0,
@@ -58,7 +57,9 @@ setup_notebook(seed=0)
 #
 # That is exactly causal sliding-window attention with window $K$ — "ShortSWA" — run along the depth axis. The
 # picture: block 4 reads the last two states of its own token (top); the same operator on the sequence axis reads
-# the last two positions (bottom). A window as long as the depth is the *full window*: full memory of every layer.
+# the last two positions (bottom). A window as long as the depth is the *full window*: full memory of every layer,
+# the dense read over depth that DenseFormer makes with fixed learned weights and Attention Residuals with a
+# softmax (both built below); the window K is what makes ShortSWA short.
 
 # %%
 import matplotlib.pyplot as plt
