@@ -138,12 +138,12 @@ def verdict_table(rows: list[Verdict]) -> tuple[list[str], list[list[str]]]:
 
 def declared_result(result: dict | None, test: str, against: str = "the baseline's") -> str:
     """A stored declared test of a paired-seed recipe whose quantity is a final-loss difference (this variant's
-    minus another's, per seed; ``against`` names that one's, possessive), in the words chapters 02, 04 and 05 print beside a design: ``final loss 0.004
-    nats above the baseline's, 95% CI [-0.010, +0.018], 2 of 5 seeds lower; declared test `k_eq_v_no_worse` (no
-    worse within ±0.01): reproduced — decided, in the published direction``. The interval is the unadjusted one;
-    where the test shares a Holm family, the corrected p is named, so that an interval clear of 0 beside an
-    *undecided* verdict explains itself. Reads the test's record in ``result["verdicts"]`` (mean, ci, values,
-    verdict, p_holm, family_size); "not run yet" when ``result`` is None.
+    minus another's, per seed; ``against`` names that other, possessive), in the words chapters 02, 04 and 05 print
+    beside a design: ``final loss 0.004 nats above the baseline's, 95% CI [-0.010, +0.018], 2 of 5 seeds lower;
+    declared test `k_eq_v_no_worse` (no worse within ±0.01): reproduced — decided, in the published direction``.
+    The interval is the unadjusted one; where the test shares a Holm family, the corrected p is named, so that an
+    interval clear of 0 beside an *undecided* verdict explains itself. Reads the test's record in
+    ``result["verdicts"]`` (mean, ci, values, verdict, p_holm, family_size); "not run yet" when ``result`` is None.
 
     Raises:
         KeyError: naming a test the result does not hold.
