@@ -291,6 +291,68 @@ mine = logit_contributions(comps[:, 0, pos], model.lm_head.weight[target].detach
 print(f"your contributions sum to {mine.sum():.3f}; the model's logit is {att.logit:.3f}")
 
 # %% [markdown]
+# ### Exercise 3: the direct and the total effect of one block
+#
+# **Difficulty 3/5 · importance 5/5 · about 20 minutes.** This is the chapter's idea in code: the figure at the
+# top of the chapter came from it.
+#
+# Write `block_effect(model, x, y, layer)`: return `(direct, total)`, two floats in [nats](#glossary:nats), the
+# change of the loss `model(x, y).loss` when block `layer`'s write $y_l$ is removed
+#
+# * **directly**: from the final state only, $h_L - y_l$, read out as the model reads its final state (its final
+#   RMSNorm, then its unembedding), with no other block noticing;
+# * **in total**: inside the forward pass, so that every later block reads the changed stream.
+#
+# Each is the loss without the write minus the clean loss (positive when the block helped). The checker runs your
+# function on small models whose blocks are made to write strongly, and names the mistakes it recognises.
+#
+# <details><summary>Hint</summary>
+#
+# `model(x, y, trace=True).trace` holds the final state (`"resid_final"`) and each block's two writes
+# (`"blocks.{l}.attn.out"`, `"blocks.{l}.mlp.out"`); the chapter's `unembed(model, h)` is the model's read-out.
+# For the total, the same names are hook points: `model(x, y, hooks={name: function})` replaces what passes a
+# point by what the function returns.
+#
+# </details>
+
+
+# %%
+def block_effect(model, x, y, layer):
+    """model, x (B, T), y (B, T), layer -> (direct, total): the loss changes, in nats, when
+    block `layer`'s write is removed from the final state only, and inside the forward pass.
+    """
+    raise NotImplementedError  # replace with your code
+
+
+from vrs_edu.course.exercises.ch01 import check_block_effect
+
+check_block_effect(block_effect)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
+
+# %% jupyter={"source_hidden": true} tags=["hide-input"]
+# Worked solution. Running it replaces your function, so the chapter runs on either way.
+import torch.nn.functional as F
+
+from vrs_edu.chapters.ch01_two_axes.readout import unembed
+
+
+def block_effect(model, x, y, layer):
+    out = model(x, y, trace=True)
+    write = out.trace[f"blocks.{layer}.attn.out"] + out.trace[f"blocks.{layer}.mlp.out"]
+    logits = unembed(model, out.trace["resid_final"] - write)           # the final state without it
+    direct = F.cross_entropy(logits.flatten(0, 1), y.flatten()).item() - out.loss.item()
+    zero = {f"blocks.{layer}.{part}": torch.zeros_like for part in ("attn.out", "mlp.out")}
+    total = model(x, y, hooks=zero).loss.item() - out.loss.item()     # later blocks see it gone
+    return direct, total
+
+
+check_block_effect(block_effect)
+None  # the check prints what it found; this line keeps the cell from also showing its True/False
+xb, yb = batches[0]
+mine = block_effect(model, xb, yb, 0)
+print(f"block 0 on one validation batch: direct {mine[0]:+.3f}, total {mine[1]:+.3f} nats")
+
+# %% [markdown]
 # ## Along depth: norm, token identity, logit lens
 #
 # Averaged over the same validation batches, for every depth $l = 0..L$: the mean **norm** of the state; its mean

@@ -14,6 +14,7 @@ CHECKERS = [
     (ch00.check_stream_norms, True),
     (ch01.check_residual_stack, True),
     (ch01.check_logit_contributions, True),
+    (ch01.check_block_effect, False),
     (ch02.check_attention_pattern, True),
     (ch02.check_attend, True),
     (ch02.check_value_swap, False),
@@ -76,6 +77,7 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_stream_norms": ch00._ref_stream_norms,
         "check_residual_stack": ch01.residual_stack,
         "check_logit_contributions": ch01.logit_contributions,
+        "check_block_effect": ch01.block_effect,
         "check_attention_pattern": ch02.attention_pattern,
         "check_attend": ch02.attend,
         "check_value_swap": value_swap_loss,
@@ -143,7 +145,8 @@ def test_a_failed_case_names_its_inputs_so_the_learner_can_rerun_it(capsys):
 
 REFERENCES = {
     "check_stream_norms": ch00._ref_stream_norms, "check_residual_stack": ch01.residual_stack,
-    "check_logit_contributions": ch01.logit_contributions, "check_attention_pattern": ch02.attention_pattern,
+    "check_logit_contributions": ch01.logit_contributions, "check_block_effect": ch01.block_effect,
+    "check_attention_pattern": ch02.attention_pattern,
     "check_attend": ch02.attend, "check_value_swap": value_swap_loss, "check_head_contributions": head_contributions,
     "check_value_residual_attention": ch03._ref_value_residual_attention, "check_v1_share": ch03._ref_v1_share,
     "check_x0_projection": ch04._ref_x0_projection, "check_x0_norm_share": ch04._ref_x0_norm_share,
@@ -268,7 +271,7 @@ EXERCISE_CELLS = _chapter_exercises()
 
 
 def test_every_chapter_has_its_exercises():
-    # one exercise per checker, 15 in chapters 00-09: counted over the chapters whose source exists (a chapter is
+    # one exercise per checker, 16 in chapters 00-09: counted over the chapters whose source exists (a chapter is
     # written after its checker, e.g. chapter 08's by its own issue); an assignment's second task has no chapter cell
     from pathlib import Path
 

@@ -19,7 +19,9 @@ EXERCISES = [
     (ch02.check_value_swap, value_swap_loss, ch02.SWAP_MISTAKES),
     (ch02.check_head_contributions, head_contributions, ch02.CONTRIBUTION_MISTAKES),
 ]
-test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs(EXERCISES)
+# chapter 01's third exercise returns two floats from a model (no float64 edge to catch): the first two specs only
+BLOCK_EFFECT = (ch01.check_block_effect, ch01.block_effect, ch01.EFFECT_MISTAKES)
+test_reference_passes, test_each_mistake_gets_its_own_hint = exercise_specs([*EXERCISES, BLOCK_EFFECT])
 # chapter 00's one checker (no file of its own) is graded too
 test_the_edges_pass_the_reference_and_catch_a_float32_result = edge_specs(
     [(ch00.check_stream_norms, ch00._ref_stream_norms, []), *EXERCISES])
@@ -58,3 +60,14 @@ def test_unimplemented_exercise_says_so(capsys):
 def test_seeds_change_the_cases():
     a, b = ch02._pattern_cases(0), ch02._pattern_cases(1)
     assert not torch.equal(a[0][0], b[0][0])
+
+
+def test_the_block_effect_reference_agrees_with_zeroing_both_writes_by_hooks_and_the_last_block_is_direct():
+    # total by the chapter's resid_pre hooks (direct_and_total_effects) = total by zeroing attn.out and mlp.out;
+    # for the last block nothing reads the write after it, so direct = total (to float rounding)
+    model, x, y, _ = ch01._effect_cases(0)[0]
+    for layer in range(model.cfg.n_layers):
+        direct, total = ch01.block_effect(model, x, y, layer)
+        assert total == pytest.approx(ch01._total(model, x, y, layer), abs=1e-5)
+        assert direct == pytest.approx(ch01._direct(model, x, y, layer), abs=1e-5)
+    assert direct == pytest.approx(total, abs=1e-5)

@@ -1,4 +1,5 @@
-"""Chapter 01 exercises: the residual stream as a running sum, and direct logit attribution.
+"""Chapter 01 exercises: the residual stream as a running sum, direct logit attribution, and the direct and total
+effect of one block.
 
 ``check_<name>(fn, *, seed=0, edges=False, **kw)``: seed 0 gives the public cases; graders call with other seeds
 and ``edges=True`` (one position, the smallest widths, float64). Extra keyword arguments go to
@@ -8,8 +9,12 @@ from __future__ import annotations
 
 import torch
 
-from vrs_edu.chapters.ch01_two_axes.readout import logit_contributions, residual_stack
+import torch.nn.functional as F
+
+from vrs_edu.chapters.ch01_two_axes.readout import (block_outputs, direct_and_total_effects, logit_contributions,
+                                                    residual_stack, unembed)
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 # --- exercise 1: the depth stack from the embedding and each block's write ------------------------------------
 
@@ -94,3 +99,92 @@ def check_logit_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) -
     kw.setdefault("stub_hint", "the final state is the sum of the components; its RMS is one number, and every "
                   "component's share is its dot product with the unembedding row divided by it")
     return check_function("logit contributions", fn, logit_contributions, _dla_cases(seed, edges), DLA_MISTAKES, **kw)
+
+
+# --- exercise 3: the direct and the total effect of one block ------------------------------------------------------
+
+def block_effect(model, x, y, layer: int) -> tuple[float, float]:
+    """The reference: ``(direct, total)``, the loss change in nats when block ``layer``'s write is removed from the
+    final state only (direct) or inside the forward pass (total), from the chapter's
+    :func:`~vrs_edu.chapters.ch01_two_axes.readout.direct_and_total_effects`."""
+    r = direct_and_total_effects(model, [(x, y)])
+    return r["direct"][layer], r["total"][layer]
+
+
+def _effect_model(seed: int, n_layers: int) -> TinyGPT:
+    # a small model with large writes (20 x the GPT-2 init), so that its blocks visibly build on each other
+    model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=n_layers, n_heads=2, block_size=8, seed=seed,
+                                  stream_start="embedding"))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.startswith("blocks."):
+                p.mul_(20.0)
+    return model.eval()
+
+
+def _effect_cases(seed: int, edges: bool = False):
+    # (n_layers, layer): an early block (direct and total differ), the last (they are equal) and a middle one
+    plan = [(1, 0), (2, 1), (3, 0)] if edges else [(3, 0), (3, 2), (4, 1)]
+    cases = []
+    for i, (L, layer) in enumerate(plan):
+        g = torch.Generator().manual_seed(1000 * seed + i)
+        x, y = torch.randint(13, (2, 1 if edges else 8), generator=g), torch.randint(13, (2, 1 if edges else 8),
+                                                                                   generator=g)
+        cases.append((_effect_model(1000 * seed + i, L), x, y, layer))
+    return cases
+
+
+def _zero_write(layer: int, parts=("attn.out", "mlp.out")) -> dict:
+    return {f"blocks.{layer}.{p}": (lambda t: torch.zeros_like(t)) for p in parts}
+
+
+def _loss(model, x, y, hooks=None) -> float:
+    return model(x, y, hooks=hooks or {}).loss.item()
+
+
+def _direct(model, x, y, layer):
+    out = model(x, y, trace=True)
+    final = out.trace["resid_final"] - block_outputs(out.trace)[layer]
+    return F.cross_entropy(unembed(model, final).flatten(0, 1), y.flatten()).item() - out.loss.item()
+
+
+def _total(model, x, y, layer):
+    return _loss(model, x, y, _zero_write(layer)) - _loss(model, x, y)
+
+
+def _direct_without_norm(model, x, y, layer):   # the write subtracted after the final norm, from the logits' input
+    out = model(x, y, trace=True)
+    h = unembed(model, out.trace["resid_final"]) - model.lm_head(block_outputs(out.trace)[layer])
+    return F.cross_entropy(h.flatten(0, 1), y.flatten()).item() - out.loss.item()
+
+
+EFFECT_MISTAKES = [
+    Mistake(lambda m, x, y, l: (_direct(m, x, y, l), _direct(m, x, y, l)),
+            "your total effect equals your direct effect: the total removes the write *inside* the forward pass "
+            "(hooks on blocks.{layer}.attn.out and blocks.{layer}.mlp.out that return zeros), so that every later "
+            "block reads the changed stream"),
+    Mistake(lambda m, x, y, l: (_total(m, x, y, l), _total(m, x, y, l)),
+            "your direct effect equals your total effect: the direct one subtracts the write from the final state "
+            "only (trace['resid_final'] minus the block's attn.out + mlp.out), then applies the model's read-out"),
+    Mistake(lambda m, x, y, l: (-_direct(m, x, y, l), -_total(m, x, y, l)),
+            "the signs are flipped: an effect is the loss without the write minus the clean loss (positive when "
+            "the block helped)"),
+    Mistake(lambda m, x, y, l: (_direct(m, x, y, l), _loss(m, x, y, _zero_write(l, ("attn.out",))) - _loss(m, x, y)),
+            "your total removes only the attention's write: a block writes attn.out + mlp.out, zero both"),
+    Mistake(lambda m, x, y, l: (_direct(m, x, y, l), _loss(m, x, y, _zero_write(l, ("mlp.out",))) - _loss(m, x, y)),
+            "your total removes only the MLP's write: a block writes attn.out + mlp.out, zero both"),
+    Mistake(lambda m, x, y, l: (_direct_without_norm(m, x, y, l), _total(m, x, y, l)),
+            "your direct effect subtracts the write after the final RMSNorm: subtract it from the final state "
+            "first, then apply the read-out (norm, then unembedding) to what is left"),
+]
+
+
+def check_block_effect(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
+    """Exercise 01.3: ``fn(model, x (B, T), y (B, T), layer) -> (direct, total)``, the loss changes in nats when
+    block ``layer``'s write is removed from the final state only, and inside the forward pass. Edges: one-layer
+    models and one-token sequences, where the two effects are equal."""
+    kw.setdefault("atol", 1e-4)
+    kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
+    kw.setdefault("stub_hint", "two losses minus the clean one: the final state minus the block's write, read out "
+                  "with the model's own norm and unembedding; and a forward pass whose hooks zero the block's write")
+    return check_function("block effect", fn, block_effect, _effect_cases(seed, edges), EFFECT_MISTAKES, **kw)
