@@ -247,9 +247,9 @@ if designs is not None:
 # %% [markdown]
 # And post hoc, in a real decoder trained with separate K and V (SmolLM2, the 30-layer model of chapter 08):
 # could its layers have done with K = V, or with a neighbour's cache? `vrs-edu reproduce decoder-kv-designs`
-# fits, per layer, the best linear map from K to V on calibration text and measures on other text how much of V it
-# predicts ($R^2$) and what the loss becomes when V is replaced by that prediction; and what a layer loses when
-# it reads its neighbour's K and V instead of its own.
+# fits, per layer, a linear map from K to V (ridge regression) on calibration text and measures on other text how
+# much of V it predicts ($R^2$) and what the loss becomes when V is replaced by that prediction; and what a layer
+# loses when it reads its neighbour's K and V instead of its own.
 
 # %%
 from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import post_hoc_sentence
