@@ -241,7 +241,8 @@ from vrs_edu.chapters.ch06_what_v_reuse_buys.recipe import verdicts as design_ve
 
 designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
 if designs is not None:
-    design_judged = {r.test.name: r.to_record() for r in design_verdicts(designs)}
+    design_rows = design_verdicts(designs)   # judged once: read here and in "How sure are we?"
+    design_judged = {r.test.name: r.to_record() for r in design_rows}
     say(table(*designs_table(designs, design_judged)), designs_sentence(designs, design_judged))
 
 # %% [markdown]
@@ -536,8 +537,8 @@ from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import removal_sentence
 if designs is not None:
     say(f"`{designs['command']}`:\n" + "\n".join(
         f"* `{r.test.name}`, \"{r.test.claim}\": {r.interval(label='95% CI ')} nats "
-        f"(smallest effect {abs(r.test.effect_for_power):.2f}), **{verdict_label(r.to_record())}**"
-        for r in design_verdicts(designs)))
+        f"(smallest effect {abs(r.test.effect_for_power):.2f}), **{verdict_label(r)}**"
+        for r in design_rows))
     say(removal_sentence(design_judged["removal_visible"]))
 
 # %% [markdown]

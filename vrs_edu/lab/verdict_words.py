@@ -49,5 +49,3 @@ def plain_verdict(row, unit: str = "nats") -> str:
     if verdict == "undecided" and arms and reason:
         return f"undecided across the learning rates ({reason})"
     return PLAIN.get(verdict, verdict)
-
-

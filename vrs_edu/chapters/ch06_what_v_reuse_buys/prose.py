@@ -337,7 +337,6 @@ def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
     return cache + f". On the loss, at {steps} steps of the toy: " + "; ".join(said) + "."
 
 
-
 def removal_sentence(check: dict) -> str:
     """What the set-up check ``removal_visible`` (the baseline with 5 % fewer parameters, in its MLPs, costs loss)
     says about the two "no worse" tests, from its verdict: only where it is reproduced can a "no worse" reading of
@@ -347,6 +346,7 @@ def removal_sentence(check: dict) -> str:
                 "worse' for K = V or CLA says more than that it cannot see their removal.")
     return (f"The set-up check is {verdict_label(check)}: this toy does not reliably see the loss of 5 % of its "
             f"parameters, so even a decided 'no worse' for K = V or CLA would say little here.")
+
 
 def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]

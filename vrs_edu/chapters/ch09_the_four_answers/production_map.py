@@ -12,6 +12,7 @@ result reads "not run yet".
 """
 from __future__ import annotations
 
+from vrs_edu.lab.results import interval
 from vrs_edu.lab.verdict_words import verdict_label
 
 COLUMNS = ["model", "config field", "design", "the article's question", "what the course measured"]
@@ -42,8 +43,7 @@ def _toy(result: dict | None, judged: dict, variant: str, test: str) -> str:
     cache = d["kv_bytes_per_token"]["float32"] / base["kv_bytes_per_token"]["float32"]
     rec = judged.get(test)
     verdict = NOT_RUN if rec is None else verdict_label(rec)
-    return (f"toy: Δ loss {p['mean']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}] nats ({verdict}), cache "
-            f"{cache:.0%} of the baseline's")
+    return f"toy: Δ loss {interval(p['mean'], p['ci'])} nats ({verdict}), cache {cache:.0%} of the baseline's"
 
 
 def _post_hoc(kv: dict | None, test: str | None) -> str:

@@ -8,7 +8,6 @@ and ``edges=True`` (one position, the smallest widths, float64). Extra keyword a
 from __future__ import annotations
 
 import torch
-
 import torch.nn.functional as F
 
 from vrs_edu.chapters.ch01_two_axes.readout import (block_outputs, direct_and_total_effects, logit_contributions,
