@@ -304,12 +304,15 @@ print(f"your contributions sum to {mine.sum():.3f}; the model's logit is {att.lo
 # * **in total**: inside the forward pass, so that every later block reads the changed stream.
 #
 # Each is the loss without the write minus the clean loss (positive when the block helped). The checker runs your
-# function on small models whose blocks are made to write strongly, and names the mistakes it recognises.
+# function on small random models whose blocks are made to write strongly, and names the mistakes it recognises;
+# in a random model removing a block can also lower the loss, so some of its expected effects are negative.
 #
 # <details><summary>Hint</summary>
 #
 # `model(x, y, trace=True).trace` holds the final state (`"resid_final"`) and each block's two writes
-# (`"blocks.{l}.attn.out"`, `"blocks.{l}.mlp.out"`); the chapter's `unembed(model, h)` is the model's read-out.
+# (`"blocks.{l}.attn.out"`, `"blocks.{l}.mlp.out"`); the model's read-out is
+# `unembed(model, h)` from `vrs_edu.chapters.ch01_two_axes.readout`, and `model(x, y).loss` is the mean
+# cross-entropy over every position, `F.cross_entropy(logits.flatten(0, 1), y.flatten())`.
 # For the total, the same names are hook points: `model(x, y, hooks={name: function})` replaces what passes a
 # point by what the function returns.
 #
@@ -493,7 +496,7 @@ say("The residual stream *connects* layers by mere accumulation: the final state
 # %% [markdown]
 # The running sum is exact up to float rounding (checked above against a bound of 1e-5). The effects are means over
 # 128 validation sequences of **one** trained model: how much do they move between the four batches of 32
-# sequences? Each batch measured on its own:
+# sequences (the first four of the validation split, not random draws)? Each batch measured on its own:
 
 # %%
 per_batch = [direct_and_total_effects(model, [b]) for b in batches]

@@ -151,6 +151,12 @@ def _total(model, x, y, layer):
     return _loss(model, x, y, _zero_write(layer)) - _loss(model, x, y)
 
 
+def _direct_norm_unapplied(model, x, y, layer):   # (h_L - y_l) read out by the unembedding alone, no final norm
+    out = model(x, y, trace=True)
+    h = model.lm_head(out.trace["resid_final"] - block_outputs(out.trace)[layer])
+    return F.cross_entropy(h.flatten(0, 1), y.flatten()).item() - out.loss.item()
+
+
 def _direct_without_norm(model, x, y, layer):   # the write subtracted after the final norm, from the logits' input
     out = model(x, y, trace=True)
     h = unembed(model, out.trace["resid_final"]) - model.lm_head(block_outputs(out.trace)[layer])
@@ -175,6 +181,13 @@ EFFECT_MISTAKES = [
     Mistake(lambda m, x, y, l: (_direct_without_norm(m, x, y, l), _total(m, x, y, l)),
             "your direct effect subtracts the write after the final RMSNorm: subtract it from the final state "
             "first, then apply the read-out (norm, then unembedding) to what is left"),
+    Mistake(lambda m, x, y, l: (_direct_norm_unapplied(m, x, y, l), _total(m, x, y, l)),
+            "your direct effect leaves out the final RMSNorm: the model reads its final state as "
+            "lm_head(RMSNorm(h)), which the chapter's unembed(model, h) does"),
+    Mistake(lambda m, x, y, l: block_effect(m, x, y, l)[::-1],
+            "direct and total are swapped: return (direct, total), the final-state-only effect first"),
+    Mistake(lambda m, x, y, l: tuple(e + _loss(m, x, y) for e in block_effect(m, x, y, l)),
+            "you returned the two losses, not their changes: subtract the clean loss model(x, y).loss from each"),
 ]
 
 
