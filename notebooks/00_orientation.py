@@ -23,7 +23,7 @@
 #
 # **Prerequisites.** Python and a first contact with PyTorch tensors. Nothing about Transformers yet.
 #
-# **Study time.** About 30 minutes. **Expected run time.** About 30 seconds at one thread on a laptop CPU (budget in
+# **Study time.** About 20 minutes. **Expected run time.** About 30 seconds at one thread on a laptop CPU (budget in
 # `book.toml`: 60 s), most of it a short live training run.
 
 # %%
@@ -48,8 +48,15 @@ for name, version in versions.items():
 #
 # A Transformer moves information along two axes: along the **sequence**, attention moves it between tokens; along
 # **depth**, the [residual stream](#glossary:residual-stream) carries it from layer to layer. Attention has two
-# halves: the queries and keys (**QK**) decide where to look, the values (**V**) are what gets moved. The course
-# asks four questions about them, in the words of the article it starts from:
+# halves: the queries and keys (**QK**) decide where to look, the values (**V**) are what gets moved.
+#
+# **The article.** The course answers a Korean-language note on the [value residual](#glossary:value-residual)
+# stream, called *the article* throughout (in the chapters, *seed* only ever means a random seed). It reads two
+# sources: the "[bank of values](#glossary:bank-of-values)" paper ([He et al., 2026](#cite:he2026bankofvalues),
+# *Do Value Vectors in Deep Layers Need Context from the Residual Stream?*) and its second author's follow-up
+# post, an Attention-Residuals model with one depth pseudo-query each for q, k and v
+# ([Liu, 2026](#cite:liu2026attnresqkv)). Its thesis fits one sentence, *"QK는 기준이고 V는 내용이다"*: QK is the
+# criterion and V is the content. It asks four questions, in this order:
 #
 # 1. How much does a deep layer's attention depend on its freshly computed QK pattern? (measured in chapters 02,
 #    07 and 08; answered in chapter 09)
@@ -60,7 +67,7 @@ for name, version in versions.items():
 # 4. Can efficiency or interpretability gains come from V reuse rather than from QK? (measured in chapters 06 and
 #    08; answered in chapter 09)
 #
-# The article's own conclusion is that looking at attention through QK alone sees only half of it. The course
+# The article's conclusion is that looking at attention through QK alone sees only half of it. The course
 # measures whether that holds, in small models trained here and in real pretrained weights; chapter 09 answers the
 # four questions side by side, each with the toys' and the real models' evidence, and says where the conclusion
 # holds.
@@ -94,7 +101,7 @@ for name, version in versions.items():
 
 # %% tags=["nbval-ignore-output"]
 # The map grows as chapters are written (tests/test_manifest.py checks book.toml).
-from vrs_edu.course.book import ROOT, chapters
+from vrs_edu.course.book import ROOT, appendices, chapters, study_minutes
 from vrs_edu.viz.prose import say, table
 
 written = [c for c in chapters() if (ROOT / "notebooks" / c.file).exists()]
@@ -102,6 +109,11 @@ say(table(["#", "chapter", "the question it answers", "study", "run"],
           [[c.number, c.title.split("·", 1)[1].strip(), c.question,
             f"{c.study_min} min" if c.study_min else "—", f"≤ {c.budget_s} s"] for c in written],
           align="llrrr"))
+names = ", ".join(a.title.split("·")[0].strip() for a in appendices())
+minutes = study_minutes()
+say(f"In all, {minutes} minutes of study ({minutes / 60:.1f} hours). Chapters 03–05 "
+    f"each have an appendix of evidence (run ledgers, second-corpus tables, tuning histories) that "
+    f"their *How sure are we?* links: {names}. You need not read them to go on.")
 
 # %% [markdown]
 # ## A first look at a residual stream

@@ -28,7 +28,7 @@
 # **Prerequisites.** Chapter 00 (what a residual stream is, how exercises work). PyTorch tensors, `softmax` and
 # cross-entropy. No interpretability background needed.
 #
-# **Study time.** About an hour. **Expected run time.** About 30 seconds at one thread on a laptop CPU (budget in
+# **Study time.** About 45 minutes. **Expected run time.** About 30 seconds at one thread on a laptop CPU (budget in
 # `book.toml`: 60 s), half of it a short live training run.
 
 # %%

@@ -26,7 +26,7 @@
 # **Prerequisites.** Chapter 01 (the residual stream, direct and total effects, hook points). Matrix products and
 # `softmax`.
 #
-# **Study time.** About an hour. **Expected run time.** About 20 seconds at one thread on a laptop CPU (budget in
+# **Study time.** About 45 minutes. **Expected run time.** About 20 seconds at one thread on a laptop CPU (budget in
 # `book.toml`: 60 s).
 
 # %%
@@ -510,7 +510,27 @@ say(table(*alignment_rows(align)), alignment_sentence(align, head_dim=model.cfg.
 # both designs from scratch on the course's 8-layer word model against the strong baseline (five
 # [paired seeds](#glossary:paired-seeds) on the King James Bible, `vrs-edu reproduce production-designs`); each
 # was given a test before the run: "no worse within ±0.01 nats" for K = V, "lower than the baseline's" for XSA
-# (0.01 nats is the smallest effect of interest declared with it):
+# (0.01 nats is the smallest effect of interest declared with it).
+#
+# ### How to read a verdict
+#
+# These are the first verdicts of the course; every later chapter uses the same five words. Before a run, each claim
+# gets a [declared test](#glossary:declared-test): what is measured (here a difference of validation losses, in
+# nats), which sign supports the claim, and a [smallest effect of interest](#glossary:smallest-effect-of-interest),
+# the smallest difference that would matter. After the runs, the test says one of these
+# [three-way verdicts](#glossary:three-way-verdicts), or one of two words that qualify them:
+#
+# | verdict | what it means |
+# |---|---|
+# | [reproduced](#glossary:reproduced) | decided (p below 0.05 after the [Holm correction](#glossary:holm-correction), which raises the p-values of a family of tests judged together so one lucky test is not read as a finding) and the difference points the way the claim says |
+# | [contradicted](#glossary:contradicted) | decided, and the difference points the other way |
+# | [undecided](#glossary:undecided) | the runs cannot tell: the 95 % interval holds both outcomes. Not "no effect" |
+# | [negligible](#glossary:negligible) | the whole 95 % interval lies inside ± the smallest effect: whatever the effect is, it is too small to matter |
+# | [out of regime](#glossary:out-of-regime) | a [precondition](#glossary:precondition) declared with the test failed (e.g. a run read its text more than once), so the claim is not judged here; its [would-be verdict](#glossary:would-be-verdict) is shown beside it |
+#
+# A "no worse" claim is an [equivalence test](#glossary:equivalence-test): it is reproduced only when the whole
+# interval lies inside ± its margin. A verdict holds for the model, corpus and scale it was measured on, and the
+# sentence that states it names them.
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus

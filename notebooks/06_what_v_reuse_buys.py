@@ -28,7 +28,7 @@
 # **Prerequisites.** Chapters 02 (what V carries), 03 (SVFormer, and the lesson on paired seeds and baselines),
 # 04 (x0 and the bank of values) and 05 (Depth-Attention).
 #
-# **Study time.** About 45 minutes. **Expected run time.** About 30 seconds at one thread on an idle 2-core
+# **Study time.** About 35 minutes. **Expected run time.** About 30 seconds at one thread on an idle 2-core
 # laptop CPU (budget in `book.toml`: 60 s).
 
 # %%

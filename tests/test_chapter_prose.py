@@ -15,7 +15,7 @@ import jupytext
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.py"))
+CHAPTERS = sorted((ROOT / "notebooks").glob("[0-9][0-9]*_*.py"))
 MIN_CHARS = 40
 
 

@@ -1,5 +1,6 @@
-"""book.toml is the course's single table of contents: it must list every notebook exactly once, in order, with
-titles equal to each notebook's first heading, and the README's chapter table must be generated from it."""
+"""book.toml is the course's single table of contents: it must list every notebook exactly once (chapters, then the
+appendices that back them), in order, with titles equal to each notebook's first heading, a stated study time of
+at most 7 hours in all, and the README's chapter table must be generated from it."""
 import re
 import tomllib
 from pathlib import Path
@@ -7,7 +8,7 @@ from pathlib import Path
 import jupytext
 import pytest
 
-from vrs_edu.course.book import BOOK_TOML, chapter_table_markdown, chapters, load_book
+from vrs_edu.course.book import BOOK_TOML, appendices, chapter_table_markdown, chapters, load_book, study_minutes
 
 ROOT = Path(__file__).resolve().parents[1]
 NB = ROOT / "notebooks"
@@ -22,15 +23,44 @@ def test_book_toml_parses_with_tomllib_and_keeps_mdbook_keys():
 
 
 def test_every_notebook_is_listed_exactly_once_and_every_listed_one_exists():
-    listed = [c.file for c in chapters()]
+    listed = [c.file for c in chapters()] + [a.file for a in appendices()]
     duplicates = sorted({f for f in listed if listed.count(f) > 1})
     assert not duplicates, f"listed more than once in book.toml: {duplicates}"
-    on_disk = sorted(p.name for p in NB.glob("[0-9][0-9]_*.ipynb"))
+    on_disk = sorted(p.name for p in NB.glob("[0-9][0-9]*_*.ipynb"))
     unlisted = sorted(set(on_disk) - set(listed))
     missing = sorted(set(listed) - set(on_disk))
     assert not unlisted, f"notebooks present but not listed in book.toml: {unlisted}"
     assert not missing, f"listed in book.toml but missing from notebooks/: {missing}"
-    assert listed == sorted(listed), "chapters must be listed in their numbered order"
+    chapter_files = [c.file for c in chapters()]
+    assert chapter_files == sorted(chapter_files), "chapters must be listed in their numbered order"
+
+
+@pytest.mark.parametrize("appendix", appendices(), ids=lambda a: a.stem)
+def test_an_appendix_is_titled_by_its_first_heading_and_backs_its_chapter(appendix):
+    nb = jupytext.read(NB / (appendix.stem + ".py"))
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    heading = re.match(r"#\s+(.*)", first_md.source.strip())
+    assert heading and heading.group(1).strip() == appendix.title, \
+        f"{appendix.file}: first heading {heading and heading.group(1)!r} != book.toml title {appendix.title!r}"
+    assert appendix.file.startswith(appendix.chapter) and 0 < appendix.budget_s <= 90
+    (chapter,) = [c for c in chapters() if c.number == appendix.chapter]
+    assert f"({chapter.file})" in first_md.source, f"{appendix.file} does not link back to {chapter.file}"
+    chapter_md = "\n".join(c.source for c in jupytext.read(NB / (chapter.stem + ".py")).cells
+                           if c.cell_type == "markdown")
+    assert f"({appendix.file})" in chapter_md, f"{chapter.file} does not link its appendix {appendix.file}"
+
+
+def test_the_course_states_at_most_seven_hours_of_study():
+    assert all(c.study_min for c in chapters()), "every chapter states its study time (study_min)"
+    assert study_minutes() <= 7 * 60, f"the chapters' study times add up to {study_minutes()} min, over 7 hours"
+
+
+def test_an_appendix_must_back_a_listed_chapter(tmp_path):
+    bad = tmp_path / "book.toml"
+    bad.write_text(BOOK_TOML.read_text() + '\n[[preprocessor.course.appendices]]\nfile = "42a_x.ipynb"\n'
+                   'title = "Appendix 42 · x"\nchapter = "42"\nbudget_s = 60\n')
+    with pytest.raises(ValueError, match=r"appendix #3 \(42a_x.ipynb\): chapter must be the number"):
+        appendices(bad)
 
 
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.stem)

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 NB = Path(__file__).resolve().parents[1] / "notebooks"
-PAIRS = sorted(NB.glob("[0-9][0-9]_*.py"))
+PAIRS = sorted(NB.glob("[0-9][0-9]*_*.py"))
 
 
 def _cells(nb):
@@ -15,8 +15,8 @@ def _cells(nb):
 
 
 def test_every_source_has_its_notebook_and_back():
-    py = {p.stem for p in NB.glob("[0-9][0-9]_*.py")}
-    ipynb = {p.stem for p in NB.glob("[0-9][0-9]_*.ipynb")}
+    py = {p.stem for p in NB.glob("[0-9][0-9]*_*.py")}
+    ipynb = {p.stem for p in NB.glob("[0-9][0-9]*_*.ipynb")}
     assert py == ipynb, f"unpaired: .py only {sorted(py - ipynb)}, .ipynb only {sorted(ipynb - py)}"
 
 

@@ -35,6 +35,20 @@ class Chapter:
         return self.file[:2]
 
 
+@dataclass(frozen=True)
+class Appendix:
+    """A notebook of evidence behind one chapter (run ledgers, second-corpus tables, tuning histories): computed
+    like a chapter, read from the chapter's "How sure are we?", without a chapter's anatomy."""
+    file: str
+    title: str
+    chapter: str               # the two-digit number of the chapter it backs ("03")
+    budget_s: int              # run time, as for a chapter
+
+    @property
+    def stem(self) -> str:
+        return Path(self.file).stem
+
+
 def load_book(path: str | Path = BOOK_TOML) -> dict:
     """Parse book.toml with tomllib. Raises ValueError naming the file when a required table is missing."""
     path = Path(path)
@@ -63,6 +77,27 @@ def chapters(path: str | Path = BOOK_TOML) -> list[Chapter]:
     return out
 
 
+def appendices(path: str | Path = BOOK_TOML) -> list[Appendix]:
+    """The appendix notebooks, in book.toml's order (after the chapters in the book). Raises ValueError naming the
+    appendix and field when one is incomplete or backs a chapter book.toml does not list."""
+    numbers = {c.number for c in chapters(path)}
+    out = []
+    for i, a in enumerate(load_book(path)["preprocessor"]["course"].get("appendices", [])):
+        missing = [k for k in ("file", "title", "chapter", "budget_s") if k not in a]
+        if missing:
+            raise ValueError(f"book.toml appendix #{i} ({a.get('file', '?')}) lacks {missing}")
+        if a["chapter"] not in numbers:
+            raise ValueError(f"book.toml appendix #{i} ({a['file']}): chapter must be the number of a listed "
+                             f"chapter ({', '.join(sorted(numbers))}), got {a['chapter']!r}")
+        out.append(Appendix(a["file"], a["title"], a["chapter"], int(a["budget_s"])))
+    return out
+
+
+def study_minutes(path: str | Path = BOOK_TOML) -> int:
+    """The whole course's stated study time, in minutes: the sum of the chapters' ``study_min``."""
+    return sum(c.study_min or 0 for c in chapters(path))
+
+
 def chapter(number_or_stem: str) -> Chapter:
     """Look a chapter up by its two-digit number ("03") or its file stem ("03_value_residual")."""
     for c in chapters():
@@ -73,12 +108,18 @@ def chapter(number_or_stem: str) -> Chapter:
 
 def chapter_table_markdown() -> str:
     """The README's chapter table, generated from book.toml (a test keeps the README equal to it): study time
-    (``study_min``) and run time (``budget_s``) in separate columns, so that neither reads as the other."""
+    (``study_min``) and run time (``budget_s``) in separate columns, so that neither reads as the other; a last row
+    with the whole course's study time, then the appendices (evidence, not lessons: no study time of their own)."""
     rows = ["| # | chapter | question it answers | study | run |", "|---|---|---|---|---|"]
     for c in chapters():
         title = c.title.split("·", 1)[-1].strip()
         study = f"{c.study_min} min" if c.study_min else "—"
         rows.append(f"| {c.number} | [{title}](notebooks/{c.file}) | {c.question} | {study} | ≤ {c.budget_s} s |")
+    total = study_minutes()
+    rows.append(f"| | **the whole course** | | **{total} min ({total / 60:.1f} h)** | |")
+    for a in appendices():
+        rows.append(f"| {a.chapter}a | [{a.title}](notebooks/{a.file}) | the evidence behind chapter {a.chapter} "
+                    f"| — | ≤ {a.budget_s} s |")
     return "\n".join(rows)
 
 

@@ -37,7 +37,7 @@ from pathlib import Path
 import nbformat
 
 from vrs_edu.course.apparatus import COLLAPSED, heading_level
-from vrs_edu.course.book import BOOK_TOML, Chapter, chapters, load_book
+from vrs_edu.course.book import BOOK_TOML, Appendix, Chapter, appendices, chapters, load_book
 
 CONF_DIR = Path(__file__).resolve().parent / "sphinx"
 REFERENCES = CONF_DIR / "references.md"   # the references page: every entry of references.bib
@@ -93,12 +93,13 @@ def _md_escape(text: str) -> str:
     return "".join("\\" + ch if ch in "\\`*_{}[]<>()#+!|$" else ch for ch in text)
 
 
-def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
-    """The book's home page (MyST markdown): title, description, and the chapter list with questions and goals.
+def render_index(book: dict, chs: list[Chapter], present: set[str], apps: tuple[Appendix, ...] = ()) -> str:
+    """The book's home page (MyST markdown): title, description, the chapter list with questions and goals, and
+    the appendices.
 
-    The hidden toctree lists the chapters in book.toml's order: it is what Sphinx and the theme turn into the
-    sidebar navigation and the previous/next links. Chapters not in ``present`` (draft builds only) are listed
-    without a link.
+    The hidden toctrees list the chapters, then the appendices, in book.toml's order: it is what Sphinx and the
+    theme turn into the sidebar navigation and the previous/next links. Chapters and appendices not in ``present``
+    (draft builds only) are listed without a link.
     """
     meta = book["book"]
     lines = [f"# {_md_escape(meta['title'])}", ""]
@@ -106,6 +107,9 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += [_md_escape(meta["description"]), ""]
     lines += ["```{toctree}", ":hidden:", ":maxdepth: 2", ":caption: Chapters", ""]
     lines += [c.stem for c in chs if c.file in present]
+    if apps:
+        lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Appendices", ""]
+        lines += [a.stem for a in apps if a.file in present]
     lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Back matter", ""] + [p.stem for p in BACK_MATTER]
     lines += ["```", "", "```{toctree}", ":hidden:", ":caption: Guides", ""] + [p.stem for p in GUIDES]
     lines += ["```", "",
@@ -118,6 +122,12 @@ def render_index(book: dict, chs: list[Chapter], present: set[str]) -> str:
         lines += ["", f"**Question.** {_md_escape(c.question)}", "", "**Goals.**", ""]
         lines += [f"- {_md_escape(g)}" for g in c.goals]
         lines += ["", f"**Run-time budget.** {c.budget_s} s on a laptop CPU.", ""]
+    if apps:
+        lines += ["## Appendices", "", "The evidence behind a chapter that is not its lesson: run ledgers, "
+                  "second-corpus tables, tuning histories. Each chapter's *How sure are we?* links its appendix.", ""]
+        lines += [f"- [{_md_escape(a.title)}]({a.file})" if a.file in present else f"- {_md_escape(a.title)}"
+                  for a in apps]
+        lines.append("")
     lines += ["## Glossary and references", "", f"[The glossary]({GLOSSARY.name}) defines every term the course "
               f"uses. [Every source the course cites]({REFERENCES.name}): papers with their arXiv ids, code "
               "repositories and posts.", "", "## Guides", "",
@@ -190,14 +200,15 @@ def stage_notebook(src: Path, dst: Path) -> int:
     return replaced
 
 
-def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
-    """Write the Sphinx sources into ``paths.stage`` (emptied first). Returns the chapters staged.
+def stage(paths: BookPaths, draft: bool = False) -> list[Chapter | Appendix]:
+    """Write the Sphinx sources into ``paths.stage`` (emptied first). Returns the chapters and appendices staged.
 
     Raises:
-        MissingChapterError: a chapter's notebook does not exist (unless ``draft``), naming the file.
+        MissingChapterError: a chapter's or appendix's notebook does not exist (unless ``draft``), naming the file.
     """
     chs = chapters(paths.book_toml)
-    missing = [c for c in chs if not (paths.notebooks / c.file).is_file()]
+    apps = tuple(appendices(paths.book_toml))
+    missing = [c for c in (*chs, *apps) if not (paths.notebooks / c.file).is_file()]
     if missing and not draft:
         names = ", ".join(str((paths.notebooks / c.file).relative_to(paths.book_toml.parent)) for c in missing)
         raise MissingChapterError(
@@ -206,7 +217,7 @@ def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
     if paths.stage.exists():
         shutil.rmtree(paths.stage)
     paths.stage.mkdir(parents=True)
-    present = [c for c in chs if c not in missing]
+    present = [c for c in (*chs, *apps) if c not in missing]
     for c in present:
         stage_notebook(paths.notebooks / c.file, paths.stage / c.file)
     # Files the notebooks point at (images in markdown cells, e.g. notebooks/figures/) come along.
@@ -215,7 +226,8 @@ def stage(paths: BookPaths, draft: bool = False) -> list[Chapter]:
             shutil.copytree(extra, paths.stage / extra.name)
     for page in BACK_MATTER + GUIDES:
         shutil.copyfile(page, paths.stage / page.name)
-    (paths.stage / "index.md").write_text(render_index(load_book(paths.book_toml), chs, {c.file for c in present}))
+    (paths.stage / "index.md").write_text(render_index(load_book(paths.book_toml), chs, {c.file for c in present},
+                                                       apps))
     return present
 
 
@@ -308,7 +320,7 @@ def build(book_toml: str | Path = BOOK_TOML, draft: bool | None = None) -> int:
     except MissingChapterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 1
-    left_out = [c.file for c in chapters(paths.book_toml) if c not in staged]
+    left_out = [c.file for c in (*chapters(paths.book_toml), *appendices(paths.book_toml)) if c not in staged]
     if left_out:
         print(f"draft book: left out {len(left_out)} chapter(s) not written yet: {', '.join(left_out)}")
     for d in (paths.out, paths.doctrees):  # start clean: no page of a renamed or removed chapter survives
@@ -322,7 +334,7 @@ def build(book_toml: str | Path = BOOK_TOML, draft: bool | None = None) -> int:
         return rc
     write_search_texts(paths.out)
     took = time.perf_counter() - t0
-    print(f"book built: {len(staged)} chapter(s) in {took:.1f} s -> {paths.out / 'index.html'}")
+    print(f"book built: {len(staged)} chapter(s) and appendices in {took:.1f} s -> {paths.out / 'index.html'}")
     return 0
 
 
