@@ -465,13 +465,20 @@ say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
 # %%
 import math
 
+from vrs_edu.lab.analysis import check_preconditions
 from vrs_edu.lab.verdict_words import verdict_label
 
 rows = [[x.test.name, x.test.family, x.interval(),
          "n/a" if math.isnan(x.p_holm) else f"{x.p_holm:.3f}", verdict_label(x)]
         for x in [*by.values(), dby["gain_grows_with_depth"]]]
+pre = [*check_preconditions(vr_recipe.PRECONDITIONS, vr_recipe.facts(R)).values(),
+       ds_recipe.BASELINE_NOT_WORSE.judge(ds_recipe.facts(DS)["baseline_not_worse_with_depth"])]
 say(table(["test", "family", "mean [95 % CI]", "p (Holm)", "verdict"], rows, align="lllrl"),
-    f"Power to detect the paper's {paper:+.3f} nats with {r.n} seeds: {r.power:.0%}.")
+    "Preconditions, read from the runs: " + "; ".join(
+        f"`{o.precondition.name}` {o.value:.3f} (needs "
+        f"{'<' if o.precondition.direction == 'negative' else '>'} {o.precondition.threshold:g}): "
+        f"{'holds' if o.holds else 'fails'}" for o in pre)
+    + f". Power to detect the paper's {paper:+.3f} nats with {r.n} seeds: {r.power:.0%}.")
 
 # %% [markdown]
 # The declared tests' claims and sources, the preconditions' numbers, the per-layer tables, the loss curves, the
