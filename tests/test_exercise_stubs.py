@@ -21,6 +21,8 @@ CHECKERS = [
     (ch02.check_head_contributions, False),
     (ch03.check_value_residual_attention, True),
     (ch03.check_v1_share, True),
+    (ch03.check_value_residual_stack, False),
+    (ch03.check_paired_interval, False),
     (ch04.check_x0_projection, True),
     (ch04.check_x0_norm_share, True),
     (ch05.check_depth_swa_one_token, True),
@@ -33,8 +35,9 @@ CHECKERS = [
     (ch09.check_swept_verdict, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
-# The exercises that live in an assignment only (its second task), not in a chapter's notebook
-ASSIGNMENT_ONLY = {ch03.check_v1_share, ch04.check_x0_norm_share, ch05.check_depth_read_weights}
+# The exercises that live in an assignment only, not in a chapter's notebook (an assignment's second task; chapter
+# 03's first task, whose chapter exercise became the value residual stack)
+ASSIGNMENT_ONLY = {ch03.check_value_residual_attention, ch03.check_v1_share, ch04.check_x0_norm_share, ch05.check_depth_read_weights}
 
 
 def raises_stub(*args):
@@ -84,6 +87,8 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_head_contributions": head_contributions,
         "check_value_residual_attention": ch03._ref_value_residual_attention,
         "check_v1_share": ch03._ref_v1_share,
+        "check_value_residual_stack": ch03._ref_value_residual_stack,
+        "check_paired_interval": ch03._ref_paired_interval,
         "check_x0_projection": ch04._ref_x0_projection,
         "check_x0_norm_share": ch04._ref_x0_norm_share,
         "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
@@ -149,6 +154,7 @@ REFERENCES = {
     "check_attention_pattern": ch02.attention_pattern,
     "check_attend": ch02.attend, "check_value_swap": value_swap_loss, "check_head_contributions": head_contributions,
     "check_value_residual_attention": ch03._ref_value_residual_attention, "check_v1_share": ch03._ref_v1_share,
+    "check_value_residual_stack": ch03._ref_value_residual_stack, "check_paired_interval": ch03._ref_paired_interval,
     "check_x0_projection": ch04._ref_x0_projection, "check_x0_norm_share": ch04._ref_x0_norm_share,
     "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
     "check_depth_read_weights": ch05._ref_depth_read_weights,
@@ -271,7 +277,7 @@ EXERCISE_CELLS = _chapter_exercises()
 
 
 def test_every_chapter_has_its_exercises():
-    # one exercise per checker, 16 in chapters 00-09: counted over the chapters whose source exists (a chapter is
+    # one exercise per checker, 18 in chapters 00-09: counted over the chapters whose source exists (a chapter is
     # written after its checker, e.g. chapter 08's by its own issue); an assignment's second task has no chapter cell
     from pathlib import Path
 

@@ -1,15 +1,22 @@
-"""Chapter 03 exercise: attention with a value residual (ResFormer, arXiv 2410.17897).
+"""Chapter 03 exercises: attention with a value residual (ResFormer, arXiv 2410.17897), and a paired comparison.
 
-The learner writes ``value_residual_attention(pattern, v, v_first, lambda_1, lambda_2)`` returning
-``U_n = A_n · (λ1·V_1 + λ2·V_n)``: the first layer's values are mixed in *before* the attention-weighted sum, so
-V_1 is averaged with the current layer's own pattern A_n.
+* ``value_residual_attention(pattern, v, v_first, lambda_1, lambda_2)`` returns ``U_n = A_n · (λ1·V_1 + λ2·V_n)``:
+  the first layer's values are mixed in *before* the attention-weighted sum, so V_1 is averaged with the current
+  layer's own pattern A_n (the assignment's first task; ``v1_share``, its second, is below);
+* ``value_residual_stack(x, layers, lambdas)`` (the chapter's Exercise 3.1): the same mixing wired into a stack of
+  one-head attention layers, V_1 kept from the first layer's pass;
+* ``paired_interval(variant, baseline)`` (the chapter's Exercise 3.2): the mean of the per-seed differences and its
+  95 % Student-t interval.
 """
 from __future__ import annotations
+
+import math
 
 import torch
 
 from vrs_edu.course.checks import CheckFailed, Mistake, check_function, in_float64, random_inputs, wrap
-from vrs_edu.nn.attention import attend, causal_mask
+from vrs_edu.lab.analysis import t_critical
+from vrs_edu.nn.attention import attend, attention_pattern, causal_mask
 from vrs_edu.nn.value_residual import mix_values
 
 
@@ -167,3 +174,167 @@ def check_v1_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
                   "with its weight; your function from the first task makes either alone. Measure each part's "
                   "length per query and compare")
     return check_function("V_1 share", fn, _ref_v1_share, cases, SHARE_MISTAKES, **kw)
+
+
+# --- Exercise 3.1: the value residual wired into a stack of attention layers ---------------------------------------
+
+def value_residual_stack(x, layers, lambdas, *, v1_from=None, mix_after=False, reuse_first_output=False,
+                         residual=True, swap=False):
+    """A stack of one-head causal attention layers with ResFormer's value residual.
+
+    x (B, T, D): the stream entering the first layer; ``layers``: one dict per layer with ``"W_q"``, ``"W_k"``,
+    ``"W_v"``, ``"W_o"``, each (D, D); ``lambdas``: one pair (λ1, λ2) per layer after the first. Layer n computes
+    q, k, v = h·W_q, h·W_k, h·W_v from its input h and its causal pattern A_n; the first layer keeps its values as
+    V_1, every later one averages V_n' = λ1·V_1 + λ2·V_n with A_n; each adds (A_n V_n')·W_o to the stream.
+    Returns the stream after the last layer, (B, T, D).
+
+    The keywords build the known mistakes (the defaults give the reference): ``v1_from`` "current" (V_1 taken from
+    the current layer), "restream" (recomputed from the current stream with the first layer's W_v), "previous" (the
+    previous layer's values); ``mix_after``: V_1 added after the attention sum; ``reuse_first_output``: the first
+    layer's output A_1·V_1 reused; ``residual``: False for a stack that replaces the stream; ``swap``: λ swapped.
+    """
+    h, v_first, u_first = x, None, None
+    for n, layer in enumerate(layers):
+        q, k, v = h @ layer["W_q"], h @ layer["W_k"], h @ layer["W_v"]
+        pattern = attention_pattern(q, k)
+        if n == 0:
+            v_first, u = v, attend(pattern, v)       # V_1: the first layer's values, kept for every later one
+            u_first = u
+        else:
+            lam1, lam2 = lambdas[n - 1][::-1] if swap else lambdas[n - 1]
+            first = {"current": v, "restream": h @ layers[0]["W_v"]}.get(v1_from, v_first)
+            if mix_after:
+                u = attend(pattern, lam2 * v) + lam1 * first
+            elif reuse_first_output:
+                u = lam1 * u_first + lam2 * attend(pattern, v)
+            else:
+                u = attend(pattern, lam1 * first + lam2 * v)   # V_n' = λ1·V_1 + λ2·V_n, then the average
+            if v1_from == "previous":
+                v_first = v
+        h = h + u @ layer["W_o"] if residual else u @ layer["W_o"]
+    return h
+
+
+def _ref_value_residual_stack(x, layers, lambdas):
+    return value_residual_stack(x, layers, lambdas)
+
+
+def _stack_cases(seed: int) -> list[tuple]:
+    """Random ``(x, layers, lambdas)``: three shapes (B, T, D, L) with three or four layers (so that "the previous
+    layer's values" differs from V_1), weights scaled by 1/sqrt(D), λ distinct per layer and per pair."""
+    cases = []
+    for i, (B, T, D, L) in enumerate([(2, 5, 4, 3), (1, 7, 8, 4), (3, 4, 6, 3)]):
+        s = 1000 * seed + 10 * i + 7
+        (x,) = random_inputs(s, (B, T, D))
+        ws = random_inputs(s + 1, *[(D, D)] * (4 * L))
+        layers = [{name: ws[4 * n + j] / D ** 0.5 for j, name in enumerate(("W_q", "W_k", "W_v", "W_o"))}
+                  for n in range(L)]
+        g = torch.Generator().manual_seed(s + 2)
+        lambdas = [tuple((0.2 + torch.rand(2, generator=g)).tolist()) for _ in range(L - 1)]
+        cases.append((x, layers, lambdas))
+    return cases
+
+
+STACK_MISTAKES = [
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, v1_from="current"),
+            "V_1 was taken from the current layer (then V_n' is only (λ1 + λ2)·V_n): keep the values the first "
+            "layer computed, from the loop's first pass, and mix those into every later layer"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, v1_from="restream"),
+            "you recomputed V_1 from the current layer's input with the first layer's W_v: V_1 is what the first "
+            "layer computed from its own input, stored once and reused"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, v1_from="previous"),
+            "you mixed in the previous layer's values: every later layer reads V_1, the first layer's, not "
+            "V_(n-1)"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, mix_after=True),
+            "V_1 was added after the attention sum: mix the values first (V_n' = λ1·V_1 + λ2·V_n), then let "
+            "this layer's pattern average V_n'"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, reuse_first_output=True),
+            "you added the first layer's output A_1·V_1: V_1 must be averaged with this layer's own pattern A_n, "
+            "so that it is read at the positions this layer attends to"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, swap=True),
+            "λ1 and λ2 are swapped: λ1 weighs V_1 (the first layer's values), λ2 this layer's own V_n"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, residual=False),
+            "each layer replaced the stream: a layer adds its output to what it read (h = h + …)"),
+]
+
+
+def check_value_residual_stack(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 03.1: ``fn(x (B, T, D), layers, lambdas) -> (B, T, D)``, the stream after a stack of one-head
+    attention layers with the value residual (see :func:`value_residual_stack`). ``seed`` picks the cases."""
+    kw.setdefault("atol", 1e-4)
+    kw.setdefault("graded", False)   # no classroom assignment holds this exercise: no hidden checks
+    kw.setdefault("stub_hint", "loop over the layers with the stream h; the first pass keeps its values for "
+                  "later, every later pass mixes them with its own before its pattern averages them")
+    return check_function("value residual stack", fn, _ref_value_residual_stack, _stack_cases(seed), STACK_MISTAKES,
+                          **kw)
+
+
+# --- Exercise 3.2: the paired comparison ---------------------------------------------------------------------------
+
+def paired_interval(variant, baseline, *, sd_ddof=1, q=None, df_shift=0, sign=1, over_root_n=True):
+    """The mean of the per-seed differences ``variant[i] − baseline[i]`` and its 95 % Student-t interval
+    ``mean ± t(0.975, n − 1) · sd / sqrt(n)``, sd the sample standard deviation (n − 1 in its denominator).
+
+    variant, baseline: (n,) tensors, one value per seed, in the same seed order -> (mean, low, high), floats.
+    The keywords build the known mistakes (the defaults give the reference).
+    """
+    d = sign * (variant - baseline)
+    n = d.numel()
+    half = (q if q is not None else t_critical(n - 1 + df_shift)) * d.std(correction=sd_ddof).item()
+    half = half / math.sqrt(n) if over_root_n else half
+    mean = d.mean().item()
+    return mean, mean - half, mean + half
+
+
+def _ref_paired_interval(variant, baseline):
+    return paired_interval(variant, baseline)
+
+
+def _unpaired(variant, baseline):
+    """The two-sample (pooled) interval, as if the runs were not paired."""
+    n = variant.numel()
+    mean = (variant.mean() - baseline.mean()).item()
+    half = t_critical(2 * n - 2) * math.sqrt((variant.var() + baseline.var()).item() / n)
+    return mean, mean - half, mean + half
+
+
+def _paired_cases(seed: int) -> list[tuple]:
+    """Random final losses of a baseline and a variant over n seeds (n = 5, 4, 8), in float64: each seed's luck is
+    shared by its pair (so pairing matters) and the variant's change is small."""
+    cases = []
+    for i, n in enumerate((5, 4, 8)):
+        luck, noise = random_inputs(1000 * seed + 10 * i + 3, (n,), (n,))
+        baseline = (4.4 + 0.05 * luck).double()
+        cases.append(((baseline - 0.01 + 0.01 * noise.double()), baseline))
+    return cases
+
+
+PAIRED_MISTAKES = [
+    Mistake(_unpaired, "you compared the two means as if the runs were unpaired (each mean's own spread): take "
+                       "the difference seed by seed first, then the mean and the spread of those differences"),
+    Mistake(lambda a, b: paired_interval(a, b, sign=-1),
+            "the sign is flipped: the difference is variant − baseline (negative = the variant's loss is lower)"),
+    Mistake(lambda a, b: paired_interval(a, b, sd_ddof=0),
+            "you used the population standard deviation (divided by n): the sample's divides by n − 1"),
+    Mistake(lambda a, b: paired_interval(a, b, q=1.96),
+            "you used the normal 1.96: with a handful of seeds the interval needs Student's t with n − 1 degrees "
+            "of freedom (2.78 for five seeds)"),
+    Mistake(lambda a, b: paired_interval(a, b, df_shift=1),
+            "Student's t with n degrees of freedom: the differences' mean and sd leave n − 1"),
+    Mistake(lambda a, b: paired_interval(a, b, over_root_n=False),
+            "the sd was not divided by sqrt(n): that is the spread of one seed's difference, not of their mean"),
+    Mistake(lambda a, b: paired_interval(a.sort().values, b.sort().values),
+            "you sorted each list on its own: that breaks the pairs; take the differences in the seeds' order"),
+    Mistake(lambda a, b: paired_interval(a, b, q=t_critical(a.numel() - 1, 0.90)),
+            "that is a 90 % interval (the 0.95 quantile): a 95 % two-sided interval needs the 0.975 one"),
+]
+
+
+def check_paired_interval(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 03.2: ``fn(variant (n,), baseline (n,)) -> (mean, low, high)``: the mean of the per-seed differences
+    variant − baseline and its 95 % Student-t interval with the sample sd. ``seed`` picks the cases."""
+    kw.setdefault("atol", 1e-6)
+    kw.setdefault("graded", False)   # no classroom assignment holds this exercise: no hidden checks
+    kw.setdefault("stub_hint", "one difference per seed; then their mean, their sample spread and the interval "
+                  "the chapter's formula gives")
+    return check_function("paired interval", fn, _ref_paired_interval, _paired_cases(seed), PAIRED_MISTAKES, **kw)
