@@ -336,9 +336,10 @@ def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], 
             + ("more" if big > qk else "no more") + f": the largest anywhere on their sliders is {path.upper()} "
             f"from {_factor(f_from)} to {_factor(f_to)}, {big:.3f} nats. "
             "Removing each path's x0 (β := 0) costs " + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats. "
-            + (f"The widget's checkpoint is a run of its own, on {corpus}, with β trained at {beta_rate:.4g}"
-               + (f" as in the {main_corpus} runs above." if same else
-                  f", {note} {main_rate:.4g}"
+            + (f"The widget's checkpoint comes from {corpus}, with β trained at {beta_rate:.4g} as in the "
+               f"{main_corpus} runs above." if same else
+               f"The widget's checkpoint is a run of its own, on {corpus}, with β trained at {beta_rate:.4g}"
+               + (f", {note} {main_rate:.4g}"
                   + (" (before the rates were scaled to our batch)" if beta_rate > main_rate else "")
                   + f": a different model, so these numbers do not compare with the {main_corpus} runs' above.")))
 

@@ -4,12 +4,16 @@ RiddleHe/nanochat ``gpt_base_add_init_qkv_learn``).
 The learner writes ``x0_projection(x, embedding, weight, alpha, beta)`` returning
 ``alpha · W(x) + beta · W(x0)`` with ``x0 = RMSNorm(embedding)`` (parameter-free) and ``W(z) = z @ weightᵀ`` (an
 ``nn.Linear`` weight of shape (D_out, D_in), no bias).
+
+Exercise 4.2, ``bank_table(v, ids, mask, vocab_size)``: the bank's per-token value table built from a layer's values
+(per head, padded batches) and the R² of V it explains; its reference reuses chapter 08's ``per_token_means``.
 """
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
+from vrs_edu.chapters.ch08_real_decoder.interventions import per_token_means
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
 from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.x0 import inject_x0
@@ -141,3 +145,148 @@ def check_x0_norm_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
                   "with its coefficient; your x0_projection makes either alone. Measure each term's length per "
                   "token and compare")
     return check_function("x0 norm share", fn, _ref_x0_norm_share, cases, SHARE_MISTAKES, **kw)
+
+
+# --- the bank's per-token value table, and how much of V it explains (exercise 4.2) ---------------------------------
+# Chapter 08's check_token_table asks for one table over flat (N, D) values. This one starts where a model hands
+# its values over: per head (B, H, T, Dh), in batches whose padded positions must not count, and it measures the
+# substitution (the R² of V explained by the table), which the chapter then runs on its checkpoint.
+
+def _real_positions(v, ids, mask):
+    """The values at the real (unpadded) positions as rows (N, H·Dh), heads side by side, and their token ids (N,)."""
+    B, H, T, Dh = v.shape
+    keep = mask.reshape(-1)
+    return v.transpose(1, 2).reshape(B * T, H * Dh)[keep], ids.reshape(-1)[keep]
+
+
+def _table_and_r2(rows, tok, vocab_size, H, table_fn=per_token_means):
+    """The per-token table of ``rows`` (N, H·Dh) by ``tok`` (N,), as (vocab_size, H, Dh), and the R² of the rows
+    explained by their token's row."""
+    table = table_fn(rows, tok, vocab_size)
+    return table.reshape(vocab_size, H, -1), _r2(rows, table[tok])
+
+
+def _r2(rows, fitted):
+    return (1 - (rows - fitted).pow(2).sum() / (rows - rows.mean(0)).pow(2).sum()).item()
+
+
+def _ref_bank_table(v, ids, mask, vocab_size):
+    """The bank's context-free value table from a layer's values: row i is the mean of ``v`` over the real positions
+    whose token is i, per head; a token that never occurs at a real position gets the mean over all real positions
+    (the declared fallback: the best context-free guess without its own data). Also returns the R² of the real
+    positions' values explained by their token's row, ``1 − Σ(v − table[id])² / Σ(v − mean v)²``.
+
+    v (B, H, T, Dh), ids (B, T) long, mask (B, T) bool (True: a real token, False: padding), vocab_size ->
+    (table (vocab_size, H, Dh), r2 float).
+    """
+    rows, tok = _real_positions(v, ids, mask)
+    return _table_and_r2(rows, tok, vocab_size, v.size(1))
+
+
+def _table_mistake(v, ids, mask, vocab_size, *, rows_fn=None, table_fn=per_token_means):
+    rows, tok = (rows_fn or _real_positions)(v, ids, mask)
+    return _table_and_r2(rows, tok, vocab_size, v.size(1), table_fn)
+
+
+def _one_mean(rows, tok, V):
+    return rows.mean(0).repeat(V, 1)
+
+
+def _zero_rows(rows, tok, V):
+    sums = torch.zeros(V, rows.size(1), dtype=rows.dtype).index_add_(0, tok, rows)
+    return sums / torch.bincount(tok, minlength=V).clamp_min(1).to(rows.dtype)[:, None]
+
+
+def _counts_with_padding(v, ids, mask, V):
+    rows, tok = _real_positions(v, ids, mask)
+    sums = torch.zeros(V, rows.size(1), dtype=rows.dtype).index_add_(0, tok, rows)
+    counts = torch.bincount(ids.reshape(-1), minlength=V).to(rows.dtype)[:, None]     # padded positions counted
+    table = torch.where(counts > 0, sums / counts.clamp_min(1), rows.mean(0))
+    return table.reshape(V, v.size(1), -1), _r2(rows, table[tok])
+
+
+def _by_position(v, ids, mask, V):
+    B, H, T, Dh = v.shape
+    rows, _ = _real_positions(v, ids, mask)
+    pos = torch.arange(T).repeat(B)[mask.reshape(-1)]                                   # the position, not the token
+    table = per_token_means(rows, pos, V)
+    return table.reshape(V, H, Dh), _r2(rows, table[pos])
+
+
+def _heads_not_moved(v, ids, mask):
+    B, H, T, Dh = v.shape
+    keep = mask.reshape(-1)
+    return v.reshape(B * T, H * Dh)[keep], ids.reshape(-1)[keep]                     # (B, H, T, Dh) read as (B, T, ...)
+
+
+def _heads_averaged(v, ids, mask, V):
+    rows, tok = _real_positions(v.mean(1, keepdim=True), ids, mask)
+    return _table_and_r2(rows, tok, V, 1)
+
+
+def _r2_against_zero(v, ids, mask, V):
+    rows, tok = _real_positions(v, ids, mask)
+    table = per_token_means(rows, tok, V)
+    r2 = (1 - (rows - table[tok]).pow(2).sum() / rows.pow(2).sum()).item()
+    return table.reshape(V, v.size(1), -1), r2
+
+
+BANK_MISTAKES = [
+    Mistake(lambda v, i, m, V: _table_mistake(v, i, m, V, table_fn=_one_mean),
+            "every row of your table is the same mean over all positions: average per token id, over the "
+            "positions where that token occurs (index_add_ by id, then divide by each id's count)"),
+    Mistake(_counts_with_padding,
+            "your counts include the padded positions (the mask's False): a token's sum and its count must both "
+            "come from the real positions only"),
+    Mistake(lambda v, i, m, V: _table_mistake(v, i, torch.ones_like(m), V),
+            "you averaged the padded positions in: drop every position whose mask is False before summing, "
+            "counting and measuring R²"),
+    Mistake(lambda v, i, m, V: _table_mistake(v, i, m, V, table_fn=_zero_rows),
+            "a token that never occurs got a row of zeros: the declared fallback is the mean over all real "
+            "positions (zeros are not a context-free guess; they silently delete that token's value)"),
+    Mistake(_by_position,
+            "your table is indexed by position (row t = the mean at position t): the bank is indexed by token id, "
+            "row i = the mean over the positions whose token is i"),
+    Mistake(lambda v, i, m, V: _table_mistake(v, i, m, V, rows_fn=_heads_not_moved),
+            "the heads are scrambled: v is (B, H, T, Dh), so move the head axis next to Dh (transpose(1, 2)) "
+            "before reshaping to one row per position"),
+    Mistake(_heads_averaged,
+            "you averaged over the heads: each head keeps its own values, the table is (vocab_size, H, Dh)"),
+    Mistake(_r2_against_zero,
+            "your R² measures the residual against zero: the total variance is around the mean value, "
+            "Σ(v − mean v)², so a table of one mean scores 0"),
+]
+
+
+def _bank_cases(seed: int, shapes) -> list[tuple]:
+    """Random ``(v, ids, mask, vocab_size)`` for each ``(B, H, T, Dh, V)``: values that depend on the token (so R²
+    is well inside 0..1), rows padded at the end to unequal lengths with id 0 and large values at the padding, id 0
+    also a real token, and the last two ids never at a real position."""
+    cases = []
+    for i, (B, H, T, Dh, V) in enumerate(shapes):
+        s = 1000 * seed + 10 * i + 7
+        g = torch.Generator().manual_seed(s)
+        ids = torch.randint(1, V - 2, (B, T), generator=g)
+        ids[:, 0] = 0                                                # the padding's id is also a real token
+        ids[0, 1:T // 2] = 1                                         # a frequent token: counts differ a lot
+        lengths = torch.randint(T // 2, T, (B,), generator=g)
+        lengths[0] = T                                               # one row unpadded
+        mask = torch.arange(T)[None, :] < lengths[:, None]
+        per_token, noise = random_inputs(s + 1, (V, H, Dh), (B, H, T, Dh))
+        v = per_token[ids].permute(0, 2, 1, 3) + 0.5 * noise
+        v = torch.where(mask[:, None, :, None], v, torch.full_like(v, 7.0))
+        cases.append((v, ids.masked_fill(~mask, 0), mask, V))
+    return cases
+
+
+def check_bank_table(fn, *, seed: int = 0, **kw) -> bool:
+    """Exercise 04.2: ``fn(v (B, H, T, Dh), ids (B, T), mask (B, T) bool, vocab_size) -> (table, r2)``: the per-token
+    table (vocab_size, H, Dh), each row the mean of v over the real positions of its token (an unseen token: the
+    mean over all real positions), and the R² of v explained by table[ids] at the real positions. ``seed`` picks
+    the random cases (0: the public checks)."""
+    cases = _bank_cases(seed, [(2, 2, 8, 3, 12), (3, 4, 10, 2, 16), (4, 1, 12, 5, 20)])
+    kw.setdefault("stub_hint", "keep the real positions only (the mask), one row per position with the heads side "
+                  "by side; per token id: sum (index_add_), count (bincount), divide; give unseen ids the "
+                  "overall mean; R² compares each value with its token's row")
+    kw.setdefault("graded", False)   # no assignment holds this exercise: no hidden checks
+    return check_function("bank table", fn, _ref_bank_table, cases, BANK_MISTAKES, **kw)
