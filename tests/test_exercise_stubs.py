@@ -25,6 +25,7 @@ CHECKERS = [
     (ch04.check_x0_norm_share, True),
     (ch05.check_depth_swa_one_token, True),
     (ch05.check_depth_read_weights, True),
+    (ch05.check_depth_swa_stack, False),
     (ch06.check_kv_cache_bytes, False),
     (ch07.check_sentence_embedding, False),
     (ch07.check_held_out_r2, False),
@@ -33,8 +34,10 @@ CHECKERS = [
     (ch09.check_swept_verdict, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
-# The exercises that live in an assignment only (its second task), not in a chapter's notebook
-ASSIGNMENT_ONLY = {ch03.check_v1_share, ch04.check_x0_norm_share, ch05.check_depth_read_weights}
+# The exercises that live in an assignment only (its second task, or chapter 05's one-token read, whose chapter
+# exercise is the whole-stack read, check_depth_swa_stack), not in a chapter's notebook
+ASSIGNMENT_ONLY = {ch03.check_v1_share, ch04.check_x0_norm_share, ch05.check_depth_swa_one_token,
+                   ch05.check_depth_read_weights}
 
 
 def raises_stub(*args):
@@ -88,6 +91,7 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_x0_norm_share": ch04._ref_x0_norm_share,
         "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
         "check_depth_read_weights": ch05._ref_depth_read_weights,
+        "check_depth_swa_stack": ch05._ref_depth_swa_stack,
         "check_kv_cache_bytes": ch06._ref_kv_cache_bytes,
         "check_sentence_embedding": ch07.sentence_embedding,
         "check_held_out_r2": ch07.r2_score,
@@ -151,7 +155,7 @@ REFERENCES = {
     "check_value_residual_attention": ch03._ref_value_residual_attention, "check_v1_share": ch03._ref_v1_share,
     "check_x0_projection": ch04._ref_x0_projection, "check_x0_norm_share": ch04._ref_x0_norm_share,
     "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
-    "check_depth_read_weights": ch05._ref_depth_read_weights,
+    "check_depth_read_weights": ch05._ref_depth_read_weights, "check_depth_swa_stack": ch05._ref_depth_swa_stack,
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
     "check_held_out_r2": ch07.r2_score, "check_substitution": substitution_cosine,
     "check_token_table": ch08.per_token_means, "check_swept_verdict": combine_arm_verdicts,
