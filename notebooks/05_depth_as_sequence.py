@@ -183,9 +183,10 @@ say(table(["comparison", "largest |Δ|", "agree to float precision (< 1e-5)"],
 # | **`attnres_qkv`** ([code](#cite:riddlehe2026attnresqkvcode)) | a pseudo-query each for q, k, v and the MLP | uniform |
 # | **Depth-Attention** ([2606.05014](#cite:zeng2026depthattention)) | the layer's query over earlier layers' cached keys | no parameters |
 #
-# Three **routers** give Q, K and V their own mixtures: **DCA** ([2502.06785](#cite:heddes2025dca)),
-# **[MUDDFormer](#glossary:muddformer)** ([2502.12170](#cite:xiao2025muddformer): static plus per-position weights
-# from a small MLP) and **Vertical Attention** ([OpenReview](#cite:kojima2026vertical)). The scalar gain tests
+# Three **routers** give Q, K and V their own mixtures: **DCA** (DeepCrossAttention,
+# [2502.06785](#cite:heddes2025dca)), **[MUDDFormer](#glossary:muddformer)** ([2502.12170](#cite:xiao2025muddformer):
+# static plus per-position weights from a small MLP) and **Vertical Attention**
+# ([OpenReview](#cite:kojima2026vertical)). The scalar gain tests
 # whether a win needs the read of older layers or only a learned rescaling.
 #
 # ## Per stream: does V choose the embedding?
@@ -360,7 +361,8 @@ def depth_swa_stack(X, window, w_q, w_k, w_v):
 check_depth_swa_stack(depth_swa_stack)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = depth_swa_stack(X, K, *w)
-print(f"on the trained stack: largest |Δ| from the model's read {(mine - z_depth).abs().max():.1e}")
+print("on the trained stack, equal to the model's read to float precision (< 1e-5):",
+      bool((mine - z_depth).abs().max() < 1e-5))
 
 # %% [markdown]
 # **The package's own code** (`vrs_edu/nn/shortswa.py`): over depth, ShortSWA is the sequence-axis `short_swa`
