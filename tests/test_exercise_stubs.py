@@ -28,6 +28,7 @@ CHECKERS = [
     (ch04.check_bank_table, False),
     (ch05.check_depth_swa_one_token, True),
     (ch05.check_depth_read_weights, True),
+    (ch05.check_depth_swa_stack, False),
     (ch06.check_kv_cache_bytes, False),
     (ch07.check_sentence_embedding, False),
     (ch07.check_held_out_r2, False),
@@ -36,9 +37,10 @@ CHECKERS = [
     (ch09.check_swept_verdict, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
-# The exercises that live in an assignment only, not in a chapter's notebook (an assignment's second task; chapter
-# 03's first task, whose chapter exercise became the value residual stack)
-ASSIGNMENT_ONLY = {ch03.check_value_residual_attention, ch03.check_v1_share, ch04.check_x0_norm_share, ch05.check_depth_read_weights}
+# The exercises that live in an assignment only, not in a chapter's notebook: an assignment's second task, or a task
+# whose chapter exercise grew into a larger one (03's value residual -> the stack; 05's one-token read -> the stack)
+ASSIGNMENT_ONLY = {ch03.check_value_residual_attention, ch03.check_v1_share, ch04.check_x0_norm_share,
+                   ch05.check_depth_swa_one_token, ch05.check_depth_read_weights}
 
 
 def raises_stub(*args):
@@ -95,6 +97,7 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_bank_table": ch04._ref_bank_table,
         "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
         "check_depth_read_weights": ch05._ref_depth_read_weights,
+        "check_depth_swa_stack": ch05._ref_depth_swa_stack,
         "check_kv_cache_bytes": ch06._ref_kv_cache_bytes,
         "check_sentence_embedding": ch07.sentence_embedding,
         "check_held_out_r2": ch07.r2_score,
@@ -160,7 +163,7 @@ REFERENCES = {
     "check_x0_projection": ch04._ref_x0_projection, "check_x0_norm_share": ch04._ref_x0_norm_share,
     "check_bank_table": ch04._ref_bank_table,
     "check_depth_swa_one_token": ch05._ref_depth_swa_one_token,
-    "check_depth_read_weights": ch05._ref_depth_read_weights,
+    "check_depth_read_weights": ch05._ref_depth_read_weights, "check_depth_swa_stack": ch05._ref_depth_swa_stack,
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
     "check_held_out_r2": ch07.r2_score, "check_substitution": substitution_cosine,
     "check_token_table": ch08.per_token_means, "check_swept_verdict": combine_arm_verdicts,

@@ -1,4 +1,5 @@
-"""Chapter 05's computed sentences: the effect under its first figure, the routers' line, and "The answer".
+"""Chapter 05's computed sentences: the effect under its first figure, the routers' line, and "The answer" (short
+in the chapter, in full in its appendix).
 
 Each function chooses its words from the sign, the size and the verdict of the numbers it states, so that a
 sentence cannot say "Yes" where its own numbers say no, or "lowers the loss by -0.02". The inputs are the verdict
@@ -183,4 +184,37 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
             f"{_names(sorted(set(stream_verdicts)))}; its loss is "
             f"{stream_check.mean:+.3f} nats from the baseline's, {verdict_label(stream_check)} as \"no worse\" (an "
             f"equivalence test); and {router_v}.")
+    return out
+
+
+def short_answer(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str) -> str:
+    """Chapter 05's "The answer", in three sentences: :func:`answer_opening` and ``regime``; how many reads over
+    depth lower the loss (Depth-Attention, ``depth_attention``, counted with the mixers) and the largest win; the
+    range of ShortSWA over depth's changes with their verdicts; and whether the per-stream question is answered
+    (``stream_verdicts``: the labels of the stream claims; only a reproduced or contradicted one answers it).
+    Every interval and test is left to "How sure are we?" (:func:`answer_paragraph` states them all). Raises
+    ValueError on empty ``loss_rows``."""
+    if not loss_rows:
+        raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
+    reads = list(loss_rows) + [depth_attention]
+    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
+    out = f"**{answer_opening(loss_rows)}**, in this regime — {regime}. "
+    if won:
+        out += (f"{len(won)} of the {len(reads)} reads over depth (Depth-Attention among them) lower the loss, "
+                f"decided; the most, {won[0].test.name.removesuffix('_loss')}, "
+                + loss_change(won[0].mean, won[0].ci, won[0]) + ".")
+    else:
+        out += f"None of the {len(reads)} reads over depth (Depth-Attention among them) lowers the loss, decided."
+    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
+    if swa:
+        lo, hi = min(r.mean for r in swa), max(r.mean for r in swa)
+        size = f"{lo:+.3f} nats" if len(swa) == 1 else f"{lo:+.3f} to {hi:+.3f} nats"
+        among = any(r.verdict == "reproduced" for r in swa)
+        out += (f" ShortSWA over depth, the read the question names, {'is' if among else 'is not'} among them: "
+                f"its {len(swa)} window{'s change' if len(swa) != 1 else ' changes'} the loss by {size} "
+                f"({_names(sorted({verdict_label(r) for r in swa}))}).")
+    decided = [v for v in stream_verdicts if v in ("reproduced", "contradicted")]
+    out += (f" Whether deep V chooses the embedding while Q and K read recent layers: {_names(sorted(set(decided)))}."
+            if decided else " Whether deep V chooses the embedding while Q and K read recent layers stays open: "
+            f"the claim's own test is {_names(sorted(set(stream_verdicts))) if stream_verdicts else 'not run'}.")
     return out

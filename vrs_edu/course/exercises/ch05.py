@@ -1,10 +1,15 @@
-"""Chapter 05 exercise: causal ShortSWA over depth for one token (Zhang, "Residual Stream Duality", arXiv 2603.16039,
-sec. 2.2).
+"""Chapter 05 exercises: causal ShortSWA over depth (Zhang, "Residual Stream Duality", arXiv 2603.16039, sec. 2.2).
 
-The learner writes ``depth_swa_one_token(h, window, w_q, w_k, w_v)``: ``h`` (L+1, D) is one token's depth trajectory
-h^(0), ..., h^(L); for every layer l it returns ``z^(l) = softmax(q Kmatᵀ / sqrt(d_k)) Vmat`` with ``q = W_Q h^(l)``
-and ``Kmat, Vmat`` the projections of the window ``W_l = [h^(max(0, l-K+1)); ...; h^(l)]`` (the layer itself and
-up to K − 1 layers below it). Weights are ``nn.Linear`` weights of shape (E, D); the result is (L+1, E).
+The chapter's exercise, ``depth_swa_stack(X, window, w_q, w_k, w_v)`` (:func:`check_depth_swa_stack`): ``X``
+(L+1, B, T, D) is a depth stack; every token (b, t) at every layer l reads the K_l = min(K, l+1) states
+``X[max(0, l-K+1):l+1, b, t]`` of the same token, ``z = softmax(q Kmatᵀ / sqrt(d_k)) Vmat`` with ``q = W_Q X[l, b,
+t]``; the result is (L+1, B, T, E).
+
+The assignment's, ``depth_swa_one_token(h, window, w_q, w_k, w_v)`` (:func:`check_depth_swa_one_token`): ``h``
+(L+1, D) is one token's depth trajectory h^(0), ..., h^(L); for every layer l it returns ``z^(l)`` over the window
+``W_l = [h^(max(0, l-K+1)); ...; h^(l)]`` (the layer itself and up to K − 1 layers below it), and its second task,
+``depth_read_weights`` (:func:`check_depth_read_weights`), returns the weights of those reads. Weights are
+``nn.Linear`` weights of shape (E, D).
 """
 from __future__ import annotations
 
@@ -13,7 +18,7 @@ import math
 import torch
 
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
-from vrs_edu.nn.shortswa import short_swa
+from vrs_edu.nn.shortswa import depth_short_swa, short_swa
 
 
 def _ref_depth_swa_one_token(h, window, w_q, w_k, w_v):
@@ -157,3 +162,104 @@ def check_depth_read_weights(fn, *, seed: int = 0, edges: bool = False, **kw) ->
     kw.setdefault("stub_hint", "one row per layer: which layers may layer l read, and how are its scores scaled "
                   "and turned into weights? The layers it may not read keep a weight of zero")
     return check_function("depth read weights", fn, _ref_depth_read_weights, cases, WEIGHT_MISTAKES, **kw)
+
+
+# --- the chapter's exercise: the read for a whole depth stack, every token at once --------------------------------
+
+def _ref_depth_swa_stack(X, window, w_q, w_k, w_v):
+    """Causal ShortSWA over depth for a whole depth stack: ``X`` (L+1, B, T, D), window K >= 1, weights (E, D) ->
+    (L+1, B, T, E). Layer l of token (b, t) reads the K_l = min(K, l+1) states ``X[max(0, l-K+1):l+1, b, t]`` of
+    the same token: its query from ``X[l, b, t]``, a softmax over the window of the scores scaled by 1/sqrt(E).
+    This is :func:`vrs_edu.nn.shortswa.depth_short_swa` (Zhang, arXiv 2603.16039, sec. 2.2)."""
+    return depth_short_swa(X, window, w_q, w_k, w_v)
+
+
+def _stack_read(X, w_q, w_k, w_v, sources, scale=True, scale_by_input_width=False, zeros_below=0):
+    """Attention of every layer l over the layers ``sources(l, S)`` of the same token, for the whole stack
+    (the mistakes' common form). ``zeros_below``: that many all-zero states before layer 0, read as if they were
+    layers (a window padded at the bottom without a mask)."""
+    if zeros_below:
+        X = torch.cat([X.new_zeros(zeros_below, *X.shape[1:]), X])
+    S, out = X.size(0), []
+    d = X.size(-1) if scale_by_input_width else w_q.size(0)
+    for l in range(zeros_below, S):
+        W = X[sources(l, S)]                                          # (n, B, T, D)
+        scores = torch.einsum("bte,nbte->btn", X[l] @ w_q.T, W @ w_k.T) / (math.sqrt(d) if scale else 1.0)
+        out.append(torch.einsum("btn,nbte->bte", scores.softmax(-1), W @ w_v.T))
+    return torch.stack(out)
+
+
+def _feature_softmax(X, K, w_q, w_k, w_v):
+    """The product q ⊙ k turned into weights by a softmax over the feature axis, never summed into a score."""
+    out = []
+    for l in range(X.size(0)):
+        W = X[max(0, l - K + 1): l + 1]
+        a = ((X[l] @ w_q.T)[None] * (W @ w_k.T) / math.sqrt(w_q.size(0))).softmax(-1)   # (n, B, T, E)
+        out.append((a * (W @ w_v.T)).sum(0))
+    return torch.stack(out)
+
+
+def _over_tokens(X, K, w_q, w_k, w_v):
+    """ShortSWA along the token axis inside each layer: the sequence read, not the depth read."""
+    L1, B = X.shape[:2]
+    z = short_swa(X.flatten(0, 1), K, w_q, w_k, w_v)                  # (L+1)·B sequences of length T
+    return z.unflatten(0, (L1, B))
+
+
+def _token_axis_softmax(X, K, w_q, w_k, w_v):
+    """Scores laid out (n, B, T) and the softmax taken over the last axis: over the tokens, not the window."""
+    out = []
+    for l in range(X.size(0)):
+        W = X[max(0, l - K + 1): l + 1]
+        scores = torch.einsum("bte,nbte->nbt", X[l] @ w_q.T, W @ w_k.T) / math.sqrt(w_q.size(0))
+        out.append(torch.einsum("nbt,nbte->bte", scores.softmax(-1), W @ w_v.T))
+    return torch.stack(out)
+
+
+STACK_MISTAKES = [
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, lambda l, S: list(range(l, min(S, l + K)))),
+            "your window reads layers above l: the read is causal over depth, layer l reads only "
+            "X[max(0, l-K+1)], ..., X[l]"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, _window(K), zeros_below=K - 1),
+            "near the bottom your window holds K slots, padded with zero states that still take softmax weight: "
+            "layer l reads K_l = min(K, l+1) layers, so layer 0 reads only itself"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, lambda l, S: list(range(max(0, l - K), l + 1))),
+            "your window holds K + 1 layers: it should hold K (layer l itself and K − 1 below it)"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, lambda l, S: list(range(max(0, l - K), l)) or [0]),
+            "your window leaves out layer l itself: it is X[max(0, l-K+1)], ..., X[l]"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, lambda l, S: list(range(0, l + 1))),
+            "you read every earlier layer (the full window): keep only the last K layers"),
+    Mistake(_feature_softmax,
+            "your softmax runs over the feature axis: sum q·k over the E features first, one score per layer "
+            "of the window, then take the softmax over the window"),
+    Mistake(_token_axis_softmax,
+            "your softmax runs over the tokens T: each token's weights are a softmax over its own window of "
+            "layers"),
+    Mistake(_over_tokens,
+            "you mixed tokens, not layers: this is ShortSWA along the sequence axis (positions t-K+1..t of one "
+            "layer); over depth, token (b, t) reads its own states at layers l-K+1..l"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, _window(K), scale=False),
+            "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, _window(K), scale_by_input_width=True),
+            "you scaled by sqrt(D), the width of the states: d_k is the width of the projected keys, E"),
+    Mistake(lambda X, K, q, k, v: _stack_read(X, q, v, k, _window(K)),
+            "keys and values are swapped: the scores come from W_K, the mixed vectors from W_V"),
+]
+
+
+def check_depth_swa_stack(fn, *, seed: int = 0, **kw) -> bool:
+    """Chapter 05's exercise: ``fn(X (L+1, B, T, D), window K, w_q (E, D), w_k (E, D), w_v (E, D)) -> (L+1, B, T,
+    E)``, causal ShortSWA over depth for every token of a depth stack at once. ``seed`` picks the random cases (0:
+    the public checks). Not graded: no assignment holds it (the assignment's one-token version is
+    :func:`check_depth_swa_one_token`)."""
+    sizes = [(6, 2, 3, 8, 8, 3), (5, 1, 4, 6, 4, 2), (9, 2, 2, 8, 8, 4), (4, 1, 3, 4, 4, 1)]   # (L+1, B, T, D, E, K)
+    cases = []
+    for i, (S, B, T, D, E, K) in enumerate(sizes):
+        X, wq, wk, wv = random_inputs(1000 * seed + i + 700, (S, B, T, D), (E, D), (E, D), (E, D))
+        cases.append((2.0 * X, K, wq, wk, wv))                         # sharp enough that mistakes show
+    kw.setdefault("stub_hint", "one layer l at a time, every token at once: the query comes from X[l]; the keys "
+                  "and values from the layers of l's window, which ends at l and holds at most K layers; one "
+                  "score per layer of the window, scaled as in the chapter's equation")
+    kw.setdefault("graded", False)
+    return check_function("ShortSWA over depth, whole stack", fn, _ref_depth_swa_stack, cases, STACK_MISTAKES,
+                          **kw)
