@@ -19,6 +19,7 @@ SHORT_QUESTIONS = {1: "a deep layer's need for its fresh QK pattern", 2: "early 
                    3: "a selective read over depth", 4: "gains from reusing V"}
 CORPUS_WORDS = {"kjv": "the King James Bible", "python-docs": "the Python documentation",
                 "pydoc_data.topics": "the Python documentation"}
+CORPUS_SHORT = {"kjv": "KJV", "python-docs": "Python docs", "pydoc_data.topics": "Python docs"}
 SMALL, LARGE = 0.05, 1.0   # nats: the course's tolerance, and a change as large as a whole nat
 
 
@@ -207,6 +208,10 @@ def _corpus(name: str | None) -> str:
     return CORPUS_WORDS.get(name or "", name or "an unnamed corpus")
 
 
+def _short(name: str | None) -> str:
+    return CORPUS_SHORT.get(name or "", name or "?")
+
+
 def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
     """Every number that can speak for or against each question, from chapter 09's evidence (``ev``: see
     :func:`~vrs_edu.chapters.ch09_the_four_answers.answers.gather_evidence`): the toys' declared tests recomputed
@@ -219,6 +224,8 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                if model else "the real decoder")
     d_corpus = _corpus(ev.get("decoder_corpus"))
     kjv = _corpus(ev["corpus"])
+    dl = f"{d_model.split(' ')[-1].split('-')[0]}, post hoc"   # figure labels
+    tl = f"toy on {_short(ev['corpus'])}"
     c: dict[int, list[Evidence]] = {1: [], 2: [], 3: [], 4: []}
 
     def toy_model(recipe: str) -> str:
@@ -238,7 +245,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
     q1_point = {"for": "what deep layers move (V) costs more to lose than where they look",
                 "against": "where deep layers look costs more to lose than what they move"}
     if dv is not None:
-        c[1].append(Evidence(1, "decoder: value swap − pattern swap", "swapping in another text's values",
+        c[1].append(Evidence(1, f"{dl}: value swap − pattern swap", "swapping in another text's values",
                              "costs {amount} more than swapping in its pattern",
                              "costs {amount} less than swapping in its pattern", **_from(dv), favours="positive",
                              model=d_model, corpus=d_corpus, regime="post hoc, its last third swapped together",
@@ -247,8 +254,9 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
     sw = ev.get("swaps")
     if sw is not None:
         d, half = sw["last"]
-        c[1].append(Evidence(1, "toy: value swap − pattern swap", "at its last layer, swapping in another text's "
-                             "values", "costs {amount} more than swapping in its pattern",
+        c[1].append(Evidence(1, f"character toy on {_short(ev.get('char_corpus'))}: value − pattern swap",
+                             "at its last layer, swapping in another text's values",
+                             "costs {amount} more than swapping in its pattern",
                              "costs {amount} less than swapping in its pattern", d, d - half, d + half, None,
                              "positive", model=ev.get("char_model", "the character-level toy"),
                              corpus=_corpus(ev.get("char_corpus")), regime="one trained model, validation batches",
@@ -263,7 +271,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                        ("late_previous_pattern_within_tolerance", "the previous layer's")):
         v = dec.get(name)
         if v is not None:
-            c[1].append(Evidence(1, f"decoder: {what} pattern", f"giving its whole last third {what} patterns",
+            c[1].append(Evidence(1, f"{dl}: {what} pattern", f"giving its whole last third {what} patterns",
                                  "costs {amount}", "lowers the loss by {amount}", **_from(v), favours="cheap",
                                  model=d_model, corpus=d_corpus, regime="post hoc, ten layers swapped together",
                                  where=f"{d_model.split(' ')[-1]}, post hoc", chapter="08", meaning=stand_in,
@@ -273,7 +281,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                           ("substitute_loss", "feeding the last third's V from the token embedding x0")):
         v = toy.get(name)
         if v is not None:
-            c[2].append(Evidence(2, f"toy: {name.split('_')[0]} V, trained", subject, "raises the loss by {amount}",
+            c[2].append(Evidence(2, f"{tl}: {name.split('_')[0]} V, trained", subject, "raises the loss by {amount}",
                                  "lowers the loss by {amount}", **_from(v),
                                  favours="negative" if name == "bank_loss" else "cheap",
                                  model=toy_model("bank-of-values"), corpus=kjv,
@@ -289,7 +297,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                  claim=v.test.claim.split(" (")[0]))
     tv = dec.get("late_v_table_beats_q_table")
     if tv is not None:
-        c[2].append(Evidence(2, "decoder: V table − Q table", "a per-token table in place of V",
+        c[2].append(Evidence(2, f"{dl}: V table − Q table", "a per-token table in place of V",
                              "costs {amount} more than one in place of Q", "costs {amount} less than one in place of Q",
                              **_from(tv), favours="negative", model=d_model, corpus=d_corpus,
                              regime="post hoc, in its last third", where=f"{d_model.split(' ')[-1]}, post hoc",
@@ -319,7 +327,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
         recipe = "v-over-depth" if name == "depth_attention" else "depth-mixers"
         point = dict(q3_point) if name.startswith("shortswa") else {
             "for": q3_point["for"], "against": f"{name} does no better than the running sum"}
-        c[3].append(Evidence(3, f"toy: {name} − residual", f"the depth read {name}",
+        c[3].append(Evidence(3, f"{tl}: {name} − residual", f"the depth read {name}",
                              "raises the loss by {amount} against the running sum",
                              "lowers the loss by {amount} against the running sum", **_from(v), favours="negative",
                              model=toy_model(recipe), corpus=kjv, regime=toy_regime(recipe, "trained from the start"),
@@ -331,7 +339,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
         v = toy.get(name)
         if v is not None:
             share = f", keeping {cache[design]:.0%} of the KV cache," if design in cache else ""
-            c[4].append(Evidence(4, "toy: SVFormer, trained", f"one V for every layer (SVFormer){share}",
+            c[4].append(Evidence(4, f"{tl}: SVFormer, trained", f"one V for every layer (SVFormer){share}",
                                  "raises the loss by {amount}", "lowers the loss by {amount}", **_from(v),
                                  favours="cheap", model=toy_model("value-residual"), corpus=kjv,
                                  regime=toy_regime("value-residual", "trained that way from the start"),
@@ -342,11 +350,12 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                  point={"for": "trained with it, one V for every layer saves cache at no cost",
                                         "against": "reusing V costs loss even when trained in"},
                                  claim="SVFormer costs loss"))
-    for name, what in (("late_v1_reuse_within_tolerance", "reading the first layer's V (V := V_1)"),
-                       ("late_shared_v_within_tolerance", "sharing one V between two adjacent layers")):
+    for name, what, label in (("late_v1_reuse_within_tolerance", "reading the first layer's V (V := V_1)", "V := V_1"),
+                              ("late_shared_v_within_tolerance", "sharing one V between two adjacent layers",
+                               "one V for two layers")):
         v = dec.get(name)
         if v is not None:
-            c[4].append(Evidence(4, f"decoder: {what.split(' (')[0]}", f"{what} in its last third", "costs {amount}",
+            c[4].append(Evidence(4, f"{dl}: {label}", f"{what} in its last third", "costs {amount}",
                                  "lowers the loss by {amount}", **_from(v), favours="cheap", model=d_model,
                                  corpus=d_corpus, regime="post hoc, imposed after training",
                                  where=f"{d_model.split(' ')[-1]}, post hoc", chapter="08",

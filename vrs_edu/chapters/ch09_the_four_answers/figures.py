@@ -4,6 +4,7 @@ two marks with their 95 % intervals on the row's own linear axis of loss change 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.ticker import MaxNLocator
 
 from vrs_edu.chapters.ch09_the_four_answers.argument import SHORT_QUESTIONS, firm
 
@@ -22,7 +23,7 @@ def plot_for_against(rows: list[dict]):
     """
     if [r.get("n") for r in rows] != [1, 2, 3, 4]:
         raise ValueError(f"rows must be the four questions in order, got {[r.get('n') for r in rows]}")
-    fig, axes = plt.subplots(4, 1, figsize=(10.0, 9.2))
+    fig, axes = plt.subplots(4, 1, figsize=(11.0, 9.2))
     for r, ax in zip(rows, axes):
         ax.axvline(0, color="0.3", lw=1)
         ax.set_title(f"Q{r['n']} · {SHORT_QUESTIONS[r['n']]}", loc="left")
@@ -44,6 +45,7 @@ def plot_for_against(rows: list[dict]):
         ax.set_xlim(lo - pad, hi + pad)
         ax.set_ylim(-0.7, 1.9)
         ax.set_yticks([1, 0], labels)
+        ax.xaxis.set_major_locator(MaxNLocator(nbins=6))   # few tick labels: none overlaps another
         ax.set_xlabel("loss change (nats)")
     fig.tight_layout()
     return fig
