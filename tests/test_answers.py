@@ -594,8 +594,7 @@ def test_course_answers_read_the_stored_results():
     row = answers[0]["rows"][0]
     assert row[1].startswith("value swap 1.50–2.00× the pattern swap; more at 2 of 2 layers")
     assert "value − pattern swap" in row[3] and row[3].endswith(tuple(A.PLAIN.values()))
-    assert "conclusion" not in answers[0] and A.conclusion(answers).startswith(
-        f'Does "{A.SEED_CONCLUSION}" hold? Q1: it ')
+    assert "conclusion" not in answers[0]
 
 
 def test_regime_is_read_per_result_from_its_own_epochs():

@@ -35,12 +35,14 @@ CHECKERS = [
     (ch07.check_substitution, False),
     (ch08.check_token_table, False),
     (ch09.check_swept_verdict, False),
+    (ch09.check_pattern_or_values, False),
 ]
 IDS = [c.__name__ for c, _ in CHECKERS]
 # The exercises that live in an assignment only, not in a chapter's notebook: an assignment's second task, or a task
-# whose chapter exercise grew into a larger one (03's value residual -> the stack; 05's one-token read -> the stack)
+# whose chapter exercise grew into a larger one (03's value residual -> the stack; 05's one-token read -> the stack;
+# 09's swept verdict -> the capstone, pattern_or_values)
 ASSIGNMENT_ONLY = {ch03.check_value_residual_attention, ch03.check_v1_share, ch04.check_x0_norm_share,
-                   ch05.check_depth_swa_one_token, ch05.check_depth_read_weights}
+                   ch05.check_depth_swa_one_token, ch05.check_depth_read_weights, ch09.check_swept_verdict}
 
 
 def raises_stub(*args):
@@ -104,6 +106,7 @@ def test_hidden_checks_are_promised_only_where_an_assignment_grades_them(check, 
         "check_substitution": substitution_cosine,
         "check_token_table": ch08.per_token_means,
         "check_swept_verdict": combine_arm_verdicts,
+        "check_pattern_or_values": ch09.pattern_or_values,
     }[check.__name__]
     assert check(reference) is True
     out = capsys.readouterr().out
@@ -167,6 +170,7 @@ REFERENCES = {
     "check_kv_cache_bytes": ch06._ref_kv_cache_bytes, "check_sentence_embedding": ch07.sentence_embedding,
     "check_held_out_r2": ch07.r2_score, "check_substitution": substitution_cosine,
     "check_token_table": ch08.per_token_means, "check_swept_verdict": combine_arm_verdicts,
+    "check_pattern_or_values": ch09.pattern_or_values,
 }
 # The checkers that compare tensors through check_function (chapter 09's compares verdict words: its own test below)
 TENSOR_CHECKERS = [(c, g) for c, g in CHECKERS if c is not ch09.check_swept_verdict]

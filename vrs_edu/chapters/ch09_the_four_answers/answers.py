@@ -36,6 +36,7 @@ from vrs_edu.chapters.ch04_bank_of_values.recipe import descriptions as bank_of_
 from vrs_edu.chapters.ch05_depth_as_sequence import recipe as depth_mixers, v_over_depth
 from vrs_edu.chapters.ch05_depth_as_sequence.recipe import descriptions as depth_mixers_descriptions
 from vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth import descriptions as v_over_depth_descriptions
+from vrs_edu.chapters.ch06_what_v_reuse_buys.recipe import verdicts as design_verdicts
 from vrs_edu.chapters.ch07_real_model import norms as encoder_norms
 from vrs_edu.chapters.ch08_real_decoder import norms as decoder_norms
 from vrs_edu.chapters.ch08_real_decoder import recipe as real_decoder
@@ -1164,44 +1165,24 @@ def toy_regime(out_dir: str | Path | None = None, recipe: str = "value-residual"
     return regime_words(r)
 
 
-def regime_words(r: dict) -> str:
-    """One result's regime: ``8 layers × width 64 on kjv (0.60 epochs), 5 paired seeds``; reads both layouts of
-    a stored result (configs and epochs_read at the top, or under ``corpus``)."""
+def regime_parts(r: dict) -> dict:
+    """One result's regime: ``{"layers", "width", "corpus", "epochs", "seeds"}``; reads both layouts of a stored
+    result (configs and epochs_read at the top, or under ``corpus``)."""
     body = r["corpus"] if isinstance(r.get("corpus"), dict) and "configs" in r["corpus"] else r
     m = next(iter(body["configs"].values()))["model"]
     ep = r.get("epochs_read")
     if isinstance(ep, dict):
         ep = ep.get("corpus", ep)
         ep = max(ep.values(), default=float("nan")) if isinstance(ep, dict) else ep
-    return (f"{m['n_layers']} layers × width {m['d_model']} on {r['text_corpus']['name']} "
-            f"({float(ep):.2f} epochs), {len(r['seeds'])} paired seeds")
+    return {"layers": m["n_layers"], "width": m["d_model"], "corpus": r["text_corpus"]["name"],
+            "epochs": float(ep), "seeds": len(r["seeds"])}
 
 
-def regimes_sentence(char_cfg=None, out_dir: str | Path | None = None) -> str:
-    """The toys' regime per question, from the result files each question uses: Q1 the character model of
-    chapter 02 (``char_cfg``: its config), Q2 and Q4 the value-residual and bank-of-values runs, Q3 the
-    depth-mixers and v-over-depth runs."""
-    q1 = (f"Q1 a {char_cfg.n_layers}-layer × width {char_cfg.d_model} character model on the Python documentation"
-          if char_cfg is not None else "Q1 not made yet")
-    q24 = " and ".join(dict.fromkeys(toy_regime(out_dir, n) for n in ("value-residual", "bank-of-values")))
-    q3 = " and ".join(dict.fromkeys(toy_regime(out_dir, n) for n in ("depth-mixers", "v-over-depth")))
-    return f"{q1}; Q2 and Q4 {q24}; Q3 {q3}"
-
-
-def conclusion(answers: list[dict]) -> str:
-    """Whether the article's conclusion ("looking at attention through QK alone sees only half") holds, question by
-    question, with the regimes where it does and does not (each answer's ``where``)."""
-    parts = []
-    for a in answers:
-        yes = [w for w, ok in a["where"] if ok is True] if a["n"] != 1 else a["where"]
-        no = [w for w, ok in a["where"] if ok is False] if a["n"] != 1 else []
-        word = ("holds" if a["holds"] is True else "does not hold") if a["n"] == 1 else a["holds"]
-        open_ = [w for w, ok in a["where"] if ok is None] if a["n"] != 1 else []
-        detail = "; ".join(x for x in (f"yes in {', '.join(yes)}" if yes else "",
-                                       f"no in {', '.join(no)}" if no else "",
-                                       f"not decided in {', '.join(open_)}" if open_ else "") if x)
-        parts.append(f"Q{a['n']}: it {word}" + (f" ({detail})" if detail else ""))
-    return f"Does \"{SEED_CONCLUSION}\" hold? " + "; ".join(parts) + "."
+def regime_words(r: dict) -> str:
+    """One result's regime: ``8 layers × width 64 on kjv (0.60 epochs), 5 paired seeds`` (:func:`regime_parts`)."""
+    p = regime_parts(r)
+    return (f"{p['layers']} layers × width {p['width']} on {p['corpus']} ({p['epochs']:.2f} epochs), "
+            f"{p['seeds']} paired seeds")
 
 
 def _decoder_rows(dec: dict, judge_fn) -> list[Verdict]:
@@ -1213,34 +1194,56 @@ def _decoder_rows(dec: dict, judge_fn) -> list[Verdict]:
         return [Verdict.from_record(r) for r in dec.get("verdicts", [])]
 
 
-def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
-                   encoder: dict | None = None) -> list[dict]:
-    """The article's four questions in its order (:data:`ARTICLE_QUESTIONS`), each ``{"n", "question", "rows",
-    "holds", "where", "sentence"}``: ``rows`` one per instrument, the cells of :data:`COLUMNS` (toys, encoder,
-    decoder, the verdict in words, chapters), ``where`` the regimes judged ((regime, holds?), None = undecided).
-
-    The toys' numbers are their declared tests on the verdict corpus (:func:`~vrs_edu.lab.by_corpus
-    .verdict_corpus`), recomputed from the runs; ``swaps`` (:func:`toy_swap_evidence`, chapter 02) and
-    ``encoder`` (:func:`encoder_evidence`, chapter 07) are measured live by the chapter; the decoder's are chapter
-    08's stored ``real-decoder`` result (post hoc: a table substituted after training). A missing file leaves its
-    cells "not made yet"."""
+def gather_evidence(out_dir: str | Path | None = None, swaps: dict | None = None, encoder: dict | None = None,
+                    char_cfg=None, char_corpus: str | None = None) -> dict:
+    """Everything chapter 09 answers from, in one dict: the toys' declared tests on the verdict corpus
+    (:func:`~vrs_edu.lab.by_corpus.verdict_corpus`), recomputed from the runs (``toys``: name -> Verdict), their
+    regimes (``regimes``: recipe -> :func:`regime_parts` and ``"words"``), the live measurements ``swaps``
+    (:func:`toy_swap_evidence`, chapter 02's character model, ``char_cfg`` its config, ``char_corpus`` its corpus)
+    and ``encoder`` (:func:`encoder_evidence`, chapter 07), the real decoder's stored ``real-decoder`` result (post hoc: verdicts by
+    name, chapter 08's answers, its model and corpus), the norm view, and the production designs' verdicts
+    (``designs``: name -> Verdict, chapter 06). A missing file leaves its entry None or empty."""
     toys = {n: load_results_or_none(n, corpus=verdict_corpus(), out_dir=out_dir) for n in TOY_RECIPES}
     dec = load_results_or_none("real-decoder", out_dir=out_dir)
+    designs = load_results_or_none("production-designs", corpus=verdict_corpus(), out_dir=out_dir)
     shape, vocab = (8, 64), 2048
     if toys.get("value-residual"):
         m = next(iter(toys["value-residual"]["corpus"]["configs"].values()))["model"]
         shape, vocab = (m["n_layers"], m["d_model"]), m["vocab_size"]
-    ev = {"toys": _toy_verdicts(toys), "corpus": verdict_corpus(), "swaps": swaps, "encoder": encoder,
-          "toy_shape": shape, "toy_vocab": vocab,
-          "decoder": {r.test.name: r for r in _decoder_rows(dec, decoder_verdicts)} if dec else None,
-          "decoder_answers": decoder_answers(dec) if dec else None,
-          "decoder_scan": pattern_tolerance(dec) if dec else None,
-          "norms": norm_view_evidence({"encoder": load_results_or_none("encoder-norms", out_dir=out_dir),
-                                       "decoder": load_results_or_none("decoder-norms", out_dir=out_dir)}),
-          "toy_descriptions": {n: d for name, r in toys.items() if r and name == "bank-of-values"
-                               for n, d in _descriptions(r, name).items()},
-          "decoder_model": dec.get("model") if dec else None,
-          "parameter_counts": (toys.get("depth-mixers") or {}).get("parameter_counts")}
+    base = kv_bytes_per_token(*shape)
+    regimes = {}
+    for name, r in {**toys, "production-designs": designs}.items():
+        try:
+            regimes[name] = {**regime_parts(r), "words": regime_words(r)}
+        except (AttributeError, KeyError, TypeError, StopIteration):   # missing, or a file without its configs
+            continue
+    return {"toys": _toy_verdicts(toys), "corpus": verdict_corpus(), "swaps": swaps, "encoder": encoder,
+            "toy_shape": shape, "toy_vocab": vocab, "regimes": regimes,
+            "cache": {v: kv_bytes_per_token(*shape, v) / base for v in ("svformer", "bank", "depth_attention")},
+            "char_model": (f"the {char_cfg.n_layers}-layer character-level toy" if char_cfg is not None
+                           else "the character-level toy"), "char_corpus": char_corpus,
+            "decoder": {r.test.name: r for r in _decoder_rows(dec, decoder_verdicts)} if dec else None,
+            "decoder_answers": decoder_answers(dec) if dec else None,
+            "decoder_scan": pattern_tolerance(dec) if dec else None,
+            "decoder_corpus": (dec.get("text_corpus") or {}).get("name") if dec else None,
+            "norms": norm_view_evidence({"encoder": load_results_or_none("encoder-norms", out_dir=out_dir),
+                                         "decoder": load_results_or_none("decoder-norms", out_dir=out_dir)}),
+            "toy_descriptions": {n: d for name, r in toys.items() if r and name == "bank-of-values"
+                                 for n, d in _descriptions(r, name).items()},
+            "decoder_model": dec.get("model") if dec else None,
+            "parameter_counts": (toys.get("depth-mixers") or {}).get("parameter_counts"),
+            "designs": {r.test.name: r for r in design_verdicts(designs)} if designs else {}}
+
+
+def course_answers(out_dir: str | Path | None = None, swaps: dict | None = None,
+                   encoder: dict | None = None, ev: dict | None = None) -> list[dict]:
+    """The article's four questions in its order (:data:`ARTICLE_QUESTIONS`), each ``{"n", "question", "rows",
+    "holds", "where", "sentence"}``: ``rows`` one per instrument, the cells of :data:`COLUMNS` (toys, encoder,
+    decoder, the verdict in words, chapters), ``where`` the regimes judged ((regime, holds?), None = undecided).
+
+    Read from ``ev`` (:func:`gather_evidence`), or gathered here from ``out_dir`` with ``swaps`` and ``encoder``.
+    A missing file leaves its cells "not made yet"."""
+    ev = ev if ev is not None else gather_evidence(out_dir, swaps, encoder)
     out = [f(ev) for f in (answer_1, answer_2, answer_3, answer_4)]
     for a in out:
         a["question"] = ARTICLE_QUESTIONS[a["n"]]

@@ -1,4 +1,6 @@
-"""Chapter 09 exercise: judge a claim across the coefficient rates (the intersection-union rule every swept test is
+"""Chapter 09 exercises. The capstone, :func:`pattern_or_values`: ask a trained model how much one layer needs its
+own QK pattern and how much its values (checker :func:`check_pattern_or_values`). And one the chapter no longer
+holds (assignments may): judge a claim across the coefficient rates (the intersection-union rule every swept test is
 judged by, :func:`vrs_edu.lab.analysis.arm_rule`, which :func:`vrs_edu.lab.analysis._combine` applies).
 
 The learner writes ``swept_verdict(verdicts)``: a list of one verdict per arm (``"reproduced"``, ``"contradicted"``,
@@ -12,8 +14,12 @@ may pass others' cases.
 """
 from __future__ import annotations
 
+import torch
+
+from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import pattern_swap, uniform_routing, value_swap
 from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
-from vrs_edu.course.checks import PASSED, PASSED_UNGRADED, CheckFailed, wrap
+from vrs_edu.course.checks import PASSED, PASSED_UNGRADED, CheckFailed, Mistake, check_function, wrap
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 CASES = [
     ["reproduced", "reproduced", "reproduced"],
@@ -111,3 +117,107 @@ def check_swept_verdict(fn, *, seed: int = 0, raise_on_fail: bool = False, quiet
     if not quiet:
         print(wrap(f"✓ swept verdict: {PASSED if graded else PASSED_UNGRADED}"))
     return True
+
+
+# --- the capstone: does this layer need its own pattern, or its values? ----------------------------------------
+
+@torch.no_grad()
+def pattern_or_values(model, x, y, layer: int) -> tuple[float, float, float]:
+    """The reference: ``(uniform, pattern, values)``, the loss changes in nats (``model(x, y).loss`` with the change
+    minus without) when layer ``layer``'s attention pattern (every head) is replaced by the uniform causal pattern,
+    when it is replaced by the pattern the layer computed on another text (the batch rolled by one sequence,
+    ``x.roll(1, 0)``), and when the layer keeps its pattern but moves the values it computed on that other text
+    (hook point ``attn.v_mix``): chapter 02's interventions (:mod:`~vrs_edu.chapters.ch02_qk_routes_v_carries
+    .readout`) for one batch."""
+    out = model(x, y, trace=True)
+    donor = model(x.roll(1, 0), trace=True).trace
+    clean = out.loss.item()
+    return tuple(model(x, y, hooks=fn(layer, x, out.trace, donor)).loss.item() - clean
+                 for fn in (uniform_routing, pattern_swap, value_swap))
+
+
+def _capstone_model(seed: int, n_layers: int) -> TinyGPT:
+    # a small model with strong writes (20 x the GPT-2 init), so that every swap visibly changes the loss
+    model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=n_layers, n_heads=2, block_size=8, seed=seed))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.startswith("blocks."):
+                p.mul_(20.0)
+    return model.eval()
+
+
+def _capstone_cases(seed: int, edges: bool = False):
+    # (n_layers, layer): the last layer, a first one and a middle one; three sequences, so that rolling the batch
+    # differs from flipping it
+    plan = [(1, 0), (2, 0)] if edges else [(2, 1), (3, 0), (3, 1)]
+    cases = []
+    for i, (L, layer) in enumerate(plan):
+        g = torch.Generator().manual_seed(2000 * seed + i)
+        x, y = torch.randint(13, (3, 8), generator=g), torch.randint(13, (3, 8), generator=g)
+        cases.append((_capstone_model(2000 * seed + i, L), x, y, layer))
+    return cases
+
+
+def _with(model, x, y, layer: int, point: str, value) -> float:
+    """The loss change when ``blocks.{layer}.attn.{point}`` is replaced by ``value`` (broadcast to its shape)."""
+    clean = model(x, y).loss.item()
+    hooks = {f"blocks.{layer}.attn.{point}": lambda old: value.expand_as(old)}
+    return model(x, y, hooks=hooks).loss.item() - clean
+
+
+@torch.no_grad()
+def _variant(model, x, y, layer, uniform=None, donor_x=None, value_point="v_mix", pattern_point="pattern"):
+    """A wrong variant of the reference: another uniform pattern, another donor, or other hook points."""
+    T = x.size(1)
+    uniform = uniform if uniform is not None else torch.ones(T, T).tril() / torch.arange(1, T + 1)[:, None]
+    donor = model(x.roll(1, 0) if donor_x is None else donor_x, trace=True).trace
+    pre = f"blocks.{layer}.attn."
+    return (_with(model, x, y, layer, "pattern", uniform),
+            _with(model, x, y, layer, pattern_point, donor[pre + pattern_point]),
+            _with(model, x, y, layer, value_point, donor[pre + value_point]))
+
+
+def _loss(model, x, y) -> float:
+    return model(x, y).loss.item()
+
+
+CAPSTONE_MISTAKES = [
+    Mistake(lambda m, x, y, l: _variant(m, x, y, l, uniform=torch.full((x.size(1), x.size(1)), 1 / x.size(1))),
+            "your uniform pattern also looks at later positions: position i may read positions 0..i only, so row i "
+            "spreads 1/(i+1) over them (a causal model never reads the future)"),
+    Mistake(lambda m, x, y, l: _variant(m, x, y, l, uniform=torch.ones(x.size(1), x.size(1)).tril()),
+            "the rows of your uniform pattern do not sum to 1: divide row i of the lower triangle by i + 1"),
+    Mistake(lambda m, x, y, l: _variant(m, x, y, l, donor_x=x),
+            "your other text is the text itself, so both swaps cost nothing: take the patterns and values the "
+            "layer computed on x.roll(1, 0), the batch rolled by one sequence"),
+    Mistake(lambda m, x, y, l: _variant(m, x, y, l, donor_x=x.flip(0)),
+            "your other text is the batch flipped: the checker, like chapter 02, uses x.roll(1, 0), the batch "
+            "rolled by one sequence"),
+    Mistake(lambda m, x, y, l: _variant(m, x, y, l, pattern_point="q"),
+            "you swapped the queries only: the pattern comes from q and k together, so replace the pattern itself "
+            "at blocks.{layer}.attn.pattern"),
+    Mistake(lambda m, x, y, l: _variant(m, x, y, l, value_point="out"),
+            "you swapped the layer's whole output (attn.out), pattern and values at once: swap only the values, "
+            "at blocks.{layer}.attn.v_mix, and keep this text's pattern"),
+    Mistake(lambda m, x, y, l: tuple(-c for c in pattern_or_values(m, x, y, l)),
+            "the signs are flipped: a cost is the loss with the change minus the clean loss (positive when the "
+            "layer needed what you took away)"),
+    Mistake(lambda m, x, y, l: tuple(c + _loss(m, x, y) for c in pattern_or_values(m, x, y, l)),
+            "you returned the three losses, not their changes: subtract the clean loss model(x, y).loss from each"),
+    Mistake(lambda m, x, y, l: (lambda u, p, v: (u, v, p))(*pattern_or_values(m, x, y, l)),
+            "the pattern swap and the value swap are exchanged: return (uniform, pattern, values) in that order"),
+]
+
+
+def check_pattern_or_values(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
+    """Exercise 09.1: ``fn(model, x (B, T), y (B, T), layer) -> (uniform, pattern, values)``, the loss changes in
+    nats when layer ``layer``'s pattern is uniform, when it is another text's (``x.roll(1, 0)``), and when its
+    values are another text's. Checked on small random models with strong writes; edges: one- and two-layer
+    models."""
+    kw.setdefault("atol", 1e-4)
+    kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
+    kw.setdefault("stub_hint", "three losses minus the clean one, each from a forward pass whose hook replaces "
+                  "one thing at layer `layer`: the pattern by a uniform causal one, the pattern by the one computed "
+                  "on x.roll(1, 0), the values (attn.v_mix) by those computed on x.roll(1, 0)")
+    return check_function("pattern or values", fn, pattern_or_values, _capstone_cases(seed, edges),
+                          CAPSTONE_MISTAKES, **kw)
