@@ -148,7 +148,8 @@ if designs is not None:
 # %% [markdown]
 # ## The recall task: where the premise holds
 #
-# On chapter 03's associative-recall task the answer is a token fetched by its key: K must match the key in
+# On an associative-recall task (keys and values in context, then a key as the query; built in the package's data
+# module) the answer is a token fetched by its key: K must match the key in
 # context, V need only carry the value's identity. Here the deep inputs are mostly context, and the `qkv` models
 # do learn to look keys up. The same three learning rates were run (`recall` at ×1, `recall-rates` at ×0.25, ×4).
 

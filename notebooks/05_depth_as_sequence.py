@@ -25,8 +25,8 @@
 # that read for a whole stack. Compare a family of reads over depth with the plain residual sum on paired seeds,
 # and ask whether V's read chooses the embedding.
 #
-# **Prerequisites.** Chapter 01 (the residual stream as a running sum), chapter 02 (attention), chapter 03 (paired
-# seeds, a strong baseline, how a result is judged), chapter 04 ([x0](#glossary:x0) and which path re-reads it).
+# **Prerequisites.** Chapter 01 (the residual stream as a running sum), chapter 02 (attention), chapter 02's primer
+# on verdicts, chapter 03 (paired seeds, a strong baseline), chapter 04 ([x0](#glossary:x0) and which path re-reads it).
 #
 # **Study time.** About 45 minutes. **Expected run time.** About 30 seconds at one thread on an idle 2-core laptop
 # CPU (budget in `book.toml`: 60 s).

@@ -76,7 +76,7 @@ plt.show()
 # layer moves costs more than losing where it looks; for question 3, a depth read lowers the loss. It speaks
 # *against* when it points the other way. Of each side's numbers the strongest is shown: one that decides its side
 # before one that does not, then the larger. Every number is a change of the loss in [nats](#glossary:nats) with
-# its 95 % interval, and the verdict of the test declared before its run (chapter 03 explains them): *reproduced*
+# its 95 % interval, and the verdict of the test declared before its run (chapter 02's primer explains them): *reproduced*
 # or *contradicted* names the claim tested; *negligible*, too small to matter; *undecided*, noise could explain it
 # once the number of tests is allowed for. In the figure a filled mark decides its side, a hollow one does not.
 #
