@@ -35,13 +35,19 @@ def test_every_notebook_is_listed_exactly_once_and_every_listed_one_exists():
     assert chapter_files == sorted(chapter_files), "chapters must be listed in their numbered order"
 
 
+def _first_heading_cell(nb, entry):
+    """The notebook's first Markdown cell, after checking that its heading is the book.toml entry's title."""
+    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
+    heading = re.match(r"#\s+(.*)", first_md.source.strip())
+    assert heading and heading.group(1).strip() == entry.title, \
+        f"{entry.file}: first heading {heading and heading.group(1)!r} != book.toml title {entry.title!r}"
+    return first_md
+
+
 @pytest.mark.parametrize("appendix", appendices(), ids=lambda a: a.stem)
 def test_an_appendix_is_titled_by_its_first_heading_and_backs_its_chapter(appendix):
     nb = jupytext.read(NB / (appendix.stem + ".py"))
-    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
-    heading = re.match(r"#\s+(.*)", first_md.source.strip())
-    assert heading and heading.group(1).strip() == appendix.title, \
-        f"{appendix.file}: first heading {heading and heading.group(1)!r} != book.toml title {appendix.title!r}"
+    first_md = _first_heading_cell(nb, appendix)
     assert appendix.file.startswith(appendix.chapter) and 0 < appendix.budget_s <= 90
     (chapter,) = [c for c in chapters() if c.number == appendix.chapter]
     assert f"({chapter.file})" in first_md.source, f"{appendix.file} does not link back to {chapter.file}"
@@ -66,10 +72,7 @@ def test_an_appendix_must_back_a_listed_chapter(tmp_path):
 @pytest.mark.parametrize("chapter", chapters(), ids=lambda c: c.stem)
 def test_title_matches_first_heading_and_chapter_is_complete(chapter):
     nb = jupytext.read(NB / (chapter.stem + ".py"))
-    first_md = next(c for c in nb.cells if c.cell_type == "markdown")
-    heading = re.match(r"#\s+(.*)", first_md.source.strip())
-    assert heading and heading.group(1).strip() == chapter.title, \
-        f"{chapter.file}: first heading {heading and heading.group(1)!r} != book.toml title {chapter.title!r}"
+    _first_heading_cell(nb, chapter)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown").lower()
     for part in ("**goals.**", "**question.**", "**prerequisites.**", "**expected run time.**"):
         assert part in text, f"{chapter.file} lacks the section {part!r}"
