@@ -262,8 +262,8 @@ say(source(inject_x0, start="if x.shape"),
 #
 # <details><summary>Hint</summary>
 #
-# With one row per real position and the heads side by side, this is chapter 08's per-token mean over flat rows;
-# which reshape gives those rows depends on where the head axis sits in `v`. Padding must leave the sums *and*
+# With one row per real position and the heads side by side, this is a per-token mean over flat rows (a sum per
+# token id divided by a count per token id); which reshape gives those rows depends on where the head axis sits in `v`. Padding must leave the sums *and*
 # the counts, and a token with no count still needs a row.
 #
 # </details>

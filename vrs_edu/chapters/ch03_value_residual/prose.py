@@ -140,7 +140,7 @@ def lambda_sentence(slope: float, reached: int, of: int) -> str:
     still = ("so the profile is a snapshot of λ1 still moving, not where it settles" if reached * 2 <= of
              else "so the profile is close to where λ1 settles")
     return (f"On average λ1 {trend} ({slope:+.3f} per layer), but only {reached} of {of} λ1 trajectories "
-            f"had stopped moving before the decay, {still}.")
+            f"had stopped moving before the learning rate began its final decay, {still}.")
 
 
 def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[float],

@@ -69,13 +69,15 @@ def side(e: Evidence) -> str:
 
 def firm(e: Evidence) -> bool:
     """Whether the number decides its side: a decided verdict (reproduced, contradicted, negligible), or, for a
-    cost read against a tolerance ("cheap") or a description, a 95 % interval wholly on its side of the line."""
+    description (no declared test: ``verdict`` None), a 95 % interval wholly on its side of the line (the
+    tolerance for a cost read as "cheap", else 0). A declared test that is undecided never counts as firm, even
+    where its unadjusted interval clears a line: the verdict, with its Holm correction, is what was declared."""
     if e.verdict in DECIDED:
         return True
+    if e.verdict is not None:
+        return False
     line = e.margin if e.favours == "cheap" else 0.0
-    if e.favours == "cheap" or e.verdict is None:
-        return e.hi < line or e.lo > line
-    return False
+    return e.hi < line or e.lo > line
 
 
 def strongest(candidates: list[Evidence], which: str) -> Evidence | None:
@@ -120,13 +122,14 @@ def _num(x: float, digits: int) -> str:
 
 def evidence_sentence(e: Evidence) -> str:
     """One quotable sentence: where the number holds, what was measured, its size in words (from its sign and
-    size), its interval and its verdict; then why it counts for or against (its side's ``meaning``)."""
+    size), its interval and its verdict; then, when the number decides its side (:func:`firm`), why it counts for
+    or against (its side's ``meaning``): an undecided number is not read as the reason it would give."""
     d = 3 if max(abs(e.lo), abs(e.hi)) < 1 else 2       # one precision for both ends
     verb = (e.pos if e.mean >= 0 else e.neg).format(amount=amount(e.mean, e.unit, margin_or(e), LARGE))
     head = (f"In {e.model} ({e.corpus}; {e.regime}), {e.subject} {verb} "
             f"(95 % interval {_num(e.lo, d)} to {_num(e.hi, d)} {e.unit}): "
             f"{verdict_clause(e.verdict, e.claim, e.margin if e.verdict == 'negligible' else None)}.")
-    why = e.meaning.get(side(e), "")
+    why = e.meaning.get(side(e), "") if firm(e) else ""
     return head + (f" {why}" if why else "")
 
 
@@ -137,13 +140,16 @@ def margin_or(e: Evidence) -> float:
 
 ANSWER_WORDS = {(True, True): "Partly", (True, False): "Yes", (False, True): "No", (False, False): "Not decided"}
 ANSWER_WORDS_Q1 = {**ANSWER_WORDS, (True, True): "Yes, both halves count"}
+# Question 3 asks whether the stream *can be designed* as a selective read: one firm design answers it, but not
+# every design tried does (chapter 05's "Partly" counts them), so the word says so.
+ANSWER_WORDS_Q3 = {**ANSWER_WORDS, (True, False): "Yes, it can be designed (not every design tried does it)"}
 
 
 def answer_line(n: int, pro: Evidence | None, con: Evidence | None) -> str:
     """Question ``n``'s answer in one line: a word from which sides are firm (Yes, No, Partly, Not decided;
     question 1's "both halves count" when both are, since its conclusion *is* that both halves matter), then each
     side's gist with where it holds, or that the side's strongest number is not told apart from noise."""
-    words = (ANSWER_WORDS_Q1 if n == 1 else ANSWER_WORDS)[(pro is not None and firm(pro),
+    words = {1: ANSWER_WORDS_Q1, 3: ANSWER_WORDS_Q3}.get(n, ANSWER_WORDS)[(pro is not None and firm(pro),
                                                             con is not None and firm(con))]
 
     def part(e: Evidence | None, which: str) -> str:
