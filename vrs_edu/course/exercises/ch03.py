@@ -190,7 +190,7 @@ def value_residual_stack(x, layers, lambdas, *, v1_from=None, mix_after=False, r
 
     The keywords build the known mistakes (the defaults give the reference): ``v1_from`` "current" (V_1 taken from
     the current layer), "restream" (recomputed from the current stream with the first layer's W_v), "previous" (the
-    previous layer's values); ``mix_after``: V_1 added after the attention sum; ``reuse_first_output``: the first
+    previous layer's values), "overwrite" (each layer's mixed V_n' kept as V_1 for the next); ``mix_after``: V_1 added after the attention sum; ``reuse_first_output``: the first
     layer's output A_1·V_1 reused; ``residual``: False for a stack that replaces the stream; ``swap``: λ swapped.
     """
     h, v_first, u_first = x, None, None
@@ -211,6 +211,8 @@ def value_residual_stack(x, layers, lambdas, *, v1_from=None, mix_after=False, r
                 u = attend(pattern, lam1 * first + lam2 * v)   # V_n' = λ1·V_1 + λ2·V_n, then the average
             if v1_from == "previous":
                 v_first = v
+            elif v1_from == "overwrite":                      # the mixed V_n' stored as the next layer's V_1
+                v_first = lam1 * first + lam2 * v
         h = h + u @ layer["W_o"] if residual else u @ layer["W_o"]
     return h
 
@@ -245,6 +247,9 @@ STACK_MISTAKES = [
     Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, v1_from="previous"),
             "you mixed in the previous layer's values: every later layer reads V_1, the first layer's, not "
             "V_(n-1)"),
+    Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, v1_from="overwrite"),
+            "V_1 was overwritten by each layer's mixed values: store the first layer's V_1 once and never assign "
+            "to it again; write the mix V_n' to a new name"),
     Mistake(lambda x, ls, lam: value_residual_stack(x, ls, lam, mix_after=True),
             "V_1 was added after the attention sum: mix the values first (V_n' = λ1·V_1 + λ2·V_n), then let "
             "this layer's pattern average V_n'"),
