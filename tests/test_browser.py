@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vrs_edu.course.book import BOOK_TOML, chapters, load_book
+from vrs_edu.course.book import BOOK_TOML, appendices, chapters, load_book
 from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, GUIDES, WIDGET_MIME, BookPaths, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,6 +44,7 @@ LAB_CSS = "vrs_edu/course/jupyterlab/custom.css"      # the course's JupyterLab 
 PATHS = BookPaths.from_toml(BOOK_TOML)
 BOOK_TITLE = load_book()["book"]["title"]
 CHAPTERS = chapters()
+APPENDICES = appendices()   # after the chapters in the sidebar and the previous/next links
 # The known gaps of the layout checks (test_browser_layout, test_browser_unexecuted): none today (03, 04 and 06 were
 # re-drawn for the page in the learner-first rewrite). A chapter whose stored figures are wider than JupyterLab's
 # output area at 1280 px or the phone's column may be listed here (a non-strict xfail) until it is re-drawn.
@@ -156,9 +157,9 @@ def test_index_page_lists_every_chapter_in_book_toml_order(page, book_url):
     plain = str.maketrans("‘’“”", "''\"\"")
     guides = [p.read_text().splitlines()[0].removeprefix("# ") for p in GUIDES]   # the pages the README became
     assert [t.translate(plain) for t in _sidebar_titles(page)] == \
-        [c.title for c in CHAPTERS] + ["Glossary", "References"] + guides, \
-        f"the sidebar must list book.toml's chapters in order, then the glossary, the references page and the " \
-        f"guides (notebooks missing: {missing or 'none'})"
+        [c.title for c in CHAPTERS] + [a.title for a in APPENDICES] + ["Glossary", "References"] + guides, \
+        f"the sidebar must list book.toml's chapters in order, then its appendices, the glossary, the references " \
+        f"page and the guides (notebooks missing: {missing or 'none'})"
     article = page.locator(ARTICLE).inner_text().translate(plain)
     for c in CHAPTERS:
         assert c.question in article and all(g in article for g in c.goals), f"index lacks {c.file}'s question/goals"
@@ -191,12 +192,14 @@ def _expected_counts(nb_path: Path) -> dict[str, int]:
 
 def _neighbours(i: int) -> tuple[str, str | None]:
     """The pages previous/next must point at: the nearest chapters in book.toml's order that the book contains
-    (all of them, once every chapter is written), the index before the first, the glossary after the last."""
+    (all of them, once every chapter is written), the index before the first; after the last, the first appendix
+    (or the glossary when there is none)."""
     built = [j for j, c in enumerate(CHAPTERS) if (PATHS.out / f"{c.stem}.html").exists()]
     before = [j for j in built if j < i]
     after = [j for j in built if j > i]
+    pages_after = [a.stem for a in APPENDICES if (PATHS.out / f"{a.stem}.html").exists()] + [BACK_MATTER[0].stem]
     return (f"{CHAPTERS[before[-1]].stem}.html" if before else "index.html",
-            f"{CHAPTERS[after[0]].stem}.html" if after else f"{BACK_MATTER[0].stem}.html")
+            f"{CHAPTERS[after[0]].stem}.html" if after else f"{pages_after[0]}.html")
 
 
 @pytest.mark.parametrize("i", range(len(CHAPTERS)), ids=[c.stem for c in CHAPTERS])
