@@ -529,8 +529,12 @@ say(table(*alignment_rows(align)), alignment_sentence(align, head_dim=model.cfg.
 # | [out of regime](#glossary:out-of-regime) | a [precondition](#glossary:precondition) declared with the test failed (e.g. a run read its text more than once), so the claim is not judged here; its [would-be verdict](#glossary:would-be-verdict) is shown beside it |
 #
 # A "no worse" claim is an [equivalence test](#glossary:equivalence-test): it is reproduced only when the whole
-# interval lies inside ± its margin. A verdict holds for the model, corpus and scale it was measured on, and the
-# sentence that states it names them.
+# interval lies inside ± its margin. An interval clear of 0 can still be *undecided*: the interval is the test's
+# own, while the verdict's p-value is Holm-corrected within its family. Two rarer words appear in a few tables:
+# *n/a (would be: …)* for a control whose claim did not reproduce, so it has nothing to control, and
+# [rate-dependent](#glossary:rate-dependent) for a claim decided in opposite directions at two learning rates
+# (chapter 04). A verdict holds for the model, corpus and scale it was measured on, and the sentence that states it
+# names them.
 
 # %%
 from vrs_edu.lab.by_corpus import verdict_corpus
