@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import torch
 
+from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
+
 PASSED = "public checks passed — hidden checks run when graded"
 PASSED_UNGRADED = "public checks passed"
 WIDTH = 100       # columns of every printed check message (the course's page width)
@@ -180,3 +182,16 @@ def random_inputs(seed: int, *shapes: tuple[int, ...]) -> tuple[torch.Tensor, ..
     """Standard-normal tensors of the given shapes from a generator seeded with ``seed``."""
     g = torch.Generator().manual_seed(seed)
     return tuple(torch.randn(*s, generator=g) for s in shapes)
+
+
+def strong_write_model(seed: int, n_layers: int, **config) -> TinyGPT:
+    """The checkers' model for an exercise asked of a model (chapters 01 and 09): a TinyGPT with 13 tokens, width
+    16, 2 heads and 8 positions whose block weights are 20 x the GPT-2 init, so that a block's write, or a swap
+    inside it, visibly changes the loss. ``config``: other TinyGPTConfig fields (e.g. ``stream_start``)."""
+    model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=n_layers, n_heads=2, block_size=8, seed=seed,
+                                  **config))
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            if name.startswith("blocks."):
+                p.mul_(20.0)
+    return model.eval()

@@ -12,8 +12,8 @@ import torch.nn.functional as F
 
 from vrs_edu.chapters.ch01_two_axes.readout import (block_outputs, direct_and_total_effects, logit_contributions,
                                                     residual_stack, unembed)
-from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
-from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
+from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs, strong_write_model
+from vrs_edu.nn.model import TinyGPT
 
 # --- exercise 1: the depth stack from the embedding and each block's write ------------------------------------
 
@@ -111,14 +111,8 @@ def block_effect(model, x, y, layer: int) -> tuple[float, float]:
 
 
 def _effect_model(seed: int, n_layers: int) -> TinyGPT:
-    # a small model with large writes (20 x the GPT-2 init), so that its blocks visibly build on each other
-    model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=n_layers, n_heads=2, block_size=8, seed=seed,
-                                  stream_start="embedding"))
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.startswith("blocks."):
-                p.mul_(20.0)
-    return model.eval()
+    # large writes, so that its blocks visibly build on each other
+    return strong_write_model(seed, n_layers, stream_start="embedding")
 
 
 def _effect_cases(seed: int, edges: bool = False):

@@ -18,8 +18,9 @@ import torch
 
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import pattern_swap, uniform_routing, value_swap
 from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
-from vrs_edu.course.checks import PASSED, PASSED_UNGRADED, CheckFailed, Mistake, check_function, wrap
-from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
+from vrs_edu.course.checks import (PASSED, PASSED_UNGRADED, CheckFailed, Mistake, check_function,
+                                   strong_write_model, wrap)
+from vrs_edu.nn.model import TinyGPT
 
 CASES = [
     ["reproduced", "reproduced", "reproduced"],
@@ -137,13 +138,8 @@ def pattern_or_values(model, x, y, layer: int) -> tuple[float, float, float]:
 
 
 def _capstone_model(seed: int, n_layers: int) -> TinyGPT:
-    # a small model with strong writes (20 x the GPT-2 init), so that every swap visibly changes the loss
-    model = TinyGPT(TinyGPTConfig(vocab_size=13, d_model=16, n_layers=n_layers, n_heads=2, block_size=8, seed=seed))
-    with torch.no_grad():
-        for name, p in model.named_parameters():
-            if name.startswith("blocks."):
-                p.mul_(20.0)
-    return model.eval()
+    # strong writes, so that every swap visibly changes the loss
+    return strong_write_model(seed, n_layers)
 
 
 def _capstone_cases(seed: int, edges: bool = False):
