@@ -1,0 +1,106 @@
+"""The Korean edition's translation catalog: one gettext PO file per notebook, one entry per markdown cell.
+
+An entry is keyed by the English cell's stable id (the ``id`` nbformat 4.5 gives every cell of the stored
+``.ipynb``; jupytext keeps it when the ``.py`` source changes) and a hash of the English text:
+``msgctxt = "<cell id> <first 12 hex digits of sha256(English text)>"``. ``msgid`` holds the English text the
+translation was made from, so a stale entry shows *what* changed; ``msgstr`` is the Korean. Code cells are not in
+the catalog: the Korean notebook's code cells are the English ones, character for character.
+
+Why gettext PO: it is the standard catalog format (Sphinx, Poedit, Weblate and ``msgmerge`` read it), and
+``polib`` reads and writes it without a compiler.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import polib
+
+LANGUAGE = "ko"
+HASH_DIGITS = 12
+
+
+@dataclass(frozen=True)
+class SourceCell:
+    """One markdown cell of an English notebook: its nbformat id, its text and the key its translation carries."""
+    cell_id: str
+    text: str
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:HASH_DIGITS]
+
+    @property
+    def key(self) -> str:
+        return f"{self.cell_id} {self.digest}"
+
+
+def source_cells(ipynb: Path) -> list[SourceCell]:
+    """The markdown cells of a stored English notebook, in order. Raises ValueError for a cell without an id."""
+    nb = json.loads(Path(ipynb).read_text(encoding="utf-8"))
+    cells = []
+    for index, cell in enumerate(nb["cells"]):
+        if cell["cell_type"] != "markdown":
+            continue
+        if not cell.get("id"):
+            raise ValueError(f"ipynb: expected every cell of {ipynb} to have an nbformat id, cell {index} has none")
+        cells.append(SourceCell(cell["id"], "".join(cell["source"])))
+    return cells
+
+
+def catalog_path(ipynb: Path, root: Path | None = None) -> Path:
+    """Where the catalog of ``notebooks/NN_slug.ipynb`` lives: ``notebooks/ko/catalog/NN_slug.po``."""
+    ipynb = Path(ipynb)
+    return (root or ipynb.parent) / LANGUAGE / "catalog" / f"{ipynb.stem}.po"
+
+
+def update_catalog(ipynb: Path, po_path: Path | None = None) -> polib.POFile:
+    """Add an untranslated entry for every English markdown cell the catalog lacks, and keep every existing one.
+
+    An entry whose cell id is current but whose hash is not (the English changed after the translation) is kept
+    with its old ``msgid`` and flagged ``fuzzy``, so the translator sees the old English next to the new; the new
+    English gets its own untranslated entry. Nothing is deleted: entries of cells that no longer exist are marked
+    obsolete. Returns the saved catalog.
+    """
+    ipynb = Path(ipynb)
+    po_path = Path(po_path or catalog_path(ipynb))
+    po = polib.pofile(str(po_path), wrapwidth=0) if po_path.exists() else polib.POFile(wrapwidth=0)
+    po.metadata = {"Project-Id-Version": "vrs_edu", "Language": LANGUAGE,
+                   "Content-Type": "text/plain; charset=utf-8", "Content-Transfer-Encoding": "8bit"}
+    cells = source_cells(ipynb)
+    current_keys = {c.key for c in cells}
+    current_ids = {c.cell_id for c in cells}
+    existing = {e.msgctxt: e for e in po if not e.obsolete}
+    for entry in existing.values():
+        cell_id = entry.msgctxt.split()[0]
+        if entry.msgctxt not in current_keys:
+            if cell_id in current_ids and "fuzzy" not in entry.flags:
+                entry.flags.append("fuzzy")
+            elif cell_id not in current_ids:
+                entry.obsolete = True
+    for cell in cells:
+        if cell.key not in existing:
+            po.append(polib.POEntry(msgctxt=cell.key, msgid=cell.text, msgstr=""))
+    # The catalog in the notebook's order, so a translator reads it top to bottom; a stale entry right after its
+    # cell's new one, obsolete entries last.
+    position = {c.key: float(i) for i, c in enumerate(cells)}
+    position.update({c.cell_id: i + 0.5 for i, c in enumerate(cells)})
+    po.sort(key=lambda e: (e.obsolete, position.get(e.msgctxt, position.get(e.msgctxt.split()[0], len(cells)))))
+    po_path.parent.mkdir(parents=True, exist_ok=True)
+    po.save(str(po_path))
+    return po
+
+
+def main() -> None:
+    """``python -m vrs_edu.course.translation`` updates the catalog of every English notebook."""
+    root = Path(__file__).resolve().parents[2] / "notebooks"
+    for ipynb in sorted(root.glob("[0-9][0-9]*_*.ipynb")):
+        po = update_catalog(ipynb)
+        untranslated = sum(1 for e in po if not e.obsolete and not e.msgstr)
+        print(f"{catalog_path(ipynb).relative_to(root.parent)}: {len(po)} entries, {untranslated} untranslated")
+
+
+if __name__ == "__main__":
+    main()
