@@ -37,3 +37,10 @@ def current_language(cwd: Path | None = None) -> str:
 def resolve_language(lang: str | None) -> str:
     """What a sentence builder's ``lang=None`` means: the running notebook's edition; an explicit value is checked."""
     return current_language() if lang is None else check_language(lang)
+
+
+def in_language(en: str, ko: str, lang: str | None = None) -> str:
+    """A short text (a figure label, a widget label, a table header) in the edition's language: ``en`` or ``ko``.
+
+    Longer computed prose has a template per language instead, because Korean word order and particles differ."""
+    return ko if resolve_language(lang) == "ko" else en

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
 import polib
 
 LANGUAGE = "ko"
@@ -93,14 +94,83 @@ def update_catalog(ipynb: Path, po_path: Path | None = None) -> polib.POFile:
     return po
 
 
-def main() -> None:
-    """``python -m vrs_edu.course.translation`` updates the catalog of every English notebook."""
+def translations(po_path: Path) -> dict[str, str]:
+    """``{key: Korean text}`` for every translated, current (not fuzzy, not obsolete) entry of a catalog."""
+    po = polib.pofile(str(po_path), wrapwidth=0)
+    return {e.msgctxt: e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
+
+
+def korean_notebook(ipynb: Path, po_path: Path | None = None, allow_missing: bool = False) -> nbformat.NotebookNode:
+    """The Korean edition of a stored English notebook, not executed: every markdown cell replaced by its
+    translation, every code cell the English one with its outputs cleared, cell ids kept.
+
+    Raises ValueError naming the cells (id and first line) that have no current translation, unless
+    ``allow_missing`` (then they stay English: for a translator's partial build only).
+    """
+    ipynb = Path(ipynb)
+    catalog = translations(Path(po_path or catalog_path(ipynb)))
+    nb = nbformat.read(str(ipynb), as_version=4)
+    missing = []
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+            continue
+        if cell.cell_type != "markdown":
+            continue
+        source = SourceCell(cell.id, cell.source)
+        if source.key in catalog:
+            cell.source = catalog[source.key]
+        else:
+            missing.append(f"{cell.id} ({cell.source.splitlines()[0][:60] if cell.source else ''})")
+    if missing and not allow_missing:
+        raise ValueError(f"{ipynb.name}: expected a current translation of every markdown cell, "
+                         f"{len(missing)} have none: " + "; ".join(missing))
+    nb.metadata.setdefault("vrs_edu", {})["language"] = LANGUAGE
+    return nb
+
+
+def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False) -> Path:
+    """Write ``notebooks/ko/NN_slug.ipynb``: the Korean notebook, executed in ``notebooks/ko/`` (whose marker file
+    makes the code cells speak Korean, :func:`vrs_edu.course.language.current_language`) unless ``execute`` is
+    False. Returns its path."""
+    from vrs_edu.course.execute import execute_notebook
+
+    ipynb = Path(ipynb)
+    nb = korean_notebook(ipynb, allow_missing=allow_missing)
+    out_dir = ipynb.parent / LANGUAGE
+    if execute:
+        execute_notebook(nb, out_dir, timeout=None)
+    out = out_dir / ipynb.name
+    nbformat.write(nb, str(out))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m vrs_edu.course.translation update`` refreshes every catalog; ``… build NB.ipynb …`` writes and
+    executes the Korean notebooks (``--partial``: untranslated cells stay English)."""
+    import argparse
+
+    ap = argparse.ArgumentParser(prog="python -m vrs_edu.course.translation", description=main.__doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    sub.add_parser("update", help="add new English cells to the catalogs, flag changed ones fuzzy")
+    build = sub.add_parser("build", help="write and execute notebooks/ko/NN_slug.ipynb")
+    build.add_argument("notebooks", nargs="+", type=Path, help="English notebooks, notebooks/NN_slug.ipynb")
+    build.add_argument("--partial", action="store_true", help="keep untranslated cells in English")
+    build.add_argument("--no-execute", action="store_true")
+    args = ap.parse_args(argv)
     root = Path(__file__).resolve().parents[2] / "notebooks"
-    for ipynb in sorted(root.glob("[0-9][0-9]*_*.ipynb")):
-        po = update_catalog(ipynb)
-        untranslated = sum(1 for e in po if not e.obsolete and not e.msgstr)
-        print(f"{catalog_path(ipynb).relative_to(root.parent)}: {len(po)} entries, {untranslated} untranslated")
+    if args.command == "update":
+        for ipynb in sorted(root.glob("[0-9][0-9]*_*.ipynb")):
+            po = update_catalog(ipynb)
+            untranslated = sum(1 for e in po if not e.obsolete and not e.msgstr)
+            print(f"{catalog_path(ipynb).relative_to(root.parent)}: {len(po)} entries, {untranslated} untranslated")
+        return 0
+    for ipynb in args.notebooks:
+        ipynb = ipynb.with_suffix(".ipynb")
+        out = build_korean(ipynb, execute=not args.no_execute, allow_missing=args.partial)
+        print(f"wrote {out}", flush=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    raise SystemExit(main())
