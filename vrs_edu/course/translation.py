@@ -11,6 +11,7 @@ Why gettext PO: it is the standard catalog format (Sphinx, Poedit, Weblate and `
 """
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 from dataclasses import dataclass
@@ -18,6 +19,8 @@ from pathlib import Path
 
 import nbformat
 import polib
+
+from vrs_edu.course.execute import execute_notebook
 
 LANGUAGE = "ko"
 HASH_DIGITS = 12
@@ -133,8 +136,6 @@ def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False)
     """Write ``notebooks/ko/NN_slug.ipynb``: the Korean notebook, executed in ``notebooks/ko/`` (whose marker file
     makes the code cells speak Korean, :func:`vrs_edu.course.language.current_language`) unless ``execute`` is
     False. Returns its path."""
-    from vrs_edu.course.execute import execute_notebook
-
     ipynb = Path(ipynb)
     nb = korean_notebook(ipynb, allow_missing=allow_missing)
     out_dir = ipynb.parent / LANGUAGE
@@ -148,8 +149,6 @@ def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False)
 def main(argv: list[str] | None = None) -> int:
     """``python -m vrs_edu.course.translation update`` refreshes every catalog; ``… build NB.ipynb …`` writes and
     executes the Korean notebooks (``--partial``: untranslated cells stay English)."""
-    import argparse
-
     ap = argparse.ArgumentParser(prog="python -m vrs_edu.course.translation", description=main.__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("update", help="add new English cells to the catalogs, flag changed ones fuzzy")
