@@ -442,7 +442,7 @@ say("Along λ1 + λ2 = 1, from no $V_1$ to $V_1$ alone:",
 # %%
 say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
               deeper_baselines_worse=val["baseline"][-1] > val["baseline"][0],
-              verdict=r, n=r.n))
+              verdict=r, n=r.n, smoothing=by["oversmoothing_lower"]))
 
 # %% [markdown]
 # Next: chapter 04 asks the same question from the other side: if deep layers want the token's identity, do they

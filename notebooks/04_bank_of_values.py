@@ -432,9 +432,10 @@ say(ch04.answer_paragraph(sweep, facts["deep_context"], bov.DEEP_CONTEXT.thresho
 # [negligible](#glossary:negligible) for an interval inside ± the smallest effect. A test whose precondition fails
 # is [out of regime](#glossary:out-of-regime), shown with its [would-be verdict](#glossary:would-be-verdict). A
 # test on learned coefficients counts only if its verdict holds at all three rates. Where the x0 premise fails, as
-# on this corpus, the x0 numbers are descriptions, not tests, and the recall task judges them. The runs, the full
-# tables, the per-seed numbers, the second corpus and the ledger of every run are in
-# [Appendix 04](04a_bank_of_values_evidence.ipynb).
+# on this corpus, the x0 numbers are descriptions, not tests, and the recall task judges them. The recall tests'
+# verdicts below name each rate's verdict, so a ×1 interval clear of 0 can read "undecided": the rates disagree, or
+# a rate is out of regime. The runs, the full tables, the per-seed numbers, the second corpus and the ledger of
+# every run are in [Appendix 04](04a_bank_of_values_evidence.ipynb).
 
 # %%
 from vrs_edu.lab.analysis import check_preconditions
@@ -446,4 +447,4 @@ pre = {**check_preconditions(bov.PRECONDITIONS, facts),
 said = {n: "holds" if o.holds else "fails" for n, o in pre.items()}
 say("Preconditions: " + "; ".join(f"`{n}` {w}" for n, w in said.items()) + ".",
     table(["declared test", "mean [95% CI] (×1)", "verdict"],
-          [[f"`{r.test.name}`", r.interval(), r.verdict_words] for r in V + RV]))
+          [[f"`{r.test.name}`", r.interval(), ch04.verdict_cell(r)] for r in V + RV]))

@@ -76,21 +76,15 @@ plt.show()
 # regime, blue negligible (all explained in "How sure are we?").
 
 # %%
-from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
-from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm_recipe
 from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vod_recipe
 from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_loss_effects
+from vrs_edu.chapters.ch05_depth_as_sequence.results import load_depth_results
 from vrs_edu.chapters.ch05_depth_as_sequence.prose import effect_sentence
 from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import say, table
 
-corpus = verdict_corpus()
-result = load_results_or_none("depth-mixers", corpus=corpus, say=say)
-vod = load_results_or_none("v-over-depth", corpus=corpus, say=say)
-rows = dm_recipe.verdicts(result) if result is not None else []
-vod_rows = {r.test.name: r for r in vod_recipe.verdicts(vod)} if vod is not None else {}
-loss_rows = [r for r in rows if r.test.family == "ch05"]
+corpus, result, vod, rows, vod_rows, loss_rows = load_depth_results(say=say)
 if result is not None and vod is not None:
     effects = vod_recipe.loss_effects(rows, list(vod_rows.values()))
     plot_loss_effects(effects, f"Δ final validation loss, {result['corpus']}, "
@@ -199,6 +193,7 @@ say(table(["comparison", "largest |Δ|", "agree to float precision (< 1e-5)"],
 # %%
 from vrs_edu.chapters.ch05_depth_as_sequence.readout import sublayer_sources
 from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_sublayer_streams
+from vrs_edu.chapters.ch05_depth_as_sequence.prose import embedding_read_sentence
 
 if vod is not None:
     vod_L = vod["configs"]["residual"]["model"]["n_layers"]
@@ -206,12 +201,8 @@ if vod is not None:
     plt.show()
     emb = vod_recipe.stream_profile(vod, vod_recipe.embedding_weight)
     deep = vod_recipe.deep_blocks(vod_L)
-    e_q, e_k, e_v = (sum(emb[s][l] for l in deep) / len(deep) for s in "qkv")
-    more = [s.upper() for s, v in (("q", e_q), ("k", e_k)) if e_v > v]
-    say(f"In the deep blocks {deep[0]}–{deep[-1]}, V's input puts **{e_v:.3f}** of its weight "
-        f"on the embedding, Q's {e_q:.3f} and K's {e_k:.3f} (uniform: "
-        f"{1 / (2 * deep[0] + 1):.3f} at block {deep[0]}): on average V reads the embedding more "
-        f"than {' and '.join(more) if more else 'neither Q nor K'}.")
+    shares = {s: sum(emb[s][l] for l in deep) / len(deep) for s in "qkv"}
+    say(embedding_read_sentence(deep[0], deep[-1], shares, uniform=1 / (2 * deep[0] + 1)))
 
 # %% [markdown]
 # Whether that holds beyond the seeds' noise is in "How sure are we?".

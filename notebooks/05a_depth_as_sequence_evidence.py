@@ -33,17 +33,12 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch05_depth_as_sequence import recipe as dm_recipe
 from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vod_recipe
-from vrs_edu.lab.by_corpus import verdict_corpus
+from vrs_edu.chapters.ch05_depth_as_sequence.results import load_depth_results
 from vrs_edu.lab.experiments import load_results_or_none, provenance
 from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import say, table, verdict_table
 
-corpus = verdict_corpus()
-result = load_results_or_none("depth-mixers", corpus=corpus, say=say)
-vod = load_results_or_none("v-over-depth", corpus=corpus, say=say)
-rows = dm_recipe.verdicts(result) if result is not None else []
-vod_rows = {r.test.name: r for r in vod_recipe.verdicts(vod)} if vod is not None else {}
-loss_rows = [r for r in rows if r.test.family == "ch05"]
+corpus, result, vod, rows, vod_rows, loss_rows = load_depth_results(say=say)
 
 # %% [markdown]
 # ## The runs behind these numbers

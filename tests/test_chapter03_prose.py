@@ -1,5 +1,7 @@
 """Chapter 03's computed sentences (vrs_edu.chapters.ch03_value_residual.prose): known numbers in, the sentence's words follow their
 sign, size and verdict (the learner trial found "larger by 0.000 nats" and "learns it -13 steps sooner")."""
+from types import SimpleNamespace
+
 from vrs_edu.chapters.ch03_value_residual import prose as c3
 
 
@@ -70,6 +72,12 @@ def test_answer_has_three_numbers_and_follows_them():
     s = c3.answer(-0.03, (-0.04, -0.02), -0.027, 24, -0.03, -0.05, verdict="reproduced")
     assert "not ruled out" in s and "**-0.030** nats, about the same change." in s and "partly" not in s
     assert "more concentrated" in s and "does not work" not in s and "decided, in the published direction" in s
+    assert "Over-smoothing" not in s
+    smoothing = SimpleNamespace(mean=-0.0089, ci=(-0.0235, 0.0057), verdict="undecided", would_be=None, arms=None,
+                                reason=None, test=SimpleNamespace(margin=0.02))
+    s = c3.answer(-0.03, (-0.04, -0.02), -0.027, 24, -0.03, -0.05, verdict="reproduced", smoothing=smoothing)
+    assert s.endswith("Over-smoothing, how alike the tokens' states are (mean cosine over the layers), changes by "
+                      "-0.009 with it [-0.024, +0.006]: not decided by these seeds.")
 
 
 def test_svformer_sentence_says_a_range_below_0_is_the_opposite_of_the_cost_and_names_the_verdict():

@@ -36,7 +36,13 @@ def test_an_out_of_regime_or_n_a_verdict_keeps_its_would_be_verdict_and_names_it
 def test_an_interval_clear_of_zero_beside_undecided_names_the_holm_corrected_p():
     r = _result([-0.06, -0.05, -0.07, -0.065, -0.07], "undecided")
     r["verdicts"][0].update(p_holm=0.0886, family_size=6)
-    assert "`t`; p = 0.089 after Holm's correction over the 6 tests of its family: undecided" in declared_result(r, "t")
+    s = declared_result(r, "t")
+    assert "`t`; p = 0.089 after Holm's correction over the 6 tests of its family: undecided" in s
+    # the interval [-0.073, -0.053] clears 0: the sentence says why that is still undecided
+    assert s.endswith("its interval clears 0, but after Holm's correction p = 0.089 is not below 0.05, so the seeds "
+                      "do not decide it")
+    r["verdicts"][0].update(ci=[-0.02, 0.01])                      # an interval across 0 needs no such sentence
+    assert "clears 0" not in declared_result(r, "t")
     r["verdicts"][0].update(family_size=1)
     assert "Holm" not in declared_result(r, "t")
 

@@ -240,3 +240,14 @@ def test_the_short_answer_states_the_opening_the_best_read_shortswa_s_range_and_
     assert "the claim's own test is not run." in none
     with pytest.raises(ValueError, match="loss_rows"):
         dp.short_answer([], DEPTH_ATTENTION[0], [], "a toy")
+
+
+def test_the_embedding_read_places_v_among_q_and_k():
+    # chapter 05's stored numbers: Q 0.149 > V 0.128 > K 0.093
+    s = dp.embedding_read_sentence(6, 7, {"q": 0.149, "k": 0.093, "v": 0.128}, uniform=1 / 13)
+    assert s == ("In the deep blocks 6–7, V's input puts **0.128** of its weight on the embedding, Q's 0.149 and "
+                 "K's 0.093 (uniform: 0.077 at block 6): on average V reads the embedding more than K but less "
+                 "than Q.")
+    assert s.count("more than") == 1
+    assert dp.embedding_read_sentence(6, 7, {"q": 0.1, "k": 0.09, "v": 0.2}, 0.077).endswith("more than Q and K.")
+    assert dp.embedding_read_sentence(6, 7, {"q": 0.3, "k": 0.2, "v": 0.1}, 0.077).endswith("less than Q and K.")

@@ -169,6 +169,10 @@ def declared_result(result: dict | None, test: str, against: str = "the baseline
                  else []) + ([f"above {centre + margin:+g} (it may cost more than the margin)"] if hi > centre + margin
                              else [])
         words += f": its interval reaches {' and '.join(edges)}" if edges else ""
+    elif rec["verdict"] == "undecided" and corrected and holm >= 0.05 and (lo > 0 or hi < 0):
+        # the primer's case (chapter 02): the interval is the test's own, the verdict's p is Holm-corrected
+        words += (f": its interval clears 0, but after Holm's correction p = {holm:.3f} is not below 0.05, so the "
+                  "seeds do not decide it")
     return (f"final loss {abs(m):.3f} nats {side} {against}, 95% CI [{lo:+.3f}, {hi:+.3f}], "
             f"{sum(v < 0 for v in values)} of {len(values)} seeds lower; declared test `{test}`{band}{corrected}: "
             f"{words}")

@@ -213,12 +213,14 @@ def live_run_sentence(live: float, saved_mean: float, saved_spread: float, saved
 
 def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
            entropy_gap: float, deeper_baselines_worse: bool = False, verdict="undecided",
-           n: int = 5) -> str:
+           n: int = 5, smoothing=None) -> str:
     """'The answer' to the chapter's question, with three numbers a learner can repeat, all as a loss change
     (variant − baseline, nats; negative = better): ResFormer's (fixed 0.5/0.5) change at 8 layers with the range
     its ``n`` paired seeds allow and its ``verdict``, against the paper's; the learnable-λ variant's change at
     ``deep_layers`` (the depth sweep trains that variant; ``deeper_baselines_worse``: whether the deeper
-    baselines' own loss rose), and the baseline's entropy − uniform causal attention's."""
+    baselines' own loss rose), and the baseline's entropy − uniform causal attention's. ``smoothing``: the declared
+    over-smoothing test (ResFormer's change of the mean cosine of the tokens' states, with ``mean``, ``ci`` and its
+    verdict), the question's third part; None leaves it out."""
     lo, hi = ci
     at8 = (f"and the paper's **{paper:+.3f}** nats at 82 M parameters is ruled out" if lo > paper else
            f"and the paper's {paper:+.3f} nats at 82 M parameters is not ruled out")
@@ -235,7 +237,10 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
                f"**{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."
                if entropy_gap > 0 else
                f"Our baseline's attention is **{abs(entropy_gap):.3f}** nats {ent}, the concentration "
-               "the papers say the value residual relieves."))
+               "the papers say the value residual relieves.")
+            + (f" Over-smoothing, how alike the tokens' states are (mean cosine over the layers), changes by "
+               f"{smoothing.mean:+.3f} with it {_bracket(smoothing.ci)}: {decided_words(smoothing)}."
+               if smoothing is not None else ""))
 
 
 #: the variants of the chapter's first figure and the declared test that reads each one's final loss

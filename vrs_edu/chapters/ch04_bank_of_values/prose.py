@@ -391,3 +391,13 @@ def token_tables_sentence(designs: dict) -> str:
                 f"{'through V than through the stream' if v_wins else 'through the stream than through V'}")
     return (f"{lead}. Both add {min(added) / base:.0%}–{max(added) / base:.0%} to the baseline's {base:,} "
             f"parameters.")
+
+
+def verdict_cell(v) -> str:
+    """A declared test's verdict for a table beside its ×1 interval: the verdict (with its would-be verdict), and
+    for a test swept over the learning rates, which verdict each rate gave, since the verdict combines them: a ×1
+    interval clear of 0 reads "undecided" when another rate is out of regime (``undecided across the rates: ×1 out
+    of regime (would be: reproduced); ×0.25 …; ×4 reproduced``). ``v``: a :class:`~vrs_edu.lab.results.Verdict`."""
+    if not v.arms:
+        return v.verdict_words
+    return f"{v.verdict} across the rates: " + "; ".join(f"{arm} {a.verdict_words}" for arm, a in v.arms)

@@ -218,3 +218,19 @@ def short_answer(loss_rows: list, depth_attention, stream_verdicts: list[str], r
             if decided else " Whether deep V chooses the embedding while Q and K read recent layers stays open: "
             f"the claim's own test is {_names(sorted(set(stream_verdicts))) if stream_verdicts else 'not run'}.")
     return out
+
+
+def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uniform: float) -> str:
+    """How much of its weight each input of the deep blocks ``first``–``last`` puts on the embedding (``shares``:
+    {"q", "k", "v"} -> mean weight, 0–1), against a uniform read over the ``2 * first + 1`` sources of block
+    ``first`` (``uniform``), with V placed among Q and K: more than both, more than one and less than the other,
+    or less than both."""
+    e_v = shares["v"]
+    above = [s.upper() for s in "qk" if e_v > shares[s]]
+    below = [s.upper() for s in "qk" if e_v <= shares[s]]
+    where = (f"V reads the embedding more than {' and '.join(above)}" if not below else
+             f"V reads the embedding less than {' and '.join(below)}" if not above else
+             f"V reads the embedding more than {above[0]} but less than {below[0]}")
+    return (f"In the deep blocks {first}–{last}, V's input puts **{e_v:.3f}** of its weight on the embedding, "
+            f"Q's {shares['q']:.3f} and K's {shares['k']:.3f} (uniform: {uniform:.3f} at block {first}): on "
+            f"average {where}.")

@@ -49,6 +49,12 @@ def _windowed(h, w_q, w_k, w_v, sources, **kw):
     return _pattern(h, w_q, w_k, sources, **kw) @ (h @ w_v.T)
 
 
+# Hints that the three exercises on a depth window share, word for word.
+NO_SCALE = "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"
+INPUT_WIDTH_SCALE = "you scaled by sqrt(D), the width of h: d_k is the width of the projected keys, E = w_k.size(0)"
+KV_SWAPPED = "keys and values are swapped: the scores come from W_K, the mixed vectors from W_V"
+
+
 SWA_MISTAKES = [
     Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(l, min(S, l + K)))),
             "your window looks at layers above l: a causal read over depth uses h^(max(0, l-K+1)), ..., h^(l)"),
@@ -59,11 +65,11 @@ SWA_MISTAKES = [
     Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, lambda l, S: list(range(0, l + 1))),
             "you read every earlier layer (the full window): keep only the last K layers"),
     Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, _window(K), scale=False),
-            "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
+            NO_SCALE),
     Mistake(lambda h, K, q, k, v: _windowed(h, q, k, v, _window(K), scale_by_input_width=True),
-            "you scaled by sqrt(D), the width of h: d_k is the width of the projected keys, E = w_k.size(0)"),
+            INPUT_WIDTH_SCALE),
     Mistake(lambda h, K, q, k, v: _windowed(h, q, v, k, _window(K)),
-            "keys and values are swapped: scores come from W_K, the mixed vectors from W_V"),
+            KV_SWAPPED),
 ]
 
 
@@ -132,9 +138,9 @@ WEIGHT_MISTAKES = [
     Mistake(lambda h, K, q, k: _pattern(h, q, k, lambda l, S: list(range(0, l + 1))),
             "you gave weight to every earlier layer (the full window): keep only the last K layers"),
     Mistake(lambda h, K, q, k: _pattern(h, q, k, _window(K), scale=False),
-            "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
+            NO_SCALE),
     Mistake(lambda h, K, q, k: _pattern(h, q, k, _window(K), scale_by_input_width=True),
-            "you scaled by sqrt(D), the width of h: d_k is the width of the projected keys, E = w_k.size(0)"),
+            INPUT_WIDTH_SCALE),
     Mistake(lambda h, K, q, k: _ref_depth_read_weights(h, K, q, k).T,
             "the pattern is transposed: row l holds the weights of layer l's read (the query), column j the layer "
             "it reads"),
@@ -239,11 +245,11 @@ STACK_MISTAKES = [
             "you mixed tokens, not layers: this is ShortSWA along the sequence axis (positions t-K+1..t of one "
             "layer); over depth, token (b, t) reads its own states at layers l-K+1..l"),
     Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, _window(K), scale=False),
-            "scale the scores by 1 / sqrt(d_k), d_k = E (the projected width)"),
+            NO_SCALE),
     Mistake(lambda X, K, q, k, v: _stack_read(X, q, k, v, _window(K), scale_by_input_width=True),
             "you scaled by sqrt(D), the width of the states: d_k is the width of the projected keys, E"),
     Mistake(lambda X, K, q, k, v: _stack_read(X, q, v, k, _window(K)),
-            "keys and values are swapped: the scores come from W_K, the mixed vectors from W_V"),
+            KV_SWAPPED),
 ]
 
 
