@@ -13,6 +13,7 @@ import torch
 
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_contributions, value_swap_loss
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
+from vrs_edu.course.language import in_language
 from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
@@ -72,9 +73,11 @@ PATTERN_MISTAKES = [
 def check_attention_pattern(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 02.1: ``fn(q (B, H, T, Dh), k (B, H, T, Dh)) -> (B, H, T, T)``, the causal pattern
     ``softmax(q kᵀ / sqrt(Dh))`` with future keys masked; rows sum to 1."""
-    kw.setdefault("stub_hint", "scale the dot products of queries with keys by 1/sqrt(Dh); a key after the query "
-                  "must get weight exactly 0, so set its score before the softmax to a value whose exp is 0; the "
-                  "weights of one query sum to 1")
+    kw.setdefault("stub_hint", in_language(
+        "scale the dot products of queries with keys by 1/sqrt(Dh); a key after the query must get weight exactly 0, "
+        "so set its score before the softmax to a value whose exp is 0; the weights of one query sum to 1",
+        "쿼리와 키의 내적에 1/sqrt(Dh)를 곱하세요. 쿼리보다 뒤에 있는 키는 가중치가 정확히 0이어야 하므로, softmax "
+        "전에 그 점수를 exp가 0이 되는 값으로 두세요. 한 쿼리의 가중치 합은 1입니다"))
     return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed, edges), PATTERN_MISTAKES, **kw)
 
 
@@ -107,8 +110,9 @@ ATTEND_MISTAKES = [
 def check_attend(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 02.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh)) -> (B, H, T, Dh)`` with
     ``z[..., i, :] = Σ_j pattern[..., i, j] · v[..., j, :]``."""
-    kw.setdefault("stub_hint", "row i of the pattern holds query i's weights over the keys j: one matrix product, "
-                  "pattern @ v")
+    kw.setdefault("stub_hint", in_language(
+        "row i of the pattern holds query i's weights over the keys j: one matrix product, pattern @ v",
+        "패턴의 i행은 쿼리 i가 키 j들에 주는 가중치입니다. 행렬 곱 한 번, pattern @ v"))
     return check_function("attend", fn, attend, _attend_cases(seed, edges), ATTEND_MISTAKES, **kw)
 
 
@@ -157,9 +161,11 @@ def check_value_swap(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 02.3: ``fn(model, x (B, T), y (B, T), layer) -> float``, the mean loss when layer ``layer`` attends
     with this batch's own pattern over the values it computed on the batch rolled by one sequence."""
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", "two forward passes: one traces the other sequences (which input is that?) to read the "
-                  "values the layer moves; the other runs this batch with a patch that hands the layer those values "
-                  "instead of its own")
+    kw.setdefault("stub_hint", in_language(
+        "two forward passes: one traces the other sequences (which input is that?) to read the values the layer "
+        "moves; the other runs this batch with a patch that hands the layer those values instead of its own",
+        "순전파 두 번: 한 번은 다른 시퀀스들을 추적해(그 입력은 무엇일까요?) 층이 옮기는 값을 읽고, 다른 한 번은 "
+        "층에 자신의 값 대신 그 값을 건네는 패치를 걸고 이 배치를 실행합니다"))
     return check_function("value swap", fn, value_swap_loss, _swap_cases(seed), SWAP_MISTAKES, **kw)
 
 
@@ -230,7 +236,10 @@ def check_head_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) ->
     """Exercise 02.4: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), w_o (D, H·Dh), head) -> (B, T, T, D)``, the
     vectors α_ij f(x_j) of head ``head`` with f(x_j) = v_j W_O^hᵀ (Kobayashi et al., arXiv 2004.10102)."""
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", "two factors make entry (i, j): what source j writes at weight 1 (which columns "
-                  "of W_O does head h write through?) and the weight query i gives it")
+    kw.setdefault("stub_hint", in_language(
+        "two factors make entry (i, j): what source j writes at weight 1 (which columns of W_O does head h write "
+        "through?) and the weight query i gives it",
+        "항목 (i, j)는 두 인자의 곱입니다: 소스 j가 가중치 1에서 쓰는 것(헤드 h는 W_O의 어느 열을 통해 쓸까요?)과 "
+        "쿼리 i가 그 소스에 주는 가중치"))
     return check_function("head contributions", fn, head_contributions, _contribution_cases(seed, edges),
                           CONTRIBUTION_MISTAKES, **kw)

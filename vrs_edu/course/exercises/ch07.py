@@ -12,6 +12,7 @@ import torch.nn.functional as F
 
 from vrs_edu.chapters.ch07_real_model.probes import cosine, r2_score, substitution_cosine
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.course.language import in_language
 from vrs_edu.nn.bert import BertConfig, MiniBert, sentence_embedding
 
 
@@ -58,8 +59,10 @@ def check_sentence_embedding(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(normalised_tokens, "you normalised each token before averaging: average the raw states first, then "
                 "normalise the mean"),
     ]
-    kw.setdefault("stub_hint", "padding must count neither in the sum nor in the count of each sentence; then "
-                  "scale every sentence's mean to length 1")
+    kw.setdefault("stub_hint", in_language(
+        "padding must count neither in the sum nor in the count of each sentence; then scale every sentence's mean "
+        "to length 1",
+        "패딩은 각 문장의 합에도 개수에도 들어가면 안 됩니다. 그다음 각 문장의 평균을 길이 1로 맞추세요"))
     kw.setdefault("graded", False)   # chapter 07 has no assignment: no hidden checks run on this exercise
     return check_function("sentence embedding", fn, sentence_embedding, cases, mistakes, **kw)
 
@@ -94,8 +97,11 @@ def check_held_out_r2(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(ratio_only, "that is the fraction left unexplained: R² is 1 minus it"),
         Mistake(absolute, "R² uses squared errors, not absolute ones"),
     ]
-    kw.setdefault("stub_hint", "two sums of squares over every entry: of the residuals y - y_hat and of y's "
-                  "distance to the baseline; R² compares them, as a Python float")
+    kw.setdefault("stub_hint", in_language(
+        "two sums of squares over every entry: of the residuals y - y_hat and of y's distance to the baseline; R² "
+        "compares them, as a Python float",
+        "모든 항목에 걸친 제곱합 두 개: 잔차 y - y_hat의 제곱합과 기준선에서 y까지 거리의 제곱합. R²는 둘을 "
+        "비교하며, Python float로 반환합니다"))
     kw.setdefault("graded", False)
     return check_function("held-out R²", fn, r2_score, cases, mistakes, atol=1e-6, **kw)
 
@@ -150,8 +156,11 @@ SUBSTITUTION_MISTAKES = [
 def check_substitution(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 07c: ``fn(model (MiniBert), ids (B, T), mask (B, T), layer, path) -> float``: the mean cosine of
     the patched to the clean sentence embedding when the ``path`` projection of ``layer`` reads x0."""
-    kw.setdefault("stub_hint", "a traced clean run gives both x0 and the embedding to compare with; a second run "
-                  "patches one hook point, the input of the one projection")
+    kw.setdefault("stub_hint", in_language(
+        "a traced clean run gives both x0 and the embedding to compare with; a second run patches one hook point, "
+        "the input of the one projection",
+        "추적한 깨끗한 실행 한 번이 x0과 비교할 임베딩을 함께 줍니다. 두 번째 실행은 훅 지점 하나, 곧 그 투영 "
+        "하나의 입력을 패치합니다"))
     kw.setdefault("graded", False)
     return check_function("substitution ablation", fn, substitution_cosine, _substitution_cases(seed),
                           SUBSTITUTION_MISTAKES, **kw)
