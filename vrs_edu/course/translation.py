@@ -15,6 +15,7 @@ import argparse
 import difflib
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -192,6 +193,46 @@ def korean_notebook(ipynb: Path, po_path: Path | None = None, allow_missing: boo
             cell.source = catalog[source.key]
     nb.metadata.setdefault("vrs_edu", {})["language"] = LANGUAGE
     return nb
+
+
+# A markdown link's target: ``[text](target)``. The Korean keeps every target of the English cell (glossary and
+# citation links, notebook links, URLs); only the text between the brackets is translated.
+LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def sync_problems(english: Path, korean: Path, po_path: Path | None = None) -> list[str]:
+    """How the stored Korean notebook ``korean`` differs from what the English notebook and its catalog give: the
+    same cells (ids, types, order), every code cell's source the English one character for character, every
+    markdown cell its catalog's current ``msgstr`` with the English cell's metadata (a collapsed heading stays
+    collapsed), and the same link targets as the English cell. Empty when they agree."""
+    english, korean = Path(english), Path(korean)
+    en, ko = nbformat.read(str(english), as_version=4), nbformat.read(str(korean), as_version=4)
+    catalog = translations(Path(po_path or catalog_path(english)))
+    en_cells = [(c.get("id"), c.cell_type) for c in en.cells]
+    ko_cells = [(c.get("id"), c.cell_type) for c in ko.cells]
+    if en_cells != ko_cells:
+        at = next((i for i, (a, b) in enumerate(zip(en_cells, ko_cells)) if a != b), min(len(en_cells), len(ko_cells)))
+        return [f"{korean.name}: its cells are not the English ones ({len(ko_cells)} cells, the English "
+                f"{len(en_cells)}; first difference at cell {at}: Korean {ko_cells[at:at + 1]}, English "
+                f"{en_cells[at:at + 1]}); rebuild it with `make notebook-ko NB=notebooks/{english.name}`"]
+    problems = []
+    for i, (e, k) in enumerate(zip(en.cells, ko.cells)):
+        where = f"{korean.name} cell {i} ({e.get('id')}: {_first_line(e.source)})"
+        if e.cell_type != "markdown":
+            if k.source != e.source:
+                problems.append(f"{where}: the code differs from the English")
+            continue
+        expected = catalog.get(SourceCell(e.id, e.source).key)
+        if expected is None:
+            problems.append(f"{where}: no current translation in the catalog")
+        elif k.source != expected:
+            problems.append(f"{where}: not its catalog's translation (rebuild the notebook)")
+        if dict(k.metadata) != dict(e.metadata):
+            problems.append(f"{where}: metadata {dict(k.metadata)}, the English {dict(e.metadata)}")
+        if sorted(LINK_TARGET.findall(k.source)) != sorted(LINK_TARGET.findall(e.source)):
+            problems.append(f"{where}: link targets {sorted(LINK_TARGET.findall(k.source))}, the English "
+                            f"{sorted(LINK_TARGET.findall(e.source))}")
+    return problems
 
 
 def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False) -> Path:
