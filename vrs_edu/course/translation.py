@@ -237,7 +237,7 @@ def sync_problems(english: Path, korean: Path, po_path: Path | None = None) -> l
 
 def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False) -> Path:
     """Write ``notebooks/ko/NN_slug.ipynb``: the Korean notebook, executed in ``notebooks/ko/`` (whose marker file
-    makes the code cells speak Korean, :func:`vrs_edu.course.language.current_language`) unless ``execute`` is
+    makes the code cells speak Korean, :func:`vrs_edu.i18n.language.current_language`) unless ``execute`` is
     False. Returns its path."""
     ipynb = Path(ipynb)
     nb = korean_notebook(ipynb, allow_missing=allow_missing)
