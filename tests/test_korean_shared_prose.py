@@ -89,3 +89,30 @@ def test_declared_result_in_korean_follows_the_sign_and_the_verdict():
     assert declared_result(r, "t", lang="en").endswith(
         "undecided — not decided by these seeds: its interval reaches below -0.01 (it may be better by more than "
         "the margin)")
+
+
+# ------------------------------------------------------------------ vrs_edu.course.checks.check_function in Korean
+
+
+def test_the_checker_s_own_messages_in_both_editions(capsys):
+    import torch
+
+    from vrs_edu.course.checks import check_function
+
+    def reference(x):
+        return x * 2
+
+    cases = [(torch.ones(2, 3),)]
+    assert check_function("double", reference, reference, cases, lang="ko")
+    assert capsys.readouterr().out == "✓ double: 공개 검사를 통과했습니다 — 숨은 검사는 채점할 때 실행됩니다\n"
+    assert check_function("double", reference, reference, cases, lang="en", graded=False)
+    assert capsys.readouterr().out == "✓ double: public checks passed\n"
+    assert not check_function("double", lambda x: x[0], reference, cases, lang="ko")
+    assert " ".join(capsys.readouterr().out.split()) == (
+        "✗ double: 사례 0: 기대한 것은 모양 (2, 3)의 텐서, 받은 것은 모양 (3,)의 텐서입니다 [입력: x=모양 (2, 3)의 텐서]")
+    assert not check_function("double", lambda x: x * 3, reference, cases, lang="en")
+    assert " ".join(capsys.readouterr().out.split()) == (
+        "✗ double: case 0: values differ from the reference (largest difference 1) [inputs: x=tensor of shape (2, 3)]")
+    assert not check_function("double", lambda x: None, reference, cases, stub_hint="x * 2", lang="ko")
+    assert " ".join(capsys.readouterr().out.split()) == (
+        "✗ double: 아직 구현하지 않았습니다 — 스텁의 본문 자리에 코드를 작성하세요. 힌트: x * 2")
