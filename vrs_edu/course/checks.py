@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import torch
 
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
 PASSED = "public checks passed — hidden checks run when graded"
@@ -36,6 +37,30 @@ PASSED_UNGRADED = "public checks passed"
 WIDTH = 100       # columns of every printed check message (the course's page width)
 INDENT = "    "   # the continuation lines of a wrapped message
 MARKS = ("✗", "✓")
+# check_function's own messages in each edition (a Mistake's hint is the chapter's, in its exercises module). The
+# marks ✓/✗ and the checker's name stay, so that :func:`messages` and the grader read both editions alike.
+MESSAGES = {
+    "en": {"passed": PASSED, "passed_ungraded": PASSED_UNGRADED,
+           "stub": "not implemented yet — write your code in place of the stub's body", "hint": "Hint",
+           "case": "case {i}: {msg} [inputs: {inputs}]", "raised": "raised {error}",
+           "dtype": "the result is {got} where the reference's is {expected}: compute in the inputs' dtype (no "
+                    ".float(), no new tensor made without their dtype)",
+           "shape": "expected a {expected}, got a {got}",
+           "nan": "{n} of {total} values are NaN where the reference has none (a softmax over a row whose every "
+                  "score is -inf gives NaN)",
+           "differ": "values differ from the reference (largest difference {diff})",
+           "value": "expected {expected}, got {got}", "tensor": "tensor of shape {shape}"},
+    "ko": {"passed": "공개 검사를 통과했습니다 — 숨은 검사는 채점할 때 실행됩니다", "passed_ungraded": "공개 검사를 통과했습니다",
+           "stub": "아직 구현하지 않았습니다 — 스텁의 본문 자리에 코드를 작성하세요", "hint": "힌트",
+           "case": "사례 {i}: {msg} [입력: {inputs}]", "raised": "예외가 발생했습니다: {error}",
+           "dtype": "결과는 {got}인데 참조 구현은 {expected}입니다: 입력의 dtype으로 계산하세요 (.float()를 쓰지 "
+                    "말고, 새 텐서도 입력의 dtype으로 만드세요)",
+           "shape": "기대한 것은 {expected}, 받은 것은 {got}입니다",
+           "nan": "값 {total}개 중 {n}개가 NaN인데 참조 구현에는 NaN이 없습니다 (모든 점수가 -inf인 행에 softmax를 "
+                  "적용하면 NaN이 나옵니다)",
+           "differ": "값이 참조 구현과 다릅니다 (최대 차이 {diff})",
+           "value": "기대한 값은 {expected}, 받은 값은 {got}입니다", "tensor": "모양 {shape}의 텐서"},
+}
 
 
 def wrap(message: str, width: int = WIDTH) -> str:
@@ -86,13 +111,13 @@ def _close(a, b, atol: float) -> bool:
     return a.shape == b.shape and torch.allclose(a.float(), b.float(), atol=atol, rtol=1e-4, equal_nan=True)
 
 
-def _describe(x) -> str:
+def _describe(x, lang: str = "en") -> str:
     if isinstance(x, torch.Tensor):
-        return f"tensor of shape {tuple(x.shape)}"
+        return MESSAGES[lang]["tensor"].format(shape=tuple(x.shape))
     return type(x).__name__
 
 
-def _case_inputs(reference: Callable, args: tuple) -> str:
+def _case_inputs(reference: Callable, args: tuple, lang: str = "en") -> str:
     """The inputs of a failed case, named as the reference names its parameters, so the learner can rerun it:
     ``n_layers=8, variant='bank', x=tensor of shape (2, 5)``. Long reprs are cut at 40 characters."""
     try:
@@ -102,7 +127,7 @@ def _case_inputs(reference: Callable, args: tuple) -> str:
     parts = []
     for j, a in enumerate(args):
         # a model prints as its class, not as its multi-line module tree
-        text = _describe(a) if isinstance(a, torch.Tensor) else f"a {type(a).__name__}" \
+        text = _describe(a, lang) if isinstance(a, torch.Tensor) else f"a {type(a).__name__}" \
             if isinstance(a, torch.nn.Module) else repr(a)
         parts.append(f"{names[j] if j < len(names) else f'arg{j}'}={text if len(text) <= 40 else text[:37] + '...'}")
     return ", ".join(parts)
@@ -110,19 +135,21 @@ def _case_inputs(reference: Callable, args: tuple) -> str:
 
 def check_function(name: str, student: Callable, reference: Callable, inputs: Sequence[tuple],
                    mistakes: Sequence[Mistake] = (), atol: float = 1e-5, raise_on_fail: bool = False,
-                   quiet: bool = False, stub_hint: str = "", graded: bool = True) -> bool:
+                   quiet: bool = False, stub_hint: str = "", graded: bool = True, lang: str | None = None) -> bool:
     """Run ``student(*args)`` and ``reference(*args)`` for every ``args`` in ``inputs`` and compare.
 
     Returns True when every case matches. Prints (and, with ``raise_on_fail``, raises) the first disagreement with
     a hint: "not implemented yet" with ``stub_hint`` for a stub (it raises NotImplementedError, whose own message
     wins when it has one, or returns None), a known mistake it matches, a shape problem, NaN where the reference
     has none, or the largest difference. ``graded``: whether hidden checks of this exercise run in an assignment
-    (it decides the closing line).
+    (it decides the closing line). ``lang``: the edition of the messages (None: the running notebook's).
     """
+    lang = resolve_language(lang)
+    say = MESSAGES[lang]
+
     def not_written(detail: str) -> bool:
         hint = detail or stub_hint
-        return fail("not implemented yet — write your code in place of the stub's body"
-                    + (f".\nHint: {hint}" if hint else ""))
+        return fail(say["stub"] + (f".\n{say['hint']}: {hint}" if hint else ""))
 
     def fail(msg: str) -> bool:
         text = f"✗ {name}: {msg}"
@@ -132,7 +159,7 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
         return False
 
     def fail_case(i: int, args: tuple, msg: str) -> bool:   # names the inputs, so the learner can rerun the case
-        return fail(f"case {i}: {msg} [inputs: {_case_inputs(reference, args)}]")
+        return fail(say["case"].format(i=i, msg=msg, inputs=_case_inputs(reference, args, lang)))
 
     for i, args in enumerate(inputs):
         expected = reference(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
@@ -141,14 +168,12 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
         except NotImplementedError as e:
             return not_written(str(e))
         except Exception as e:  # the learner's code may raise anything; report it, don't crash the notebook
-            return fail_case(i, args, f"raised {type(e).__name__}: {e}")
+            return fail_case(i, args, say["raised"].format(error=f"{type(e).__name__}: {e}"))
         if got is None and expected is not None:   # a body of `...` or `pass`
             return not_written("")
         if _close(got, expected, atol):
             if isinstance(expected, torch.Tensor) and isinstance(got, torch.Tensor) and got.dtype != expected.dtype:
-                return fail_case(i, args, f"the result is {got.dtype} where the reference's is {expected.dtype}: "
-                                 "compute in the inputs' dtype (no .float(), no new tensor made without their "
-                                 "dtype)")
+                return fail_case(i, args, say["dtype"].format(got=got.dtype, expected=expected.dtype))
             continue
         for m in mistakes:   # before the shape message: a known mistake may change the shape (averaged over depth)
             try:
@@ -158,16 +183,16 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
             if matches:
                 return fail_case(i, args, m.hint)
         if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
-            return fail_case(i, args, f"expected a {_describe(expected)}, got a {_describe(got)}")
+            return fail_case(i, args, say["shape"].format(expected=_describe(expected, lang),
+                                                          got=_describe(got, lang)))
         if isinstance(expected, torch.Tensor) and got.isnan().any() and not expected.isnan().any():
-            return fail_case(i, args, f"{int(got.isnan().sum())} of {got.numel()} values are NaN where the "
-                             "reference has none (a softmax over a row whose every score is -inf gives NaN)")
+            return fail_case(i, args, say["nan"].format(n=int(got.isnan().sum()), total=got.numel()))
         if isinstance(expected, torch.Tensor):
             diff = (got.float() - expected.float()).abs().max().item()
-            return fail_case(i, args, f"values differ from the reference (largest difference {diff:.3g})")
-        return fail_case(i, args, f"expected {expected!r}, got {got!r}")
+            return fail_case(i, args, say["differ"].format(diff=f"{diff:.3g}"))
+        return fail_case(i, args, say["value"].format(expected=repr(expected), got=repr(got)))
     if not quiet:
-        print(wrap(f"✓ {name}: {PASSED if graded else PASSED_UNGRADED}"))
+        print(wrap(f"✓ {name}: {say['passed'] if graded else say['passed_ungraded']}"))
     return True
 
 
