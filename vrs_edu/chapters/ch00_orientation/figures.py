@@ -12,7 +12,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch00_orientation.readout import DEFAULT, stream_norm_readout
-from vrs_edu.course.language import in_language, resolve_language
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.viz.controls import change_from_default, label_style
 
 
