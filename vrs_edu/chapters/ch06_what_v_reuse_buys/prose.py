@@ -13,10 +13,14 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+import re
+
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
 
 NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
          "depth_attention": "Depth-Attention"}
+NAMES_KO = {"baseline": "기준선", "svformer": "SVFormer", "bank": "값 뱅크", "depth_attention": "Depth-Attention"}
 
 
 def per_token(rows: list[dict]) -> dict[str, float]:
@@ -33,20 +37,31 @@ def per_token(rows: list[dict]) -> dict[str, float]:
     return {v: s.pop() for v, s in out.items()}
 
 
-def cache_table(rows: list[dict], formula) -> tuple[list[str], list[list]]:
-    """(columns, rows) of the measured cache next to the formula: ``formula(row) -> bytes per token``."""
-    columns = ["variant", "T", "cache KB", "bytes/token measured", "formula", "V tensors", "tables KB"]
-    body = [[NAMES.get(r["variant"], r["variant"]), r["T"], f"{r['cache_bytes'] / 1024:.1f}",
+def cache_table(rows: list[dict], formula, lang: str | None = None) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the measured cache next to the formula: ``formula(row) -> bytes per token``; headers and
+    variant names in ``lang`` (default: the running edition)."""
+    ko = resolve_language(lang) == "ko"
+    columns = (["변형", "T", "캐시 KB", "측정한 바이트/토큰", "공식", "V 텐서 수", "표 KB"] if ko else
+               ["variant", "T", "cache KB", "bytes/token measured", "formula", "V tensors", "tables KB"])
+    names = NAMES_KO if ko else NAMES
+    body = [[names.get(r["variant"], r["variant"]), r["T"], f"{r['cache_bytes'] / 1024:.1f}",
              f"{r['bytes_per_token']:.0f}", formula(r), r["n_cached_v"], f"{r['table_bytes'] / 1024:.1f}"]
             for r in rows]
     return columns, body
 
 
-def cache_sentence(rows: list[dict]) -> str:
-    """The effect in one sentence: each V reuse's bytes per token against the baseline's, and the bank's tables."""
+def cache_sentence(rows: list[dict], lang: str | None = None) -> str:
+    """The effect in one sentence: each V reuse's bytes per token against the baseline's, and the bank's tables, in
+    ``lang`` (default: the running edition)."""
     b = per_token(rows)
     base = b["baseline"]
     tables = max(r["table_bytes"] for r in rows if r["variant"] == "bank") / 1024
+    if resolve_language(lang) == "ko":
+        parts = [f"{NAMES_KO[v]}는 **{b[v]:,.0f}**바이트"
+                 f"({b[v] / base:.0%}, {_fewer(base - b[v], 'ko')})" for v in ("svformer", "bank") if v in b]
+        return (f"모델이 만드는 캐시에서 측정하면, 토큰 하나에 기준선은 **{base:,.0f}**바이트, "
+                + ", ".join(parts) + f"가 들며 이는 모든 맥락 길이에서 같습니다. 값 뱅크는 여기에 더해 맥락과 "
+                f"무관하게 {tables:,.0f} KB의 표를 유지합니다.")
     parts = [f"{NAMES[v]} **{b[v]:,.0f}** ({b[v] / base:.0%}, {_fewer(base - b[v])})"
              for v in ("svformer", "bank") if v in b]
     return (f"Measured on the cache the model builds, a token costs the baseline **{base:,.0f}** bytes, "
@@ -54,16 +69,21 @@ def cache_sentence(rows: list[dict]) -> str:
             "tables, whatever the context.")
 
 
-def _fewer(saved: float) -> str:
+def _fewer(saved: float, lang: str = "en") -> str:
+    if lang == "ko":
+        return f"{saved:,.0f}바이트 적음" if saved > 0 else f"{-saved:,.0f}바이트 많음" if saved < 0 else "같음"
     if saved > 0:
         return f"{saved:,.0f} fewer"
     return f"{-saved:,.0f} more" if saved < 0 else "the same"
 
 
-def saving_sentence(savings: dict[int, int], vocab_size: int, what: str) -> str:
+def saving_sentence(savings: dict[int, int], vocab_size: int, what: str, lang: str | None = None) -> str:
     """The bank's measured saving at each context T (bytes, ``{T: baseline − (bank cache + tables)}``) said in
     words: where it costs, breaks even and saves, and whether that changes at T = |V| as the paper's formula says.
-    ``what`` names the model ("the character model")."""
+    ``what`` names the model ("the character model"; in Korean the chapter's two English names are translated by
+    :func:`model_name_ko`). In ``lang`` (default: the running edition)."""
+    if resolve_language(lang) == "ko":
+        return _saving_sentence_ko(savings, vocab_size, model_name_ko(what))
     def say_one(T, s):
         kb = abs(s) / 1024
         return (f"saves {kb:,.1f} KB at T = {T}" if s > 0 else f"costs {kb:,.1f} KB at T = {T}" if s < 0
@@ -79,6 +99,37 @@ def saving_sentence(savings: dict[int, int], vocab_size: int, what: str) -> str:
         end = f": every context here is {side} than |V|, and the sign is the one the formula gives."
     return (f"On {what} (|V| = {vocab_size}) the bank " + ", ".join(say_one(T, s) for T, s in savings.items())
             + end)
+
+
+def model_name_ko(what: str) -> str:
+    """The chapter's English model names in Korean: "the course's word model" -> "강좌의 단어 모델", "a 6-layer
+    character model" -> "6층 문자 모델"; any other name is returned unchanged."""
+    if what == "the course's word model":
+        return "강좌의 단어 모델"
+    m = re.fullmatch(r"an? (\d+)-layer character model", what)
+    return f"{m.group(1)}층 문자 모델" if m else what
+
+
+def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str) -> str:
+    def say_one(T, s, last):
+        kb = abs(s) / 1024
+        if s > 0:
+            return f"T = {T}에서 {kb:,.1f} KB를 " + ("절약합니다" if last else "절약하고")
+        if s < 0:
+            return f"T = {T}에서 {kb:,.1f} KB가 더 " + ("듭니다" if last else "들고")
+        return f"T = {T}에서 손익이 " + ("같습니다" if last else "같고")
+    as_paper = all((s > 0) == (T > vocab_size) and (s < 0) == (T < vocab_size) for T, s in savings.items())
+    both_sides = min(savings) < vocab_size < max(savings)
+    if not as_paper:
+        end = "공식이 예측하는 T = |V|에서의 부호 변화는 **나타나지 않습니다**."
+    elif both_sides:
+        end = "공식대로 T = |V|에서 부호가 바뀝니다."
+    else:
+        side = "짧고" if max(savings) <= vocab_size else "길고"
+        end = f"여기의 모든 맥락이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
+    items = list(savings.items())
+    said = ", ".join(say_one(T, s, i == len(items) - 1) for i, (T, s) in enumerate(items))
+    return f"{what}(|V| = {vocab_size})에서 값 뱅크는 {said}. {end}"
 
 
 def loss_phrase(paired: dict) -> str:
@@ -105,11 +156,22 @@ def live_test(result: dict | None, verdicts, test: str) -> dict | None:
     return None if row is None else row.to_record()
 
 
-def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row) -> str:
+def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row, lang: str | None = None) -> str:
     """Depth-Attention's loss against the baseline (``mean``: final val loss, depth_attention − residual, nats,
     over ``n`` paired seeds) at the baseline's cache (``bytes_per_token``), and what its read of V buys, in the words
-    of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word)."""
+    of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word); in ``lang``
+    (default: the running edition)."""
     verdict = verdict_parts(row)[0]
+    if resolve_language(lang) == "ko":
+        side = "낮습니다" if mean < 0 else "높습니다"
+        if verdict == "reproduced" and mean < 0:
+            buys = "같은 캐시에서 더 낮은 손실을 얻습니다."
+        elif verdict in ("negligible", "out of regime", "n/a"):
+            buys = f"여기서 셈에 넣을 손실 변화를 얻지 못합니다. 손실 검정의 판정: {plain_verdict(row, lang='ko')}."
+        else:
+            buys = f"여기서 판가름 난 손실 변화를 얻지 못합니다(손실 검정: {verdict_label(row, lang='ko')})."
+        return (f"Depth-Attention의 최종 검증 손실은 기준선보다 **{abs(mean):.3f}** nats {side}(짝지은 시드 {n}개의 "
+                f"평균). 토큰당 캐시는 {bytes_per_token:,.0f}바이트로 같으며, 깊이 방향의 V 읽기로 {buys}")
     side = "lower" if mean < 0 else "higher"
     if verdict == "reproduced" and mean < 0:
         buys = "a lower loss at the same cache."
@@ -186,20 +248,28 @@ def loudest_rows(ov: Tensor, unembed: Tensor, freq: Tensor, decode, n_common: in
             "rows": rows}
 
 
-def context_sentence(cosine: float, steps: int) -> str:
-    """What the ordinary layer's same-token cosine says, its words chosen from the number."""
+def context_sentence(cosine: float, steps: int, lang: str | None = None) -> str:
+    """What the ordinary layer's same-token cosine says, its words chosen from the number; in ``lang`` (default: the
+    running edition)."""
+    if resolve_language(lang) == "ko":
+        how = "조금만" if cosine > 0.9 else "강하게"
+        return (f"뱅크 바로 아래의 일반 층에서 한 토큰의 서로 다른 위치의 값들은 평균 코사인이 **{cosine:.3f}**입니다. "
+                f"{steps}단계 학습 후 그 값들은 맥락에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
+                "(코사인 1).")
     how = "only a little" if cosine > 0.9 else "strongly"
     return (f"In the ordinary layer below the bank, one token's values at different positions have a mean cosine "
             f"of **{cosine:.3f}**: after {steps} steps they depend on the context {how}; a bank layer's are one "
             "vector by construction (cosine 1).")
 
 
-def answer(rows: list[dict], break_even: int, largest_error: float, cosine: float) -> str:
+def answer(rows: list[dict], break_even: int, largest_error: float, cosine: float, lang: str | None = None) -> str:
     """The chapter's closing paragraph: bytes per token saved by SVFormer and by the bank, the break-even context,
-    and how exactly a bank layer's output is read off its table."""
+    and how exactly a bank layer's output is read off its table; in ``lang`` (default: the running edition)."""
     b = per_token(rows)
     base, sv, bank = b["baseline"], b["svformer"], b["bank"]
     exact = largest_error < 1e-5
+    if resolve_language(lang) == "ko":
+        return _answer_ko(base, sv, bank, break_even, exact, largest_error, cosine)
     memory = ("Yes, for memory, and the gain comes from V alone" if sv < base
               else "Not for memory here")
     reading = "And yes, for reading" if exact else "But not for reading here"
@@ -212,6 +282,24 @@ def answer(rows: list[dict], break_even: int, largest_error: float, cosine: floa
             f"{'below **1e-5**' if exact else f'**{largest_error:.1e}**'}), rows that can be read without running the model, while QK still decides "
             f"where each head looks; an ordinary layer's values were {'nearly' if cosine > 0.9 else 'far from'} a "
             f"table here (cosine {cosine:.3f}).")
+
+
+def _answer_ko(base: float, sv: float, bank: float, break_even: int, exact: bool, largest_error: float,
+               cosine: float) -> str:
+    memory = "메모리에 대해서는 그렇습니다. 이득은 V에서만 나옵니다" if sv < base else "여기서 메모리에 대해서는 아닙니다"
+    reading = "그리고 읽기에 대해서도 그렇습니다" if exact else "하지만 여기서 읽기에 대해서는 아닙니다"
+    error = "**1e-5** 미만" if exact else f"**{largest_error:.1e}**"
+    table = "토큰별 표의 행에 패턴을 곱한 것과 같습니다" if exact else "토큰별 표의 행에 패턴을 곱한 것과 같지 않습니다"
+    near = "거의 표에 가까웠습니다" if cosine > 0.9 else "표와 거리가 멀었습니다"
+    saved = base - sv
+    change = (f"{saved:,.0f}바이트({1 - sv / base:.0%}) 줄어듭니다" if saved > 0 else
+              f"{-saved:,.0f}바이트({sv / base - 1:.0%}) 늘어납니다" if saved < 0 else "변하지 않습니다")
+    return (f"{memory}. $V_1$을 공유하면(SVFormer) 강좌 모델의 KV 캐시는 토큰당 **{base:,.0f}**바이트에서 "
+            f"**{sv:,.0f}**바이트가 되어, 모든 길이에서 {change}. 값 "
+            f"뱅크는 캐시를 {bank:,.0f}바이트로 줄이지만 표를 유지하므로, 배치가 어휘보다 많은 토큰을 담을 때에만 "
+            f"메모리를 절약합니다. 이 모델의 시퀀스 하나에 대한 손익분기 맥락은 **{break_even:,}** 토큰입니다. "
+            f"{reading}. 뱅크 층의 출력은 {table}(최대 차이 {error}). 그 행들은 모델을 실행하지 않고도 읽을 수 있고, "
+            f"각 헤드가 어디를 볼지는 여전히 QK가 정합니다. 일반 층의 값은 여기서 {near}(코사인 {cosine:.3f}).")
 
 
 def _side(ci) -> str:
