@@ -5,7 +5,8 @@ from vrs_edu.chapters.ch00_orientation.figures import stream_norm_text
 from vrs_edu.chapters.ch01_two_axes.figures import block_scale_title, plot_effects
 from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_text
 from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (answer, cache_sentence, context_sentence,
-                                                           depth_attention_sentence, saving_sentence)
+                                                           depth_attention_sentence, quality_sentence,
+                                                           saving_sentence)
 
 
 def test_ch00_stream_norm_text_in_both_languages():
@@ -82,3 +83,19 @@ def test_ch06_answer_and_widget_text_in_korean():
     assert kv_text(s, 2048, lang="ko") == (
         "B = 1 × T = 2048: 기준선 2.00 MB, SVFormer 1.00 MB, 값 뱅크 3.00 MB (표 2.00 MB). 값 뱅크는 기준선보다 "
         "1.00 MB가 더 듭니다. 손익분기는 T = |V|/B = 32768입니다.")
+
+
+def test_ch06_quality_sentence_in_korean():
+    paired = {"svformer": dict(mean=0.012, ci=(0.004, 0.02), n=5, n_negative=0),
+              "bank": dict(mean=-0.003, ci=(-0.01, 0.004), n=5, n_negative=3)}
+    tests = {"svformer": dict(name="svformer_cost", direction="positive", verdict="reproduced")}
+    assert quality_sentence(paired, tests, lang="ko") == (
+        "SVFormer의 최종 검증 손실은 기준선보다 0.012 nats 높고(시드 5개 중 0개에서 더 낮음), 구간 +0.012 "
+        "[+0.004, +0.020] nats는 0보다 위에 있습니다. 논문이 예상한 쪽(비용)입니다. 비용을 주장하는 사전 선언된 "
+        "단측 검정 `svformer_cost`의 판정은 검정 수를 감안한 뒤 **재현됨**입니다. 값 뱅크의 최종 검증 손실은 "
+        "기준선보다 0.003 nats 낮고(시드 5개 중 3개에서 더 낮음), 구간 -0.003 [-0.010, +0.004] nats는 0을 "
+        "포함합니다. 따라서 여기서 SVFormer의 손실 비용은 판가름 났습니다.")
+    assert quality_sentence(paired, {}, lang="ko").endswith("따라서 여기서 SVFormer의 손실 비용은 판가름 났습니다.")
+    no_cost = {"bank": paired["bank"]}
+    assert quality_sentence(no_cost, {}, lang="ko").endswith("따라서 이 규모에서 손실 비용이 드러난 재사용은 없습니다.")
+    assert quality_sentence(no_cost, {}, lang="en").endswith("So at this scale no reuse is shown to cost loss.")

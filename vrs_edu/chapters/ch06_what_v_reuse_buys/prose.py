@@ -306,7 +306,7 @@ def _side(ci) -> str:
     return "lies below 0" if ci[1] < 0 else "lies above 0" if ci[0] > 0 else "spans 0"
 
 
-def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None) -> str:
+def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None, lang: str | None = None) -> str:
     """The quality each V reuse costs, in words: ``paired`` maps a variant (``svformer``, ``bank``) to its paired
     final-loss difference against the baseline (``mean``, ``ci``, ``n_negative``, ``n``); ``tests`` maps a variant
     to its declared test as stored by its recipe (:func:`stored_test`: ``name``, ``direction`` "positive" for a
@@ -314,7 +314,10 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
 
     Each variant's words come from its interval (below, above or spanning 0, and whether that is the side its claim
     expects) and from its verdict; the closing clause says a reuse costs loss only where a test claiming a cost is
-    reproduced (or, with no test, where an interval lies above 0), never from an interval alone."""
+    reproduced (or, with no test, where an interval lies above 0), never from an interval alone. In ``lang``
+    (default: the running edition)."""
+    if resolve_language(lang) == "ko":
+        return _quality_sentence_ko(paired, tests or {})
     if not paired:
         return "No quality result is made yet."
     tests = tests or {}
@@ -350,6 +353,52 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
         parts.append(text)
     end = (f" So {' and '.join(NAMES[v] for v in costs)} cost{'s' if len(costs) == 1 else ''} loss here, decided."
            if costs else " So at this scale no reuse is shown to cost loss.")
+    return " ".join(parts) + end
+
+
+def _side_ko(ci) -> str:
+    return "0보다 아래에 있습니다" if ci[1] < 0 else "0보다 위에 있습니다" if ci[0] > 0 else "0을 포함합니다"
+
+
+def _quality_sentence_ko(paired: dict[str, dict], tests: dict[str, dict]) -> str:
+    """:func:`quality_sentence` in Korean: the same decisions, Korean word order and verdict words."""
+    if not paired:
+        return "아직 만든 품질 결과가 없습니다."
+    parts, costs = [], []
+    for v, p in paired.items():
+        lo, hi = p["ci"]
+        m = p["mean"]
+        side = "낮고" if m < 0 else "높고" if m > 0 else "같고"
+        amount = f"{abs(m):.3f} nats " if m else ""
+        text = (f"{NAMES_KO.get(v, v)}의 최종 검증 손실은 기준선보다 {amount}{side}(시드 {p['n']}개 중 "
+                f"{p['n_negative']}개에서 더 낮음), 구간 {m:+.3f} [{lo:+.3f}, {hi:+.3f}] nats는 {_side_ko(p['ci'])}")
+        rec = tests.get(v)
+        if rec is None:
+            if lo > 0:
+                costs.append(v)
+            parts.append(text + ".")
+            continue
+        claims_cost = rec["direction"] == "positive"
+        wanted = "비용" if claims_cost else "이득"
+        if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost):
+            text += f". 이는 논문이 예상한 {wanted}과 반대쪽입니다"
+        elif lo > 0 or hi < 0:
+            text += f". 논문이 예상한 쪽({wanted})입니다"
+        claim = "비용을" if claims_cost else "더 낮은 손실을"
+        head = f". {claim} 주장하는 사전 선언된 단측 검정 `{rec['name']}`의 판정은 "
+        word = verdict_parts(rec)[0]
+        if word == "negligible":
+            text += f". {claim} 주장하는 사전 선언된 단측 검정 `{rec['name']}`의 판정: {plain_verdict(rec, lang='ko')}."
+        elif word in ("out of regime", "n/a"):
+            text += (head + f"**{verdict_label(rec, lang='ko')}**이며({plain_verdict(rec, lang='ko')}), "
+                     "셈에 넣지 않습니다.")
+        else:
+            text += head + f"검정 수를 감안한 뒤 **{verdict_label(rec, lang='ko')}**입니다."
+        if claims_cost and rec["verdict"] == "reproduced":
+            costs.append(v)
+        parts.append(text)
+    end = (f" 따라서 여기서 {'와 '.join(NAMES_KO[v] for v in costs)}의 손실 비용은 판가름 났습니다." if costs
+           else " 따라서 이 규모에서 손실 비용이 드러난 재사용은 없습니다.")
     return " ".join(parts) + end
 
 
