@@ -4,9 +4,9 @@ import matplotlib.pyplot as plt
 from vrs_edu.chapters.ch00_orientation.figures import stream_norm_text
 from vrs_edu.chapters.ch01_two_axes.figures import block_scale_title, plot_effects
 from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_text
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (answer, cache_sentence, context_sentence,
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (answer, cache_sentence, context_sentence, designs_table,
                                                            depth_attention_sentence, quality_sentence,
-                                                           saving_sentence)
+                                                           removal_sentence, saving_sentence)
 
 
 def test_ch00_stream_norm_text_in_both_languages():
@@ -99,3 +99,16 @@ def test_ch06_quality_sentence_in_korean():
     no_cost = {"bank": paired["bank"]}
     assert quality_sentence(no_cost, {}, lang="ko").endswith("따라서 이 규모에서 손실 비용이 드러난 재사용은 없습니다.")
     assert quality_sentence(no_cost, {}, lang="en").endswith("So at this scale no reuse is shown to cost loss.")
+
+
+def test_ch06_removal_sentence_and_designs_table_in_korean():
+    assert removal_sentence({"verdict": "reproduced"}, lang="ko").startswith("설정 점검은 재현됨입니다.")
+    assert removal_sentence({"verdict": "undecided"}, lang="ko").startswith("설정 점검의 판정은 미정입니다.")
+    assert removal_sentence({"verdict": "undecided"}, lang="en").startswith("The set-up check is undecided:")
+    result = {"corpus": {"comparison": {"kv_share": {"paired_final": {"mean": 0.004, "ci": [-0.001, 0.009]}}}},
+              "designs": {"kv_share": {"n_params": 1000, "kv_bytes_per_token": {"float32": 2048}}}}
+    judged = {"kv_share_no_worse": {"verdict": "reproduced"}}
+    columns, rows = designs_table(result, judged, lang="ko")
+    assert columns[0] == "설계" and rows == [["두 층이 공유하는 KV (CLA)", "Gemma 4: num_kv_shared_layers", "1,000",
+                                             "2,048", "+0.004 [-0.001, +0.009]", "kv_share_no_worse: 재현됨"]]
+    assert designs_table(result, judged, lang="en")[1][0][0] == "KV shared by 2 layers (CLA)"

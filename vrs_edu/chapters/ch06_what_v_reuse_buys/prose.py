@@ -419,13 +419,22 @@ DESIGNS = {
 }
 
 
-def designs_table(result: dict, judged: dict[str, dict]) -> tuple[list[str], list[list]]:
+DESIGN_LABELS_KO = {"baseline": "기준선", "kv_share": "두 층이 공유하는 KV (CLA)", "value_embed": "값 임베딩",
+                    "layer_embed": "층별 임베딩", "mhc": "mHC, 스트림 4개", "xsa": "배타적 셀프 어텐션",
+                    "control_small": "대조군: 더 작은 MLP", "control_large": "대조군: 더 큰 MLP"}
+FIELDS_KO = {"as many parameters as K = V": "K = V와 같은 파라미터 수", "as many parameters as mHC": "mHC와 같은 파라미터 수"}
+
+
+def designs_table(result: dict, judged: dict[str, dict], lang: str | None = None) -> tuple[list[str], list[list]]:
     """(columns, rows) of the designs' price list: parameters, KV-cache bytes per token (float32, one sequence),
     the paired final-loss difference against the baseline (nats, mean and 95 % interval over the seeds) and the
     verdict of the design's declared test (``judged``: test name → record, :func:`live_test`; the would-be verdict
-    beside an out-of-regime one)."""
-    columns = ["design", "who ships it (config field)", "parameters", "KV bytes / token", "loss − baseline's, nats",
-               "declared test: verdict"]
+    beside an out-of-regime one). Headers, names and verdict words in ``lang`` (default: the running edition)."""
+    ko = resolve_language(lang) == "ko"
+    columns = (["설계", "채택한 모델 (설정 필드)", "파라미터", "KV 바이트 / 토큰", "손실 − 기준선, nats",
+                "선언된 검정: 판정"] if ko else
+               ["design", "who ships it (config field)", "parameters", "KV bytes / token", "loss − baseline's, nats",
+                "declared test: verdict"])
     comparison = result["corpus"]["comparison"]
     rows = []
     for name, (label, field, test) in DESIGNS.items():
@@ -435,7 +444,9 @@ def designs_table(result: dict, judged: dict[str, dict]) -> tuple[list[str], lis
         p = comparison.get(name, {}).get("paired_final")
         diff = "—" if p is None else f"{p['mean']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}]"
         rec = judged.get(test) if test else None
-        verdict = "—" if rec is None else f"{test}: {verdict_label(rec)}"
+        verdict = "—" if rec is None else f"{test}: {verdict_label(rec, lang='ko' if ko else 'en')}"
+        if ko:
+            label, field = DESIGN_LABELS_KO.get(name, label), FIELDS_KO.get(field, field)
         rows.append([label, field, f"{d['n_params']:,}", f"{d['kv_bytes_per_token']['float32']:,}", diff, verdict])
     return columns, rows
 
@@ -474,10 +485,18 @@ def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
     return cache + f". On the loss, at {steps} steps of the toy: " + "; ".join(said) + "."
 
 
-def removal_sentence(check: dict) -> str:
+def removal_sentence(check: dict, lang: str | None = None) -> str:
     """What the set-up check ``removal_visible`` (the baseline with 5 % fewer parameters, in its MLPs, costs loss)
     says about the two "no worse" tests, from its verdict: only where it is reproduced can a "no worse" reading of
-    K = V or CLA say more than that the toy does not see 5 % of its parameters."""
+    K = V or CLA say more than that the toy does not see 5 % of its parameters. In ``lang`` (default: the running
+    edition)."""
+    if resolve_language(lang) == "ko":
+        if check["verdict"] == "reproduced":
+            return ("설정 점검은 재현됨입니다. 이 장난감 모델은 파라미터 5 %를 잃은 손실을 실제로 보므로, K = V나 "
+                    "CLA에 대한 '나쁘지 않다'는 그 제거를 보지 못한다는 것 이상을 말해 줍니다.")
+        return (f"설정 점검의 판정은 {verdict_label(check, lang='ko')}입니다. 이 장난감 모델은 파라미터 5 %를 잃은 "
+                "손실을 믿을 만하게 보지 못하므로, K = V나 CLA에 대해 판가름 난 '나쁘지 않다'조차 여기서는 별 의미가 "
+                "없습니다.")
     if check["verdict"] == "reproduced":
         return ("The set-up check is reproduced: this toy does see the loss of 5 % of its parameters, so a 'no "
                 "worse' for K = V or CLA says more than that it cannot see their removal.")
