@@ -6,7 +6,8 @@ from vrs_edu.chapters.ch01_two_axes.figures import block_scale_title, plot_effec
 from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_text
 from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (answer, cache_sentence, context_sentence, designs_table,
                                                            depth_attention_sentence, quality_sentence,
-                                                           removal_sentence, saving_sentence)
+                                                           designs_sentence, post_hoc_sentence, removal_sentence,
+                                                           saving_sentence)
 
 
 def test_ch00_stream_norm_text_in_both_languages():
@@ -112,3 +113,28 @@ def test_ch06_removal_sentence_and_designs_table_in_korean():
     assert columns[0] == "설계" and rows == [["두 층이 공유하는 KV (CLA)", "Gemma 4: num_kv_shared_layers", "1,000",
                                              "2,048", "+0.004 [-0.001, +0.009]", "kv_share_no_worse: 재현됨"]]
     assert designs_table(result, judged, lang="en")[1][0][0] == "KV shared by 2 layers (CLA)"
+
+
+KV = {"verdicts": [{"name": "late_v_from_k_free", "verdict": "contradicted", "mean": 0.56},
+                   {"name": "late_shared_kv_free", "verdict": "reproduced", "mean": 0.01}],
+      "k_eq_v": {"r2": {"k": [0.5, 0.49, 0.52, 0.6, 0.34, 0.3]}}, "thirds": {"early": [0, 1], "middle": [2, 3],
+                                                                           "late": [4, 5]},
+      "sharing": {"loss": [[0.069], [0.2]], "pairs": [[28, 29], [3, 4]]}}
+
+
+def test_ch06_post_hoc_and_designs_sentences_in_korean():
+    text = post_hoc_sentence(KV, lang="ko")
+    assert "(층 29가 층 28을 읽을 때)" in text and "**+0.56** nats가 듭니다('±0.05 이내로 나쁘지 않다'에 대해 반박됨)" in text
+    assert text.endswith("K = V는 학습 후에 공짜가 아닙니다. 공유 캐시는 이 모델에 ±0.05 nats 이상의 비용을 들이지 "
+                         "않았을 것입니다.")
+    assert "(layer 29 reading layer 28)" in post_hoc_sentence(KV, lang="en")
+    result = {"designs": {"baseline": {"kv_bytes_per_token": {"float32": 4096}},
+                          "kv_share": {"kv_bytes_per_token": {"float32": 2048}},
+                          "mhc": {"kv_bytes_per_token": {"float32": 4096}}},
+              "settings": {"corpus": {"train": {"steps": 120}}}}
+    judged = {"mhc_loss": {"verdict": "reproduced"}, "kv_share_no_worse": {"verdict": "undecided"}}
+    assert designs_sentence(result, judged, lang="ko") == (
+        "설계 2개 가운데 기준선의 토큰당 4,096바이트보다 작은 캐시를 유지하는 것은 두 층이 공유하는 KV (CLA)"
+        "(2,048바이트, 50%)뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다. 120단계 학습한 "
+        "장난감 모델의 손실: mHC, 스트림 4개: 손실을 낮춤(재현됨); 두 층이 공유하는 KV (CLA): 미정.")
+    assert designs_sentence(result, judged, lang="en").endswith("KV shared by 2 layers (CLA) undecided.")

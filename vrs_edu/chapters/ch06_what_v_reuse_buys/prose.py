@@ -15,6 +15,7 @@ from torch import Tensor
 
 import re
 
+from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
 
@@ -451,9 +452,12 @@ def designs_table(result: dict, judged: dict[str, dict], lang: str | None = None
     return columns, rows
 
 
-def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
+def designs_sentence(result: dict, judged: dict[str, dict], lang: str | None = None) -> str:
     """The price list in two sentences: which designs change the cache (by how much, from the stored bytes per
-    token) and which change the loss, each in the words of its declared test's verdict."""
+    token) and which change the loss, each in the words of its declared test's verdict; in ``lang`` (default: the
+    running edition)."""
+    if resolve_language(lang) == "ko":
+        return _designs_sentence_ko(result, judged)
     bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
     base = bytes_["baseline"]
     smaller = [f"{DESIGNS[n][0]} ({b:,} bytes, {b / base:.0%})" for n, b in bytes_.items()
@@ -485,6 +489,41 @@ def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
     return cache + f". On the loss, at {steps} steps of the toy: " + "; ".join(said) + "."
 
 
+def _designs_sentence_ko(result: dict, judged: dict[str, dict]) -> str:
+    """:func:`designs_sentence` in Korean: the same groups, Korean names and verdict words."""
+    def name_ko(n: str) -> str:
+        return DESIGN_LABELS_KO.get(n, DESIGNS[n][0])
+
+    bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
+    base = bytes_["baseline"]
+    smaller = [f"{name_ko(n)}({b:,}바이트, {b / base:.0%})" for n, b in bytes_.items() if n in DESIGNS and b < base]
+    n_designs = sum(1 for n in result["designs"] if n in DESIGNS and n != "baseline" and not n.startswith("control"))
+    cache = (f"설계 {n_designs}개 가운데 기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 것은 "
+             f"{', '.join(smaller)}뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다"
+             if smaller else f"기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 설계는 없습니다")
+    gains, equal, other = [], [], {}
+    for name, (_, _, test) in DESIGNS.items():
+        rec = judged.get(test) if test else None
+        if rec is None or name.startswith("control"):
+            continue
+        word = verdict_parts(rec)[0]
+        if word == "reproduced" and rec.get("form") == "equivalence":
+            equal.append(name_ko(name))
+        elif word == "reproduced":
+            gains.append(name_ko(name))
+        else:
+            other.setdefault(verdict_label(rec, lang="ko"), []).append(name_ko(name))
+    said = []
+    if equal:
+        said.append(f"{', '.join(equal)}: ±0.01 nats를 넘는 손실 비용 없음")
+    if gains:
+        said.append(f"{', '.join(gains)}: 손실을 낮춤(재현됨)")
+    said += [f"{', '.join(names)}: {words}" for words, names in other.items()]
+    settings = result["settings"]
+    steps = settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]
+    return cache + f". {steps}단계 학습한 장난감 모델의 손실: " + "; ".join(said) + "."
+
+
 def removal_sentence(check: dict, lang: str | None = None) -> str:
     """What the set-up check ``removal_visible`` (the baseline with 5 % fewer parameters, in its MLPs, costs loss)
     says about the two "no worse" tests, from its verdict: only where it is reproduced can a "no worse" reading of
@@ -508,11 +547,12 @@ def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def post_hoc_sentence(kv: dict) -> str:
+def post_hoc_sentence(kv: dict, lang: str | None = None) -> str:
     """What SmolLM2 says post hoc (``vrs-edu reproduce decoder-kv-designs``): how much of each third's V its K
     predicts (median R² over the third's layers), what the last third loses with V := K·A + b at once, and what a
     layer loses reading its neighbour's cache (the cheapest pair and CLA's factor-2 layout over the last third),
-    each loss in the words of its declared test."""
+    each loss in the words of its declared test. In ``lang`` (default: the running edition)."""
+    ko = resolve_language(lang) == "ko"
     tests = {v["name"]: v for v in kv["verdicts"]}
     r2 = kv["k_eq_v"]["r2"]["k"]
     med = {name: sorted(r2[l] for l in layers)[len(layers) // 2] for name, layers in kv["thirds"].items()}
@@ -521,6 +561,13 @@ def post_hoc_sentence(kv: dict) -> str:
     pair_loss = [sum(per_seq) / len(per_seq) for per_seq in kv["sharing"]["loss"]]   # nats, mean over sequences
     cheapest = min(range(len(pair_loss)), key=pair_loss.__getitem__)
     a, b = kv["sharing"]["pairs"][cheapest]
+    if ko:
+        return (f"K와 V를 따로 두고 학습한 SmolLM2에 물으면, 층의 K는 자기 V를 첫 3분의 1에서 중앙값 R² {med['early']:.2f}, "
+                f"가운데에서 {med['middle']:.2f}, 마지막에서 {med['late']:.2f}로 예측합니다. 마지막 3분의 1 전체에서 "
+                f"V를 한꺼번에 그 예측으로 바꾸면 **{late['mean']:+.2f}** nats가 듭니다('±0.05 이내로 나쁘지 않다'에 "
+                f"대해 {verdict_label(late, lang='ko')}). 이웃의 캐시를 읽으면 최소 {pair_loss[cheapest]:+.3f} nats가 "
+                f"들고(층 {attach(str(b), '이/가')} 층 {attach(str(a), '을/를')} 읽을 때), 마지막 3분의 1에 CLA의 인자 2 배치를 적용하면 "
+                f"**{share['mean']:+.2f}**입니다({verdict_label(share, lang='ko')}). {_post_hoc_moral(late, share, 'ko')}")
     return (f"Asked of SmolLM2, trained with separate K and V: a layer's K predicts its V with a median R² of "
             f"{med['early']:.2f} in the first third, {med['middle']:.2f} in the middle and {med['late']:.2f} in the "
             f"last; V replaced by that prediction in all of the last third at once costs **{late['mean']:+.2f}** "
@@ -529,9 +576,22 @@ def post_hoc_sentence(kv: dict) -> str:
             f"layout over the last third **{share['mean']:+.2f}** ({verdict_label(share)}). {_post_hoc_moral(late, share)}")
 
 
-def _post_hoc_moral(late: dict, share: dict) -> str:
+def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
     """What the two 'no worse' tests say together, from their verdicts (a contradicted one: the design costs this
     model more than ±0.05 nats after training)."""
+    if lang == "ko":
+        pairs = (("K = V", late), ("공유 캐시", share))
+        dear = [name for name, rec in pairs if rec["verdict"] == "contradicted"]
+        free = [name for name, rec in pairs if rec["verdict"] == "reproduced"]
+        if len(dear) == 2:
+            return ("둘 다 그것 없이 학습한 모델에는 공짜가 아닙니다. 그것을 두고 학습한 모델이 치르는 값은 위의 장난감 "
+                    "실행이 묻는 질문입니다.")
+        said = []
+        if dear:
+            said.append(f"{dear[0]}는 학습 후에 공짜가 아닙니다")
+        if free:
+            said.append(f"{'와 '.join(free)}는 이 모델에 ±0.05 nats 이상의 비용을 들이지 않았을 것입니다")
+        return (". ".join(said) or "이 시퀀스들로는 어느 검정도 판가름 나지 않습니다") + "."
     dear = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "contradicted"]
     free = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "reproduced"]
     if len(dear) == 2:
