@@ -138,3 +138,18 @@ def test_ch06_post_hoc_and_designs_sentences_in_korean():
         "(2,048바이트, 50%)뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다. 120단계 학습한 "
         "장난감 모델의 손실: mHC, 스트림 4개: 손실을 낮춤(재현됨); 두 층이 공유하는 KV (CLA): 미정.")
     assert designs_sentence(result, judged, lang="en").endswith("KV shared by 2 layers (CLA) undecided.")
+
+
+def test_exercise_checkers_of_ch00_and_ch06_speak_korean(capsys):
+    from vrs_edu.course.exercises import ch00, ch06
+
+    assert ch00.check_stream_norms(lambda s: s.pow(2).sum(-1).mean(dim=(1, 2)), lang="ko") is False
+    assert "✗ 스트림 노름: case 0: 제곱 노름입니다." in capsys.readouterr().out
+    assert ch00.check_stream_norms(lambda s: s.pow(2).sum(-1).mean(dim=(1, 2)), lang="en") is False
+    assert "that is the squared norm" in capsys.readouterr().out
+    assert [m.fn for m in ch06.kv_mistakes("ko")] == [m.fn for m in ch06.KV_MISTAKES]
+    per_token = ch06._ref_kv_cache_bytes
+    assert ch06.check_kv_cache_bytes(lambda L, D, T, v, b: per_token(L, D, T, v, b) / T, lang="ko") is False
+    assert "토큰 하나의 캐시입니다. seq_len을 곱하세요" in capsys.readouterr().out
+    assert ch06.check_kv_cache_bytes(lambda L, D, T, v, b: float(per_token(L, D, T, v, b)), lang="ko") is False
+    assert "✗ KV 캐시 바이트: case 0: float(" in capsys.readouterr().out
