@@ -56,3 +56,36 @@ def test_lang_none_is_the_running_edition(monkeypatch):
     assert verdict_label(OUT) == "out of regime (would be: contradicted)"
     with pytest.raises(ValueError, match="lang: expected one of en, ko"):
         verdict_label(OUT, lang="fr")
+
+
+# ------------------------------------------------- vrs_edu.viz.prose.declared_result and verdict_table in Korean
+
+
+def _result(values, verdict, form="sign", would_be=None, ci=None):
+    m = sum(values) / len(values)
+    rec = {"name": "t", "verdict": verdict, "form": form, "effect_for_power": -0.01, "would_be": would_be,
+           "mean": m, "ci": ci or [m - 0.01, m + 0.01], "values": values}
+    return {"verdicts": [rec]}
+
+
+def test_declared_result_in_korean_follows_the_sign_and_the_verdict():
+    from vrs_edu.viz.prose import declared_result
+
+    s = declared_result(_result([-0.03, -0.02, -0.025, -0.02, 0.001], "reproduced"), "t", lang="ko")
+    assert s == ("최종 손실이 기준선보다 0.019 nats 낮음, 95% 신뢰구간 [-0.029, -0.009], 시드 5개 중 4개에서 더 낮음; "
+                 "선언된 검정 `t`: 재현됨 — 발표된 방향으로 결정됨")
+    s = declared_result(_result([0.004] * 5, "reproduced", form="equivalence"), "t", against="per-layer embeddings'",
+                        lang="ko")
+    assert s.startswith("최종 손실이 층별 임베딩보다 0.004 nats 높음") and "`t`(±0.01 안에서 더 나쁘지 않음): 재현됨" in s
+    s = declared_result(_result([0.02] * 5, "out of regime", would_be="contradicted"), "t", lang="ko")
+    assert s.endswith("`t`: 적용 범위 밖 — 전제 조건이 성립하지 않음; 그래도 판정한다면 반박됨")
+    assert declared_result(_result([0.0] * 5, "negligible"), "t", lang="ko").startswith("최종 손실이 기준선과 같음")
+    assert declared_result(None, "t", lang="ko") == "아직 실행하지 않음"
+    r = _result([-0.005] * 5, "undecided", form="equivalence", ci=[-0.018, 0.009])
+    r["verdicts"][0].update(p_holm=0.0886, family_size=6)
+    assert declared_result(r, "t", lang="ko").endswith(
+        "; 같은 계열의 검정 6개에 대한 Holm 보정 후 p = 0.089: 미정 — 이 시드들로는 결정되지 않음: "
+        "구간이 -0.01 아래(마진보다 더 좋을 수 있음)까지 걸침")
+    assert declared_result(r, "t", lang="en").endswith(
+        "undecided — not decided by these seeds: its interval reaches below -0.01 (it may be better by more than "
+        "the margin)")
