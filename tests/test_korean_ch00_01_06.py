@@ -153,3 +153,16 @@ def test_exercise_checkers_of_ch00_and_ch06_speak_korean(capsys):
     assert "토큰 하나의 캐시입니다. seq_len을 곱하세요" in capsys.readouterr().out
     assert ch06.check_kv_cache_bytes(lambda L, D, T, v, b: float(per_token(L, D, T, v, b)), lang="ko") is False
     assert "✗ KV 캐시 바이트: case 0: float(" in capsys.readouterr().out
+
+
+def test_exercise_checkers_of_ch01_speak_korean(capsys):
+    from vrs_edu.course.exercises import ch01
+
+    for mistakes, hints in ((ch01.STACK_MISTAKES, ch01.STACK_HINTS_KO), (ch01.DLA_MISTAKES, ch01.DLA_HINTS_KO),
+                            (ch01.EFFECT_MISTAKES, ch01.EFFECT_HINTS_KO)):
+        assert len(mistakes) == len(hints)
+    assert ch01.check_residual_stack(lambda e, o: o.cumsum(0), lang="ko") is False
+    out = capsys.readouterr().out
+    assert "✗ 잔차 스택: case 0:" in out
+    assert ch01.check_residual_stack(lambda e, o: o.cumsum(0), lang="en") is False
+    assert "✗ residual stack: case 0:" in capsys.readouterr().out
