@@ -12,34 +12,44 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch00_orientation.readout import DEFAULT, stream_norm_readout
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.viz.controls import change_from_default, label_style
 
 
-def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0):
+def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0, lang: str | None = None):
     """The figure the chapter-00 widget draws: residual-stream norm across depth of an untrained model at this
     setting (marked, in colour) over the default setting (grey, dashed, hollow markers, drawn underneath so it shows
-    where the two coincide). Returns ``(figure, norms)``."""
+    where the two coincide); labels in ``lang`` (default: the running edition). Returns ``(figure, norms)``."""
     r = stream_norm_readout(n_layers, init_scale)
+    layers = in_language("layers", "층", lang)
     fig, ax = plt.subplots(figsize=(6.4, 3.4))
     # The default is drawn underneath, wider, dashed and with large hollow markers, so it stays visible when the
     # setting is the default and the two curves coincide.
     ax.plot(range(len(r["default_norms"])), r["default_norms"], marker="o", markersize=11, markerfacecolor="none",
             markeredgewidth=1.5, color="0.55", lw=3.5, ls="--", zorder=1,
-            label=f"default: {DEFAULT['n_layers']} layers, × {DEFAULT['init_scale']:.2f}")
+            label=f"{in_language('default', '기본값', lang)}: {DEFAULT['n_layers']} {layers}, "
+                  f"× {DEFAULT['init_scale']:.2f}")
     ax.plot(range(len(r["norms"])), r["norms"], marker="o", markersize=5, color="C0", lw=1.5, zorder=2,
-            label=f"this setting: {n_layers} layers, × {init_scale:.2f}")
-    ax.set_xlabel("depth l (0 = embedding)")
-    ax.set_ylabel("mean ‖residual stream‖")
-    ax.set_title(f"untrained model: final / embedding = {r['ratio']:.2f}")
+            label=f"{in_language('this setting', '현재 설정', lang)}: {n_layers} {layers}, × {init_scale:.2f}")
+    ax.set_xlabel(in_language("depth l (0 = embedding)", "깊이 l (0 = 임베딩)", lang))
+    ax.set_ylabel(in_language("mean ‖residual stream‖", "평균 ‖잔차 스트림‖", lang))
+    ax.set_title(in_language("untrained model: final / embedding", "학습 전 모델: 최종 / 임베딩", lang)
+                 + f" = {r['ratio']:.2f}")
     ax.legend()
     fig.tight_layout()
     return fig, r["norms"]
 
 
-def stream_norm_text(n_layers: int = 6, init_scale: float = 1.0) -> str:
-    """The line the widget prints: the ratio and its change from the default."""
+def stream_norm_text(n_layers: int = 6, init_scale: float = 1.0, lang: str | None = None) -> str:
+    """The line the widget prints: the ratio and its change from the default, in ``lang`` (default: the running
+    edition)."""
     r = stream_norm_readout(n_layers, init_scale)
-    return f"final/embedding norm ratio: {change_from_default(r['ratio'], r['default_ratio'], '.2f')}"
+    now, default = r["ratio"], r["default_ratio"]
+    if resolve_language(lang) == "en":
+        return f"final/embedding norm ratio: {change_from_default(now, default, '.2f')}"
+    if f"{now:.2f}" == f"{default:.2f}" and now == default:
+        return f"최종/임베딩 노름 비율: {now:.2f} (기본값)"
+    return f"최종/임베딩 노름 비율: {now:.2f} (기본값 {default:.2f}에서 {now - default:+.2f})"
 
 
 def stream_norm_widget():
@@ -49,7 +59,9 @@ def stream_norm_widget():
         plt.show()
         print(stream_norm_text(n_layers, init_scale))
 
-    return W.interactive(show, n_layers=W.IntSlider(value=6, min=1, max=24, step=1, description="layers",
-                                                    style=label_style()),
-                         init_scale=W.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25, description="init scale",
-                                                  readout_format=".2f", style=label_style()))
+    layers = W.IntSlider(value=6, min=1, max=24, step=1, description=in_language("layers", "층 수"),
+                         style=label_style())
+    scale = W.FloatSlider(value=1.0, min=0.0, max=4.0, step=0.25,
+                          description=in_language("init scale", "초기 스케일"), readout_format=".2f",
+                          style=label_style())
+    return W.interactive(show, n_layers=layers, init_scale=scale)

@@ -13,10 +13,15 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+import re
+
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
 
 NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
          "depth_attention": "Depth-Attention"}
+NAMES_KO = {"baseline": "기준선", "svformer": "SVFormer", "bank": "값 뱅크", "depth_attention": "Depth-Attention"}
 
 
 def per_token(rows: list[dict]) -> dict[str, float]:
@@ -33,20 +38,31 @@ def per_token(rows: list[dict]) -> dict[str, float]:
     return {v: s.pop() for v, s in out.items()}
 
 
-def cache_table(rows: list[dict], formula) -> tuple[list[str], list[list]]:
-    """(columns, rows) of the measured cache next to the formula: ``formula(row) -> bytes per token``."""
-    columns = ["variant", "T", "cache KB", "bytes/token measured", "formula", "V tensors", "tables KB"]
-    body = [[NAMES.get(r["variant"], r["variant"]), r["T"], f"{r['cache_bytes'] / 1024:.1f}",
+def cache_table(rows: list[dict], formula, lang: str | None = None) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the measured cache next to the formula: ``formula(row) -> bytes per token``; headers and
+    variant names in ``lang`` (default: the running edition)."""
+    ko = resolve_language(lang) == "ko"
+    columns = (["변형", "T", "캐시 KB", "측정한 바이트/토큰", "공식", "V 텐서 수", "표 KB"] if ko else
+               ["variant", "T", "cache KB", "bytes/token measured", "formula", "V tensors", "tables KB"])
+    names = NAMES_KO if ko else NAMES
+    body = [[names.get(r["variant"], r["variant"]), r["T"], f"{r['cache_bytes'] / 1024:.1f}",
              f"{r['bytes_per_token']:.0f}", formula(r), r["n_cached_v"], f"{r['table_bytes'] / 1024:.1f}"]
             for r in rows]
     return columns, body
 
 
-def cache_sentence(rows: list[dict]) -> str:
-    """The effect in one sentence: each V reuse's bytes per token against the baseline's, and the bank's tables."""
+def cache_sentence(rows: list[dict], lang: str | None = None) -> str:
+    """The effect in one sentence: each V reuse's bytes per token against the baseline's, and the bank's tables, in
+    ``lang`` (default: the running edition)."""
     b = per_token(rows)
     base = b["baseline"]
     tables = max(r["table_bytes"] for r in rows if r["variant"] == "bank") / 1024
+    if resolve_language(lang) == "ko":
+        parts = [f"{NAMES_KO[v]}는 **{b[v]:,.0f}**바이트"
+                 f"({b[v] / base:.0%}, {_fewer(base - b[v], 'ko')})" for v in ("svformer", "bank") if v in b]
+        return (f"모델이 만드는 캐시에서 측정하면, 토큰 하나에 기준선은 **{base:,.0f}**바이트, "
+                + ", ".join(parts) + f"가 들며 이는 모든 맥락 길이에서 같습니다. 값 뱅크는 여기에 더해 맥락과 "
+                f"무관하게 {tables:,.0f} KB의 표를 유지합니다.")
     parts = [f"{NAMES[v]} **{b[v]:,.0f}** ({b[v] / base:.0%}, {_fewer(base - b[v])})"
              for v in ("svformer", "bank") if v in b]
     return (f"Measured on the cache the model builds, a token costs the baseline **{base:,.0f}** bytes, "
@@ -54,16 +70,21 @@ def cache_sentence(rows: list[dict]) -> str:
             "tables, whatever the context.")
 
 
-def _fewer(saved: float) -> str:
+def _fewer(saved: float, lang: str = "en") -> str:
+    if lang == "ko":
+        return f"{saved:,.0f}바이트 적음" if saved > 0 else f"{-saved:,.0f}바이트 많음" if saved < 0 else "같음"
     if saved > 0:
         return f"{saved:,.0f} fewer"
     return f"{-saved:,.0f} more" if saved < 0 else "the same"
 
 
-def saving_sentence(savings: dict[int, int], vocab_size: int, what: str) -> str:
+def saving_sentence(savings: dict[int, int], vocab_size: int, what: str, lang: str | None = None) -> str:
     """The bank's measured saving at each context T (bytes, ``{T: baseline − (bank cache + tables)}``) said in
     words: where it costs, breaks even and saves, and whether that changes at T = |V| as the paper's formula says.
-    ``what`` names the model ("the character model")."""
+    ``what`` names the model ("the character model"; in Korean the chapter's two English names are translated by
+    :func:`model_name_ko`). In ``lang`` (default: the running edition)."""
+    if resolve_language(lang) == "ko":
+        return _saving_sentence_ko(savings, vocab_size, model_name_ko(what))
     def say_one(T, s):
         kb = abs(s) / 1024
         return (f"saves {kb:,.1f} KB at T = {T}" if s > 0 else f"costs {kb:,.1f} KB at T = {T}" if s < 0
@@ -79,6 +100,37 @@ def saving_sentence(savings: dict[int, int], vocab_size: int, what: str) -> str:
         end = f": every context here is {side} than |V|, and the sign is the one the formula gives."
     return (f"On {what} (|V| = {vocab_size}) the bank " + ", ".join(say_one(T, s) for T, s in savings.items())
             + end)
+
+
+def model_name_ko(what: str) -> str:
+    """The chapter's English model names in Korean: "the course's word model" -> "강좌의 단어 모델", "a 6-layer
+    character model" -> "6층 문자 모델"; any other name is returned unchanged."""
+    if what == "the course's word model":
+        return "강좌의 단어 모델"
+    m = re.fullmatch(r"an? (\d+)-layer character model", what)
+    return f"{m.group(1)}층 문자 모델" if m else what
+
+
+def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str) -> str:
+    def say_one(T, s, last):
+        kb = abs(s) / 1024
+        if s > 0:
+            return f"T = {T}에서 {kb:,.1f} KB를 " + ("절약합니다" if last else "절약하고")
+        if s < 0:
+            return f"T = {T}에서 {kb:,.1f} KB가 더 " + ("듭니다" if last else "들고")
+        return f"T = {T}에서 손익이 " + ("같습니다" if last else "같고")
+    as_paper = all((s > 0) == (T > vocab_size) and (s < 0) == (T < vocab_size) for T, s in savings.items())
+    both_sides = min(savings) < vocab_size < max(savings)
+    if not as_paper:
+        end = "공식이 예측하는 T = |V|에서의 부호 변화는 **나타나지 않습니다**."
+    elif both_sides:
+        end = "공식대로 T = |V|에서 부호가 바뀝니다."
+    else:
+        side = "짧고" if max(savings) <= vocab_size else "길고"
+        end = f"여기의 모든 맥락이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
+    items = list(savings.items())
+    said = ", ".join(say_one(T, s, i == len(items) - 1) for i, (T, s) in enumerate(items))
+    return f"{what}(|V| = {vocab_size})에서 값 뱅크는 {said}. {end}"
 
 
 def loss_phrase(paired: dict) -> str:
@@ -105,11 +157,22 @@ def live_test(result: dict | None, verdicts, test: str) -> dict | None:
     return None if row is None else row.to_record()
 
 
-def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row) -> str:
+def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row, lang: str | None = None) -> str:
     """Depth-Attention's loss against the baseline (``mean``: final val loss, depth_attention − residual, nats,
     over ``n`` paired seeds) at the baseline's cache (``bytes_per_token``), and what its read of V buys, in the words
-    of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word)."""
+    of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word); in ``lang``
+    (default: the running edition)."""
     verdict = verdict_parts(row)[0]
+    if resolve_language(lang) == "ko":
+        side = "낮습니다" if mean < 0 else "높습니다"
+        if verdict == "reproduced" and mean < 0:
+            buys = "같은 캐시에서 더 낮은 손실을 얻습니다."
+        elif verdict in ("negligible", "out of regime", "n/a"):
+            buys = f"여기서 셈에 넣을 손실 변화를 얻지 못합니다. 손실 검정의 판정: {plain_verdict(row, lang='ko')}."
+        else:
+            buys = f"여기서 판가름 난 손실 변화를 얻지 못합니다(손실 검정: {verdict_label(row, lang='ko')})."
+        return (f"Depth-Attention의 최종 검증 손실은 기준선보다 **{abs(mean):.3f}** nats {side}(짝지은 시드 {n}개의 "
+                f"평균). 토큰당 캐시는 {bytes_per_token:,.0f}바이트로 같으며, 깊이 방향의 V 읽기로 {buys}")
     side = "lower" if mean < 0 else "higher"
     if verdict == "reproduced" and mean < 0:
         buys = "a lower loss at the same cache."
@@ -186,20 +249,28 @@ def loudest_rows(ov: Tensor, unembed: Tensor, freq: Tensor, decode, n_common: in
             "rows": rows}
 
 
-def context_sentence(cosine: float, steps: int) -> str:
-    """What the ordinary layer's same-token cosine says, its words chosen from the number."""
+def context_sentence(cosine: float, steps: int, lang: str | None = None) -> str:
+    """What the ordinary layer's same-token cosine says, its words chosen from the number; in ``lang`` (default: the
+    running edition)."""
+    if resolve_language(lang) == "ko":
+        how = "조금만" if cosine > 0.9 else "강하게"
+        return (f"뱅크 바로 아래의 일반 층에서 한 토큰의 서로 다른 위치의 값들은 평균 코사인이 **{cosine:.3f}**입니다. "
+                f"{steps}단계 학습 후 그 값들은 맥락에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
+                "(코사인 1).")
     how = "only a little" if cosine > 0.9 else "strongly"
     return (f"In the ordinary layer below the bank, one token's values at different positions have a mean cosine "
             f"of **{cosine:.3f}**: after {steps} steps they depend on the context {how}; a bank layer's are one "
             "vector by construction (cosine 1).")
 
 
-def answer(rows: list[dict], break_even: int, largest_error: float, cosine: float) -> str:
+def answer(rows: list[dict], break_even: int, largest_error: float, cosine: float, lang: str | None = None) -> str:
     """The chapter's closing paragraph: bytes per token saved by SVFormer and by the bank, the break-even context,
-    and how exactly a bank layer's output is read off its table."""
+    and how exactly a bank layer's output is read off its table; in ``lang`` (default: the running edition)."""
     b = per_token(rows)
     base, sv, bank = b["baseline"], b["svformer"], b["bank"]
     exact = largest_error < 1e-5
+    if resolve_language(lang) == "ko":
+        return _answer_ko(base, sv, bank, break_even, exact, largest_error, cosine)
     memory = ("Yes, for memory, and the gain comes from V alone" if sv < base
               else "Not for memory here")
     reading = "And yes, for reading" if exact else "But not for reading here"
@@ -214,11 +285,29 @@ def answer(rows: list[dict], break_even: int, largest_error: float, cosine: floa
             f"table here (cosine {cosine:.3f}).")
 
 
+def _answer_ko(base: float, sv: float, bank: float, break_even: int, exact: bool, largest_error: float,
+               cosine: float) -> str:
+    memory = "메모리에 대해서는 그렇습니다. 이득은 V에서만 나옵니다" if sv < base else "여기서 메모리에 대해서는 아닙니다"
+    reading = "그리고 읽기에 대해서도 그렇습니다" if exact else "하지만 여기서 읽기에 대해서는 아닙니다"
+    error = "**1e-5** 미만" if exact else f"**{largest_error:.1e}**"
+    table = "토큰별 표의 행에 패턴을 곱한 것과 같습니다" if exact else "토큰별 표의 행에 패턴을 곱한 것과 같지 않습니다"
+    near = "거의 표에 가까웠습니다" if cosine > 0.9 else "표와 거리가 멀었습니다"
+    saved = base - sv
+    change = (f"{saved:,.0f}바이트({1 - sv / base:.0%}) 줄어듭니다" if saved > 0 else
+              f"{-saved:,.0f}바이트({sv / base - 1:.0%}) 늘어납니다" if saved < 0 else "변하지 않습니다")
+    return (f"{memory}. $V_1$을 공유하면(SVFormer) 강좌 모델의 KV 캐시는 토큰당 **{base:,.0f}**바이트에서 "
+            f"**{sv:,.0f}**바이트가 되어, 모든 길이에서 {change}. 값 "
+            f"뱅크는 캐시를 {bank:,.0f}바이트로 줄이지만 표를 유지하므로, 배치가 어휘보다 많은 토큰을 담을 때에만 "
+            f"메모리를 절약합니다. 이 모델의 시퀀스 하나에 대한 손익분기 맥락은 **{break_even:,}** 토큰입니다. "
+            f"{reading}. 뱅크 층의 출력은 {table}(최대 차이 {error}). 그 행들은 모델을 실행하지 않고도 읽을 수 있고, "
+            f"각 헤드가 어디를 볼지는 여전히 QK가 정합니다. 일반 층의 값은 여기서 {near}(코사인 {cosine:.3f}).")
+
+
 def _side(ci) -> str:
     return "lies below 0" if ci[1] < 0 else "lies above 0" if ci[0] > 0 else "spans 0"
 
 
-def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None) -> str:
+def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None, lang: str | None = None) -> str:
     """The quality each V reuse costs, in words: ``paired`` maps a variant (``svformer``, ``bank``) to its paired
     final-loss difference against the baseline (``mean``, ``ci``, ``n_negative``, ``n``); ``tests`` maps a variant
     to its declared test as stored by its recipe (:func:`stored_test`: ``name``, ``direction`` "positive" for a
@@ -226,7 +315,10 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
 
     Each variant's words come from its interval (below, above or spanning 0, and whether that is the side its claim
     expects) and from its verdict; the closing clause says a reuse costs loss only where a test claiming a cost is
-    reproduced (or, with no test, where an interval lies above 0), never from an interval alone."""
+    reproduced (or, with no test, where an interval lies above 0), never from an interval alone. In ``lang``
+    (default: the running edition)."""
+    if resolve_language(lang) == "ko":
+        return _quality_sentence_ko(paired, tests or {})
     if not paired:
         return "No quality result is made yet."
     tests = tests or {}
@@ -265,6 +357,52 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
     return " ".join(parts) + end
 
 
+def _side_ko(ci) -> str:
+    return "0보다 아래에 있습니다" if ci[1] < 0 else "0보다 위에 있습니다" if ci[0] > 0 else "0을 포함합니다"
+
+
+def _quality_sentence_ko(paired: dict[str, dict], tests: dict[str, dict]) -> str:
+    """:func:`quality_sentence` in Korean: the same decisions, Korean word order and verdict words."""
+    if not paired:
+        return "아직 만든 품질 결과가 없습니다."
+    parts, costs = [], []
+    for v, p in paired.items():
+        lo, hi = p["ci"]
+        m = p["mean"]
+        side = "낮고" if m < 0 else "높고" if m > 0 else "같고"
+        amount = f"{abs(m):.3f} nats " if m else ""
+        text = (f"{NAMES_KO.get(v, v)}의 최종 검증 손실은 기준선보다 {amount}{side}(시드 {p['n']}개 중 "
+                f"{p['n_negative']}개에서 더 낮음), 구간 {m:+.3f} [{lo:+.3f}, {hi:+.3f}] nats는 {_side_ko(p['ci'])}")
+        rec = tests.get(v)
+        if rec is None:
+            if lo > 0:
+                costs.append(v)
+            parts.append(text + ".")
+            continue
+        claims_cost = rec["direction"] == "positive"
+        wanted = "비용" if claims_cost else "이득"
+        if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost):
+            text += f". 이는 논문이 예상한 {wanted}과 반대쪽입니다"
+        elif lo > 0 or hi < 0:
+            text += f". 논문이 예상한 쪽({wanted})입니다"
+        claim = "비용을" if claims_cost else "더 낮은 손실을"
+        head = f". {claim} 주장하는 사전 선언된 단측 검정 `{rec['name']}`의 판정은 "
+        word = verdict_parts(rec)[0]
+        if word == "negligible":
+            text += f". {claim} 주장하는 사전 선언된 단측 검정 `{rec['name']}`의 판정: {plain_verdict(rec, lang='ko')}."
+        elif word in ("out of regime", "n/a"):
+            text += (head + f"**{verdict_label(rec, lang='ko')}**이며({plain_verdict(rec, lang='ko')}), "
+                     "셈에 넣지 않습니다.")
+        else:
+            text += head + f"검정 수를 감안한 뒤 **{verdict_label(rec, lang='ko')}**입니다."
+        if claims_cost and rec["verdict"] == "reproduced":
+            costs.append(v)
+        parts.append(text)
+    end = (f" 따라서 여기서 {'와 '.join(NAMES_KO[v] for v in costs)}의 손실 비용은 판가름 났습니다." if costs
+           else " 따라서 이 규모에서 손실 비용이 드러난 재사용은 없습니다.")
+    return " ".join(parts) + end
+
+
 # ------------------------------------------------------------------------------------ 2026's designs
 
 # Each production design (vrs-edu reproduce production-designs), who ships it with which config field, and the
@@ -282,13 +420,22 @@ DESIGNS = {
 }
 
 
-def designs_table(result: dict, judged: dict[str, dict]) -> tuple[list[str], list[list]]:
+DESIGN_LABELS_KO = {"baseline": "기준선", "kv_share": "두 층이 공유하는 KV (CLA)", "value_embed": "값 임베딩",
+                    "layer_embed": "층별 임베딩", "mhc": "mHC, 스트림 4개", "xsa": "배타적 셀프 어텐션",
+                    "control_small": "대조군: 더 작은 MLP", "control_large": "대조군: 더 큰 MLP"}
+FIELDS_KO = {"as many parameters as K = V": "K = V와 같은 파라미터 수", "as many parameters as mHC": "mHC와 같은 파라미터 수"}
+
+
+def designs_table(result: dict, judged: dict[str, dict], lang: str | None = None) -> tuple[list[str], list[list]]:
     """(columns, rows) of the designs' price list: parameters, KV-cache bytes per token (float32, one sequence),
     the paired final-loss difference against the baseline (nats, mean and 95 % interval over the seeds) and the
     verdict of the design's declared test (``judged``: test name → record, :func:`live_test`; the would-be verdict
-    beside an out-of-regime one)."""
-    columns = ["design", "who ships it (config field)", "parameters", "KV bytes / token", "loss − baseline's, nats",
-               "declared test: verdict"]
+    beside an out-of-regime one). Headers, names and verdict words in ``lang`` (default: the running edition)."""
+    ko = resolve_language(lang) == "ko"
+    columns = (["설계", "채택한 모델 (설정 필드)", "파라미터", "KV 바이트 / 토큰", "손실 − 기준선, nats",
+                "선언된 검정: 판정"] if ko else
+               ["design", "who ships it (config field)", "parameters", "KV bytes / token", "loss − baseline's, nats",
+                "declared test: verdict"])
     comparison = result["corpus"]["comparison"]
     rows = []
     for name, (label, field, test) in DESIGNS.items():
@@ -298,14 +445,19 @@ def designs_table(result: dict, judged: dict[str, dict]) -> tuple[list[str], lis
         p = comparison.get(name, {}).get("paired_final")
         diff = "—" if p is None else f"{p['mean']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}]"
         rec = judged.get(test) if test else None
-        verdict = "—" if rec is None else f"{test}: {verdict_label(rec)}"
+        verdict = "—" if rec is None else f"{test}: {verdict_label(rec, lang='ko' if ko else 'en')}"
+        if ko:
+            label, field = DESIGN_LABELS_KO.get(name, label), FIELDS_KO.get(field, field)
         rows.append([label, field, f"{d['n_params']:,}", f"{d['kv_bytes_per_token']['float32']:,}", diff, verdict])
     return columns, rows
 
 
-def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
+def designs_sentence(result: dict, judged: dict[str, dict], lang: str | None = None) -> str:
     """The price list in two sentences: which designs change the cache (by how much, from the stored bytes per
-    token) and which change the loss, each in the words of its declared test's verdict."""
+    token) and which change the loss, each in the words of its declared test's verdict; in ``lang`` (default: the
+    running edition)."""
+    if resolve_language(lang) == "ko":
+        return _designs_sentence_ko(result, judged)
     bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
     base = bytes_["baseline"]
     smaller = [f"{DESIGNS[n][0]} ({b:,} bytes, {b / base:.0%})" for n, b in bytes_.items()
@@ -337,10 +489,53 @@ def designs_sentence(result: dict, judged: dict[str, dict]) -> str:
     return cache + f". On the loss, at {steps} steps of the toy: " + "; ".join(said) + "."
 
 
-def removal_sentence(check: dict) -> str:
+def _designs_sentence_ko(result: dict, judged: dict[str, dict]) -> str:
+    """:func:`designs_sentence` in Korean: the same groups, Korean names and verdict words."""
+    def name_ko(n: str) -> str:
+        return DESIGN_LABELS_KO.get(n, DESIGNS[n][0])
+
+    bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
+    base = bytes_["baseline"]
+    smaller = [f"{name_ko(n)}({b:,}바이트, {b / base:.0%})" for n, b in bytes_.items() if n in DESIGNS and b < base]
+    n_designs = sum(1 for n in result["designs"] if n in DESIGNS and n != "baseline" and not n.startswith("control"))
+    cache = (f"설계 {n_designs}개 가운데 기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 것은 "
+             f"{', '.join(smaller)}뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다"
+             if smaller else f"기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 설계는 없습니다")
+    gains, equal, other = [], [], {}
+    for name, (_, _, test) in DESIGNS.items():
+        rec = judged.get(test) if test else None
+        if rec is None or name.startswith("control"):
+            continue
+        word = verdict_parts(rec)[0]
+        if word == "reproduced" and rec.get("form") == "equivalence":
+            equal.append(name_ko(name))
+        elif word == "reproduced":
+            gains.append(name_ko(name))
+        else:
+            other.setdefault(verdict_label(rec, lang="ko"), []).append(name_ko(name))
+    said = []
+    if equal:
+        said.append(f"{', '.join(equal)}: ±0.01 nats를 넘는 손실 비용 없음")
+    if gains:
+        said.append(f"{', '.join(gains)}: 손실을 낮춤(재현됨)")
+    said += [f"{', '.join(names)}: {words}" for words, names in other.items()]
+    settings = result["settings"]
+    steps = settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]
+    return cache + f". {steps}단계 학습한 장난감 모델의 손실: " + "; ".join(said) + "."
+
+
+def removal_sentence(check: dict, lang: str | None = None) -> str:
     """What the set-up check ``removal_visible`` (the baseline with 5 % fewer parameters, in its MLPs, costs loss)
     says about the two "no worse" tests, from its verdict: only where it is reproduced can a "no worse" reading of
-    K = V or CLA say more than that the toy does not see 5 % of its parameters."""
+    K = V or CLA say more than that the toy does not see 5 % of its parameters. In ``lang`` (default: the running
+    edition)."""
+    if resolve_language(lang) == "ko":
+        if check["verdict"] == "reproduced":
+            return ("설정 점검은 재현됨입니다. 이 장난감 모델은 파라미터 5 %를 잃은 손실을 실제로 보므로, K = V나 "
+                    "CLA에 대한 '나쁘지 않다'는 그 제거를 보지 못한다는 것 이상을 말해 줍니다.")
+        return (f"설정 점검의 판정은 {verdict_label(check, lang='ko')}입니다. 이 장난감 모델은 파라미터 5 %를 잃은 "
+                "손실을 믿을 만하게 보지 못하므로, K = V나 CLA에 대해 판가름 난 '나쁘지 않다'조차 여기서는 별 의미가 "
+                "없습니다.")
     if check["verdict"] == "reproduced":
         return ("The set-up check is reproduced: this toy does see the loss of 5 % of its parameters, so a 'no "
                 "worse' for K = V or CLA says more than that it cannot see their removal.")
@@ -352,11 +547,12 @@ def _join(words: list[str]) -> str:
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
 
-def post_hoc_sentence(kv: dict) -> str:
+def post_hoc_sentence(kv: dict, lang: str | None = None) -> str:
     """What SmolLM2 says post hoc (``vrs-edu reproduce decoder-kv-designs``): how much of each third's V its K
     predicts (median R² over the third's layers), what the last third loses with V := K·A + b at once, and what a
     layer loses reading its neighbour's cache (the cheapest pair and CLA's factor-2 layout over the last third),
-    each loss in the words of its declared test."""
+    each loss in the words of its declared test. In ``lang`` (default: the running edition)."""
+    ko = resolve_language(lang) == "ko"
     tests = {v["name"]: v for v in kv["verdicts"]}
     r2 = kv["k_eq_v"]["r2"]["k"]
     med = {name: sorted(r2[l] for l in layers)[len(layers) // 2] for name, layers in kv["thirds"].items()}
@@ -365,6 +561,13 @@ def post_hoc_sentence(kv: dict) -> str:
     pair_loss = [sum(per_seq) / len(per_seq) for per_seq in kv["sharing"]["loss"]]   # nats, mean over sequences
     cheapest = min(range(len(pair_loss)), key=pair_loss.__getitem__)
     a, b = kv["sharing"]["pairs"][cheapest]
+    if ko:
+        return (f"K와 V를 따로 두고 학습한 SmolLM2에 물으면, 층의 K는 자기 V를 첫 3분의 1에서 중앙값 R² {med['early']:.2f}, "
+                f"가운데에서 {med['middle']:.2f}, 마지막에서 {med['late']:.2f}로 예측합니다. 마지막 3분의 1 전체에서 "
+                f"V를 한꺼번에 그 예측으로 바꾸면 **{late['mean']:+.2f}** nats가 듭니다('±0.05 이내로 나쁘지 않다'에 "
+                f"대해 {verdict_label(late, lang='ko')}). 이웃의 캐시를 읽으면 최소 {pair_loss[cheapest]:+.3f} nats가 "
+                f"들고(층 {attach(str(b), '이/가')} 층 {attach(str(a), '을/를')} 읽을 때), 마지막 3분의 1에 CLA의 인자 2 배치를 적용하면 "
+                f"**{share['mean']:+.2f}**입니다({verdict_label(share, lang='ko')}). {_post_hoc_moral(late, share, 'ko')}")
     return (f"Asked of SmolLM2, trained with separate K and V: a layer's K predicts its V with a median R² of "
             f"{med['early']:.2f} in the first third, {med['middle']:.2f} in the middle and {med['late']:.2f} in the "
             f"last; V replaced by that prediction in all of the last third at once costs **{late['mean']:+.2f}** "
@@ -373,9 +576,22 @@ def post_hoc_sentence(kv: dict) -> str:
             f"layout over the last third **{share['mean']:+.2f}** ({verdict_label(share)}). {_post_hoc_moral(late, share)}")
 
 
-def _post_hoc_moral(late: dict, share: dict) -> str:
+def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
     """What the two 'no worse' tests say together, from their verdicts (a contradicted one: the design costs this
     model more than ±0.05 nats after training)."""
+    if lang == "ko":
+        pairs = (("K = V", late), ("공유 캐시", share))
+        dear = [name for name, rec in pairs if rec["verdict"] == "contradicted"]
+        free = [name for name, rec in pairs if rec["verdict"] == "reproduced"]
+        if len(dear) == 2:
+            return ("둘 다 그것 없이 학습한 모델에는 공짜가 아닙니다. 그것을 두고 학습한 모델이 치르는 값은 위의 장난감 "
+                    "실행이 묻는 질문입니다.")
+        said = []
+        if dear:
+            said.append(f"{dear[0]}는 학습 후에 공짜가 아닙니다")
+        if free:
+            said.append(f"{'와 '.join(free)}는 이 모델에 ±0.05 nats 이상의 비용을 들이지 않았을 것입니다")
+        return (". ".join(said) or "이 시퀀스들로는 어느 검정도 판가름 나지 않습니다") + "."
     dear = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "contradicted"]
     free = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "reproduced"]
     if len(dear) == 2:

@@ -13,6 +13,7 @@ import torch.nn.functional as F
 from vrs_edu.chapters.ch01_two_axes.readout import (block_outputs, direct_and_total_effects, logit_contributions,
                                                     residual_stack, unembed)
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs, strong_write_model
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.nn.model import TinyGPT
 
 # --- exercise 1: the depth stack from the embedding and each block's write ------------------------------------
@@ -50,12 +51,61 @@ STACK_MISTAKES = [
 ]
 
 
+# The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
+STACK_HINTS_KO = [
+    "각 상태가 임베딩에 자기 블록의 쓰기만 더한 것입니다. 스트림은 *누적* 합입니다. 상태 l은 임베딩과 그 앞의 모든 "
+    "쓰기를 담습니다(블록 축에 대한 cumsum)",
+    "각 블록이 쓴 것을 돌려주었습니다. 그 뒤의 상태가 아닙니다. 쓰기를 더해 나가세요(축 0에 대한 cumsum)",
+    "쓰기를 평균했습니다. 잔차는 가중치 1로 더합니다(평균이 아니라 합)",
+    "하나 어긋났습니다. 상태 l은 블록 0..l-1의 쓰기를 포함해야 하므로, 마지막 상태에는 모든 블록의 쓰기가 들어 있습니다",
+    "누적 합은 배치(축 1)가 아니라 깊이(스택의 축 0)를 따라 구합니다",
+    "뒤쪽 상태에 임베딩이 빠졌습니다. 임베딩은 모든 깊이에서 스트림에 남아 있습니다(stack[l] = embedding + 블록 "
+    "0..l-1의 쓰기)",
+]
+DLA_HINTS_KO = [
+    "각 성분을 자기 RMS로 정규화했습니다. RMSNorm은 선형이 아닙니다. 모든 성분을 최종 상태(성분들의 합)의 RMS, 즉 "
+    "모델이 나누는 수 하나로 나누세요",
+    "최종 RMSNorm을 빠뜨렸습니다. 로짓은 w_U · RMSNorm(h_L)이므로 h_L = components.sum(0)일 때 rms(h_L) = "
+    "sqrt(mean(h_L**2) + eps)로 나누세요",
+    "최종 상태의 L2 노름으로 나누었습니다. RMSNorm은 제곱*평균*제곱근, 즉 norm / sqrt(D)로 나눕니다",
+    "평균 제곱으로 나누었습니다. 제곱근을 취하세요(RMS = sqrt(mean(h**2) + eps))",
+    "성분들의 RMS의 평균으로 나누었습니다. 성분들의 *합*의 RMS로 나누세요",
+]
+EFFECT_HINTS_KO = [
+    "총 효과가 직접 효과와 같습니다. 총 효과는 순전파 *안에서* 쓰기를 없애므로(blocks.{layer}.attn.out과 "
+    "blocks.{layer}.mlp.out에 0을 돌려주는 훅), 뒤쪽 블록 모두가 바뀐 스트림을 읽습니다",
+    "직접 효과가 총 효과와 같습니다. 직접 효과는 최종 상태에서만 쓰기를 빼고(trace['resid_final']에서 블록의 "
+    "attn.out + mlp.out을 뺌), 그다음 모델의 읽기를 적용합니다",
+    "부호가 뒤집혔습니다. 효과는 쓰기를 없앤 손실에서 원래 손실을 뺀 값입니다(블록이 도움이 되었다면 양수)",
+    "총 효과에서 어텐션의 쓰기만 없앴습니다. 블록은 attn.out + mlp.out을 쓰므로 둘 다 0으로 만드세요",
+    "총 효과에서 MLP의 쓰기만 없앴습니다. 블록은 attn.out + mlp.out을 쓰므로 둘 다 0으로 만드세요",
+    "직접 효과에서 최종 RMSNorm 뒤에 쓰기를 뺐습니다. 먼저 최종 상태에서 빼고, 남은 것에 읽기(노름, 그다음 언임베딩)를 "
+    "적용하세요",
+    "직접 효과에서 최종 RMSNorm을 빠뜨렸습니다. 모델은 최종 상태를 lm_head(RMSNorm(h))로 읽으며, 이 장의 "
+    "unembed(model, h)가 그렇게 합니다",
+    "직접 효과와 총 효과가 바뀌었습니다. 최종 상태에서만 뺀 효과를 먼저, 즉 (direct, total)을 돌려주세요",
+    "두 손실을 돌려주었습니다. 변화가 아닙니다. 각각에서 원래 손실 model(x, y).loss를 빼세요",
+]
+
+
+def _in_language(mistakes: list[Mistake], hints_ko: list[str], lang: str | None) -> list[Mistake]:
+    """``mistakes`` with their hints in ``lang`` (default: the running edition): the Korean ones from ``hints_ko``."""
+    if resolve_language(lang) == "en":
+        return list(mistakes)
+    if len(hints_ko) != len(mistakes):
+        raise ValueError(f"hints_ko: expected one hint per mistake ({len(mistakes)}), got {len(hints_ko)}")
+    return [Mistake(m.fn, hint) for m, hint in zip(mistakes, hints_ko)]
+
+
 def check_residual_stack(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 01.1: ``fn(embedding (B, T, D), outputs (L, B, T, D)) -> (L+1, B, T, D)`` with
     ``stack[0] = embedding`` and ``stack[l] = embedding + outputs[0] + ... + outputs[l-1]``."""
-    kw.setdefault("stub_hint", "put the embedding in front of the block outputs along a new depth axis, then "
-                  "take a running sum along that axis")
-    return check_function("residual stack", fn, residual_stack, _stack_cases(seed, edges), STACK_MISTAKES, **kw)
+    lang = kw.pop("lang", None)
+    kw.setdefault("stub_hint", in_language(
+        "put the embedding in front of the block outputs along a new depth axis, then take a running sum along that "
+        "axis", "새 깊이 축을 따라 블록 출력 앞에 임베딩을 놓고, 그 축을 따라 누적 합을 구하세요", lang))
+    return check_function(in_language("residual stack", "잔차 스택", lang), fn, residual_stack,
+                          _stack_cases(seed, edges), _in_language(STACK_MISTAKES, STACK_HINTS_KO, lang), **kw)
 
 
 # --- exercise 2: direct logit attribution ----------------------------------------------------------------------
@@ -95,9 +145,14 @@ def check_logit_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) -
     """Exercise 01.2: ``fn(components (N, D), unembed (D,)) -> (N,)``: each component's share of the logit
     ``unembed · RMSNorm(components.sum(0))``; the shares add up to the logit."""
     kw.setdefault("atol", 1e-4)
-    kw.setdefault("stub_hint", "the final state is the sum of the components; its RMS is one number, and every "
-                  "component's share is its dot product with the unembedding row divided by it")
-    return check_function("logit contributions", fn, logit_contributions, _dla_cases(seed, edges), DLA_MISTAKES, **kw)
+    lang = kw.pop("lang", None)
+    kw.setdefault("stub_hint", in_language(
+        "the final state is the sum of the components; its RMS is one number, and every component's share is its "
+        "dot product with the unembedding row divided by it",
+        "최종 상태는 성분들의 합입니다. 그 RMS는 수 하나이며, 각 성분의 몫은 언임베딩 행과의 내적을 그 수로 나눈 "
+        "것입니다", lang))
+    return check_function(in_language("logit contributions", "로짓 기여", lang), fn, logit_contributions,
+                          _dla_cases(seed, edges), _in_language(DLA_MISTAKES, DLA_HINTS_KO, lang), **kw)
 
 
 # --- exercise 3: the direct and the total effect of one block ------------------------------------------------------
@@ -191,6 +246,11 @@ def check_block_effect(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     models and one-token sequences, where the two effects are equal."""
     kw.setdefault("atol", 1e-4)
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", "two losses minus the clean one: the final state minus the block's write, read out "
-                  "with the model's own norm and unembedding; and a forward pass whose hooks zero the block's write")
-    return check_function("block effect", fn, block_effect, _effect_cases(seed, edges), EFFECT_MISTAKES, **kw)
+    lang = kw.pop("lang", None)
+    kw.setdefault("stub_hint", in_language(
+        "two losses minus the clean one: the final state minus the block's write, read out with the model's own norm "
+        "and unembedding; and a forward pass whose hooks zero the block's write",
+        "두 손실에서 원래 손실을 뺍니다. 최종 상태에서 블록의 쓰기를 빼고 모델 자신의 노름과 언임베딩으로 읽은 것, "
+        "그리고 훅으로 블록의 쓰기를 0으로 만든 순전파입니다", lang))
+    return check_function(in_language("block effect", "블록 효과", lang), fn, block_effect, _effect_cases(seed, edges),
+                          _in_language(EFFECT_MISTAKES, EFFECT_HINTS_KO, lang), **kw)
