@@ -46,7 +46,7 @@ def test_the_share_sentence_in_korean_names_the_rates_with_their_particle_and_th
                           "않습니다.")
     none = C.share_sentence({a: _arm([-0.1]) for a in C.ARM_ORDER}, "rate-dependent", lang="ko")
     assert "3가지 학습률 어디에서도 Q의 비중보다 크지 않습니다" in none
-    assert none.endswith("강좌의 규칙에 따라 주장의 판정은 학습률 의존입니다.")
+    assert none.endswith("강좌의 규칙에 따른 주장의 판정: 학습률에 따라 다름.")
 
 
 def test_the_need_sentence_in_korean_follows_the_premise_threshold():

@@ -73,3 +73,26 @@ def test_the_short_answer_in_korean_states_the_opening_the_best_read_and_the_ope
                            row("depth_attention_loss", 0.0, (-0.01, 0.01), "undecided"), [], "a toy", lang="ko")
     assert none.startswith("**보이지 않음**")
     assert "가운데 손실을 낮추는 것은 없으며" in none and none.endswith("그 주장 자신의 검정은 실행되지 않음입니다.")
+
+
+def test_the_loss_figure_and_the_window_widget_speak_the_edition(monkeypatch, capsys):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from vrs_edu.chapters.ch05_depth_as_sequence import figures
+    monkeypatch.setenv("VRS_EDU_LANG", "ko")
+    fig = figures.plot_loss_effects(EFFECTS)
+    ax = fig.axes[0]
+    assert ax.get_xlabel() == "최종 검증 손실 − 잔차의 손실 (nats; < 0: 더 좋음)"
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert labels[0] == "denseformer (재현됨)" and labels[-1] == "attnres_qkv (점검: 미정)"
+    plt.close(fig)
+    fig, _ = figures.window_figure(4, 2)
+    assert fig.axes[0].get_title() == "읽을 수 있는 출처(검정), K = 2"
+    assert fig.axes[0].get_ylabel() == "읽는 층 l"
+    plt.close(fig)
+    monkeypatch.setenv("VRS_EDU_LANG", "en")
+    fig = figures.plot_loss_effects(EFFECTS)
+    assert fig.axes[0].get_yticklabels()[-1].get_text() == "attnres_qkv (check: undecided)"
+    plt.close(fig)

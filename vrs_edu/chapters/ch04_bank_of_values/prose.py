@@ -17,6 +17,7 @@ from vrs_edu.chapters.ch03_value_residual import depth_sweep, recall
 from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import verdict_word
 from vrs_edu.lab.analysis import mean, mean_sd
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
@@ -25,13 +26,11 @@ from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
 
 PATHS = "qkv"
 ARM_ORDER = ("×0.25", "×1", "×4")        # the coefficient-rate sweep, slowest first
-# The verdict words a Korean sentence of this chapter says (the course's shared terminology).
-VERDICT_KO = {"reproduced": "재현됨", "contradicted": "반박됨", "undecided": "미정", "negligible": "무시할 만함",
-              "out of regime": "적용 범위 밖", "n/a": "n/a", "rate-dependent": "학습률 의존"}
 
 
 def _verdict_ko(verdict: str) -> str:
-    return VERDICT_KO.get(verdict, verdict)
+    """The course's Korean word for a verdict (:mod:`vrs_edu.i18n.verdicts`)."""
+    return verdict_word(verdict, "ko")
 
 
 def _and_ko(items: Sequence[str]) -> str:
@@ -140,7 +139,7 @@ def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: st
                 + (f"(그래도 판정하면 {_verdict_ko(would_be)})" if would_be else "")
                 + "이므로, 비중은 어떤 주장에도 답하지 않습니다")
     else:
-        said = f"강좌의 규칙에 따라 주장의 판정은 {_verdict_ko(verdict)}입니다"
+        said = f"강좌의 규칙에 따른 주장의 판정: {_verdict_ko(verdict)}"
     return f"{head}. V 자신의 비중은 {shares}입니다. 즉 {tail}. {said}."
 
 
