@@ -155,3 +155,25 @@ def test_the_rate_sweep_figure_and_the_widget_readout_speak_the_edition(monkeypa
     assert text.splitlines()[3].endswith("(기본값)")
     monkeypatch.setenv("VRS_EDU_LANG", "en")
     assert beta_text(now).splitlines()[2] == "x0 share |β| / (|α| + |β|) in layers 6, 7:"
+
+
+def test_the_appendix_sentences_in_korean_follow_the_same_numbers():
+    assert C.instruments_sentence(FLIP, 0.7, 0.004, 0.01, lang="ko").endswith(
+        "학습된 기준선에서 기울기 압력은 V의 x0를 더 세게 당기지만(V의 기울기 당김은 Q의 e^0.70 ≈ 2.0배), 당김이 곧 "
+        "필요는 아닙니다. 대체 절제는 x0 층에서 손실을 최대 0.004 nats 움직이며, 이는 기준선의 시드끼리 서로 다른 "
+        "정도(약 0.010 nats)보다 작습니다. 경로의 순위를 매기기에는 범위가 너무 좁습니다.")
+    assert C.instruments_sentence(FLIP, -0.7, 0.04, 0.01, lang="ko").endswith("(약 0.010 nats)보다 큽니다.")
+    assert C.premises_sentence(0.85, 0.5, 0.86, 0.5, lang="ko") == (
+        "이 장의 전제는 성립하지 않습니다(0.850은 0.5 미만이 아님). 깊은 층의 입력이 이미 대부분 토큰 정체성이므로, "
+        "위의 x0 비중은 이 말뭉치에서 판정된 주장이 아니라 기술입니다(보여 주지만 어떤 주장에도 답하지 않습니다). "
+        "05장의 전제도 성립하지 않습니다(0.860은 0.5 미만이 아님).")
+    assert C.premises_sentence(0.3, 0.5, 0.4, 0.5, lang="ko") == (
+        "이 장의 전제는 성립합니다(0.300 < 0.5). x0 비중에 관한 주장은 답으로 읽습니다. 05장의 전제는 성립합니다"
+        "(0.400 < 0.5).")
+    assert C.lm_toys_sentence({4: 0.8, 8: 0.85, 16: 0.9}, 0.85, 0.39, 0.21, 0.5, lang="ko").endswith(
+        "x0 주장은 대신 전제가 성립하는 곳에서 판정합니다: 회상 과제(0.39)와 실제 디코더의 마지막 3분의 1(0.21).")
+    assert C.lm_toys_sentence({4: 0.45, 8: 0.85}, 0.85, None, None, 0.5, lang="ko") == (
+        "언어 모델 장난감들의 깊은 층 입력은 깊이 스윕 전체에서 0.45–0.85만큼 토큰 정체성(x0-R²)이며, 전제의 기준 "
+        "0.5보다 낮은 것은 4층뿐입니다(이 장의 실행에서는 0.85). 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
+    assert (C.holds(0.3, 0.5, lang="ko"), C.holds(0.6, 0.5, lang="ko"), C.holds(0.3, 0.5, lang="en")) == (
+        "예", "아니요", "yes")

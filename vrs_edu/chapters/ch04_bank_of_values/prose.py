@@ -166,13 +166,22 @@ def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float, lang
 
 
 def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, ablation_largest: float,
-                         base_sd: float) -> str:
+                         base_sd: float, lang: str | None = None) -> str:
     """Why the instruments disagree, with their numbers: shares follow the rate, removal costs are tiny, the
     gradient pressure (``pressure_log_ratio`` = ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0, said in words as a ratio
     e^x) leans one way, the substitution ablation moves the loss less than the seeds differ (``base_sd``) or not."""
     arms = list(sweep)
     m = [mean(sweep[a]["margin_q"]) for a in arms]
     strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
+    if resolve_language(lang) == "ko":
+        narrow = ablation_largest < base_sd
+        return (f"비중은 학습률을 따라 움직입니다(share_v − share_q: {min(m):+.3f}에서 {max(m):+.3f}까지). 계수는 "
+                "손실이 요구하는 만큼만이 아니라 옵티마이저가 수백 스텝 동안 옮겨 주는 만큼 움직이기 때문입니다. "
+                f"학습된 기준선에서 기울기 압력은 {strong}의 x0를 더 세게 당기지만({strong}의 기울기 당김은 "
+                f"{weak}의 e^{abs(pressure_log_ratio):.2f} ≈ {math.exp(abs(pressure_log_ratio)):.1f}배), 당김이 곧 "
+                f"필요는 아닙니다. 대체 절제는 x0 층에서 손실을 최대 {ablation_largest:.3f} nats 움직이며, 이는 "
+                f"기준선의 시드끼리 서로 다른 정도(약 {base_sd:.3f} nats)보다 "
+                + ("작습니다. 경로의 순위를 매기기에는 범위가 너무 좁습니다." if narrow else "큽니다."))
     pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
             f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
     return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
@@ -184,16 +193,29 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
             + (": too little range to rank the paths." if ablation_largest < base_sd else "."))
 
 
-def holds(value: float, threshold: float) -> str:
-    """A premise "value below threshold" as the premise table's *holds?* column says it: "yes" or "no"."""
+def holds(value: float, threshold: float, lang: str | None = None) -> str:
+    """A premise "value below threshold" as the premise table's *holds?* column says it: "yes" or "no" (Korean:
+    "예" or "아니요"; ``lang`` None: the running notebook's edition)."""
+    if resolve_language(lang) == "ko":
+        return "예" if value < threshold else "아니요"
     return "yes" if value < threshold else "no"
 
 
-def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float) -> str:
+def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float,
+                      lang: str | None = None) -> str:
     """What follows from the x0-R² premise (the deep inputs below ``ch04_threshold``) on this chapter's runs and on
     chapter 05's (below ``ch05_threshold``, the same premise declared once: today the same number): which hold on
     this corpus and what that makes of the x0 numbers that rest on them."""
     ok4, ok5 = ch04 < ch04_threshold, ch05 < ch05_threshold
+    if resolve_language(lang) == "ko":
+        head = (f"이 장의 전제는 성립합니다({ch04:.3f} < {ch04_threshold:g}). x0 비중에 관한 주장은 답으로 읽습니다"
+                if ok4 else
+                f"이 장의 전제는 성립하지 않습니다({attach(f'{ch04:.3f}', '은/는')} {ch04_threshold:g} 미만이 아님). "
+                "깊은 층의 입력이 이미 대부분 토큰 정체성이므로, 위의 x0 비중은 이 말뭉치에서 판정된 주장이 아니라 "
+                "기술입니다(보여 주지만 어떤 주장에도 답하지 않습니다)")
+        cond5 = (f"{ch05:.3f} < {ch05_threshold:g}" if ok5 else
+                 f"{attach(f'{ch05:.3f}', '은/는')} {ch05_threshold:g} 미만이 아님")
+        return f"{head}. 05장의 전제{'는 성립합니다' if ok5 else '도 성립하지 않습니다'}({cond5})."
     if ok4:
         head = (f"This chapter's premise holds ({ch04:.3f} < {ch04_threshold:g}): its x0-share claims are read as "
                 "answers")
@@ -212,7 +234,7 @@ def _range(xs: Sequence[float]) -> str:
 
 
 def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | None, decoder: float | None,
-                     threshold: float) -> str:
+                     threshold: float, lang: str | None = None) -> str:
     """Why the language-model toys cannot answer the x0 claims, from the stored numbers: their deep inputs' x0-R²
     at every depth of the depth sweep (``depth_r2``: layers -> mean over seeds), and in this chapter's runs
     (``here``), against the premise's ``threshold``; and where the claims are judged instead: the recall task
@@ -222,6 +244,8 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
         raise ValueError("lm_toys_sentence: depth_r2 is empty (no depth of the depth sweep)")
     depths = sorted(depth_r2)
     below = [L for L in depths if depth_r2[L] < threshold]
+    if resolve_language(lang) == "ko":
+        return _lm_toys_sentence_ko(depth_r2, depths, below, here, recall, decoder, threshold)
     where = (f"at every depth from {depths[0]} to {depths[-1]} layers" if len(depths) > 1 else
              f"at {depths[0]} layers")
     if below:
@@ -238,6 +262,27 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
               if r2 is not None and r2 < threshold]
     tail = (f"; the x0 claims are judged where the premise holds instead: {' and '.join(judged)}." if judged
             else "; no model measured here meets the premise.")
+    return head + tail
+
+
+def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: list[int], here: float,
+                         recall: float | None, decoder: float | None, threshold: float) -> str:
+    """:func:`lm_toys_sentence` in Korean."""
+    spread = _range(list(depth_r2.values()))
+    where = f"{depths[0]}층부터 {depths[-1]}층까지 모든 깊이에서" if len(depths) > 1 else f"{depths[0]}층에서"
+    if below:
+        head = (f"언어 모델 장난감들의 깊은 층 입력은 깊이 스윕 전체에서 {spread}만큼 토큰 정체성(x0-R²)이며, 전제의 "
+                f"기준 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
+                f"{here:.2f})")
+    else:
+        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층 입력이 {where} {spread}만큼 토큰 "
+                f"정체성(x0-R²)으로(깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 기준 {threshold:g}보다 높으므로, "
+                "모든 경로가 이미 입력을 통해 x0를 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
+                "없습니다")
+    judged = [f"{what}({r2:.2f})" for what, r2 in (("회상 과제", recall), ("실제 디코더의 마지막 3분의 1", decoder))
+              if r2 is not None and r2 < threshold]
+    tail = (f". x0 주장은 대신 전제가 성립하는 곳에서 판정합니다: {_and_ko(judged)}." if judged
+            else ". 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
     return head + tail
 
 
