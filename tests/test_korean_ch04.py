@@ -177,3 +177,20 @@ def test_the_appendix_sentences_in_korean_follow_the_same_numbers():
         "0.5보다 낮은 것은 4층뿐입니다(이 장의 실행에서는 0.85). 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
     assert (C.holds(0.3, 0.5, lang="ko"), C.holds(0.6, 0.5, lang="ko"), C.holds(0.3, 0.5, lang="en")) == (
         "예", "아니요", "yes")
+
+
+def test_the_exercise_stub_hints_speak_the_edition(monkeypatch, capsys):
+    from vrs_edu.course.exercises.ch04 import check_bank_table, check_x0_projection
+
+    def stub(*args):
+        raise NotImplementedError
+
+    monkeypatch.setenv("VRS_EDU_LANG", "ko")
+    check_x0_projection(stub)
+    check_bank_table(stub)
+    out = " ".join(capsys.readouterr().out.split())
+    assert "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0는 x와 같은 척도여야 합니다." in out
+    assert "나오지 않은 id에는 전체 평균을 주세요." in out
+    monkeypatch.setenv("VRS_EDU_LANG", "en")
+    check_x0_projection(stub)
+    assert "x is normalised already; the embedding is not" in " ".join(capsys.readouterr().out.split())

@@ -96,3 +96,17 @@ def test_the_loss_figure_and_the_window_widget_speak_the_edition(monkeypatch, ca
     fig = figures.plot_loss_effects(EFFECTS)
     assert fig.axes[0].get_yticklabels()[-1].get_text() == "attnres_qkv (check: undecided)"
     plt.close(fig)
+
+
+def test_the_stack_exercise_stub_hint_speaks_the_edition(monkeypatch, capsys):
+    from vrs_edu.course.exercises.ch05 import check_depth_swa_stack
+
+    def stub(*args):
+        raise NotImplementedError
+
+    monkeypatch.setenv("VRS_EDU_LANG", "ko")
+    check_depth_swa_stack(stub)
+    assert "한 번에 층 l 하나씩, 모든 토큰은 한꺼번에 처리하세요." in " ".join(capsys.readouterr().out.split())
+    monkeypatch.setenv("VRS_EDU_LANG", "en")
+    check_depth_swa_stack(stub)
+    assert "one layer l at a time, every token at once" in " ".join(capsys.readouterr().out.split())
