@@ -36,7 +36,7 @@ def test_the_share_sentence_in_korean_names_the_rates_with_their_particle_and_th
     s = C.share_sentence(FLIP, lang="ko")
     assert s.startswith("V의 x0 비중은 ×1과 ×4에서는 Q의 비중보다 크지만 ×0.25에서는 그렇지 않습니다"
                         "(share_v − share_q: ×0.25에서 -0.000, ×1에서 +0.063, ×4에서 +0.213). ")
-    assert s.endswith("즉 어느 경로가 x0를 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다. 이 비중은 판정된 "
+    assert s.endswith("즉 어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다. 이 비중은 판정된 "
                       "검정이 아니라 기술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) 어떤 주장에도 "
                       "답하지 않습니다.")
     assert C.share_sentence(FLIP, lang="en").startswith("V's x0 share exceeds Q's at ×1 and ×4 but not at ×0.25")
@@ -51,12 +51,12 @@ def test_the_share_sentence_in_korean_names_the_rates_with_their_particle_and_th
 
 def test_the_need_sentence_in_korean_follows_the_premise_threshold():
     assert C.need_sentence({"×1": _arm([0.1], cost_v=0.02)}, 0.85, 0.5, lang="ko") == (
-        "필요는 작습니다. 학습된 모델에서 한 경로의 x0를 제거하는 비용은 최대 +0.020 nats이고(×1의 V; Q +0.001, "
-        "K +0.000, V +0.020), 기준선의 깊은 층 입력은 이미 0.85만큼 토큰 정체성입니다(x0-R², x0를 다시 읽을 필요가 "
+        "필요는 작습니다. 학습된 모델에서 한 경로의 x0을 제거하는 비용은 최대 +0.020 nats이고(×1의 V; Q +0.001, "
+        "K +0.000, V +0.020), 기준선의 깊은 층 입력은 이미 0.85만큼 토큰 정체성입니다(x0-R², x0을 다시 읽을 필요가 "
         "생길 수 있는 기준 0.5보다 높음).")
     clear = C.need_sentence({"×1": _arm([0.1], cost_v=0.08)}, 0.3, 0.5, lang="ko")
     assert clear.startswith("필요는 분명합니다.")
-    assert clear.endswith("(x0-R², 0.5보다 낮음: 대부분 문맥이므로 x0를 다시 읽을 필요가 생길 수 있음).")
+    assert clear.endswith("(x0-R², 0.5보다 낮음: 대부분 문맥이므로 x0을 다시 읽을 필요가 생길 수 있음).")
     assert "already 0.85 token identity" in C.need_sentence({"×1": _arm([0.1])}, 0.85, 0.5, lang="en")
 
 
@@ -66,10 +66,10 @@ def test_the_context_free_sentence_in_korean_says_negligible_as_too_small_and_pi
           "qkv_loss": _v(-0.002, -0.004, 0.001, "undecided"),
           "scale_control_costs": _v(0.0002, -0.005, 0.006, "undecided")}
     assert C.context_free_sentence(by, lang="ko") == (
-        "문맥을 무시하는 값 가운데 학습된 표(값 뱅크)만 x0를 다시 읽는 것보다 낫습니다. 기준선에 비해 "
+        "문맥을 무시하는 값 가운데 학습된 표(값 뱅크)만 x0을 다시 읽는 것보다 낫습니다. 기준선에 비해 "
         "V := γ·W_V x0은 손실을 -0.016 nats 바꾸며, 무시할 만합니다(관심 최소 효과 ±0.028 안: 의미를 갖기에는 "
-        "너무 작음). 학습된 표(값 뱅크)는 손실을 0.032 nats 낮춥니다. 반면 Q, K, V에 x0를 더한 모델은 손실을 그대로 "
-        "둡니다(-0.002 nats, 시드로는 부호가 정해지지 않음). x0를 읽지 않고 크기만 바꾸는 대조군은 손실을 그대로 "
+        "너무 작음). 학습된 표(값 뱅크)는 손실을 0.032 nats 낮춥니다. 반면 Q, K, V에 x0을 더한 모델은 손실을 그대로 "
+        "둡니다(-0.002 nats, 시드로는 부호가 정해지지 않음). x0을 읽지 않고 크기만 바꾸는 대조군은 손실을 그대로 "
         "둡니다(+0.000 nats, 시드로는 부호가 정해지지 않음).")
     assert C.context_free_sentence(by, lang="en").startswith("Of the values that ignore the context, only the learned")
     by["bank_loss"] = _v(-0.012, -0.02, -0.005, "negligible", -0.028)
@@ -92,7 +92,7 @@ def test_the_recall_sentence_in_korean_names_the_settled_rates():
 
 def test_the_answer_in_korean_says_the_rate_decides_only_when_the_margin_changes_side():
     a = C.answer_paragraph(FLIP, 0.851, 0.5, -0.032, lang="ko")
-    assert a.startswith("우리의 8층 모델에서 x0를 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
+    assert a.startswith("우리의 8층 모델에서 x0을 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
                         "Q의 비중을 뺀 값은 -0.000(×0.25)부터 +0.213(×4)까지입니다.")
     assert "손실을 0.032 nats 낮춥니다." in a and a.endswith("확인하지도 반박하지도 않습니다.")
     same = C.answer_paragraph({a_: _arm([0.1]) for a_ in C.ARM_ORDER}, 0.3, 0.5, 0.01, lang="ko")
@@ -159,7 +159,7 @@ def test_the_rate_sweep_figure_and_the_widget_readout_speak_the_edition(monkeypa
 
 def test_the_appendix_sentences_in_korean_follow_the_same_numbers():
     assert C.instruments_sentence(FLIP, 0.7, 0.004, 0.01, lang="ko").endswith(
-        "학습된 기준선에서 기울기 압력은 V의 x0를 더 세게 당기지만(V의 기울기 당김은 Q의 e^0.70 ≈ 2.0배), 당김이 곧 "
+        "학습된 기준선에서 기울기 압력은 V의 x0을 더 세게 당기지만(V의 기울기 당김은 Q의 e^0.70 ≈ 2.0배), 당김이 곧 "
         "필요는 아닙니다. 대체 절제는 x0 층에서 손실을 최대 0.004 nats 움직이며, 이는 기준선의 시드끼리 서로 다른 "
         "정도(약 0.010 nats)보다 작습니다. 경로의 순위를 매기기에는 범위가 너무 좁습니다.")
     assert C.instruments_sentence(FLIP, -0.7, 0.04, 0.01, lang="ko").endswith("(약 0.010 nats)보다 큽니다.")
@@ -189,7 +189,7 @@ def test_the_exercise_stub_hints_speak_the_edition(monkeypatch, capsys):
     check_x0_projection(stub)
     check_bank_table(stub)
     out = " ".join(capsys.readouterr().out.split())
-    assert "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0는 x와 같은 척도여야 합니다." in out
+    assert "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0은 x와 같은 척도여야 합니다." in out
     assert "나오지 않은 id에는 전체 평균을 주세요." in out
     monkeypatch.setenv("VRS_EDU_LANG", "en")
     check_x0_projection(stub)

@@ -248,7 +248,7 @@ def plot_rate_sweep(sweep: dict[str, dict], title: str = ""):
     ax_share.set_ylabel(in_language("x0 share", "x0 비중"))
     ax_share.set_title(in_language("what training chose", "학습이 고른 것"))
     ax_cost.axhline(0, color="black", lw=0.8)
-    ax_cost.set_ylabel(in_language("loss rise when x0 removed (nats)", "x0를 제거할 때 손실 증가 (nats)"))
+    ax_cost.set_ylabel(in_language("loss rise when x0 removed (nats)", "x0을 제거할 때 손실 증가 (nats)"))
     ax_cost.set_title(in_language("what the model needs", "모델에 필요한 것"))
     ax_share.legend(loc="upper left")
     if title:

@@ -130,7 +130,7 @@ def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: st
         below = [a for a in m if a not in above]
         head = (f"V의 x0 비중은 {_and_ko(above)}에서는 Q의 비중보다 크지만 {_and_ko(below)}에서는 그렇지 않습니다"
                 f"(share_v − share_q: {listed})")
-        tail = "어느 경로가 x0를 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다"
+        tail = "어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다"
     if verdict is None:
         said = ("이 비중은 판정된 검정이 아니라 기술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) "
                 "어떤 주장에도 답하지 않습니다")
@@ -152,9 +152,9 @@ def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float, lang
     small = max(cost[top].values()) < 0.05
     if resolve_language(lang) == "ko":
         r2 = (f"기준선의 깊은 층 입력은 이미 {deep_r2:.2f}만큼 토큰 정체성입니다(x0-R², "
-              + (f"x0를 다시 읽을 필요가 생길 수 있는 기준 {threshold:g}보다 높음)" if deep_r2 >= threshold
-                 else f"{threshold:g}보다 낮음: 대부분 문맥이므로 x0를 다시 읽을 필요가 생길 수 있음)"))
-        return (f"필요는 {'작습니다' if small else '분명합니다'}. 학습된 모델에서 한 경로의 x0를 제거하는 비용은 최대 "
+              + (f"x0을 다시 읽을 필요가 생길 수 있는 기준 {threshold:g}보다 높음)" if deep_r2 >= threshold
+                 else f"{threshold:g}보다 낮음: 대부분 문맥이므로 x0을 다시 읽을 필요가 생길 수 있음)"))
+        return (f"필요는 {'작습니다' if small else '분명합니다'}. 학습된 모델에서 한 경로의 x0을 제거하는 비용은 최대 "
                 f"{cost[top][biggest]:+.3f} nats이고({top}의 {biggest.upper()}; "
                 + ", ".join(f"{s.upper()} {cost[top][s]:+.3f}" for s in PATHS) + "), " + r2 + ".")
     r2 = (f"the baseline's deep inputs are already {deep_r2:.2f} token identity (x0-R², "
@@ -177,7 +177,7 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
         narrow = ablation_largest < base_sd
         return (f"비중은 학습률을 따라 움직입니다(share_v − share_q: {min(m):+.3f}에서 {max(m):+.3f}까지). 계수는 "
                 "손실이 요구하는 만큼만이 아니라 옵티마이저가 수백 스텝 동안 옮겨 주는 만큼 움직이기 때문입니다. "
-                f"학습된 기준선에서 기울기 압력은 {strong}의 x0를 더 세게 당기지만({strong}의 기울기 당김은 "
+                f"학습된 기준선에서 기울기 압력은 {strong}의 x0을 더 세게 당기지만({strong}의 기울기 당김은 "
                 f"{weak}의 e^{abs(pressure_log_ratio):.2f} ≈ {math.exp(abs(pressure_log_ratio)):.1f}배), 당김이 곧 "
                 f"필요는 아닙니다. 대체 절제는 x0 층에서 손실을 최대 {ablation_largest:.3f} nats 움직이며, 이는 "
                 f"기준선의 시드끼리 서로 다른 정도(약 {base_sd:.3f} nats)보다 "
@@ -277,7 +277,7 @@ def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: l
     else:
         head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층 입력이 {where} {spread}만큼 토큰 "
                 f"정체성(x0-R²)으로(깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 기준 {threshold:g}보다 높으므로, "
-                "모든 경로가 이미 입력을 통해 x0를 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
+                "모든 경로가 이미 입력을 통해 x0을 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
                 "없습니다")
     judged = [f"{what}({r2:.2f})" for what, r2 in (("회상 과제", recall), ("실제 디코더의 마지막 3분의 1", decoder))
               if r2 is not None and r2 < threshold]
@@ -409,11 +409,11 @@ def _context_free_sentence_ko(by: dict) -> str:
     if not better:
         return (f"문맥을 무시하는 값은 여기서 도움이 되지 않습니다. {attach(sub, '은/는')} {said('substitute_loss')}. "
                 f"값 뱅크는 {said('bank_loss')}.")
-    head = ("문맥을 아예 무시하는 값이 x0를 다시 읽는 것보다 낫습니다" if len(better) == 2 else
-            f"문맥을 무시하는 값 가운데 {better[0]}만 x0를 다시 읽는 것보다 낫습니다")
+    head = ("문맥을 아예 무시하는 값이 x0을 다시 읽는 것보다 낫습니다" if len(better) == 2 else
+            f"문맥을 무시하는 값 가운데 {better[0]}만 x0을 다시 읽는 것보다 낫습니다")
     return (f"{head}. 기준선에 비해 {attach(sub, '은/는')} {said('substitute_loss')}. "
-            f"{attach(bank, '은/는')} {said('bank_loss')}. 반면 Q, K, V에 x0를 더한 모델은 {said('qkv_loss')}. "
-            f"x0를 읽지 않고 크기만 바꾸는 대조군은 {said('scale_control_costs')}.")
+            f"{attach(bank, '은/는')} {said('bank_loss')}. 반면 Q, K, V에 x0을 더한 모델은 {said('qkv_loss')}. "
+            f"x0을 읽지 않고 크기만 바꾸는 대조군은 {said('scale_control_costs')}.")
 
 
 def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float], lang: str | None = None) -> str:
@@ -492,12 +492,12 @@ def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], 
                 + ("보다 작습니다" if qk < min(v) else "와 같거나 그보다 큽니다")
                 + ". QK-norm 아래에서 어텐션은 α·x + β·x0의 방향만 봅니다. ×1에서 벗어나면 Q나 K의 한 칸이 손실을 "
                 + ("더 많이 움직일 수 있습니다" if big > qk else "그보다 더 움직이지는 않습니다")
-                + f". 그 슬라이더들에서 가장 큰 변화는 {path.upper()}의 {_factor(f_from)}에서 {_factor(f_to)}로 가는 "
-                f"한 칸으로, {big:.3f} nats입니다. 각 경로의 x0를 제거하면(β := 0) 비용은 "
+                + f". 그 슬라이더들에서 가장 큰 변화는 {path.upper()}의 {_factor(f_from)}에서 {attach(_factor(f_to), '으로/로')} 가는 "
+                f"한 칸으로, {big:.3f} nats입니다. 각 경로의 x0을 제거하면(β := 0) 비용은 "
                 + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats입니다. "
-                + (f"위젯의 체크포인트는 {corpus}에서 왔으며, β는 위의 {main_corpus} 실행처럼 {beta_rate:.4g}로 "
+                + (f"위젯의 체크포인트는 {corpus}에서 왔으며, β는 위의 {main_corpus} 실행처럼 {attach(f'{beta_rate:.4g}', '으로/로')} "
                    "학습했습니다." if same else
-                   f"위젯의 체크포인트는 별도의 실행으로, {corpus}에서 β를 {beta_rate:.4g}로 학습했습니다"
+                   f"위젯의 체크포인트는 별도의 실행으로, {corpus}에서 β를 {attach(f'{beta_rate:.4g}', '으로/로')} 학습했습니다"
                    f"({main_corpus} 실행의 {main_rate:.4g}의 {ratio}"
                    + (", 학습률을 우리 배치에 맞추기 전" if beta_rate > main_rate else "")
                    + f"). 다른 모델이므로 이 수치는 위의 {main_corpus} 실행과 비교할 수 없습니다."))
@@ -524,16 +524,16 @@ def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, b
     flips = len({_above(x) for x in m.values()}) > 1
     lo, hi = min(m, key=m.get), max(m, key=m.get)
     if resolve_language(lang) == "ko":
-        first = ("우리의 8층 모델에서 x0를 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
+        first = ("우리의 8층 모델에서 x0을 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
                  f"Q의 비중을 뺀 값은 {m[lo]:+.3f}({lo})부터 {m[hi]:+.3f}({hi})까지입니다"
                  if flips else
                  f"우리의 8층 모델에서 V의 x0 비중은 모든 학습률에서 Q의 비중보다 "
                  f"{'큽니다' if _above(m[lo]) else '크지 않습니다'}({m[lo]:+.3f}~{m[hi]:+.3f})")
         premise = "이미 대부분 토큰 정체성" if deep_r2 >= threshold else "대부분 문맥"
         return (f"{first}. 여기서는 질문의 전제가 약합니다. 깊은 층의 입력이 {premise}이므로"
-                f"({deep_r2:.2f} x0-R²) 어느 경로도 x0가 많이 필요하지 않고, 제거해도 비용이 작습니다. 논문의 설계가 "
+                f"({deep_r2:.2f} x0-R²) 어느 경로도 x0이 많이 필요하지 않고, 제거해도 비용이 작습니다. 논문의 설계가 "
                 f"주는 이득은 드러납니다. 토큰별 표에서 가져온 깊은 층의 값은 손실을 {abs(bank_mean):.3f} nats "
-                f"{'낮춥니다' if bank_mean < 0 else '높입니다'}. 깊은 층은 어느 경로로 x0를 다시 읽을까요? 여기서의 "
+                f"{'낮춥니다' if bank_mean < 0 else '높입니다'}. 깊은 층은 어느 경로로 x0을 다시 읽을까요? 여기서의 "
                 "답은 이렇습니다. "
                 + ("발표된 V-over-Q 순서가 어떤 학습률에서는 나타나고 어떤 학습률에서는 나타나지 않으므로, 우리 "
                    "실행은 그것을 확인하지도 반박하지도 않습니다." if flips else
@@ -581,6 +581,7 @@ def token_tables_sentence(designs: dict, lang: str | None = None) -> str:
             lead = (f"{attach(who, '이/가')} 시드 {n}개 중 {max(lower_v, n - lower_v)}개에서 더 낮게 끝났습니다. "
                     "이 장난감 모델에서는 같은 표가 "
                     f"{'스트림보다 V를 통해' if v_wins else 'V보다 스트림을 통해'} 더 도움이 되었습니다")
+        # % reads 퍼센트, so 를 (vrs_edu.i18n.korean's attach reads the digit before a trailing %)
         return (f"{lead}. 둘 다 기준선의 파라미터 {base:,}개에 {min(added) / base:.0%}–{max(added) / base:.0%}를 "
                 "더합니다.")
     if lower_v == n - lower_v:

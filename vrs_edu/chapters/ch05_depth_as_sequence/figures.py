@@ -188,7 +188,7 @@ def window_figure(n_layers: int, window: int, learned: dict[int, torch.Tensor] |
     else:
         trained = ", ".join(str(k) for k in sorted(learned or {})) or in_language("none", "없음")
         axes[1].text(0.5, 0.5, in_language(f"no trained model with K = {window}\n(trained: K = {trained})",
-                                           f"K = {window}로 학습한 모델 없음\n(학습: K = {trained})"),
+                                           f"K = {attach(str(window), '으로/로')} 학습한 모델 없음\n(학습: K = {trained})"),
                      ha="center", va="center")
         axes[1].axis("off")
     fig.tight_layout()

@@ -76,7 +76,7 @@ def check_x0_projection(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
     kw.setdefault("stub_hint", in_language(
         "x is normalised already; the embedding is not, and x0 must be on the same scale as x. Both terms go "
         "through the same weight, applied as an nn.Linear applies it",
-        "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0는 x와 같은 척도여야 합니다. 두 항 모두 같은 가중치를 "
+        "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0은 x와 같은 척도여야 합니다. 두 항 모두 같은 가중치를 "
         "거치며, 그 가중치는 nn.Linear가 적용하는 방식대로 적용합니다"))
     return check_function("x0 projection", fn, _ref_x0_projection, cases, MISTAKES, **kw)
 
