@@ -15,6 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from vrs_edu.chapters.ch04_bank_of_values.readout import FACTOR_EXPONENTS, beta_readout, beta_sweep
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.analysis import band
 from vrs_edu.nn.model import TinyGPT
 from vrs_edu.viz.controls import change_from_default, label_style
@@ -39,11 +40,24 @@ def factor_label(f: float) -> str:
     return f"×{f:g}"
 
 
-def beta_text(now: dict) -> str:
+def beta_text(now: dict, lang: str | None = None) -> str:
     """The widget's printed readout (lines <= 100 columns): the loss and its change from the default (the trained
     model), how much attention moved in each x0 layer, and each path's factor and x0 share per x0 layer with the
-    change from the default."""
+    change from the default. ``lang``: "en" or "ko" (None: the running notebook's edition)."""
     layers = ", ".join(map(str, now["layers"]))
+    if resolve_language(lang) == "ko":
+        lines = [f"손실 {change_from_default(now['loss'], now['trained_loss'], '.4f', ' nats')}",
+                 "학습된 패턴에서 옮겨 간 어텐션 질량: "
+                 + ", ".join(f"층 {l} {m:.1%}" for l, m in zip(now["layers"], now["moved"])),
+                 f"층 {layers}의 x0 비중 |β| / (|α| + |β|):"]
+        for s in "qkv":
+            sh, tr = now["shares"][s], now["trained_shares"][s]
+            same = all(f"{a:.3f}" == f"{b:.3f}" for a, b in zip(sh, tr))
+            change = ("(기본값)" if same
+                      else "(기본값에서 " + ", ".join(f"{a - b:+.3f}" for a, b in zip(sh, tr)) + ")")
+            lines.append(f"  β_{s} {factor_label(now['factors'][s]):>6s}   " + ", ".join(f"{a:.3f}" for a in sh)
+                         + f"   {change}")
+        return "\n".join(lines)
     lines = [f"loss {change_from_default(now['loss'], now['trained_loss'], '.4f', ' nats')}",
              "attention mass moved from the trained pattern: "
              + ", ".join(f"layer {l} {m:.1%}" for l, m in zip(now["layers"], now["moved"])),
@@ -73,7 +87,8 @@ def beta_figure(model: TinyGPT, batches, f_q: float = 1.0, f_k: float = 1.0, f_v
     for ax, key, scale in ((ax_loss, "delta", 1.0), (ax_move, "moved", 100.0)):
         for s in "qkv":
             ys = [y * scale for y in sweep[key][s]]
-            ax.plot(fs, ys, marker="o", ms=4, color=PATH_COLORS[s], label=f"β_{s} alone")
+            ax.plot(fs, ys, marker="o", ms=4, color=PATH_COLORS[s],
+                    label=in_language(f"β_{s} alone", f"β_{s}만"))
             f = now["factors"][s]
             # this path's setting, on its own line: placed at the slider's value (a browser's log slider may give
             # 1.9999999999999998 for ×2, which an exact lookup in the sweep's factors missed: no dot was drawn),
@@ -85,17 +100,19 @@ def beta_figure(model: TinyGPT, batches, f_q: float = 1.0, f_k: float = 1.0, f_v
         ax.axvline(1.0, color="gray", lw=1, ls=":")
         ax.set_xscale("log", base=2)
         ax.set_xticks(fs, [factor_label(f).removeprefix("×") for f in fs])
-        ax.set_xlabel("factor on the learned β (dotted: trained)")
+        ax.set_xlabel(in_language("factor on the learned β (dotted: trained)",
+                                  "학습된 β에 곱한 배율(점선: 학습된 값)"))
     ax_loss.axhline(0, color="black", lw=0.8)
     ax_loss.set_yscale("symlog", linthresh=1e-3, linscale=0.5)
-    ax_loss.set_ylabel("Δ validation loss (nats)")
-    ax_loss.set_title("loss change (symmetric log scale)")
-    ax_move.set_ylabel("attention mass moved (%)")
-    ax_move.set_title("attention moved, mean of the x0 layers")
+    ax_loss.set_ylabel(in_language("Δ validation loss (nats)", "Δ 검증 손실 (nats)"))
+    ax_loss.set_title(in_language("loss change (symmetric log scale)", "손실 변화 (대칭 로그 척도)"))
+    ax_move.set_ylabel(in_language("attention mass moved (%)", "옮겨 간 어텐션 질량 (%)"))
+    ax_move.set_title(in_language("attention moved, mean of the x0 layers", "옮겨 간 어텐션, x0 층 평균"))
     ax_loss.legend()
     setting = ", ".join(f"β_{s} {factor_label(now['factors'][s])}" for s in "qkv")
-    fig.suptitle(f"this setting ({setting}): Δ loss {now['delta']:+.4f} nats, attention moved "
-                 f"{sum(now['moved']) / len(now['moved']):.1%}")
+    moved = sum(now["moved"]) / len(now["moved"])
+    fig.suptitle(in_language(f"this setting ({setting}): Δ loss {now['delta']:+.4f} nats, attention moved {moved:.1%}",
+                             f"이 설정({setting}): Δ 손실 {now['delta']:+.4f} nats, 옮겨 간 어텐션 {moved:.1%}"))
     fig.tight_layout()
     return fig, now, sweep
 
@@ -224,15 +241,15 @@ def plot_rate_sweep(sweep: dict[str, dict], title: str = ""):
             ax.plot(xs, [sum(v) / len(v) for v in per_seed], marker="o", ms=9, color=PATH_COLORS[s],
                     label=s.upper())
         ax.set_xticks(range(len(arms)), arms)
-        ax.set_xlabel("coefficient learning rate (× official)")
+        ax.set_xlabel(in_language("coefficient learning rate (× official)", "계수 학습률 (× 공식값)"))
     ax_share.axhline(0.5, color="black", lw=1, ls="--")
-    ax_share.text(-0.35, 0.52, "0.5: the criterion for V", ha="left", va="bottom")
+    ax_share.text(-0.35, 0.52, in_language("0.5: the criterion for V", "0.5: V의 기준"), ha="left", va="bottom")
     ax_share.set_ylim(0, 1)
-    ax_share.set_ylabel("x0 share")
-    ax_share.set_title("what training chose")
+    ax_share.set_ylabel(in_language("x0 share", "x0 비중"))
+    ax_share.set_title(in_language("what training chose", "학습이 고른 것"))
     ax_cost.axhline(0, color="black", lw=0.8)
-    ax_cost.set_ylabel("loss rise when x0 removed (nats)")
-    ax_cost.set_title("what the model needs")
+    ax_cost.set_ylabel(in_language("loss rise when x0 removed (nats)", "x0을 제거할 때 손실 증가 (nats)"))
+    ax_cost.set_title(in_language("what the model needs", "모델에 필요한 것"))
     ax_share.legend(loc="upper left")
     if title:
         fig.suptitle(title)

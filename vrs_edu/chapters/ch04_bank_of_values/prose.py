@@ -15,6 +15,9 @@ from collections.abc import Sequence
 
 from vrs_edu.chapters.ch03_value_residual import depth_sweep, recall
 from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import verdict_word
 from vrs_edu.lab.analysis import mean, mean_sd
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
@@ -23,6 +26,19 @@ from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
 
 PATHS = "qkv"
 ARM_ORDER = ("×0.25", "×1", "×4")        # the coefficient-rate sweep, slowest first
+
+
+def _verdict_ko(verdict: str) -> str:
+    """The course's Korean word for a verdict (:mod:`vrs_edu.i18n.verdicts`)."""
+    return verdict_word(verdict, "ko")
+
+
+def _and_ko(items: Sequence[str]) -> str:
+    """Korean "a, b and c": ``["×1", "×4"]`` -> ``"×1과 ×4"`` (the particle after the last-but-one item)."""
+    items = list(items)
+    if len(items) < 2:
+        return "".join(items)
+    return ", ".join(items[:-2] + [attach(items[-2], "과/와") + " " + items[-1]])
 
 
 def x0_share(alpha: float, beta: float) -> float:
@@ -63,11 +79,15 @@ def _above(x: float, digits: int = 3) -> bool:
     return round(x, digits) > 0
 
 
-def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be: str | None = None) -> str:
+def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be: str | None = None,
+                   lang: str | None = None) -> str:
     """The chapter's takeaway on the shares: does V's x0 share exceed Q's at every rate, at none, or only at some?
     The words about the claim come from its verdict, never from the means alone (review 3, M2): ``verdict`` is the
     judged verdict of ``v_reads_x0_more_than_q`` (with its ``would_be`` when out of regime); None when the numbers
-    are a description (the recipe declares no test on them, because their premise fails on this toy)."""
+    are a description (the recipe declares no test on them, because their premise fails on this toy).
+    ``lang``: "en" or "ko" (None: the running notebook's edition)."""
+    if resolve_language(lang) == "ko":
+        return _share_sentence_ko(sweep, verdict, would_be)
     m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
     listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
@@ -94,13 +114,49 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
     return f"{head}; V's own share is {shares}: {tail}; {said}."
 
 
-def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> str:
+def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: str | None) -> str:
+    """:func:`share_sentence` in Korean: the same words from the same signs and verdict."""
+    m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
+    above = [arm for arm in m if _above(m[arm])]
+    listed = ", ".join(f"{a}에서 {m[a]:+.3f}" for a in m)
+    shares = ", ".join(f"{arm}에서 {mean(a['shares']['v']):.3f}" for arm, a in sweep.items())
+    if len(above) == len(m):
+        head = f"V의 x0 비중은 {len(m)}가지 학습률 모두에서 Q의 비중보다 큽니다(share_v − share_q: {listed})"
+        tail = "이 16배 범위에서 V가 Q보다 크다는 순서는 학습률에 따라 달라지지 않습니다"
+    elif not above:
+        head = f"V의 x0 비중은 {len(m)}가지 학습률 어디에서도 Q의 비중보다 크지 않습니다({listed})"
+        tail = "발표된 순서(V가 Q보다 큼)는 여기서 나타나지 않습니다"
+    else:
+        below = [a for a in m if a not in above]
+        head = (f"V의 x0 비중은 {_and_ko(above)}에서는 Q의 비중보다 크지만 {_and_ko(below)}에서는 그렇지 않습니다"
+                f"(share_v − share_q: {listed})")
+        tail = "어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다"
+    if verdict is None:
+        said = ("이 비중은 판정된 검정이 아니라 기술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) "
+                "어떤 주장에도 답하지 않습니다")
+    elif verdict in ("out of regime", "n/a"):
+        said = (f"주장의 판정은 {_verdict_ko(verdict)}"
+                + (f"(그래도 판정하면 {_verdict_ko(would_be)})" if would_be else "")
+                + "이므로, 비중은 어떤 주장에도 답하지 않습니다")
+    else:
+        said = f"강좌의 규칙에 따른 주장의 판정: {_verdict_ko(verdict)}"
+    return f"{head}. V 자신의 비중은 {shares}입니다. 즉 {tail}. {said}."
+
+
+def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float, lang: str | None = None) -> str:
     """What the model needs: the loss cost of removing each path's x0 (largest over the rates) and how much of the
     deep inputs is token identity already (``deep_r2``, x0-R², against the premise's ``threshold``)."""
     cost = {arm: {s: mean(a["cost"][s]) for s in PATHS} for arm, a in sweep.items()}
     top = max(cost, key=lambda arm: max(cost[arm].values()))
     biggest = max(cost[top], key=cost[top].get)
     small = max(cost[top].values()) < 0.05
+    if resolve_language(lang) == "ko":
+        r2 = (f"기준선의 깊은 층 입력은 이미 {deep_r2:.2f}만큼 토큰 정체성입니다(x0-R², "
+              + (f"x0을 다시 읽을 필요가 생길 수 있는 기준 {threshold:g}보다 높음)" if deep_r2 >= threshold
+                 else f"{threshold:g}보다 낮음: 대부분 문맥이므로 x0을 다시 읽을 필요가 생길 수 있음)"))
+        return (f"필요는 {'작습니다' if small else '분명합니다'}. 학습된 모델에서 한 경로의 x0을 제거하는 비용은 최대 "
+                f"{cost[top][biggest]:+.3f} nats이고({top}의 {biggest.upper()}; "
+                + ", ".join(f"{s.upper()} {cost[top][s]:+.3f}" for s in PATHS) + "), " + r2 + ".")
     r2 = (f"the baseline's deep inputs are already {deep_r2:.2f} token identity (x0-R², "
           + (f"above the {threshold:g} below which re-reading x0 could be needed)" if deep_r2 >= threshold
              else f"below {threshold:g}: mostly context, so re-reading x0 could be needed)"))
@@ -110,13 +166,22 @@ def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float) -> s
 
 
 def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, ablation_largest: float,
-                         base_sd: float) -> str:
+                         base_sd: float, lang: str | None = None) -> str:
     """Why the instruments disagree, with their numbers: shares follow the rate, removal costs are tiny, the
     gradient pressure (``pressure_log_ratio`` = ln |∂L/∂β_v| / |∂L/∂β_q| at β = 0, said in words as a ratio
     e^x) leans one way, the substitution ablation moves the loss less than the seeds differ (``base_sd``) or not."""
     arms = list(sweep)
     m = [mean(sweep[a]["margin_q"]) for a in arms]
     strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
+    if resolve_language(lang) == "ko":
+        narrow = ablation_largest < base_sd
+        return (f"비중은 학습률을 따라 움직입니다(share_v − share_q: {min(m):+.3f}에서 {max(m):+.3f}까지). 계수는 "
+                "손실이 요구하는 만큼만이 아니라 옵티마이저가 수백 스텝 동안 옮겨 주는 만큼 움직이기 때문입니다. "
+                f"학습된 기준선에서 기울기 압력은 {strong}의 x0을 더 세게 당기지만({strong}의 기울기 당김은 "
+                f"{weak}의 e^{abs(pressure_log_ratio):.2f} ≈ {math.exp(abs(pressure_log_ratio)):.1f}배), 당김이 곧 "
+                f"필요는 아닙니다. 대체 절제는 x0 층에서 손실을 최대 {ablation_largest:.3f} nats 움직이며, 이는 "
+                f"기준선의 시드끼리 서로 다른 정도(약 {base_sd:.3f} nats)보다 "
+                + ("작습니다. 경로의 순위를 매기기에는 범위가 너무 좁습니다." if narrow else "큽니다."))
     pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
             f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
     return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
@@ -128,16 +193,29 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
             + (": too little range to rank the paths." if ablation_largest < base_sd else "."))
 
 
-def holds(value: float, threshold: float) -> str:
-    """A premise "value below threshold" as the premise table's *holds?* column says it: "yes" or "no"."""
+def holds(value: float, threshold: float, lang: str | None = None) -> str:
+    """A premise "value below threshold" as the premise table's *holds?* column says it: "yes" or "no" (Korean:
+    "예" or "아니요"; ``lang`` None: the running notebook's edition)."""
+    if resolve_language(lang) == "ko":
+        return "예" if value < threshold else "아니요"
     return "yes" if value < threshold else "no"
 
 
-def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float) -> str:
+def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_threshold: float,
+                      lang: str | None = None) -> str:
     """What follows from the x0-R² premise (the deep inputs below ``ch04_threshold``) on this chapter's runs and on
     chapter 05's (below ``ch05_threshold``, the same premise declared once: today the same number): which hold on
     this corpus and what that makes of the x0 numbers that rest on them."""
     ok4, ok5 = ch04 < ch04_threshold, ch05 < ch05_threshold
+    if resolve_language(lang) == "ko":
+        head = (f"이 장의 전제는 성립합니다({ch04:.3f} < {ch04_threshold:g}). x0 비중에 관한 주장은 답으로 읽습니다"
+                if ok4 else
+                f"이 장의 전제는 성립하지 않습니다({attach(f'{ch04:.3f}', '은/는')} {ch04_threshold:g} 미만이 아님). "
+                "깊은 층의 입력이 이미 대부분 토큰 정체성이므로, 위의 x0 비중은 이 말뭉치에서 판정된 주장이 아니라 "
+                "기술입니다(보여 주지만 어떤 주장에도 답하지 않습니다)")
+        cond5 = (f"{ch05:.3f} < {ch05_threshold:g}" if ok5 else
+                 f"{attach(f'{ch05:.3f}', '은/는')} {ch05_threshold:g} 미만이 아님")
+        return f"{head}. 05장의 전제{'는 성립합니다' if ok5 else '도 성립하지 않습니다'}({cond5})."
     if ok4:
         head = (f"This chapter's premise holds ({ch04:.3f} < {ch04_threshold:g}): its x0-share claims are read as "
                 "answers")
@@ -156,7 +234,7 @@ def _range(xs: Sequence[float]) -> str:
 
 
 def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | None, decoder: float | None,
-                     threshold: float) -> str:
+                     threshold: float, lang: str | None = None) -> str:
     """Why the language-model toys cannot answer the x0 claims, from the stored numbers: their deep inputs' x0-R²
     at every depth of the depth sweep (``depth_r2``: layers -> mean over seeds), and in this chapter's runs
     (``here``), against the premise's ``threshold``; and where the claims are judged instead: the recall task
@@ -166,6 +244,8 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
         raise ValueError("lm_toys_sentence: depth_r2 is empty (no depth of the depth sweep)")
     depths = sorted(depth_r2)
     below = [L for L in depths if depth_r2[L] < threshold]
+    if resolve_language(lang) == "ko":
+        return _lm_toys_sentence_ko(depth_r2, depths, below, here, recall, decoder, threshold)
     where = (f"at every depth from {depths[0]} to {depths[-1]} layers" if len(depths) > 1 else
              f"at {depths[0]} layers")
     if below:
@@ -182,6 +262,27 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
               if r2 is not None and r2 < threshold]
     tail = (f"; the x0 claims are judged where the premise holds instead: {' and '.join(judged)}." if judged
             else "; no model measured here meets the premise.")
+    return head + tail
+
+
+def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: list[int], here: float,
+                         recall: float | None, decoder: float | None, threshold: float) -> str:
+    """:func:`lm_toys_sentence` in Korean."""
+    spread = _range(list(depth_r2.values()))
+    where = f"{depths[0]}층부터 {depths[-1]}층까지 모든 깊이에서" if len(depths) > 1 else f"{depths[0]}층에서"
+    if below:
+        head = (f"언어 모델 장난감들의 깊은 층 입력은 깊이 스윕 전체에서 {spread}만큼 토큰 정체성(x0-R²)이며, 전제의 "
+                f"기준 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
+                f"{here:.2f})")
+    else:
+        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층 입력이 {where} {spread}만큼 토큰 "
+                f"정체성(x0-R²)으로(깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 기준 {threshold:g}보다 높으므로, "
+                "모든 경로가 이미 입력을 통해 x0을 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
+                "없습니다")
+    judged = [f"{what}({r2:.2f})" for what, r2 in (("회상 과제", recall), ("실제 디코더의 마지막 3분의 1", decoder))
+              if r2 is not None and r2 < threshold]
+    tail = (f". x0 주장은 대신 전제가 성립하는 곳에서 판정합니다: {_and_ko(judged)}." if judged
+            else ". 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
     return head + tail
 
 
@@ -249,11 +350,14 @@ def live_sentence(live: dict[str, float], steps: int, val_loss: float, saved: Se
             "differ from the live run's for that reason, and the two cannot be read together.")
 
 
-def context_free_sentence(by: dict) -> str:
+def context_free_sentence(by: dict, lang: str | None = None) -> str:
     """Values that ignore context (``substitute_loss``, ``bank_loss`` and their scale-only controls, from the
     chapter's verdicts ``by`` name): lower or raise the loss, by how much, and against the control. A *negligible*
     verdict (interval inside ± its declared smallest effect) is said as too small to matter, not as a gain, and the
-    lead clause says "do better" only when a context-free design's lower loss is reproduced."""
+    lead clause says "do better" only when a context-free design's lower loss is reproduced. ``lang``: "en" or
+    "ko" (None: the running notebook's edition)."""
+    if resolve_language(lang) == "ko":
+        return _context_free_sentence_ko(by)
     def said(name: str) -> str:
         r = by[name]
         lo, hi = r.ci
@@ -284,9 +388,41 @@ def context_free_sentence(by: dict) -> str:
         f"{said('bank_loss')}.")
 
 
-def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> str:
+def _context_free_sentence_ko(by: dict) -> str:
+    """:func:`context_free_sentence` in Korean, one sentence per design (Korean joins clauses less freely)."""
+    def said(name: str) -> str:
+        r = by[name]
+        lo, hi = r.ci
+        if getattr(r, "verdict", None) == "negligible":
+            return (f"손실을 {r.mean:+.3f} nats 바꾸며, 무시할 만합니다(관심 최소 효과 ±{r.test.margin:g} 안: "
+                    "의미를 갖기에는 너무 작음)")
+        if lo <= 0 <= hi or round(r.mean, 3) == 0:
+            return f"손실을 그대로 둡니다({r.mean:+.3f} nats, 시드로는 부호가 정해지지 않음)"
+        return f"손실을 {abs(r.mean):.3f} nats {'낮춥니다' if r.mean < 0 else '높입니다'}"
+
+    def gains(name: str) -> bool:
+        r = by[name]
+        return r.mean < 0 and getattr(r, "verdict", "reproduced") == "reproduced"
+
+    sub, bank = "V := γ·W_V x0", "학습된 표(값 뱅크)"
+    better = [n for n, key in ((sub, "substitute_loss"), (bank, "bank_loss")) if gains(key)]
+    if not better:
+        return (f"문맥을 무시하는 값은 여기서 도움이 되지 않습니다. {attach(sub, '은/는')} {said('substitute_loss')}. "
+                f"값 뱅크는 {said('bank_loss')}.")
+    head = ("문맥을 아예 무시하는 값이 x0을 다시 읽는 것보다 낫습니다" if len(better) == 2 else
+            f"문맥을 무시하는 값 가운데 {better[0]}만 x0을 다시 읽는 것보다 낫습니다")
+    return (f"{head}. 기준선에 비해 {attach(sub, '은/는')} {said('substitute_loss')}. "
+            f"{attach(bank, '은/는')} {said('bank_loss')}. 반면 Q, K, V에 x0을 더한 모델은 {said('qkv_loss')}. "
+            f"x0을 읽지 않고 크기만 바꾸는 대조군은 {said('scale_control_costs')}.")
+
+
+def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float], lang: str | None = None) -> str:
     """The recall task's x0 shares at each rate: V over Q and over K, and which rates had settled coefficients
-    (``plateaued``: arm -> fraction of plateaued β trajectories; the precondition needs > 0.5)."""
+    (``plateaued``: arm -> fraction of plateaued β trajectories; the precondition needs > 0.5). ``lang``: "en" or
+    "ko" (None: the running notebook's edition)."""
+    ko = resolve_language(lang) == "ko"
+    if ko:
+        return _recall_sentence_ko(recall_sweep, plateaued)
     parts = []
     for arm, a in recall_sweep.items():
         parts.append(f"{arm}: v − q {mean(a['margin_q']):+.3f}, v − k {mean(a['margin_k']):+.3f}"
@@ -304,6 +440,24 @@ def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float]) 
                "At no rate had most coefficients stopped moving."))
 
 
+def _recall_sentence_ko(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> str:
+    """:func:`recall_sentence` in Korean."""
+    parts = [f"{arm}: v − q {mean(a['margin_q']):+.3f}, v − k {mean(a['margin_k']):+.3f}"
+             f"({plateaued[arm]:.2f} 정체)" for arm, a in recall_sweep.items()]
+    settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
+    over_k = all(_above(mean(a["margin_k"])) for a in recall_sweep.values())
+    over_q = all(_above(mean(a["margin_q"])) for a in recall_sweep.values())
+    return ("답이 키로 찾아오는 토큰인 회상 과제에서 V의 x0 비중은 "
+            + ("모든 학습률에서 K의 비중보다 크고" if over_k else "모든 학습률에서 K의 비중보다 크지는 않고")
+            + (", Q의 비중보다도 큽니다" if over_q else
+               ", Q의 비중보다 모든 학습률에서 크지는 않습니다(쿼리 위치에서 Q는 키 토큰 그 자체입니다)")
+            + ". " + "; ".join(parts) + ". "
+            + (f"{_and_ko(settled)}에서만 대부분의 계수가 움직임을 멈췄습니다."
+               if settled and len(settled) < len(recall_sweep) else
+               "모든 학습률에서 대부분의 계수가 움직임을 멈췄습니다." if settled else
+               "어느 학습률에서도 대부분의 계수가 움직임을 멈추지 않았습니다."))
+
+
 def largest_step(sweep: dict, paths: str = PATHS) -> tuple[float, str, float, float]:
     """The largest loss change one slider step makes anywhere on the sliders of ``paths`` in a
     :func:`vrs_edu.chapters.ch04_bank_of_values.readout.beta_sweep` (neighbouring factors): ``(|Δ| nats, path, from factor, to
@@ -318,17 +472,35 @@ def _factor(f: float) -> str:
 
 
 def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], sweep: dict, corpus: str,
-                    beta_rate: float, main_rate: float, main_corpus: str) -> str:
+                    beta_rate: float, main_rate: float, main_corpus: str, lang: str | None = None) -> str:
     """What one slider step *from the trained setting ×1* (β halved or doubled,
     :func:`vrs_edu.chapters.ch04_bank_of_values.readout.step_changes`) does to the loss through each path, the largest step anywhere on
     the sliders (:func:`largest_step` of ``sweep``), what removing each path's x0 costs on the widget's checkpoint,
     and that this checkpoint is its own run (``corpus``, β at ``beta_rate``) whose numbers do not compare with the
-    chapter's main runs' (on ``main_corpus``, β at ``main_rate``) when the two differ."""
+    chapter's main runs' (on ``main_corpus``, β at ``main_rate``) when the two differ. ``lang``: "en" or "ko"
+    (None: the running notebook's edition)."""
     qk = max(abs(steps[s][f"delta_{d}"]) for s in "qk" for d in ("down", "up"))
     v = [abs(steps["v"][f"delta_{d}"]) for d in ("down", "up")]
     order = "less than" if qk < min(v) else "as much as or more than"
     big, path, f_from, f_to = largest_step(sweep, "qk")
     same = math.isclose(beta_rate, main_rate, rel_tol=1e-6) and corpus == main_corpus
+    if resolve_language(lang) == "ko":
+        r = beta_rate / main_rate
+        ratio = f"{r:.3g}배" if r > 1 else f"1/{1 / r:.3g}"
+        return (f"학습된 설정에서(×1에서 ×1/2 또는 ×2로) 슬라이더 한 칸은 Q나 K를 통해 손실을 최대 {qk:.4f} nats "
+                f"움직이며, 이는 V를 통한 변화({min(v):.4f}-{max(v):.4f})"
+                + ("보다 작습니다" if qk < min(v) else "와 같거나 그보다 큽니다")
+                + ". QK-norm 아래에서 어텐션은 α·x + β·x0의 방향만 봅니다. ×1에서 벗어나면 Q나 K의 한 칸이 손실을 "
+                + ("더 많이 움직일 수 있습니다" if big > qk else "그보다 더 움직이지는 않습니다")
+                + f". 그 슬라이더들에서 가장 큰 변화는 {path.upper()}의 {_factor(f_from)}에서 {attach(_factor(f_to), '으로/로')} 가는 "
+                f"한 칸으로, {big:.3f} nats입니다. 각 경로의 x0을 제거하면(β := 0) 비용은 "
+                + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats입니다. "
+                + (f"위젯의 체크포인트는 {corpus}에서 왔으며, β는 위의 {main_corpus} 실행처럼 {attach(f'{beta_rate:.4g}', '으로/로')} "
+                   "학습했습니다." if same else
+                   f"위젯의 체크포인트는 별도의 실행으로, {corpus}에서 β를 {attach(f'{beta_rate:.4g}', '으로/로')} 학습했습니다"
+                   f"({main_corpus} 실행의 {main_rate:.4g}의 {ratio}"
+                   + (", 학습률을 우리 배치에 맞추기 전" if beta_rate > main_rate else "")
+                   + f"). 다른 모델이므로 이 수치는 위의 {main_corpus} 실행과 비교할 수 없습니다."))
     note = rate_note(main_rate, beta_rate, f"{main_corpus} runs'")
     return (f"From the trained setting (×1 to ×1/2 or ×2) one slider step moves the loss by at most {qk:.4f} nats "
             f"through Q or K, {order} through V ({min(v):.4f}-{max(v):.4f}): under QK-norm attention sees only the "
@@ -344,12 +516,28 @@ def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], 
                   + f": a different model, so these numbers do not compare with the {main_corpus} runs' above.")))
 
 
-def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, bank_mean: float) -> str:
+def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, bank_mean: float,
+                     lang: str | None = None) -> str:
     """The chapter's closing answer, three numbers: the margin's range across the rates, the deep inputs' x0-R²,
-    and the bank's loss change."""
+    and the bank's loss change. ``lang``: "en" or "ko" (None: the running notebook's edition)."""
     m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     flips = len({_above(x) for x in m.values()}) > 1
     lo, hi = min(m, key=m.get), max(m, key=m.get)
+    if resolve_language(lang) == "ko":
+        first = ("우리의 8층 모델에서 x0을 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
+                 f"Q의 비중을 뺀 값은 {m[lo]:+.3f}({lo})부터 {m[hi]:+.3f}({hi})까지입니다"
+                 if flips else
+                 f"우리의 8층 모델에서 V의 x0 비중은 모든 학습률에서 Q의 비중보다 "
+                 f"{'큽니다' if _above(m[lo]) else '크지 않습니다'}({m[lo]:+.3f}~{m[hi]:+.3f})")
+        premise = "이미 대부분 토큰 정체성" if deep_r2 >= threshold else "대부분 문맥"
+        return (f"{first}. 여기서는 질문의 전제가 약합니다. 깊은 층의 입력이 {premise}이므로"
+                f"({deep_r2:.2f} x0-R²) 어느 경로도 x0이 많이 필요하지 않고, 제거해도 비용이 작습니다. 논문의 설계가 "
+                f"주는 이득은 드러납니다. 토큰별 표에서 가져온 깊은 층의 값은 손실을 {abs(bank_mean):.3f} nats "
+                f"{'낮춥니다' if bank_mean < 0 else '높입니다'}. 깊은 층은 어느 경로로 x0을 다시 읽을까요? 여기서의 "
+                "답은 이렇습니다. "
+                + ("발표된 V-over-Q 순서가 어떤 학습률에서는 나타나고 어떤 학습률에서는 나타나지 않으므로, 우리 "
+                   "실행은 그것을 확인하지도 반박하지도 않습니다." if flips else
+                   "순서는 모든 학습률에서 같지만, 전제가 이만큼 약하니 큰 의미는 없습니다."))
     first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "
              f"V's x0 share minus Q's runs from {m[lo]:+.3f} (at {lo}) to {m[hi]:+.3f} (at {hi})"
              if flips else
@@ -372,16 +560,30 @@ def mean_sd_text(values: Sequence[float], fmt: str = ".3f") -> str:
     return f"{m:{fmt}} ± {sd:{fmt.lstrip('+')}}"       # a spread has no sign
 
 
-def token_tables_sentence(designs: dict) -> str:
+def token_tables_sentence(designs: dict, lang: str | None = None) -> str:
     """The take-away of the table-matched pair of ``vrs-edu reproduce production-designs`` (value embeddings into V,
     per-layer embeddings into the stream, tables of the same size): which one ended lower on how many seeds, and
-    the parameters both add to the baseline (from the stored result)."""
+    the parameters both add to the baseline (from the stored result). ``lang``: "en" or "ko" (None: the running
+    notebook's edition)."""
     rec = {v["name"]: v for v in designs["verdicts"]}["value_embed_needs_v"]   # value_embed − layer_embed, per seed
     values = rec["values"]
     lower_v = sum(v < 0 for v in values)
     n = len(values)
     base = designs["designs"]["baseline"]["n_params"]
     added = [designs["designs"][d]["n_params"] - base for d in ("value_embed", "layer_embed")]
+    if resolve_language(lang) == "ko":
+        if lower_v == n - lower_v:
+            lead = (f"두 설계는 각각 시드 {n}개 중 {lower_v}개에서 더 낮게 끝났습니다. 이 장난감 모델에서는 어느 "
+                    "경로도 표를 더 돕지 않았습니다")
+        else:
+            v_wins = lower_v > n - lower_v
+            who = "value embeddings" if v_wins else "층별 임베딩"
+            lead = (f"{attach(who, '이/가')} 시드 {n}개 중 {max(lower_v, n - lower_v)}개에서 더 낮게 끝났습니다. "
+                    "이 장난감 모델에서는 같은 표가 "
+                    f"{'스트림보다 V를 통해' if v_wins else 'V보다 스트림을 통해'} 더 도움이 되었습니다")
+        # % reads 퍼센트, so 를 (vrs_edu.i18n.korean's attach reads the digit before a trailing %)
+        return (f"{lead}. 둘 다 기준선의 파라미터 {base:,}개에 {min(added) / base:.0%}–{max(added) / base:.0%}를 "
+                "더합니다.")
     if lower_v == n - lower_v:
         lead = f"Each ended lower on {lower_v} of {n} seeds: in this toy neither path helped the table more"
     else:

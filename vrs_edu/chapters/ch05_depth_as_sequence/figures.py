@@ -10,6 +10,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import in_language
+from vrs_edu.i18n.verdicts import verdict_word
 from vrs_edu.lab.metrics import window_readout
 from vrs_edu.viz.controls import label_style
 
@@ -35,16 +38,17 @@ def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: st
         _, ax = plt.subplots(figsize=(3.6, 3.2))
     L1 = m.shape[0]
     im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=min(0.0, np.nanmin(m)), vmax=vmax)
-    ax.set_xlabel(f"source j: {basis.split()[-1]} (0 = embedding)")
-    ax.set_ylabel("reading layer l")
+    ax.set_xlabel(in_language(f"source j: {basis.split()[-1]} (0 = embedding)",
+                              f"출처 j: {basis.split()[-1]} (0 = 임베딩)"))
+    ax.set_ylabel(in_language("reading layer l", "읽는 층 l"))
     ax.grid(False)
     ax.set_xticks(range(L1))
     ax.set_yticks(range(L1))
-    ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} (out)" for l in range(L1)])
+    ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} ({in_language('out', '출력')})" for l in range(L1)])
     if title:
         ax.set_title(title)
     if colorbar:
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=in_language("weight", "가중치"))
     return ax.figure
 
 
@@ -91,6 +95,7 @@ def plot_router_streams(routers: dict[str, dict[str, torch.Tensor]], streams=("q
 
 
 STREAM_TITLES = {"q": "Q input", "k": "K input", "v": "V input", "r": "MLP input (and read-out)"}
+STREAM_TITLES_KO = {"q": "Q 입력", "k": "K 입력", "v": "V 입력", "r": "MLP 입력 (및 출력 읽기)"}
 
 
 def plot_sublayer_streams(mats: dict[str, torch.Tensor], sources: list[str], streams=("q", "k", "v", "r"),
@@ -113,11 +118,13 @@ def plot_sublayer_streams(mats: dict[str, torch.Tensor], sources: list[str], str
         ax.set_xticks(range(len(sources)))
         ax.set_xticklabels(short, rotation=90)
         ax.set_yticks(range(m.shape[0]))
-        ax.set_yticklabels([str(l) if l < m.shape[0] - 1 else f"{l} (out)" for l in range(m.shape[0])])
-        ax.set(title=STREAM_TITLES.get(s, s), xlabel="source (a: attention output, m: MLP output)",
-               ylabel="reading block")
+        ax.set_yticklabels([str(l) if l < m.shape[0] - 1 else f"{l} ({in_language('out', '출력')})"
+                            for l in range(m.shape[0])])
+        ax.set(title=in_language(STREAM_TITLES.get(s, s), STREAM_TITLES_KO.get(s, s)),
+               xlabel=in_language("source (a: attention output, m: MLP output)", "출처 (a: 어텐션 출력, m: MLP 출력)"),
+               ylabel=in_language("reading block", "읽는 블록"))
         ax.grid(False)
-        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label="weight")
+        fig.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=in_language("weight", "가중치"))
     for ax in list(axes.flat)[len(streams):]:
         ax.remove()
     if title:
@@ -129,6 +136,11 @@ def plot_sublayer_streams(mats: dict[str, torch.Tensor], sources: list[str], str
 # negligible (an interval inside ± the declared smallest effect) has its own colour: neither a win nor a loss
 VERDICT_COLOURS = {"reproduced": "tab:green", "contradicted": "tab:red", "undecided": "tab:gray",
                    "negligible": "tab:blue", "out of regime": "tab:purple"}
+
+
+def _verdict_ko(verdict: str) -> str:
+    """A verdict row label's words in Korean (:mod:`vrs_edu.i18n.verdicts`): ``"check: undecided"`` -> ``"점검: 미정"``."""
+    return ": ".join("점검" if part == "check" else verdict_word(part, "ko") for part in verdict.split(": "))
 
 
 def plot_loss_effects(effects: list[dict], title: str = ""):
@@ -147,9 +159,11 @@ def plot_loss_effects(effects: list[dict], title: str = ""):
                     mfc="white" if e["verdict"].startswith("check") else colour)
     ax.axvline(0.0, color="k", lw=1)
     ax.set_yticks(range(len(effects)))
-    ax.set_yticklabels([f"{e['name']} ({e['verdict']})" for e in effects])
+    ax.set_yticklabels([f"{e['name']} ({in_language(e['verdict'], _verdict_ko(e['verdict']))})"
+                        for e in effects])
     ax.invert_yaxis()
-    ax.set(xlabel="final validation loss − the residual's (nats; < 0: better)", title=title)
+    ax.set(xlabel=in_language("final validation loss − the residual's (nats; < 0: better)",
+                              "최종 검증 손실 − 잔차의 손실 (nats; < 0: 더 좋음)"), title=title)
     fig.tight_layout()
     return fig
 
@@ -162,15 +176,20 @@ def window_figure(n_layers: int, window: int, learned: dict[int, torch.Tensor] |
     """Left: the window mask (which sources each read may use). Right: the learned weights for this K, if trained."""
     r = window_readout(n_layers, window, learned)
     fig, axes = plt.subplots(1, 2, figsize=(8.0, 3.4))
-    plot_depth_weights(r["mask"].float(), ax=axes[0], title=f"readable sources (black), K = {window}",
+    plot_depth_weights(r["mask"].float(), ax=axes[0],
+                       title=in_language(f"readable sources (black), K = {window}",
+                                         f"읽을 수 있는 출처(검정), K = {window}"),
                        basis="states X_j", cmap="Greys", vmax=1.0, colorbar=False)
     if r["weights"] is not None:
-        plot_depth_weights(r["weights"], ax=axes[1], title=f"learned ShortSWA weights, K = {window}",
+        plot_depth_weights(r["weights"], ax=axes[1],
+                           title=in_language(f"learned ShortSWA weights, K = {window}",
+                                             f"학습된 ShortSWA 가중치, K = {window}"),
                            basis="states X_j")
     else:
-        trained = ", ".join(str(k) for k in sorted(learned or {})) or "none"
-        axes[1].text(0.5, 0.5, f"no trained model with K = {window}\n(trained: K = {trained})", ha="center",
-                     va="center")
+        trained = ", ".join(str(k) for k in sorted(learned or {})) or in_language("none", "없음")
+        axes[1].text(0.5, 0.5, in_language(f"no trained model with K = {window}\n(trained: K = {trained})",
+                                           f"K = {attach(str(window), '으로/로')} 학습한 모델 없음\n(학습: K = {trained})"),
+                     ha="center", va="center")
         axes[1].axis("off")
     fig.tight_layout()
     return fig, r
@@ -181,15 +200,20 @@ def window_widget(n_layers: int, learned: dict[int, torch.Tensor] | None = None,
     def show(window=window):
         fig, r = window_figure(n_layers, window, learned)
         plt.show()
-        line = f"K = {window}: reads use {r['n_sources'][-1]} of {n_layers + 1} sources at the read-out"
+        line = in_language(f"K = {window}: reads use {r['n_sources'][-1]} of {n_layers + 1} sources at the "
+                           "read-out",
+                           f"K = {window}: 출력 읽기는 출처 {n_layers + 1}개 중 {r['n_sources'][-1]}개를 씁니다")
         if r["oldest_weight"] is not None:
-            line += f"; deep reads put {r['oldest_weight']:.3f} on their oldest source"
+            line += in_language(f"; deep reads put {r['oldest_weight']:.3f} on their oldest source",
+                                "; 깊은 층의 읽기는 가장 오래된 출처에 "
+                                + attach(f"{r['oldest_weight']:.3f}", "을/를") + " 둡니다")
         print(line)
 
     # One step of K adds (or removes) one readable source in every row with that many predecessors: the mask
     # changes visibly at every step.
     return W.interactive(show, window=W.IntSlider(value=window, min=1, max=n_layers + 1, step=1,
-                                                  description="window K", style=label_style()))
+                                                  description=in_language("window K", "윈도 K"),
+                                                  style=label_style()))
 
 
 def plot_input_r2(r2: dict[str, dict[str, list[float]]], ceiling: float | None = None,

@@ -15,6 +15,8 @@ margins are read as V − Q and V − K apart (never V − max(Q, K), whose null
 """
 from __future__ import annotations
 
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.verdict_words import verdict_label
 
 SHORTSWA = "shortswa"   # the variant names of ShortSWA over depth start with it (shortswa-k2, -k4, -full)
@@ -43,14 +45,64 @@ def _names(items) -> str:
     return ", ".join(items[:-1]) + f" and {items[-1]}" if len(items) > 1 else (items[0] if items else "none")
 
 
-def effect_sentence(effects: list[dict]) -> str:
+def _names_ko(items) -> str:
+    """Korean "a, b and c" (the particle 과/와 after the last-but-one name); "없음" for none."""
+    items = list(items)
+    if not items:
+        return "없음"
+    return ", ".join(items[:-2] + [attach(items[-2], "과/와") + " " + items[-1]]) if len(items) > 1 else items[0]
+
+
+def _loss_change_ko(mean: float, verdict) -> str:
+    """:func:`loss_change` in Korean, a sentence's predicate: "손실을 0.023 nats 낮춥니다(재현됨)"."""
+    word = verdict_label(verdict)
+    if word in ("negligible", "무시할 만함"):
+        word = f"{word}: 의미를 갖기에는 너무 작음"
+    if mean == 0:
+        return f"손실을 바꾸지 않습니다({word})"
+    return f"손실을 {abs(mean):.3f} nats {'낮춥니다' if mean < 0 else '높입니다'}({word})"
+
+
+DECIDED_KO = "검정 횟수를 감안해도 결정된 결과입니다"
+
+
+def _effect_sentence_ko(claims: list[dict]) -> str:
+    """:func:`effect_sentence` in Korean, one sentence per finding."""
+    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
+    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
+    swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
+    da = " Depth-Attention을 포함해" if any(e["name"] == "depth_attention" for e in claims) else ""
+    out = [f"깊이에 걸친 읽기 {len(claims)}가지 가운데{da} {len(won)}가지가 잔차 합보다 손실을 낮추며, 이는 "
+           f"{DECIDED_KO}."]
+    if won:
+        out.append(f"가장 크게 낮춘 {attach(won[0]['name'], '은/는')} "
+                   + _loss_change_ko(won[0]["mean"], "reproduced") + ".")
+    if swa:
+        swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in swa)
+        out.append(f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 {attach(_names_ko(swa_won), '으로/로')} "
+                   f"이깁니다({changes})." if swa_won else
+                   f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 들지 않습니다({changes}).")
+    out.append(f"{attach(_names_ko(lost), '은/는')} 손실을 높이며, 결정된 결과입니다." if lost
+               else "손실을 높이는 읽기는 없으며, 결정된 결과입니다.")
+    small = [e["name"] for e in claims if e["verdict"] == "negligible"]
+    if small:
+        out.append(f"{attach(_names_ko(small), '은/는')} 부호와 상관없이 손실을 실행 전에 선언한 관심 최소 효과보다 "
+                   "작게 바꿉니다. 무시할 만함, 의미를 갖기에는 너무 작음.")
+    return " ".join(out)
+
+
+def effect_sentence(effects: list[dict], lang: str | None = None) -> str:
     """The sentence under chapter 05's first figure: how many reads lowered the loss (decided), the largest win,
     ShortSWA over depth's own result (the read the chapter's question names) and any decided loss.
 
-    Raises ValueError when ``effects`` holds no claim (only checks)."""
+    ``lang``: "en" or "ko" (None: the running notebook's edition). Raises ValueError when ``effects`` holds no
+    claim (only checks)."""
     claims = [e for e in effects if not e["verdict"].startswith("check")]
     if not claims:
         raise ValueError("effects: expected at least one claim (a verdict not starting with 'check'), got none")
+    if resolve_language(lang) == "ko":
+        return _effect_sentence_ko(claims)
     won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
     lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
     swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
@@ -187,15 +239,49 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
     return out
 
 
-def short_answer(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str) -> str:
+OPENING_KO = {"Yes": "예", "Partly": "부분적으로", "Not shown": "보이지 않음"}
+DECISIVE = ("reproduced", "contradicted", "재현됨", "반박됨")   # a stream label that answers the question, either edition
+
+
+def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str) -> str:
+    """:func:`short_answer` in Korean."""
+    reads = list(loss_rows) + [depth_attention]
+    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
+    out = [f"**{OPENING_KO[answer_opening(loss_rows)]}**, 이 조건에서는 — {regime}."]
+    if won:
+        out.append(f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 {len(won)}가지가 손실을 낮추며, "
+                   f"결정된 결과입니다. 가장 크게 낮춘 {attach(won[0].test.name.removesuffix('_loss'), '은/는')} "
+                   + _loss_change_ko(won[0].mean, won[0]) + ".")
+    else:
+        out.append(f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 손실을 낮추는 것은 없으며, "
+                   "결정된 결과입니다.")
+    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
+    if swa:
+        lo, hi = min(r.mean for r in swa), max(r.mean for r in swa)
+        size = f"{lo:+.3f} nats" if len(swa) == 1 else f"{lo:+.3f}에서 {hi:+.3f} nats"
+        among = any(r.verdict == "reproduced" for r in swa)
+        out.append(f"질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 {'듭니다' if among else '들지 않습니다'}. "
+                   f"윈도 {len(swa)}개가 손실을 {size}만큼 바꿉니다"
+                   f"({_names_ko(sorted({verdict_label(r) for r in swa}))}).")
+    decided = [v for v in stream_verdicts if v in DECISIVE]
+    out.append(f"Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가: {_names_ko(sorted(set(decided)))}." if decided
+               else "Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 아직 열려 있습니다. 그 주장 자신의 "
+               f"검정은 {_names_ko(sorted(set(stream_verdicts))) if stream_verdicts else '실행되지 않음'}입니다.")
+    return " ".join(out)
+
+
+def short_answer(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str,
+                 lang: str | None = None) -> str:
     """Chapter 05's "The answer", in three sentences: :func:`answer_opening` and ``regime``; how many reads over
     depth lower the loss (Depth-Attention, ``depth_attention``, counted with the mixers) and the largest win; the
     range of ShortSWA over depth's changes with their verdicts; and whether the per-stream question is answered
     (``stream_verdicts``: the labels of the stream claims; only a reproduced or contradicted one answers it).
-    Every interval and test is left to "How sure are we?" (:func:`answer_paragraph` states them all). Raises
-    ValueError on empty ``loss_rows``."""
+    Every interval and test is left to "How sure are we?" (:func:`answer_paragraph` states them all). ``lang``:
+    "en" or "ko" (None: the running notebook's edition). Raises ValueError on empty ``loss_rows``."""
     if not loss_rows:
         raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
+    if resolve_language(lang) == "ko":
+        return _short_answer_ko(loss_rows, depth_attention, stream_verdicts, regime)
     reads = list(loss_rows) + [depth_attention]
     won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
     out = f"**{answer_opening(loss_rows)}**, in this regime — {regime}. "

@@ -15,6 +15,7 @@ import torch.nn.functional as F
 
 from vrs_edu.chapters.ch08_real_decoder.interventions import per_token_means
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
+from vrs_edu.i18n.language import in_language
 from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.x0 import inject_x0
 
@@ -72,8 +73,11 @@ def check_x0_projection(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
     (0: the public checks; graders use others); ``edges``: one token, D = 1, in float64."""
     shapes = [(1, 1, 1, 1), (1, 1, 5, 5), (2, 2, 1, 1)] if edges else [(2, 5, 8, 8), (1, 7, 16, 16), (3, 4, 4, 4)]
     cases = _projection_cases(seed, shapes, edges)
-    kw.setdefault("stub_hint", "x is normalised already; the embedding is not, and x0 must be on the same scale "
-                  "as x. Both terms go through the same weight, applied as an nn.Linear applies it")
+    kw.setdefault("stub_hint", in_language(
+        "x is normalised already; the embedding is not, and x0 must be on the same scale as x. Both terms go "
+        "through the same weight, applied as an nn.Linear applies it",
+        "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0은 x와 같은 척도여야 합니다. 두 항 모두 같은 가중치를 "
+        "거치며, 그 가중치는 nn.Linear가 적용하는 방식대로 적용합니다"))
     return check_function("x0 projection", fn, _ref_x0_projection, cases, MISTAKES, **kw)
 
 
@@ -285,8 +289,12 @@ def check_bank_table(fn, *, seed: int = 0, **kw) -> bool:
     mean over all real positions), and the R² of v explained by table[ids] at the real positions. ``seed`` picks
     the random cases (0: the public checks)."""
     cases = _bank_cases(seed, [(2, 2, 8, 3, 12), (3, 4, 10, 2, 16), (4, 1, 12, 5, 20)])
-    kw.setdefault("stub_hint", "keep the real positions only (the mask), one row per position with the heads side "
-                  "by side; per token id: sum (index_add_), count (bincount), divide; give unseen ids the "
-                  "overall mean; R² compares each value with its token's row")
+    kw.setdefault("stub_hint", in_language(
+        "keep the real positions only (the mask), one row per position with the heads side by side; per token id: "
+        "sum (index_add_), count (bincount), divide; give unseen ids the overall mean; R² compares each value with "
+        "its token's row",
+        "실제 위치만 남기고(마스크), 위치마다 헤드를 나란히 놓은 행 하나를 만드세요. 토큰 id마다 합(index_add_)과 "
+        "개수(bincount)를 구해 나누고, 나오지 않은 id에는 전체 평균을 주세요. R²는 각 값을 그 토큰의 행과 "
+        "비교합니다"))
     kw.setdefault("graded", False)   # no assignment holds this exercise: no hidden checks
     return check_function("bank table", fn, _ref_bank_table, cases, BANK_MISTAKES, **kw)

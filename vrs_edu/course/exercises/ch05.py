@@ -18,6 +18,7 @@ import math
 import torch
 
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
+from vrs_edu.i18n.language import in_language
 from vrs_edu.nn.shortswa import depth_short_swa, short_swa
 
 
@@ -263,9 +264,12 @@ def check_depth_swa_stack(fn, *, seed: int = 0, **kw) -> bool:
     for i, (S, B, T, D, E, K) in enumerate(sizes):
         X, wq, wk, wv = random_inputs(1000 * seed + i + 700, (S, B, T, D), (E, D), (E, D), (E, D))
         cases.append((2.0 * X, K, wq, wk, wv))                         # sharp enough that mistakes show
-    kw.setdefault("stub_hint", "one layer l at a time, every token at once: the query comes from X[l]; the keys "
-                  "and values from the layers of l's window, which ends at l and holds at most K layers; one "
-                  "score per layer of the window, scaled as in the chapter's equation")
+    kw.setdefault("stub_hint", in_language(
+        "one layer l at a time, every token at once: the query comes from X[l]; the keys and values from the layers "
+        "of l's window, which ends at l and holds at most K layers; one score per layer of the window, scaled as in "
+        "the chapter's equation",
+        "한 번에 층 l 하나씩, 모든 토큰은 한꺼번에 처리하세요. 쿼리는 X[l]에서, 키와 값은 l에서 끝나고 최대 K개 층을 "
+        "담는 l의 윈도 안의 층들에서 옵니다. 윈도의 층마다 점수 하나이며, 장의 식대로 스케일합니다"))
     kw.setdefault("graded", False)
     return check_function("ShortSWA over depth, whole stack", fn, _ref_depth_swa_stack, cases, STACK_MISTAKES,
                           **kw)
