@@ -22,8 +22,15 @@ import math
 import textwrap
 from collections.abc import Sequence
 
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import verdict_word
 from vrs_edu.lab.results import Verdict
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label
+
+# declared_result's ``against`` as the chapters' code cells pass it (English in both editions: the code cells are
+# shared), in Korean; a value not listed here is shown as it is.
+AGAINST_KO = {"the baseline's": "기준선", "per-layer embeddings'": "층별 임베딩"}
 
 
 class Prose:
@@ -121,22 +128,29 @@ def source(obj, start: str | None = None, stop: str | None = None) -> Prose:
     return Prose(f"`{where}`:\n\n```python\n{code}\n```")
 
 
-def verdict_table(rows: list[Verdict]) -> tuple[list[str], list[list[str]]]:
+def verdict_table(rows: list[Verdict], lang: str | None = None) -> tuple[list[str], list[list[str]]]:
     """The declared tests as a Markdown table's columns and cells (:func:`vrs_edu.viz.prose.table`): name, family,
     mean [95 % CI], Holm's p (– when not judged), verdict with the reason it was not judged, and the power of an
-    undecided test at its declared effect."""
+    undecided test at its declared effect. ``lang``: the edition of the headers and verdict words (None: the
+    running notebook's)."""
+    ko = resolve_language(lang) == "ko"
     cells = []
     for r in rows:
         p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
-        verdict = r.verdict_words + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
-        power = (f"{r.power:.0%} at {r.power_effect:+g}" if r.verdict == "undecided" and r.power_effect is not None
-                 and not math.isnan(r.power) else "")
+        words = (verdict_word(r.verdict, "ko") + (f" (판정한다면: {verdict_word(r.would_be, 'ko')})" if r.would_be
+                                                   else "")) if ko else r.verdict_words
+        verdict = words + (f" ({r.reason})" if r.reason and r.verdict != "undecided" else "")
+        undecided = r.verdict == "undecided" and r.power_effect is not None and not math.isnan(r.power)
+        power = ((f"{r.power_effect:+g}에서 {r.power:.0%}" if ko else f"{r.power:.0%} at {r.power_effect:+g}")
+                 if undecided else "")
         cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
                       p, verdict, power])
+    if ko:
+        return ["검정", "계열", "평균 [95% 신뢰구간]", "p (Holm)", "판정", "검정력"], cells
     return ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"], cells
 
 
-def declared_result(result: dict | None, test: str, against: str = "the baseline's") -> str:
+def declared_result(result: dict | None, test: str, against: str = "the baseline's", lang: str | None = None) -> str:
     """A stored declared test of a paired-seed recipe whose quantity is a final-loss difference (this variant's
     minus another's, per seed; ``against`` names that other, possessive), in the words chapters 02, 04 and 05 print
     beside a design: ``final loss 0.004 nats above the baseline's, 95% CI [-0.010, +0.018], 2 of 5 seeds lower;
@@ -144,31 +158,59 @@ def declared_result(result: dict | None, test: str, against: str = "the baseline
     The interval is the unadjusted one; where the test shares a Holm family, the corrected p is named, so that an
     interval clear of 0 beside an *undecided* verdict explains itself. Reads the test's record in
     ``result["verdicts"]`` (mean, ci, values, verdict, p_holm, family_size); "not run yet" when ``result`` is None.
+    ``lang``: the edition (None: the running notebook's); in Korean ``against`` is read through :data:`AGAINST_KO`.
 
     Raises:
         KeyError: naming a test the result does not hold.
     """
+    ko = resolve_language(lang) == "ko"
     if result is None:
-        return "not run yet"
+        return "아직 실행하지 않음" if ko else "not run yet"
     records = {v["name"]: v for v in result.get("verdicts", [])}
     if test not in records:
         raise KeyError(f"test {test!r} is not among this result's verdicts {sorted(records)}")
     rec = records[test]
     m, (lo, hi), values = rec["mean"], rec["ci"], rec["values"]
-    side = "below" if m < 0 else "above" if m > 0 else "equal to"
-    band = (f" (no worse within ±{abs(rec['effect_for_power']):g})" if rec.get("form") == "equivalence"
-            and rec.get("effect_for_power") else "")
+    margin = abs(rec["effect_for_power"]) if rec.get("form") == "equivalence" and rec.get("effect_for_power") else None
     holm = rec.get("p_holm")
+    holm = holm if holm is not None and math.isfinite(holm) and rec.get("family_size", 1) > 1 else None
+    lang = "ko" if ko else "en"
+    plain = plain_verdict(rec, lang=lang)   # n/a and out of regime: it names the verdict and its would-be verdict
+    if not plain.startswith(verdict_word(rec["verdict"], lang)):
+        plain = f"{verdict_label(rec, lang=lang)} — {plain}"
+    words = plain
+    edges = []
+    if margin and rec["verdict"] == "undecided":   # which edge left the band: a "no worse" test fails on either side
+        centre = rec.get("threshold", 0.0)
+        if lo < centre - margin:
+            edges.append((f"{centre - margin:+g}", "below"))
+        if hi > centre + margin:
+            edges.append((f"{centre + margin:+g}", "above"))
+    if ko:
+        return _declared_result_ko(m, lo, hi, values, test, margin, holm, rec.get("family_size"), words, edges,
+                                   AGAINST_KO.get(against, against))
+    side = "below" if m < 0 else "above" if m > 0 else "equal to"
+    band = f" (no worse within ±{margin:g})" if margin else ""
     corrected = (f"; p = {holm:.3f} after Holm's correction over the {rec['family_size']} tests of its family"
-                 if holm is not None and math.isfinite(holm) and rec.get("family_size", 1) > 1 else "")
-    plain = plain_verdict(rec)   # n/a and out of regime: it names the verdict and its would-be verdict itself
-    words = plain if plain.startswith(rec["verdict"]) else f"{verdict_label(rec)} — {plain}"
-    if band and rec["verdict"] == "undecided":   # which edge left the band: a "no worse" test fails on either side
-        margin, centre = abs(rec["effect_for_power"]), rec.get("threshold", 0.0)
-        edges = ([f"below {centre - margin:+g} (it may be better by more than the margin)"] if lo < centre - margin
-                 else []) + ([f"above {centre + margin:+g} (it may cost more than the margin)"] if hi > centre + margin
-                             else [])
-        words += f": its interval reaches {' and '.join(edges)}" if edges else ""
+                 if holm is not None else "")
+    why = {"below": "it may be better by more than the margin", "above": "it may cost more than the margin"}
+    if edges:
+        words += f": its interval reaches {' and '.join(f'{side_} {at} ({why[side_]})' for at, side_ in edges)}"
     return (f"final loss {abs(m):.3f} nats {side} {against}, 95% CI [{lo:+.3f}, {hi:+.3f}], "
             f"{sum(v < 0 for v in values)} of {len(values)} seeds lower; declared test `{test}`{band}{corrected}: "
             f"{words}")
+
+
+def _declared_result_ko(m, lo, hi, values, test, margin, holm, family_size, words, edges, against) -> str:
+    """:func:`declared_result` in Korean: the same numbers and verdict words, Korean word order and particles."""
+    if m == 0:
+        diff = f"{attach(against, '과/와')} 같음"
+    else:
+        diff = f"{against}보다 {abs(m):.3f} nats {'낮음' if m < 0 else '높음'}"
+    band = f"(±{margin:g} 안에서 더 나쁘지 않음)" if margin else ""
+    corrected = (f"; 같은 계열의 검정 {family_size}개에 대한 Holm 보정 후 p = {holm:.3f}" if holm is not None else "")
+    why = {"below": "아래(마진보다 더 좋을 수 있음)", "above": "위(마진보다 더 손해일 수 있음)"}
+    if edges:
+        words += f": 구간이 {' 그리고 '.join(f'{at} {why[side]}' for at, side in edges)}까지 걸침"
+    return (f"최종 손실이 {diff}, 95% 신뢰구간 [{lo:+.3f}, {hi:+.3f}], 시드 {len(values)}개 중 "
+            f"{sum(v < 0 for v in values)}개에서 더 낮음; 선언된 검정 `{test}`{band}{corrected}: {words}")
