@@ -51,3 +51,55 @@ def test_decoder_answers_korean_sentences():
     q3 = ko["q3"]["numbers"]
     assert ko["q3"]["sentence"].endswith(f"마지막 3분의 1은 직접 로짓 기여의 {q3['late_share_of_dla']:.0%}를 씁니다.")
     assert all(not any("a" <= ch <= "z" for ch in ko[q]["question"]) for q in ko if q != "q4")
+
+
+def test_norms_answer_korean_follows_the_shares():
+    from vrs_edu.chapters.ch08_real_decoder.norms_prose import norms_answer
+    m = {"all": {"r": 0.30, "weights": 0.60}}
+    assert norms_answer({"judged": [1, 2], "weight": 0.80, "norm": 0.10}, m, lang="ko") == (
+        "**어텐션은 가중치만이 아닙니다.** 이 디코더에서 첫 토큰이 싱크인 곳에서 그 토큰은 가중치의 80%를 받지만 "
+        "층이 옮기는 것의 10%만 차지합니다. V, O와 잔차까지 세면 토큰은 새 상태의 30%를 문맥에서 가져오는데, "
+        "가중치만으로는 60%입니다(층 평균). 가중치(QK)만으로는 어텐션이 옮기는 것을 잘못 말합니다.")
+    same = norms_answer({"judged": [], "weight": 0.0, "norm": 0.0}, {"all": {"r": 0.50, "weights": 0.52}}, lang="ko")
+    assert same == ("**어텐션은 가중치만이 아닙니다.** 이 디코더에서 첫 토큰 싱크가 있는 층은 없습니다. V, O와 잔차까지 "
+                    "세면 토큰은 새 상태의 50%를 문맥에서 가져오는데, 가중치만으로는 52%입니다(층 평균). "
+                    "여기서는 가중치의 읽기와 노름의 읽기가 일치합니다.")
+    assert "takes 80% of the weight but only 10% of what the layer moves" in norms_answer(
+        {"judged": [1], "weight": 0.80, "norm": 0.10}, m, lang="en")
+
+
+def _third(mean, lo, hi):
+    return {"mean": mean, "ci": [lo, hi], "n": 10}
+
+
+def test_context_free_pattern_sentence_korean():
+    from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
+    from vrs_edu.chapters.ch08_real_decoder.readout import context_free_pattern_sentence
+    pt = {f"{estimator(e, p)} · late": _third(0.5, 0.4, 0.6) for p in "QK" for e in ESTIMATORS}
+    result = {"per_third": pt, "tolerance": 0.02}
+    assert context_free_pattern_sentence(result, lang="ko") == (
+        "문맥 없는 Q나 K는 질문 1에도 답합니다. 그러면 마지막 3분의 1의 패턴은 토큰 정체성과 위치만으로 계산됩니다. "
+        "그 비용(평균 표 / 수축 표 / W·norm(x0)): Q +0.50 / +0.50 / +0.50; K +0.50 / +0.50 / +0.50 nats. "
+        "±0.02 nats 이내인 것은 하나도 없으므로, 마지막 3분의 1에는 문맥에서 계산한 패턴(새 패턴, 적어도 새 q와 k)이 "
+        "필요합니다.")
+    pt["K table · late"] = _third(0.001, -0.01, 0.01)
+    ko = context_free_pattern_sentence(result, lang="ko")
+    assert ko.endswith("6개 중 1개가 ±0.02 nats 이내입니다(평균 표에 의한 K). 그 경우에는 문맥 없는 쿼리나 키로 "
+                       "충분하고, 그 경로로는 새 패턴이 필요하지 않습니다.")
+    assert context_free_pattern_sentence(result, lang="en").endswith(
+        "1 of 6 lie within ±0.02 nats (K by the mean table): there a context-free query or key is enough, and the "
+        "fresh pattern is not needed through that path.")
+
+
+def test_substitution_text_korean(monkeypatch):
+    from vrs_edu.chapters.ch08_real_decoder.figures import substitution_text
+    out = {"clean_loss": 3.0, "loss": 3.5, "delta": 0.5, "token_delta": [0.1, -0.6],
+           "clean_top": [["a"], ["b"]], "top": [["c"], ["d"]]}
+    monkeypatch.setenv("VRS_EDU_LANG", "ko")
+    ko = substitution_text(out, ["x", "y", "z"], shown=1).splitlines()
+    assert ko[0].startswith("문장의 손실: 토큰당 3.000 → 3.500 nats (Δ ")
+    assert ko[1] == "손실이 가장 많이 바뀐 다음 토큰 예측 (2개 중):"
+    monkeypatch.setenv("VRS_EDU_LANG", "en")
+    en = substitution_text(out, ["x", "y", "z"], shown=1).splitlines()
+    assert en[1] == "next-token predictions where the loss moved most (of 2):"
+    assert en[2].startswith("  after 'y'            next 'z'          predicted 'b'")

@@ -29,8 +29,8 @@ from torch import Tensor
 
 from vrs_edu.chapters.ch07_real_model.probes import RidgeSolver, probe_r2, split_masks
 from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
-from vrs_edu.course.korean import attach
-from vrs_edu.course.language import resolve_language
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import CHECKPOINT_DIR, load_results, provenance
 from vrs_edu.lab.metrics import attention_entropy, uniform_causal_entropy
@@ -352,7 +352,8 @@ def decoder_answers(result: dict, lang: str | None = None) -> dict[str, dict]:
            "input_x0_r2_late": _third_mean(probes.get("x0_r2", {}).get("input", []), late) if probes else None,
            "input_recent_r2_late": _third_mean(probes.get("recent_r2", []), late) if probes else None,
            "late_share_of_dla": late_dla / total if total else float("nan")}
-    q3 = {"question": ("Is the residual stream mere accumulation, or can it be a selective read over depth?" if not ko else
+    q3 = {"question": ("Is the residual stream mere accumulation, or can it be a selective read over depth?"
+                       if not ko else
                       "잔차 스트림은 단순한 누적입니까, 아니면 깊이에 걸친 선택적 읽기일 수 있습니까?"),
           "numbers": q3n, "verdicts": {},
           "sentence": ((f"The last third's inputs: x0-R² {q3n['input_x0_r2_late']:.2f}, R² from the last "
@@ -670,16 +671,26 @@ def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[s
             "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
 
 
-def context_free_pattern_sentence(result: dict) -> str:
+def context_free_pattern_sentence(result: dict, lang: str | None = None) -> str:
     """Question 1 from Question 2's contrasts: with Q or K of the whole last third context-free (each of the three
     estimators), every pattern there is computed from token identity and position alone. One sentence: the cost of
     each (nats, mean over the sequences), how many of the six lie within the tolerance (95 % interval inside
     ±tolerance), and what that says about the fresh pattern. Describes; the declared tests are the V-vs-Q and
-    V-vs-K contrasts."""
+    V-vs-K contrasts. ``lang``: the sentence's language (``None``: the running edition's)."""
     pt, tol = result["per_third"], result["tolerance"]
     cells = {(p, e): pt[f"{estimator(e, p)} · late"] for p in "QK" for e in ESTIMATORS}
     inside = [k for k, c in cells.items() if -tol < c["ci"][0] and c["ci"][1] < tol]
     costs = "; ".join(f"{p} " + " / ".join(f"{cells[(p, e)]['mean']:+.2f}" for e in ESTIMATORS) for p in "QK")
+    if resolve_language(lang) == "ko":
+        labels = {"mean": "평균 표", "shrunk": "수축 표", "x0": "W·norm(x0)"}
+        lead = ("문맥 없는 Q나 K는 질문 1에도 답합니다. 그러면 마지막 3분의 1의 패턴은 토큰 정체성과 위치만으로 "
+                f"계산됩니다. 그 비용({' / '.join(labels[e] for e in ESTIMATORS)}): {costs} nats. ")
+        if not inside:
+            return lead + (f"±{tol:g} nats 이내인 것은 하나도 없으므로, 마지막 3분의 1에는 문맥에서 계산한 패턴"
+                           "(새 패턴, 적어도 새 q와 k)이 필요합니다.")
+        names = ", ".join(f"{labels[e]}에 의한 {p}" for p, e in inside)
+        return lead + (f"6개 중 {len(inside)}개가 ±{tol:g} nats 이내입니다({names}). 그 경우에는 문맥 없는 "
+                       "쿼리나 키로 충분하고, 그 경로로는 새 패턴이 필요하지 않습니다.")
     lead = ("A context-free Q or K answers Question 1 too: with it, the last third's patterns are computed from "
             f"token identity and position alone. Their costs ({' / '.join(ESTIMATOR_LABELS.values())}): {costs} "
             "nats; ")
