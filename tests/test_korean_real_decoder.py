@@ -25,7 +25,7 @@ def test_post_hoc_sentence_korean_out_of_regime_names_the_check_with_its_particl
                              lang="ko")
     assert "V의 평균 표의 비용은 Q의 것 대비 -0.10 nats, K의 것 대비 +0.10 nats입니다(둘 사이입니다: " in text
     assert "각각 *out of regime (would be: reproduced)*, *contradicted*입니다 (판정하지 않음: 선언된 확인이 " \
-           f"성립하지 않았습니다 — {said} contradicted). 판정이 무엇이든" in text
+           f"성립하지 않았습니다 — {said} 반박됨). 판정이 무엇이든" in text
 
 
 def test_post_hoc_sentence_english_unchanged_and_follows_the_signs():
@@ -103,3 +103,13 @@ def test_substitution_text_korean(monkeypatch):
     en = substitution_text(out, ["x", "y", "z"], shown=1).splitlines()
     assert en[1] == "next-token predictions where the loss moved most (of 2):"
     assert en[2].startswith("  after 'y'            next 'z'          predicted 'b'")
+
+
+def test_verdict_words_both_editions():
+    from vrs_edu.chapters.ch08_real_decoder.readout import verdict_words
+    rec = {"verdict": "out of regime", "would_be": "contradicted"}
+    assert verdict_words(rec, lang="en") == "out of regime (would be: contradicted)"
+    assert verdict_words(rec, lang="ko") == "적용 범위 밖 (판정한다면: 반박됨)"
+    assert verdict_words({"verdict": "reproduced"}, lang="ko") == "재현됨"
+    ko = post_hoc_sentence(COST, [verdict_words(rec, "ko"), "반박됨"], {"check_l": "반박됨"}, lang="ko")
+    assert "(판정하지 않음: 선언된 확인이 성립하지 않았습니다 — `check_l`은 반박됨)" in ko

@@ -31,6 +31,7 @@ from vrs_edu.chapters.ch07_real_model.probes import RidgeSolver, probe_r2, split
 from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import label as verdict_label, verdict_word
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import CHECKPOINT_DIR, load_results, provenance
 from vrs_edu.lab.metrics import attention_entropy, uniform_causal_entropy
@@ -533,13 +534,13 @@ def half_table_costs(per_third: dict) -> dict[str, float]:
             for p in "QKV"}
 
 
-def verdict_words(rec) -> str:
+def verdict_words(rec, lang: str | None = None) -> str:
     """A verdict in the course's words, its would-be verdict beside an *out of regime* one: ``contradicted``,
-    ``out of regime (would be: contradicted)``. ``rec``: a :class:`~vrs_edu.lab.results.Verdict` or a stored record
-    (or an :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed` reading)."""
+    ``out of regime (would be: contradicted)`` (Korean: ``반박됨``, ``적용 범위 밖 (판정한다면: 반박됨)``). ``rec``: a
+    :class:`~vrs_edu.lab.results.Verdict` or a stored record (or an
+    :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed` reading); ``lang``: ``None`` is the running edition."""
     get = rec.get if isinstance(rec, dict) else (lambda k, d=None: getattr(rec, k, d))
-    word, wb = get("verdict"), get("would_be")
-    return f"{word} (would be: {wb})" if wb and word in ("out of regime", "n/a") else word
+    return verdict_label(get("verdict"), get("would_be"), resolve_language(lang))
 
 
 HALF_CHECKS = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_minus_k": "V − K",
@@ -621,7 +622,7 @@ def _not_judged(checks: dict[str, str] | None, lang: str = "en") -> str:
     if lang == "ko":
         if not checks:
             return " (판정하지 않음: 선언된 전제 조건이 성립하지 않았습니다)"
-        each = [f"{attach(f'`{name}`', '은/는')} {verdict}" for name, verdict in checks.items()]
+        each = [f"{attach(f'`{name}`', '은/는')} {verdict_word(verdict, 'ko')}" for name, verdict in checks.items()]
         return " (판정하지 않음: 선언된 확인이 성립하지 않았습니다 — " + ", ".join(each) + ")"
     if not checks:
         return " (not judged: a declared precondition did not hold)"
@@ -640,7 +641,7 @@ def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[s
     sentence's language (``None``: the running edition's)."""
     lang = resolve_language(lang)
     dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
-    out_of_regime = any(w.startswith("out of regime") for w in primary)
+    out_of_regime = any(w.startswith(("out of regime", "적용 범위 밖")) for w in primary)
     if lang == "ko":
         if dq > 0 and dk > 0:
             reading = "원문의 해석과 반대입니다"
