@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch08_real_decoder.norms import SINK_EPS
 from vrs_edu.chapters.ch08_real_decoder.readout import substitution_readout
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.analysis import layer_means, t_test
 from vrs_edu.viz.controls import change_from_default, label_style
 from vrs_edu.viz.schematics import QK, X0, V
@@ -39,8 +40,8 @@ def plot_thirds(result: dict, names=("Q table", "K table", "V table"), ax=None, 
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
     ax.set_xticks(range(len(thirds)), [f"{t}\n(layers {result['thirds'][t][0]}-{result['thirds'][t][-1]})"
                                        for t in thirds])
-    ax.set_ylabel("Δ loss (nats / token)")
-    ax.set_title(title or "replaced in every layer of one third")
+    ax.set_ylabel(in_language("Δ loss (nats / token)", "Δ 손실 (nats / 토큰)"))
+    ax.set_title(title or in_language("replaced in every layer of one third", "3분의 1 구간의 모든 층에서 대체"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.tight_layout()
     return ax.figure
@@ -67,9 +68,10 @@ def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=No
     if log:
         ax.set_yscale("log")
         ax.set_ylim(bottom=FLOOR / 1.5)
-    ax.set_xlabel("layer")
-    ax.set_ylabel("Δ loss (nats / token)")
-    ax.set_title(title or f"one layer at a time ({len(result['layer_scan']['sequences'])} sequences)")
+    ax.set_xlabel(in_language("layer", "층"))
+    ax.set_ylabel(in_language("Δ loss (nats / token)", "Δ 손실 (nats / 토큰)"))
+    n_seq = len(result["layer_scan"]["sequences"])
+    ax.set_title(title or in_language(f"one layer at a time ({n_seq} sequences)", f"한 번에 한 층씩 (시퀀스 {n_seq}개)"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.tight_layout()
     return ax.figure
@@ -84,18 +86,19 @@ def plot_reads(result: dict):
     for p, c in zip("qkv", (QK, "#64B5CD", V)):
         a.plot(range(len(r2[p])), r2[p], marker="o", ms=3, color=c, label=p)
     a.set_ylim(0, 1)
-    a.set_xlabel("layer")
-    a.set_ylabel("table R² (held out)")
-    a.set_title("q, k, v explained by the token")
+    a.set_xlabel(in_language("layer", "층"))
+    a.set_ylabel(in_language("table R² (held out)", "표의 R² (홀드아웃)"))
+    a.set_title(in_language("q, k, v explained by the token", "토큰이 설명하는 q, k, v"))
     a.legend()
     pr = result["probes"]
-    b.plot(range(len(pr["x0_r2"]["input"])), pr["x0_r2"]["input"], marker="o", ms=3, color=X0, label="from x0")
+    b.plot(range(len(pr["x0_r2"]["input"])), pr["x0_r2"]["input"], marker="o", ms=3, color=X0,
+           label=in_language("from x0", "x0에서"))
     b.plot(range(len(pr["recent_r2"])), pr["recent_r2"], marker="o", ms=3, color="0.4",
-           label=f"from last {pr['recent']} writes")
+           label=in_language(f"from last {pr['recent']} writes", f"직전 {pr['recent']}개 층이 쓴 것에서"))
     b.set_ylim(0, 1)
-    b.set_xlabel("layer")
-    b.set_ylabel("R² of the layer's input")
-    b.set_title("what a layer reads")
+    b.set_xlabel(in_language("layer", "층"))
+    b.set_ylabel(in_language("R² of the layer's input", "층 입력의 R²"))
+    b.set_title(in_language("what a layer reads", "층이 읽는 것"))
     b.legend()
     fig.tight_layout()
     return fig
@@ -108,23 +111,24 @@ def plot_lens(result: dict):
     lens = result["describe"]["logit_lens"]
     a.plot(range(len(lens)), lens, marker="o", ms=3, color="0.3")
     a.set_yscale("log")
-    a.set_xlabel("depth (last point: the final state)")
-    a.set_ylabel("loss (nats, log scale)")
-    a.set_title("logit lens")
+    a.set_xlabel(in_language("depth (last point: the final state)", "깊이 (마지막 점: 최종 상태)"))
+    a.set_ylabel(in_language("loss (nats, log scale)", "손실 (nats, 로그 축)"))
+    a.set_title(in_language("logit lens", "로짓 렌즈"))
     dla = result["describe"]["dla"]
     L = len(dla["attn"])
     a_w = 0.4
-    b.bar([l - a_w / 2 for l in range(L)], dla["attn"], a_w, color=QK, label="attention")
+    b.bar([l - a_w / 2 for l in range(L)], dla["attn"], a_w, color=QK, label=in_language("attention", "어텐션"))
     b.bar([l + a_w / 2 for l in range(L)], dla["mlp"], a_w, color="0.55", label="MLP")
     b.axhline(0, color="0.3", lw=0.8)
-    b.set_xlabel("layer")
-    b.set_ylabel("logit margin")
-    b.set_title("direct logit attribution")
+    b.set_xlabel(in_language("layer", "층"))
+    b.set_ylabel(in_language("logit margin", "로짓 차이"))
+    b.set_title(in_language("direct logit attribution", "직접 로짓 기여"))
     b.legend()
     fig.tight_layout()
     return fig
 
 
+THIRD_KO = {"early": "초기", "middle": "중기", "late": "후기"}   # the thirds' names in Korean labels
 FLOOR = 2e-3   # nats: the price list's log axis draws a smaller (or negative) cost at this floor
 
 
@@ -147,9 +151,9 @@ def plot_price_list(result: dict, ax=None):
         seen.add(cond)
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
     ax.set_yscale("log")
-    ax.set_xlabel("share of the KV cache saved")
-    ax.set_ylabel("Δ loss (nats / token)")
-    ax.set_title("price list (squares: a third, dots: one layer)")
+    ax.set_xlabel(in_language("share of the KV cache saved", "절약한 KV 캐시의 비율"))
+    ax.set_ylabel(in_language("Δ loss (nats / token)", "Δ 손실 (nats / 토큰)"))
+    ax.set_title(in_language("price list (squares: a third, dots: one layer)", "가격표 (사각형: 3분의 1 구간, 점: 층 하나)"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.figure.tight_layout()
     return ax.figure
@@ -177,24 +181,25 @@ def plot_sink_and_mixing(result: dict, eps: float = SINK_EPS):
     context-mixing ratio r with the residual counted (arXiv 2109.07152) beside the weights' reading 1 − α_ii and,
     between them, attention alone by its norms (where the result has it); thin lines and labels mark the thirds."""
     fig, (a, b) = plt.subplots(1, 2, figsize=(10.0, 3.8))
-    _reading(a, result, "weight_share", "weight share (α)", QK)
-    _reading(a, result, "norm_share", "norm share (‖α f(x)‖)", V)
-    a.axhline(eps, color="0.3", ls="--", lw=1, label=f"sink: weight > {eps:g}")
-    a.set_title("the first token: weight vs norm")
-    a.set_ylabel("share of the query's attention")
-    _reading(b, result, "weight_mixing", "1 − α_ii (weights)", QK)
+    _reading(a, result, "weight_share", in_language("weight share (α)", "가중치 몫 (α)"), QK)
+    _reading(a, result, "norm_share", in_language("norm share (‖α f(x)‖)", "노름 몫 (‖α f(x)‖)"), V)
+    a.axhline(eps, color="0.3", ls="--", lw=1, label=in_language(f"sink: weight > {eps:g}", f"싱크: 가중치 > {eps:g}"))
+    a.set_title(in_language("the first token: weight vs norm", "첫 토큰: 가중치 대 노름"))
+    a.set_ylabel(in_language("share of the query's attention", "쿼리의 어텐션 중 몫"))
+    _reading(b, result, "weight_mixing", in_language("1 − α_ii (weights)", "1 − α_ii (가중치)"), QK)
     if "attention_mixing" in result["per_layer"]:        # absent from a result made before it was read
-        _reading(b, result, "attention_mixing", "attention alone (norms)", "0.45")
-    _reading(b, result, "mixing", "mixing ratio r (norms + residual)", V)
-    b.set_title("the context's share: weights vs norms")
-    b.set_ylabel("context's share of the new state")
+        _reading(b, result, "attention_mixing", in_language("attention alone (norms)", "어텐션만 (노름)"), "0.45")
+    _reading(b, result, "mixing", in_language("mixing ratio r (norms + residual)", "혼합 비율 r (노름 + 잔차)"), V)
+    b.set_title(in_language("the context's share: weights vs norms", "문맥의 몫: 가중치 대 노름"))
+    b.set_ylabel(in_language("context's share of the new state", "새 상태 중 문맥의 몫"))
     for name, layers in result["thirds"].items():
         if layers[0] > 0:
             b.axvline(layers[0] - 0.5, color="0.7", lw=0.8)
-        b.text((layers[0] + layers[-1]) / 2, 0.02, f"{name} third", ha="center", va="bottom", color="0.4")
+        b.text((layers[0] + layers[-1]) / 2, 0.02, in_language(f"{name} third", f"{THIRD_KO.get(name, name)} 3분의 1"),
+               ha="center", va="bottom", color="0.4")
     for ax in (a, b):
         ax.set_ylim(0, 1)
-        ax.set_xlabel("layer")
+        ax.set_xlabel(in_language("layer", "층"))
     a.legend(loc="upper left")
     b.legend(loc="center left", bbox_to_anchor=(0.1, 0.37))   # between the lines: layers 3-22, 0.25-0.5
     fig.tight_layout()
@@ -213,12 +218,17 @@ def substitution_text(out: dict, tokens: list[str], default_delta: float | None 
     (top 1, clean → substituted) at the ``shown`` positions whose loss changed most."""
     change = (change_from_default(out["delta"], default_delta, ".3f", " nats") if default_delta is not None
               else f"{out['delta']:+.3f} nats")
+    ko = resolve_language(None) == "ko"
     lines = [f"loss of the sentence: {out['clean_loss']:.3f} → {out['loss']:.3f} nats per token "
              f"(Δ {change})", f"next-token predictions where the loss moved most (of {len(tokens) - 1}):"]
+    if ko:
+        lines = [f"문장의 손실: 토큰당 {out['clean_loss']:.3f} → {out['loss']:.3f} nats (Δ {change})",
+                 f"손실이 가장 많이 바뀐 다음 토큰 예측 ({len(tokens) - 1}개 중):"]
     order = sorted(range(len(out["token_delta"])), key=lambda i: -abs(out["token_delta"][i]))[:shown]
     for i in sorted(order):
-        lines.append(f"  after {tokens[i]!r:14s} next {tokens[i + 1]!r:12s} predicted {out['clean_top'][i][0]!r:12s}"
-                     f" → {out['top'][i][0]!r:12s} Δ {out['token_delta'][i]:+.2f}")
+        words = ("이전", "다음", "예측") if ko else ("after", "next", "predicted")
+        lines.append(f"  {words[0]} {tokens[i]!r:14s} {words[1]} {tokens[i + 1]!r:12s} {words[2]} "
+                     f"{out['clean_top'][i][0]!r:12s} → {out['top'][i][0]!r:12s} Δ {out['token_delta'][i]:+.2f}")
     return "\n".join(lines)
 
 
@@ -234,9 +244,14 @@ def substitution_figure(model, demo: dict, ids, tokens: list[str], thirds: dict,
     ax.bar(range(len(out["token_delta"])), out["token_delta"], color=color)
     ax.axhline(0, color="0.3", lw=0.8)
     ax.set_xticks(range(len(tokens) - 1), [t.strip() or "␣" for t in tokens[1:]], rotation=60, ha="right")
-    ax.set_ylabel("Δ loss (nats)")
-    place = f"every layer of the {where} third" if where in thirds else where
-    ax.set_title(f"{p.upper()} from its table in {place}: Δ {out['delta']:+.3f} nats per token")
+    ax.set_ylabel(in_language("Δ loss (nats)", "Δ 손실 (nats)"))
+    if resolve_language(None) == "ko":
+        place = (f"{THIRD_KO.get(where, where)} 3분의 1의 모든 층" if where in thirds
+                 else where.replace("layer ", "") + "층")
+        ax.set_title(f"{place}에서 {p.upper()}를 표에서: 토큰당 Δ {out['delta']:+.3f} nats")
+    else:
+        place = f"every layer of the {where} third" if where in thirds else where
+        ax.set_title(f"{p.upper()} from its table in {place}: Δ {out['delta']:+.3f} nats per token")
     fig.tight_layout()
     return fig, out, substitution_text(out, tokens, base["delta"])
 
@@ -257,8 +272,10 @@ def substitution_widget(model, demo: dict, sentences: dict, thirds: dict):
 
     return W.interactive(show,
                          sentence=W.Dropdown(options=[(s[:70] + ("..." if len(s) > 70 else ""), s) for s in sentences],
-                                             value=first, description="sentence", layout=W.Layout(width="95%"),
+                                             value=first, description=in_language("sentence", "문장"),
+                                             layout=W.Layout(width="95%"),
                                              style=label_style()),
-                         where=W.Dropdown(options=options, value="late", description="where", style=label_style()),
+                         where=W.Dropdown(options=options, value="late", description=in_language("where", "위치"),
+                                          style=label_style()),
                          projection=W.ToggleButtons(options=[("Q", "q"), ("K", "k"), ("V", "v")], value="v",
-                                                    description="replace", style=label_style()))
+                                                    description=in_language("replace", "대체"), style=label_style()))

@@ -14,6 +14,7 @@ import math
 
 from vrs_edu.chapters.ch08_real_decoder.norms import DEPTH_TEST, SESOI_SHARE, SINK_EPS, mixing_test, sink_test
 from vrs_edu.chapters.ch08_real_decoder.readout import VERDICT_COLUMNS, verdict_words
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.analysis import layer_means
 from vrs_edu.lab.results import Verdict
 
@@ -200,15 +201,27 @@ def gap_answer(rho: dict, moderate: float = 0.3) -> str:
             f"share minus norm share) at ρ = {rho['sink_gap']:+.2f}: {words}. ")
 
 
-def norms_answer(s: dict, m: dict) -> str:
+def norms_answer(s: dict, m: dict, lang: str | None = None) -> str:
     """The answer's sentence on the norm-based view (``s``: :func:`sink_numbers`, ``m``: :func:`mixing_numbers`):
     the sink's weight against its norm share, and the mixing ratio against the weights' reading over all layers
-    (said to differ when they differ by the recipe's smallest difference of interest, 5 points, or more)."""
+    (said to differ when they differ by the recipe's smallest difference of interest, 5 points, or more).
+    ``lang``: the sentence's language (``None``: the running edition's)."""
+    a = m["all"]
+    gap = abs(a["r"] - a["weights"]) >= SESOI_SHARE          # the recipe's smallest difference of interest
+    if resolve_language(lang) == "ko":
+        if s["judged"]:
+            link, only = ("지만", "만") if s["norm"] < s["weight"] else ("고", "를")
+            sink = (f"첫 토큰이 싱크인 곳에서 그 토큰은 가중치의 {s['weight']:.0%}를 받{link} 층이 옮기는 것의 "
+                    f"{s['norm']:.0%}{only} 차지합니다. ")
+        else:
+            sink = "첫 토큰 싱크가 있는 층은 없습니다. "
+        return (f"**어텐션은 가중치만이 아닙니다.** 이 디코더에서 {sink}V, O와 잔차까지 세면 토큰은 새 상태의 "
+                f"{a['r']:.0%}를 문맥에서 가져오는데, 가중치만으로는 {a['weights']:.0%}입니다(층 평균)"
+                + (". 가중치(QK)만으로는 어텐션이 옮기는 것을 잘못 말합니다." if gap else
+                   ". 여기서는 가중치의 읽기와 노름의 읽기가 일치합니다."))
     sink = (f"where the first token is a sink, it takes {s['weight']:.0%} of the weight "
             f"{'but only' if s['norm'] < s['weight'] else 'and'} {s['norm']:.0%} of what the layer moves; "
             if s["judged"] else "no layer has a first-token sink; ")
-    a = m["all"]
-    gap = abs(a["r"] - a["weights"]) >= SESOI_SHARE          # the recipe's smallest difference of interest
     return (f"**Attention is not only a weight.** In this decoder, {sink}counting V, O and the residual, a token "
             f"takes {a['r']:.0%} of its new state from its context where the weights alone say {a['weights']:.0%} "
             "(mean over the layers)" + (": the weights (QK) alone mis-state what attention moves." if gap else

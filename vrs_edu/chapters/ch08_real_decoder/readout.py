@@ -29,6 +29,9 @@ from torch import Tensor
 
 from vrs_edu.chapters.ch07_real_model.probes import RidgeSolver, probe_r2, split_masks
 from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import label as verdict_label, verdict_word
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import CHECKPOINT_DIR, load_results, provenance
 from vrs_edu.lab.metrics import attention_entropy, uniform_causal_entropy
@@ -292,28 +295,34 @@ def _fmt(c: dict) -> str:
 PREV = "previous layer's pattern"
 
 
-def decoder_answers(result: dict) -> dict[str, dict]:
+def decoder_answers(result: dict, lang: str | None = None) -> dict[str, dict]:
     """The real decoder's numbers for each of the course's four questions (``q1``..``q4``), read from a stored
     ``real-decoder`` result: ``{"question", "numbers", "verdicts": {test: verdict}, "sentence"}`` each; loss changes
     are in nats per token (mean [95 % interval] over the evaluation sequences), always of the **last third**.
+    ``lang``: the language of ``question`` and ``sentence`` (``None``: the running edition's).
 
     Raises:
         KeyError: ``result`` is not a real-decoder result (no ``per_third``).
     """
     late = result["thirds"]["late"]
     verdicts = {r["name"]: r["verdict"] for r in result.get("verdicts", [])}
+    ko = resolve_language(lang) == "ko"
 
     def vs(*names):
         return {n: verdicts.get(n, "not judged") for n in names}
     q1n = {k: _cell(result, f"{k} · late") for k in ("uniform pattern", "previous layer's pattern", "pattern swap",
                                                       "value swap")}
-    q1 = {"question": "How much does a deep layer depend on its freshly computed QK pattern?", "numbers": q1n,
+    q1 = {"question": ("How much does a deep layer depend on its freshly computed QK pattern?" if not ko else
+                      "깊은 층은 새로 계산한 QK 패턴에 얼마나 의존합니까?"), "numbers": q1n,
           "verdicts": vs("late_pattern_swap_within_tolerance", "late_previous_pattern_within_tolerance",
                          "late_value_swap_costs_more_than_pattern_swap"),
           "sentence": (f"Last third of the real decoder: another sequence's patterns cost {_fmt(q1n['pattern swap'])} "
                        f"nats, the previous layer's {_fmt(q1n[PREV])}, "
                        f"uniform attention {_fmt(q1n['uniform pattern'])}; another sequence's values "
-                       f"{_fmt(q1n['value swap'])}.")}
+                       f"{_fmt(q1n['value swap'])}." if not ko else
+                       f"실제 디코더의 마지막 3분의 1에서 다른 시퀀스의 패턴은 {_fmt(q1n['pattern swap'])} nats, "
+                       f"이전 층의 패턴은 {_fmt(q1n[PREV])} nats, 균일 어텐션은 {_fmt(q1n['uniform pattern'])} nats, "
+                       f"다른 시퀀스의 값은 {_fmt(q1n['value swap'])} nats의 비용이 듭니다.")}
     r2 = result["describe"].get("table_r2", {})
     q2n = {f"{p} table": _cell(result, f"{p} table · late") for p in "QKV"}
     q2n["V := W_V·norm(x0)"] = _cell(result, "V := W_V·norm(x0) · late")
@@ -323,13 +332,17 @@ def decoder_answers(result: dict) -> dict[str, dict]:
                 q2n[k] = _cell(result, f"{k} · late")
     q2n["table_r2_late"] = {p: _third_mean(r2[p], late) for p in r2}
     q2n["bridge_recovered_share"] = result.get("bridge", {}).get("recovered_share")
-    q2 = {"question": "How much early information is kept through V?", "numbers": q2n,
+    q2 = {"question": ("How much early information is kept through V?" if not ko else
+                      "초기 정보는 V를 통해 얼마나 유지됩니까?"), "numbers": q2n,
           "verdicts": vs("late_v_table_beats_q_table", "late_v_table_beats_k_table", "late_v_table_within_tolerance",
                          "late_v_x0_within_tolerance", "late_v_shrunk_beats_q_shrunk", "late_v_shrunk_beats_k_shrunk",
                          "late_v_shrunk_within_tolerance", "late_v_x0_beats_q_x0", "late_v_x0_beats_k_x0"),
           "sentence": (f"Replacing the last third's Q, K or V by its per-token table costs {_fmt(q2n['Q table'])}, "
                        f"{_fmt(q2n['K table'])} and {_fmt(q2n['V table'])} nats; V := W_V·norm(x0) costs "
-                       f"{_fmt(q2n['V := W_V·norm(x0)'])}.")}
+                       f"{_fmt(q2n['V := W_V·norm(x0)'])}." if not ko else
+                       f"마지막 3분의 1의 Q, K, V를 토큰별 표로 바꾸면 각각 {_fmt(q2n['Q table'])}, "
+                       f"{_fmt(q2n['K table'])}, {_fmt(q2n['V table'])} nats의 비용이 듭니다. "
+                       f"V := W_V·norm(x0)의 비용은 {_fmt(q2n['V := W_V·norm(x0)'])} nats입니다.")}
     lens, probes = result["describe"].get("logit_lens", []), result.get("probes", {})
     final = lens[-1] if lens else float("nan")
     within = next((l for l, x in enumerate(lens[:-1]) if x - final < 1.0), None) if lens else None
@@ -340,12 +353,18 @@ def decoder_answers(result: dict) -> dict[str, dict]:
            "input_x0_r2_late": _third_mean(probes.get("x0_r2", {}).get("input", []), late) if probes else None,
            "input_recent_r2_late": _third_mean(probes.get("recent_r2", []), late) if probes else None,
            "late_share_of_dla": late_dla / total if total else float("nan")}
-    q3 = {"question": "Is the residual stream mere accumulation, or can it be a selective read over depth?",
+    q3 = {"question": ("Is the residual stream mere accumulation, or can it be a selective read over depth?"
+                       if not ko else
+                      "잔차 스트림은 단순한 누적입니까, 아니면 깊이에 걸친 선택적 읽기일 수 있습니까?"),
           "numbers": q3n, "verdicts": {},
-          "sentence": (f"The last third's inputs: x0-R² {q3n['input_x0_r2_late']:.2f}, R² from the last "
-                       f"{probes.get('recent', 3)} layers' writes {q3n['input_recent_r2_late']:.2f}; the last third "
-                       f"writes {q3n['late_share_of_dla']:.0%} of the direct logit attribution.")
-          if probes and dla else "no Q3 read-outs in this result"}
+          "sentence": ((f"The last third's inputs: x0-R² {q3n['input_x0_r2_late']:.2f}, R² from the last "
+                        f"{probes.get('recent', 3)} layers' writes {q3n['input_recent_r2_late']:.2f}; the last third "
+                        f"writes {q3n['late_share_of_dla']:.0%} of the direct logit attribution." if not ko else
+                        f"마지막 3분의 1의 입력: x0-R² {q3n['input_x0_r2_late']:.2f}, 직전 "
+                        f"{probes.get('recent', 3)}개 층이 쓴 것으로부터의 R² {q3n['input_recent_r2_late']:.2f}. "
+                        f"마지막 3분의 1은 직접 로짓 기여의 {q3n['late_share_of_dla']:.0%}를 씁니다.")
+                       if probes and dla else
+                       ("no Q3 read-outs in this result" if not ko else "이 결과에는 Q3 측정값이 없습니다"))}
     rows = [r for r in result.get("price_list", []) if r["layers"] != [0]]   # layer 0's tables are exact
     ok = [r for r in rows if r["within"]]
     thirds_ok = [r for r in ok if r["where"] in result["thirds"]]
@@ -354,12 +373,19 @@ def decoder_answers(result: dict) -> dict[str, dict]:
     q4n = {"within_tolerance": len(ok), "measured": len(rows), "thirds_within": len(thirds_ok),
            "most_bytes_within": most, "kv_bytes_per_token": total,
            "V := V_1": _cell(result, "V := V_1 · late"), "shared V": _cell(result, "shared V · late")}
-    q4 = {"question": "Can efficiency or interpretability come from V reuse rather than QK?", "numbers": q4n,
+    q4 = {"question": ("Can efficiency or interpretability come from V reuse rather than QK?" if not ko else
+                      "효율이나 해석 가능성은 QK가 아니라 V 재사용에서 나올 수 있습니까?"), "numbers": q4n,
           "verdicts": vs("late_v1_reuse_within_tolerance", "late_shared_v_within_tolerance"),
           "sentence": (f"{len(ok)} of {len(rows)} cache-saving substitutions (layer 0's exact ones left out) stay "
                        f"within {result['tolerance']} nats, {len(thirds_ok)} of them for a whole third; the most "
                        f"any of them saves is {most:,} of {total:,} KV-cache bytes per token ({most / total:.1%}). "
-                       f"Last third V := V_1 costs {_fmt(q4n['V := V_1'])}, shared V {_fmt(q4n['shared V'])}.")}
+                       f"Last third V := V_1 costs {_fmt(q4n['V := V_1'])}, shared V {_fmt(q4n['shared V'])}."
+                       if not ko else
+                       f"캐시를 절약하는 대체 {len(rows)}개 중 {len(ok)}개(정확한 0층의 것은 제외)가 "
+                       f"{result['tolerance']} nats 이내에 머물고, 그중 {len(thirds_ok)}개는 3분의 1 구간 전체에 "
+                       f"대한 것입니다. 그중 가장 많이 절약하는 것은 토큰당 KV 캐시 {total:,}바이트 중 "
+                       f"{most:,}바이트({most / total:.1%})입니다. 마지막 3분의 1에서 V := V_1의 비용은 "
+                       f"{_fmt(q4n['V := V_1'])} nats, 공유 V의 비용은 {_fmt(q4n['shared V'])} nats입니다.")}
     return {"q1": q1, "q2": q2, "q3": q3, "q4": q4}
 
 
@@ -508,13 +534,13 @@ def half_table_costs(per_third: dict) -> dict[str, float]:
             for p in "QKV"}
 
 
-def verdict_words(rec) -> str:
+def verdict_words(rec, lang: str | None = None) -> str:
     """A verdict in the course's words, its would-be verdict beside an *out of regime* one: ``contradicted``,
-    ``out of regime (would be: contradicted)``. ``rec``: a :class:`~vrs_edu.lab.results.Verdict` or a stored record
-    (or an :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed` reading)."""
+    ``out of regime (would be: contradicted)`` (Korean: ``반박됨``, ``적용 범위 밖 (판정한다면: 반박됨)``). ``rec``: a
+    :class:`~vrs_edu.lab.results.Verdict` or a stored record (or an
+    :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed` reading); ``lang``: ``None`` is the running edition."""
     get = rec.get if isinstance(rec, dict) else (lambda k, d=None: getattr(rec, k, d))
-    word, wb = get("verdict"), get("would_be")
-    return f"{word} (would be: {wb})" if wb and word in ("out of regime", "n/a") else word
+    return verdict_label(get("verdict"), get("would_be"), resolve_language(lang))
 
 
 HALF_CHECKS = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_minus_k": "V − K",
@@ -592,7 +618,12 @@ def failed_checks(result: dict, tests: list[str]) -> dict[str, str]:
     return out
 
 
-def _not_judged(checks: dict[str, str] | None) -> str:
+def _not_judged(checks: dict[str, str] | None, lang: str = "en") -> str:
+    if lang == "ko":
+        if not checks:
+            return " (판정하지 않음: 선언된 전제 조건이 성립하지 않았습니다)"
+        each = [f"{attach(f'`{name}`', '은/는')} {verdict_word(verdict, 'ko')}" for name, verdict in checks.items()]
+        return " (판정하지 않음: 선언된 확인이 성립하지 않았습니다 — " + ", ".join(each) + ")"
     if not checks:
         return " (not judged: a declared precondition did not hold)"
     each = [f"`{name}` is {verdict}" for name, verdict in checks.items()]
@@ -600,13 +631,31 @@ def _not_judged(checks: dict[str, str] | None) -> str:
     return f" (not judged: the declared check{'s' if len(each) > 1 else ''} did not hold — {joined})"
 
 
-def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None) -> str:
+def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None,
+                      lang: str | None = None) -> str:
     """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
     last third (``cost``: nats per projection), whether that is the article's reading or its opposite (words from the
     signs), and the two claims' verdicts (``primary``: 'V beats Q', 'V beats K', each the reading of the three
     estimators, :func:`verdict_words` of :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`). ``checks``: the declared
-    checks that did not hold (:func:`failed_checks`), named when a reading is out of regime."""
+    checks that did not hold (:func:`failed_checks`), named when a reading is out of regime. ``lang``: the
+    sentence's language (``None``: the running edition's)."""
+    lang = resolve_language(lang)
     dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
+    out_of_regime = any(w.startswith(("out of regime", "적용 범위 밖")) for w in primary)
+    if lang == "ko":
+        if dq > 0 and dk > 0:
+            reading = "원문의 해석과 반대입니다"
+        elif dq < 0 and dk < 0:
+            reading = "원문의 해석이 예측하는 대로입니다"
+        else:
+            reading = "둘 사이입니다: V는 Q와 K 중 하나보다 비싸고 다른 하나보다 쌉니다"
+        verdicts = f"둘 다 *{primary[0]}*" if primary[0] == primary[1] else f"각각 *{primary[0]}*, *{primary[1]}*"
+        return ("**사후적 질문**(표준 방식으로 학습된 이 디코더는 마지막 3분의 1의 V에 토큰 정체성만을 이미 담고 "
+                f"있는가?): V의 평균 표의 비용은 Q의 것 대비 {dq:+.2f} nats, K의 것 대비 {dk:+.2f} nats입니다({reading}). "
+                "세 추정량이 일치할 때만 인정되는 주장 'V가 Q보다 낫다'와 'V가 K보다 낫다'의 판정은 "
+                f"{verdicts}입니다" + (_not_judged(checks, "ko") if out_of_regime else "")
+                + ". 판정이 무엇이든, 이 주장들은 표를 두고 학습한 적이 없는 모델에 관한 것입니다. 표를 그 자리에 "
+                "두고 W_V를 학습하는 모델을 다룬 값 뱅크 논문을 반박하지도 확인하지도 않습니다.")
     if dq > 0 and dk > 0:
         reading = "the opposite of the article's reading"
     elif dq < 0 and dk < 0:
@@ -618,21 +667,31 @@ def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[s
             f"identity in its last third's V?): V's mean table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
             f"K's ({reading}); the claims 'V beats Q' and 'V beats K', counted only where the three estimators "
             f"agree, are {verdicts}"
-            + (_not_judged(checks) if any(w.startswith("out of regime") for w in primary) else "")
+            + (_not_judged(checks) if out_of_regime else "")
             + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
             "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
 
 
-def context_free_pattern_sentence(result: dict) -> str:
+def context_free_pattern_sentence(result: dict, lang: str | None = None) -> str:
     """Question 1 from Question 2's contrasts: with Q or K of the whole last third context-free (each of the three
     estimators), every pattern there is computed from token identity and position alone. One sentence: the cost of
     each (nats, mean over the sequences), how many of the six lie within the tolerance (95 % interval inside
     ±tolerance), and what that says about the fresh pattern. Describes; the declared tests are the V-vs-Q and
-    V-vs-K contrasts."""
+    V-vs-K contrasts. ``lang``: the sentence's language (``None``: the running edition's)."""
     pt, tol = result["per_third"], result["tolerance"]
     cells = {(p, e): pt[f"{estimator(e, p)} · late"] for p in "QK" for e in ESTIMATORS}
     inside = [k for k, c in cells.items() if -tol < c["ci"][0] and c["ci"][1] < tol]
     costs = "; ".join(f"{p} " + " / ".join(f"{cells[(p, e)]['mean']:+.2f}" for e in ESTIMATORS) for p in "QK")
+    if resolve_language(lang) == "ko":
+        labels = {"mean": "평균 표", "shrunk": "수축 표", "x0": "W·norm(x0)"}
+        lead = ("문맥 없는 Q나 K는 질문 1에도 답합니다. 그러면 마지막 3분의 1의 패턴은 토큰 정체성과 위치만으로 "
+                f"계산됩니다. 그 비용({' / '.join(labels[e] for e in ESTIMATORS)}): {costs} nats. ")
+        if not inside:
+            return lead + (f"±{tol:g} nats 이내인 것은 하나도 없으므로, 마지막 3분의 1에는 문맥에서 계산한 패턴"
+                           "(새 패턴, 적어도 새 q와 k)이 필요합니다.")
+        names = ", ".join(f"{labels[e]}에 의한 {p}" for p, e in inside)
+        return lead + (f"6개 중 {len(inside)}개가 ±{tol:g} nats 이내입니다({names}). 그 경우에는 문맥 없는 "
+                       "쿼리나 키로 충분하고, 그 경로로는 새 패턴이 필요하지 않습니다.")
     lead = ("A context-free Q or K answers Question 1 too: with it, the last third's patterns are computed from "
             f"token identity and position alone. Their costs ({' / '.join(ESTIMATOR_LABELS.values())}): {costs} "
             "nats; ")
