@@ -2,6 +2,12 @@
 #   make lab    set up (once) and open the course in JupyterLab on 127.0.0.1
 #   make test   set up (once) and run every test: the book, then unit tests, notebook sync, nbval on every chapter
 #               and the browser tests in one pytest session
+#   Korean edition (한국어판, notebooks/ko/; `make lab` prints the URL of both editions):
+#   make translations                               add new English cells to the catalogs (notebooks/ko/catalog)
+#   make notebook-ko NB=notebooks/01_two_axes.ipynb  build and execute one Korean notebook (PARTIAL=1: keep the
+#                                                   untranslated cells in English, for a translator's draft)
+#   make notebooks-ko                               build and execute every Korean notebook (fails, naming the cells,
+#                                                   when a cell lacks a current translation)
 SHELL := /bin/bash
 PYTHON ?= python3
 VENV ?= .venv
@@ -30,10 +36,10 @@ NBVAL := --nbval --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.
 PYTEST_ARGS ?=
 ROOT_FLAG := $(if $(filter 0,$(shell id -u)),--allow-root,)
 
-.PHONY: setup lab test unit unit-and-notebooks nbval book browser browser-deps notebooks notebook bench assignments clean help
+.PHONY: setup lab test unit unit-and-notebooks nbval book browser browser-deps notebooks notebook translations notebooks-ko notebook-ko bench assignments clean help
 
 help:
-	@sed -n '2,4p' Makefile
+	@sed -n '2,10p' Makefile
 
 setup: $(STAMP)
 
@@ -53,12 +59,14 @@ $(STAMP): pyproject.toml
 lab: setup
 	@# JupyterLab draws a widget from its stored state only in a trusted notebook (otherwise it prints the widget's
 	@# text repr): sign the course's own notebooks in this user's Jupyter, so an unexecuted chapter shows its widgets.
-	$(BIN)/jupyter trust notebooks/[0-9]*.ipynb
+	$(BIN)/jupyter trust notebooks/[0-9]*.ipynb $(wildcard notebooks/ko/[0-9]*.ipynb)
 	@# The course's style sheet (printed outputs wrap at a space, not inside a word): JupyterLab loads
 	@# <config dir>/custom/custom.css when started with --LabApp.custom_css=True. The lab gets a config dir of its
 	@# own in $(VENV), so nothing is written to your ~/.jupyter; your JupyterLab settings and workspaces stay yours.
 	mkdir -p $(LAB_CONFIG)/custom && cp $(LAB_CSS) $(LAB_CONFIG)/custom/custom.css
 	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (token authentication on; the URL with the token is printed below)"
+	@echo "  English edition: http://127.0.0.1:$(LAB_PORT)/lab/tree/00_orientation.ipynb"
+	@echo "  한국어판 (Korean edition, notebooks/ko/): http://127.0.0.1:$(LAB_PORT)/lab/tree/ko/00_orientation.ipynb"
 	USER_CONFIG="$$($(BIN)/jupyter --config-dir)" && \
 	JUPYTERLAB_SETTINGS_DIR="$${JUPYTERLAB_SETTINGS_DIR:-$$USER_CONFIG/lab/user-settings}" \
 	JUPYTERLAB_WORKSPACES_DIR="$${JUPYTERLAB_WORKSPACES_DIR:-$$USER_CONFIG/lab/workspaces}" \
@@ -109,6 +117,24 @@ notebooks: setup
 notebook: setup
 	$(NB_ENV) $(BIN)/python -m vrs_edu.course.execute $(NB)
 	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py -k "$$(basename $(NB) .py)"
+
+# The Korean edition (vrs_edu/course/translation.py): markdown from notebooks/ko/catalog/NN_slug.po, code cells the
+# English ones, executed in notebooks/ko/ (its marker file makes the code speak Korean) with the same NB_ENV.
+translations: setup
+	$(BIN)/python -m vrs_edu.course.translation update
+
+# One Korean notebook: make notebook-ko NB=notebooks/01_two_axes.ipynb (PARTIAL=1: untranslated cells stay English)
+notebook-ko: setup
+	@test -n "$(NB)" || { echo "error: name the English notebook, e.g. make notebook-ko NB=notebooks/01_two_axes.ipynb"; exit 1; }
+	$(NB_ENV) $(BIN)/python -m vrs_edu.course.translation build $(NB) $(if $(PARTIAL),--partial,)
+	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py -k "notebooks/ko/ and $$(basename $(NB) .ipynb)"
+
+# Every Korean notebook, two at a time like `make notebooks`; first the catalogs are checked, so that a missing
+# translation fails at once, naming its notebook and cells, not after minutes of execution.
+notebooks-ko: setup
+	$(BIN)/python -m vrs_edu.course.translation check
+	ls notebooks/[0-9]*.ipynb | $(NB_ENV) xargs -P 2 -I{} $(BIN)/python -m vrs_edu.course.translation build {}
+	$(BIN)/python -m pytest -q -p no:xdist tests/test_stored_outputs.py -k notebooks/ko/
 
 bench: setup
 	$(BIN)/python -m vrs_edu.bench

@@ -89,7 +89,8 @@ for name, version in versions.items():
 #   it; a checker compares your function with the package's on random inputs and names the likely mistake. Hints
 #   and the worked solution are folded: open them when you need them. Running the solution replaces your function,
 #   so the chapter runs on either way. When the checker's line ends in "hidden checks run when graded", that is for
-#   classrooms: a teacher's grader tries more inputs; on your own, a passed public check is all you need.
+#   classrooms: a teacher's grader tries more inputs; on your own, a passed public check is all you need. Only the
+#   exercises that a classroom assignment also holds say so; the others end at "public checks passed".
 # * **Terms** are defined where they first appear, and every one is in the book's glossary (a linked term leads
 #   there).
 

@@ -78,7 +78,17 @@ plt.show()
 # before one that does not, then the larger. Every number is a change of the loss in [nats](#glossary:nats) with
 # its 95 % interval, and the verdict of the test declared before its run (chapter 02's primer explains them): *reproduced*
 # or *contradicted* names the claim tested; *negligible*, too small to matter; *undecided*, noise could explain it
-# once the number of tests is allowed for. In the figure a filled mark decides its side, a hollow one does not.
+# once the number of tests is allowed for.
+#
+# Question 1 asks *how much*, so it also gets a measure that takes no side: what the deep layers' fresh pattern is
+# worth (**How much.**). Needing the pattern and V mattering more are both what the conclusion says: QK is half,
+# not nothing.
+#
+# In the figure each number has a panel of its own, "for" on the left and "against" on the right, with its own
+# scale, so a small gain is not lost beside a large cost. The shaded stretch of each axis is where a number would
+# speak for the conclusion: above 0 in question 1 (V costs more), below 0 in questions 2 and 3 (a lower loss),
+# below the 0.05-nat tolerance (dashed) for a cost in question 4. A filled mark decides its side, a hollow one
+# does not.
 #
 # The toy character model's [pattern swap](#glossary:pattern-swap) and [value swap](#glossary:value-swap)
 # (chapter 02) are rerun here on its own data, as one of question 1's candidates; everything else is read from the
@@ -100,8 +110,8 @@ plt.show()
 #
 # Chapter 02 swapped one half of one layer with another text's on the toy; chapter 08 did it on the decoder's last
 # third, and also gave the whole third stand-in patterns ([frozen routing](#glossary:frozen-routing): another
-# text's, the previous layer's). If the pattern were all that mattered, losing it would cost more than losing the
-# values. Chapters 07 and 08 also read each deep layer by what it moves, the lengths
+# text's, the previous layer's): what that costs is the question's "how much". If the pattern were all that
+# mattered, losing it would cost more than losing the values. Chapters 07 and 08 also read each deep layer by what it moves, the lengths
 # $\lVert \alpha_{ij} f(x_j) \rVert$ with $f(x) = x W_V W_O$, not by its weights $\alpha$ alone
 # ([norm-based attribution](#glossary:norm-based-attribution), Kobayashi et al., arXiv 2004.10102), and counted how
 # much of a token's new state comes from its context once the residual is added (the
@@ -313,7 +323,7 @@ say(*[f"**Q{r['n']}.** {r['answer']}" for r in rows], G.closing(rows))
 # [chapter 05's](05_depth_as_sequence.ipynb) (the depth reads),
 # [chapter 06's](06_what_v_reuse_buys.ipynb) (the production designs, mHC),
 # [chapter 07's](07_real_model.ipynb) (the encoder) and [chapter 08's](08_real_decoder.ipynb) (the decoder, with
-# the checks its claims rest on). What the eight numbers of the figure rest on:
+# the checks its claims rest on). What the numbers of the argument rest on:
 
 # %%
 say(G.footing_sentence(rows))

@@ -25,6 +25,8 @@ def test_a_numbers_side_follows_its_sign_and_what_the_conclusion_needs():
     assert G.side(_e(0.03, favours="cheap")) == "for" and G.side(_e(1.2, favours="cheap")) == "against"
     # a negligible sign claim: the effect the conclusion needs is too small to matter
     assert G.side(_e(-0.01, "negligible", favours="negative")) == "against"
+    # question 1's measure (what the fresh pattern is worth) takes no side, whatever its size
+    assert G.side(_e(1.2, favours="measure")) == G.side(_e(0.01, favours="measure")) == "measure"
 
 
 def test_firm_means_a_decided_verdict_or_an_interval_wholly_on_its_side():
@@ -48,6 +50,10 @@ def test_amounts_say_small_and_large_in_words():
     assert G.amount(-0.016) == "only 0.016 nats"
     assert G.amount(0.577) == "0.58 nats"
     assert G.amount(5.93) == "as much as 5.93 nats"
+    assert G.amount(-0.032, small=0.0) == "0.032 nats"
+    # a gain is never belittled with "only"; a small cost is
+    assert "lowers the loss by 0.032 nats (95 %" in G.evidence_sentence(_e(-0.032, favours="negative"))
+    assert "costs only 0.011 nats" in G.evidence_sentence(_e(0.011, favours="negative"))
 
 
 @pytest.mark.parametrize("verdict, words", [
@@ -65,7 +71,7 @@ def test_a_sentence_follows_its_numbers_sign_size_and_verdict():
     assert "the swap costs 0.58 nats (95 % interval +0.477 to +0.677 nats)" in up
     assert "holds beyond noise (reproduced)" in up and up.endswith("This counts for.")
     down = G.evidence_sentence(_e(-0.016, "undecided", favours="negative"))
-    assert "lowers the loss by only 0.016 nats" in down and "(undecided)" in down
+    assert "lowers the loss by 0.016 nats" in down and "(undecided)" in down
     assert "This counts" not in down, "an undecided number is not read as the reason it would give"
     big = G.evidence_sentence(_e(5.93, "contradicted", favours="cheap", half=0.2))
     assert "costs as much as 5.93 nats (95 % interval +5.73 to +6.13 nats)" in big
@@ -86,6 +92,23 @@ def test_the_one_line_answer_follows_which_sides_are_firm():
     assert G.answer_line(4, None, None).startswith("Not decided: ")
 
 
+def test_question_1_says_how_much_first_from_its_measure():
+    point = {"needed": "the layers need it", "spare": "the layers hardly need it", "cost": "stand-ins cost"}
+    pro, measure = _e(0.58), _e(1.24, "contradicted", favours="measure", point=point, half=0.1)
+    assert G.answer_line(1, pro, None, measure) == (
+        "A lot, and what they move counts more: the layers need it (stand-ins cost as much as 1.24 nats; there); "
+        "gist for (there); nothing measured speaks against it.")
+    cheap = _e(0.01, "negligible", favours="measure", point=point)
+    assert G.answer_line(1, None, None, cheap).startswith("Little: the layers hardly need it (stand-ins cost 0.010")
+    assert G.answer_line(1, pro, None, _e(0.3, "undecided", favours="measure", point=point)).startswith(
+        "Not decided, and what they move counts more: what the fresh pattern is worth is not told apart from noise")
+    big = G.evidence_sentence(_e(1.24, "contradicted", favours="measure", point=point,
+                                 meaning={"needed": "Needed.", "spare": "Spare."}))
+    assert big.endswith("Needed.")
+    row = {"n": 1, "measure": measure, "for": pro, "against": None}
+    assert [x.split(".")[0] for x in G.side_sentences(row)] == ["**How much", "**For", "**Against"]
+
+
 def test_the_capstone_sentence_reads_the_three_costs():
     both = G.capstone_sentence(5, 6, 0.17, 0.24, 0.39)
     assert both.startswith("At layer 5, the last of 6, replacing the pattern by a uniform one costs 0.17 nats")
@@ -101,8 +124,8 @@ def test_the_mhc_sentence_says_its_loss_and_its_matched_control():
     regime = {"layers": 8, "corpus": "kjv", "epochs": 0.3, "seeds": 5}
     s = G.mhc_sentence(SimpleNamespace(mean=-0.032, verdict="reproduced"),
                        SimpleNamespace(mean=-0.035, verdict="reproduced"), regime)
-    assert "lowers the toy's loss by only 0.032 nats" in s and "the 8-layer toy on the King James Bible" in s
-    assert "it beats a control with as many parameters in its MLPs by only 0.035 nats (reproduced)" in s
+    assert "lowers the toy's loss by 0.032 nats" in s and "the 8-layer toy on the King James Bible" in s
+    assert "it beats a control with as many parameters in its MLPs by 0.035 nats (reproduced)" in s
     worse = G.mhc_sentence(SimpleNamespace(mean=0.02, verdict="undecided"),
                            SimpleNamespace(mean=0.01, verdict="undecided"), None)
     assert "raises the toy's loss" in worse and "does not beat" in worse
@@ -110,12 +133,12 @@ def test_the_mhc_sentence_says_its_loss_and_its_matched_control():
 
 
 def test_the_closing_and_the_footing_count_what_the_rows_hold():
-    rows = [{"n": 1, "for": _e(0.3), "against": _e(1.2, favours="cheap")},
+    rows = [{"n": 1, "for": _e(0.3), "against": None, "measure": _e(1.2, favours="measure")},
             {"n": 2, "for": _e(-0.03, favours="negative"), "against": _e(1.5, "contradicted", favours="negative")},
             {"n": 3, "for": _e(-0.1, favours="negative"), "against": _e(0.01, "undecided", favours="negative")},
             {"n": 4, "for": None, "against": _e(5.9, "contradicted", favours="cheap")}]
     text = G.closing(rows)
-    assert "In question 1 the two firm numbers agree with it" in text
+    assert "In question 1 both halves count, as it says" in text
     assert "firm support and no firm number against it in question 3" in text
     assert "only firm numbers against it in question 4" in text and "In question 2 both sides" in text
     foot = G.footing_sentence(rows)
@@ -129,7 +152,9 @@ def test_on_the_stored_results_each_question_has_both_sides_and_q2_says_why_v_ma
     assert [r["n"] for r in rows] == [1, 2, 3, 4]
     for r in rows:
         for which in ("for", "against"):
-            assert r[which] is not None and G.side(r[which]) == which
+            assert r[which] is None or G.side(r[which]) == which
+    assert all(r["for"] is not None for r in rows) and [r["against"] is None for r in rows] == [True] + [False] * 3
+    assert G.side(rows[0]["measure"]) == "measure" and rows[0]["answer"].startswith("A lot, and what they move")
     against2 = G.evidence_sentence(rows[1]["against"])
     assert "counts against question 2" in against2 and "post hoc" in against2
     assert "the Python documentation" in against2

@@ -43,39 +43,56 @@ def _param(c):
     return pytest.param(c, id=c.stem, marks=marks)
 
 
-def anatomy_problems(nb, study_min: int | None) -> list[str]:
-    """What a chapter's notebook (jupytext or executed) lacks of the anatomy; empty when it has it all."""
+# The fixed headings and markers of the anatomy in each edition (the Korean ones are fixed by issue 40: the
+# translators write exactly these, and tests/test_translations.py checks the Korean notebooks with them).
+MARKERS = {
+    "en": {"head": ("**Question.**", "**Goals.**", "**Prerequisites.**", "**Study time.**", "**Expected run time.**"),
+           "study": r"\*\*Study time\.\*\* About (an hour|(\d+) minutes)", "hour": "an hour",
+           "exercise": r"(?m)^#{2,3} Exercise", "folded_answer": "<details><summary>Answer</summary>",
+           "answer": "The answer", "how_sure": HOW_SURE},
+    "ko": {"head": ("**질문.**", "**목표.**", "**선수 지식.**", "**학습 시간.**", "**예상 실행 시간.**"),
+           "study": r"\*\*학습 시간\.\*\* 약 (1시간|(\d+)분)", "hour": "1시간",
+           "exercise": r"(?m)^#{2,3} 연습 문제", "folded_answer": "<details><summary>답</summary>",
+           "answer": "답", "how_sure": "얼마나 확실한가?"},
+}
+
+
+def anatomy_problems(nb, study_min: int | None, lang: str = "en") -> list[str]:
+    """What a chapter's notebook (jupytext or executed) lacks of the anatomy; empty when it has it all. ``lang``:
+    the edition whose headings and markers (:data:`MARKERS`) the notebook must use."""
+    m = MARKERS[lang]
     cells = nb.cells
     md = [(i, c) for i, c in enumerate(cells) if c.cell_type == "markdown"]
     problems = []
     head = md[0][1].source if md else ""
-    for part in ("**Question.**", "**Goals.**", "**Prerequisites.**", "**Study time.**", "**Expected run time.**"):
+    for part in m["head"]:
         if part not in head:
             problems.append(f"the first cell lacks {part}")
-    study = re.search(r"\*\*Study time\.\*\* About (an hour|(\d+) minutes)", head)
-    minutes = (60 if study.group(1) == "an hour" else int(study.group(2))) if study else None
+    study = re.search(m["study"], head)
+    minutes = (60 if study.group(1) == m["hour"] else int(study.group(2))) if study else None
     if minutes != study_min:
         problems.append(f"the study time says {minutes} min, book.toml's study_min {study_min}")
-    first_exercise = next((i for i, c in md if re.search(r"(?m)^#{2,3} Exercise", c.source)), len(cells))
+    first_exercise = next((i for i, c in md if re.search(m["exercise"], c.source)), len(cells))
     if not any("viz.schematics import" in c.source for c in cells[:first_exercise] if c.cell_type == "code"):
         problems.append("no schematic (vrs_edu.viz.schematics) before the first exercise")
-    if not any("<details><summary>Answer</summary>" in c.source for _, c in md):
+    if not any(m["folded_answer"] in c.source for _, c in md):
         problems.append("no conceptual question with a folded answer")
-    answer = next((i for i, c in md if re.search(r"(?m)^## The answer\s*$", c.source)), None)
+    answer = next((i for i, c in md if re.search(rf"(?m)^## {re.escape(m['answer'])}\s*$", c.source)), None)
     if answer is None:
-        problems.append("no '## The answer' section")
+        problems.append(f"no '## {m['answer']}' section")
     else:
         following = next((c for c in cells[answer + 1:] if c.cell_type == "code"), None)
         if following is None or "say(" not in following.source:
-            problems.append("'The answer' is not a computed paragraph (a say(...) cell after its heading)")
+            problems.append(f"'{m['answer']}' is not a computed paragraph (a say(...) cell after its heading)")
+    how_sure = m["how_sure"]
     for i, c in md:
-        if re.search(rf"(?m)^#+ {re.escape(HOW_SURE)}", c.source):
+        if re.search(rf"(?m)^#+ {re.escape(how_sure)}", c.source):
             if c.metadata.get(COLLAPSED) is not True:
-                problems.append(f"'{HOW_SURE}' is not collapsed (cell metadata {COLLAPSED})")
-            if c.source.strip() != f"## {HOW_SURE}":
-                problems.append(f"'{HOW_SURE}' shares its cell with other text, which JupyterLab would show")
+                problems.append(f"'{how_sure}' is not collapsed (cell metadata {COLLAPSED})")
+            if c.source.strip() != f"## {how_sure}":
+                problems.append(f"'{how_sure}' shares its cell with other text, which JupyterLab would show")
             if answer is None or i < answer:
-                problems.append(f"'{HOW_SURE}' comes before the answer")
+                problems.append(f"'{how_sure}' comes before the answer")
     long = [c.source.splitlines()[0] for c in cells if c.cell_type == "code"
             and len(c.source.strip().splitlines()) > MAX_CODE_LINES]
     if long:

@@ -1,8 +1,8 @@
 """Korean particles after substituted words, checked against how each word is read aloud (hand-checked readings)."""
 import pytest
 
-from vrs_edu.course.korean import attach, last_sound, particle
-from vrs_edu.course.language import check_language, current_language
+from vrs_edu.i18n.korean import attach, last_sound, particle
+from vrs_edu.i18n.language import check_language, current_language
 
 
 @pytest.mark.parametrize("word, pair, expected", [

@@ -3,7 +3,7 @@
 ``nn`` holds the implementations the course is about and imports nothing else of the package, so a reader can take
 it alone. Above it each layer imports only layers below it:
 
-    nn  <  lab  <  viz, cli_args  <  chapters  <  recipes  <  course  <  cli  <  bench
+    nn, i18n  <  lab  <  viz, cli_args  <  chapters  <  recipes  <  course  <  cli  <  bench
 
 ``lab`` is the shared bench, ``viz`` the shared style; ``chapters`` holds one package per chapter, each importing only
 *earlier* chapters; ``recipes`` is the one table of every ``vrs-edu reproduce`` recipe. A notebook imports its own
@@ -16,7 +16,7 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-LAYER = {"__init__": 0, "nn": 0, "nbval_stderr": 0, "lab": 1, "viz": 2, "cli_args": 2, "chapters": 3, "recipes": 4,
+LAYER = {"__init__": 0, "nn": 0, "nbval_stderr": 0, "i18n": 0, "lab": 1, "viz": 2, "cli_args": 2, "chapters": 3, "recipes": 4,
          "course": 5, "cli": 6, "bench": 7}
 NOTEBOOKS = ROOT / "notebooks"
 LAB_MAX_LINES = 5000   # the shared bench stays small (issue "A house by chapter")

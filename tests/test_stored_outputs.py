@@ -9,7 +9,9 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOKS = sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("data/assignments/**/*.ipynb"))
+# both editions: the Korean notebooks (notebooks/ko/, executed by `make notebooks-ko`) store outputs too
+NOTEBOOKS = (sorted(ROOT.glob("notebooks/*.ipynb")) + sorted(ROOT.glob("notebooks/ko/*.ipynb"))
+             + sorted(ROOT.glob("data/assignments/**/*.ipynb")))
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 # "FutureWarning: ...", "UserWarning: ...", "warnings.warn(" in a traceback-like echo, "Warning: ..." from logging
 WARNING = re.compile(r"\b\w*Warning\b:|^WARNING\b|\bwarnings\.warn\(", re.M)

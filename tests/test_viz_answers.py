@@ -1,6 +1,7 @@
-"""Chapter 09's for-and-against figure: one row per question, two lanes (for, against) on a linear axis that holds
-both marks and 0, every text at the course's minimum size, a hollow mark for a number that does not decide its
-side, "nothing measured" for an empty side, and a clear error for rows out of order."""
+"""Chapter 09's for-and-against figure: one row per question, a panel per side, each number on its own linear axis
+that holds its interval and 0, the side of the axis that speaks for the conclusion shaded, every text at the course's
+minimum size, a hollow mark for a number that does not decide its side, "nothing measured" for an empty side, and a
+clear error for rows out of order."""
 import matplotlib
 
 matplotlib.use("Agg")
@@ -24,28 +25,40 @@ def _rows():
             {"n": 4, "for": _e(4, -0.01, "undecided", "negative"), "against": _e(4, 0.01, "undecided", "negative")}]
 
 
-def test_four_rows_linear_axes_readable_text_and_both_marks_in_view():
+def test_a_panel_per_number_on_its_own_linear_axis_with_the_for_side_shaded():
     apply_course_style()
     rows = _rows()
     fig = plot_for_against(rows)
-    axes = fig.axes
-    assert len(axes) == 4 and not small_text(fig)
-    assert all(ax.get_xscale() == "linear" and ax.get_xlabel() == "loss change (nats)" for ax in axes)
-    for r, ax in zip(rows, axes):
-        lo, hi = ax.get_xlim()
-        marks = [r[w].mean for w in ("for", "against") if r[w] is not None]
-        assert lo < min([0.0, *marks]) and max([0.0, *marks]) < hi       # 0 and every mark in view
-        assert ax.get_title(loc="left").startswith(f"Q{r['n']} · ")
-    assert [t.get_text() for t in axes[0].get_yticklabels()] == ["for: number 0.5", "against: number 1.2"]
-    assert "against: nothing measured" in [t.get_text() for t in axes[2].get_yticklabels()]
-    assert "+5.90" in [t.get_text() for t in axes[1].texts] and "-0.030" in [t.get_text() for t in axes[1].texts]
+    axes = [fig.axes[2 * i: 2 * i + 2] for i in range(4)]
+    assert len(fig.axes) == 8 and not small_text(fig)
+    for r, pair in zip(rows, axes):
+        for ax, which in zip(pair, ("for", "against")):
+            e = r[which]
+            texts = [t.get_text() for t in ax.texts]
+            if e is None:
+                assert texts == ["nothing measured"]
+                continue
+            lo, hi = ax.get_xlim()
+            assert ax.get_xscale() == "linear" and lo < min(0.0, e.lo) and max(0.0, e.hi) < hi
+            assert ax.get_title(loc="left") == e.label
+            (shade,) = ax.patches                                  # the stretch that speaks for the conclusion
+            x0, x1 = shade.get_x(), shade.get_x() + shade.get_width()
+            expected = {"positive": (0.0, hi), "negative": (lo, 0.0)}.get(e.favours, (lo, e.margin))
+            assert (x0, x1) == pytest.approx(expected)
+    # a -0.03 gain keeps a scale of its own beside a +5.9 cost: its panel spans less than a tenth of a nat
+    lo, hi = axes[1][0].get_xlim()
+    assert hi - lo < 0.1 and "-0.030" in [t.get_text() for t in axes[1][0].texts]
+    assert "+5.90" in [t.get_text() for t in axes[1][1].texts]
+    assert [ax.get_xlabel() for ax in axes[3]] == ["loss change (nats)"] * 2
+    heads = [t.get_text() for t in axes[0][0].texts]
+    assert any(h.startswith("Q1 · ") for h in heads)
     plt.close(fig)
 
 
 def test_a_mark_that_does_not_decide_its_side_is_hollow():
     fig = plot_for_against(_rows())
-    faces = [line.get_markerfacecolor() for line in fig.axes[3].lines if line.get_marker() in ("o", "s")]
-    assert faces and all(f == "white" for f in faces)                  # both of Q4's numbers are undecided
+    faces = [line.get_markerfacecolor() for ax in fig.axes[6:8] for line in ax.lines if line.get_marker() in ("o", "s")]
+    assert len(faces) == 2 and all(f == "white" for f in faces)        # both of Q4's numbers are undecided
     filled = [line.get_markerfacecolor() for line in fig.axes[0].lines if line.get_marker() in ("o", "s")]
     assert filled and "white" not in filled
     plt.close(fig)

@@ -12,8 +12,11 @@ Why gettext PO: it is the standard catalog format (Sphinx, Poedit, Weblate and `
 from __future__ import annotations
 
 import argparse
+import difflib
 import hashlib
 import json
+import re
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -103,17 +106,82 @@ def translations(po_path: Path) -> dict[str, str]:
     return {e.msgctxt: e.msgstr for e in po if e.msgstr and not e.obsolete and "fuzzy" not in e.flags}
 
 
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0][:70] if text.strip() else ""
+
+
+class TranslationMissing(ValueError):
+    """A Korean notebook was asked for while some of its markdown cells lack a current translation."""
+
+
+@dataclass(frozen=True)
+class CatalogStatus:
+    """What a Korean notebook's catalog lacks: ``missing`` cells have no translation at all, ``stale`` ones have a
+    translation made from an older English text (the cell's id is in the catalog with another hash, or its entry is
+    flagged fuzzy), each with the entry that holds the old English."""
+    notebook: str
+    catalog: str
+    missing: tuple[SourceCell, ...]
+    stale: tuple[tuple[SourceCell, polib.POEntry], ...]
+
+    @property
+    def ok(self) -> bool:
+        return not self.missing and not self.stale
+
+    def report(self) -> str:
+        """The problems in words: the notebook, each cell's id and first line, and for a stale cell the English
+        diff (the text the translation was made from against the English today). Empty when all is current."""
+        lines = []
+        if self.missing:
+            lines.append(f"{self.notebook}: {len(self.missing)} markdown cell(s) have no Korean translation in "
+                         f"{self.catalog} (run `make translations`, then fill their msgstr):")
+            lines += [f"  cell {c.cell_id}: {_first_line(c.text)}" for c in self.missing]
+        if self.stale:
+            lines.append(f"{self.notebook}: {len(self.stale)} markdown cell(s) changed in English after their "
+                         f"translation in {self.catalog} (update the msgstr to the new English, then clear the "
+                         f"fuzzy flag and the old entry, or run `make translations` first):")
+            for cell, entry in self.stale:
+                lines.append(f"  cell {cell.cell_id}: {_first_line(cell.text)}")
+                diff = difflib.unified_diff(entry.msgid.splitlines(), cell.text.splitlines(),
+                                            "translated English", "English today", lineterm="", n=1)
+                lines += [f"    {d}" for d in diff]
+        return "\n".join(lines)
+
+
+def catalog_status(ipynb: Path, po_path: Path | None = None) -> CatalogStatus:
+    """Which markdown cells of the English notebook ``ipynb`` lack a current translation in its catalog."""
+    ipynb = Path(ipynb)
+    po_path = Path(po_path or catalog_path(ipynb))
+    entries = [e for e in polib.pofile(str(po_path), wrapwidth=0) if not e.obsolete] if po_path.exists() else []
+    by_key = {e.msgctxt: e for e in entries}
+    missing, stale = [], []
+    for cell in source_cells(ipynb):
+        entry = by_key.get(cell.key)
+        if entry is not None and entry.msgstr and "fuzzy" not in entry.flags:
+            continue
+        older = [e for e in entries if e.msgstr and e.msgctxt.split()[0] == cell.cell_id
+                 and (e.msgctxt != cell.key or "fuzzy" in e.flags)]
+        if older:
+            stale.append((cell, older[0]))
+        else:
+            missing.append(cell)
+    return CatalogStatus(ipynb.name, str(po_path), tuple(missing), tuple(stale))
+
+
 def korean_notebook(ipynb: Path, po_path: Path | None = None, allow_missing: bool = False) -> nbformat.NotebookNode:
     """The Korean edition of a stored English notebook, not executed: every markdown cell replaced by its
     translation, every code cell the English one with its outputs cleared, cell ids kept.
 
-    Raises ValueError naming the cells (id and first line) that have no current translation, unless
-    ``allow_missing`` (then they stay English: for a translator's partial build only).
+    Raises TranslationMissing naming the cells (id and first line) that have no current translation, with the
+    English diff of the stale ones (:meth:`CatalogStatus.report`), unless ``allow_missing`` (then they stay English:
+    for a translator's partial build only).
     """
     ipynb = Path(ipynb)
     catalog = translations(Path(po_path or catalog_path(ipynb)))
     nb = nbformat.read(str(ipynb), as_version=4)
-    missing = []
+    status = catalog_status(ipynb, po_path)
+    if not status.ok and not allow_missing:
+        raise TranslationMissing(status.report())
     for cell in nb.cells:
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
@@ -123,18 +191,53 @@ def korean_notebook(ipynb: Path, po_path: Path | None = None, allow_missing: boo
         source = SourceCell(cell.id, cell.source)
         if source.key in catalog:
             cell.source = catalog[source.key]
-        else:
-            missing.append(f"{cell.id} ({cell.source.splitlines()[0][:60] if cell.source else ''})")
-    if missing and not allow_missing:
-        raise ValueError(f"{ipynb.name}: expected a current translation of every markdown cell, "
-                         f"{len(missing)} have none: " + "; ".join(missing))
     nb.metadata.setdefault("vrs_edu", {})["language"] = LANGUAGE
     return nb
 
 
+# A markdown link's target: ``[text](target)``. The Korean keeps every target of the English cell (glossary and
+# citation links, notebook links, URLs); only the text between the brackets is translated.
+LINK_TARGET = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def sync_problems(english: Path, korean: Path, po_path: Path | None = None) -> list[str]:
+    """How the stored Korean notebook ``korean`` differs from what the English notebook and its catalog give: the
+    same cells (ids, types, order), every code cell's source the English one character for character, every
+    markdown cell its catalog's current ``msgstr`` with the English cell's metadata (a collapsed heading stays
+    collapsed), and the same link targets as the English cell. Empty when they agree."""
+    english, korean = Path(english), Path(korean)
+    en, ko = nbformat.read(str(english), as_version=4), nbformat.read(str(korean), as_version=4)
+    catalog = translations(Path(po_path or catalog_path(english)))
+    en_cells = [(c.get("id"), c.cell_type) for c in en.cells]
+    ko_cells = [(c.get("id"), c.cell_type) for c in ko.cells]
+    if en_cells != ko_cells:
+        at = next((i for i, (a, b) in enumerate(zip(en_cells, ko_cells)) if a != b), min(len(en_cells), len(ko_cells)))
+        return [f"{korean.name}: its cells are not the English ones ({len(ko_cells)} cells, the English "
+                f"{len(en_cells)}; first difference at cell {at}: Korean {ko_cells[at:at + 1]}, English "
+                f"{en_cells[at:at + 1]}); rebuild it with `make notebook-ko NB=notebooks/{english.name}`"]
+    problems = []
+    for i, (e, k) in enumerate(zip(en.cells, ko.cells)):
+        where = f"{korean.name} cell {i} ({e.get('id')}: {_first_line(e.source)})"
+        if e.cell_type != "markdown":
+            if k.source != e.source:
+                problems.append(f"{where}: the code differs from the English")
+            continue
+        expected = catalog.get(SourceCell(e.id, e.source).key)
+        if expected is None:
+            problems.append(f"{where}: no current translation in the catalog")
+        elif k.source != expected:
+            problems.append(f"{where}: not its catalog's translation (rebuild the notebook)")
+        if dict(k.metadata) != dict(e.metadata):
+            problems.append(f"{where}: metadata {dict(k.metadata)}, the English {dict(e.metadata)}")
+        if sorted(LINK_TARGET.findall(k.source)) != sorted(LINK_TARGET.findall(e.source)):
+            problems.append(f"{where}: link targets {sorted(LINK_TARGET.findall(k.source))}, the English "
+                            f"{sorted(LINK_TARGET.findall(e.source))}")
+    return problems
+
+
 def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False) -> Path:
     """Write ``notebooks/ko/NN_slug.ipynb``: the Korean notebook, executed in ``notebooks/ko/`` (whose marker file
-    makes the code cells speak Korean, :func:`vrs_edu.course.language.current_language`) unless ``execute`` is
+    makes the code cells speak Korean, :func:`vrs_edu.i18n.language.current_language`) unless ``execute`` is
     False. Returns its path."""
     ipynb = Path(ipynb)
     nb = korean_notebook(ipynb, allow_missing=allow_missing)
@@ -147,11 +250,14 @@ def build_korean(ipynb: Path, execute: bool = True, allow_missing: bool = False)
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m vrs_edu.course.translation update`` refreshes every catalog; ``… build NB.ipynb …`` writes and
-    executes the Korean notebooks (``--partial``: untranslated cells stay English)."""
+    """``python -m vrs_edu.course.translation update`` refreshes every catalog; ``… check [NB.ipynb …]`` lists the
+    cells without a current translation (exit status 1 if any); ``… build NB.ipynb …`` writes and executes the
+    Korean notebooks (``--partial``: untranslated cells stay English)."""
     ap = argparse.ArgumentParser(prog="python -m vrs_edu.course.translation", description=main.__doc__)
     sub = ap.add_subparsers(dest="command", required=True)
     sub.add_parser("update", help="add new English cells to the catalogs, flag changed ones fuzzy")
+    check = sub.add_parser("check", help="list the cells without a current translation (all notebooks by default)")
+    check.add_argument("notebooks", nargs="*", type=Path, help="English notebooks, notebooks/NN_slug.ipynb")
     build = sub.add_parser("build", help="write and execute notebooks/ko/NN_slug.ipynb")
     build.add_argument("notebooks", nargs="+", type=Path, help="English notebooks, notebooks/NN_slug.ipynb")
     build.add_argument("--partial", action="store_true", help="keep untranslated cells in English")
@@ -164,9 +270,21 @@ def main(argv: list[str] | None = None) -> int:
             untranslated = sum(1 for e in po if not e.obsolete and not e.msgstr)
             print(f"{catalog_path(ipynb).relative_to(root.parent)}: {len(po)} entries, {untranslated} untranslated")
         return 0
+    if args.command == "check":
+        notebooks = [n.with_suffix(".ipynb") for n in args.notebooks] or sorted(root.glob("[0-9][0-9]*_*.ipynb"))
+        reports = [catalog_status(n).report() for n in notebooks]
+        for report in filter(None, reports):
+            print(report, file=sys.stderr)
+        print(f"{sum(not r for r in reports)} of {len(reports)} notebooks fully translated")
+        return 1 if any(reports) else 0
     for ipynb in args.notebooks:
         ipynb = ipynb.with_suffix(".ipynb")
-        out = build_korean(ipynb, execute=not args.no_execute, allow_missing=args.partial)
+        try:
+            out = build_korean(ipynb, execute=not args.no_execute, allow_missing=args.partial)
+        except TranslationMissing as e:      # a missing or stale translation: the cells, not a traceback
+            print(f"error: {e}\n(make notebook-ko … PARTIAL=1 builds with the untranslated cells in English)",
+                  file=sys.stderr)
+            return 1
         print(f"wrote {out}", flush=True)
     return 0
 

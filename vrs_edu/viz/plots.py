@@ -8,15 +8,26 @@ a figure is readable is the size of its smallest text at the figure's own size: 
 shrinks a figure by at most 10 % (tests/test_browser_layout.py measures that; tests/test_figure_style.py checks the
 text of every figure function against :data:`MIN_FONT_PT`). :func:`apply_course_style` sets it once, for every
 chapter (``setup_notebook`` calls it); the plotting functions never pass a smaller ``fontsize``.
+
+In the Korean edition (:func:`vrs_edu.i18n.language.current_language`) it also makes Hangul drawable: matplotlib's
+default DejaVu Sans has no Hangul, so a Korean title would be a row of empty boxes. DejaVu Sans stays the first font
+(Latin letters, digits and symbols look as in the English figures) and NanumGothic, shipped by the PyPI package
+``koreanize-matplotlib``, is matplotlib's fallback for the glyphs DejaVu lacks.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
+from functools import cache
+from pathlib import Path
 
 import matplotlib.pyplot as plt
 import seaborn as sns
 from matplotlib.text import Text
+from matplotlib import font_manager
 from matplotlib.ticker import FixedLocator, NullLocator, StrMethodFormatter
+
+from vrs_edu.i18n.language import resolve_language
 
 MIN_FONT_PT = 12.0       # the smallest text a course figure may carry, in points
 FIGURE_DPI = 80          # dots per inch of the figures the notebooks store (a 12-inch figure: 960 px)
@@ -27,10 +38,38 @@ COURSE_RC = {
 }
 
 
-def apply_course_style() -> None:
+KOREAN_FONT = "NanumGothic"
+KOREAN_FONT_FAMILY = ["DejaVu Sans", KOREAN_FONT]     # DejaVu first: the English figures' glyphs; Hangul falls back
+
+
+def korean_font_file() -> Path:
+    """NanumGothic.ttf from the installed ``koreanize-matplotlib`` package, found without importing it (its import
+    would set matplotlib's font for every figure, the English ones too). Raises FileNotFoundError saying how to
+    install it."""
+    spec = importlib.util.find_spec("koreanize_matplotlib")
+    path = Path(spec.submodule_search_locations[0]) / "fonts" / "NanumGothic.ttf" if spec else None
+    if path is None or not path.is_file():
+        raise FileNotFoundError("the Korean edition's figure font NanumGothic comes with the PyPI package "
+                                "koreanize-matplotlib: run `make setup` (or pip install koreanize-matplotlib)")
+    return path
+
+
+@cache
+def register_korean_font() -> str:
+    """Add NanumGothic to matplotlib's font list (once per process); returns its family name."""
+    font_manager.fontManager.addfont(str(korean_font_file()))
+    return KOREAN_FONT
+
+
+def apply_course_style(lang: str | None = None) -> None:
     """seaborn's ``whitegrid`` look with every text at :data:`MIN_FONT_PT` points or more (seaborn's ``notebook``
-    context sets ticks and legends at 11 pt; the sizes and dots per inch are :data:`COURSE_RC`)."""
+    context sets ticks and legends at 11 pt; the sizes and dots per inch are :data:`COURSE_RC`). In the Korean
+    edition (``lang``, default: the running notebook's) the fonts are :data:`KOREAN_FONT_FAMILY`, so that Hangul is
+    drawn; the English figures keep matplotlib's default font."""
     sns.set_theme(context="notebook", style="whitegrid", rc=COURSE_RC)
+    if resolve_language(lang) == "ko":
+        register_korean_font()
+        plt.rcParams["font.family"] = KOREAN_FONT_FAMILY
 
 
 def _texts(fig):

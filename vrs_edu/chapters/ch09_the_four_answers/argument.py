@@ -1,6 +1,7 @@
 """Chapter 09 as an argument: for each of the article's four questions, the strongest number that speaks *for* its
 conclusion ("QK decides where to look, V is what is moved: attention seen through QK alone is only half") and the
 strongest that speaks *against* it, each with the model, corpus and regime it holds in, said in plain sentences.
+Question 1 asks *how much*, so it also gets its own measure: what the deep layers' fresh pattern is worth.
 
 A number is an :class:`Evidence`: a loss change in nats with its 95 % interval, the verdict of its declared test
 (None for a description) and which way it must point to speak for the conclusion (``favours``). Its side is read from
@@ -30,9 +31,11 @@ class Evidence:
     ``subject`` and the verb phrases ``pos`` / ``neg`` (for a positive / negative mean, with ``{amount}`` where the
     size goes) say what was measured; ``verdict`` is its declared test's verdict (None: a description, no test) and
     ``claim`` that test's claim in words. ``favours``: which number speaks *for* the conclusion, ``"positive"`` (a
-    mean above 0), ``"negative"`` (below 0) or ``"cheap"`` (a cost below ``margin``). ``meaning`` holds, per side,
-    why a number on that side counts for or against (no numbers in it); ``point`` the side's gist in a few words,
-    for the one-line answer. ``model``, ``corpus``, ``regime``: where the number holds; ``where`` a short form."""
+    mean above 0), ``"negative"`` (below 0) or ``"cheap"`` (a cost below ``margin``); ``"measure"`` for a number that
+    takes no side but answers the question's "how much" (question 1: what the fresh pattern is worth). ``meaning``
+    holds, per side, why a number on that side counts for or against (no numbers in it; a measure's keys are
+    ``"needed"`` and ``"spare"``: a cost above or below ``margin``); ``point`` the side's gist in a few words, for
+    the one-line answer. ``model``, ``corpus``, ``regime``: where the number holds; ``where`` a short form."""
 
     question: int
     label: str
@@ -58,7 +61,10 @@ class Evidence:
 
 def side(e: Evidence) -> str:
     """``"for"`` or ``"against"`` the conclusion, from the number: its sign against ``favours`` ("cheap": the mean
-    below ``margin``); a *negligible* verdict on a sign claim counts against (the effect is too small to matter)."""
+    below ``margin``); a *negligible* verdict on a sign claim counts against (the effect is too small to matter).
+    A measure (``favours == "measure"``) takes no side: ``"measure"``."""
+    if e.favours == "measure":
+        return "measure"
     if e.favours == "cheap":
         return "for" if e.mean < e.margin else "against"
     if e.verdict == "negligible":
@@ -76,20 +82,21 @@ def firm(e: Evidence) -> bool:
         return True
     if e.verdict is not None:
         return False
-    line = e.margin if e.favours == "cheap" else 0.0
+    line = e.margin if e.favours in ("cheap", "measure") else 0.0
     return e.hi < line or e.lo > line
 
 
 def strongest(candidates: list[Evidence], which: str) -> Evidence | None:
-    """The strongest number on side ``which`` ("for" / "against"): a firm one before the others, then a decided
+    """The strongest number on side ``which`` ("for", "against" or "measure"): a firm one before the others, then a decided
     verdict before an undecided one, then the largest size; None when no candidate is on that side."""
     on_side = [e for e in candidates if side(e) == which]
     return max(on_side, key=lambda e: (firm(e), e.verdict in DECIDED, abs(e.mean)), default=None)
 
 
 def amount(x: float, unit: str = "nats", small: float = SMALL, large: float = LARGE) -> str:
-    """The size of a change in words: ``only 0.016 nats`` (below ``small``), ``0.58 nats``, ``as much as 5.93
-    nats`` (``large`` or more); two significant decimals below 0.1, three below that only when needed."""
+    """The size of a change in words: ``only 0.016 nats`` (below ``small``; ``small=0`` never says "only", for a
+    gain that the sentence does not belittle), ``0.58 nats``, ``as much as 5.93 nats`` (``large`` or more); two
+    decimals from 0.1 on, three below."""
     a = abs(x)
     num = f"{a:.3f}" if a < 0.1 else f"{a:.2f}"
     text = f"{num} {unit}".strip()
@@ -125,17 +132,27 @@ def evidence_sentence(e: Evidence) -> str:
     size), its interval and its verdict; then, when the number decides its side (:func:`firm`), why it counts for
     or against (its side's ``meaning``): an undecided number is not read as the reason it would give."""
     d = 3 if max(abs(e.lo), abs(e.hi)) < 1 else 2       # one precision for both ends
-    verb = (e.pos if e.mean >= 0 else e.neg).format(amount=amount(e.mean, e.unit, margin_or(e), LARGE))
+    verb = (e.pos if e.mean >= 0 else e.neg).format(amount=amount(e.mean, e.unit, small_for(e), LARGE))
     head = (f"In {e.model} ({e.corpus}; {e.regime}), {e.subject} {verb} "
             f"(95 % interval {_num(e.lo, d)} to {_num(e.hi, d)} {e.unit}): "
             f"{verdict_clause(e.verdict, e.claim, e.margin if e.verdict == 'negligible' else None)}.")
-    why = e.meaning.get(side(e), "") if firm(e) else ""
+    why = e.meaning.get(_reading(e), "") if firm(e) else ""
     return head + (f" {why}" if why else "")
 
 
-def margin_or(e: Evidence) -> float:
-    """The size below which a change reads as small: the test's margin for a tolerance, else the course's 0.05."""
-    return e.margin if e.favours == "cheap" else SMALL
+def _reading(e: Evidence) -> str:
+    """Which of ``meaning``'s texts a number gives: its side, or for a measure whether the cost is above its margin."""
+    if side(e) == "measure":
+        return "needed" if e.mean >= e.margin else "spare"
+    return side(e)
+
+
+def small_for(e: Evidence) -> float:
+    """The size below which a change is said with "only": a cost, compared with the test's tolerance (a cost read as
+    cheap, or a measure) or the course's 0.05; never a gain (a loss lowered), which "only" would belittle."""
+    if e.mean < 0:
+        return 0.0
+    return e.margin if e.favours in ("cheap", "measure") else SMALL
 
 
 ANSWER_WORDS = {(True, True): "Partly", (True, False): "Yes", (False, True): "No", (False, False): "Not decided"}
@@ -145,10 +162,23 @@ ANSWER_WORDS_Q1 = {**ANSWER_WORDS, (True, True): "Yes, both halves count"}
 ANSWER_WORDS_Q3 = {**ANSWER_WORDS, (True, False): "Yes, it can be designed (not every design tried does it)"}
 
 
-def answer_line(n: int, pro: Evidence | None, con: Evidence | None) -> str:
-    """Question ``n``'s answer in one line: a word from which sides are firm (Yes, No, Partly, Not decided;
-    question 1's "both halves count" when both are, since its conclusion *is* that both halves matter), then each
-    side's gist with where it holds, or that the side's strongest number is not told apart from noise."""
+def measure_words(m: Evidence | None) -> tuple[str, str]:
+    """Question 1's "how much" from its measure: ``("A lot", "the deep layers need their fresh pattern (stand-in
+    patterns cost 1.24 nats; where)")`` for a firm cost above the margin, ``("Little", …)`` for a firm one below,
+    ``("Not decided", …)`` otherwise; ``("", "")`` without a measure."""
+    if m is None:
+        return "", ""
+    if not firm(m):
+        return "Not decided", f"what the fresh pattern is worth is not told apart from noise ({m.where})"
+    reading = _reading(m)
+    cost = f"{m.point['cost']} {amount(m.mean, m.unit, 0.0)}; {m.where}"
+    return ("A lot" if reading == "needed" else "Little"), f"{m.point[reading]} ({cost})"
+
+
+def answer_line(n: int, pro: Evidence | None, con: Evidence | None, measure: Evidence | None = None) -> str:
+    """Question ``n``'s answer in one line: a word from which sides are firm (Yes, No, Partly, Not decided), then
+    each side's gist with where it holds, or that the side's strongest number is not told apart from noise.
+    With a ``measure`` (question 1 asks *how much*), its size comes first ("A lot: …") and the sides follow."""
     words = {1: ANSWER_WORDS_Q1, 3: ANSWER_WORDS_Q3}.get(n, ANSWER_WORDS)[(pro is not None and firm(pro),
                                                             con is not None and firm(con))]
 
@@ -159,22 +189,28 @@ def answer_line(n: int, pro: Evidence | None, con: Evidence | None) -> str:
             return f"the strongest number {which} it is not told apart from noise ({e.where})"
         return f"{e.point[which]} ({e.where})"
 
+    how_much, measured = measure_words(measure)
+    if how_much:
+        v_too = ", and what they move counts more" if pro is not None and firm(pro) and side(pro) == "for" else ""
+        return f"{how_much}{v_too}: {measured}; {part(pro, 'for')}; {part(con, 'against')}."
     return f"{words}: {part(pro, 'for')}; {part(con, 'against')}."
 
 
 def argument_rows(candidates: dict[int, list[Evidence]]) -> list[dict]:
-    """``[{"n", "for", "against", "answer"}]`` for questions 1-4: each side's strongest number
-    (:func:`strongest`) and the one-line answer."""
+    """``[{"n", "for", "against", "measure", "answer"}]`` for questions 1-4: each side's strongest number
+    (:func:`strongest`), the question's own measure if it has one (question 1), and the one-line answer."""
     out = []
     for n in (1, 2, 3, 4):
-        pro, con = strongest(candidates.get(n, []), "for"), strongest(candidates.get(n, []), "against")
-        out.append({"n": n, "for": pro, "against": con, "answer": answer_line(n, pro, con)})
+        pro, con, measure = (strongest(candidates.get(n, []), w) for w in ("for", "against", "measure"))
+        out.append({"n": n, "for": pro, "against": con, "measure": measure,
+                    "answer": answer_line(n, pro, con, measure)})
     return out
 
 
 def side_sentences(row: dict) -> list[str]:
-    """A question's two sides as Markdown paragraphs: **For.** … and **Against.** …"""
-    out = []
+    """A question's measure, if it has one, as **How much.** …, then its two sides as Markdown paragraphs:
+    **For.** … and **Against.** …"""
+    out = [f"**How much.** {evidence_sentence(row['measure'])}"] if row.get("measure") else []
     for which in ("for", "against"):
         e = row[which]
         text = evidence_sentence(e) if e else f"Nothing the course measured speaks {which} the conclusion here."
@@ -195,13 +231,19 @@ def mhc_sentence(loss: Verdict | None, matched: Verdict | None, regime: dict | N
     verb = "lowers" if loss.mean < 0 else "raises"
     out = (f"A production design reads depth selectively too: mHC (manifold-constrained hyper-connections, four "
            f"residual streams mixed by a learned doubly-stochastic matrix, shipped in DeepSeek-V4) {verb} the toy's "
-           f"loss by {amount(loss.mean)} against the single residual stream ({where}; "
+           f"loss by {amount(loss.mean, small=small_gain(loss.mean))} against the single residual stream ({where}; "
            f"{verdict_clause(loss.verdict, 'mHC lowers the loss')})")
     if matched is not None:
         beats = "beats" if matched.mean < 0 else "does not beat"
-        out += (f", and it {beats} a control with as many parameters in its MLPs by {amount(matched.mean)} "
+        out += (f", and it {beats} a control with as many parameters in its MLPs by "
+                f"{amount(matched.mean, small=small_gain(matched.mean))} "
                 f"({matched.verdict})")
     return out + "."
+
+
+def small_gain(x: float) -> float:
+    """:func:`amount`'s ``small`` for a loss change: a gain (below 0) is never said with "only"."""
+    return 0.0 if x < 0 else SMALL
 
 
 # --- the candidates, from chapter 09's evidence -----------------------------------------------------------------
@@ -223,7 +265,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
     :func:`~vrs_edu.chapters.ch09_the_four_answers.answers.gather_evidence`): the toys' declared tests recomputed
     on the verdict corpus, chapter 02's swaps on the character model, the real decoder's stored verdicts and
     numbers. A number whose result is missing is left out."""
-    toy, dec, da = ev["toys"], ev.get("decoder") or {}, ev.get("decoder_answers")
+    toy, dec = ev["toys"], ev.get("decoder") or {}
     reg = ev.get("regimes", {})
     model = ev.get("decoder_model") or {}
     d_model = (f"the {model.get('n_layers', '?')}-layer decoder {str(model.get('name', 'SmolLM2')).split(' ')[0]}"
@@ -268,17 +310,20 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                              corpus=_corpus(ev.get("char_corpus")), regime="one trained model, validation batches",
                              where=f"the character-level toy on {_corpus(ev.get('char_corpus'))}", chapter="02",
                              meaning=q1_meaning, point=q1_point))
-    stand_in = {"for": "A stand-in pattern would do: the deep layers would not need their fresh QK pattern.",
-                "against": "The fresh pattern cannot be dropped: where a deep layer looks matters, so QK is a "
-                           "real half, not a spare one."}
-    stand_point = {"for": "a stand-in pattern does as well as the fresh one",
-                   "against": "the deep layers still need their fresh pattern"}
+    # What the fresh pattern is worth: question 1's "how much", not a side (needing the pattern and V mattering
+    # more are both what the conclusion says: QK is half, not nothing).
+    stand_in = {"spare": "A stand-in pattern would do: the deep layers hardly need their fresh QK pattern.",
+                "needed": "The fresh pattern cannot be dropped: where a deep layer looks matters, so QK is a "
+                          "real half, not a spare one."}
+    stand_point = {"spare": "the deep layers hardly need their fresh pattern",
+                   "needed": "the deep layers need their fresh pattern",
+                   "cost": "stand-in patterns cost"}
     for name, what in (("late_pattern_swap_within_tolerance", "another text's"),
                        ("late_previous_pattern_within_tolerance", "the previous layer's")):
         v = dec.get(name)
         if v is not None:
             c[1].append(Evidence(1, f"{dl}: {what} pattern", f"giving its whole last third {what} patterns",
-                                 "costs {amount}", "lowers the loss by {amount}", **_from(v), favours="cheap",
+                                 "costs {amount}", "lowers the loss by {amount}", **_from(v), favours="measure",
                                  model=d_model, corpus=d_corpus, regime="post hoc, ten layers swapped together",
                                  where=f"{d_model.split(' ')[-1]}, post hoc", chapter="08", meaning=stand_in,
                                  point=stand_point, claim="a stand-in pattern costs within 0.05 nats"))
@@ -377,7 +422,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
 def footing_sentence(rows: list[dict]) -> str:
     """What the figure's numbers rest on: how many are decided by their declared test, how many are undecided or
     out of regime, how many are descriptions (no test), and how many come from a real model measured post hoc."""
-    es = [r[w] for r in rows for w in ("for", "against") if r[w] is not None]
+    es = [r[w] for r in rows for w in ("measure", "for", "against") if r.get(w) is not None]
     decided = sum(e.verdict in DECIDED for e in es)
     described = sum(e.verdict is None for e in es)
     post_hoc = sum("post hoc" in e.regime for e in es)
@@ -428,10 +473,12 @@ def closing(rows: list[dict]) -> str:
         return ("question " if len(ns) == 1 else "questions ") + " and ".join(map(str, ns))
 
     out = ["Does \"QK decides where to look, V is what is moved; QK alone sees only half\" hold?"]
-    if 1 in both:
-        both.remove(1)
-        out.append("In question 1 the two firm numbers agree with it: the deep layers need their fresh pattern, "
-                   "and losing what they move costs more than losing where they look.")
+    first = rows[0]
+    m = first.get("measure")
+    if 1 in only_for and m is not None and firm(m) and _reading(m) == "needed":
+        only_for.remove(1)
+        out.append("In question 1 both halves count, as it says: the deep layers need their fresh pattern, and "
+                   "losing what they move costs more still.")
     if only_for:
         out.append(f"It has firm support and no firm number against it in {qs(only_for)}.")
     if only_against:
