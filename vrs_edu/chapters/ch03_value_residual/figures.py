@@ -11,6 +11,7 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds
 from vrs_edu.chapters.ch03_value_residual.readout import lambda_readout, trained_lambdas
+from vrs_edu.i18n.language import in_language
 from vrs_edu.lab.analysis import band, t_test
 from vrs_edu.nn.model import TinyGPT
 from vrs_edu.viz.controls import change_from_default, label_style
@@ -34,36 +35,45 @@ def _title(name: str, part: dict) -> str:
 
 
 def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.0, lambda_2: float = 1.0,
-                  trained: dict | None = None):
+                  trained: dict | None = None, lang: str | None = None):
     """The widget's figure. Left: per-layer attention entropy at the chosen λ1, λ2 minus the trained setting's
     (the trained line is 0; the changes are small, a few hundredths of a nat, so absolute curves would sit on top
     of each other). Right: the (λ1, λ2) plane with the trained setting (grey) and this setting (red), each with
-    its loss. Returns ``(fig, readout, trained_readout)``."""
+    its loss. Returns ``(fig, readout, trained_readout)``. ``lang``: the labels' language (None: the running
+    edition)."""
+    def t(en: str, ko: str) -> str:
+        return in_language(en, ko, lang)
     batches = list(batches)
     t1, t2 = trained_lambdas(model)
     trained = trained or lambda_readout(model, batches, t1, t2)
     now = lambda_readout(model, batches, lambda_1, lambda_2)
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10.5, 3.6), gridspec_kw={"width_ratios": [1.6, 1]})
     layers = range(model.cfg.n_layers)
-    ax.plot(layers, [0.0] * len(layers), marker="o", color="gray", label=f"as trained (loss {trained['loss']:.3f})")
+    ax.plot(layers, [0.0] * len(layers), marker="o", color="gray",
+            label=t(f"as trained (loss {trained['loss']:.3f})", f"학습된 설정 (손실 {trained['loss']:.3f})"))
     ax.plot(layers, [a - b for a, b in zip(now["entropy"], trained["entropy"])], marker="o", color="C0",
-            label=f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})")
-    ax.set_xlabel("layer")
-    ax.set_ylabel("Δ attention entropy (nats)")
+            label=t(f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})",
+                    f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (손실 {now['loss']:.3f})"))
+    ax.set_xlabel(t("layer", "층"))
+    ax.set_ylabel(t("Δ attention entropy (nats)", "Δ 어텐션 엔트로피 (nats)"))
     # a fixed range, widened only when a change exceeds it: auto-scaling made ±0.007-nat changes fill the panel
     largest = max(abs(a - b) for a, b in zip(now["entropy"], trained["entropy"]))
     span = max(ENTROPY_SPAN, 1.1 * largest)
     ax.set_ylim(-span, span)
-    ax.set_title(f"entropy per layer − the trained setting's (largest change {largest:.3f} nats)")
+    ax.set_title(t(f"entropy per layer − the trained setting's (largest change {largest:.3f} nats)",
+                   f"층별 엔트로피 − 학습된 설정의 값 (최대 변화 {largest:.3f} nats)"))
     ax.legend()
-    ax2.scatter([t1], [t2], s=90, color="0.5", zorder=3, label=f"trained: {trained['loss']:.3f}")
-    ax2.scatter([lambda_1], [lambda_2], s=60, color="red", zorder=4, label=f"this setting: {now['loss']:.3f}")
+    ax2.scatter([t1], [t2], s=90, color="0.5", zorder=3,
+                label=t(f"trained: {trained['loss']:.3f}", f"학습된 설정: {trained['loss']:.3f}"))
+    ax2.scatter([lambda_1], [lambda_2], s=60, color="red", zorder=4,
+                label=t(f"this setting: {now['loss']:.3f}", f"이 설정: {now['loss']:.3f}"))
     ax2.set_xlim(-0.05, 1.55)
     ax2.set_ylim(-0.05, 1.55)
-    ax2.set_xlabel("λ1 (weight on V_1)")
-    ax2.set_ylabel("λ2 (weight on V_n)")
-    ax2.set_title(f"loss {now['loss']:.3f} nats ({now['loss'] - trained['loss']:+.3f} vs trained)")
-    ax2.legend(title="loss (nats)")
+    ax2.set_xlabel(t("λ1 (weight on V_1)", "λ1 (V_1의 가중치)"))
+    ax2.set_ylabel(t("λ2 (weight on V_n)", "λ2 (V_n의 가중치)"))
+    ax2.set_title(t(f"loss {now['loss']:.3f} nats ({now['loss'] - trained['loss']:+.3f} vs trained)",
+                    f"손실 {now['loss']:.3f} nats (학습된 설정 대비 {now['loss'] - trained['loss']:+.3f})"))
+    ax2.legend(title=t("loss (nats)", "손실 (nats)"))
     fig.tight_layout()
     return fig, now, trained
 
@@ -86,7 +96,8 @@ def lambda_widget(model: TinyGPT, batches, lambda_1: float = DEFAULT_LAMBDAS[0],
     def show(lambda_1=lambda_1, lambda_2=lambda_2):
         fig, now, _ = lambda_figure(model, batches, lambda_1, lambda_2, trained)
         plt.show()
-        say(f"loss {change_from_default(now['loss'], trained['loss'], '.3f', ' nats')}; entropy per layer: "
+        say(in_language("loss ", "손실 ") + change_from_default(now['loss'], trained['loss'], '.3f', ' nats')
+            + in_language("; entropy per layer: ", "; 층별 엔트로피: ")
             + " ".join(f"{e:.2f}" for e in now["entropy"]))
         return now
 
@@ -111,13 +122,15 @@ def _parts(result: dict, parts) -> tuple[str, ...]:
     return tuple(parts) if parts is not None else tuple(p for p in ("corpus", "recall") if p in result)
 
 
-def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = ""):
+def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = "", lang: str | None = None):
     """Chapter 03's first figure: each variant's final validation loss − the baseline's (nats, paired by seed), its
     mean and 95 % interval, one row per variant in its colour; below 0 = a lower loss. ``rows``: dicts with
     ``name``, ``mean``, ``ci`` ((low, high)) and, optionally, ``margin``: the declared smallest effect of the row's
     test (nats), drawn as a grey band ±margin behind the row, inside which a whole interval reads *negligible*.
     ``paper``: a published gain (nats) drawn as a dotted line, kept inside the axes. Raises ValueError on an empty
-    list."""
+    list. ``lang``: the labels' language (None: the running edition)."""
+    def t(en: str, ko: str) -> str:
+        return in_language(en, ko, lang)
     if not rows:
         raise ValueError("rows: expected at least one {'name', 'mean', 'ci'} row, got none")
     fig, ax = plt.subplots(figsize=(8.0, 0.5 * len(rows) + 1.8))
@@ -126,14 +139,16 @@ def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = "
         m = r.get("margin")
         if m:
             ax.fill_betweenx([y - 0.3, y + 0.3], -abs(m), abs(m), color="0.88", zorder=0,
-                             label=None if banded else "± its declared smallest effect (inside: negligible)")
+                             label=None if banded else t("± its declared smallest effect (inside: negligible)",
+                                                       "± 선언된 관심 최소 효과 (안쪽: 무시할 만함)"))
             banded = True
         lo, hi = r["ci"]
         ax.errorbar(r["mean"], y, xerr=[[r["mean"] - lo], [hi - r["mean"]]], fmt="o", ms=7, capsize=4,
                     color=COLORS.get(r["name"], "C7"))
-    ax.axvline(0.0, color="black", lw=1, label="the baseline (0)")
+    ax.axvline(0.0, color="black", lw=1, label=t("the baseline (0)", "기준선 (0)"))
     if paper is not None:
-        ax.axvline(paper, color="C3", lw=1.2, ls=":", label=f"paper (82 M): {paper:+.3f}")
+        ax.axvline(paper, color="C3", lw=1.2, ls=":",
+                   label=t(f"paper (82 M): {paper:+.3f}", f"논문 (82 M): {paper:+.3f}"))
     bands = [abs(r["margin"]) for r in rows if r.get("margin")]
     lo = min([r["ci"][0] for r in rows] + [0.0] + ([paper] if paper is not None else []) + [-b for b in bands])
     hi = max([r["ci"][1] for r in rows] + [0.0] + ([paper] if paper is not None else []) + bands)
@@ -141,7 +156,8 @@ def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = "
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_yticks(range(len(rows)), [r["name"] for r in rows])
     ax.set_ylim(len(rows) - 0.5, -1.4)          # the first row on top, a free band above it for the legend
-    ax.set(xlabel="final validation loss − the baseline's (nats; < 0: better)", title=title)
+    ax.set(xlabel=t("final validation loss − the baseline's (nats; < 0: better)",
+                    "최종 검증 손실 − 기준선의 값 (nats; < 0: 더 좋음)"), title=title)
     ax.legend(loc="upper center", ncol=2)
     fig.tight_layout()
     return fig
@@ -201,15 +217,19 @@ def plot_paired_curves(result: dict, variants=None, parts=None):
     return fig
 
 
+METRIC_LABELS_KO = {"entropy": "어텐션 엔트로피 (nats)", "sink_mass": "위치 0에 가는 어텐션",
+                    "sink_value_norm": "‖v₀‖ / 평균 ‖v‖ (배수구 < 1)", "oversmoothing": "평균 코사인 유사도"}
 METRIC_LABELS = {"entropy": "attention entropy (nats)", "sink_mass": "attention on position 0",
                  "sink_value_norm": "‖v₀‖ / mean ‖v‖ (drain < 1)", "oversmoothing": "mean cosine similarity"}
 
 
 def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: str = "",
-                       entropy_reference: float | None = None):
+                       entropy_reference: float | None = None, lang: str | None = None):
     """Per-layer metrics (entropy, sink mass, sink value norm, over-smoothing), mean ± sd across seeds. With
     ``entropy_reference`` (e.g. :func:`vrs_edu.lab.metrics.uniform_causal_entropy` at the runs' T), the entropy
-    panel draws it as a dashed line: below it = concentrated attention."""
+    panel draws it as a dashed line: below it = concentrated attention. ``lang``: the labels' language."""
+    def t(en: str, ko: str) -> str:
+        return in_language(en, ko, lang)
     fig, axes = plt.subplots(2, 2, figsize=(10, 5.6))      # 2 × 2, not 1 × 4: the page is 12 inches wide at most
     axes = list(axes.flat)
     for ax, (metric, label) in zip(axes, METRIC_LABELS.items()):
@@ -218,9 +238,9 @@ def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: st
             xs = range(len(m))
             ax.errorbar(xs, m, yerr=s, marker="o", ms=3, capsize=2, color=COLORS.get(v), label=v)
         if metric == "entropy" and entropy_reference is not None:
-            ax.axhline(entropy_reference, color="black", lw=0.8, ls="--", label="uniform causal")
-        ax.set_xlabel("layer" if metric != "oversmoothing" else "depth (0 = embedding)")
-        ax.set_title(label)
+            ax.axhline(entropy_reference, color="black", lw=0.8, ls="--", label=t("uniform causal", "균일 인과"))
+        ax.set_xlabel(t("layer", "층") if metric != "oversmoothing" else t("depth (0 = embedding)", "깊이 (0 = 임베딩)"))
+        ax.set_title(t(label, METRIC_LABELS_KO[metric]))
     handles, labels = axes[0].get_legend_handles_labels()
     # one legend under the panels: inside a panel it covered the entropy curves
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
@@ -230,9 +250,11 @@ def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: st
     return fig
 
 
-def plot_lambdas(part: dict, name: str = "learnable"):
+def plot_lambdas(part: dict, name: str = "learnable", lang: str | None = None):
     """Learned λ1 (on V_1) and λ2 (on V_n) per layer, one marker per seed, and their trajectories during training
-    (mean across seeds, one line per layer, darker = deeper)."""
+    (mean across seeds, one line per layer, darker = deeper). ``lang``: the labels' language."""
+    def t(en: str, ko: str) -> str:
+        return in_language(en, ko, lang)
     runs = part["runs"][name]
     keys = sorted({k for k in runs[0]["coefficients"] if k.endswith("value_residual.lambda_1")},
                   key=lambda k: int(k.split(".")[1]))
@@ -244,33 +266,35 @@ def plot_lambdas(part: dict, name: str = "learnable"):
             axes[0].plot(layers, ys, marker=marker, color=color, alpha=0.6, lw=0.8,
                          label=f"{'λ1 (V_1)' if lam == 'lambda_1' else 'λ2 (V_n)'}" if i == 0 else None)
     axes[0].axhline(0.5, color="gray", lw=0.8, ls=":")
-    axes[0].set_xlabel("layer")
-    axes[0].set_ylabel("learned value")
-    axes[0].set_title("final λ per layer (one line per seed)")
+    axes[0].set_xlabel(t("layer", "층"))
+    axes[0].set_ylabel(t("learned value", "학습된 값"))
+    axes[0].set_title(t("final λ per layer (one line per seed)", "층별 최종 λ (시드마다 선 하나)"))
     axes[0].legend()
     steps = runs[0]["history"]["eval_steps"]
     cmap = plt.get_cmap("viridis")
     for j, l in enumerate(layers):
         traj = band([r["history"]["coefficients"][f"blocks.{l}.value_residual.lambda_1"] for r in runs])[0]
-        axes[1].plot(steps, traj, color=cmap(j / max(1, len(layers) - 1)), label=f"layer {l}")
-    axes[1].set_xlabel("step")
-    axes[1].set_ylabel("λ1 (mean across seeds)")
-    axes[1].set_title("λ1 during training")
+        axes[1].plot(steps, traj, color=cmap(j / max(1, len(layers) - 1)), label=t(f"layer {l}", f"{l}층"))
+    axes[1].set_xlabel(t("step", "스텝"))
+    axes[1].set_ylabel(t("λ1 (mean across seeds)", "λ1 (시드 평균)"))
+    axes[1].set_title(t("λ1 during training", "학습 중의 λ1"))
     axes[1].legend(ncol=2)
     fig.tight_layout()
     return fig
 
 
-def plot_depth_sweep(part: dict):
+def plot_depth_sweep(part: dict, lang: str | None = None):
     """The depth sweep (``load_results("depth-sweep", corpus="kjv")["corpus"]``) against the number of layers, on a
     log₂ axis: (1) the value-residual gain, learnable − baseline final validation loss (nats), one dot per seed and
     the mean with its 95 % interval; (2) the baseline's attention entropy over layers ≥ 1 minus uniform causal
     attention's (below 0 = concentrated: ResFormer's premise); (3) the slope of the learned λ1 against layer. The
-    numbers: :mod:`vrs_edu.chapters.ch03_value_residual.depth_sweep`."""
+    numbers: :mod:`vrs_edu.chapters.ch03_value_residual.depth_sweep`. ``lang``: the labels' language."""
+    def t(en: str, ko: str) -> str:
+        return in_language(en, ko, lang)
     depths = ds.depths_in(part)
-    panels = (("gain: learnable − baseline (nats)", ds.gains(part)),
-              ("baseline entropy − uniform (nats)", ds.concentration(part)),
-              ("learned λ1: slope per layer", ds.lambda_slopes(part)))
+    panels = ((t("gain: learnable − baseline (nats)", "이득: learnable − 기준선 (nats)"), ds.gains(part)),
+              (t("baseline entropy − uniform (nats)", "기준선 엔트로피 − 균일 (nats)"), ds.concentration(part)),
+              (t("learned λ1: slope per layer", "학습된 λ1: 층당 기울기"), ds.lambda_slopes(part)))
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.8))
     for ax, (label, values) in zip(axes, panels):
         for L in depths:
@@ -279,11 +303,11 @@ def plot_depth_sweep(part: dict):
         means = [s["mean"] for s in stats]
         ax.errorbar(depths, means, yerr=[[m - s["ci"][0] for m, s in zip(means, stats)],
                                          [s["ci"][1] - m for m, s in zip(means, stats)]],
-                    marker="o", color="C1", capsize=3, label="mean, 95 % CI")
+                    marker="o", color="C1", capsize=3, label=t("mean, 95 % CI", "평균, 95 % 신뢰구간"))
         ax.axhline(0, color="black", lw=0.8, ls="--")
         ax.set_xscale("log", base=2)
         ax.set_xticks(depths, [str(L) for L in depths])
-        ax.set_xlabel("layers (width 64)")
+        ax.set_xlabel(t("layers (width 64)", "층 수 (폭 64)"))
         ax.set_title(label)
     axes[0].legend(loc="lower left")
     fig.tight_layout()

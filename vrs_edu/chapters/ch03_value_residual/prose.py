@@ -11,6 +11,8 @@ worded as reproduced or contradicted.
 """
 from __future__ import annotations
 
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.results import interval
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_parts
 
@@ -28,11 +30,16 @@ def _side(ci: tuple[float, float]) -> str:
     return "below 0" if hi < 0 else "above 0" if lo > 0 else "on both sides of 0"
 
 
-def decided_words(verdict) -> str:
+def decided_words(verdict, lang: str | None = None) -> str:
     """What a verdict means in a learner's words (the verdicts themselves: "How sure are we?"). ``verdict``: a
     judged test (:class:`~vrs_edu.lab.results.Verdict`, whose would-be verdict and declared smallest effect the
     words then name) or a bare verdict word (:func:`vrs_edu.lab.verdict_words.plain_verdict`)."""
-    return plain_verdict(verdict)
+    return plain_verdict(verdict, lang=lang)
+
+
+def _side_ko(ci: tuple[float, float]) -> str:
+    lo, hi = ci
+    return "0보다 아래에 있습니다" if hi < 0 else "0보다 위에 있습니다" if lo > 0 else "0의 양쪽에 걸쳐 있습니다"
 
 
 def loss_change(mean: float, digits: int = 3) -> str:
@@ -43,9 +50,11 @@ def loss_change(mean: float, digits: int = 3) -> str:
 
 
 def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n: int,
-                    paper: float | None = None) -> str:
+                    paper: float | None = None, lang: str | None = None) -> str:
     """The chapter's first computed sentence: a variant's final-loss change against the strong baseline, its
     interval, whether it is decided, and where a published gain ``paper`` (negative, nats) lies against it."""
+    if resolve_language(lang) == "ko":
+        return _effect_sentence_ko(name, mean, ci, verdict, n, paper)
     out = (f"Against the strong baseline, {name} {loss_change(mean)} on average over {n} paired seeds; "
            f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, so the change is "
            f"{decided_words(verdict)}.")
@@ -61,11 +70,34 @@ def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n:
     return out
 
 
-def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: float) -> str:
+def _effect_sentence_ko(name: str, mean: float, ci: tuple[float, float], verdict, n: int,
+                        paper: float | None) -> str:
+    if abs(mean) < SAME_NATS:
+        change = "최종 손실을 바꾸지 않습니다(0.001 nats까지)"
+    else:
+        change = f"최종 손실을 **{abs(mean):.3f}** nats {'낮춥니다' if mean < 0 else '높입니다'}"
+    out = (f"강한 기준선에 비해 {name} 변형은 짝지은 시드 {n}개 평균으로 {change}. 짝지은 시드 {n}개가 허용하는 "
+           f"범위 {attach(_bracket(ci), '은/는')} {_side_ko(ci)}. 판정: {decided_words(verdict, 'ko')}.")
+    if paper is not None:
+        lo, hi = ci
+        if lo > paper:
+            out += (f" 논문의 {paper:+.3f} nats만큼 큰 이득은 그 범위 아래에 있으므로, 이 말뭉치의 이 모델에서는 "
+                    "배제됩니다.")
+        elif hi < paper:
+            out += f" 범위 전체에서 이득이 논문의 {paper:+.3f} nats보다 큽니다."
+        else:
+            out += f" 논문의 {paper:+.3f} nats는 그 범위 안에 있으므로 배제되지 않습니다."
+    return out
+
+
+def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: float,
+                    lang: str | None = None) -> str:
     """The lesson on baselines: ResFormer's gain against the weak baseline (``weak``: resformer_raw − baseline_raw)
     and the strong one (``strong``: resformer − baseline), their difference ``inflation`` (weak − strong, per seed
     mean; below 0 = the weak baseline makes the gain look larger), and ``strong_alone`` = baseline − baseline_raw
     (below 0 = the strong baseline is better by itself)."""
+    if resolve_language(lang) == "ko":
+        return _baseline_lesson_ko(weak, strong, inflation, strong_alone)
     if abs(inflation) < 0.001:
         compare = "the same to 0.001 nats: here the weak baseline does not inflate the gain"
     elif inflation < 0:
@@ -79,6 +111,20 @@ def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: 
     if strong_alone < 0 and abs(strong) >= SAME_NATS:
         out += f", {abs(strong_alone) / abs(strong):.0f} times the size of ResFormer's change"
     return out + "."
+
+
+def _baseline_lesson_ko(weak: float, strong: float, inflation: float, strong_alone: float) -> str:
+    if abs(inflation) < 0.001:
+        compare = "0.001 nats까지 같습니다. 여기서는 약한 기준선이 이득을 부풀리지 않습니다"
+    else:
+        compare = (f"약한 기준선에 대해 {abs(inflation):.3f} nats "
+                   f"{'더 크게 보입니다' if inflation < 0 else '더 작게 보입니다'}")
+    better = "낫습니다" if strong_alone < 0 else "나쁩니다"
+    out = (f"ResFormer의 손실 변화는 약한 기준선에 대해 {weak:+.3f} nats, 강한 기준선에 대해 {strong:+.3f} nats로, "
+           f"{compare}. 강한 기준선은 그 자체만으로 약한 기준선보다 **{abs(strong_alone):.3f}** nats {better}.")
+    if strong_alone < 0 and abs(strong) >= SAME_NATS:
+        out += f" ResFormer 변화 크기의 {abs(strong_alone) / abs(strong):.0f}배입니다."
+    return out
 
 
 def steps_sentence(mean: float, ci: tuple[float, float], verdict) -> str:
@@ -104,10 +150,12 @@ def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: i
             "that learned.")
 
 
-def entropy_sentence(gap: float, verdict) -> str:
+def entropy_sentence(gap: float, verdict, lang: str | None = None) -> str:
     """The entropy claim's premise: the baseline's attention entropy (layers >= 1) − uniform causal attention's
     (nats; below 0 = concentrated attention, which ResFormer says it relieves). ``verdict``: the check's judged test
     or its verdict word."""
+    if resolve_language(lang) == "ko":
+        return _entropy_sentence_ko(gap, verdict)
     word = verdict_parts(verdict)[0]
     if word == "negligible":
         return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {'below' if gap < 0 else 'above'} "
@@ -132,9 +180,38 @@ def entropy_sentence(gap: float, verdict) -> str:
             f"attention's: {then}.")
 
 
-def lambda_sentence(slope: float, reached: int, of: int) -> str:
+def _entropy_sentence_ko(gap: float, verdict) -> str:
+    def base(low: bool) -> str:
+        return (f"기준선의 어텐션 엔트로피는 균일 인과 어텐션의 엔트로피보다 **{abs(gap):.3f}** nats "
+                f"{'낮습니다' if low else '높습니다'}")
+    word = verdict_parts(verdict)[0]
+    if word == "negligible":
+        return (base(gap < 0) + f". 판정: {plain_verdict(verdict, lang='ko')}. 따라서 어텐션은 집중되어 있지 않으며, "
+                "value residual이 덜어 줄 집중이 여기에는 없습니다.")
+    if word in ("out of regime", "n/a"):
+        return base(gap < 0) + f". 판정: {plain_verdict(verdict, lang='ko')}."
+    if word == "contradicted" or (gap > 0 and word != "reproduced"):
+        low = False
+        then = ("키들이 받는 어텐션이 균일 인과 어텐션보다 *더 고르게* 퍼져 있고(어텐션이 더 국소적), 소수의 키에 "
+                "집중되어 있지 않습니다. value residual이 덜어 줄 집중이 여기에는 없습니다")
+    elif word == "reproduced":
+        low = True
+        then = "ResFormer의 논증이 가정하는 대로 어텐션이 집중되어 있습니다"
+    else:
+        low = gap < 0
+        then = "어텐션이 집중되어 있는지는 결정되지 않았습니다"
+    return base(low) + f". {then}."
+
+
+def lambda_sentence(slope: float, reached: int, of: int, lang: str | None = None) -> str:
     """The learned λ1 profile: its mean slope per layer and how many (seed, layer) trajectories had stopped
     moving before the learning-rate decay."""
+    if resolve_language(lang) == "ko":
+        trend = "커집니다" if slope > 0.001 else "작아집니다" if slope < -0.001 else "거의 일정합니다"
+        still = ("이 분포는 λ1이 자리 잡는 곳이 아니라 아직 움직이는 λ1의 스냅숏입니다" if reached * 2 <= of
+                 else "이 분포는 λ1이 자리 잡는 곳에 가깝습니다")
+        return (f"평균적으로 λ1은 층당 {slope:+.3f}씩 변해 깊이에 따라 {trend}. 그러나 λ1 궤적 {of}개 중 {reached}개만 "
+                f"학습률이 마지막 감소를 시작하기 전에 움직임을 멈췄으므로, {still}.")
     trend = ("grows with depth" if slope > 0.001 else "falls with depth" if slope < -0.001
              else "stays level with depth")
     still = ("so the profile is a snapshot of λ1 still moving, not where it settles" if reached * 2 <= of
@@ -145,11 +222,14 @@ def lambda_sentence(slope: float, reached: int, of: int) -> str:
 
 def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[float],
                    learnable_loss: list[float], concentrated: list[int], baseline_trend: float | None = None,
-                   trend_limit: float | None = None) -> str:
+                   trend_limit: float | None = None, lang: str | None = None) -> str:
     """The depth sweep in words: the gain (learnable − baseline, nats) at each depth, whether the deeper
     baselines train worse (their final loss rises more than the value residual's falls), the declared premise that
     the tuned baseline does not get worse with depth (``baseline_trend``: its slope in nats per doubling of depth;
     it holds below ``trend_limit``) and at which depths the baseline's attention is concentrated."""
+    if resolve_language(lang) == "ko":
+        return _depth_sentence_ko(depths, gains, baseline_loss, learnable_loss, concentrated, baseline_trend,
+                                  trend_limit)
     out = (f"From {depths[0]} to {depths[-1]} layers the value residual's change of the loss goes "
            f"{' → '.join(f'{g:+.3f}' for g in gains)} nats")
     rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
@@ -168,6 +248,30 @@ def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[fl
     else:
         out += (". At no depth is the baseline's attention concentrated: the premise of ResFormer's argument "
                 f"does not appear at this width, up to {depths[-1]} layers.")
+    return out
+
+
+def _depth_sentence_ko(depths: list[int], gains: list[float], baseline_loss: list[float],
+                       learnable_loss: list[float], concentrated: list[int], baseline_trend: float | None,
+                       trend_limit: float | None) -> str:
+    out = (f"{depths[0]}층에서 {depths[-1]}층까지 value residual의 손실 변화는 "
+           f"{' → '.join(f'{g:+.3f}' for g in gains)} nats입니다")
+    rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
+    if gains[-1] < gains[0] and rise_b > 0 and rise_b > abs(rise_l):
+        out += (f". 이 증가의 대부분은 더 깊은 기준선이 더 나쁘게 학습된 결과입니다(기준선의 손실 "
+                f"{baseline_loss[0]:.3f} → {baseline_loss[-1]:.3f}, value residual의 손실 "
+                f"{learnable_loss[0]:.3f} → {learnable_loss[-1]:.3f})")
+    if baseline_trend is not None and trend_limit is not None:
+        holds = baseline_trend < trend_limit
+        out += (f". 조정된 기준선 자신의 손실은 깊이가 두 배가 될 때마다 {baseline_trend:+.4f} nats 변합니다(깊이에 "
+                f"따라 나빠지지 않는다는 전제는 {trend_limit:g} 미만을 허용합니다). 전제가 "
+                f"**{'성립합니다' if holds else '성립하지 않습니다'}**"
+                + ("" if holds else ". 따라서 깊이에 따라 커지는 이득도 여기서는 재현됨으로 셀 수 없습니다"))
+    if concentrated:
+        out += f". 기준선의 어텐션은 {', '.join(map(str, concentrated))}층 모델에서 집중되어 있습니다."
+    else:
+        out += (". 어느 깊이에서도 기준선의 어텐션은 집중되어 있지 않습니다. ResFormer 논증의 전제가 이 폭에서는 "
+                f"{depths[-1]}층까지 나타나지 않습니다.")
     return out
 
 
@@ -213,7 +317,7 @@ def live_run_sentence(live: float, saved_mean: float, saved_spread: float, saved
 
 def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
            entropy_gap: float, deeper_baselines_worse: bool = False, verdict="undecided",
-           n: int = 5, smoothing=None) -> str:
+           n: int = 5, smoothing=None, lang: str | None = None) -> str:
     """'The answer' to the chapter's question, with three numbers a learner can repeat, all as a loss change
     (variant − baseline, nats; negative = better): ResFormer's (fixed 0.5/0.5) change at 8 layers with the range
     its ``n`` paired seeds allow and its ``verdict``, against the paper's; the learnable-λ variant's change at
@@ -221,6 +325,9 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
     baselines' own loss rose), and the baseline's entropy − uniform causal attention's. ``smoothing``: the declared
     over-smoothing test (ResFormer's change of the mean cosine of the tokens' states, with ``mean``, ``ci`` and its
     verdict), the question's third part; None leaves it out."""
+    if resolve_language(lang) == "ko":
+        return _answer_ko(gain, ci, paper, deep_layers, deep_gain, entropy_gap, deeper_baselines_worse, verdict, n,
+                          smoothing)
     lo, hi = ci
     at8 = (f"and the paper's **{paper:+.3f}** nats at 82 M parameters is ruled out" if lo > paper else
            f"and the paper's {paper:+.3f} nats at 82 M parameters is not ruled out")
@@ -240,6 +347,28 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
                "the papers say the value residual relieves.")
             + (f" Over-smoothing, how alike the tokens' states are (mean cosine over the layers), changes by "
                f"{smoothing.mean:+.3f} with it {_bracket(smoothing.ci)}: {decided_words(smoothing)}."
+               if smoothing is not None else ""))
+
+
+def _answer_ko(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
+               entropy_gap: float, deeper_baselines_worse: bool, verdict, n: int, smoothing=None) -> str:
+    lo, hi = ci
+    at8 = (f"82 M 파라미터에서 논문이 얻은 **{paper:+.3f}** nats는 배제됩니다" if lo > paper else
+           f"82 M 파라미터에서 논문이 얻은 {paper:+.3f} nats는 배제되지 않습니다")
+    kind = "더 큰 이득" if deep_gain < gain - SAME_NATS else "거의 같은 변화"
+    deep = (f"{deep_layers}층에서는 학습 가능한 λ 변형이 손실을 **{deep_gain:+.3f}** nats 바꾸어 {kind}"
+            + ("인데, 일부는 더 깊은 기준선이 더 나쁘게 학습되기 때문입니다. " if deeper_baselines_worse else "입니다. "))
+    if entropy_gap > 0:
+        ent = (f"논문들이 설명하는 방식으로 작동하지는 않습니다. 우리 기준선의 어텐션은 균일 인과 어텐션보다 "
+               f"**{abs(entropy_gap):.3f}** nats 더 고르게 키들에 퍼져 있어, 덜어 줄 집중이 없습니다.")
+    else:
+        ent = (f"우리 기준선의 어텐션은 균일 인과 어텐션보다 **{abs(entropy_gap):.3f}** nats 더 소수의 키에 집중되어 "
+               "있으며, 이것이 논문들이 value residual이 덜어 준다고 말하는 집중입니다.")
+    return (f"첫 층의 값을 그 뒤의 모든 층에 섞으면(ResFormer의 고정 0.5/0.5) 우리 8층 모델에서 손실이 "
+            f"**{gain:+.3f}** nats 바뀝니다(음수 = 더 좋음). 판정: {decided_words(verdict, 'ko')}(짝지은 시드 {n}개가 "
+            f"허용하는 범위: {_bracket(ci)}) — {at8}. " + deep + ent
+            + (f" 과평활화(over-smoothing), 곧 토큰 상태들이 얼마나 비슷한지(층 평균 코사인)는 이 변형에서 "
+               f"{smoothing.mean:+.3f}만큼 바뀝니다 {_bracket(smoothing.ci)}. 판정: {decided_words(smoothing, 'ko')}."
                if smoothing is not None else ""))
 
 
