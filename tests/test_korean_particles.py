@@ -23,6 +23,8 @@ from vrs_edu.i18n.language import check_language, current_language
     ("0.032", "이/가", "0.032가"),        # 영 점 영삼이
     ("0.030", "이/가", "0.030이"),        # 영 점 영삼영
     ("5%", "이/가", "5%가"),              # 퍼센트
+    ("10 %", "을/를", "10 %를"),          # 퍼센트, after a space
+    ("(88%)", "은/는", "(88%)는"),
     ("`K`", "은/는", "`K`는"),            # markup is skipped
     ("SmolLM2", "은/는", "SmolLM2는"),
 ])

@@ -23,7 +23,7 @@ PAIRS = {"은/는", "이/가", "을/를", "과/와", "으로/로", "이다/다",
 def last_sound(word: str) -> str:
     """The last syllable of ``word`` as read aloud (Hangul as written; digits, powers of ten and Latin letters by
     their Korean reading); trailing punctuation, markup and spaces are skipped. ValueError for a word with none."""
-    text = word.rstrip(" )]}'\"`*_.,;:!?%")
+    text = word.rstrip(" )]}'\"`*_.,;:!?")
     if text.endswith("%"):
         return "트"  # 퍼센트
     if not text:
