@@ -47,7 +47,7 @@ def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n:
     """The chapter's first computed sentence: a variant's final-loss change against the strong baseline, its
     interval, whether it is decided, and where a published gain ``paper`` (negative, nats) lies against it."""
     out = (f"Against the strong baseline, {name} {loss_change(mean)} on average over {n} paired seeds; "
-           f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, so the change is "
+           f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, and the change is "
            f"{decided_words(verdict)}.")
     if paper is not None:
         lo, hi = ci
@@ -226,18 +226,21 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
            f"and the paper's {paper:+.3f} nats at 82 M parameters is not ruled out")
     deep = (f"**{deep_gain:+.3f}** nats, a larger gain" if deep_gain < gain - SAME_NATS else
             f"**{deep_gain:+.3f}** nats, about the same change")
-    ent = ("more evenly spread over the keys than uniform causal attention" if entropy_gap > 0 else
-           "more concentrated on a few keys than uniform causal attention")
+    # The entropy is of the attention each key *receives* (token importance), not of one query's row: a query's
+    # row can be no more even than uniform, but the keys' shares can, when queries look nearby.
+    ent = ("more evenly over the keys than under uniform causal attention (each query looks mostly nearby, so no "
+           "key draws a crowd)" if entropy_gap > 0 else
+           "more on a few keys than under uniform causal attention")
     return (f"Mixing the first layer's values into every later layer (ResFormer's fixed 0.5/0.5) changes the "
             f"loss by **{gain:+.3f}** nats in our 8-layer model (negative = better), {decided_words(verdict)} "
             f"(the range the {n} paired seeds allow: {_bracket(ci)}) — {at8}. At {deep_layers} layers the "
             f"learnable-λ variant changes it by {deep}"
-            + (", partly because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
-            + (f"It does not work the way the papers explain: our baseline's attention is "
-               f"**{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."
+            + (", most of it because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
+            + (f"It does not work the way the papers explain: the attention our baseline's keys receive is "
+               f"spread **{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."
                if entropy_gap > 0 else
-               f"Our baseline's attention is **{abs(entropy_gap):.3f}** nats {ent}, the concentration "
-               "the papers say the value residual relieves.")
+               f"The attention our baseline's keys receive is piled **{abs(entropy_gap):.3f}** nats {ent}, the "
+               "concentration the papers say the value residual relieves.")
             + (f" Over-smoothing, how alike the tokens' states are (mean cosine over the layers), changes by "
                f"{smoothing.mean:+.3f} with it {_bracket(smoothing.ci)}: {decided_words(smoothing)}."
                if smoothing is not None else ""))

@@ -58,6 +58,11 @@ def rate_sweep(corpus_part: dict, arms: dict[str, str]) -> dict[str, dict]:
 
 
 
+def _diff(x: float, digits: int = 3) -> str:
+    """A difference with its sign, ``+0.063``; one that rounds to zero prints ``0.000``, not ``-0.000``."""
+    return f"{0.0:.{digits}f}" if round(x, digits) == 0 else f"{x:+.{digits}f}"
+
+
 def _above(x: float, digits: int = 3) -> bool:
     """Above 0 as the sentence prints it: +0.0004 reads +0.000, which is not above."""
     return round(x, digits) > 0
@@ -70,7 +75,7 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
     are a description (the recipe declares no test on them, because their premise fails on this toy)."""
     m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
-    listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
+    listed = ", ".join(f"{_diff(m[a])} at {a}" for a in m)
     shares = ", ".join(f"{mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
     if len(above) == len(m):
         head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
@@ -119,7 +124,7 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
     strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
     pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
             f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
-    return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
+    return (f"The shares move with the rate (share_v − share_q from {_diff(min(m))} to {_diff(max(m))}), because a "
             "coefficient moves as far as its optimiser carries it in a few hundred steps, not only as far as the "
             f"loss asks. The gradient pressure on the trained baseline {pull}, but a pull is not a need. The "
             f"substitution ablation moves the loss by at most {ablation_largest:.3f} nats in the x0 layers, "
@@ -351,10 +356,10 @@ def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, b
     flips = len({_above(x) for x in m.values()}) > 1
     lo, hi = min(m, key=m.get), max(m, key=m.get)
     first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "
-             f"V's x0 share minus Q's runs from {m[lo]:+.3f} (at {lo}) to {m[hi]:+.3f} (at {hi})"
+             f"V's x0 share minus Q's runs from {_diff(m[lo])} (at {lo}) to {_diff(m[hi])} (at {hi})"
              if flips else
              f"In our 8-layer model V's x0 share {'exceeds' if _above(m[lo]) else 'stays below'} Q's at every "
-             f"rate ({m[lo]:+.3f} to {m[hi]:+.3f})")
+             f"rate ({_diff(m[lo])} to {_diff(m[hi])})")
     premise = ("already mostly token identity" if deep_r2 >= threshold else "mostly context")
     return (f"{first}. The question's premise is weak here: the deep layers' inputs are {premise} "
             f"({deep_r2:.2f} x0-R²), so no path needs much x0 and removing it costs little. What the paper's "
