@@ -524,13 +524,15 @@ say(table(*alignment_rows(align)), alignment_sentence(align, head_dim=model.cfg.
 # |---|---|
 # | [reproduced](#glossary:reproduced) | decided (p below 0.05 after the [Holm correction](#glossary:holm-correction), which raises the p-values of a family of tests judged together so one lucky test is not read as a finding) and the difference points the way the claim says |
 # | [contradicted](#glossary:contradicted) | decided, and the difference points the other way |
-# | [undecided](#glossary:undecided) | the runs cannot tell: the 95 % interval holds both outcomes. Not "no effect" |
+# | [undecided](#glossary:undecided) | the runs cannot tell: the Holm-corrected p is not below 0.05 (most often because the 95 % interval holds both outcomes). Not "no effect" |
 # | [negligible](#glossary:negligible) | the whole 95 % interval lies inside ± the smallest effect: whatever the effect is, it is too small to matter |
 # | [out of regime](#glossary:out-of-regime) | a [precondition](#glossary:precondition) declared with the test failed (e.g. a run read its text more than once), so the claim is not judged here; its [would-be verdict](#glossary:would-be-verdict) is shown beside it |
 #
 # A "no worse" claim is an [equivalence test](#glossary:equivalence-test): it is reproduced only when the whole
-# interval lies inside ± its margin. An interval clear of 0 can still be *undecided*: the interval is the test's
-# own, while the verdict's p-value is Holm-corrected within its family. Two rarer words appear in a few tables:
+# interval lies inside ± its margin. An interval clear of 0 can still be *undecided*: the interval is uncorrected
+# (it answers this one test alone), while the verdict's p-value is Holm-corrected for all the tests declared
+# together, so noise could explain the difference once the number of tests is allowed for. Such a line says its
+# corrected p. Two rarer words appear in a few tables:
 # *n/a (would be: …)* for a control whose claim did not reproduce, so it has nothing to control, and
 # [rate-dependent](#glossary:rate-dependent) for a claim decided in opposite directions at two learning rates
 # (chapter 04). A verdict holds for the model, corpus and scale it was measured on, and the sentence that states it

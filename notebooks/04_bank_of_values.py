@@ -434,7 +434,9 @@ say(ch04.answer_paragraph(sweep, facts["deep_context"], bov.DEEP_CONTEXT.thresho
 # test on learned coefficients counts only if its verdict holds at all three rates. Where the x0 premise fails, as
 # on this corpus, the x0 numbers are descriptions, not tests, and the recall task judges them. The recall tests'
 # verdicts below name each rate's verdict, so a ×1 interval clear of 0 can read "undecided": the rates disagree, or
-# a rate is out of regime. The runs, the full tables, the per-seed numbers, the second corpus and the ledger of
+# a rate is out of regime. The `*_gamma_above_2` rows are the learned coefficient γ on x0, judged against the
+# paper's 2 (a ratio, not nats), and `recall_qkv_lookup_learned` has an interval of zero width because every seed
+# ends with a recall loss of 0.000: each lies the whole no-lookup reference below it. The runs, the full tables, the per-seed numbers, the second corpus and the ledger of
 # every run are in [Appendix 04](04a_bank_of_values_evidence.ipynb).
 
 # %%

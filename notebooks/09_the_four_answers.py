@@ -127,6 +127,10 @@ def argue(n, *extra):
 argue(1, A.norm_view_sentence(ev["norms"]))
 
 # %% [markdown]
+# Against: one layer at a time the picture is finer. Chapter 08 found single late layers that tolerate another
+# text's pattern; that says how much *one* layer needs its own pattern, not which half counts more, so it is not a
+# number against the conclusion.
+#
 # The numbers behind the swaps are judged in [chapter 02's "How sure are we?"](02_qk_routes_v_carries.ipynb) and
 # [chapter 08's](08_real_decoder.ipynb); the norm-based view in [chapter 07's](07_real_model.ipynb).
 #
@@ -187,9 +191,10 @@ argue(4)
 # in `vrs_edu.nn`, check it against the official code, and train it on the course's toy against the strong
 # baseline (`vrs-edu reproduce production-designs`, five [paired seeds](#glossary:paired-seeds) on the King James
 # Bible); two of them are also asked of SmolLM2 after training (`vrs-edu reproduce decoder-kv-designs`). "Δ loss"
-# is the design's final loss minus the baseline's, in nats, with its 95 % interval and its verdict
-# ([Holm](#glossary:holm-correction)-corrected over the six designs); "cache" the bytes it keeps per token against
-# the baseline's.
+# is the design's final loss minus the baseline's, in nats, with its 95 % interval and its verdict; the verdict
+# is [Holm](#glossary:holm-correction)-corrected over the six designs and the interval is not, so an interval
+# clear of 0 can read *undecided*: the corrected p beside it is then not below 0.05 (chapter 02's primer). "Cache"
+# is the bytes it keeps per token against the baseline's.
 
 # %%
 stored = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)

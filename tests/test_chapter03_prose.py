@@ -68,10 +68,11 @@ def test_answer_has_three_numbers_and_follows_them():
     assert "changes the loss by **-0.007** nats" in s and "not decided by these seeds" in s
     assert "lowers" not in s and "[-0.017, +0.003]" in s and "**-0.027** nats at 82 M parameters is ruled out" in s
     assert "ResFormer's fixed 0.5/0.5" in s and "learnable-λ variant changes it by **-0.022** nats" in s
-    assert "more evenly spread" in s and "partly because the deeper baselines" in s and "**0.090**" in s
+    assert "keys receive is spread **0.090** nats more evenly over the keys than under uniform causal" in s
+    assert "most of it because the deeper baselines train worse" in s
     s = c3.answer(-0.03, (-0.04, -0.02), -0.027, 24, -0.03, -0.05, verdict="reproduced")
-    assert "not ruled out" in s and "**-0.030** nats, about the same change." in s and "partly" not in s
-    assert "more concentrated" in s and "does not work" not in s and "decided, in the published direction" in s
+    assert "not ruled out" in s and "**-0.030** nats, about the same change." in s and "train worse" not in s
+    assert "piled **0.050** nats more on a few keys" in s and "does not work" not in s and "decided, in the published direction" in s
     assert "Over-smoothing" not in s
     smoothing = SimpleNamespace(mean=-0.0089, ci=(-0.0235, 0.0057), verdict="undecided", would_be=None, arms=None,
                                 reason=None, test=SimpleNamespace(margin=0.02))
@@ -128,7 +129,7 @@ def test_a_negligible_effect_is_worded_too_small_to_matter_never_decided():
 
 def test_an_out_of_regime_effect_names_its_would_be_verdict():
     s = c3.effect_sentence("ResFormer", 0.02, (0.01, 0.03), _judged("out of regime", "contradicted"), 5)
-    assert "lies above 0, so the change is out of regime" in s and s.endswith("it would be contradicted.")
+    assert "lies above 0, and the change is out of regime" in s and s.endswith("it would be contradicted.")
     s = c3.steps_sentence(-20, (-40, -5), _judged("out of regime", "reproduced"))
     assert "20 steps sooner than the baseline" in s and "-20" not in s     # below 0: sooner, the size unsigned
     assert "[-40, -5] steps lies below 0" in s                             # whole steps, signed bounds

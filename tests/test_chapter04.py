@@ -40,7 +40,7 @@ def test_a_margin_that_prints_as_minus_zero_is_not_above_and_the_claim_words_com
     first half; the words about the claim come from its verdict (None: a description, no test declared)."""
     sweep = {"×0.25": _arm([-0.0002, 0.0001]), "×1": _arm([0.06, 0.07]), "×4": _arm([0.2, 0.22])}
     s = C.share_sentence(sweep)
-    assert "exceeds Q's at ×1 and ×4 but not at ×0.25" in s and "-0.000 at ×0.25" in s
+    assert "exceeds Q's at ×1 and ×4 but not at ×0.25" in s and "(share_v − share_q: 0.000 at ×0.25" in s and "-0.000" not in s
     assert "rate-dependent" not in s
     assert "which path takes more x0 moves with the coefficients' learning rate" in s     # above at some rates
     # no verdict (None): a description, answering no claim
@@ -99,7 +99,7 @@ def test_a_negligible_loss_change_is_said_as_too_small_to_matter_not_as_a_gain()
 def test_the_answer_says_the_rate_decides_only_when_the_margin_changes_side():
     flip = {"×0.25": _arm([-0.0001]), "×1": _arm([0.063]), "×4": _arm([0.213])}
     a = C.answer_paragraph(flip, 0.851, 0.5, -0.032)
-    assert "-0.000 (at ×0.25) to +0.213 (at ×4)" in a and "neither confirm nor refute" in a
+    assert "from 0.000 (at ×0.25) to +0.213 (at ×4)" in a and "neither confirm nor refute" in a
     assert "lower the loss by 0.032 nats" in a and "0.85 x0-R²" in a
     same = C.answer_paragraph({a_: _arm([0.1]) for a_ in C.ARM_ORDER}, 0.3, 0.5, 0.01)
     assert "exceeds Q's at every rate" in same and "mostly context" in same and "raise the loss" in same

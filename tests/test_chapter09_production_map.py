@@ -35,3 +35,11 @@ def test_each_measured_cell_gives_the_difference_the_verdict_and_the_cache_share
     assert cells["DeepSeek-V4"] == (f"toy: Δ loss -0.020 [-0.030, -0.010] nats ({NOT_RUN}), cache 100% of the "
                                     "baseline's")
     assert cells["Gemma 3n, small Gemma 4 models"] == f"toy: {NOT_RUN}"
+
+
+def test_a_cell_names_the_holm_corrected_p_so_an_interval_clear_of_0_can_read_undecided():
+    judged = {"mhc_loss": {"verdict": "undecided", "p_holm": 0.089}}
+    _, rows = production_map(_designs(), judged, None)
+    cells = {r[0]: r[4] for r in rows}
+    assert cells["DeepSeek-V4"] == ("toy: Δ loss -0.020 [-0.030, -0.010] nats (undecided, Holm p = 0.089), cache "
+                                    "100% of the baseline's")

@@ -221,23 +221,24 @@ def test_the_loss_figure_gives_a_negligible_read_its_own_colour():
     matplotlib.pyplot.close(fig)
 
 
-def test_the_short_answer_states_the_opening_the_best_read_shortswa_s_range_and_the_open_stream_question():
+def test_the_short_answer_states_the_opening_the_best_read_shortswa_s_range_and_the_stream_test():
     text = dp.short_answer(LOSS, DEPTH_ATTENTION[0], ["out of regime (would be: contradicted)"], "a toy")
     assert text.startswith("**Partly**, in this regime — a toy. ")
     # 2 mixers and Depth-Attention of 4 mixers and Depth-Attention; the best is mudd, its size unsigned
     assert "3 of the 5 reads over depth (Depth-Attention among them) lower the loss, decided" in text
     assert "the most, mudd, lowers the loss by 0.098 nats (reproduced)." in text
     assert "is not among them: its 2 windows change the loss by +0.007 to +0.010 nats (undecided)." in text
-    assert "stays open: the claim's own test is out of regime (would be: contradicted)." in text
+    assert "recent layers is described, not judged: its premise" in text
+    assert "V preferring MLP outputs over attention outputs, is out of regime (would be: contradicted)." in text
     assert "[" not in text and "Holm" not in text
     won = LOSS[:2] + [row("shortswa-k2_loss", -0.02, (-0.03, -0.01), "reproduced")]
     other = dp.short_answer(won, DEPTH_ATTENTION[0], ["contradicted"], "a toy")
     assert other.startswith("**Yes**") and "is among them: its 1 window changes the loss by -0.020 nats" in other
-    assert "recent layers: contradicted." in other and "stays open" not in other
+    assert "attention outputs, is contradicted." in other
     none = dp.short_answer([row("shortswa-k2_loss", 0.01, (-0.01, 0.03), "undecided")],
                            row("depth_attention_loss", -0.005, (-0.02, 0.01), "undecided"), [], "a toy")
     assert "None of the 2 reads over depth (Depth-Attention among them) lowers the loss, decided." in none
-    assert "the claim's own test is not run." in none
+    assert "attention outputs, is not run." in none
     with pytest.raises(ValueError, match="loss_rows"):
         dp.short_answer([], DEPTH_ATTENTION[0], [], "a toy")
 

@@ -51,6 +51,7 @@ def test_depth_sentence_and_answer_in_korean():
     a = c3.answer(-0.0066, (-0.0165, 0.0034), -0.027, 16, -0.022, 0.0898, deeper_baselines_worse=True, lang="ko")
     assert a.startswith("첫 층의 값을 그 뒤의 모든 층에 섞으면(ResFormer의 고정 0.5/0.5) 우리 8층 모델에서 손실이 "
                         "**-0.007** nats 바뀝니다(음수 = 더 좋음). 판정: 이 시드들로는 결정되지 않음")
-    assert "**-0.027** nats는 배제됩니다" in a and "더 큰 이득인데" in a and "더 고르게" in a
+    assert "**-0.027** nats는 배제됩니다" in a and "더 큰 이득인데, 그 대부분은 더 깊은 기준선이" in a
+    assert "키들이 받는 어텐션은 균일 인과 어텐션일 때보다 **0.090** nats 더 고르게" in a
     b = c3.answer(-0.03, (-0.04, -0.02), -0.027, 16, -0.03, -0.05, verdict="reproduced", lang="ko")
-    assert "배제되지 않습니다" in b and "거의 같은 변화입니다" in b and "더 소수의 키에 집중" in b
+    assert "배제되지 않습니다" in b and "거의 같은 변화입니다" in b and "더 소수의 키에 몰려" in b

@@ -35,7 +35,7 @@ FLIP = {"×0.25": _arm([-0.0004]), "×1": _arm([0.063]), "×4": _arm([0.213])}
 def test_the_share_sentence_in_korean_names_the_rates_with_their_particle_and_the_verdict_in_korean():
     s = C.share_sentence(FLIP, lang="ko")
     assert s.startswith("V의 x0 비중은 ×1과 ×4에서는 Q의 비중보다 크지만 ×0.25에서는 그렇지 않습니다"
-                        "(share_v − share_q: ×0.25에서 -0.000, ×1에서 +0.063, ×4에서 +0.213). ")
+                        "(share_v − share_q: ×0.25에서 0.000, ×1에서 +0.063, ×4에서 +0.213). ")
     assert s.endswith("즉 어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다. 이 비중은 판정된 "
                       "검정이 아니라 기술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) 어떤 주장에도 "
                       "답하지 않습니다.")
@@ -93,7 +93,7 @@ def test_the_recall_sentence_in_korean_names_the_settled_rates():
 def test_the_answer_in_korean_says_the_rate_decides_only_when_the_margin_changes_side():
     a = C.answer_paragraph(FLIP, 0.851, 0.5, -0.032, lang="ko")
     assert a.startswith("우리의 8층 모델에서 x0을 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
-                        "Q의 비중을 뺀 값은 -0.000(×0.25)부터 +0.213(×4)까지입니다.")
+                        "Q의 비중을 뺀 값은 0.000(×0.25)부터 +0.213(×4)까지입니다.")
     assert "손실을 0.032 nats 낮춥니다." in a and a.endswith("확인하지도 반박하지도 않습니다.")
     same = C.answer_paragraph({a_: _arm([0.1]) for a_ in C.ARM_ORDER}, 0.3, 0.5, 0.01, lang="ko")
     assert same.startswith("우리의 8층 모델에서 V의 x0 비중은 모든 학습률에서 Q의 비중보다 큽니다(+0.100~+0.100).")

@@ -56,23 +56,25 @@ def test_the_effect_sentence_in_korean_picks_the_particle_by_the_names_reading()
                          "무시할 만함, 의미를 갖기에는 너무 작음.")                                   # a (에이): 는
 
 
-def test_the_short_answer_in_korean_states_the_opening_the_best_read_and_the_open_stream_question():
+def test_the_short_answer_in_korean_states_the_opening_the_best_read_and_the_stream_test():
     assert dp.short_answer(LOSS, DEPTH_ATTENTION, ["out of regime (would be: contradicted)"], "a toy",
                            lang="ko") == (
         "**부분적으로**, 이 조건에서는 — a toy. 깊이에 걸친 읽기 5가지(Depth-Attention 포함) 가운데 3가지가 손실을 "
         "낮추며, 결정된 결과입니다. 가장 크게 낮춘 mudd는 손실을 0.098 nats 낮춥니다(재현됨). 질문이 가리키는 읽기인 "
         "깊이 방향 ShortSWA는 그 안에 들지 않습니다. 윈도 2개가 손실을 +0.007에서 +0.010 nats만큼 바꿉니다(미정). "
-        "Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 아직 열려 있습니다. 그 주장 자신의 검정은 out of "
-        "regime (would be: contradicted)입니다.")
+        "Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 기술(description)일 뿐 판정하지 않습니다. 그 전제, "
+        "곧 깊은 입력이 토큰 정체성을 잃었다는 것이 이 장난감 모델들에서 성립하지 않기 때문입니다(V가 실제로 하는 "
+        "일은 위의 임베딩 읽기가 보여 줍니다). 검정하는 스트림별 주장, 곧 V가 어텐션 출력보다 MLP 출력을 선호한다는 "
+        "주장의 판정은 out of regime (would be: contradicted)입니다.")
     won = [row("shortswa-k2_loss", -0.02, (-0.03, -0.01), "reproduced")]
     yes = dp.short_answer(won, DEPTH_ATTENTION, ["반박됨"], "a toy", lang="ko")
     assert yes.startswith("**예**, 이 조건에서는 — a toy. 깊이에 걸친 읽기 2가지(Depth-Attention 포함) 가운데 2가지가")
     assert "가장 크게 낮춘 depth_attention은 손실을 0.023 nats 낮춥니다(재현됨)." in yes       # n (엔): 은
-    assert yes.endswith("Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가: 반박됨.")
+    assert yes.endswith("MLP 출력을 선호한다는 주장의 판정은 반박됨입니다.")
     none = dp.short_answer([row("shortswa-k2_loss", 0.01, (0.0, 0.02), "undecided")],
                            row("depth_attention_loss", 0.0, (-0.01, 0.01), "undecided"), [], "a toy", lang="ko")
     assert none.startswith("**보이지 않음**")
-    assert "가운데 손실을 낮추는 것은 없으며" in none and none.endswith("그 주장 자신의 검정은 실행되지 않음입니다.")
+    assert "가운데 손실을 낮추는 것은 없으며" in none and none.endswith("주장의 판정은 실행되지 않음입니다.")
 
 
 def test_the_loss_figure_and_the_window_widget_speak_the_edition(monkeypatch, capsys):

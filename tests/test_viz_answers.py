@@ -50,16 +50,17 @@ def test_a_panel_per_number_on_its_own_linear_axis_with_the_for_side_shaded():
     assert hi - lo < 0.1 and "-0.030" in [t.get_text() for t in axes[1][0].texts]
     assert "+5.90" in [t.get_text() for t in axes[1][1].texts]
     assert [ax.get_xlabel() for ax in axes[3]] == ["loss change (nats)"] * 2
-    heads = [t.get_text() for t in axes[0][0].texts]
-    assert any(h.startswith("Q1 · ") for h in heads)
+    heads = [t.get_text() for t in fig.texts]
+    assert [h[:5] for h in heads if h.startswith("Q")] == ["Q1 · ", "Q2 · ", "Q3 · ", "Q4 · "]
+    assert "FOR the conclusion" in heads and "AGAINST it" in heads
     plt.close(fig)
 
 
 def test_a_mark_that_does_not_decide_its_side_is_hollow():
     fig = plot_for_against(_rows())
-    faces = [line.get_markerfacecolor() for ax in fig.axes[6:8] for line in ax.lines if line.get_marker() in ("o", "s")]
+    faces = [line.get_markerfacecolor() for ax in fig.axes[6:8] for line in ax.lines if line.get_marker() == "o"]
     assert len(faces) == 2 and all(f == "white" for f in faces)        # both of Q4's numbers are undecided
-    filled = [line.get_markerfacecolor() for line in fig.axes[0].lines if line.get_marker() in ("o", "s")]
+    filled = [line.get_markerfacecolor() for line in fig.axes[0].lines if line.get_marker() == "o"]
     assert filled and "white" not in filled
     plt.close(fig)
 
@@ -67,3 +68,11 @@ def test_a_mark_that_does_not_decide_its_side_is_hollow():
 def test_rows_out_of_order_are_refused():
     with pytest.raises(ValueError, match="four questions in order"):
         plot_for_against(_rows()[::-1])
+
+
+def test_the_figure_carries_its_own_key_for_filled_hollow_and_shaded():
+    fig = plot_for_against(_rows())
+    (legend,) = fig.legends
+    words = [t.get_text() for t in legend.get_texts()]
+    assert [w.split(":")[0] for w in words] == ["filled", "hollow", "shaded"]
+    plt.close(fig)

@@ -56,7 +56,7 @@ def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n:
     if resolve_language(lang) == "ko":
         return _effect_sentence_ko(name, mean, ci, verdict, n, paper)
     out = (f"Against the strong baseline, {name} {loss_change(mean)} on average over {n} paired seeds; "
-           f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, so the change is "
+           f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, and the change is "
            f"{decided_words(verdict)}.")
     if paper is not None:
         lo, hi = ci
@@ -333,18 +333,21 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
            f"and the paper's {paper:+.3f} nats at 82 M parameters is not ruled out")
     deep = (f"**{deep_gain:+.3f}** nats, a larger gain" if deep_gain < gain - SAME_NATS else
             f"**{deep_gain:+.3f}** nats, about the same change")
-    ent = ("more evenly spread over the keys than uniform causal attention" if entropy_gap > 0 else
-           "more concentrated on a few keys than uniform causal attention")
+    # The entropy is of the attention each key *receives* (token importance), not of one query's row: a query's
+    # row can be no more even than uniform, but the keys' shares can, when queries look nearby.
+    ent = ("more evenly over the keys than under uniform causal attention (each query looks mostly nearby, so no "
+           "key draws a crowd)" if entropy_gap > 0 else
+           "more on a few keys than under uniform causal attention")
     return (f"Mixing the first layer's values into every later layer (ResFormer's fixed 0.5/0.5) changes the "
             f"loss by **{gain:+.3f}** nats in our 8-layer model (negative = better), {decided_words(verdict)} "
             f"(the range the {n} paired seeds allow: {_bracket(ci)}) — {at8}. At {deep_layers} layers the "
             f"learnable-λ variant changes it by {deep}"
-            + (", partly because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
-            + (f"It does not work the way the papers explain: our baseline's attention is "
-               f"**{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."
+            + (", most of it because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
+            + (f"It does not work the way the papers explain: the attention our baseline's keys receive is "
+               f"spread **{abs(entropy_gap):.3f}** nats {ent}, so there is no concentration for it to relieve."
                if entropy_gap > 0 else
-               f"Our baseline's attention is **{abs(entropy_gap):.3f}** nats {ent}, the concentration "
-               "the papers say the value residual relieves.")
+               f"The attention our baseline's keys receive is piled **{abs(entropy_gap):.3f}** nats {ent}, the "
+               "concentration the papers say the value residual relieves.")
             + (f" Over-smoothing, how alike the tokens' states are (mean cosine over the layers), changes by "
                f"{smoothing.mean:+.3f} with it {_bracket(smoothing.ci)}: {decided_words(smoothing)}."
                if smoothing is not None else ""))
@@ -357,13 +360,14 @@ def _answer_ko(gain: float, ci: tuple[float, float], paper: float, deep_layers: 
            f"82 M 파라미터에서 논문이 얻은 {paper:+.3f} nats는 배제되지 않습니다")
     kind = "더 큰 이득" if deep_gain < gain - SAME_NATS else "거의 같은 변화"
     deep = (f"{deep_layers}층에서는 학습 가능한 λ 변형이 손실을 **{deep_gain:+.3f}** nats 바꾸어 {kind}"
-            + ("인데, 일부는 더 깊은 기준선이 더 나쁘게 학습되기 때문입니다. " if deeper_baselines_worse else "입니다. "))
+            + ("인데, 그 대부분은 더 깊은 기준선이 더 나쁘게 학습되기 때문입니다. " if deeper_baselines_worse else "입니다. "))
     if entropy_gap > 0:
-        ent = (f"논문들이 설명하는 방식으로 작동하지는 않습니다. 우리 기준선의 어텐션은 균일 인과 어텐션보다 "
-               f"**{abs(entropy_gap):.3f}** nats 더 고르게 키들에 퍼져 있어, 덜어 줄 집중이 없습니다.")
+        ent = (f"논문들이 설명하는 방식으로 작동하지는 않습니다. 우리 기준선에서 키들이 받는 어텐션은 균일 인과 "
+               f"어텐션일 때보다 **{abs(entropy_gap):.3f}** nats 더 고르게 퍼져 있어(각 쿼리가 주로 가까운 곳을 보므로 "
+               "어느 키에도 어텐션이 몰리지 않습니다), 덜어 줄 집중이 없습니다.")
     else:
-        ent = (f"우리 기준선의 어텐션은 균일 인과 어텐션보다 **{abs(entropy_gap):.3f}** nats 더 소수의 키에 집중되어 "
-               "있으며, 이것이 논문들이 value residual이 덜어 준다고 말하는 집중입니다.")
+        ent = (f"우리 기준선에서 키들이 받는 어텐션은 균일 인과 어텐션일 때보다 **{abs(entropy_gap):.3f}** nats 더 "
+               "소수의 키에 몰려 있으며, 이것이 논문들이 value residual이 덜어 준다고 말하는 집중입니다.")
     return (f"첫 층의 값을 그 뒤의 모든 층에 섞으면(ResFormer의 고정 0.5/0.5) 우리 8층 모델에서 손실이 "
             f"**{gain:+.3f}** nats 바뀝니다(음수 = 더 좋음). 판정: {decided_words(verdict, 'ko')}(짝지은 시드 {n}개가 "
             f"허용하는 범위: {_bracket(ci)}) — {at8}. " + deep + ent

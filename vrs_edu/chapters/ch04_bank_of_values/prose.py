@@ -74,6 +74,11 @@ def rate_sweep(corpus_part: dict, arms: dict[str, str]) -> dict[str, dict]:
 
 
 
+def _diff(x: float, digits: int = 3) -> str:
+    """A difference with its sign, ``+0.063``; one that rounds to zero prints ``0.000``, not ``-0.000``."""
+    return f"{0.0:.{digits}f}" if round(x, digits) == 0 else f"{x:+.{digits}f}"
+
+
 def _above(x: float, digits: int = 3) -> bool:
     """Above 0 as the sentence prints it: +0.0004 reads +0.000, which is not above."""
     return round(x, digits) > 0
@@ -90,7 +95,7 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
         return _share_sentence_ko(sweep, verdict, would_be)
     m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
-    listed = ", ".join(f"{m[a]:+.3f} at {a}" for a in m)
+    listed = ", ".join(f"{_diff(m[a])} at {a}" for a in m)
     shares = ", ".join(f"{mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
     if len(above) == len(m):
         head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
@@ -118,7 +123,7 @@ def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: st
     """:func:`share_sentence` in Korean: the same words from the same signs and verdict."""
     m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
-    listed = ", ".join(f"{a}에서 {m[a]:+.3f}" for a in m)
+    listed = ", ".join(f"{a}에서 {_diff(m[a])}" for a in m)
     shares = ", ".join(f"{arm}에서 {mean(a['shares']['v']):.3f}" for arm, a in sweep.items())
     if len(above) == len(m):
         head = f"V의 x0 비중은 {len(m)}가지 학습률 모두에서 Q의 비중보다 큽니다(share_v − share_q: {listed})"
@@ -175,7 +180,7 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
     strong, weak = ("V", "Q") if pressure_log_ratio > 0 else ("Q", "V")
     if resolve_language(lang) == "ko":
         narrow = ablation_largest < base_sd
-        return (f"비중은 학습률을 따라 움직입니다(share_v − share_q: {min(m):+.3f}에서 {max(m):+.3f}까지). 계수는 "
+        return (f"비중은 학습률을 따라 움직입니다(share_v − share_q: {_diff(min(m))}에서 {_diff(max(m))}까지). 계수는 "
                 "손실이 요구하는 만큼만이 아니라 옵티마이저가 수백 스텝 동안 옮겨 주는 만큼 움직이기 때문입니다. "
                 f"학습된 기준선에서 기울기 압력은 {strong}의 x0을 더 세게 당기지만({strong}의 기울기 당김은 "
                 f"{weak}의 e^{abs(pressure_log_ratio):.2f} ≈ {math.exp(abs(pressure_log_ratio)):.1f}배), 당김이 곧 "
@@ -184,7 +189,7 @@ def instruments_sentence(sweep: dict[str, dict], pressure_log_ratio: float, abla
                 + ("작습니다. 경로의 순위를 매기기에는 범위가 너무 좁습니다." if narrow else "큽니다."))
     pull = (f"pulls harder on {strong}'s x0 ({strong}'s gradient pull is e^{abs(pressure_log_ratio):.2f} ≈ "
             f"{math.exp(abs(pressure_log_ratio)):.1f}× {weak}'s)")
-    return (f"The shares move with the rate (share_v − share_q from {min(m):+.3f} to {max(m):+.3f}), because a "
+    return (f"The shares move with the rate (share_v − share_q from {_diff(min(m))} to {_diff(max(m))}), because a "
             "coefficient moves as far as its optimiser carries it in a few hundred steps, not only as far as the "
             f"loss asks. The gradient pressure on the trained baseline {pull}, but a pull is not a need. The "
             f"substitution ablation moves the loss by at most {ablation_largest:.3f} nats in the x0 layers, "
@@ -525,10 +530,10 @@ def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, b
     lo, hi = min(m, key=m.get), max(m, key=m.get)
     if resolve_language(lang) == "ko":
         first = ("우리의 8층 모델에서 x0을 가장 많이 다시 읽는 경로는 계수의 학습률이 정합니다. V의 x0 비중에서 "
-                 f"Q의 비중을 뺀 값은 {m[lo]:+.3f}({lo})부터 {m[hi]:+.3f}({hi})까지입니다"
+                 f"Q의 비중을 뺀 값은 {_diff(m[lo])}({lo})부터 {_diff(m[hi])}({hi})까지입니다"
                  if flips else
                  f"우리의 8층 모델에서 V의 x0 비중은 모든 학습률에서 Q의 비중보다 "
-                 f"{'큽니다' if _above(m[lo]) else '크지 않습니다'}({m[lo]:+.3f}~{m[hi]:+.3f})")
+                 f"{'큽니다' if _above(m[lo]) else '크지 않습니다'}({_diff(m[lo])}~{_diff(m[hi])})")
         premise = "이미 대부분 토큰 정체성" if deep_r2 >= threshold else "대부분 문맥"
         return (f"{first}. 여기서는 질문의 전제가 약합니다. 깊은 층의 입력이 {premise}이므로"
                 f"({deep_r2:.2f} x0-R²) 어느 경로도 x0이 많이 필요하지 않고, 제거해도 비용이 작습니다. 논문의 설계가 "
@@ -539,10 +544,10 @@ def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, b
                    "실행은 그것을 확인하지도 반박하지도 않습니다." if flips else
                    "순서는 모든 학습률에서 같지만, 전제가 이만큼 약하니 큰 의미는 없습니다."))
     first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "
-             f"V's x0 share minus Q's runs from {m[lo]:+.3f} (at {lo}) to {m[hi]:+.3f} (at {hi})"
+             f"V's x0 share minus Q's runs from {_diff(m[lo])} (at {lo}) to {_diff(m[hi])} (at {hi})"
              if flips else
              f"In our 8-layer model V's x0 share {'exceeds' if _above(m[lo]) else 'stays below'} Q's at every "
-             f"rate ({m[lo]:+.3f} to {m[hi]:+.3f})")
+             f"rate ({_diff(m[lo])} to {_diff(m[hi])})")
     premise = ("already mostly token identity" if deep_r2 >= threshold else "mostly context")
     return (f"{first}. The question's premise is weak here: the deep layers' inputs are {premise} "
             f"({deep_r2:.2f} x0-R²), so no path needs much x0 and removing it costs little. What the paper's "

@@ -163,8 +163,8 @@ ANSWER_WORDS_Q3 = {**ANSWER_WORDS, (True, False): "Yes, it can be designed (not 
 
 
 def measure_words(m: Evidence | None) -> tuple[str, str]:
-    """Question 1's "how much" from its measure: ``("A lot", "the deep layers need their fresh pattern (stand-in
-    patterns cost 1.24 nats; where)")`` for a firm cost above the margin, ``("Little", …)`` for a firm one below,
+    """Question 1's "how much" from its measure: ``("A lot", "the deep layers need their fresh pattern (another
+    text's patterns in the last third cost 1.24 nats; where)")`` for a firm cost above the margin, ``("Little", …)`` for a firm one below,
     ``("Not decided", …)`` otherwise; ``("", "")`` without a measure."""
     if m is None:
         return "", ""
@@ -315,12 +315,13 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
     stand_in = {"spare": "A stand-in pattern would do: the deep layers hardly need their fresh QK pattern.",
                 "needed": "The fresh pattern cannot be dropped: where a deep layer looks matters, so QK is a "
                           "real half, not a spare one."}
-    stand_point = {"spare": "the deep layers hardly need their fresh pattern",
-                   "needed": "the deep layers need their fresh pattern",
-                   "cost": "stand-in patterns cost"}
     for name, what in (("late_pattern_swap_within_tolerance", "another text's"),
                        ("late_previous_pattern_within_tolerance", "the previous layer's")):
         v = dec.get(name)
+        # "cost" names the stand-in, so the number is not read as another chapter's (chapter 08's uniform one)
+        stand_point = {"spare": "the deep layers hardly need their fresh pattern",
+                       "needed": "the deep layers need their fresh pattern",
+                       "cost": f"{what} patterns in the last third cost"}
         if v is not None:
             c[1].append(Evidence(1, f"{dl}: {what} pattern", f"giving its whole last third {what} patterns",
                                  "costs {amount}", "lowers the loss by {amount}", **_from(v), favours="measure",

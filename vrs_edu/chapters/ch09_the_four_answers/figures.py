@@ -6,12 +6,14 @@ would speak for the conclusion is shaded: "for" is above 0 in question 1 and bel
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import offset_copy
 
 from vrs_edu.chapters.ch09_the_four_answers.argument import SHORT_QUESTIONS, Evidence, firm
 
 COLOURS = {"for": "#4c72b0", "against": "#c44e52"}
-MARKERS = {"for": "o", "against": "s"}
 FOR_SHADE = "#dde6f3"
 
 
@@ -42,7 +44,7 @@ def _panel(ax, e: Evidence | None, which: str) -> None:
     if e.favours == "cheap":
         ax.axvline(e.margin, color="0.3", lw=1, ls="--")
     colour = COLOURS[which]
-    ax.errorbar(e.mean, 0, xerr=[[e.mean - e.lo], [e.hi - e.mean]], fmt=MARKERS[which], ms=9, capsize=5,
+    ax.errorbar(e.mean, 0, xerr=[[e.mean - e.lo], [e.hi - e.mean]], fmt="o", ms=9, capsize=5,
                 color=colour, mfc=colour if firm(e) else "white", mew=2, lw=1.6)
     ax.annotate(f"{e.mean:+.3f}" if abs(e.mean) < 1 else f"{e.mean:+.2f}", (e.mean, 0), xytext=(0, 10),
                 textcoords="offset points", ha="center", va="bottom", color=colour)
@@ -54,11 +56,11 @@ def _panel(ax, e: Evidence | None, which: str) -> None:
 
 def plot_for_against(rows: list[dict]):
     """Four rows, one per question (``rows``: :func:`~vrs_edu.chapters.ch09_the_four_answers.argument
-    .argument_rows`), two panels each: the side's strongest number "for" (blue circle) and "against" (red square)
-    with its 95 % interval, in nats, on its own linear axis that includes 0; a filled mark decides its side, a
+    .argument_rows`), two panels each: the side's strongest number "for" (blue) and "against" (red) with its 95 %
+    interval, in nats, on its own linear axis that includes 0; a filled mark decides its side, a
     hollow one does not; the shaded stretch is where a number would speak for the conclusion; a side with no
     number says "nothing measured". A row's heading names its question and, for question 1, its measure (what
-    stand-in patterns cost). Returns the figure.
+    stand-in patterns cost). A key under the panels says what filled, hollow and shaded mean. Returns the figure.
 
     Raises:
         ValueError: ``rows`` does not hold the four questions in order.
@@ -69,15 +71,29 @@ def plot_for_against(rows: list[dict]):
     for r, pair in zip(rows, axes):
         for ax, which in zip(pair, ("for", "against")):
             _panel(ax, r[which], which)
-        m = r.get("measure")
-        how_much = f" — {m.point['cost']} {m.mean:+.2f} nats" if m is not None else ""
-        pair[0].annotate(f"Q{r['n']} · {SHORT_QUESTIONS[r['n']]}{how_much}", (0, 1), xytext=(0, 30),
-                         xycoords="axes fraction", textcoords="offset points", fontsize=13, weight="bold")
-    axes[0][0].annotate("FOR the conclusion", (0.5, 1), xytext=(0, 58), xycoords="axes fraction",
-                        textcoords="offset points", ha="center", color=COLOURS["for"], weight="bold")
-    axes[0][1].annotate("AGAINST it", (0.5, 1), xytext=(0, 58), xycoords="axes fraction",
-                        textcoords="offset points", ha="center", color=COLOURS["against"], weight="bold")
     for ax in axes[-1]:
         ax.set_xlabel("loss change (nats)")
-    fig.tight_layout(h_pad=3.2)
+    fig.legend(handles=_key(), loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 0.0))
+    # the bottom strip is the key's, the top one the column titles'
+    fig.tight_layout(h_pad=3.6, w_pad=6.0, rect=(0, 0.06, 1, 0.94))
+    # Headings are figure texts placed after the layout: a row's heading spans both columns, and as an axes text
+    # it would make the layout narrow the left panel to fit it.
+    for r, pair in zip(rows, axes):
+        m = r.get("measure")
+        how_much = f" — {m.point['cost']} {m.mean:+.2f} nats" if m is not None else ""
+        box = pair[0].get_position()
+        fig.text(box.x0, box.y1, f"Q{r['n']} · {SHORT_QUESTIONS[r['n']]}{how_much}", fontsize=13, weight="bold",
+                 transform=offset_copy(fig.transFigure, fig=fig, y=30, units="points"))
+    for ax, which, words in zip(axes[0], ("for", "against"), ("FOR the conclusion", "AGAINST it")):
+        box = ax.get_position()
+        fig.text((box.x0 + box.x1) / 2, box.y1, words, ha="center", color=COLOURS[which], weight="bold",
+                 transform=offset_copy(fig.transFigure, fig=fig, y=58, units="points"))
     return fig
+
+
+def _key() -> list:
+    """The figure's key, so a reader needs no caption: what filled and hollow marks and the shading mean."""
+    mark = dict(ls="none", ms=9, mew=2, color="0.3")
+    return [Line2D([], [], marker="o", mfc="0.3", label="filled: decided", **mark),
+            Line2D([], [], marker="o", mfc="white", label="hollow: not decided (noise could explain it)", **mark),
+            Patch(facecolor=FOR_SHADE, label="shaded: the side that speaks for the conclusion")]

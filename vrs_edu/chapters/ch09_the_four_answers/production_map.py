@@ -12,6 +12,8 @@ result reads "not run yet".
 """
 from __future__ import annotations
 
+import math
+
 from vrs_edu.lab.results import interval
 from vrs_edu.lab.verdict_words import verdict_label
 
@@ -43,6 +45,11 @@ def _toy(result: dict | None, judged: dict, variant: str, test: str) -> str:
     cache = d["kv_bytes_per_token"]["float32"] / base["kv_bytes_per_token"]["float32"]
     rec = judged.get(test)
     verdict = NOT_RUN if rec is None else verdict_label(rec)
+    # The interval is uncorrected, the verdict Holm-corrected over the designs: the corrected p says why an
+    # interval clear of 0 can sit beside "undecided" (chapter 02's primer).
+    holm = None if rec is None else rec.get("p_holm")
+    if holm is not None and math.isfinite(holm):
+        verdict += f", Holm p = {holm:.3f}"
     return f"toy: Δ loss {interval(p['mean'], p['ci'])} nats ({verdict}), cache {cache:.0%} of the baseline's"
 
 

@@ -200,6 +200,12 @@ def _total(model, x, y, layer):
     return _loss(model, x, y, _zero_write(layer)) - _loss(model, x, y)
 
 
+def _direct_attention_only(model, x, y, layer):   # only the attention's write taken from the final state
+    out = model(x, y, trace=True)
+    final = out.trace["resid_final"] - out.trace.layers("attn.out")[layer]
+    return F.cross_entropy(unembed(model, final).flatten(0, 1), y.flatten()).item() - out.loss.item()
+
+
 def _direct_norm_unapplied(model, x, y, layer):   # (h_L - y_l) read out by the unembedding alone, no final norm
     out = model(x, y, trace=True)
     h = model.lm_head(out.trace["resid_final"] - block_outputs(out.trace)[layer])
@@ -223,6 +229,10 @@ EFFECT_MISTAKES = [
     Mistake(lambda m, x, y, l: (-_direct(m, x, y, l), -_total(m, x, y, l)),
             "the signs are flipped: an effect is the loss without the write minus the clean loss (positive when "
             "the block helped)"),
+    Mistake(lambda m, x, y, l: (_direct_attention_only(m, x, y, l),
+                                _loss(m, x, y, _zero_write(l, ("attn.out",))) - _loss(m, x, y)),
+            "you removed only the attention's write, in both effects: a block writes attn.out + mlp.out, so "
+            "subtract both from the final state and zero both in the forward pass"),
     Mistake(lambda m, x, y, l: (_direct(m, x, y, l), _loss(m, x, y, _zero_write(l, ("attn.out",))) - _loss(m, x, y)),
             "your total removes only the attention's write: a block writes attn.out + mlp.out, zero both"),
     Mistake(lambda m, x, y, l: (_direct(m, x, y, l), _loss(m, x, y, _zero_write(l, ("mlp.out",))) - _loss(m, x, y)),
