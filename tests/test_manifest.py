@@ -94,3 +94,26 @@ def test_load_book_names_the_missing_table(tmp_path):
     bad.write_text('[book]\ntitle = "x"\n[build]\n')
     with pytest.raises(ValueError, match=r"\[preprocessor\]"):
         load_book(bad)
+
+
+# ----------------------------------------------------------------------------------- the Korean book (한국어판)
+
+@pytest.mark.parametrize("entry", chapters(lang="ko") + appendices(lang="ko"), ids=lambda e: e.stem)
+def test_korean_title_matches_the_korean_notebooks_first_heading(entry):
+    korean = NB / "ko" / entry.file
+    if not korean.exists():
+        pytest.skip(f"notebooks/ko/{entry.file} not built yet (the Korean book leaves it out)")
+    _first_heading_cell(jupytext.read(korean), entry)
+
+
+def test_every_chapter_has_its_korean_texts():
+    for en, ko in zip(chapters(), chapters(lang="ko")):
+        assert ko.title.startswith(f"{en.number} · ") and ko.question and len(ko.goals) == len(en.goals), en.file
+
+
+def test_a_chapter_without_its_korean_goals_is_named(tmp_path):
+    bad = tmp_path / "book.toml"
+    bad.write_text(re.sub(r'goals_ko = \[[^\]]*\]\n', "", BOOK_TOML.read_text(), count=1))
+    assert chapters(bad)[0].file == "00_orientation.ipynb"   # the English book does not need it
+    with pytest.raises(ValueError, match=r"chapter #0 \(00_orientation.ipynb\) lacks \['goals_ko'\]"):
+        chapters(bad, lang="ko")

@@ -2,6 +2,10 @@
 
     python -m vrs_edu.course.book chapters     # print the chapter table
 
+The Korean book (한국어판) reads the same file: every chapter's ``title_ko``, ``question_ko`` and ``goals_ko``, every
+appendix's ``title_ko`` and ``[preprocessor.course]``'s ``title_ko`` and ``description_ko``;
+``chapters(lang="ko")`` returns the chapters with their Korean texts.
+
 The HTML book is built by :mod:`vrs_edu.course.book_build` (``make book``), which imports this module, never the
 other way round.
 """
@@ -15,6 +19,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BOOK_TOML = ROOT / "book.toml"
+LANGUAGES = ("en", "ko")   # the book's editions: English (book.toml's own keys) and Korean (the *_ko keys)
 
 
 @dataclass(frozen=True)
@@ -62,34 +67,63 @@ def load_book(path: str | Path = BOOK_TOML) -> dict:
     return book
 
 
-def chapters(path: str | Path = BOOK_TOML) -> list[Chapter]:
-    """The ordered chapters. Raises ValueError naming the chapter and field when one is incomplete."""
+def _text_keys(keys: tuple[str, ...], lang: str) -> dict[str, str]:
+    """The book.toml key that holds each text field in ``lang``: ``{"title": "title_ko", ...}`` for Korean, the
+    field itself for English. Raises ValueError for a language the book has no edition in."""
+    if lang not in LANGUAGES:
+        raise ValueError(f"the book has no {lang!r} edition; its languages are {', '.join(LANGUAGES)}")
+    return {k: k if lang == "en" else f"{k}_{lang}" for k in keys}
+
+
+def book_meta(path: str | Path = BOOK_TOML, lang: str = "en") -> dict:
+    """The book's ``title``, ``description``, ``authors`` and ``language`` in ``lang``: [book]'s own for English,
+    ``[preprocessor.course]``'s ``title_ko`` and ``description_ko`` for Korean (mdBook's [book] table takes no keys
+    of ours). Raises ValueError naming a missing Korean key."""
+    book = load_book(path)
+    meta = {"title": book["book"]["title"], "description": book["book"].get("description", ""),
+            "authors": book["book"].get("authors", []), "language": lang}
+    if lang == "en":
+        return dict(meta, language=book["book"].get("language", "en"))
+    course = book["preprocessor"]["course"]
+    for field, key in _text_keys(("title", "description"), lang).items():
+        if key not in course:
+            raise ValueError(f"book.toml [preprocessor.course] lacks {key} (the {lang} book's {field})")
+        meta[field] = course[key]
+    return meta
+
+
+def chapters(path: str | Path = BOOK_TOML, lang: str = "en") -> list[Chapter]:
+    """The ordered chapters, with their title, question and goals in ``lang`` ("en", or "ko": the ``*_ko`` keys).
+    Raises ValueError naming the chapter and field when one is incomplete."""
+    keys = _text_keys(("title", "question", "goals"), lang)
     out = []
     for i, c in enumerate(load_book(path)["preprocessor"]["course"]["chapters"]):
-        missing = [k for k in ("file", "title", "question", "goals", "budget_s") if k not in c]
+        missing = [k for k in ("file", "title", "question", "goals", "budget_s", *keys.values()) if k not in c]
         if missing:
             raise ValueError(f"book.toml chapter #{i} ({c.get('file', '?')}) lacks {missing}")
         study = c.get("study_min")
         if study is not None and (not isinstance(study, int) or study <= 0):
             raise ValueError(f"book.toml chapter #{i} ({c['file']}): study_min must be a positive whole number of "
                              f"minutes, got {study!r}")
-        out.append(Chapter(c["file"], c["title"], c["question"], tuple(c["goals"]), int(c["budget_s"]), study))
+        out.append(Chapter(c["file"], c[keys["title"]], c[keys["question"]], tuple(c[keys["goals"]]),
+                           int(c["budget_s"]), study))
     return out
 
 
-def appendices(path: str | Path = BOOK_TOML) -> list[Appendix]:
-    """The appendix notebooks, in book.toml's order (after the chapters in the book). Raises ValueError naming the
-    appendix and field when one is incomplete or backs a chapter book.toml does not list."""
+def appendices(path: str | Path = BOOK_TOML, lang: str = "en") -> list[Appendix]:
+    """The appendix notebooks, in book.toml's order (after the chapters in the book), titled in ``lang``. Raises
+    ValueError naming the appendix and field when one is incomplete or backs a chapter book.toml does not list."""
     numbers = {c.number for c in chapters(path)}
+    title = _text_keys(("title",), lang)["title"]
     out = []
     for i, a in enumerate(load_book(path)["preprocessor"]["course"].get("appendices", [])):
-        missing = [k for k in ("file", "title", "chapter", "budget_s") if k not in a]
+        missing = [k for k in ("file", "title", title, "chapter", "budget_s") if k not in a]
         if missing:
-            raise ValueError(f"book.toml appendix #{i} ({a.get('file', '?')}) lacks {missing}")
+            raise ValueError(f"book.toml appendix #{i} ({a.get('file', '?')}) lacks {sorted(set(missing))}")
         if a["chapter"] not in numbers:
             raise ValueError(f"book.toml appendix #{i} ({a['file']}): chapter must be the number of a listed "
                              f"chapter ({', '.join(sorted(numbers))}), got {a['chapter']!r}")
-        out.append(Appendix(a["file"], a["title"], a["chapter"], int(a["budget_s"])))
+        out.append(Appendix(a["file"], a[title], a["chapter"], int(a["budget_s"])))
     return out
 
 
