@@ -72,3 +72,14 @@ def test_a_real_course_figure_renders_in_korean(style):
     fig.axes[0].set_title("잔차 스트림: 각 블록이 상태를 읽고 쓴 것을 더합니다")
     fig.axes[0].text(0.5, 0.05, "임베딩 + 블록별 출력", transform=fig.axes[0].transAxes)
     _draw_strictly(fig)
+
+
+def test_a_bold_korean_title_finds_a_bold_font(style, caplog):
+    """Without NanumGothicBold registered, matplotlib logs "findfont: Failed to find font weight bold" (to stderr, in
+    a notebook's stored output) and draws the title at weight 400."""
+    style("ko")
+    fig, ax = plt.subplots()
+    ax.set_title(HANGUL, fontweight="bold")
+    with caplog.at_level("WARNING", logger="matplotlib.font_manager"):
+        _draw_strictly(fig)
+    assert not [r.getMessage() for r in caplog.records if "findfont" in r.getMessage()]

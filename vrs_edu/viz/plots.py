@@ -56,8 +56,12 @@ def korean_font_file() -> Path:
 
 @cache
 def register_korean_font() -> str:
-    """Add NanumGothic to matplotlib's font list (once per process); returns its family name."""
-    font_manager.fontManager.addfont(str(korean_font_file()))
+    """Add NanumGothic to matplotlib's font list (once per process), in every weight the package ships; returns its
+    family name. The regular file alone is not enough: a bold title then makes matplotlib print "findfont: Failed
+    to find font weight bold for NanumGothic" to stderr, which the stored outputs must not hold."""
+    regular = korean_font_file()
+    for font in sorted(regular.parent.glob(f"{KOREAN_FONT}*.ttf")):
+        font_manager.fontManager.addfont(str(font))
     return KOREAN_FONT
 
 
