@@ -7,6 +7,7 @@ the output stays out of pytest's and nbval's collection. tests/test_browser.py l
 """
 import base64
 import io
+import re
 import runpy
 import tomllib
 from pathlib import Path
@@ -63,14 +64,29 @@ TINY_CHAPTERS = [  # titles and questions with characters Markdown would read as
 ]
 
 
-def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1), appendix: bool = False) -> Path:
+TINY_KOREAN = {  # file -> the Korean title, question and goals (book.toml's *_ko keys)
+    "00_start.ipynb": ("00 · 시작", "V_1은 *L*층에 닿을까요?", ["깊이에서 [x0]을 읽습니다", "`토큰`을 셉니다"]),
+    "01_next.ipynb": ("01 · 다음", "<V>는 무엇을 나를까요?", ["a_1과 b_2를 잽니다"]),
+}
+
+
+def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1), appendix: bool = False,
+               korean: tuple[int, ...] | None = None) -> Path:
+    """A two-chapter book.toml and its notebooks in ``tmp_path``. ``korean``: the chapters that get a Korean
+    notebook in notebooks/ko/ (the book.toml then has every chapter's Korean texts); None: an English-only book."""
     lines = ['[book]', 'title = "Tiny Book"', 'authors = ["someone"]', 'description = "A test book."',
              'language = "en"', 'src = "notebooks"', '[build]', 'build-dir = "_build/book"',
              '[preprocessor.course]', 'command = "true"']
+    if korean is not None:
+        lines += ['title_ko = "작은 책"', 'description_ko = "시험용 책입니다."']
     for file, title, question, goals in TINY_CHAPTERS:
         lines += ['[[preprocessor.course.chapters]]', f'file = "{file}"', f'title = "{title}"',
                   f'question = "{question}"', "goals = [" + ", ".join(f'"{g}"' for g in goals) + "]",
                   "budget_s = 30"]
+        if korean is not None:
+            title_ko, question_ko, goals_ko = TINY_KOREAN[file]
+            lines += [f'title_ko = "{title_ko}"', f'question_ko = "{question_ko}"',
+                      "goals_ko = [" + ", ".join(f'"{g}"' for g in goals_ko) + "]"]
     if appendix:
         lines += ['[[preprocessor.course.appendices]]', 'file = "00a_start_evidence.ipynb"',
                   'title = "Appendix 00 · The evidence"', 'chapter = "00"', 'budget_s = 30']
@@ -82,6 +98,11 @@ def _tiny_book(tmp_path: Path, *, write: tuple[int, ...] = (0, 1), appendix: boo
     if appendix:
         nbformat.write(_notebook("Appendix 00 · The evidence", "Back to [chapter 00](00_start.ipynb)."),
                        tmp_path / "notebooks" / "00a_start_evidence.ipynb")
+    for i in korean or ():
+        file = TINY_CHAPTERS[i][0]
+        (tmp_path / "notebooks" / "ko").mkdir(exist_ok=True)
+        nbformat.write(_notebook(TINY_KOREAN[file][0], "한국어 설명. [다음 장](01_next.ipynb)을 보십시오."),
+                       tmp_path / "notebooks" / "ko" / file)
     return tmp_path / "book.toml"
 
 
@@ -346,3 +367,78 @@ def test_tiny_book_links_terms_and_citations_and_folds_a_collapsed_section(tmp_p
     assert 'class="vrs-collapsed"' in page and "_static/course.js" in page
     assert (out / "glossary.html").exists() and "residual stream" in (out / "glossary.html").read_text()
     assert "The standard errors." in (out / "_static" / "vrs_pages.js").read_text()
+
+
+# ------------------------------------------------------------------------------------- the Korean book (한국어판)
+
+SWITCH = re.compile(r'<a class="vrs-language-switch[^"]*" href="([^"]+)"\s+hreflang="(\w+)"')
+
+
+def _switch(page: Path) -> tuple[str, str]:
+    """The href and language of a built page's language switch (fails when the page has none)."""
+    m = SWITCH.search(page.read_text(encoding="utf-8"))
+    assert m, f"{page} has no language switch"
+    return m.group(1), m.group(2)
+
+
+def test_the_switch_leads_to_the_same_page_or_the_other_home_page():
+    from vrs_edu.course.book_build import switch_link
+
+    to_ko = {"prefix": "ko/", "pages": ["01_a", "index"], "lang": "ko", "label": "한국어"}
+    assert switch_link("01_a", to_ko) == {"href": "ko/01_a.html", "label": "한국어", "lang": "ko"}
+    assert switch_link("setup", to_ko)["href"] == "ko/index.html"        # a page the Korean book lacks
+    assert switch_link("sub/page", to_ko)["href"] == "../ko/index.html"   # relative to a page in a folder
+
+
+def test_a_book_without_korean_notebooks_is_built_in_english_only(tmp_path):
+    from vrs_edu.course.book_build import editions
+
+    assert editions(_tiny_book(tmp_path)) == ("en",)
+    assert editions(BOOK_TOML) == ("en", "ko")
+
+
+def test_a_korean_book_without_a_chapters_korean_texts_names_the_chapter_and_field(tmp_path, capfd):
+    book = _tiny_book(tmp_path, korean=(0, 1))
+    book.write_text(book.read_text().replace('question_ko = "<V>는 무엇을 나를까요?"\n', ""))
+    assert build(book, draft=False) != 0
+    assert "chapter #1 (01_next.ipynb) lacks ['question_ko']" in capfd.readouterr().err
+
+
+@pytest.mark.slow
+def test_tiny_korean_book_builds_in_korean_with_a_switch_on_every_page_both_ways(tmp_path):
+    assert build(_tiny_book(tmp_path, korean=(0, 1)), draft=False) == 0
+    out = tmp_path / "_build" / "book"
+    index = (out / "ko" / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="ko"' in index and "<title>작은 책 &#8212; 작은 책</title>" in index and "시험용 책입니다." in index
+    for title, question, goals in TINY_KOREAN.values():
+        for text in (title, question, *goals):
+            assert text.replace("<", "&lt;").replace(">", "&gt;") in index, f"Korean index lacks {text!r}"
+    page = (out / "ko" / "00_start.html").read_text(encoding="utf-8")
+    assert '<html lang="ko"' in page and "<title>00 · 시작 &#8212; 작은 책</title>" in page
+    assert "한국어 설명" in page and 'href="01_next.html"' in page, "a Korean chapter links the Korean chapter"
+    assert (out / "ko" / "glossary.html").exists() and (out / "ko" / "references.html").exists()
+    assert '<html lang="en"' in (out / "00_start.html").read_text(encoding="utf-8")
+    # every page of both books has a switch whose link resolves; a chapter's leads to the same chapter
+    english, korean = sorted(out.glob("*.html")), sorted((out / "ko").glob("*.html"))
+    assert len(english) > 5 and len(korean) > 5
+    for page in english + korean:
+        href, lang = _switch(page)
+        assert (page.parent / href).resolve().is_file(), f"{page.relative_to(out)}: switch to {href} is broken"
+        assert lang == ("ko" if page in english else "en")
+    assert _switch(out / "01_next.html")[0] == "ko/01_next.html"
+    assert _switch(out / "ko" / "01_next.html")[0] == "../01_next.html"
+    assert _switch(out / "ko" / "glossary.html")[0] == "../glossary.html"
+    assert _switch(out / "setup.html")[0] == "ko/index.html", "a guide (English only) leads to the Korean home page"
+
+
+@pytest.mark.slow
+def test_a_korean_chapter_without_its_notebook_is_named_and_left_out(tmp_path, capfd):
+    assert build(_tiny_book(tmp_path, korean=(0,)), draft=False) == 0
+    said = capfd.readouterr().out
+    assert "notebooks/ko/01_next.ipynb" in said and "notebooks/ko/00_start.ipynb" not in said
+    out = tmp_path / "_build" / "book"
+    assert (out / "ko" / "00_start.html").exists() and not (out / "ko" / "01_next.html").exists()
+    assert "01 · 다음 (번역 중)" in (out / "ko" / "index.html").read_text(encoding="utf-8")
+    assert _switch(out / "01_next.html")[0] == "ko/index.html"
+    # the Korean chapter's link to the chapter left out leads to the English page
+    assert 'href="../01_next.html"' in (out / "ko" / "00_start.html").read_text(encoding="utf-8")

@@ -38,7 +38,8 @@ function foldCollapsedSections() {
     const details = document.createElement("details");
     details.className = "vrs-fold";
     const summary = document.createElement("summary");
-    summary.textContent = "Folded: click to open this section";
+    summary.textContent = document.documentElement.lang === "ko"   // the Korean book (한국어판)
+      ? "접힌 절: 눌러서 엽니다" : "Folded: click to open this section";
     details.appendChild(summary);
     for (const node of [...section.childNodes]) {
       if (node !== heading) details.appendChild(node);
