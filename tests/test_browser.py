@@ -34,7 +34,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from vrs_edu.course.book import BOOK_TOML, appendices, chapters, load_book
+from vrs_edu.course.book import BOOK_TOML, appendices, book_meta, chapters, load_book
 from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, GUIDES, WIDGET_MIME, BookPaths, build
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,6 +45,7 @@ PATHS = BookPaths.from_toml(BOOK_TOML)
 BOOK_TITLE = load_book()["book"]["title"]
 CHAPTERS = chapters()
 APPENDICES = appendices()   # after the chapters in the sidebar and the previous/next links
+KO_PATHS = BookPaths.from_toml(BOOK_TOML, "ko")   # the Korean book (한국어판), in the English book's ko/ folder
 # The known gaps of the layout checks (test_browser_layout, test_browser_unexecuted): none today (03, 04 and 06 were
 # re-drawn for the page in the learner-first rewrite). A chapter whose stored figures are wider than JupyterLab's
 # output area at 1280 px or the phone's column may be listed here (a non-strict xfail) until it is re-drawn.
@@ -75,9 +76,11 @@ def _free_port() -> int:
 # --------------------------------------------------------------------------------------------------- fixtures
 
 def _book_inputs() -> list[Path]:
-    nbs = [PATHS.notebooks / c.file for c in CHAPTERS]
-    return [BOOK_TOML, CONF_DIR / "conf.py", CONF_DIR / "references.bib", *BACK_MATTER,
-            *sorted((CONF_DIR / "_static").iterdir()), Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
+    """What the built book (both editions) is made of: rebuilt when any of it is newer."""
+    nbs = [folder / c.file for folder in (PATHS.notebooks, KO_PATHS.notebooks) for c in (*CHAPTERS, *APPENDICES)]
+    return [BOOK_TOML, CONF_DIR / "conf.py", CONF_DIR / "references.bib", *BACK_MATTER, *sorted(CONF_DIR.glob("*.md")),
+            *sorted((CONF_DIR / "_static").iterdir()), *sorted((CONF_DIR / "_templates").iterdir()),
+            Path(build.__code__.co_filename)] + [p for p in nbs if p.exists()]
 
 
 @pytest.fixture(scope="session")
@@ -263,6 +266,33 @@ def test_chapter_page_through_the_navigation(page, book_url, i):
     assert (nxt.get_attribute("href") if nxt.count() else None) == next_href
 
     _screenshot(page, f"book_{chapter.stem}")
+
+
+def test_a_korean_page_is_in_korean_and_its_switch_leads_to_the_english_page_and_back(page, book_url):
+    built = [c for c in chapters(lang="ko") if (KO_PATHS.out / f"{c.stem}.html").exists()]
+    assert built, f"the Korean book has no chapter page in {KO_PATHS.out}: rebuild it with `make book`"
+    korean = built[min(1, len(built) - 1)]                  # chapter 01 when it is there
+    (english,) = [c for c in CHAPTERS if c.file == korean.file]
+    page.goto(f"{book_url}/ko/{korean.stem}.html")
+    page.wait_for_load_state("networkidle")
+    assert page.title() == f"{korean.title} — {book_meta(lang='ko')['title']}"
+    assert page.evaluate("() => document.documentElement.lang") == "ko"
+    h1 = page.locator(f"{ARTICLE} h1").first.evaluate(
+        "h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains('headerlink')))"
+        ".map(n => n.textContent).join('').trim()")
+    assert h1 == korean.title
+    _screenshot(page, f"book_ko_{korean.stem}")
+    switch = page.locator("a.vrs-language-switch")
+    assert switch.is_visible() and switch.inner_text().strip() == "English"
+    with page.expect_navigation():
+        switch.click()
+    page.wait_for_load_state("networkidle")
+    assert page.url == f"{book_url}/{english.stem}.html" and page.title() == f"{english.title} — {BOOK_TITLE}"
+    assert page.evaluate("() => document.documentElement.lang") == "en"
+    with page.expect_navigation():
+        page.locator("a.vrs-language-switch").get_by_text("한국어", exact=True).click()
+    assert page.url == f"{book_url}/ko/{korean.stem}.html"
+    assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
 
 
 def test_search_finds_the_chapters(page, book_url):
