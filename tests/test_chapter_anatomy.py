@@ -50,10 +50,10 @@ MARKERS = {
            "study": r"\*\*Study time\.\*\* About (an hour|(\d+) minutes)", "hour": "an hour",
            "exercise": r"(?m)^#{2,3} Exercise", "folded_answer": "<details><summary>Answer</summary>",
            "answer": "The answer", "how_sure": HOW_SURE},
-    "ko": {"head": ("**질문.**", "**목표.**", "**선수 지식.**", "**학습 시간.**", "**예상 실행 시간.**"),
-           "study": r"\*\*학습 시간\.\*\* 약 (1시간|(\d+)분)", "hour": "1시간",
+    "ko": {"head": ("**질문.**", "**목표.**", "**선수 지식.**", "**공부 시간.**", "**예상 실행 시간.**"),
+           "study": r"\*\*공부 시간\.\*\* 약 (1시간|(\d+)분)", "hour": "1시간",
            "exercise": r"(?m)^#{2,3} 연습 문제", "folded_answer": "<details><summary>답</summary>",
-           "answer": "답", "how_sure": "얼마나 확실한가?"},
+           "answer": "이 장의 답", "how_sure": "얼마나 확실한가?"},
 }
 
 

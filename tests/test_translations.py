@@ -177,15 +177,15 @@ def test_the_korean_anatomy_check_reads_the_korean_headings():
         return out
 
     head = ("# 01 · 예\n\n**질문.** 왜?\n\n**목표.** 봅니다.\n\n**선수 지식.** 없음.\n\n"
-            "**학습 시간.** 약 45분. **예상 실행 시간.** 약 30초.")
+            "**공부 시간.** 약 45분. **예상 실행 시간.** 약 30초.")
     good = nb(head, "from vrs_edu.viz.schematics import x", "<details><summary>답</summary>네.</details>",
-              "## 답", "say(1)")
+              "## 이 장의 답", "say(1)")
     assert anatomy_problems(good, 45, lang="ko") == []
     assert "the study time says 45 min, book.toml's study_min 60" in anatomy_problems(good, 60, lang="ko")
     english_headings = nb(head.replace("**질문.**", "**Question.**"), "from vrs_edu.viz.schematics import x",
                           "<details><summary>Answer</summary>Yes.</details>", "## The answer", "say(1)")
     problems = " | ".join(anatomy_problems(english_headings, 45, lang="ko"))
-    for lack in ("lacks **질문.**", "no conceptual question with a folded answer", "no '## 답' section"):
+    for lack in ("lacks **질문.**", "no conceptual question with a folded answer", "no '## 이 장의 답' section"):
         assert lack in problems, lack
     hour = nb(head.replace("약 45분", "약 1시간"))
     assert "study time says 60 min" in " ".join(anatomy_problems(hour, 45, lang="ko"))
