@@ -72,3 +72,17 @@ def test_a_real_course_figure_renders_in_korean(style):
     fig.axes[0].set_title("잔차 스트림: 각 블록이 상태를 읽고 쓴 것을 더합니다")
     fig.axes[0].text(0.5, 0.05, "임베딩 + 블록별 출력", transform=fig.axes[0].transAxes)
     _draw_strictly(fig)
+
+
+def test_a_bold_korean_title_finds_the_bold_face_without_a_warning(style, caplog):
+    """A bold title in NanumGothic logged "findfont: Failed to find font weight bold for NanumGothic" (stderr in the
+    Korean notebooks) while only the regular face was registered; the bold face of the same package is now."""
+    style("ko")
+    fig, ax = plt.subplots()
+    ax.set_title(HANGUL, fontweight="bold")
+    fig.suptitle("굵은 제목", fontweight="bold")
+    with caplog.at_level("DEBUG", logger="matplotlib.font_manager"):
+        _draw_strictly(fig)
+    assert not [r for r in caplog.records if "Failed to find font weight" in r.getMessage()]
+    bold = font_manager.FontProperties(family="NanumGothic", weight="bold")
+    assert font_manager.findfont(bold, fallback_to_default=False).endswith("NanumGothicBold.ttf")
