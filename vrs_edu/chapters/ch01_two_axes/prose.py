@@ -3,6 +3,7 @@
 line for ``print``). The English words are the chapter's as they were in its code cells."""
 from __future__ import annotations
 
+from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.viz.prose import table
 
@@ -40,8 +41,9 @@ def two_axes_sentence(norm0: float, norm_l: float, cos0: float, cos_l: float, n_
                       lang: str | None = None) -> str:
     """How the mean norm and the mean cosine to x0 change along depth on the chapter's sentence."""
     if _ko(lang):
-        return (f"깊이를 따라 평균 노름은 {norm0:.2f}에서 {norm_l:.2f}로 커지고, x0과의 평균 코사인은 {cos0:.2f}에서 "
-                f"{cos_l:.2f}로 떨어집니다(이 문장({n_chars}자)이 검증 분할에 있는가: "
+        to_norm, to_cos = attach(f"{norm_l:.2f}", "으로/로"), attach(f"{cos_l:.2f}", "으로/로")
+        return (f"깊이를 따라 평균 노름은 {norm0:.2f}에서 {to_norm} 커지고, x0과의 평균 코사인은 "
+                f"{cos0:.2f}에서 {to_cos} 떨어집니다(이 문장({n_chars}자)이 검증 분할에 있는가: "
                 f"{'예' if in_val else '아니요'}).")
     return (f"Along depth the mean norm grows from {norm0:.2f} to {norm_l:.2f} and the "
             f"mean cosine to x0 falls from {cos0:.2f} to {cos_l:.2f} (the "
