@@ -72,8 +72,8 @@ model, tok, run = load_char_model()
 from vrs_edu.chapters.ch01_two_axes import prose
 
 print(provenance(run))
-print(prose.checkpoint_line(run["n_params"], run["configs"]["train"]["steps"], run["final_val_loss"],
-                            run["unigram_val_loss"]))
+steps = run["configs"]["train"]["steps"]
+print(prose.checkpoint_line(run["n_params"], steps, run["final_val_loss"], run["unigram_val_loss"]))
 
 # %% [markdown]
 # ## The effect: later blocks build on earlier writes
@@ -130,8 +130,9 @@ norms = stack.norm(dim=-1)                                        # (L+1, T)
 cosines = F.cosine_similarity(stack, trace["x0"][0][None], dim=-1)  # (L+1, T)
 plot_two_axes(norms.numpy(), cosines.numpy(), [tok.token(i) for i in x[0]])
 plt.show()
-say(prose.two_axes_sentence(norms[0].mean(), norms[-1].mean(), cosines[0].mean(), cosines[-1].mean(),
-                            len(sentence), tok.decode(data.val).find(sentence) >= 0))
+in_val = tok.decode(data.val).find(sentence) >= 0
+say(prose.two_axes_sentence(norms[0].mean(), norms[-1].mean(), cosines[0].mean(),
+                            cosines[-1].mean(), len(sentence), in_val))
 
 # %% [markdown]
 # ## The stream is a running sum

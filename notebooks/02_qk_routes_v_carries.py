@@ -408,8 +408,8 @@ deep = range(L // 2, L)
 deep_share = {m: sum(frozen[m][l].mean for l in deep) / len(deep) / frozen["clean"]
               for m in ("uniform", "previous layer", "batch mean")}
 u, pl = frozen["uniform"], frozen["previous layer"]
-say(prose.frozen_sentence(u[0].mean, deep, deep_share, sum(p.mean > q.mean for p, q in zip(pl[1:], u[1:])),
-                          L - 1))
+costliest = sum(p.mean > q.mean for p, q in zip(pl[1:], u[1:]))
+say(prose.frozen_sentence(u[0].mean, deep, deep_share, costliest, L - 1))
 
 # %% [markdown]
 # Every layer pays when its routing is frozen: none is routing-free. Layer 0 pays the most by far, the deep layers a
@@ -594,8 +594,8 @@ from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import effect_rows
 
 p_swap, v_swap = swaps["pattern swap"], swaps["value swap"]
 gap = [(v.mean - p.mean) / math.hypot(v.se, p.se) for p, v in zip(p_swap, v_swap)]
-say(*prose.effect_tables(effect_rows(swaps, ["pattern swap", "value swap"]), effect_rows(frozen), gap,
-                         swaps["clean"], run["final_val_loss"]))
+say(*prose.effect_tables(effect_rows(swaps, ["pattern swap", "value swap"]), effect_rows(frozen),
+                         gap, swaps["clean"], run["final_val_loss"]))
 
 # %% [markdown]
 # So the ordering of the two swaps is no fluke of these sequences. What the chapter cannot tell is how it would vary

@@ -230,19 +230,15 @@ def provenance(result: dict, lang: str | None = None) -> str:
         KeyError: ``result`` lacks ``command``, ``date``, ``wall_time_s`` or ``environment`` (not a recipe result).
     """
     ko = resolve_language(lang) == "ko"
-    wall = result["wall_time_s"]
+    wall, jobs = result["wall_time_s"], result["environment"].get("jobs", 1)
     if ko:
         parts = [f"실행 시간 {wall:.0f}초" if wall < 120 else f"실행 시간 {wall / 60:.1f}분"]
-    else:
-        parts = [f"{wall:.0f} s wall time" if wall < 120 else f"{wall / 60:.1f} min wall time"]
-    if "cpu_time_s" in result:
-        parts.append(f"CPU 시간 {result['cpu_time_s'] / 60:.1f}분" if ko
-                     else f"{result['cpu_time_s'] / 60:.1f} CPU-minutes")
-    jobs = result["environment"].get("jobs", 1)
-    if ko:
+        parts += [f"CPU 시간 {result['cpu_time_s'] / 60:.1f}분"] if "cpu_time_s" in result else []
         parts.append(f"동시 실행 {jobs}개, 각각 torch 스레드 1개" if jobs > 1
                      else f"torch 스레드 {result['environment']['threads']}개")
     else:
+        parts = [f"{wall:.0f} s wall time" if wall < 120 else f"{wall / 60:.1f} min wall time"]
+        parts += [f"{result['cpu_time_s'] / 60:.1f} CPU-minutes"] if "cpu_time_s" in result else []
         parts.append(f"{jobs} runs at a time, 1 torch thread each" if jobs > 1
                      else f"{result['environment']['threads']} torch thread(s)")
     if result.get("seeds"):
