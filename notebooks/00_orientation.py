@@ -39,7 +39,9 @@ import platform
 
 import torch
 
-print(f"Python {platform.python_version()}, {torch.get_num_threads()} torch threads")
+from vrs_edu.chapters.ch00_orientation import prose
+
+print(prose.environment_line(platform.python_version(), torch.get_num_threads()))
 for name, version in versions.items():
     print(f"{name:12s} {version}")
 
@@ -103,18 +105,11 @@ for name, version in versions.items():
 # %% tags=["nbval-ignore-output"]
 # The map grows as chapters are written (tests/test_manifest.py checks book.toml).
 from vrs_edu.course.book import ROOT, appendices, chapters, study_minutes
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say
 
 written = [c for c in chapters() if (ROOT / "notebooks" / c.file).exists()]
-say(table(["#", "chapter", "the question it answers", "study", "run"],
-          [[c.number, c.title.split("·", 1)[1].strip(), c.question,
-            f"{c.study_min} min" if c.study_min else "—", f"≤ {c.budget_s} s"] for c in written],
-          align="llrrr"))
-names = ", ".join(a.title.split("·")[0].strip() for a in appendices())
-minutes = study_minutes()
-say(f"In all, {minutes} minutes of study ({minutes / 60:.1f} hours). Chapters 03–05 "
-    f"each have an appendix of evidence (run ledgers, second-corpus tables, tuning histories) that "
-    f"their *How sure are we?* links: {names}. You need not read them to go on.")
+say(prose.chapters_table(written))
+say(prose.study_sentence(study_minutes(), appendices()))
 
 # %% [markdown]
 # ## A first look at a residual stream
@@ -151,8 +146,7 @@ model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layers=6, d_model=64
                               stream_start="embedding"))  # GPT-2 style: starts at the raw embedding
 x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
 stack = model(x, trace=True).trace.stack("resid")
-print("depth stack shape (L+1, B, T, D):", tuple(stack.shape))
-print("text of the first sequence:", repr(data.tokenizer.decode(x[0])[:60]))
+print(prose.stack_lines(tuple(stack.shape), data.tokenizer.decode(x[0])[:60]))
 
 # %% [markdown]
 # ### The effect: the stream grows along depth
@@ -174,10 +168,7 @@ plot_stream_norms({"untrained": before, "after 150 steps": after},
                   title="residual stream norm along depth", log=True)
 plt.show()
 grows = [sum(b > a for a, b in zip(n, n[1:])) for n in (before, after)]
-say(f"Untrained, the norm rises from {before[0]:.2f} at the embedding to {before[-1]:.2f} after "
-    f"the last block; after 150 steps (validation loss {history.val_loss[-1]:.2f} nats) it ends "
-    f"at {after[-1]:.2f}. It grows at {grows[0]} of {len(before) - 1} blocks before training and "
-    f"at {grows[1]} after.")
+say(prose.training_sentence(before, after, history.val_loss[-1], grows))
 
 # %% [markdown]
 # Each block *adds* a vector to the state. A block could write against the stream and shrink it, but nothing ever
@@ -221,8 +212,7 @@ def mean_stream_norms(stack):
 check_stream_norms(mean_stream_norms)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = mean_stream_norms(model(x, trace=True).trace.stack("resid"))
-print(f"your norms vs the package's, trained model: largest difference "
-      f"{max(abs(a - b) for a, b in zip(mine.tolist(), after)):.1e}")
+print(prose.norms_line(max(abs(a - b) for a, b in zip(mine.tolist(), after))))
 
 # %% [markdown]
 # ### Widget: depth and initial scale
@@ -244,13 +234,10 @@ from vrs_edu.chapters.ch00_orientation.figures import stream_norm_figure
 fig, norms = stream_norm_figure(n_layers=6, init_scale=1.0)
 plt.show()
 ratios = {(n, s): stream_norm_readout(n, s)["ratio"] for n in (6, 24) for s in (1.0, 1.25)}
-say(table(["layers", "init scale", "final / embedding"],
-          [[n, f"{s:.2f}", f"{r:.2f}"] for (n, s), r in ratios.items()]))
+say(prose.ratio_table(ratios))
 d_layers = round(ratios[24, 1.0], 2) - round(ratios[6, 1.0], 2)
 d_step = ratios[6, 1.25] - ratios[6, 1.0]
-say(f"From 6 to 24 layers (init scale 1.00) the ratio "
-    + ("does not change at two decimals" if d_layers == 0 else f"changes by {d_layers:+.2f}")
-    + f"; one step of init scale (1.00 → 1.25, 6 layers) changes it by {d_step:+.2f}.")
+say(prose.ratio_sentence(d_layers, d_step))
 
 # %% [markdown]
 # ### Questions
@@ -282,11 +269,7 @@ say(f"From 6 to 24 layers (init scale 1.00) the ratio "
 # What a residual stream looks like, in this chapter's numbers:
 
 # %%
-say("A token's residual stream is a running sum: the embedding plus what every block adds. In "
-    f"this 6-layer model its norm grows from {after[0]:.2f} at the embedding to {after[-1]:.2f} "
-    f"after the last block (after 150 steps of training; {before[-1]:.2f} untrained), growing at "
-    f"{grows[1]} of {len(after) - 1} blocks. Chapter 01 asks whether that sum is *mere* "
-    "accumulation.")
+say(prose.answer(before, after, grows[1]))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -303,10 +286,4 @@ others = [stream_norms(TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layer
           for s in seeds]
 norms = [before] + others                              # seed 0 is the model above, before training
 grow_all = [sum(b > a for a, b in zip(n, n[1:])) for n in norms]
-at = (f"{grow_all[0]}" if min(grow_all) == max(grow_all)
-      else f"{min(grow_all)} to {max(grow_all)}")
-say(table(["seed", "norm at the embedding", "after the last block", "blocks where it grows (of 6)"],
-          [[s, f"{n[0]:.2f}", f"{n[-1]:.2f}", g] for s, n, g in zip([0] + seeds, norms, grow_all)]),
-    f"Untrained, the stream grows at {at} of 6 blocks in each of the four seeds. The trained "
-    "numbers come from one run of 150 steps: chapter 03 shows how runs of several seeds are "
-    "compared.")
+say(*prose.seeds_table([0] + seeds, norms, grow_all))

@@ -69,9 +69,11 @@ from vrs_edu.lab.experiments import provenance
 from vrs_edu.lab.char_model import load_char_model
 
 model, tok, run = load_char_model()
+from vrs_edu.chapters.ch01_two_axes import prose
+
 print(provenance(run))
-print(f"{run['n_params']:,} parameters, {run['configs']['train']['steps']} steps; validation loss "
-      f"{run['final_val_loss']:.3f} nats vs unigram {run['unigram_val_loss']:.3f} nats")
+steps = run["configs"]["train"]["steps"]
+print(prose.checkpoint_line(run["n_params"], steps, run["final_val_loss"], run["unigram_val_loss"]))
 
 # %% [markdown]
 # ## The effect: later blocks build on earlier writes
@@ -88,7 +90,7 @@ print(f"{run['n_params']:,} parameters, {run['configs']['train']['steps']} steps
 # %%
 from vrs_edu.lab.data import make_token_data
 from vrs_edu.chapters.ch01_two_axes.readout import direct_and_total_effects
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say
 from vrs_edu.chapters.ch01_two_axes.figures import plot_effects
 
 data = make_token_data(tokenizer=tok, block_size=model.cfg.block_size)
@@ -99,9 +101,7 @@ plot_effects(effects)
 plt.show()
 larger = sum(t > d + 1e-3 for d, t in zip(effects["direct"][:-1], effects["total"][:-1]))
 d0, t0 = effects["direct"][0], effects["total"][0]
-say(f"Removing block 0 costs {t0:+.3f} nats in total but only {d0:+.3f} directly ({t0 / d0:.2f}×): "
-    f"later blocks read what it wrote. The total exceeds the direct cost at {larger} of the "
-    f"{L - 1} blocks before the last.")
+say(prose.effects_sentence(d0, t0, larger, L - 1))
 
 # %% [markdown]
 # Removing an early block costs more than its own contribution to the sum, because the attention heads and MLPs of
@@ -130,10 +130,9 @@ norms = stack.norm(dim=-1)                                        # (L+1, T)
 cosines = F.cosine_similarity(stack, trace["x0"][0][None], dim=-1)  # (L+1, T)
 plot_two_axes(norms.numpy(), cosines.numpy(), [tok.token(i) for i in x[0]])
 plt.show()
-say(f"Along depth the mean norm grows from {norms[0].mean():.2f} to {norms[-1].mean():.2f} and the "
-    f"mean cosine to x0 falls from {cosines[0].mean():.2f} to {cosines[-1].mean():.2f} (the "
-    f"sentence, {len(sentence)} characters, is in the validation split: "
-    f"{tok.decode(data.val).find(sentence) >= 0}).")
+in_val = tok.decode(data.val).find(sentence) >= 0
+say(prose.two_axes_sentence(norms[0].mean(), norms[-1].mean(), cosines[0].mean(),
+                            cosines[-1].mean(), len(sentence), in_val))
 
 # %% [markdown]
 # ## The stream is a running sum
@@ -149,10 +148,7 @@ rebuilt = trace["embed"] + ys.sum(0)
 diff = (rebuilt - trace["resid_final"]).abs().max().item()
 # float32 rounding: the last digits of this error change with the CPU's kernels; the bound does not.
 BOUND = 1e-5
-side = "below" if diff < BOUND else "above"
-print(f"largest |h_L - (embedding + sum of block outputs)|: {side} {BOUND:.0e}"
-      f"  (entries of h_L are up to "
-      f"{trace['resid_final'].abs().max():.1f})")
+print(prose.rebuilt_line(diff, BOUND, trace["resid_final"].abs().max()))
 
 # %% [markdown]
 # ### Exercise 1: build the depth stack
@@ -192,8 +188,7 @@ def residual_stack(embedding, outputs):
 check_residual_stack(residual_stack)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = residual_stack(trace["embed"], ys)
-print(f"your stack vs the model's trace: largest difference "
-      f"{(mine - trace.stack('resid')).abs().max():.1e}")
+print(prose.stack_line((mine - trace.stack("resid")).abs().max()))
 
 # %% [markdown]
 # **The package's own code.** The same running sum is the loop of `TinyGPT.forward` (`vrs_edu/nn/model.py`). With
@@ -237,10 +232,8 @@ prob = model(x).logits[0, pos].softmax(-1)[target].item()
 top = sorted(zip(att.values, att.labels), reverse=True)[:3]
 plot_attribution(att, tok.token(target), context)
 plt.show()
-say(f"After {context!r} the model gives the next character {tok.token(target)!r} a logit of "
-    f"{att.logit:.3f} (probability {prob:.3f}); its {len(att.values)} contributions add up to "
-    f"{sum(att.values):.3f}. "
-    f"The largest: " + ", ".join(f"{lab} {v:+.3f}" for v, lab in top) + ".")
+say(prose.attribution_sentence(context, tok.token(target), att.logit, prob, len(att.values),
+                               sum(att.values), top))
 
 # %% [markdown]
 # ### Exercise 2: split a logit into contributions
@@ -288,7 +281,7 @@ check_logit_contributions(logit_contributions)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 labels, comps = stream_components(trace)
 mine = logit_contributions(comps[:, 0, pos], model.lm_head.weight[target].detach())
-print(f"your contributions sum to {mine.sum():.3f}; the model's logit is {att.logit:.3f}")
+print(prose.contributions_line(mine.sum(), att.logit))
 
 # %% [markdown]
 # ### Exercise 3: the direct and the total effect of one block
@@ -353,7 +346,7 @@ check_block_effect(block_effect)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 xb, yb = batches[0]
 mine = block_effect(model, xb, yb, 0)
-print(f"block 0 on one validation batch: direct {mine[0]:+.3f}, total {mine[1]:+.3f} nats")
+print(prose.block_effect_line(*mine))
 
 # %% [markdown]
 # ## Along depth: norm, token identity, logit lens
@@ -373,18 +366,9 @@ cos_by_depth = cosine_to_x0(model, batches)
 lens = logit_lens(model, batches)
 plot_depth_profile(norm_by_depth, cos_by_depth, lens["loss"])
 plt.show()
-say(table(["depth", "norm", "cos(x0)", "lens loss", "lens accuracy", "agrees with final"],
-          [[l, f"{norm_by_depth[l]:.3f}", f"{cos_by_depth[l]:.3f}", f"{lens['loss'][l]:.3f}",
-            f"{lens['acc'][l]:.3f}", f"{lens['agree'][l]:.3f}"] for l in range(L + 1)]),
-    f"Unigram baseline (no context at all): {run['unigram_val_loss']:.3f} nats.")
+say(*prose.depth_table(norm_by_depth, cos_by_depth, lens, run["unigram_val_loss"]))
 n_seq = sum(xb.size(0) for xb, _ in batches)
-above = lens["loss"][-1] > run["final_val_loss"]
-say(f"At the last depth the lens reads the model's own output: {lens['loss'][-1]:.3f} nats on "
-    f"these {len(batches)} batches ({n_seq} sequences from the start of the validation split), "
-    f"{'above' if above else 'not above'} the checkpoint's validation loss of "
-    f"{run['final_val_loss']:.3f} nats, which was taken over the whole validation split: the "
-    f"difference is the text, not the lens (these batches are {'harder' if above else 'no harder'} "
-    "than the split as a whole).")
+say(prose.last_depth_sentence(lens["loss"][-1], len(batches), n_seq, run["final_val_loss"]))
 
 # %% [markdown]
 # The norm grows, the cosine to x0 falls (the token's identity becomes a smaller share of a growing sum, though it
@@ -407,11 +391,7 @@ _, mcfg, tcfg = make_run("char-6x64", steps=150, eval_every=150, eval_batches=4)
 live = TinyGPT(replace(mcfg, vocab_size=data.vocab_size))
 hist = train(live, data, tcfg, progress=False)
 live_lens = logit_lens(live, batches)
-say(table(["depth", "lens loss, 150 steps", "lens loss, checkpoint"],
-          [[l, f"{live_lens['loss'][l]:.3f}", f"{lens['loss'][l]:.3f}"] for l in range(L + 1)]),
-    f"After 150 steps the live model's validation loss is {hist.val_loss[-1]:.3f} nats; its blocks "
-    f"remove {live_lens['loss'][0] - live_lens['loss'][-1]:.3f} nats of lens loss after depth 0, "
-    f"the checkpoint's {lens['loss'][0] - lens['loss'][-1]:.3f}.")
+say(*prose.live_lens_table(live_lens["loss"], lens["loss"], hist.val_loss[-1]))
 
 # %% [markdown]
 # The long-trained model's early depths read *worse* through the unembedding than the 150-step model's, while its
@@ -440,10 +420,7 @@ fig, default = block_scale_figure(model, x, y, [1.0] * L, position=pos, decode=t
 plt.show()
 silenced = [scaled_blocks_prediction(model, x, y, [0.0 if j == l else 1.0 for j in range(L)],
                                      position=pos) for l in range(L)]
-say(f"As trained: loss {default['loss']:.3f} nats on the sentence, p(next = {tok.token(target)!r}) "
-    f"= {default['target_prob']:.3f}. One block silenced at a time:",
-    table(["block silenced", "loss on the sentence (nats)", "p(next)"],
-          [[l, f"{r['loss']:.3f}", f"{r['target_prob']:.3f}"] for l, r in enumerate(silenced)]))
+say(*prose.silenced_table(default["loss"], tok.token(target), default["target_prob"], silenced))
 
 # %% [markdown]
 # ### Questions
@@ -480,15 +457,7 @@ say(f"As trained: loss {default['loss']:.3f} nats on the sentence, p(next = {tok
 # ## The answer
 
 # %%
-say("The residual stream *connects* layers by mere accumulation: the final state equals the "
-    f"embedding plus the {L} block outputs to {'within' if diff < BOUND else 'more than'} "
-    f"{BOUND:.0e}, "
-    "with weight 1 for every term. The "
-    f"*computation* is not a pile of independent terms: removing block 0 costs {t0:.2f} nats in "
-    f"total against {d0:.2f} directly, because later blocks build on what it wrote. Read layer by "
-    f"layer, the logit-lens loss falls from {lens['loss'][0]:.2f} to {lens['loss'][-1]:.2f} nats. "
-    "Chapter 02 opens the other axis, attention, and separates where it looks from what it "
-    "moves.")
+say(prose.answer(L, diff, BOUND, t0, d0, lens["loss"][0], lens["loss"][-1]))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -502,14 +471,7 @@ say("The residual stream *connects* layers by mere accumulation: the final state
 per_batch = [direct_and_total_effects(model, [b]) for b in batches]
 ratios = [e["total"][0] / e["direct"][0] for e in per_batch]
 counts = [sum(t > d + 1e-3 for d, t in zip(e["direct"][:-1], e["total"][:-1])) for e in per_batch]
-at = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)} to {max(counts)}"
-say(table(["batch", "block 0 direct (nats)", "block 0 total (nats)", "total / direct",
-           f"blocks where total > direct (of {L - 1})"],
-          [[i, f"{e['direct'][0]:+.3f}", f"{e['total'][0]:+.3f}", f"{r:.2f}", c]
-           for i, (e, r, c) in enumerate(zip(per_batch, ratios, counts))]),
-    f"Across the batches, block 0's total cost is {min(ratios):.2f} to {max(ratios):.2f} times its "
-    f"direct cost, and the total exceeds the direct cost at {at} of the {L - 1} blocks before "
-    "the last in every batch.")
+say(*prose.per_batch_table(per_batch, ratios, counts, L - 1))
 
 # %% [markdown]
 # So the gap between direct and total effects is no accident of one batch. What the chapter cannot tell is how it

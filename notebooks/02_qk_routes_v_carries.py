@@ -76,6 +76,7 @@ import torch
 from vrs_edu.lab.data import make_token_data
 from vrs_edu.lab.experiments import provenance
 from vrs_edu.lab.char_model import load_char_model
+from vrs_edu.chapters.ch02_qk_routes_v_carries import prose
 
 model, tok, run = load_char_model()
 print(provenance(run))
@@ -87,7 +88,7 @@ ids = torch.tensor([tok.encode(sentence)])
 x, y = ids[:, :-1], ids[:, 1:]
 tokens = [tok.token(i) for i in x[0]]
 trace = model(x, trace=True).trace
-print(f"{L} layers × {H} heads; validation loss {run['final_val_loss']:.3f} nats")
+print(prose.model_line(L, H, run["final_val_loss"]))
 
 # %% [markdown]
 # ## The effect: values carry the text, patterns transfer
@@ -106,9 +107,7 @@ plot_layer_effects(swaps, ["pattern swap", "value swap"],
                    "swap one half of one layer with another input's")
 plt.show()
 ratio = [v.mean / p.mean for p, v in zip(swaps["pattern swap"], swaps["value swap"])]
-say(f"The value swap costs more than the pattern swap at {sum(r > 1 for r in ratio)} of {L} "
-    f"layers, {min(ratio):.2f} to {max(ratio):.2f} times as much (clean loss {swaps['clean']:.3f} "
-    "nats).")
+say(prose.swap_sentence(ratio, swaps["clean"]))
 
 # %% [markdown]
 # Where the value swap hurts more, the layer's *content* is specific to this text while its *routing* partly
@@ -159,7 +158,7 @@ check_attention_pattern(attention_pattern)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = attention_pattern(trace["blocks.3.attn.q"], trace["blocks.3.attn.k"])
 diff = (mine - trace["blocks.3.attn.pattern"]).abs().max()
-print(f"layer 3, your pattern vs the model's: largest difference {diff:.1e}")
+print(prose.difference_line("pattern", diff))
 
 # %% [markdown]
 # ### Exercise 2: the value-weighted sum
@@ -200,7 +199,7 @@ check_attend(attend)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = attend(trace["blocks.3.attn.pattern"], trace["blocks.3.attn.v_mix"])
 diff = (mine - trace["blocks.3.attn.z"]).abs().max()
-print(f"layer 3, your z vs the model's: largest difference {diff:.1e}")
+print(prose.difference_line("z", diff))
 
 # %% [markdown]
 # ### Exercise 3: build the value swap
@@ -256,8 +255,7 @@ None  # the check prints what it found; this line keeps the cell from also showi
 xb, yb = batches[0]
 with torch.no_grad():
     clean = float(model(xb, yb).loss)
-print(f"last layer, first batch: clean loss {clean:.3f}, with the values swapped "
-      f"{value_swap_loss(model, xb, yb, L - 1):.3f} nats")
+print(prose.value_swap_line(clean, value_swap_loss(model, xb, yb, L - 1)))
 
 # %% [markdown]
 # ## Attention is not only a weight
@@ -296,13 +294,8 @@ weight, norm = (views[k][nl, 0, nh, first, first] for k in ("weight", "norm"))
 plot_weight_vs_norm(weight, norm, tokens[first], nl, nh)
 plt.show()
 top = source_shares(views, nl, nh, tokens)[0]
-name = "spaces" if top["token"] == " " else f"occurrences of '{top['token']}'"
 drawn = tokens[first].count(top["token"])
-say(f"Layer {nl}, head {nh} is the head whose two maps differ most. Its largest change is at the "
-    f"{top['count']} {name} of the whole {len(tokens)}-character sentence ({drawn} of them in the "
-    f"{first.stop} drawn): they take {top['weight']:.2f} of the weight of the queries that can "
-    f"see them but {top['norm']:.2f} of the norm map, because their vectors are short: "
-    f"‖f(x)‖ {top['f_norm']:.2f} against {top['f_norm_others']:.2f} for the other characters.")
+say(prose.norm_view_sentence(nl, nh, top, len(tokens), drawn, first.stop))
 
 # %% [markdown]
 # The weight map over-states what the spaces give: the head puts weight on them and moves little from them. The
@@ -329,8 +322,7 @@ from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import norm_view_figure
 norm_view_figure(views, nl, nh, "weight", tokens)
 plt.show()
 apart = map_distance(views["weight"][:, 0], views["norm"][:, 0])     # (L, H)
-say(f"Across the {L * H} heads the two maps differ by {apart.min():.2f} to {apart.max():.2f}, "
-    f"{apart.mean():.2f} on average (0: the same map, 1: no source in common).")
+say(prose.map_distance_sentence(L * H, apart.min(), apart.max(), apart.mean()))
 
 # %% [markdown]
 # ### Exercise 4: the norm-based contributions of one head
@@ -392,8 +384,7 @@ mine = head_contributions(trace[f"blocks.{nl}.attn.pattern"], trace[f"blocks.{nl
 writes = torch.allclose(mine.sum(dim=2), head_writes(model, trace, nl)[:, nh], atol=1e-5)
 norms = mine.norm(dim=-1)                           # (B, T, T): the head's norm map, unnormalised
 shares = torch.allclose(norms / norms.sum(-1, keepdim=True), views["norm"][nl, :, nh], atol=1e-5)
-print(f"layer {nl}, head {nh}: summed over the sources, your vectors are what the head writes "
-      f"(within 1e-5): {writes}; your norm map, normalised per query, is the figure's: {shares}")
+print(prose.contributions_line(nl, nh, writes, shares))
 
 # %% [markdown]
 # ## Does a deep layer need its fresh pattern?
@@ -417,11 +408,8 @@ deep = range(L // 2, L)
 deep_share = {m: sum(frozen[m][l].mean for l in deep) / len(deep) / frozen["clean"]
               for m in ("uniform", "previous layer", "batch mean")}
 u, pl = frozen["uniform"], frozen["previous layer"]
-say(f"Uniform routing costs layer 0 {u[0].mean:+.3f} nats but the deep layers "
-    f"{deep.start}–{deep.stop - 1} {100 * deep_share['uniform']:.1f} % of the clean loss on "
-    "average; the batch-mean pattern, which keeps position, costs them "
-    f"{100 * deep_share['batch mean']:.1f} %. The previous layer's pattern is the costliest "
-    f"substitute at {sum(p.mean > q.mean for p, q in zip(pl[1:], u[1:]))} of {L - 1} layers.")
+costliest = sum(p.mean > q.mean for p, q in zip(pl[1:], u[1:]))
+say(prose.frozen_sentence(u[0].mean, deep, deep_share, costliest, L - 1))
 
 # %% [markdown]
 # Every layer pays when its routing is frozen: none is routing-free. Layer 0 pays the most by far, the deep layers a
@@ -454,11 +442,7 @@ plt.show()
 temps = (0.5, 1.0, 2.0)
 sweep = {w: [blend_and_temperature(model, xb, yb, L - 1, w, t)["loss"] for t in temps]
          for w in (0.0, 0.5, 1.0)}
-say(f"Default: loss {default['loss']:.3f} nats on the sentence, pattern entropy "
-    f"{default['entropy']:.3f} nats. Last layer, one validation batch, loss in nats by V₁ weight "
-    "(rows) and temperature (columns):",
-    table(["V₁ weight"] + [f"T = {t}" for t in temps],
-          [[f"{w:.1f}"] + [f"{v:.3f}" for v in sweep[w]] for w in sweep]))
+say(*prose.blend_table(default, temps, sweep))
 
 # %% [markdown]
 # ## 2026's designs on the two halves: K = V (Gemma 4) and exclusive self-attention
@@ -596,14 +580,7 @@ say(f"* **K = V**: {declared_result(designs, 'k_eq_v_no_worse')}.\n"
 # ## The answer
 
 # %%
-say("A deep layer of this model does depend on its freshly computed QK pattern, but less than the "
-    "first layer: replacing its pattern by a uniform one costs the deep layers "
-    f"{100 * deep_share['uniform']:.1f} % of the clean loss on average, against {u[0].mean:.2f} "
-    f"nats ({100 * u[0].mean / frozen['clean']:.0f} %) at layer 0. What the layer moves matters "
-    f"more than where it looks: swapping its values with another text's costs {min(ratio):.2f} to "
-    f"{max(ratio):.2f} times as much as swapping its pattern, at {sum(r > 1 for r in ratio)} of "
-    f"{L} layers. Chapter 03 gives later layers the first layer's values; chapter 07 repeats "
-    "these experiments on a pretrained model.")
+say(prose.answer(u[0].mean, frozen["clean"], deep_share["uniform"], ratio))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -617,13 +594,8 @@ from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import effect_rows
 
 p_swap, v_swap = swaps["pattern swap"], swaps["value swap"]
 gap = [(v.mean - p.mean) / math.hypot(v.se, p.se) for p, v in zip(p_swap, v_swap)]
-say(table(["layer", "pattern swap (nats)", "value swap (nats)"], effect_rows(swaps, ["pattern swap",
-                                                                                    "value swap"])),
-    table(["layer", "uniform (nats)", "previous layer", "batch mean"], effect_rows(frozen)),
-    f"The gap between the two swaps is at least {min(gap):.1f} standard errors wide (layer "
-    f"{gap.index(min(gap))}; the errors combined as if independent). The 4 batches are harder "
-    f"than the average text: their clean loss ({swaps['clean']:.3f} nats) is above the "
-    f"checkpoint's validation loss over the whole split ({run['final_val_loss']:.3f}).")
+say(*prose.effect_tables(effect_rows(swaps, ["pattern swap", "value swap"]), effect_rows(frozen),
+                         gap, swaps["clean"], run["final_val_loss"]))
 
 # %% [markdown]
 # So the ordering of the two swaps is no fluke of these sequences. What the chapter cannot tell is how it would vary
@@ -650,13 +622,7 @@ plt.show()
 plot_head_writes(heads["write"].numpy())
 plt.show()
 best = divmod(int(heads["prev"].argmax()), H)
-say(f"The patterns above are every head's on the first {n} characters of the sentence, in the "
-    "first and the last layer (row: the position that reads, column: the position read). The "
-    f"strongest previous-token head is layer {best[0]}, head {best[1]}, with "
-    f"{heads['prev'].max():.3f} of its weight on the previous character:",
-    table(["layer"] + [f"head {h}: prev / entropy" for h in range(H)],
-          [[l] + [f"{heads['prev'][l, h]:.3f} / {heads['entropy'][l, h]:.3f}" for h in range(H)]
-           for l in range(L)]))
+say(*prose.heads_table(n, best, heads["prev"].max(), heads["prev"], heads["entropy"]))
 
 # %% [markdown]
 # For a head of layer 0, whose input is exactly [x0](#glossary:x0), two token-by-token matrices follow from the
@@ -682,8 +648,7 @@ plot_circuits(qk[frequent][:, frequent].numpy(), ov[frequent][:, frequent].numpy
               [tok.token(i) for i in frequent], f"layer 0, head {h0}")
 plt.show()
 layer0 = ", ".join(f"{s:.3f}" for s in scores[0])
-say(f"Copying scores stay near chance ({1 / V:.3f}): the largest is {scores.max():.3f} (layer "
-    f"{divmod(int(scores.argmax()), H)[0]}), layer 0's are {layer0}.")
+say(prose.copying_sentence(1 / V, scores.max(), divmod(int(scores.argmax()), H)[0], layer0))
 
 # %% [markdown]
 # No head of this character model copies the character it reads, and no surprise: repeating the character just seen

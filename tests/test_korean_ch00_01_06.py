@@ -144,7 +144,7 @@ def test_exercise_checkers_of_ch00_and_ch06_speak_korean(capsys):
     from vrs_edu.course.exercises import ch00, ch06
 
     assert ch00.check_stream_norms(lambda s: s.pow(2).sum(-1).mean(dim=(1, 2)), lang="ko") is False
-    assert "✗ 스트림 노름: case 0: 제곱 노름입니다." in capsys.readouterr().out
+    assert "✗ 스트림 노름: 사례 0: 제곱 노름입니다." in capsys.readouterr().out
     assert ch00.check_stream_norms(lambda s: s.pow(2).sum(-1).mean(dim=(1, 2)), lang="en") is False
     assert "that is the squared norm" in capsys.readouterr().out
     assert [m.fn for m in ch06.kv_mistakes("ko")] == [m.fn for m in ch06.KV_MISTAKES]
@@ -163,6 +163,6 @@ def test_exercise_checkers_of_ch01_speak_korean(capsys):
         assert len(mistakes) == len(hints)
     assert ch01.check_residual_stack(lambda e, o: o.cumsum(0), lang="ko") is False
     out = capsys.readouterr().out
-    assert "✗ 잔차 스택: case 0:" in out
+    assert "✗ 잔차 스택: 사례 0:" in out
     assert ch01.check_residual_stack(lambda e, o: o.cumsum(0), lang="en") is False
     assert "✗ residual stack: case 0:" in capsys.readouterr().out

@@ -74,12 +74,15 @@ def test_a_real_course_figure_renders_in_korean(style):
     _draw_strictly(fig)
 
 
-def test_a_bold_korean_title_finds_a_bold_font(style, caplog):
-    """Without NanumGothicBold registered, matplotlib logs "findfont: Failed to find font weight bold" (to stderr, in
-    a notebook's stored output) and draws the title at weight 400."""
+def test_a_bold_korean_title_finds_the_bold_face_without_a_warning(style, caplog):
+    """A bold title in NanumGothic logged "findfont: Failed to find font weight bold for NanumGothic" (stderr in the
+    Korean notebooks) while only the regular face was registered; the bold face of the same package is now."""
     style("ko")
     fig, ax = plt.subplots()
     ax.set_title(HANGUL, fontweight="bold")
-    with caplog.at_level("WARNING", logger="matplotlib.font_manager"):
+    fig.suptitle("굵은 제목", fontweight="bold")
+    with caplog.at_level("DEBUG", logger="matplotlib.font_manager"):
         _draw_strictly(fig)
-    assert not [r.getMessage() for r in caplog.records if "findfont" in r.getMessage()]
+    assert not [r for r in caplog.records if "Failed to find font weight" in r.getMessage()]
+    bold = font_manager.FontProperties(family="NanumGothic", weight="bold")
+    assert font_manager.findfont(bold, fallback_to_default=False).endswith("NanumGothicBold.ttf")

@@ -49,7 +49,7 @@ MESSAGES = {
            "nan": "{n} of {total} values are NaN where the reference has none (a softmax over a row whose every "
                   "score is -inf gives NaN)",
            "differ": "values differ from the reference (largest difference {diff})",
-           "value": "expected {expected}, got {got}", "tensor": "tensor of shape {shape}"},
+           "value": "expected {expected}, got {got}", "tensor": "tensor of shape {shape}", "module": "a {name}"},
     "ko": {"passed": "공개 검사를 통과했습니다 — 숨은 검사는 채점할 때 실행됩니다", "passed_ungraded": "공개 검사를 통과했습니다",
            "stub": "아직 구현하지 않았습니다 — 스텁의 본문 자리에 코드를 작성하세요", "hint": "힌트",
            "case": "사례 {i}: {msg} [입력: {inputs}]", "raised": "예외가 발생했습니다: {error}",
@@ -59,7 +59,8 @@ MESSAGES = {
            "nan": "값 {total}개 중 {n}개가 NaN인데 참조 구현에는 NaN이 없습니다 (모든 점수가 -inf인 행에 softmax를 "
                   "적용하면 NaN이 나옵니다)",
            "differ": "값이 참조 구현과 다릅니다 (최대 차이 {diff})",
-           "value": "기대한 값은 {expected}, 받은 값은 {got}입니다", "tensor": "모양 {shape}의 텐서"},
+           "value": "기대한 값은 {expected}, 받은 값은 {got}입니다", "tensor": "모양 {shape}의 텐서",
+           "module": "{name} 모델"},
 }
 
 
@@ -91,12 +92,36 @@ class CheckFailed(AssertionError):
     """A learner's function disagrees with the reference; the message holds the hint."""
 
 
+#: A text of a checker in both editions: a plain string (the same in both), a pair ``(english, korean)``, or a
+#: function of the edition (``"en"``/``"ko"``) returning the text. Names, stub hints and mistakes' hints take it.
+Text = str | tuple[str, str] | Callable[[str], str]
+
+
+def localized(text: Text, lang: str | None = None) -> str:
+    """``text`` (a :data:`Text`) in ``lang`` (None: the running notebook's edition)."""
+    lang = resolve_language(lang)
+    if isinstance(text, tuple):
+        if len(text) != 2:
+            raise ValueError(f"text: expected a pair (english, korean), got {len(text)} items")
+        return text[1] if lang == "ko" else text[0]
+    return text(lang) if callable(text) else text
+
+
 @dataclass
 class Mistake:
-    """A known wrong variant of the reference, and what to tell a learner whose output matches it."""
+    """A known wrong variant of the reference, and what to tell a learner whose output matches it (a
+    :data:`Text`: one string, or the pair ``(english, korean)``)."""
 
     fn: Callable
-    hint: str
+    hint: Text
+
+
+def with_hints(mistakes: Sequence[Mistake], hints_ko: Sequence[str]) -> list[Mistake]:
+    """``mistakes`` whose hints become the pairs (their English hint, the Korean one of ``hints_ko``, in the same
+    order): an exercise module keeps its English list (the tests read it) and gives the checker this one."""
+    if len(hints_ko) != len(mistakes):
+        raise ValueError(f"hints_ko: expected one hint per mistake ({len(mistakes)}), got {len(hints_ko)}")
+    return [Mistake(m.fn, (localized(m.hint, "en"), ko)) for m, ko in zip(mistakes, hints_ko)]
 
 
 def _close(a, b, atol: float) -> bool:
@@ -127,25 +152,27 @@ def _case_inputs(reference: Callable, args: tuple, lang: str = "en") -> str:
     parts = []
     for j, a in enumerate(args):
         # a model prints as its class, not as its multi-line module tree
-        text = _describe(a, lang) if isinstance(a, torch.Tensor) else f"a {type(a).__name__}" \
-            if isinstance(a, torch.nn.Module) else repr(a)
+        text = _describe(a, lang) if isinstance(a, torch.Tensor) else \
+            MESSAGES[lang]["module"].format(name=type(a).__name__) if isinstance(a, torch.nn.Module) else repr(a)
         parts.append(f"{names[j] if j < len(names) else f'arg{j}'}={text if len(text) <= 40 else text[:37] + '...'}")
     return ", ".join(parts)
 
 
-def check_function(name: str, student: Callable, reference: Callable, inputs: Sequence[tuple],
+def check_function(name: Text, student: Callable, reference: Callable, inputs: Sequence[tuple],
                    mistakes: Sequence[Mistake] = (), atol: float = 1e-5, raise_on_fail: bool = False,
-                   quiet: bool = False, stub_hint: str = "", graded: bool = True, lang: str | None = None) -> bool:
+                   quiet: bool = False, stub_hint: Text = "", graded: bool = True, lang: str | None = None) -> bool:
     """Run ``student(*args)`` and ``reference(*args)`` for every ``args`` in ``inputs`` and compare.
 
     Returns True when every case matches. Prints (and, with ``raise_on_fail``, raises) the first disagreement with
     a hint: "not implemented yet" with ``stub_hint`` for a stub (it raises NotImplementedError, whose own message
     wins when it has one, or returns None), a known mistake it matches, a shape problem, NaN where the reference
     has none, or the largest difference. ``graded``: whether hidden checks of this exercise run in an assignment
-    (it decides the closing line). ``lang``: the edition of the messages (None: the running notebook's).
+    (it decides the closing line). ``lang``: the edition of the messages (None: the running notebook's); ``name``,
+    ``stub_hint`` and the mistakes' hints are :data:`Text`, so each edition reads its own.
     """
     lang = resolve_language(lang)
     say = MESSAGES[lang]
+    name, stub_hint = localized(name, lang), localized(stub_hint, lang)
 
     def not_written(detail: str) -> bool:
         hint = detail or stub_hint
@@ -181,7 +208,7 @@ def check_function(name: str, student: Callable, reference: Callable, inputs: Se
             except Exception:  # a mistake variant that cannot run on these inputs simply does not match
                 matches = False
             if matches:
-                return fail_case(i, args, m.hint)
+                return fail_case(i, args, localized(m.hint, lang))
         if isinstance(expected, torch.Tensor) and (not isinstance(got, torch.Tensor) or got.shape != expected.shape):
             return fail_case(i, args, say["shape"].format(expected=_describe(expected, lang),
                                                           got=_describe(got, lang)))

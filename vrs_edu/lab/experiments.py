@@ -28,6 +28,7 @@ from pathlib import Path
 import torch
 
 from vrs_edu import __version__
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.corpora import DEFAULT_NAME, NAMED, Corpus, corpus_token_data, get_corpus, named_corpus, run_suffix
 from vrs_edu.lab.data import TOKENIZERS, SyntheticTask, unigram_loss
 from vrs_edu.lab.metrics import coefficient_readout, layer_metrics, substitution_ablation
@@ -219,24 +220,32 @@ def chosen_corpus(corpus: str | None = None) -> str | None:
     return corpus or os.environ.get("VRS_EDU_CORPUS") or None
 
 
-def provenance(result: dict) -> str:
+def provenance(result: dict, lang: str | None = None) -> str:
     """The line a chapter prints above numbers it loads: which command made them, when, how long it ran (wall time
     in s below 2 minutes, else min; CPU time where recorded), on how many torch threads, with which seeds. Two or
     more lines (the details indented, broken between details) when one would be longer than 100 characters.
+    ``lang``: the edition (None: the running notebook's).
 
     Raises:
         KeyError: ``result`` lacks ``command``, ``date``, ``wall_time_s`` or ``environment`` (not a recipe result).
     """
-    wall = result["wall_time_s"]
-    parts = [f"{wall:.0f} s wall time" if wall < 120 else f"{wall / 60:.1f} min wall time"]
-    if "cpu_time_s" in result:
-        parts.append(f"{result['cpu_time_s'] / 60:.1f} CPU-minutes")
-    jobs = result["environment"].get("jobs", 1)
-    parts.append(f"{jobs} runs at a time, 1 torch thread each" if jobs > 1
-                 else f"{result['environment']['threads']} torch thread(s)")
+    ko = resolve_language(lang) == "ko"
+    wall, jobs = result["wall_time_s"], result["environment"].get("jobs", 1)
+    if ko:
+        parts = [f"실행 시간 {wall:.0f}초" if wall < 120 else f"실행 시간 {wall / 60:.1f}분"]
+        parts += [f"CPU 시간 {result['cpu_time_s'] / 60:.1f}분"] if "cpu_time_s" in result else []
+        parts.append(f"동시 실행 {jobs}개, 각각 torch 스레드 1개" if jobs > 1
+                     else f"torch 스레드 {result['environment']['threads']}개")
+    else:
+        parts = [f"{wall:.0f} s wall time" if wall < 120 else f"{wall / 60:.1f} min wall time"]
+        parts += [f"{result['cpu_time_s'] / 60:.1f} CPU-minutes"] if "cpu_time_s" in result else []
+        parts.append(f"{jobs} runs at a time, 1 torch thread each" if jobs > 1
+                     else f"{result['environment']['threads']} torch thread(s)")
     if result.get("seeds"):
-        parts.append(f"seeds {result['seeds']}")
-    line = f"made by `{result['command']}` on {result['date'][:10]}: " + ", ".join(parts)
+        parts.append(f"{'시드' if ko else 'seeds'} {result['seeds']}")
+    head = (f"{result['date'][:10]}에 `{result['command']}` 명령으로 만들었습니다:" if ko
+            else f"made by `{result['command']}` on {result['date'][:10]}:")
+    line = f"{head} " + ", ".join(parts)
     if len(line) <= 100:   # chapters print it: a longer line goes on two, so that it fits the book's page
         return line
     rows = ["    " + parts[0]]
@@ -246,7 +255,7 @@ def provenance(result: dict) -> str:
         else:
             rows[-1] += ","
             rows.append("    " + part)
-    return f"made by `{result['command']}` on {result['date'][:10]}:\n" + "\n".join(rows)
+    return f"{head}\n" + "\n".join(rows)
 
 
 def models_dir(options: RunOptions | None = None) -> Path:

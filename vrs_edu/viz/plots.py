@@ -16,6 +16,7 @@ default DejaVu Sans has no Hangul, so a Korean title would be a row of empty box
 """
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import math
 from functools import cache
@@ -54,14 +55,26 @@ def korean_font_file() -> Path:
     return path
 
 
+#: NanumGothic's bold face, shipped beside the regular one by koreanize-matplotlib: a bold title or label
+#: (``fontweight="bold"``) in a Korean figure needs it, or matplotlib warns "findfont: Failed to find font weight bold
+#: for NanumGothic" on stderr. Its file declares weight 600 (semibold), which matplotlib would still not take as an
+#: exact "bold" (700): it is registered as the family's weight 700, the face Korean typesetting uses as bold.
+KOREAN_BOLD_FILE = "NanumGothicBold.ttf"
+
+
 @cache
 def register_korean_font() -> str:
-    """Add NanumGothic to matplotlib's font list (once per process), in every weight the package ships; returns its
-    family name. The regular file alone is not enough: a bold title then makes matplotlib print "findfont: Failed
-    to find font weight bold for NanumGothic" to stderr, which the stored outputs must not hold."""
+    """Add NanumGothic, regular and bold (:data:`KOREAN_BOLD_FILE`), to matplotlib's font list (once per process);
+    returns its family name."""
     regular = korean_font_file()
-    for font in sorted(regular.parent.glob(f"{KOREAN_FONT}*.ttf")):
-        font_manager.fontManager.addfont(str(font))
+    manager = font_manager.fontManager
+    manager.addfont(str(regular))
+    bold = regular.parent / KOREAN_BOLD_FILE
+    if bold.is_file():
+        manager.addfont(str(bold))
+        manager.ttflist = [dataclasses.replace(f, weight=700) if Path(f.fname) == bold else f
+                           for f in manager.ttflist]
+        manager._findfont_cached.cache_clear()   # a lookup made before must see the bold weight
     return KOREAN_FONT
 
 

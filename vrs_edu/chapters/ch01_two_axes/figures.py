@@ -7,6 +7,7 @@ import matplotlib.pyplot as plt
 import seaborn as sns
 
 from vrs_edu.chapters.ch01_two_axes.readout import Attribution, scaled_blocks_prediction
+from vrs_edu.chapters.ch01_two_axes.prose import component_label
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.viz.controls import change_from_default, label_style
 
@@ -63,7 +64,8 @@ def plot_attribution(att: Attribution, token_str: str, context: str = "", lang: 
     colors = ["#888888" if lab == "embed" else ("#4C72B0" if lab.startswith("attn") else "#DD8452")
               for lab in att.labels]
     ax.bar(range(len(att.values)), att.values, color=colors)
-    ax.set_xticks(range(len(att.labels)), att.labels, rotation=45, ha="right")
+    ax.set_xticks(range(len(att.labels)), [component_label(lab, lang) for lab in att.labels], rotation=45,
+                  ha="right")
     ax.axhline(0, color="black", lw=0.8)
     ax.set_xlabel(in_language("component writing into the stream (embedding; attention and MLP of each block)",
                               "스트림에 쓰는 성분 (임베딩; 각 블록의 어텐션과 MLP)", lang))

@@ -33,6 +33,7 @@ import torch.nn.functional as F
 from jaxtyping import Float, Int
 from torch import Tensor
 
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.nn.attention import causal_mask
 from vrs_edu.nn.attribution import norm_map, source_share, transformed_values
 from vrs_edu.nn.layers import rms_norm
@@ -505,19 +506,28 @@ def own_value_alignment(model: TinyGPT, batches) -> dict[str, list[float]]:
     return {k: (s / len(batches)).tolist() for k, s in sums.items()}
 
 
-def alignment_rows(align: dict[str, list[float]]) -> tuple[list[str], list[list]]:
-    """(columns, rows) of :func:`own_value_alignment`'s numbers, one row per layer."""
-    columns = ["layer", "cos(output, own value)", "cos(output, another value)", "mean cos²: the share XSA removes"]
+def alignment_rows(align: dict[str, list[float]], lang: str | None = None) -> tuple[list[str], list[list]]:
+    """(columns, rows) of :func:`own_value_alignment`'s numbers, one row per layer; the columns in ``lang``."""
+    columns = (["층", "cos(출력, 자기 값)", "cos(출력, 다른 값)", "평균 cos²: XSA가 없애는 몫"]
+               if resolve_language(lang) == "ko" else
+               ["layer", "cos(output, own value)", "cos(output, another value)", "mean cos²: the share XSA removes"])
     return columns, [[l, f"{o:.3f}", f"{a:.3f}", f"{r:.0%}"]
                      for l, (o, a, r) in enumerate(zip(align["own"], align["other"], align["removed"]))]
 
 
-def alignment_sentence(align: dict[str, list[float]], head_dim: int) -> str:
+def alignment_sentence(align: dict[str, list[float]], head_dim: int, lang: str | None = None) -> str:
     """XSA's premise in words: whether every layer's output leans further toward its own value than toward an
     unrelated one (the ranges of both cosines), and the share XSA would remove, beside the 1/Dh that two random
     directions in a head's ``head_dim`` dimensions give (the mean of cos² of random directions)."""
     own, other, removed = align["own"], align["other"], align["removed"]
     leans = sum(o > a for o, a in zip(own, other))
+    if resolve_language(lang) == "ko":
+        lead = ("모든 층의 출력이 토큰 자신의 값 쪽으로 기웁니다" if leans == len(own) else
+                f"{len(own)}개 층 중 {leans}개 층의 출력이 다른 값보다 토큰 자신의 값 쪽으로 더 기웁니다")
+        return (f"{lead}: 코사인 {min(own):.2f}~{max(own):.2f}이며, 관계없는 값과는 {min(other):.2f}~"
+                f"{max(other):.2f}입니다. XSA는 각 헤드가 옮기는 것에서 제곱 노름의 {min(removed):.0%}~"
+                f"{max(removed):.0%}를 덜어 냅니다(평균의 제곱이 아니라 제곱 코사인의 평균입니다. 헤드의 {head_dim}"
+                f"차원에서 무작위 방향 두 개는 약 {1 / head_dim:.0%}를 줍니다).")
     lead = ("Every layer's output leans toward the token's own value" if leans == len(own) else
             f"{leans} of {len(own)} layers' outputs lean further toward the token's own value than toward another")
     return (f"{lead}: cosine {min(own):.2f} to {max(own):.2f}, against {min(other):.2f} to {max(other):.2f} with an "

@@ -42,4 +42,4 @@ def check_stream_norms(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
         "토큰의 상태는 마지막 축에 있습니다. 그 축에 대해 노름을 구하면 깊이, 시퀀스, 위치마다 수가 하나씩 남습니다. "
         "그다음 남은 것을 배치와 위치에 대해 평균하세요", lang))
     return check_function(in_language("stream norms", "스트림 노름", lang), fn, _ref_stream_norms, cases, mistakes,
-                          **kw)
+                          lang=lang, **kw)

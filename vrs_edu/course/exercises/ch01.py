@@ -77,6 +77,8 @@ EFFECT_HINTS_KO = [
     "직접 효과가 총 효과와 같습니다. 직접 효과는 최종 상태에서만 쓰기를 빼고(trace['resid_final']에서 블록의 "
     "attn.out + mlp.out을 뺌), 그다음 모델의 읽기를 적용합니다",
     "부호가 뒤집혔습니다. 효과는 쓰기를 없앤 손실에서 원래 손실을 뺀 값입니다(블록이 도움이 되었다면 양수)",
+    "두 효과 모두에서 어텐션의 쓰기만 없앴습니다. 블록은 attn.out + mlp.out을 쓰므로, 최종 상태에서 둘 다 빼고 "
+    "순전파에서도 둘 다 0으로 만드세요",
     "총 효과에서 어텐션의 쓰기만 없앴습니다. 블록은 attn.out + mlp.out을 쓰므로 둘 다 0으로 만드세요",
     "총 효과에서 MLP의 쓰기만 없앴습니다. 블록은 attn.out + mlp.out을 쓰므로 둘 다 0으로 만드세요",
     "직접 효과에서 최종 RMSNorm 뒤에 쓰기를 뺐습니다. 먼저 최종 상태에서 빼고, 남은 것에 읽기(노름, 그다음 언임베딩)를 "
@@ -105,7 +107,8 @@ def check_residual_stack(fn, *, seed: int = 0, edges: bool = False, **kw) -> boo
         "put the embedding in front of the block outputs along a new depth axis, then take a running sum along that "
         "axis", "새 깊이 축을 따라 블록 출력 앞에 임베딩을 놓고, 그 축을 따라 누적 합을 구하세요", lang))
     return check_function(in_language("residual stack", "잔차 스택", lang), fn, residual_stack,
-                          _stack_cases(seed, edges), _in_language(STACK_MISTAKES, STACK_HINTS_KO, lang), **kw)
+                          _stack_cases(seed, edges), _in_language(STACK_MISTAKES, STACK_HINTS_KO, lang), lang=lang,
+                          **kw)
 
 
 # --- exercise 2: direct logit attribution ----------------------------------------------------------------------
@@ -152,7 +155,7 @@ def check_logit_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) -
         "최종 상태는 성분들의 합입니다. 그 RMS는 수 하나이며, 각 성분의 몫은 언임베딩 행과의 내적을 그 수로 나눈 "
         "것입니다", lang))
     return check_function(in_language("logit contributions", "로짓 기여", lang), fn, logit_contributions,
-                          _dla_cases(seed, edges), _in_language(DLA_MISTAKES, DLA_HINTS_KO, lang), **kw)
+                          _dla_cases(seed, edges), _in_language(DLA_MISTAKES, DLA_HINTS_KO, lang), lang=lang, **kw)
 
 
 # --- exercise 3: the direct and the total effect of one block ------------------------------------------------------
@@ -260,7 +263,7 @@ def check_block_effect(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     kw.setdefault("stub_hint", in_language(
         "two losses minus the clean one: the final state minus the block's write, read out with the model's own norm "
         "and unembedding; and a forward pass whose hooks zero the block's write",
-        "두 손실에서 원래 손실을 뺍니다. 최종 상태에서 블록의 쓰기를 빼고 모델 자신의 노름과 언임베딩으로 읽은 것, "
-        "그리고 훅으로 블록의 쓰기를 0으로 만든 순전파입니다", lang))
+        "다음 두 손실에서 각각 원래 손실을 뺍니다: (1) 최종 상태에서 블록의 쓰기를 빼고 모델 자신의 노름과 "
+        "언임베딩으로 읽은 손실, (2) 훅으로 블록의 쓰기를 0으로 만든 순전파의 손실", lang))
     return check_function(in_language("block effect", "블록 효과", lang), fn, block_effect, _effect_cases(seed, edges),
-                          _in_language(EFFECT_MISTAKES, EFFECT_HINTS_KO, lang), **kw)
+                          _in_language(EFFECT_MISTAKES, EFFECT_HINTS_KO, lang), lang=lang, **kw)

@@ -12,8 +12,7 @@ import math
 import torch
 
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import head_contributions, value_swap_loss
-from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
-from vrs_edu.course.language import in_language
+from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs, with_hints
 from vrs_edu.nn.attention import attend, attention_pattern
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
@@ -70,15 +69,62 @@ PATTERN_MISTAKES = [
 ]
 
 
+# The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
+PATTERN_HINTS_KO = [
+    "마스크 방향이 반대입니다. 쿼리 i는 키 j <= i(아래 삼각형, torch.tril)를 볼 수 있고, 미래는 볼 수 없습니다",
+    "대각선까지 마스킹했습니다(triu(1) 대신 triu(0)). 쿼리 i는 자기 자신을 볼 수 있으므로 키 j > i만 마스킹하세요. "
+    "대각선을 마스킹하면 쿼리 0에는 남는 키가 없어 그 행이 NaN이 됩니다",
+    "스케일이 빠졌습니다. softmax 전에 점수 q·k를 sqrt(Dh)(Dh = q.size(-1))로 나누세요",
+    "Dh로 나누었습니다. 스케일은 1/sqrt(Dh)입니다",
+    "softmax의 축이 틀렸습니다. 각 *행*(쿼리 하나가 자기 키들에 주는 가중치)의 합이 1이어야 합니다. softmax(dim=-1)",
+    "인과 마스크가 없습니다. softmax 전에 미래 키(j > i)의 점수를 -inf로 두세요",
+    "softmax 뒤에 마스킹했습니다. 그러면 행의 합이 더는 1이 아닙니다. 먼저 점수를 -inf로 마스킹하세요",
+    "미래를 -inf가 아니라 0으로 채웠습니다. exp(0) = 1이므로 미래 키가 여전히 가중치를 받습니다",
+]
+ATTEND_HINTS_KO = [
+    "전치한 패턴을 썼습니다. i행은 쿼리 i가 키 j들에 주는 가중치이므로 z_i = Σ_j p[i, j] v_j (pattern @ v)입니다",
+    "앞쪽 값들의 단순 평균입니다. 각 값에 패턴의 가중치를 곱하세요",
+    "각 위치의 자기 값만 스케일했습니다. z_i는 *모든* 위치 j를 가중치 p[i, j]로 섞습니다",
+    "헤드에 대해 합했습니다. 헤드마다 자기 값을 옮기므로 헤드 축을 남기세요",
+]
+SWAP_HINTS_KO = [
+    "그것은 패턴 교환입니다. 값 교환은 이 시퀀스의 패턴을 그대로 두고, 층이 다른 시퀀스에서 계산한 *값*을 가져옵니다",
+    "각 시퀀스에 자기 값을 돌려주었습니다. 그래서 손실이 원래 손실과 같습니다. 값을 줄 시퀀스는 배치의 다른 "
+    "시퀀스입니다(배치를 하나 굴린 것)",
+    "값을 위치 축을 따라 밀었습니다. 교환은 다른 *시퀀스*, 즉 배치 축에서, 그리고 그 시퀀스의 별도 순전파에서 값을 "
+    "가져옵니다",
+]
+CONTRIBUTION_HINTS_KO = [
+    "값 v_j 자체에 가중치를 곱했습니다. 변환된 값은 f(x_j) = v_j W_O^hᵀ, 즉 헤드가 스트림에 쓰는 것(수 D개)이므로 "
+    "먼저 v에 헤드 h의 W_O 열을 곱하세요",
+    "W_O의 행을 가져왔습니다. nn.Linear는 가중치를 (out, in) = (D, H·Dh)로 저장하므로, 헤드 h는 행이 아니라 열 "
+    "h·Dh부터 (h+1)·Dh까지를 통해 씁니다",
+    "W_O의 열을 H개마다 하나씩 가져왔습니다. 헤드들의 출력은 이어 붙여지므로 헤드 h의 열은 이웃한 Dh개의 한 덩어리, "
+    "h·Dh부터 (h+1)·Dh까지입니다",
+    "다른 헤드(헤드 0)의 W_O 열을 썼습니다. 헤드 h는 열 h·Dh부터 (h+1)·Dh까지를 통해 씁니다",
+    "패턴을 전치해서 썼습니다. 패턴의 항목 (i, j)는 쿼리 i가 소스 j에 주는 가중치이며, 소스 j의 벡터에 곱합니다",
+    "항목 (i, j)에는 쿼리의 f(x_i)가 아니라 소스의 벡터 f(x_j)가 들어가야 합니다. f의 새 축은 쿼리 자리에 둡니다",
+    "소스에 대해 합했습니다. 그것은 헤드의 쓰기 (B, T, D)입니다. 쿼리와 소스의 쌍마다 벡터 하나, 즉 (B, T, T, D)를 "
+    "남기세요",
+    "노름 α_ij ‖f(x_j)‖ (B, T, T)를 돌려주었습니다. 벡터 α_ij f(x_j) (B, T, T, D)를 돌려주세요. 노름은 "
+    ".norm(dim=-1) 한 번이면 됩니다",
+    "가중치를 곱하기 전에 f(x_j)의 길이를 1로 맞췄습니다. 그 길이 ‖f(x_j)‖가 바로 가중치가 놓치는 인자이니 그대로 두세요",
+    "패턴을 헤드에 대해 평균했습니다. 헤드 h 자신의 패턴을 가중치로 쓰세요",
+    "가중치가 빠졌습니다. 모든 쿼리가 각 소스의 벡터 f(x_j)를 통째로 받았습니다. 헤드 h의 패턴에서 그 쿼리가 그 소스에 "
+    "주는 가중치 α_ij를 곱하세요",
+]
+
+
 def check_attention_pattern(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 02.1: ``fn(q (B, H, T, Dh), k (B, H, T, Dh)) -> (B, H, T, T)``, the causal pattern
     ``softmax(q kᵀ / sqrt(Dh))`` with future keys masked; rows sum to 1."""
-    kw.setdefault("stub_hint", in_language(
+    kw.setdefault("stub_hint", (
         "scale the dot products of queries with keys by 1/sqrt(Dh); a key after the query must get weight exactly 0, "
         "so set its score before the softmax to a value whose exp is 0; the weights of one query sum to 1",
         "쿼리와 키의 내적에 1/sqrt(Dh)를 곱하세요. 쿼리보다 뒤에 있는 키는 가중치가 정확히 0이어야 하므로, softmax "
         "전에 그 점수를 exp가 0이 되는 값으로 두세요. 한 쿼리의 가중치 합은 1입니다"))
-    return check_function("attention pattern", fn, attention_pattern, _pattern_cases(seed, edges), PATTERN_MISTAKES, **kw)
+    return check_function(("attention pattern", "어텐션 패턴"), fn, attention_pattern, _pattern_cases(seed, edges),
+                          with_hints(PATTERN_MISTAKES, PATTERN_HINTS_KO), **kw)
 
 
 # --- exercise 2: the value-weighted sum -----------------------------------------------------------------------
@@ -110,10 +156,11 @@ ATTEND_MISTAKES = [
 def check_attend(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 02.2: ``fn(pattern (B, H, T, T), v (B, H, T, Dh)) -> (B, H, T, Dh)`` with
     ``z[..., i, :] = Σ_j pattern[..., i, j] · v[..., j, :]``."""
-    kw.setdefault("stub_hint", in_language(
+    kw.setdefault("stub_hint", (
         "row i of the pattern holds query i's weights over the keys j: one matrix product, pattern @ v",
         "패턴의 i행은 쿼리 i가 키 j들에 주는 가중치입니다. 행렬 곱 한 번, pattern @ v"))
-    return check_function("attend", fn, attend, _attend_cases(seed, edges), ATTEND_MISTAKES, **kw)
+    return check_function(("attend", "값의 가중합"), fn, attend, _attend_cases(seed, edges),
+                          with_hints(ATTEND_MISTAKES, ATTEND_HINTS_KO), **kw)
 
 
 # --- exercise 3: the value swap -------------------------------------------------------------------------------
@@ -161,12 +208,13 @@ def check_value_swap(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 02.3: ``fn(model, x (B, T), y (B, T), layer) -> float``, the mean loss when layer ``layer`` attends
     with this batch's own pattern over the values it computed on the batch rolled by one sequence."""
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", in_language(
+    kw.setdefault("stub_hint", (
         "two forward passes: one traces the other sequences (which input is that?) to read the values the layer "
         "moves; the other runs this batch with a patch that hands the layer those values instead of its own",
         "순전파 두 번: 한 번은 다른 시퀀스들을 추적해(그 입력은 무엇일까요?) 층이 옮기는 값을 읽고, 다른 한 번은 "
         "층에 자신의 값 대신 그 값을 건네는 패치를 걸고 이 배치를 실행합니다"))
-    return check_function("value swap", fn, value_swap_loss, _swap_cases(seed), SWAP_MISTAKES, **kw)
+    return check_function(("value swap", "값 교환"), fn, value_swap_loss, _swap_cases(seed),
+                          with_hints(SWAP_MISTAKES, SWAP_HINTS_KO), **kw)
 
 
 # --- exercise 4: the norm-based contributions of one head ------------------------------------------------------
@@ -236,10 +284,11 @@ def check_head_contributions(fn, *, seed: int = 0, edges: bool = False, **kw) ->
     """Exercise 02.4: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), w_o (D, H·Dh), head) -> (B, T, T, D)``, the
     vectors α_ij f(x_j) of head ``head`` with f(x_j) = v_j W_O^hᵀ (Kobayashi et al., arXiv 2004.10102)."""
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", in_language(
+    kw.setdefault("stub_hint", (
         "two factors make entry (i, j): what source j writes at weight 1 (which columns of W_O does head h write "
         "through?) and the weight query i gives it",
         "항목 (i, j)는 두 인자의 곱입니다: 소스 j가 가중치 1에서 쓰는 것(헤드 h는 W_O의 어느 열을 통해 쓸까요?)과 "
         "쿼리 i가 그 소스에 주는 가중치"))
-    return check_function("head contributions", fn, head_contributions, _contribution_cases(seed, edges),
-                          CONTRIBUTION_MISTAKES, **kw)
+    return check_function(("head contributions", "헤드 기여"), fn, head_contributions,
+                          _contribution_cases(seed, edges), with_hints(CONTRIBUTION_MISTAKES, CONTRIBUTION_HINTS_KO),
+                          **kw)
