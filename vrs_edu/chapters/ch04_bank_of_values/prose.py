@@ -277,12 +277,13 @@ def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: l
     spread = _range(list(depth_r2.values()))
     where = f"{depths[0]}층부터 {depths[-1]}층까지 모든 깊이에서" if len(depths) > 1 else f"{depths[0]}층에서"
     if below:
-        head = (f"언어 모델 장난감들의 깊은 층 입력은 깊이 스윕 전체에서 {spread}만큼 토큰 정체성(x0-R²)이며, 전제의 "
-                f"기준 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
+        head = (f"언어 모델 장난감들의 깊은 층에서는 깊이 스윕 전체에서 입력 분산의 {spread}가 토큰 정체성으로 "
+                f"설명되며(x0-R²), 전제의 경계값 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
                 f"{here:.2f})")
     else:
-        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층 입력이 {where} {spread}만큼 토큰 "
-                f"정체성(x0-R²)으로(깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 기준 {threshold:g}보다 높으므로, "
+        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층에서는 {where} 입력 분산의 {spread}가 "
+                f"토큰 정체성으로 설명되어(x0-R²; 깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 경계값 {threshold:g}보다 "
+                "높으므로, "
                 "모든 경로가 이미 입력을 통해 x0을 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
                 "없습니다")
     judged = [f"{what}({r2:.2f})" for what, r2 in (("회상 과제", recall), ("실제 디코더의 마지막 3분의 1", decoder))
@@ -502,7 +503,7 @@ def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], 
                 f"한 칸으로, {big:.3f} nats입니다. 각 경로의 x0을 제거하면(β := 0) 비용은 "
                 + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats입니다. "
                 + (f"위젯의 체크포인트는 {corpus}에서 왔으며, β의 학습률은 위 {CORPUS_KO.get(main_corpus, main_corpus)} "
-                   f"실행과 같은 {_was_ko(f'{beta_rate:.4g}')}" if same else
+                   f"실행과 같은 {_was_ko(f'{beta_rate:.4g}')}." if same else
                    f"위젯의 체크포인트는 별도의 실행으로, {corpus}에서 β를 {attach(f'{beta_rate:.4g}', '으로/로')} 학습했습니다"
                    f"({main_corpus} 실행의 {main_rate:.4g}의 {ratio}"
                    + (", 학습률을 우리 배치에 맞추기 전" if beta_rate > main_rate else "")
@@ -661,8 +662,8 @@ def table_swap_sentence(n_tokens: int, n_ids: int, vocab_size: int, r2: dict[int
     """The per-token table fitted to a trained qkv model's V (``r2``: layer -> R² it explains), the held-out loss
     with the table put in place of V (``clean`` → ``swapped``), and the bank models' loss change from the baseline."""
     if resolve_language(lang) == "ko":
-        fits = ", ".join(f"층 {l}에서 V의 R² = {v:.2f}" for l, v in r2.items())
-        return (f"학습 토큰 {n_tokens:,}개(토큰 id {vocab_size:,}개 중 {n_ids:,}개)로 맞춘 토큰별 표는 {fits}를 "
+        fits = attach(", ".join(f"층 {l}에서 V의 R² = {v:.2f}" for l, v in r2.items()), "을/를")
+        return (f"학습 토큰 {n_tokens:,}개(토큰 id {vocab_size:,}개 중 {n_ids:,}개)로 맞춘 토큰별 표는 {fits} "
                 f"설명합니다. 두 층 모두에서 V 자리에 넣으면 검증 손실이 {swapped - clean:+.3f} nats 바뀝니다"
                 f"({clean:.3f} → {swapped:.3f}). 처음부터 표를 가지고 학습한 `bank` 모델은 기준선과 "
                 f"{bank_mean:+.3f} nats 차이로 끝났습니다.")
