@@ -11,10 +11,13 @@ worded as reproduced or contradicted.
 """
 from __future__ import annotations
 
+import math
+
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.results import interval
-from vrs_edu.lab.verdict_words import plain_verdict, verdict_parts
+from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
+from vrs_edu.viz.prose import table
 
 #: below this size (nats) a loss difference reads as "no difference" at the 3 decimals the chapter prints
 SAME_NATS = 0.0005
@@ -413,7 +416,6 @@ def layer_metrics_title(corpus: str, lang: str | None = None) -> str:
 def stream_start_table(baseline_raw: float, resformer_raw: float, weak: float, baseline: float, resformer: float,
                        strong: float, lang: str | None = None) -> str:
     """Final losses with the stream starting at the raw embedding (GPT-2) and at RMSNorm(embedding) (nanochat)."""
-    from vrs_edu.viz.prose import table
     ko = resolve_language(lang) == "ko"
     head = (["스트림의 시작", "기준선", "resformer", "resformer − 기준선"] if ko else
             ["the stream starts at", "baseline", "resformer", "resformer − baseline"])
@@ -443,7 +445,6 @@ def pairing_sentence(mine: tuple[float, float, float], recipe_mean: float, recip
 
 def live_table(steps: list[int], baseline: list[float], deltas: list[float], lang: str | None = None) -> str:
     """The live run's validation loss per evaluation step: the baseline's and resformer − baseline."""
-    from vrs_edu.viz.prose import table
     ko = resolve_language(lang) == "ko"
     return table([("스텝" if ko else "step")] + [str(s) for s in steps],
                  [[("기준선" if ko else "baseline")] + [f"{x:.3f}" for x in baseline],
@@ -453,7 +454,6 @@ def live_table(steps: list[int], baseline: list[float], deltas: list[float], lan
 def lambda_line_table(rows: list[list[str]], lang: str | None = None) -> tuple[str, str]:
     """The heading and the table of the readouts along λ1 + λ2 = 1 (``rows``: λ1, λ2, loss, change from trained,
     mean entropy of layers 1-7, already formatted)."""
-    from vrs_edu.viz.prose import table
     if resolve_language(lang) == "ko":
         return ("λ1 + λ2 = 1을 따라, $V_1$이 없는 경우부터 $V_1$만 있는 경우까지:",
                 table(["λ1", "λ2", "손실 (nats)", "학습된 설정 대비 변화", "평균 엔트로피, 층 1-7"], rows))
@@ -464,10 +464,6 @@ def lambda_line_table(rows: list[list[str]], lang: str | None = None) -> tuple[s
 def verdicts_table(rows: list, lang: str | None = None) -> str:
     """The declared tests as a Markdown table (``rows``: :class:`~vrs_edu.lab.results.Verdict`): name, family,
     interval, Holm's p (n/a when not judged), verdict."""
-    import math
-
-    from vrs_edu.lab.verdict_words import verdict_label
-    from vrs_edu.viz.prose import table
     ko = resolve_language(lang) == "ko"
     cells = [[x.test.name, x.test.family, x.interval(),
               ("해당 없음" if ko else "n/a") if math.isnan(x.p_holm) else f"{x.p_holm:.3f}",

@@ -19,6 +19,7 @@ from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.premises import LM_TOYS_SHORT
 from vrs_edu.lab.verdict_words import verdict_label
+from vrs_edu.viz.prose import declared_result, table
 
 SHORTSWA = "shortswa"   # the variant names of ShortSWA over depth start with it (shortswa-k2, -k4, -full)
 
@@ -370,7 +371,6 @@ def live_sentence(n_layers: int, window: int, steps: int, val_loss: float, lang:
 def equivalence_table(largest: list[float], lang: str | None = None) -> str:
     """The three computations of ShortSWA over depth against each other: the largest |Δ| of each comparison
     (:data:`EQUIVALENCE_CHECKS` order) and whether it is below 1e-5."""
-    from vrs_edu.viz.prose import table
     ko = resolve_language(lang) == "ko"
     names = EQUIVALENCE_CHECKS["ko" if ko else "en"]
     head = (["비교", "가장 큰 |Δ|", "부동소수점 정밀도로 일치 (< 1e-5)"] if ko else
@@ -408,7 +408,6 @@ def depth_attention_sentence(reads: dict, result, lang: str | None = None) -> st
 
 def mhc_sentence(designs: dict | None, lang: str | None = None) -> str:
     """Chapter 06's mHC run on this word model, as :func:`vrs_edu.viz.prose.declared_result` words its test."""
-    from vrs_edu.viz.prose import declared_result
     result = declared_result(designs, "mhc_loss", lang=lang)
     if resolve_language(lang) == "ko":
         return f"06장의 실행, 이 단어 모델에서 스트림 4개를 쓰는 mHC: {result}."
@@ -458,7 +457,6 @@ def next_chapters_sentence(lang: str | None = None) -> str:
 
 def verdicts_table(rows: list, lang: str | None = None) -> str:
     """The declared tests as a Markdown table: name, interval, verdict."""
-    from vrs_edu.viz.prose import table
     head = in_language("declared test|mean [95% CI], nats or weight|verdict",
                        "선언된 검정|평균 [95% 신뢰구간], nats 또는 가중치|판정", lang).split("|")
     return table(head, [[r.test.name, r.interval(), verdict_label(r, lang=lang)] for r in rows])
