@@ -88,7 +88,7 @@ from vrs_edu.chapters.ch03_value_residual import recipe as vr_recipe
 from vrs_edu.chapters.ch03_value_residual.figures import plot_loss_gains
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say
 
 R = load_results("value-residual", corpus=verdict_corpus())
 DS = load_results("depth-sweep", corpus=verdict_corpus())
@@ -97,7 +97,7 @@ dby = {r.test.name: r for r in ds_recipe.verdicts(DS)}
 
 paper = by["resformer_loss"].test.effect_for_power      # the paper's 82 M gain, in nats
 plot_loss_gains(c3.gain_rows(by), paper,
-                f"{R['text_corpus']['name']}: 8 layers × 64 wide, 5 paired seeds")
+                c3.gains_title(R['text_corpus']['name']))
 plt.show()
 r = by["resformer_loss"]
 say(c3.effect_sentence("ResFormer", r.mean, r.ci, r, r.n, paper))
@@ -137,11 +137,9 @@ def finals(v):
 
 
 weak = paired_difference(finals("resformer_raw"), finals("baseline_raw"))
-say(table(["the stream starts at", "baseline", "resformer", "resformer − baseline"],
-          [["the raw embedding (GPT-2)", f"{comparison['baseline_raw'].final_mean:.3f}",
-            f"{comparison['resformer_raw'].final_mean:.3f}", f"{weak.mean:+.3f}"],
-           ["RMSNorm(embedding) (nanochat)", f"{comparison['baseline'].final_mean:.3f}",
-            f"{comparison['resformer'].final_mean:.3f}", f"{r.mean:+.3f}"]]),
+say(c3.stream_start_table(comparison['baseline_raw'].final_mean, comparison['resformer_raw'].final_mean,
+                          weak.mean, comparison['baseline'].final_mean, comparison['resformer'].final_mean,
+                          r.mean),
     c3.baseline_lesson(weak.mean, r.mean, by["weak_baseline_inflates_gain"].mean,
                        by["strong_baseline_better"].mean))
 
@@ -269,12 +267,7 @@ mine = paired_interval(torch.tensor(finals("resformer")), torch.tensor(finals("b
 n, sds = r.n, [comparison[v].final_sd for v in ("resformer", "baseline")]
 paired_half = mine[2] - mine[0]
 unpaired_half = stats.t.ppf(0.975, 2 * n - 2) * ((sds[0] ** 2 + sds[1] ** 2) / n) ** 0.5
-say(f"Your ResFormer − baseline: {mine[0]:+.4f} [{mine[1]:+.4f}, {mine[2]:+.4f}]; the recipe's "
-    f"test: {r.mean:+.4f} [{r.ci[0]:+.4f}, {r.ci[1]:+.4f}]. Compared as unpaired means, the "
-    f"same runs would give ±{unpaired_half:.4f} nats instead of the paired ±{paired_half:.4f}: "
-    + ("pairing narrows the range here." if paired_half < unpaired_half else
-       "here pairing does not narrow it, because the seeds' shared luck is small next to how "
-       "differently the two models respond to the same start."))
+say(c3.pairing_sentence(mine, r.mean, r.ci, unpaired_half, paired_half))
 
 # %% [markdown]
 # ## Inside the layers: attention entropy and over-smoothing
@@ -295,7 +288,7 @@ from vrs_edu.lab.metrics import uniform_causal_entropy
 
 T_corpus = R["corpus"]["configs"]["baseline"]["model"]["block_size"]
 plot_layer_metrics(R["corpus"], ("baseline", "resformer", "learnable", "svformer", "neutreno"),
-                   title=f"{R['text_corpus']['name']} (word-8x64), after training",
+                   title=c3.layer_metrics_title(R['text_corpus']['name']),
                    entropy_reference=uniform_causal_entropy(T_corpus))
 plt.show()
 gap = by["baseline_concentrated"]
@@ -365,9 +358,7 @@ for name in ("baseline", "resformer"):
     live[name] = train(TinyGPT(replace(mcfg, vocab_size=data.vocab_size)), data, tcfg,
                        progress=False)
 deltas = [a - b for a, b in zip(live["resformer"].val_loss, live["baseline"].val_loss)]
-say(table(["step"] + [str(s) for s in live["baseline"].eval_steps],
-          [["baseline"] + [f"{x:.3f}" for x in live["baseline"].val_loss],
-           ["resformer − baseline"] + [f"{d:+.3f}" for d in deltas]]))
+say(c3.live_table(live["baseline"].eval_steps, live["baseline"].val_loss, deltas))
 
 # %% [markdown]
 # ## Widget — turn V_1 up and down in a trained model
@@ -394,8 +385,7 @@ for l1 in (0.0, 0.25, 0.5, 0.75, 1.0):
     x = lambda_readout(vr_model, wbatches, l1, 1 - l1)
     rows.append([f"{l1:.2f}", f"{1 - l1:.2f}", f"{x['loss']:.3f}",
                  f"{x['loss'] - trained['loss']:+.3f}", f"{mean(x['entropy'][1:]):.3f}"])
-say("Along λ1 + λ2 = 1, from no $V_1$ to $V_1$ alone:",
-    table(["λ1", "λ2", "loss (nats)", "change from trained", "mean entropy, layers 1-7"], rows))
+say(*c3.lambda_line_table(rows))
 
 # %% [markdown]
 # At inference λ changes what a layer *writes*, not where it looks: a layer's pattern comes from its Q and K, which
@@ -463,22 +453,12 @@ say(c3.answer(r.mean, r.ci, paper, depths[-1], deep_gain[-1], gap.mean,
 # [precondition](#glossary:precondition) failed, and the verdict the numbers would give stands beside it.
 
 # %%
-import math
-
 from vrs_edu.lab.analysis import check_preconditions
-from vrs_edu.lab.verdict_words import verdict_label
 
-rows = [[x.test.name, x.test.family, x.interval(),
-         "n/a" if math.isnan(x.p_holm) else f"{x.p_holm:.3f}", verdict_label(x)]
-        for x in [*by.values(), dby["gain_grows_with_depth"]]]
 pre = [*check_preconditions(vr_recipe.PRECONDITIONS, vr_recipe.facts(R)).values(),
        ds_recipe.BASELINE_NOT_WORSE.judge(ds_recipe.facts(DS)["baseline_not_worse_with_depth"])]
-say(table(["test", "family", "mean [95 % CI]", "p (Holm)", "verdict"], rows, align="lllrl"),
-    "Preconditions, read from the runs: " + "; ".join(
-        f"`{o.precondition.name}` {o.value:.3f} (needs "
-        f"{'<' if o.precondition.direction == 'negative' else '>'} {o.precondition.threshold:g}): "
-        f"{'holds' if o.holds else 'fails'}" for o in pre)
-    + f". Power to detect the paper's {paper:+.3f} nats with {r.n} seeds: {r.power:.0%}.")
+say(c3.verdicts_table([*by.values(), dby["gain_grows_with_depth"]]),
+    c3.preconditions_sentence(pre, paper, r.n, r.power))
 
 # %% [markdown]
 # The declared tests' claims and sources, the preconditions' numbers, the per-layer tables, the loss curves, the

@@ -83,14 +83,14 @@ from vrs_edu.chapters.ch04_bank_of_values import recipe as bov
 from vrs_edu.chapters.ch04_bank_of_values.figures import plot_rate_sweep
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results, load_results_or_none
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say
 
 R = load_results("bank-of-values", corpus=verdict_corpus())
 bov_arms = R["settings"]["rate_sweep"]                 # arm -> variant, e.g. "×4" -> "qkv_lr4"
 sweep = ch04.rate_sweep(R["corpus"], bov_arms)
 cfg = R["corpus"]["configs"]["qkv"]
-plot_rate_sweep(sweep, title=f"{R['text_corpus']['name']}: x0 layers "
-                f"{R['corpus']['coefficient_table']['layers']}, {len(R['seeds'])} seeds")
+plot_rate_sweep(sweep, title=ch04.sweep_title(R['text_corpus']['name'],
+                                               R['corpus']['coefficient_table']['layers'], len(R['seeds'])))
 plt.show()
 say(ch04.share_sentence(sweep))
 
@@ -133,7 +133,6 @@ say(ch04.context_free_sentence(by))
 # tables the same size, so they differ only in where the token enters.
 
 # %%
-from vrs_edu.viz.prose import declared_result
 from vrs_edu.viz.schematics import token_tables
 
 token_tables()
@@ -141,9 +140,7 @@ plt.show()
 designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
 stream_table = "per-layer embeddings'"   # the control: a table of this size written into the stream
 if designs is not None:
-    say("Through V rather than the stream, the same table size: "
-        f"{declared_result(designs, 'value_embed_needs_v', against=stream_table)}.",
-        ch04.token_tables_sentence(designs))
+    say(ch04.designs_sentence(designs, against=stream_table), ch04.token_tables_sentence(designs))
 
 # %% [markdown]
 # ## The recall task: where the premise holds
@@ -163,7 +160,7 @@ recall_facts = recall_recipe.facts(recall_all)
 recall_arms = {a: v for a, v in RC["settings"]["rate_sweep"].items()
                if v in recall_all["recall"]["runs"]}
 rsweep = ch04.rate_sweep(recall_all["recall"], recall_arms)
-say(f"The deep inputs are {recall_facts['recall_deep_context']:.2f} token identity (x0-R²). "
+say(ch04.recall_context_sentence(recall_facts['recall_deep_context'])
     + ch04.recall_sentence(rsweep, recall_facts["recall_x0_plateaued"]))
 
 # %% [markdown]
@@ -222,8 +219,7 @@ tr = toy(idx, trace=True).trace
 mine = x0_projection(rms_norm(tr["blocks.2.resid_pre"]), toy.wte(idx),
                      toy.blocks[2].attn.v_proj.weight, 0.7, 1.3)
 diff = (mine - toy.blocks[2].attn.v_proj(tr["blocks.2.attn.v_in"])).abs().max()
-say(f"Your projection against the model's own v projection in layer 2: largest difference "
-    f"{diff:.1e}.")
+say(ch04.projection_check_sentence(diff, layer=2))
 
 # %% [markdown]
 # **The package's own code** (`vrs_edu/nn/x0.py`). Because $W$ has no bias, $\alpha W x + \beta W x_0 = W(\alpha x +
@@ -333,12 +329,8 @@ with torch.no_grad():
         return sum(qkv_model(x, y, hooks=hooks(x)).loss.item() for x, y in wbatches) / len(wbatches)
 
     clean, swapped = held_out_loss(False), held_out_loss(True)
-say(f"On {ids.numel():,} training tokens ({int(ids.unique().numel()):,} of the {data.vocab_size:,} "
-    "token ids) the per-token table explains "
-    + " and ".join(f"R² = {fitted[l][1]:.2f} of V in layer {l}" for l in x0_layers)
-    + f". Put in place of V in both layers, it changes the held-out loss by {swapped - clean:+.3f} "
-    f"nats ({clean:.3f} → {swapped:.3f}); the `bank` models, trained with a table from the start, "
-    f"ended {by['bank_loss'].mean:+.3f} nats from the baseline.")
+say(ch04.table_swap_sentence(ids.numel(), int(ids.unique().numel()), data.vocab_size,
+                             {l: fitted[l][1] for l in x0_layers}, clean, swapped, by['bank_loss'].mean))
 
 # %% [markdown]
 # ## Widget: which path uses its x0, and how far can it be turned?
@@ -372,7 +364,7 @@ apart = max(abs(p.item() - seed0["coefficients"][k]) for k, p in qkv_model.named
 corpus = R["text_corpus"]["name"]
 say(ch04.widget_sentence(step_changes(beta_sweep_all), wcost, beta_sweep_all, corpus, widget_rate,
                          main_rate, corpus),
-    f"Its coefficients lie within {apart:.0e} of the stored seed-{seed0['seed']} run's.")
+    ch04.coefficients_match_sentence(apart, seed0['seed']))
 
 # %% [markdown]
 # ### Questions
@@ -417,7 +409,7 @@ say(ch04.widget_sentence(step_changes(beta_sweep_all), wcost, beta_sweep_all, co
 # %%
 say(ch04.answer_paragraph(sweep, facts["deep_context"], bov.DEEP_CONTEXT.threshold,
                           by["bank_loss"].mean),
-    "Chapter 05 turns the depth axis itself into something a layer can attend over.")
+    ch04.next_chapter_sentence())
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -446,7 +438,4 @@ V = bov.verdicts(R)
 RV = [r for r in recall_recipe.verdicts(RC, RR) if r.test.family.startswith("recall-x0")]
 pre = {**check_preconditions(bov.PRECONDITIONS, facts),
        **check_preconditions(recall_recipe.PRECONDITIONS, recall_facts)}
-said = {n: "holds" if o.holds else "fails" for n, o in pre.items()}
-say("Preconditions: " + "; ".join(f"`{n}` {w}" for n, w in said.items()) + ".",
-    table(["declared test", "mean [95% CI] (×1)", "verdict"],
-          [[f"`{r.test.name}`", r.interval(), ch04.verdict_cell(r)] for r in V + RV]))
+say(ch04.preconditions_line({n: o.holds for n, o in pre.items()}), ch04.verdicts_table(V + RV))

@@ -80,18 +80,17 @@ from vrs_edu.lab.experiments import load_results_or_none
 from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vod_recipe
 from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_loss_effects
 from vrs_edu.chapters.ch05_depth_as_sequence.results import load_depth_results
-from vrs_edu.chapters.ch05_depth_as_sequence.prose import effect_sentence
+from vrs_edu.chapters.ch05_depth_as_sequence import prose as ch05
 from vrs_edu.lab.verdict_words import verdict_label
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say
 
 corpus, result, vod, rows, vod_rows, loss_rows = load_depth_results(say=say)
 if result is not None and vod is not None:
     effects = vod_recipe.loss_effects(rows, list(vod_rows.values()))
-    plot_loss_effects(effects, f"Δ final validation loss, {result['corpus']}, "
-                               f"{len(result['seeds'])} paired seeds, "
-                               f"{result['schedule']['steps']} / {vod['schedule']['steps']} steps")
+    plot_loss_effects(effects, ch05.effects_title(result['corpus'], len(result['seeds']),
+                                                  result['schedule']['steps'], vod['schedule']['steps']))
     plt.show()
-    say(effect_sentence(effects))
+    say(ch05.effect_sentence(effects))
 
 # %% [markdown]
 # Small models, early in training, one text: an early-training ranking. The rest of the chapter builds the reads
@@ -118,8 +117,7 @@ _, live_cfg, live_train = make_run("word-8x64", n_layers=6, depth_mixer="shortsw
 data = make_token_data(tokenizer="word", vocab_size=2048, block_size=live_cfg.block_size)
 live = TinyGPT(replace(live_cfg, vocab_size=data.vocab_size))
 history = train(live, data, live_train, progress=False)
-say(f"A 6-layer ShortSWA-over-depth model (K = 2), {live_train.steps} steps: validation loss "
-    f"{history.val_loss[-1]:.3f} nats.")
+say(ch05.live_sentence(6, 2, live_train.steps, history.val_loss[-1]))
 
 # %% [markdown]
 # Rebuild the depth stack of *states* it read over, then compute every layer's read three ways: (1)
@@ -148,12 +146,10 @@ z_loop = equation_by_loop(X[:, b, t], K, *w)          # (L+1, E)
 # %%
 model_reads = trace.stack("resid")                    # what each block (and the head) actually read
 rebuilt = states_from_trace(trace.tensors, L) + mixer.o_proj(z_depth)
-checks = [("(1) vs (2), the same function on the transposed tensor", z_depth - z_seq),
-          ("(1) vs (3), the paper's equation looped for one token", z_depth[:, b, t] - z_loop),
-          ("(1) vs the model's own reads, block by block", model_reads - rebuilt)]
-say(table(["comparison", "largest |Δ|", "agree to float precision (< 1e-5)"],
-          [[name, f"{float(d.detach().abs().max()):.1e}", bool(d.detach().abs().max() < 1e-5)]
-           for name, d in checks]))
+checks = [z_depth - z_seq,                            # (1) vs (2), the same function transposed
+          z_depth[:, b, t] - z_loop,                  # (1) vs (3), the paper's equation looped
+          model_reads - rebuilt]                      # (1) vs the model's own reads, block by block
+say(ch05.equivalence_table([float(d.detach().abs().max()) for d in checks]))
 
 # %% [markdown]
 # (1) vs (2) holds by construction (one function, transposed). The informative rows are the hand-written loop and
@@ -193,7 +189,6 @@ say(table(["comparison", "largest |Δ|", "agree to float precision (< 1e-5)"],
 # %%
 from vrs_edu.chapters.ch05_depth_as_sequence.readout import sublayer_sources
 from vrs_edu.chapters.ch05_depth_as_sequence.figures import plot_sublayer_streams
-from vrs_edu.chapters.ch05_depth_as_sequence.prose import embedding_read_sentence
 
 if vod is not None:
     vod_L = vod["configs"]["residual"]["model"]["n_layers"]
@@ -202,7 +197,7 @@ if vod is not None:
     emb = vod_recipe.stream_profile(vod, vod_recipe.embedding_weight)
     deep = vod_recipe.deep_blocks(vod_L)
     shares = {s: sum(emb[s][l] for l in deep) / len(deep) for s in "qkv"}
-    say(embedding_read_sentence(deep[0], deep[-1], shares, uniform=1 / (2 * deep[0] + 1)))
+    say(ch05.embedding_read_sentence(deep[0], deep[-1], shares, uniform=1 / (2 * deep[0] + 1)))
 
 # %% [markdown]
 # Whether that holds beyond the seeds' noise is in "How sure are we?".
@@ -223,11 +218,7 @@ if vod is not None:
 if vod is not None:
     reads = vod_recipe.depth_attention_reads(vod)
     d_res = vod_rows["depth_attention_loss"]
-    say(f"Trained, its layers keep **{reads['own']:.2f}** of their weight on their own values and "
-        f"give {reads['on_first']:.2f} to layer 0's; its final loss is {d_res.mean:+.3f} nats from "
-        f"the baseline's (**{verdict_label(d_res)}**), with a cache of "
-        f"{reads['kv']['depth_attention']:.0f} bytes per token, the baseline's "
-        f"{reads['kv']['residual']:.0f}.")
+    say(ch05.depth_attention_sentence(reads, d_res))
 
 # %% [markdown]
 # ## Several streams, mixed: hyper-connections and mHC
@@ -246,11 +237,8 @@ hyper_connections(n_streams=4)
 plt.show()
 
 # %%
-from vrs_edu.viz.prose import declared_result
-
 designs = load_results_or_none("production-designs", corpus=corpus, say=say)
-say("Chapter 06's run, mHC with 4 streams on this word model: "
-    f"{declared_result(designs, 'mhc_loss')}.")
+say(ch05.mhc_sentence(designs))
 
 # %% [markdown]
 # ## What a depth window costs
@@ -264,9 +252,7 @@ say("Chapter 06's run, mHC with 4 streams on this word model: "
 from vrs_edu.bench.depth import cost_table, ratios
 
 (cost,) = ratios(cost_table(depths=(32,), windows=(2,), B=2, T=32, D=32, repeats=1))
-say(f"At L = {cost['L']}, the full window takes {cost['full_over_K_memory']:.1f} times the memory "
-    f"of K = {cost['K']} (cost model (L+1)/K = {cost['model_ratio']:.1f}), and the same window on "
-    f"the sequence axis {cost['seq_over_depth_memory']:.2f} of the depth read's.")
+say(ch05.memory_sentence(cost))
 
 # %% [markdown]
 # ## Widget — the depth window K
@@ -296,9 +282,7 @@ from vrs_edu.chapters.ch05_depth_as_sequence.figures import window_figure
 
 fig, readout = window_figure(widget_layers, 2, learned)
 plt.show()
-say(f"K = 2: the read-out uses {readout['n_sources'][-1]} of {widget_layers + 1} sources; "
-    f"deep reads put {readout['oldest_weight']:.3f} of their weight on the older of their two "
-    f"sources.")
+say(ch05.window_readout_sentence(readout['n_sources'][-1], widget_layers + 1, readout['oldest_weight']))
 
 # %% [markdown]
 # ## Exercise — ShortSWA over depth for a whole stack
@@ -352,8 +336,7 @@ def depth_swa_stack(X, window, w_q, w_k, w_v):
 check_depth_swa_stack(depth_swa_stack)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 mine = depth_swa_stack(X, K, *w)
-print("on the trained stack, equal to the model's read to float precision (< 1e-5):",
-      bool((mine - z_depth).abs().max() < 1e-5))
+print(ch05.stack_check_line(bool((mine - z_depth).abs().max() < 1e-5)))
 
 # %% [markdown]
 # **The package's own code** (`vrs_edu/nn/shortswa.py`): over depth, ShortSWA is the sequence-axis `short_swa`
@@ -407,11 +390,11 @@ from vrs_edu.chapters.ch05_depth_as_sequence.prose import short_answer
 if result is not None and vod is not None:
     c = result["corpus"]
     text = NAMED[c][1].split(",")[0] if c in NAMED else c       # "King James Version of the Bible"
-    regime = (f"an {n_layers}-layer word model, {len(result['seeds'])} paired seeds, "
-              f"{result['epochs_read']:.2f}–{vod['epochs_read']:.2f} of an epoch of the {text}")
+    regime = ch05.regime_text(n_layers, len(result['seeds']), result['epochs_read'], vod['epochs_read'], c,
+                              text)
     say(short_answer(loss_rows, vod_rows["depth_attention_loss"],
                      [verdict_label(r) for r in vod_rows.values() if r.test.family == "streams"],
-                     regime), "Chapter 06 prices V reuse; chapter 08 asks a real decoder.")
+                     regime), ch05.next_chapters_sentence())
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -430,8 +413,4 @@ if result is not None and vod is not None:
     judged = rows + [vod_rows[n] for n in ("depth_attention_loss", "depth_attention_beats_attnres",
                                            "attnres_qkv_weights_moved", "attnres_qkv_no_worse",
                                            "v_prefers_mlp_outputs")]
-    say(table(["declared test", "mean [95% CI], nats or weight", "verdict"],
-              [[r.test.name, r.interval(), verdict_label(r)] for r in judged]),
-        "V's embedding weight minus Q's and K's is a description, not a test: "
-        + "; ".join(f"{d.name[-1].upper()} {d.interval()}" for d in vod_recipe.descriptions(vod))
-        + f" ({vod_recipe.descriptions(vod)[0].why}).")
+    say(ch05.verdicts_table(judged), ch05.descriptions_sentence(vod_recipe.descriptions(vod)))

@@ -37,7 +37,7 @@ def test_the_share_sentence_in_korean_names_the_rates_with_their_particle_and_th
     assert s.startswith("V의 x0 비중은 ×1과 ×4에서는 Q의 비중보다 크지만 ×0.25에서는 그렇지 않습니다"
                         "(share_v − share_q: ×0.25에서 0.000, ×1에서 +0.063, ×4에서 +0.213). ")
     assert s.endswith("즉 어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다. 이 비중은 판정된 "
-                      "검정이 아니라 기술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) 어떤 주장에도 "
+                      "검정이 아니라 서술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) 어떤 주장에도 "
                       "답하지 않습니다.")
     assert C.share_sentence(FLIP, lang="en").startswith("V's x0 share exceeds Q's at ×1 and ×4 but not at ×0.25")
     every = C.share_sentence({a: _arm([0.1]) for a in C.ARM_ORDER}, "out of regime", "undecided", lang="ko")
@@ -52,8 +52,8 @@ def test_the_share_sentence_in_korean_names_the_rates_with_their_particle_and_th
 def test_the_need_sentence_in_korean_follows_the_premise_threshold():
     assert C.need_sentence({"×1": _arm([0.1], cost_v=0.02)}, 0.85, 0.5, lang="ko") == (
         "필요는 작습니다. 학습된 모델에서 한 경로의 x0을 제거하는 비용은 최대 +0.020 nats이고(×1의 V; Q +0.001, "
-        "K +0.000, V +0.020), 기준선의 깊은 층 입력은 이미 0.85만큼 토큰 정체성입니다(x0-R², x0을 다시 읽을 필요가 "
-        "생길 수 있는 기준 0.5보다 높음).")
+        "K +0.000, V +0.020), 기준선의 깊은 층에서는 이미 입력 분산의 0.85가 토큰 정체성으로 설명됩니다(x0-R², "
+        "0.5 미만이어야 x0을 다시 읽을 필요가 생길 수 있는데, 이보다 높음).")
     clear = C.need_sentence({"×1": _arm([0.1], cost_v=0.08)}, 0.3, 0.5, lang="ko")
     assert clear.startswith("필요는 분명합니다.")
     assert clear.endswith("(x0-R², 0.5보다 낮음: 대부분 문맥이므로 x0을 다시 읽을 필요가 생길 수 있음).")
@@ -83,7 +83,8 @@ def test_the_recall_sentence_in_korean_names_the_settled_rates():
     assert C.recall_sentence(sweep, {"×0.25": 0.23, "×1": 0.33, "×4": 0.63}, lang="ko") == (
         "답이 키로 찾아오는 토큰인 회상 과제에서 V의 x0 비중은 모든 학습률에서 K의 비중보다 크고, Q의 비중보다 모든 "
         "학습률에서 크지는 않습니다(쿼리 위치에서 Q는 키 토큰 그 자체입니다). ×0.25: v − q +0.065, v − k +0.360"
-        "(0.23 정체); ×1: v − q -0.125, v − k +0.300(0.33 정체); ×4: v − q -0.033, v − k +0.360(0.63 정체). "
+        "(계수의 23%가 수렴); ×1: v − q -0.125, v − k +0.300(계수의 33%가 수렴); ×4: v − q -0.033, v − k +0.360"
+        "(계수의 63%가 수렴). "
         "×4에서만 대부분의 계수가 움직임을 멈췄습니다.")
     assert C.recall_sentence(sweep, {"×0.25": 0.73, "×1": 0.83, "×4": 0.63}, lang="ko").endswith(
         "모든 학습률에서 대부분의 계수가 움직임을 멈췄습니다.")
@@ -127,7 +128,8 @@ def test_the_widget_sentence_in_korean_makes_the_caveat_only_for_another_run():
                           "위의 kjv 실행과 비교할 수 없습니다.")
     same = C.widget_sentence(steps, {"q": 0.0, "k": 0.0, "v": 0.0}, _wsweep(), "kjv", 0.03125, 0.03125, "kjv",
                              lang="ko")
-    assert same.endswith("위젯의 체크포인트는 kjv에서 왔으며, β는 위의 kjv 실행처럼 0.03125로 학습했습니다.")
+    assert same.endswith("위젯의 체크포인트는 kjv에서 왔으며, β의 학습률은 위 킹 제임스 성경(kjv) 실행과 같은 "
+                         "0.03125였습니다.")
 
 
 def test_a_language_the_course_does_not_have_is_refused():
@@ -165,7 +167,7 @@ def test_the_appendix_sentences_in_korean_follow_the_same_numbers():
     assert C.instruments_sentence(FLIP, -0.7, 0.04, 0.01, lang="ko").endswith("(약 0.010 nats)보다 큽니다.")
     assert C.premises_sentence(0.85, 0.5, 0.86, 0.5, lang="ko") == (
         "이 장의 전제는 성립하지 않습니다(0.850은 0.5 미만이 아님). 깊은 층의 입력이 이미 대부분 토큰 정체성이므로, "
-        "위의 x0 비중은 이 말뭉치에서 판정된 주장이 아니라 기술입니다(보여 주지만 어떤 주장에도 답하지 않습니다). "
+        "위의 x0 비중은 이 말뭉치에서 판정된 주장이 아니라 서술입니다(보여 주지만 어떤 주장에도 답하지 않습니다). "
         "05장의 전제도 성립하지 않습니다(0.860은 0.5 미만이 아님).")
     assert C.premises_sentence(0.3, 0.5, 0.4, 0.5, lang="ko") == (
         "이 장의 전제는 성립합니다(0.300 < 0.5). x0 비중에 관한 주장은 답으로 읽습니다. 05장의 전제는 성립합니다"
@@ -173,8 +175,8 @@ def test_the_appendix_sentences_in_korean_follow_the_same_numbers():
     assert C.lm_toys_sentence({4: 0.8, 8: 0.85, 16: 0.9}, 0.85, 0.39, 0.21, 0.5, lang="ko").endswith(
         "x0 주장은 대신 전제가 성립하는 곳에서 판정합니다: 회상 과제(0.39)와 실제 디코더의 마지막 3분의 1(0.21).")
     assert C.lm_toys_sentence({4: 0.45, 8: 0.85}, 0.85, None, None, 0.5, lang="ko") == (
-        "언어 모델 장난감들의 깊은 층 입력은 깊이 스윕 전체에서 0.45–0.85만큼 토큰 정체성(x0-R²)이며, 전제의 기준 "
-        "0.5보다 낮은 것은 4층뿐입니다(이 장의 실행에서는 0.85). 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
+        "언어 모델 장난감들의 깊은 층에서는 깊이 스윕 전체에서 입력 분산의 0.45–0.85가 토큰 정체성으로 설명되며"
+        "(x0-R²), 전제의 경계값 0.5보다 낮은 것은 4층뿐입니다(이 장의 실행에서는 0.85). 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
     assert (C.holds(0.3, 0.5, lang="ko"), C.holds(0.6, 0.5, lang="ko"), C.holds(0.3, 0.5, lang="en")) == (
         "예", "아니요", "yes")
 

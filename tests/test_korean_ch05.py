@@ -62,7 +62,7 @@ def test_the_short_answer_in_korean_states_the_opening_the_best_read_and_the_str
         "**부분적으로**, 이 조건에서는 — a toy. 깊이에 걸친 읽기 5가지(Depth-Attention 포함) 가운데 3가지가 손실을 "
         "낮추며, 결정된 결과입니다. 가장 크게 낮춘 mudd는 손실을 0.098 nats 낮춥니다(재현됨). 질문이 가리키는 읽기인 "
         "깊이 방향 ShortSWA는 그 안에 들지 않습니다. 윈도 2개가 손실을 +0.007에서 +0.010 nats만큼 바꿉니다(미정). "
-        "Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 기술(description)일 뿐 판정하지 않습니다. 그 전제, "
+        "Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 서술(description)일 뿐 판정하지 않습니다. 그 전제, "
         "곧 깊은 입력이 토큰 정체성을 잃었다는 것이 이 장난감 모델들에서 성립하지 않기 때문입니다(V가 실제로 하는 "
         "일은 위의 임베딩 읽기가 보여 줍니다). 검정하는 스트림별 주장, 곧 V가 어텐션 출력보다 MLP 출력을 선호한다는 "
         "주장의 판정은 out of regime (would be: contradicted)입니다.")

@@ -187,8 +187,9 @@ def declared_result(result: dict | None, test: str, against: str = "the baseline
         if hi > centre + margin:
             edges.append((f"{centre + margin:+g}", "above"))
     if ko:
+        clears = rec["verdict"] == "undecided" and holm is not None and holm >= 0.05 and (lo > 0 or hi < 0)
         return _declared_result_ko(m, lo, hi, values, test, margin, holm, rec.get("family_size"), words, edges,
-                                   AGAINST_KO.get(against, against))
+                                   AGAINST_KO.get(against, against), clears)
     side = "below" if m < 0 else "above" if m > 0 else "equal to"
     band = f" (no worse within ±{margin:g})" if margin else ""
     corrected = (f"; p = {holm:.3f} after Holm's correction over the {rec['family_size']} tests of its family"
@@ -205,7 +206,8 @@ def declared_result(result: dict | None, test: str, against: str = "the baseline
             f"{words}")
 
 
-def _declared_result_ko(m, lo, hi, values, test, margin, holm, family_size, words, edges, against) -> str:
+def _declared_result_ko(m, lo, hi, values, test, margin, holm, family_size, words, edges, against,
+                        clears=False) -> str:
     """:func:`declared_result` in Korean: the same numbers and verdict words, Korean word order and particles."""
     if m == 0:
         diff = f"{attach(against, '과/와')} 같음"
@@ -216,5 +218,7 @@ def _declared_result_ko(m, lo, hi, values, test, margin, holm, family_size, word
     why = {"below": "아래(마진보다 더 좋을 수 있음)", "above": "위(마진보다 더 손해일 수 있음)"}
     if edges:
         words += f": 구간이 {' 그리고 '.join(f'{at} {why[side]}' for at, side in edges)}까지 걸침"
+    elif clears:   # the English "its interval clears 0, but after Holm's correction p = … is not below 0.05"
+        words += (f": 구간은 0을 포함하지 않지만 Holm 보정 후 p = {attach(f'{holm:.3f}', '으로/로')} 0.05 미만이 아님")
     return (f"최종 손실이 {diff}, 95% 신뢰구간 [{lo:+.3f}, {hi:+.3f}], 시드 {len(values)}개 중 "
             f"{sum(v < 0 for v in values)}개에서 더 낮음; 선언된 검정 `{test}`{band}{corrected}: {words}")

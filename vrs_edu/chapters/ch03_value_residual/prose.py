@@ -11,10 +11,13 @@ worded as reproduced or contradicted.
 """
 from __future__ import annotations
 
+import math
+
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.results import interval
-from vrs_edu.lab.verdict_words import plain_verdict, verdict_parts
+from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
+from vrs_edu.viz.prose import table
 
 #: below this size (nats) a loss difference reads as "no difference" at the 3 decimals the chapter prints
 SAME_NATS = 0.0005
@@ -393,3 +396,94 @@ def concentrated_depths(by_test: dict, depths: list[int]) -> list[int]:
     """The depths of the depth sweep at which the baseline's attention is decidedly concentrated (its test
     ``baseline_concentrated_L{depth}`` reproduced)."""
     return [L for L in depths if by_test[f"baseline_concentrated_L{L}"].verdict == "reproduced"]
+
+
+# ------------------------------------------------------------------ the notebook's remaining printed lines, both editions
+def gains_title(corpus: str, n_seeds: int = 5, lang: str | None = None) -> str:
+    """The gains figure's title: ``kjv: 8 layers × 64 wide, 5 paired seeds``."""
+    if resolve_language(lang) == "ko":
+        return f"{corpus}: 8층 × 폭 64, 짝지은 시드 {n_seeds}개"
+    return f"{corpus}: 8 layers × 64 wide, {n_seeds} paired seeds"
+
+
+def layer_metrics_title(corpus: str, lang: str | None = None) -> str:
+    """The per-layer metrics figure's title: ``kjv (word-8x64), after training``."""
+    if resolve_language(lang) == "ko":
+        return f"{corpus} (word-8x64), 학습 후"
+    return f"{corpus} (word-8x64), after training"
+
+
+def stream_start_table(baseline_raw: float, resformer_raw: float, weak: float, baseline: float, resformer: float,
+                       strong: float, lang: str | None = None) -> str:
+    """Final losses with the stream starting at the raw embedding (GPT-2) and at RMSNorm(embedding) (nanochat)."""
+    ko = resolve_language(lang) == "ko"
+    head = (["스트림의 시작", "기준선", "resformer", "resformer − 기준선"] if ko else
+            ["the stream starts at", "baseline", "resformer", "resformer − baseline"])
+    raw = "원래 임베딩 (GPT-2)" if ko else "the raw embedding (GPT-2)"
+    return table(head, [[raw, f"{baseline_raw:.3f}", f"{resformer_raw:.3f}", f"{weak:+.3f}"],
+                        ["RMSNorm(embedding) (nanochat)", f"{baseline:.3f}", f"{resformer:.3f}", f"{strong:+.3f}"]])
+
+
+def pairing_sentence(mine: tuple[float, float, float], recipe_mean: float, recipe_ci: tuple[float, float],
+                     unpaired_half: float, paired_half: float, lang: str | None = None) -> str:
+    """The learner's paired interval next to the recipe's test, and what pairing did to its width."""
+    narrows = paired_half < unpaired_half
+    if resolve_language(lang) == "ko":
+        return (f"직접 계산한 ResFormer − 기준선: {mine[0]:+.4f} [{mine[1]:+.4f}, {mine[2]:+.4f}]; 레시피의 검정: "
+                f"{recipe_mean:+.4f} [{recipe_ci[0]:+.4f}, {recipe_ci[1]:+.4f}]. 같은 실행을 짝짓지 않은 평균으로 "
+                f"비교하면 짝지은 ±{paired_half:.4f} 대신 ±{unpaired_half:.4f} nats가 됩니다. "
+                + ("여기서는 짝짓기가 범위를 좁힙니다." if narrows else
+                   "여기서는 짝짓기가 범위를 좁히지 않습니다. 시드가 함께 주는 운이 두 모델이 같은 시작에 서로 다르게 "
+                   "반응하는 정도에 비해 작기 때문입니다."))
+    return (f"Your ResFormer − baseline: {mine[0]:+.4f} [{mine[1]:+.4f}, {mine[2]:+.4f}]; the recipe's "
+            f"test: {recipe_mean:+.4f} [{recipe_ci[0]:+.4f}, {recipe_ci[1]:+.4f}]. Compared as unpaired means, the "
+            f"same runs would give ±{unpaired_half:.4f} nats instead of the paired ±{paired_half:.4f}: "
+            + ("pairing narrows the range here." if narrows else
+               "here pairing does not narrow it, because the seeds' shared luck is small next to how "
+               "differently the two models respond to the same start."))
+
+
+def live_table(steps: list[int], baseline: list[float], deltas: list[float], lang: str | None = None) -> str:
+    """The live run's validation loss per evaluation step: the baseline's and resformer − baseline."""
+    ko = resolve_language(lang) == "ko"
+    return table([("스텝" if ko else "step")] + [str(s) for s in steps],
+                 [[("기준선" if ko else "baseline")] + [f"{x:.3f}" for x in baseline],
+                  [("resformer − 기준선" if ko else "resformer − baseline")] + [f"{d:+.3f}" for d in deltas]])
+
+
+def lambda_line_table(rows: list[list[str]], lang: str | None = None) -> tuple[str, str]:
+    """The heading and the table of the readouts along λ1 + λ2 = 1 (``rows``: λ1, λ2, loss, change from trained,
+    mean entropy of layers 1-7, already formatted)."""
+    if resolve_language(lang) == "ko":
+        return ("λ1 + λ2 = 1을 따라, $V_1$이 없는 경우부터 $V_1$만 있는 경우까지:",
+                table(["λ1", "λ2", "손실 (nats)", "학습된 설정 대비 변화", "평균 엔트로피, 층 1-7"], rows))
+    return ("Along λ1 + λ2 = 1, from no $V_1$ to $V_1$ alone:",
+            table(["λ1", "λ2", "loss (nats)", "change from trained", "mean entropy, layers 1-7"], rows))
+
+
+def verdicts_table(rows: list, lang: str | None = None) -> str:
+    """The declared tests as a Markdown table (``rows``: :class:`~vrs_edu.lab.results.Verdict`): name, family,
+    interval, Holm's p (n/a when not judged), verdict."""
+    ko = resolve_language(lang) == "ko"
+    cells = [[x.test.name, x.test.family, x.interval(),
+              ("해당 없음" if ko else "n/a") if math.isnan(x.p_holm) else f"{x.p_holm:.3f}",
+              verdict_label(x, lang=lang)] for x in rows]
+    head = (["검정", "계열", "평균 [95 % 신뢰구간]", "p (Holm)", "판정"] if ko else
+            ["test", "family", "mean [95 % CI]", "p (Holm)", "verdict"])
+    return table(head, cells, align="lllrl")
+
+
+def preconditions_sentence(outcomes: list, paper: float, n: int, power: float, lang: str | None = None) -> str:
+    """Each precondition's value, the side it needs and whether it holds (``outcomes``:
+    :class:`~vrs_edu.lab.analysis.PreconditionOutcome`), and the power to detect the paper's effect."""
+    def side(o):
+        return "<" if o.precondition.direction == "negative" else ">"
+    if resolve_language(lang) == "ko":
+        return ("실행에서 읽은 전제 조건: " + "; ".join(
+            f"`{o.precondition.name}` {o.value:.3f} (필요: {side(o)} {o.precondition.threshold:g}): "
+            f"{'성립' if o.holds else '불성립'}" for o in outcomes)
+            + f". 시드 {n}개로 논문의 {paper:+.3f} nats를 검출할 검정력: {power:.0%}.")
+    return ("Preconditions, read from the runs: " + "; ".join(
+        f"`{o.precondition.name}` {o.value:.3f} (needs {side(o)} {o.precondition.threshold:g}): "
+        f"{'holds' if o.holds else 'fails'}" for o in outcomes)
+        + f". Power to detect the paper's {paper:+.3f} nats with {n} seeds: {power:.0%}.")

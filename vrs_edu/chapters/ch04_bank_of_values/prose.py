@@ -15,14 +15,15 @@ from collections.abc import Sequence
 
 from vrs_edu.chapters.ch03_value_residual import depth_sweep, recall
 from vrs_edu.chapters.ch04_bank_of_values import recipe as bank_of_values
-from vrs_edu.i18n.korean import attach
-from vrs_edu.i18n.language import resolve_language
-from vrs_edu.i18n.verdicts import verdict_word
+from vrs_edu.i18n.korean import attach, particle
+from vrs_edu.i18n.language import in_language, resolve_language
+from vrs_edu.i18n.verdicts import label, verdict_word
 from vrs_edu.lab.analysis import mean, mean_sd
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
 from vrs_edu.lab.premises import DEEP_X0_R2
 from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
+from vrs_edu.viz.prose import declared_result, table
 
 PATHS = "qkv"
 ARM_ORDER = ("×0.25", "×1", "×4")        # the coefficient-rate sweep, slowest first
@@ -137,7 +138,7 @@ def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: st
                 f"(share_v − share_q: {listed})")
         tail = "어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다"
     if verdict is None:
-        said = ("이 비중은 판정된 검정이 아니라 기술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) "
+        said = ("이 비중은 판정된 검정이 아니라 서술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) "
                 "어떤 주장에도 답하지 않습니다")
     elif verdict in ("out of regime", "n/a"):
         said = (f"주장의 판정은 {_verdict_ko(verdict)}"
@@ -156,8 +157,8 @@ def need_sentence(sweep: dict[str, dict], deep_r2: float, threshold: float, lang
     biggest = max(cost[top], key=cost[top].get)
     small = max(cost[top].values()) < 0.05
     if resolve_language(lang) == "ko":
-        r2 = (f"기준선의 깊은 층 입력은 이미 {deep_r2:.2f}만큼 토큰 정체성입니다(x0-R², "
-              + (f"x0을 다시 읽을 필요가 생길 수 있는 기준 {threshold:g}보다 높음)" if deep_r2 >= threshold
+        r2 = (f"기준선의 깊은 층에서는 이미 입력 분산의 {deep_r2:.2f}가 토큰 정체성으로 설명됩니다(x0-R², "
+              + (f"{threshold:g} 미만이어야 x0을 다시 읽을 필요가 생길 수 있는데, 이보다 높음)" if deep_r2 >= threshold
                  else f"{threshold:g}보다 낮음: 대부분 문맥이므로 x0을 다시 읽을 필요가 생길 수 있음)"))
         return (f"필요는 {'작습니다' if small else '분명합니다'}. 학습된 모델에서 한 경로의 x0을 제거하는 비용은 최대 "
                 f"{cost[top][biggest]:+.3f} nats이고({top}의 {biggest.upper()}; "
@@ -217,7 +218,7 @@ def premises_sentence(ch04: float, ch04_threshold: float, ch05: float, ch05_thre
                 if ok4 else
                 f"이 장의 전제는 성립하지 않습니다({attach(f'{ch04:.3f}', '은/는')} {ch04_threshold:g} 미만이 아님). "
                 "깊은 층의 입력이 이미 대부분 토큰 정체성이므로, 위의 x0 비중은 이 말뭉치에서 판정된 주장이 아니라 "
-                "기술입니다(보여 주지만 어떤 주장에도 답하지 않습니다)")
+                "서술입니다(보여 주지만 어떤 주장에도 답하지 않습니다)")
         cond5 = (f"{ch05:.3f} < {ch05_threshold:g}" if ok5 else
                  f"{attach(f'{ch05:.3f}', '은/는')} {ch05_threshold:g} 미만이 아님")
         return f"{head}. 05장의 전제{'는 성립합니다' if ok5 else '도 성립하지 않습니다'}({cond5})."
@@ -276,12 +277,13 @@ def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: l
     spread = _range(list(depth_r2.values()))
     where = f"{depths[0]}층부터 {depths[-1]}층까지 모든 깊이에서" if len(depths) > 1 else f"{depths[0]}층에서"
     if below:
-        head = (f"언어 모델 장난감들의 깊은 층 입력은 깊이 스윕 전체에서 {spread}만큼 토큰 정체성(x0-R²)이며, 전제의 "
-                f"기준 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
+        head = (f"언어 모델 장난감들의 깊은 층에서는 깊이 스윕 전체에서 입력 분산의 {spread}가 토큰 정체성으로 "
+                f"설명되며(x0-R²), 전제의 경계값 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
                 f"{here:.2f})")
     else:
-        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층 입력이 {where} {spread}만큼 토큰 "
-                f"정체성(x0-R²)으로(깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 기준 {threshold:g}보다 높으므로, "
+        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층에서는 {where} 입력 분산의 {spread}가 "
+                f"토큰 정체성으로 설명되어(x0-R²; 깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 경계값 {threshold:g}보다 "
+                "높으므로, "
                 "모든 경로가 이미 입력을 통해 x0을 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
                 "없습니다")
     judged = [f"{what}({r2:.2f})" for what, r2 in (("회상 과제", recall), ("실제 디코더의 마지막 3분의 1", decoder))
@@ -448,7 +450,7 @@ def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float], 
 def _recall_sentence_ko(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> str:
     """:func:`recall_sentence` in Korean."""
     parts = [f"{arm}: v − q {mean(a['margin_q']):+.3f}, v − k {mean(a['margin_k']):+.3f}"
-             f"({plateaued[arm]:.2f} 정체)" for arm, a in recall_sweep.items()]
+             f"(계수의 {plateaued[arm]:.0%}가 수렴)" for arm, a in recall_sweep.items()]
     settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
     over_k = all(_above(mean(a["margin_k"])) for a in recall_sweep.values())
     over_q = all(_above(mean(a["margin_q"])) for a in recall_sweep.values())
@@ -500,8 +502,8 @@ def widget_sentence(steps: dict[str, dict[str, float]], cost: dict[str, float], 
                 + f". 그 슬라이더들에서 가장 큰 변화는 {path.upper()}의 {_factor(f_from)}에서 {attach(_factor(f_to), '으로/로')} 가는 "
                 f"한 칸으로, {big:.3f} nats입니다. 각 경로의 x0을 제거하면(β := 0) 비용은 "
                 + ", ".join(f"{s} {cost[s]:+.3f}" for s in PATHS) + " nats입니다. "
-                + (f"위젯의 체크포인트는 {corpus}에서 왔으며, β는 위의 {main_corpus} 실행처럼 {attach(f'{beta_rate:.4g}', '으로/로')} "
-                   "학습했습니다." if same else
+                + (f"위젯의 체크포인트는 {corpus}에서 왔으며, β의 학습률은 위 {CORPUS_KO.get(main_corpus, main_corpus)} "
+                   f"실행과 같은 {_was_ko(f'{beta_rate:.4g}')}." if same else
                    f"위젯의 체크포인트는 별도의 실행으로, {corpus}에서 β를 {attach(f'{beta_rate:.4g}', '으로/로')} 학습했습니다"
                    f"({main_corpus} 실행의 {main_rate:.4g}의 {ratio}"
                    + (", 학습률을 우리 배치에 맞추기 전" if beta_rate > main_rate else "")
@@ -540,7 +542,7 @@ def answer_paragraph(sweep: dict[str, dict], deep_r2: float, threshold: float, b
                 f"주는 이득은 드러납니다. 토큰별 표에서 가져온 깊은 층의 값은 손실을 {abs(bank_mean):.3f} nats "
                 f"{'낮춥니다' if bank_mean < 0 else '높입니다'}. 깊은 층은 어느 경로로 x0을 다시 읽을까요? 여기서의 "
                 "답은 이렇습니다. "
-                + ("발표된 V-over-Q 순서가 어떤 학습률에서는 나타나고 어떤 학습률에서는 나타나지 않으므로, 우리 "
+                + ("V가 Q보다 x0을 더 읽는다는 발표된 순서가 어떤 학습률에서는 나타나고 어떤 학습률에서는 나타나지 않으므로, 우리 "
                    "실행은 그것을 확인하지도 반박하지도 않습니다." if flips else
                    "순서는 모든 학습률에서 같지만, 전제가 이만큼 약하니 큰 의미는 없습니다."))
     first = ("In our 8-layer model the path that re-reads x0 most is chosen by the coefficients' learning rate: "
@@ -600,11 +602,102 @@ def token_tables_sentence(designs: dict, lang: str | None = None) -> str:
             f"parameters.")
 
 
-def verdict_cell(v) -> str:
+def verdict_cell(v, lang: str | None = None) -> str:
     """A declared test's verdict for a table beside its ×1 interval: the verdict (with its would-be verdict), and
     for a test swept over the learning rates, which verdict each rate gave, since the verdict combines them: a ×1
     interval clear of 0 reads "undecided" when another rate is out of regime (``undecided across the rates: ×1 out
     of regime (would be: reproduced); ×0.25 …; ×4 reproduced``). ``v``: a :class:`~vrs_edu.lab.results.Verdict`."""
+    if resolve_language(lang) == "ko":
+        if not v.arms:
+            return label(v.verdict, v.would_be, "ko")
+        return (f"학습률에 걸쳐 {verdict_word(v.verdict, 'ko')}: "
+                + "; ".join(f"{arm} {label(a.verdict, a.would_be, 'ko')}" for arm, a in v.arms))
     if not v.arms:
         return v.verdict_words
     return f"{v.verdict} across the rates: " + "; ".join(f"{arm} {a.verdict_words}" for arm, a in v.arms)
+
+
+# ------------------------------------------------------------------ the notebook's remaining printed lines, both editions
+CORPUS_KO = {"kjv": "킹 제임스 성경(kjv)", "python-docs": "Python 문서(python-docs)"}
+
+
+def _was_ko(word: str) -> str:
+    """``word`` + 이었습니다/였습니다 (the past of 이다 after a consonant or a vowel, as read aloud)."""
+    return word + ("이었습니다" if particle(word, "이다/다") == "이다" else "였습니다")
+
+
+def sweep_title(corpus: str, layers: Sequence[int], n_seeds: int, lang: str | None = None) -> str:
+    """The rate-sweep figure's title: ``kjv: x0 layers [6, 7], 5 seeds``."""
+    if resolve_language(lang) == "ko":
+        return f"{corpus}: x0 층 {list(layers)}, 시드 {n_seeds}개"
+    return f"{corpus}: x0 layers {list(layers)}, {n_seeds} seeds"
+
+
+def designs_sentence(designs: dict, against: str, lang: str | None = None) -> str:
+    """The table-matched pair's declared test (value embeddings through V against a table of the same size written
+    into the stream, ``against``), as :func:`vrs_edu.viz.prose.declared_result` words it."""
+    result = declared_result(designs, "value_embed_needs_v", against=against, lang=lang)
+    if resolve_language(lang) == "ko":
+        return f"같은 크기의 표를 스트림 대신 V로 넣으면: {result}."
+    return f"Through V rather than the stream, the same table size: {result}."
+
+
+def recall_context_sentence(deep_r2: float, lang: str | None = None) -> str:
+    """How much of the recall task's deep inputs is token identity (x0-R²); a sentence that ends in a space, the
+    recall sentence follows it."""
+    if resolve_language(lang) == "ko":
+        return f"이 과제에서는 깊은 층 입력 분산의 {deep_r2:.2f}가 토큰 정체성으로 설명됩니다(x0-R²). "
+    return f"The deep inputs are {deep_r2:.2f} token identity (x0-R²). "
+
+
+def projection_check_sentence(diff: float, layer: int = 2, lang: str | None = None) -> str:
+    """The learner's projection against the toy model's own v projection: the largest difference."""
+    if resolve_language(lang) == "ko":
+        return f"직접 만든 투영과 층 {layer}에서 모델 자신의 v 투영의 가장 큰 차이: {diff:.1e}."
+    return f"Your projection against the model's own v projection in layer {layer}: largest difference {diff:.1e}."
+
+
+def table_swap_sentence(n_tokens: int, n_ids: int, vocab_size: int, r2: dict[int, float], clean: float,
+                        swapped: float, bank_mean: float, lang: str | None = None) -> str:
+    """The per-token table fitted to a trained qkv model's V (``r2``: layer -> R² it explains), the held-out loss
+    with the table put in place of V (``clean`` → ``swapped``), and the bank models' loss change from the baseline."""
+    if resolve_language(lang) == "ko":
+        fits = attach(", ".join(f"층 {l}에서 V의 R² = {v:.2f}" for l, v in r2.items()), "을/를")
+        return (f"학습 토큰 {n_tokens:,}개(토큰 id {vocab_size:,}개 중 {n_ids:,}개)로 맞춘 토큰별 표는 {fits} "
+                f"설명합니다. 두 층 모두에서 V 자리에 넣으면 검증 손실이 {swapped - clean:+.3f} nats 바뀝니다"
+                f"({clean:.3f} → {swapped:.3f}). 처음부터 표를 가지고 학습한 `bank` 모델은 기준선과 "
+                f"{bank_mean:+.3f} nats 차이로 끝났습니다.")
+    return (f"On {n_tokens:,} training tokens ({n_ids:,} of the {vocab_size:,} token ids) the per-token table explains "
+            + " and ".join(f"R² = {v:.2f} of V in layer {l}" for l, v in r2.items())
+            + f". Put in place of V in both layers, it changes the held-out loss by {swapped - clean:+.3f} "
+            f"nats ({clean:.3f} → {swapped:.3f}); the `bank` models, trained with a table from the start, "
+            f"ended {bank_mean:+.3f} nats from the baseline.")
+
+
+def coefficients_match_sentence(apart: float, seed: int, lang: str | None = None) -> str:
+    """The widget's checkpoint against the stored run of the same seed: the largest coefficient difference."""
+    if resolve_language(lang) == "ko":
+        return f"이 체크포인트의 계수는 저장된 시드 {seed} 실행의 계수와 {apart:.0e} 이내로 같습니다."
+    return f"Its coefficients lie within {apart:.0e} of the stored seed-{seed} run's."
+
+
+def next_chapter_sentence(lang: str | None = None) -> str:
+    """The chapter's last line: where chapter 05 goes."""
+    return in_language("Chapter 05 turns the depth axis itself into something a layer can attend over.",
+                       "05장은 깊이 축 자체를 층이 어텐션할 수 있는 대상으로 바꿉니다.", lang)
+
+
+def preconditions_line(holds_by_name: dict[str, bool], lang: str | None = None) -> str:
+    """``Preconditions: `sub_epoch` holds; `deep_context` fails.`` (``holds_by_name``: name -> whether it holds)."""
+    if resolve_language(lang) == "ko":
+        return ("전제 조건: " + "; ".join(f"`{n}` {'성립' if h else '불성립'}" for n, h in holds_by_name.items())
+                + ".")
+    return "Preconditions: " + "; ".join(f"`{n}` {'holds' if h else 'fails'}" for n, h in holds_by_name.items()) + "."
+
+
+def verdicts_table(rows: Sequence, lang: str | None = None) -> str:
+    """The declared tests as a Markdown table: name, the ×1 interval, :func:`verdict_cell`."""
+    ko = resolve_language(lang) == "ko"
+    head = (["선언된 검정", "평균 [95% 신뢰구간] (×1)", "판정"] if ko else
+            ["declared test", "mean [95% CI] (×1)", "verdict"])
+    return table(head, [[f"`{r.test.name}`", r.interval(), verdict_cell(r, lang=lang)] for r in rows])

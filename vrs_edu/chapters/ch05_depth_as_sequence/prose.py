@@ -16,8 +16,10 @@ margins are read as V − Q and V − K apart (never V − max(Q, K), whose null
 from __future__ import annotations
 
 from vrs_edu.i18n.korean import attach
-from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.language import in_language, resolve_language
+from vrs_edu.lab.premises import LM_TOYS_SHORT
 from vrs_edu.lab.verdict_words import verdict_label
+from vrs_edu.viz.prose import declared_result, table
 
 SHORTSWA = "shortswa"   # the variant names of ShortSWA over depth start with it (shortswa-k2, -k4, -full)
 
@@ -263,7 +265,7 @@ def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str
                    f"윈도 {len(swa)}개가 손실을 {size}만큼 바꿉니다"
                    f"({_names_ko(sorted({verdict_label(r) for r in swa}))}).")
     tested = _names_ko(sorted(set(stream_verdicts))) if stream_verdicts else "실행되지 않음"
-    out.append("Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 기술(description)일 뿐 판정하지 않습니다. "
+    out.append("Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 서술(description)일 뿐 판정하지 않습니다. "
                "그 전제, 곧 깊은 입력이 토큰 정체성을 잃었다는 것이 이 장난감 모델들에서 성립하지 않기 때문입니다"
                "(V가 실제로 하는 일은 위의 임베딩 읽기가 보여 줍니다). 검정하는 스트림별 주장, 곧 V가 어텐션 출력보다 "
                f"MLP 출력을 선호한다는 주장의 판정은 {tested}입니다.")
@@ -310,7 +312,8 @@ def short_answer(loss_rows: list, depth_attention, stream_verdicts: list[str], r
     return out
 
 
-def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uniform: float) -> str:
+def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uniform: float,
+                            lang: str | None = None) -> str:
     """How much of its weight each input of the deep blocks ``first``–``last`` puts on the embedding (``shares``:
     {"q", "k", "v"} -> mean weight, 0–1), against a uniform read over the ``2 * first + 1`` sources of block
     ``first`` (``uniform``), with V placed among Q and K: more than both, more than one and less than the other,
@@ -318,9 +321,153 @@ def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uni
     e_v = shares["v"]
     above = [s.upper() for s in "qk" if e_v > shares[s]]
     below = [s.upper() for s in "qk" if e_v <= shares[s]]
+    if resolve_language(lang) == "ko":
+        where = (f"V는 임베딩을 {attach(above[0], '과/와') + ' ' if len(above) > 1 else ''}{above[-1]}보다 많이 "
+                 "읽습니다" if not below else
+                 f"V는 임베딩을 {attach(below[0], '과/와') + ' ' if len(below) > 1 else ''}{below[-1]}보다 적게 "
+                 "읽습니다" if not above else
+                 f"V는 임베딩을 {above[0]}보다 많이, {below[0]}보다 적게 읽습니다")
+        k_share = f"{shares['k']:.3f}"
+        return (f"깊은 블록 {first}–{last}에서 V의 입력은 가중치의 {attach(f'**{e_v:.3f}**', '을/를')} 임베딩에 두고, "
+                f"Q의 입력은 {shares['q']:.3f}, K의 입력은 {attach(k_share, '을/를')} 둡니다"
+                f"(균일: 블록 {first}에서 {uniform:.3f}). 평균적으로 {where}.")
     where = (f"V reads the embedding more than {' and '.join(above)}" if not below else
              f"V reads the embedding less than {' and '.join(below)}" if not above else
              f"V reads the embedding more than {above[0]} but less than {below[0]}")
     return (f"In the deep blocks {first}–{last}, V's input puts **{e_v:.3f}** of its weight on the embedding, "
             f"Q's {shares['q']:.3f} and K's {shares['k']:.3f} (uniform: {uniform:.3f} at block {first}): on "
             f"average {where}.")
+
+
+# ------------------------------------------------------------------ the notebook's remaining printed lines, both editions
+CORPUS_KO = {"kjv": "킹 제임스 성경", "python-docs": "Python 문서"}
+#: the three computations of ShortSWA over depth the chapter compares, in the order the notebook passes them
+EQUIVALENCE_CHECKS = {"en": ("(1) vs (2), the same function on the transposed tensor",
+                             "(1) vs (3), the paper's equation looped for one token",
+                             "(1) vs the model's own reads, block by block"),
+                      "ko": ("(1) 대 (2), 전치한 텐서에 적용한 같은 함수",
+                             "(1) 대 (3), 토큰 하나에 대해 반복문으로 계산한 논문의 식",
+                             "(1) 대 모델 자신의 읽기, 블록마다")}
+#: why V's embedding weight minus Q's and K's is shown but not judged (vrs_edu.lab.premises.LM_TOYS_SHORT), in Korean
+LM_TOYS_SHORT_KO = ("판정하지 않음: 그 전제, 곧 깊은 입력이 대부분 문맥이라는 것(x0-R² < 0.5)이 모든 언어 모델 장난감에서 "
+                    "성립하지 않음")
+
+
+def effects_title(corpus: str, n_seeds: int, steps: int, vod_steps: int, lang: str | None = None) -> str:
+    """The first figure's title: ``Δ final validation loss, kjv, 5 paired seeds, 240 / 240 steps``."""
+    if resolve_language(lang) == "ko":
+        return f"Δ 최종 검증 손실, {corpus}, 짝지은 시드 {n_seeds}개, {steps} / {vod_steps} 스텝"
+    return f"Δ final validation loss, {corpus}, {n_seeds} paired seeds, {steps} / {vod_steps} steps"
+
+
+def live_sentence(n_layers: int, window: int, steps: int, val_loss: float, lang: str | None = None) -> str:
+    """The live ShortSWA-over-depth model's final validation loss."""
+    if resolve_language(lang) == "ko":
+        return f"깊이 방향 ShortSWA를 쓴 {n_layers}층 모델(K = {window}), {steps} 스텝: 검증 손실 {val_loss:.3f} nats."
+    return (f"A {n_layers}-layer ShortSWA-over-depth model (K = {window}), {steps} steps: validation loss "
+            f"{val_loss:.3f} nats.")
+
+
+def equivalence_table(largest: list[float], lang: str | None = None) -> str:
+    """The three computations of ShortSWA over depth against each other: the largest |Δ| of each comparison
+    (:data:`EQUIVALENCE_CHECKS` order) and whether it is below 1e-5."""
+    ko = resolve_language(lang) == "ko"
+    names = EQUIVALENCE_CHECKS["ko" if ko else "en"]
+    head = (["비교", "가장 큰 |Δ|", "부동소수점 정밀도로 일치 (< 1e-5)"] if ko else
+            ["comparison", "largest |Δ|", "agree to float precision (< 1e-5)"])
+    agree = (lambda d: "예" if d < 1e-5 else "아니요") if ko else (lambda d: bool(d < 1e-5))
+    return table(head, [[name, f"{d:.1e}", agree(d)] for name, d in zip(names, largest)])
+
+
+def stack_check_line(agrees: bool, lang: str | None = None) -> str:
+    """The learner's stack against the model's own read: whether they agree to float precision."""
+    if resolve_language(lang) == "ko":
+        return f"학습된 스택에서 모델의 읽기와 부동소수점 정밀도로 같음 (< 1e-5): {'예' if agrees else '아니요'}"
+    return f"on the trained stack, equal to the model's read to float precision (< 1e-5): {agrees}"
+
+
+def depth_attention_sentence(reads: dict, result, lang: str | None = None) -> str:
+    """What the trained Depth-Attention layers keep on their own values and give to layer 0's, its loss change from
+    the baseline with its verdict (``result``: the ``depth_attention_loss`` Verdict), and its cache per token."""
+    label = verdict_label(result, lang=lang)
+    if resolve_language(lang) == "ko":
+        own, first = f"**{reads['own']:.2f}**", f"{reads['on_first']:.2f}"
+        return (f"학습된 층들은 가중치의 {attach(own, '을/를')} 자기 값에 두고 {attach(first, '을/를')} 층 0의 값에 "
+                f"줍니다. 최종 손실은 기준선과 {result.mean:+.3f} nats 차이이며(**{label}**), 캐시는 토큰당 "
+                f"{reads['kv']['depth_attention']:.0f}바이트로 기준선의 {reads['kv']['residual']:.0f}바이트와 같은 "
+                "크기입니다." if reads['kv']['depth_attention'] == reads['kv']['residual'] else
+                f"학습된 층들은 가중치의 {attach(own, '을/를')} 자기 값에 두고 {attach(first, '을/를')} 층 0의 값에 "
+                f"줍니다. 최종 손실은 기준선과 {result.mean:+.3f} nats 차이이며(**{label}**), 캐시는 토큰당 "
+                f"{reads['kv']['depth_attention']:.0f}바이트입니다(기준선 {reads['kv']['residual']:.0f}바이트).")
+    return (f"Trained, its layers keep **{reads['own']:.2f}** of their weight on their own values and "
+            f"give {reads['on_first']:.2f} to layer 0's; its final loss is {result.mean:+.3f} nats from "
+            f"the baseline's (**{label}**), with a cache of "
+            f"{reads['kv']['depth_attention']:.0f} bytes per token, the baseline's "
+            f"{reads['kv']['residual']:.0f}.")
+
+
+def mhc_sentence(designs: dict | None, lang: str | None = None) -> str:
+    """Chapter 06's mHC run on this word model, as :func:`vrs_edu.viz.prose.declared_result` words its test."""
+    result = declared_result(designs, "mhc_loss", lang=lang)
+    if resolve_language(lang) == "ko":
+        return f"06장의 실행, 이 단어 모델에서 스트림 4개를 쓰는 mHC: {result}."
+    return f"Chapter 06's run, mHC with 4 streams on this word model: {result}."
+
+
+def memory_sentence(cost: dict, lang: str | None = None) -> str:
+    """The memory of the full window over depth against K (measured and the (L+1)/K cost model), and the same window
+    on the sequence axis against the depth read (``cost``: a row of :func:`vrs_edu.bench.depth.ratios`)."""
+    if resolve_language(lang) == "ko":
+        return (f"L = {cost['L']}일 때 전체 윈도는 K = {cost['K']}의 {cost['full_over_K_memory']:.1f}배 메모리를 "
+                f"씁니다(비용 모형 (L+1)/K = {cost['model_ratio']:.1f}). 같은 윈도를 시퀀스 축에 쓰면 깊이 방향 "
+                f"읽기의 {cost['seq_over_depth_memory']:.2f}배입니다.")
+    return (f"At L = {cost['L']}, the full window takes {cost['full_over_K_memory']:.1f} times the memory "
+            f"of K = {cost['K']} (cost model (L+1)/K = {cost['model_ratio']:.1f}), and the same window on "
+            f"the sequence axis {cost['seq_over_depth_memory']:.2f} of the depth read's.")
+
+
+def window_readout_sentence(n_sources: int, n_total: int, oldest_weight: float, window: int = 2,
+                            lang: str | None = None) -> str:
+    """The window widget's opening setting: how many sources the read-out uses and the deep reads' weight on the
+    older of their two sources."""
+    if resolve_language(lang) == "ko":
+        return (f"K = {window}: 읽기 출력은 출처 {n_total}개 중 {n_sources}개를 씁니다. 깊은 층의 읽기는 가중치의 "
+                f"{attach(f'{oldest_weight:.3f}', '을/를')} 두 출처 가운데 더 오래된 쪽에 둡니다.")
+    return (f"K = {window}: the read-out uses {n_sources} of {n_total} sources; "
+            f"deep reads put {oldest_weight:.3f} of their weight on the older of their two "
+            f"sources.")
+
+
+def regime_text(n_layers: int, n_seeds: int, epochs_lo: float, epochs_hi: float, corpus: str, text: str,
+                lang: str | None = None) -> str:
+    """The regime the short answer holds in: ``an 8-layer word model, 5 paired seeds, 0.20–0.30 of an epoch of the
+    King James Version of the Bible`` (``text``: the corpus's English name; Korean: :data:`CORPUS_KO` by ``corpus``)."""
+    if resolve_language(lang) == "ko":
+        return (f"{n_layers}층 단어 모델, 짝지은 시드 {n_seeds}개, {CORPUS_KO.get(corpus, text)}의 "
+                f"{epochs_lo:.2f}–{epochs_hi:.2f} 에폭")
+    return (f"an {n_layers}-layer word model, {n_seeds} paired seeds, "
+            f"{epochs_lo:.2f}–{epochs_hi:.2f} of an epoch of the {text}")
+
+
+def next_chapters_sentence(lang: str | None = None) -> str:
+    """Where the course goes after chapter 05."""
+    return in_language("Chapter 06 prices V reuse; chapter 08 asks a real decoder.",
+                       "06장은 V 재사용의 비용과 이득을 따지고, 08장은 실제 디코더에 묻습니다.", lang)
+
+
+def verdicts_table(rows: list, lang: str | None = None) -> str:
+    """The declared tests as a Markdown table: name, interval, verdict."""
+    head = in_language("declared test|mean [95% CI], nats or weight|verdict",
+                       "선언된 검정|평균 [95% 신뢰구간], nats 또는 가중치|판정", lang).split("|")
+    return table(head, [[r.test.name, r.interval(), verdict_label(r, lang=lang)] for r in rows])
+
+
+def descriptions_sentence(descriptions: list, lang: str | None = None) -> str:
+    """V's embedding weight minus Q's and K's, shown with their intervals and why they are not judged
+    (``descriptions``: :func:`vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth.descriptions`)."""
+    parts = "; ".join(f"{d.name[-1].upper()} {d.interval()}" for d in descriptions)
+    why = descriptions[0].why
+    if resolve_language(lang) == "ko":
+        why = LM_TOYS_SHORT_KO if why == LM_TOYS_SHORT else why
+        return f"V의 임베딩 가중치에서 Q와 K의 가중치를 뺀 값은 검정이 아니라 서술입니다: {parts} ({why})."
+    return f"V's embedding weight minus Q's and K's is a description, not a test: {parts} ({why})."

@@ -15,6 +15,8 @@ import math
 import torch
 
 from vrs_edu.course.checks import CheckFailed, Mistake, check_function, in_float64, random_inputs, wrap
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.analysis import t_critical
 from vrs_edu.nn.attention import attend, attention_pattern, causal_mask
 from vrs_edu.nn.value_residual import mix_values
@@ -86,6 +88,46 @@ def mutated_inputs(fn, case: tuple) -> list[str]:
     return [n for n, a, b in zip(_TENSOR_ARGS, args, case)
             if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
 
+# The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
+STACK_HINTS_KO = [
+    "V_1을 현재 층에서 가져왔습니다(그러면 V_n'은 (λ1 + λ2)·V_n일 뿐입니다). 반복문의 첫 번째 층이 계산한 값을 "
+    "보관했다가 그 뒤의 모든 층에 섞으세요",
+    "현재 층의 입력에 첫 층의 W_v를 적용해 V_1을 다시 계산했습니다. V_1은 첫 층이 자기 입력에서 계산한 값이며, 한 번 "
+    "저장해 다시 씁니다",
+    "바로 앞 층의 값을 섞었습니다. 그 뒤의 모든 층은 V_(n-1)이 아니라 첫 층의 V_1을 읽습니다",
+    "V_1이 층마다 섞인 값으로 덮어써졌습니다. 첫 층의 V_1을 한 번 저장하고 다시 대입하지 마세요. 섞은 V_n'은 새 "
+    "이름에 쓰세요",
+    "V_1을 어텐션 합 뒤에 더했습니다. 먼저 값을 섞고(V_n' = λ1·V_1 + λ2·V_n), 그다음 이 층의 패턴이 V_n'을 평균하게 "
+    "하세요",
+    "첫 층의 출력 A_1·V_1을 더했습니다. V_1은 이 층 자신의 패턴 A_n으로 평균해야, 이 층이 어텐션하는 위치에서 "
+    "읽힙니다",
+    "λ1과 λ2가 바뀌었습니다. λ1은 V_1(첫 층의 값)에, λ2는 이 층 자신의 V_n에 곱합니다",
+    "각 층이 스트림을 대체했습니다. 층은 자기 출력을 읽은 것에 더합니다(h = h + …)",
+]
+PAIRED_HINTS_KO = [
+    "두 평균을 짝짓지 않은 것처럼(각 평균의 퍼짐으로) 비교했습니다. 먼저 시드마다 차이를 구하고, 그 차이들의 평균과 "
+    "퍼짐을 구하세요",
+    "부호가 뒤집혔습니다. 차이는 변형 − 기준선입니다(음수 = 변형의 손실이 더 낮음)",
+    "모집단 표준편차(n으로 나눔)를 썼습니다. 표본 표준편차는 n − 1로 나눕니다",
+    "정규분포의 1.96을 썼습니다. 시드가 몇 개뿐이면 구간에는 자유도 n − 1의 스튜던트 t가 필요합니다(시드 다섯 개면 "
+    "2.78)",
+    "자유도 n의 스튜던트 t를 썼습니다. 차이들의 평균과 표준편차는 자유도 n − 1을 남깁니다",
+    "표준편차를 sqrt(n)으로 나누지 않았습니다. 그것은 평균의 퍼짐이 아니라 시드 하나의 차이의 퍼짐입니다",
+    "각 목록을 따로 정렬했습니다. 그러면 짝이 깨집니다. 시드 순서대로 차이를 구하세요",
+    "그것은 90 % 구간입니다(0.95 분위수). 95 % 양측 구간에는 0.975 분위수가 필요합니다",
+]
+
+
+def _in_language(mistakes: list[Mistake], hints_ko: list[str] | None, lang: str | None) -> list[Mistake]:
+    """``mistakes`` with their hints in ``lang`` (default: the running edition): the Korean ones from ``hints_ko``
+    (None: the English hints stay)."""
+    if resolve_language(lang) == "en" or hints_ko is None:
+        return list(mistakes)
+    if len(hints_ko) != len(mistakes):
+        raise ValueError(f"hints_ko: expected one hint per mistake ({len(mistakes)}), got {len(hints_ko)}")
+    return [Mistake(m.fn, hint) for m, hint in zip(mistakes, hints_ko)]
+
+
 
 def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 03: ``fn(pattern (B, H, T, T), v (B, H, T, Dh), v_first (B, H, T, Dh), lambda_1, lambda_2)
@@ -93,19 +135,28 @@ def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **
     (0: the public checks; graders use others); ``edges``: one position, Dh = 1, in float64."""
     cases = _value_cases(seed, edges)
     # the hint points to the two steps without writing them (the learner trial: a hint that is the answer)
-    kw.setdefault("stub_hint", "two steps: first build the values this layer averages from the two value "
-                  "tensors and the two weights; then let the pattern average them, as chapter 02's attend did")
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "two steps: first build the values this layer averages from the two value tensors and the two weights; "
+        "then let the pattern average them, as chapter 02's attend did",
+        "두 단계입니다. 먼저 두 값 텐서와 두 가중치로 이 층이 평균할 값을 만드세요. 그다음 02장의 attend처럼 패턴이 "
+        "그것을 평균하게 하세요", lang))
     for case in cases:
         changed = mutated_inputs(fn, case)
         if changed:
             msg = (f"✗ value residual attention: your function changed its input {' and '.join(changed)} in place "
                    "(an in-place operation such as `v *= lambda_2`, `v.mul_(…)` or `v += …`); in the chapter that "
-                   "would overwrite the model's own values. Build a new tensor instead (`lambda_2 * v`).")
+                   "would overwrite the model's own values. Build a new tensor instead (`lambda_2 * v`)."
+                   if resolve_language(lang) == "en" else
+                   f"✗ 값 잔차 어텐션: 함수가 입력 {attach(', '.join(changed), '을/를')} 제자리에서 바꾸었습니다(`v *= lambda_2`, "
+                   "`v.mul_(…)`, `v += …` 같은 제자리 연산). 장에서는 그러면 모델 자신의 값이 덮어써집니다. 대신 새 "
+                   "텐서를 만드세요(`lambda_2 * v`).")
             if kw.get("raise_on_fail"):
                 raise CheckFailed(" ".join(msg.split()))
             print(wrap(msg))
             return False
-    return check_function("value residual attention", fn, _ref_value_residual_attention, cases, MISTAKES, **kw)
+    return check_function(in_language("value residual attention", "값 잔차 어텐션", lang), fn,
+                          _ref_value_residual_attention, cases, _in_language(MISTAKES, None, lang), **kw)
 
 
 # --- the measurement: how much of layer n's output comes from V_1 (the assignment's second task) ------------------
@@ -170,10 +221,14 @@ def check_v1_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     -> (B, H, T)`` = ``‖A(λ1·V_1)‖ / (‖A(λ1·V_1)‖ + ‖A(λ2·V_n)‖)`` per query, norms over Dh. ``seed`` picks the
     random cases (0: the public checks; graders use others); ``edges``: one position, Dh = 1, in float64."""
     cases = _value_cases(seed, edges, offset=5, for_share=True)
-    kw.setdefault("stub_hint", "the output has two parts, one made of V_1 and one of this layer's own values, each "
-                  "with its weight; your function from the first task makes either alone. Measure each part's "
-                  "length per query and compare")
-    return check_function("V_1 share", fn, _ref_v1_share, cases, SHARE_MISTAKES, **kw)
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "the output has two parts, one made of V_1 and one of this layer's own values, each with its weight; your "
+        "function from the first task makes either alone. Measure each part's length per query and compare",
+        "출력은 두 부분으로 되어 있습니다. 하나는 V_1로, 하나는 이 층 자신의 값으로 만들어지며 각각 자기 가중치를 "
+        "가집니다. 첫 과제의 함수는 둘 중 하나만 만들 수 있습니다. 쿼리마다 각 부분의 길이를 재어 비교하세요", lang))
+    return check_function(in_language("V_1 share", "V_1 비중", lang), fn, _ref_v1_share, cases,
+                          _in_language(SHARE_MISTAKES, None, lang), **kw)
 
 
 # --- Exercise 3.1: the value residual wired into a stack of attention layers ---------------------------------------
@@ -268,10 +323,14 @@ def check_value_residual_stack(fn, *, seed: int = 0, **kw) -> bool:
     attention layers with the value residual (see :func:`value_residual_stack`). ``seed`` picks the cases."""
     kw.setdefault("atol", 1e-4)
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise: no hidden checks
-    kw.setdefault("stub_hint", "loop over the layers with the stream h; the first pass keeps its values for "
-                  "later, every later pass mixes them with its own before its pattern averages them")
-    return check_function("value residual stack", fn, _ref_value_residual_stack, _stack_cases(seed), STACK_MISTAKES,
-                          **kw)
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "loop over the layers with the stream h; the first pass keeps its values for later, every later pass mixes "
+        "them with its own before its pattern averages them",
+        "스트림 h를 가지고 층을 차례로 도세요. 첫 번째 층은 자기 값을 나중을 위해 보관하고, 그 뒤의 층은 모두 그 값을 "
+        "자기 값과 섞은 다음 자기 패턴으로 평균합니다", lang))
+    return check_function(in_language("value residual stack", "값 잔차 스택", lang), fn, _ref_value_residual_stack,
+                          _stack_cases(seed), _in_language(STACK_MISTAKES, STACK_HINTS_KO, lang), **kw)
 
 
 # --- Exercise 3.2: the paired comparison ---------------------------------------------------------------------------
@@ -340,6 +399,9 @@ def check_paired_interval(fn, *, seed: int = 0, **kw) -> bool:
     variant − baseline and its 95 % Student-t interval with the sample sd. ``seed`` picks the cases."""
     kw.setdefault("atol", 1e-6)
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise: no hidden checks
-    kw.setdefault("stub_hint", "one difference per seed; then their mean, their sample spread and the interval "
-                  "the chapter's formula gives")
-    return check_function("paired interval", fn, _ref_paired_interval, _paired_cases(seed), PAIRED_MISTAKES, **kw)
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "one difference per seed; then their mean, their sample spread and the interval the chapter's formula gives",
+        "시드마다 차이 하나를 구하세요. 그다음 그 평균, 표본 퍼짐, 그리고 장의 공식이 주는 구간을 구하세요", lang))
+    return check_function(in_language("paired interval", "짝지은 구간", lang), fn, _ref_paired_interval,
+                          _paired_cases(seed), _in_language(PAIRED_MISTAKES, PAIRED_HINTS_KO, lang), **kw)

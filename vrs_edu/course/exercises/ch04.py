@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from vrs_edu.chapters.ch08_real_decoder.interventions import per_token_means
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
-from vrs_edu.i18n.language import in_language
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.nn.layers import rms_norm
 from vrs_edu.nn.x0 import inject_x0
 
@@ -53,6 +53,47 @@ MISTAKES = [
 ]
 
 
+# The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
+HINTS_KO = [
+    "x0은 원래 임베딩이 아니라 RMSNorm(embedding)입니다. 먼저 정규화하세요(vrs_edu.nn.layers.rms_norm). 그래야 x0과 "
+    "정규화된 잔차 스트림 x가 같은 척도에 놓입니다",
+    "alpha와 beta가 바뀌었습니다. alpha는 잔차 스트림 x에, beta는 토큰 정체성 x0에 곱합니다",
+    "x0도 x와 같은 투영 W를 거쳐야 합니다. beta · x0이 아니라 beta · W(x0)입니다",
+    "W는 (D_out, D_in) 모양의 nn.Linear 가중치입니다. z @ weight.T로 적용하세요",
+    "섞은 입력이 아니라 임베딩만 정규화하세요(x0 = RMSNorm(embedding))",
+    "alpha가 빠졌습니다. 잔차 스트림 부분은 alpha · W(x)입니다",
+    "beta가 빠졌습니다. 토큰 정체성 부분은 beta · W(x0)입니다",
+    "x는 이미 정규화된 잔차 스트림입니다(블록이 정규화했습니다). 임베딩만 정규화하세요",
+    "그것은 평균도 빼는 LayerNorm입니다. x0 = RMSNorm(embedding)은 제곱평균제곱근으로 나누기만 합니다"
+    "(vrs_edu.nn.layers.rms_norm)",
+    "그것은 L2 정규화(길이 1)입니다. RMSNorm은 제곱평균제곱근을 1로, 곧 길이를 √D로 만듭니다"
+    "(vrs_edu.nn.layers.rms_norm)",
+]
+BANK_HINTS_KO = [
+    "표의 모든 행이 모든 위치에 대한 같은 평균입니다. 토큰 id마다, 그 토큰이 나오는 위치들에 대해 평균하세요"
+    "(id별 index_add_, 그다음 id마다 개수로 나누기)",
+    "개수에 패딩 위치(마스크의 False)가 들어갔습니다. 토큰의 합과 개수 모두 실제 위치에서만 구해야 합니다",
+    "패딩 위치까지 평균했습니다. 합하고 세고 R²를 재기 전에 마스크가 False인 위치를 모두 빼세요",
+    "한 번도 나오지 않은 토큰의 행이 0입니다. 선언된 대체값은 모든 실제 위치의 평균입니다(0은 문맥 없는 추측이 아니며, "
+    "그 토큰의 값을 소리 없이 지웁니다)",
+    "표가 위치로 색인되어 있습니다(행 t = 위치 t의 평균). 뱅크는 토큰 id로 색인합니다. 행 i = 토큰이 i인 위치들의 평균",
+    "헤드가 뒤섞였습니다. v는 (B, H, T, Dh)이므로, 위치마다 행 하나로 reshape하기 전에 헤드 축을 Dh 옆으로 옮기세요"
+    "(transpose(1, 2))",
+    "헤드에 걸쳐 평균했습니다. 헤드마다 자기 값을 유지하며, 표는 (vocab_size, H, Dh)입니다",
+    "R²가 잔차를 0에 대해 잽니다. 전체 분산은 평균값을 중심으로 한 Σ(v − mean v)²이므로, 평균 하나로 된 표는 0점입니다",
+]
+
+
+def _in_language(mistakes: list[Mistake], hints_ko: list[str] | None, lang: str | None) -> list[Mistake]:
+    """``mistakes`` with their hints in ``lang`` (default: the running edition): the Korean ones from ``hints_ko``
+    (None: the English hints stay)."""
+    if resolve_language(lang) == "en" or hints_ko is None:
+        return list(mistakes)
+    if len(hints_ko) != len(mistakes):
+        raise ValueError(f"hints_ko: expected one hint per mistake ({len(mistakes)}), got {len(hints_ko)}")
+    return [Mistake(m.fn, hint) for m, hint in zip(mistakes, hints_ko)]
+
+
 def _projection_cases(seed: int, shapes, edges: bool, offset: int = 0, negative: int | None = None) -> list[tuple]:
     """Random ``(x, embedding, weight, alpha, beta)`` for each ``(B, T, D, D_out)`` in ``shapes``: the embedding far
     from unit RMS (so a missing norm shows), α and β in [0.3, 1.3), β negated in case number ``negative`` (a learned
@@ -71,14 +112,16 @@ def check_x0_projection(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
     """Exercise 04: ``fn(x (B, T, D), embedding (B, T, D), weight (D, D), alpha, beta) -> (B, T, D)`` =
     ``alpha * x @ weight.T + beta * rms_norm(embedding) @ weight.T``. ``seed`` picks the random cases
     (0: the public checks; graders use others); ``edges``: one token, D = 1, in float64."""
+    lang = kw.get("lang")
     shapes = [(1, 1, 1, 1), (1, 1, 5, 5), (2, 2, 1, 1)] if edges else [(2, 5, 8, 8), (1, 7, 16, 16), (3, 4, 4, 4)]
     cases = _projection_cases(seed, shapes, edges)
     kw.setdefault("stub_hint", in_language(
         "x is normalised already; the embedding is not, and x0 must be on the same scale as x. Both terms go "
         "through the same weight, applied as an nn.Linear applies it",
         "x는 이미 정규화되어 있지만 임베딩은 그렇지 않으며, x0은 x와 같은 척도여야 합니다. 두 항 모두 같은 가중치를 "
-        "거치며, 그 가중치는 nn.Linear가 적용하는 방식대로 적용합니다"))
-    return check_function("x0 projection", fn, _ref_x0_projection, cases, MISTAKES, **kw)
+        "거치며, 그 가중치는 nn.Linear가 적용하는 방식대로 적용합니다", lang))
+    return check_function(in_language("x0 projection", "x0 투영", lang), fn, _ref_x0_projection, cases,
+                          _in_language(MISTAKES, HINTS_KO, lang), **kw)
 
 
 # --- the measurement: how much of a projection's output comes from x0 (the assignment's second task) --------------
@@ -145,10 +188,14 @@ def check_x0_norm_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
     picks the random cases (0: the public checks; graders use others); ``edges``: one token, D = 1, in float64."""
     shapes = [(1, 1, 1, 1), (1, 1, 5, 3), (2, 2, 1, 2)] if edges else [(2, 5, 8, 8), (1, 7, 16, 12), (3, 4, 4, 6)]
     cases = _projection_cases(seed, shapes, edges, offset=5, negative=1)
-    kw.setdefault("stub_hint", "the projection is a sum of two terms, one from the stream x and one from x0, each "
-                  "with its coefficient; your x0_projection makes either alone. Measure each term's length per "
-                  "token and compare")
-    return check_function("x0 norm share", fn, _ref_x0_norm_share, cases, SHARE_MISTAKES, **kw)
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "the projection is a sum of two terms, one from the stream x and one from x0, each with its coefficient; "
+        "your x0_projection makes either alone. Measure each term's length per token and compare",
+        "투영은 두 항의 합입니다. 하나는 스트림 x에서, 하나는 x0에서 오며 각각 자기 계수를 가집니다. 여러분의 "
+        "x0_projection은 둘 중 하나만 만들 수 있습니다. 토큰마다 각 항의 길이를 재어 비교하세요", lang))
+    return check_function(in_language("x0 norm share", "x0 노름 비중", lang), fn, _ref_x0_norm_share, cases,
+                          _in_language(SHARE_MISTAKES, None, lang), **kw)
 
 
 # --- the bank's per-token value table, and how much of V it explains (exercise 4.2) ---------------------------------
@@ -288,6 +335,7 @@ def check_bank_table(fn, *, seed: int = 0, **kw) -> bool:
     table (vocab_size, H, Dh), each row the mean of v over the real positions of its token (an unseen token: the
     mean over all real positions), and the R² of v explained by table[ids] at the real positions. ``seed`` picks
     the random cases (0: the public checks)."""
+    lang = kw.get("lang")
     cases = _bank_cases(seed, [(2, 2, 8, 3, 12), (3, 4, 10, 2, 16), (4, 1, 12, 5, 20)])
     kw.setdefault("stub_hint", in_language(
         "keep the real positions only (the mask), one row per position with the heads side by side; per token id: "
@@ -295,6 +343,7 @@ def check_bank_table(fn, *, seed: int = 0, **kw) -> bool:
         "its token's row",
         "실제 위치만 남기고(마스크), 위치마다 헤드를 나란히 놓은 행 하나를 만드세요. 토큰 id마다 합(index_add_)과 "
         "개수(bincount)를 구해 나누고, 나오지 않은 id에는 전체 평균을 주세요. R²는 각 값을 그 토큰의 행과 "
-        "비교합니다"))
+        "비교합니다", lang))
     kw.setdefault("graded", False)   # no assignment holds this exercise: no hidden checks
-    return check_function("bank table", fn, _ref_bank_table, cases, BANK_MISTAKES, **kw)
+    return check_function(in_language("bank table", "뱅크 표", lang), fn, _ref_bank_table, cases,
+                          _in_language(BANK_MISTAKES, BANK_HINTS_KO, lang), **kw)

@@ -18,7 +18,7 @@ import math
 import torch
 
 from vrs_edu.course.checks import Mistake, check_function, in_float64, random_inputs
-from vrs_edu.i18n.language import in_language
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.nn.shortswa import depth_short_swa, short_swa
 
 
@@ -73,6 +73,35 @@ SWA_MISTAKES = [
             KV_SWAPPED),
 ]
 
+# The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
+STACK_HINTS_KO = [
+    "윈도가 l보다 위의 층을 읽습니다. 읽기는 깊이에 대해 인과적이어서, 층 l은 X[max(0, l-K+1)], ..., X[l]만 읽습니다",
+    "아래쪽에서 윈도가 K칸을 가지며, 0 상태로 채운 칸이 여전히 softmax 가중치를 받습니다. 층 l은 K_l = min(K, l+1)개 "
+    "층을 읽으므로, 층 0은 자기 자신만 읽습니다",
+    "윈도가 K + 1개 층을 담습니다. K개(층 l 자신과 그 아래 K − 1개)를 담아야 합니다",
+    "윈도에서 층 l 자신이 빠졌습니다. 윈도는 X[max(0, l-K+1)], ..., X[l]입니다",
+    "앞의 모든 층을 읽었습니다(전체 윈도). 마지막 K개 층만 남기세요",
+    "softmax가 특성 축을 따라 계산됩니다. 먼저 E개 특성에 걸쳐 q·k를 더해 윈도의 층마다 점수 하나를 만들고, 그다음 "
+    "윈도에 걸쳐 softmax를 취하세요",
+    "softmax가 토큰 T를 따라 계산됩니다. 각 토큰의 가중치는 자기 층 윈도에 대한 softmax입니다",
+    "층이 아니라 토큰을 섞었습니다. 이것은 시퀀스 축을 따른 ShortSWA(한 층의 위치 t-K+1..t)입니다. 깊이 방향에서는 "
+    "토큰 (b, t)가 층 l-K+1..l에서의 자기 상태를 읽습니다",
+    "점수를 1 / sqrt(d_k)로 스케일하세요. d_k = E(투영된 폭)입니다",
+    "sqrt(D), 곧 상태의 폭으로 스케일했습니다. d_k는 투영된 키의 폭 E입니다",
+    "키와 값이 바뀌었습니다. 점수는 W_K에서, 섞는 벡터는 W_V에서 나옵니다",
+]
+
+
+def _in_language(mistakes: list[Mistake], hints_ko: list[str] | None, lang: str | None) -> list[Mistake]:
+    """``mistakes`` with their hints in ``lang`` (default: the running edition): the Korean ones from ``hints_ko``
+    (None: the English hints stay)."""
+    if resolve_language(lang) == "en" or hints_ko is None:
+        return list(mistakes)
+    if len(hints_ko) != len(mistakes):
+        raise ValueError(f"hints_ko: expected one hint per mistake ({len(mistakes)}), got {len(hints_ko)}")
+    return [Mistake(m.fn, hint) for m, hint in zip(mistakes, hints_ko)]
+
+
 
 def check_depth_swa_one_token(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
     """Exercise 05: ``fn(h (L+1, D), window K, w_q (E, D), w_k (E, D), w_v (E, D)) -> (L+1, E)``, causal ShortSWA
@@ -86,10 +115,14 @@ def check_depth_swa_one_token(fn, *, seed: int = 0, edges: bool = False, **kw) -
         cases.append((2.0 * h, K, wq, wk, wv))                                   # sharp enough that mistakes show
     cases = in_float64(cases) if edges else cases
     # The stub's hint points (which rows, which scale), without the code: the chapter's hints say the rest.
-    kw.setdefault("stub_hint", "one layer at a time: which rows of h may layer l read (itself and how many "
-                  "below)? The query comes from row l alone; the chapter's equation says how the scores are scaled")
-    return check_function("ShortSWA over depth, one token", fn, _ref_depth_swa_one_token, cases, SWA_MISTAKES,
-                          **kw)
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "one layer at a time: which rows of h may layer l read (itself and how many below)? The query comes from "
+        "row l alone; the chapter's equation says how the scores are scaled",
+        "한 번에 층 하나씩: 층 l은 h의 어느 행을 읽을 수 있을까요(자기 자신과 그 아래 몇 개)? 쿼리는 행 l에서만 "
+        "옵니다. 점수를 어떻게 스케일하는지는 장의 식이 말해 줍니다", lang))
+    return check_function(in_language("ShortSWA over depth, one token", "깊이 방향 ShortSWA, 토큰 하나", lang), fn,
+                          _ref_depth_swa_one_token, cases, _in_language(SWA_MISTAKES, None, lang), **kw)
 
 
 # --- the measurement: which layers each layer reads (the assignment's second task) ------------------------------
@@ -166,9 +199,14 @@ def check_depth_read_weights(fn, *, seed: int = 0, edges: bool = False, **kw) ->
         h, wq, wk = random_inputs(1000 * seed + i + 500, (S, D), (E, D), (E, D))
         cases.append((h, K, 0.5 * wq, 0.5 * wk))       # scores of spread about 2: neither one-hot nor flat
     cases = in_float64(cases) if edges else cases
-    kw.setdefault("stub_hint", "one row per layer: which layers may layer l read, and how are its scores scaled "
-                  "and turned into weights? The layers it may not read keep a weight of zero")
-    return check_function("depth read weights", fn, _ref_depth_read_weights, cases, WEIGHT_MISTAKES, **kw)
+    lang = kw.get("lang")
+    kw.setdefault("stub_hint", in_language(
+        "one row per layer: which layers may layer l read, and how are its scores scaled and turned into weights? "
+        "The layers it may not read keep a weight of zero",
+        "층마다 행 하나: 층 l은 어느 층을 읽을 수 있고, 그 점수는 어떻게 스케일되어 가중치가 될까요? 읽을 수 없는 "
+        "층의 가중치는 0으로 남습니다", lang))
+    return check_function(in_language("depth read weights", "깊이 읽기 가중치", lang), fn, _ref_depth_read_weights,
+                          cases, _in_language(WEIGHT_MISTAKES, None, lang), **kw)
 
 
 # --- the chapter's exercise: the read for a whole depth stack, every token at once --------------------------------
@@ -259,6 +297,7 @@ def check_depth_swa_stack(fn, *, seed: int = 0, **kw) -> bool:
     E)``, causal ShortSWA over depth for every token of a depth stack at once. ``seed`` picks the random cases (0:
     the public checks). Not graded: no assignment holds it (the assignment's one-token version is
     :func:`check_depth_swa_one_token`)."""
+    lang = kw.get("lang")
     sizes = [(6, 2, 3, 8, 8, 3), (5, 1, 4, 6, 4, 2), (9, 2, 2, 8, 8, 4), (4, 1, 3, 4, 4, 1)]   # (L+1, B, T, D, E, K)
     cases = []
     for i, (S, B, T, D, E, K) in enumerate(sizes):
@@ -269,7 +308,7 @@ def check_depth_swa_stack(fn, *, seed: int = 0, **kw) -> bool:
         "of l's window, which ends at l and holds at most K layers; one score per layer of the window, scaled as in "
         "the chapter's equation",
         "한 번에 층 l 하나씩, 모든 토큰은 한꺼번에 처리하세요. 쿼리는 X[l]에서, 키와 값은 l에서 끝나고 최대 K개 층을 "
-        "담는 l의 윈도 안의 층들에서 옵니다. 윈도의 층마다 점수 하나이며, 장의 식대로 스케일합니다"))
+        "담는 l의 윈도 안의 층들에서 옵니다. 윈도의 층마다 점수 하나이며, 장의 식대로 스케일합니다", lang))
     kw.setdefault("graded", False)
-    return check_function("ShortSWA over depth, whole stack", fn, _ref_depth_swa_stack, cases, STACK_MISTAKES,
-                          **kw)
+    return check_function(in_language("ShortSWA over depth, whole stack", "깊이 방향 ShortSWA, 스택 전체", lang), fn,
+                          _ref_depth_swa_stack, cases, _in_language(STACK_MISTAKES, STACK_HINTS_KO, lang), **kw)
