@@ -56,8 +56,14 @@ def korean_font_file() -> Path:
 
 @cache
 def register_korean_font() -> str:
-    """Add NanumGothic to matplotlib's font list (once per process); returns its family name."""
-    font_manager.fontManager.addfont(str(korean_font_file()))
+    """Add NanumGothic to matplotlib's font list (once per process), with its bold face where the package ships it
+    (a schematic's bold label would otherwise fall back to the regular face with a findfont warning); returns its
+    family name."""
+    regular = korean_font_file()
+    font_manager.fontManager.addfont(str(regular))
+    bold = regular.with_name("NanumGothicBold.ttf")
+    if bold.is_file():
+        font_manager.fontManager.addfont(str(bold))
     return KOREAN_FONT
 
 
