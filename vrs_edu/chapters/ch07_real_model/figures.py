@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from vrs_edu.chapters.ch07_real_model.probes import PATHS, identity_summary, sentence_low, token_identity_scores
-from vrs_edu.course.language import in_language
+from vrs_edu.i18n.language import in_language
 from vrs_edu.viz.controls import label_style
 
 COLORS = {"q": "tab:blue", "k": "tab:orange", "v": "tab:green", "resid": "tab:gray"}
@@ -110,7 +110,7 @@ def plot_weight_and_norm(tokens: list[str], weight, norm, layer: int):
         im = ax.imshow(np.asarray(m), cmap="viridis", vmin=0.0, vmax=top)
         ax.set_xticks(range(T), tokens, rotation=90)
         ax.set_title(in_language(f"layer {layer}: {title}", f"층 {layer}: {title}"))
-        ax.set_xlabel(in_language("source j", "소스 j"))
+        ax.set_xlabel(in_language("source j", "원천 j"))
     axes[0].set_yticks(range(T), tokens)
     axes[0].set_ylabel(in_language("query i", "쿼리 i"))
     fig.colorbar(im, ax=axes, shrink=0.8, label=in_language("share of the query's row", "쿼리 행에서의 몫"))

@@ -34,8 +34,9 @@ from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.results import Verdict
 from vrs_edu.nn.attribution import (attention_mixing, contributions, layer_norm_map, mixing_ratio, source_share,
                                     transformed_values, weight_mixing)
-from vrs_edu.course.korean import attach
-from vrs_edu.course.language import resolve_language
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import percent
 
 NAME = "encoder-norms"
@@ -230,11 +231,11 @@ def _norms_paragraph_ko(m, L, judged, below, w, n, rho, mix, depth, r, wm) -> st
             f"받는 곳({L}개 층 가운데 {len(judged)}개)에서 이들의 몫은 가중치로 **{percent(w)}**, 노름으로 "
             f"**{percent(n)}**입니다. 노름 몫이 가중치 몫보다 낮은 층은 {len(judged)}개 "
             f"가운데 {len(below)}개입니다({everywhere}). 한 문장의 토큰들에서, 토큰이 받는 가중치와 그 벡터의 길이는 "
-            f"{attach(f'ρ = {rho.mean:+.2f}', '으로/로')} 상관됩니다({rho.verdict_words}). V, O, 잔차와 LayerNorm까지 "
+            f"{attach(f'ρ = {rho.mean:+.2f}', '으로/로')} 상관됩니다({verdict_label(rho, lang='ko')}). V, O, 잔차와 LayerNorm까지 "
             f"세면 토큰의 새 상태 가운데 문맥에서 오는 몫은 **{percent(r)}**입니다. 가중치만으로는 "
-            f"{percent(wm)}입니다({mix.verdict_words}; BERT-base: 18.8 % 대 97.1 %, arXiv 2109.07152){attention}. "
+            f"{percent(wm)}입니다({verdict_label(mix, lang='ko')}; BERT-base: 18.8 % 대 97.1 %, arXiv 2109.07152){attention}. "
             f"처음 두 층은 마지막 두 층보다 {abs(depth.mean) * 100:.1f} 포인트 "
-            f"{'더 많이' if depth.mean > 0 else '더 적게'} 섞습니다({depth.verdict_words}).")
+            f"{'더 많이' if depth.mean > 0 else '더 적게'} 섞습니다({verdict_label(depth, lang='ko')}).")
 
 
 def encoder_norms(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,

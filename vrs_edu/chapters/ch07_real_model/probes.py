@@ -28,7 +28,7 @@ import torch
 from torch import Tensor
 
 from vrs_edu.chapters.ch07_real_model.model import RealModel
-from vrs_edu.course.language import resolve_language
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.experiments import RESULTS_DIR
 from vrs_edu.lab.metrics import attention_entropy, oversmoothing
 
