@@ -16,6 +16,8 @@ default DejaVu Sans has no Hangul, so a Korean title would be a row of empty box
 """
 from __future__ import annotations
 
+import dataclasses
+
 import importlib.util
 import math
 from functools import cache
@@ -64,6 +66,9 @@ def register_korean_font() -> str:
     bold = regular.with_name("NanumGothicBold.ttf")
     if bold.is_file():
         font_manager.fontManager.addfont(str(bold))
+        # its file declares weight 600 (semibold): matplotlib would still warn for "bold" (700) and use it anyway
+        fonts = font_manager.fontManager.ttflist
+        fonts[:] = [dataclasses.replace(f, weight=700) if f.fname == str(bold) else f for f in fonts]
     return KOREAN_FONT
 
 
