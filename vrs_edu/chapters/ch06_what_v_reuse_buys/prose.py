@@ -61,7 +61,7 @@ def cache_sentence(rows: list[dict], lang: str | None = None) -> str:
         parts = [f"{NAMES_KO[v]}는 **{b[v]:,.0f}**바이트"
                  f"({b[v] / base:.0%}, {_fewer(base - b[v], 'ko')})" for v in ("svformer", "bank") if v in b]
         return (f"모델이 만드는 캐시에서 측정하면, 토큰 하나에 기준선은 **{base:,.0f}**바이트, "
-                + ", ".join(parts) + f"가 들며 이는 모든 맥락 길이에서 같습니다. 값 뱅크는 여기에 더해 맥락과 "
+                + ", ".join(parts) + f"가 들며 이는 모든 문맥 길이에서 같습니다. 값 뱅크는 여기에 더해 문맥과 "
                 f"무관하게 {tables:,.0f} KB의 표를 유지합니다.")
     parts = [f"{NAMES[v]} **{b[v]:,.0f}** ({b[v] / base:.0%}, {_fewer(base - b[v])})"
              for v in ("svformer", "bank") if v in b]
@@ -127,7 +127,7 @@ def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str) -> 
         end = "공식대로 T = |V|에서 부호가 바뀝니다."
     else:
         side = "짧고" if max(savings) <= vocab_size else "길고"
-        end = f"여기의 모든 맥락이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
+        end = f"여기의 모든 문맥이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
     items = list(savings.items())
     said = ", ".join(say_one(T, s, i == len(items) - 1) for i, (T, s) in enumerate(items))
     return f"{what}(|V| = {vocab_size})에서 값 뱅크는 {said}. {end}"
@@ -255,7 +255,7 @@ def context_sentence(cosine: float, steps: int, lang: str | None = None) -> str:
     if resolve_language(lang) == "ko":
         how = "조금만" if cosine > 0.9 else "강하게"
         return (f"뱅크 바로 아래의 일반 층에서 한 토큰의 서로 다른 위치의 값들은 평균 코사인이 **{cosine:.3f}**입니다. "
-                f"{steps}단계 학습 후 그 값들은 맥락에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
+                f"{steps}단계 학습 후 그 값들은 문맥에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
                 "(코사인 1).")
     how = "only a little" if cosine > 0.9 else "strongly"
     return (f"In the ordinary layer below the bank, one token's values at different positions have a mean cosine "
@@ -298,7 +298,7 @@ def _answer_ko(base: float, sv: float, bank: float, break_even: int, exact: bool
     return (f"{memory}. $V_1$을 공유하면(SVFormer) 강좌 모델의 KV 캐시는 토큰당 **{base:,.0f}**바이트에서 "
             f"**{sv:,.0f}**바이트가 되어, 모든 길이에서 {change}. 값 "
             f"뱅크는 캐시를 {bank:,.0f}바이트로 줄이지만 표를 유지하므로, 배치가 어휘보다 많은 토큰을 담을 때에만 "
-            f"메모리를 절약합니다. 이 모델의 시퀀스 하나에 대한 손익분기 맥락은 **{break_even:,}** 토큰입니다. "
+            f"메모리를 절약합니다. 이 모델의 시퀀스 하나에 대한 손익분기 문맥 길이는 **{break_even:,}** 토큰입니다. "
             f"{reading}. 뱅크 층의 출력은 {table}(최대 차이 {error}). 그 행들은 모델을 실행하지 않고도 읽을 수 있고, "
             f"각 헤드가 어디를 볼지는 여전히 QK가 정합니다. 일반 층의 값은 여기서 {near}(코사인 {cosine:.3f}).")
 
