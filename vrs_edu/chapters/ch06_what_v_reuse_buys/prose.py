@@ -17,6 +17,7 @@ import re
 
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
+from vrs_edu.lab.results import interval
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
 
 NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
@@ -685,7 +686,6 @@ def quality_line(chapter: str, command: str, variant: str, paired: dict, test: s
                  lang: str | None = None) -> str:
     """One line of "How sure are we?": a variant's paired loss difference against the baseline (``paired``: mean
     and 95 % interval, nats) and its declared test's claim (quoted as declared) and verdict."""
-    from vrs_edu.lab.results import interval
     if resolve_language(lang) == "ko":
         return (f"* {chapter}장, `{command}`: {variant} − 기준선 "
                 f"{interval(paired['mean'], paired['ci'], label='95% 신뢰구간 ')} nats; 선언된 검정 "
