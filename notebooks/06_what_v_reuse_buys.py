@@ -90,7 +90,6 @@ from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import cache_sentence, cache_
 from vrs_edu.lab.kv_cache import DEPTH_ATTENTION, kv_bytes_per_token, measure
 from vrs_edu.nn import TinyGPTConfig
 from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import plot_cache_per_token
-from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import say, table
 
 course_cfg = TinyGPTConfig(vocab_size=2048, d_model=64, n_layers=8, n_heads=4, block_size=1024)
@@ -310,10 +309,11 @@ _, bank_cfg, bank_train = make_run("word-8x64", n_layers=6, x0_mode="bank", step
                                    batch_size=16, warmup=20, eval_every=150, eval_batches=8)
 data = make_token_data(tokenizer="word", vocab_size=2048, block_size=bank_cfg.block_size)
 bank_model = TinyGPT(replace(bank_cfg, vocab_size=data.vocab_size))
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import bank_run_sentence
+
 history = train(bank_model, data, bank_train, progress=False)
 bank_layers = bank_model.cfg.resolved_x0_layers()
-say(f"Bank layers {list(bank_layers)} of {bank_model.cfg.n_layers}, {bank_train.steps} steps: "
-    f"validation loss {history.val_loss[-1]:.3f} nats.")
+say(bank_run_sentence(bank_layers, bank_model.cfg.n_layers, bank_train.steps, history.val_loss[-1]))
 
 # %% [markdown]
 # First, the values themselves: for every token that occurs several times in a validation batch, how alike are
@@ -321,15 +321,14 @@ say(f"Bank layers {list(bank_layers)} of {bank_model.cfg.n_layers}, {bank_train.
 # construction; in the layer just below, an ordinary one, they *can* depend on the context.
 
 # %%
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import context_sentence, same_token_value_cosine
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (context_sentence, cosine_table,
+                                                        same_token_value_cosine)
 
 x, y = next(data.eval_batches("val", batch_size=8, max_batches=1))
 trace = bank_model(x, trace=True).trace
 cosines = {l: same_token_value_cosine(trace[f"blocks.{l}.attn.v"], x)
            for l in (bank_layers[0] - 1, *bank_layers)}
-say(table(["layer", "kind", "same token, different positions: value cosine"],
-          [[l, "bank" if l in bank_layers else "ordinary", f"{c:.3f}"]
-           for l, c in cosines.items()]),
+say(table(*cosine_table(cosines, bank_layers)),
     context_sentence(cosines[bank_layers[0] - 1], bank_train.steps))
 
 # %% [markdown]
@@ -337,17 +336,15 @@ say(table(["layer", "kind", "same token, different positions: value cosine"],
 # should give exactly the layer's attention output.
 
 # %%
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import output_from_table, ov_tables
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (decomposition_sentence, output_from_table,
+                                                        ov_tables)
 
 layer = bank_layers[-1]
 ov = ov_tables(bank_model.blocks[layer], bank_model.cfg.n_heads)     # (H, |V|, D)
 rebuilt = output_from_table(trace[f"blocks.{layer}.attn.pattern"], ov, x)
 largest = float((rebuilt - trace[f"blocks.{layer}.attn.out"]).abs().max())
 # (the bound, not the difference itself: float32 rounding differs from one CPU to another)
-say(f"Layer {layer}: $\\sum_h \\sum_j a^h_{{ij}}\\,\\mathrm{{OV}}_h[x_j]$ differs from "
-    + ("the attention output by less than **1e-5** at every entry: the same, to float precision."
-       if largest < 1e-5
-       else f"the attention output by up to **{largest:.1e}**: **not** the same."))
+say(decomposition_sentence(layer, largest))
 
 # %% [markdown]
 # So what each head can write is a property of the table. Among the 400 most frequent training tokens, which rows
@@ -358,14 +355,11 @@ say(f"Layer {layer}: $\\sum_h \\sum_j a^h_{{ij}}\\,\\mathrm{{OV}}_h[x_j]$ differ
 # %%
 import torch
 
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import loudest_rows
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import loudest_rows, loudest_sentence, loudest_table
 
 freq = torch.bincount(data.train, minlength=data.vocab_size)
 loud = loudest_rows(ov, bank_model.lm_head.weight.detach(), freq, data.tokenizer.token)
-say(f"Layer {layer}, head {loud['head']}: mean row norm {loud['mean_norm']:.2f}, against "
-    f"{loud['quietest']:.2f} for the quietest head.",
-    table(["token", "‖OV row‖", "promotes"],
-          [[f"`{t}`", f"{n:.2f}", " ".join(f"`{p}`" for p in ps)] for t, n, ps in loud["rows"]]))
+say(loudest_sentence(layer, loud), table(*loudest_table(loud)))
 
 # %% [markdown]
 # A short run gives a rough table; the point is the method: every row above was read off $E_v$, $W_O$ and $W_U$ —
@@ -425,13 +419,14 @@ None  # the check prints what it found; this line keeps the cell from also showi
 # Your estimate against the cache `build_kv_cache` measured on the course model:
 
 # %%
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import estimate_table
+
+
 def estimate(r):
     return kv_cache_bytes(r["n_layers"], r["d_model"], r["T"], r["variant"], 4)
 
 
-say(table(["variant", "T", "your estimate (B)", "measured cache (B)", "equal"],
-          [[r["variant"], r["T"], estimate(r), r["cache_bytes"], estimate(r) == r["cache_bytes"]]
-           for r in rows]))
+say(table(*estimate_table(rows, estimate)))
 
 # %% [markdown]
 # ### Exercises to think about
@@ -490,12 +485,13 @@ say(answer(rows, course_cfg.vocab_size, largest, cosines[bank_layers[0] - 1]))
 # against them at every length, on both vocabularies:
 
 # %%
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import counts_sentence
+
 char_equal = all(measured_saving(char_rows, T) == paper[T] for T in char_lengths)
 course_equal = all(measured_saving(rows, T) == bov_saving(n_bank_layers(8), 64, T, 2048) * 4
                    for T in lengths)
-say(f"Measured bank saving equal to the paper's formula: course model {course_equal}, character "
-    f"model {char_equal}; measured bytes per token equal to the formulas: "
-    f"{all(r['bytes_per_token'] == formula(r) for r in rows + da_rows)}.")
+say(counts_sentence(course_equal, char_equal,
+                    all(r["bytes_per_token"] == formula(r) for r in rows + da_rows)))
 
 # %% [markdown]
 # **The quality costs.** Each loss difference above is the mean over paired seeds of a test declared before its
@@ -508,19 +504,15 @@ say(f"Measured bank saving equal to the paper's formula: course model {course_eq
 # their verdicts:
 
 # %%
-from vrs_edu.lab.results import interval
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import depth_attention_line, quality_line
 
 lines = []
 for v, test, ch in (("svformer", "svformer_cost", "03"), ("bank", "bank_loss", "04")):
     if quality[v] is not None:
-        d = quality[v]["corpus"]["comparison"][v]["paired_final"]
-        rec = judged[v]
-        lines.append(f"* chapter {ch}, `{quality[v]['command']}`: {v} − baseline "
-                     f"{interval(d['mean'], d['ci'], label='95% CI ')} nats; declared test "
-                     f"`{test}`, \"{rec['claim']}\": **{verdict_label(rec)}**")
+        lines.append(quality_line(ch, quality[v]["command"], v,
+                                  quality[v]["corpus"]["comparison"][v]["paired_final"], test, judged[v]))
 if vod is not None:
-    lines += [f"* chapter 05, `{vod['command']}`: `{r.test.name}` {r.interval()} nats, "
-              f"**{verdict_label(r)}**" for r in da.values()]
+    lines += [depth_attention_line(vod["command"], r) for r in da.values()]
 say("\n".join(lines))
 
 # %% [markdown]
@@ -532,13 +524,10 @@ say("\n".join(lines))
 # together) and smallest effect in nats:
 
 # %%
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import removal_sentence
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import designs_list, removal_sentence
 
 if designs is not None:
-    say(f"`{designs['command']}`:\n" + "\n".join(
-        f"* `{r.test.name}`, \"{r.test.claim}\": {r.interval(label='95% CI ')} nats "
-        f"(smallest effect {abs(r.test.effect_for_power):.2f}), **{verdict_label(r)}**"
-        for r in design_rows))
+    say(designs_list(designs["command"], design_rows))
     say(removal_sentence(design_judged["removal_visible"]))
 
 # %% [markdown]

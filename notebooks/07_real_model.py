@@ -43,6 +43,7 @@ from vrs_edu.course.setup import setup_notebook
 setup_notebook(seed=0)
 
 from vrs_edu.chapters.ch07_real_model.model import MODEL_NAME, load_real_model
+from vrs_edu.chapters.ch07_real_model.prose import model_line
 
 # without the extra this raises RealModelMissing, whose message is the install command
 real = load_real_model()
@@ -51,9 +52,7 @@ n_params = sum(p.numel() for p in real.model.parameters())
 card = (real.folder / "README.md").read_text()
 licence = next(line.split(":", 1)[1].strip() for line in card.splitlines()
                if line.startswith("license:"))
-print(f"{MODEL_NAME}: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} heads, "
-      f"MLP {cfg.d_mlp},\n    vocabulary {cfg.vocab_size:,}, {n_params / 1e6:.1f} M parameters; "
-      f"licence {licence}")
+print(model_line(MODEL_NAME, cfg, n_params, licence))
 
 # %% [markdown]
 # ## The mechanism: a BERT encoder, probed and patched
@@ -114,6 +113,8 @@ hf_bert = transformers.BertModel.from_pretrained(str(real.folder),
                                                  attn_implementation="eager").eval()
 
 # %%
+from vrs_edu.chapters.ch07_real_model.prose import parity_lines
+
 parity_sentences = corpus_sentences(8, real=real)
 ids, mask = real.encode(parity_sentences)
 with torch.no_grad():
@@ -121,9 +122,7 @@ with torch.no_grad():
     theirs = hf_bert(input_ids=ids, attention_mask=mask.long(),
                      output_hidden_states=True).hidden_states
 parity = [(ours[d] - h)[mask].abs().max().item() for d, h in enumerate(theirs)]
-print(f"{len(parity_sentences)} sentences, {int(mask.sum())} real tokens, "
-      f"{len(theirs)} depths compared")
-print(f"every hidden state agrees with transformers.BertModel within 1e-4: {max(parity) < 1e-4}")
+print(parity_lines(len(parity_sentences), int(mask.sum()), len(theirs), max(parity) < 1e-4))
 
 # %% [markdown]
 # ## The effect: the values carry the token
@@ -145,18 +144,15 @@ print(f"every hidden state agrees with transformers.BertModel within 1e-4: {max(
 from vrs_edu.chapters.ch07_real_model.probes import collect_activations, probe_table
 from vrs_edu.viz.prose import say, table
 from vrs_edu.chapters.ch07_real_model.figures import plot_probe_table
+from vrs_edu.chapters.ch07_real_model.prose import identity_sentence, probe_title
 
 sentences = corpus_sentences(400, real=real)
 acts = collect_activations(real, sentences)
 probes = probe_table(acts, features="token")
 L = cfg.n_layers
-plot_probe_table(probes, title="all-MiniLM-L6-v2: what token identity explains")
+plot_probe_table(probes, title=probe_title(MODEL_NAME))
 plt.show()
-v_first = [l for l in range(L) if probes["v"][l] > max(probes["q"][l], probes["k"][l])]
-say(f"Token identity alone explains {probes['v'][0]:.3f} of the values' variance at layer 0 "
-    f"against {probes['q'][0]:.3f} of the queries' and {probes['k'][0]:.3f} of the keys'; v is "
-    f"the best explained of the three at {len(v_first)} of {L} layers (held-out R², "
-    f"{probes['n_test']} test tokens).")
+say(identity_sentence(probes))
 
 # %% [markdown]
 # The **value** vectors of the first layers are almost a lookup of the token; deeper they mix in context, and in the
@@ -167,10 +163,10 @@ say(f"Token identity alone explains {probes['v'][0]:.3f} of the values' variance
 # finding.
 
 # %%
+from vrs_edu.chapters.ch07_real_model.prose import x0_probe_table
+
 probes_x0 = probe_table(acts, features="x0", targets=("q", "k", "v"))
-say(table(["layer", "q from x0", "k from x0", "v from x0", "gain over identity: q, k, v"],
-          [[l, *(f"{probes_x0[s][l]:.3f}" for s in "qkv"),
-            ", ".join(f"{probes_x0[s][l] - probes[s][l]:+.3f}" for s in "qkv")] for l in range(L)]))
+say(table(*x0_probe_table(probes_x0, probes)))
 
 # %% [markdown]
 # Position is what q and k gain most from in the early layers: there they are mostly *context-free* too, only
@@ -252,6 +248,7 @@ import torch.nn.functional as F
 
 from vrs_edu.chapters.ch07_real_model.probes import (encoder_frozen_routing, encoder_swap,
                                                      encoder_substitution_ablation)
+from vrs_edu.chapters.ch07_real_model.prose import swap_sentence, swap_table
 
 swap_sentences, probe_sentences = sentences[::8], sentences[::10]
 pattern_swap = encoder_swap(real, swap_sentences, "pattern")
@@ -260,15 +257,8 @@ frozen_uniform = encoder_frozen_routing(real, probe_sentences, "uniform")
 frozen_previous = encoder_frozen_routing(real, probe_sentences, "previous")
 worse_v = sum(v < p for p, v in zip(pattern_swap["cos"], value_swap["cos"]))
 milder = sum(u > v for u, v in zip(frozen_uniform["cos"], value_swap["cos"]))
-say(table(["layer", "pattern swap", "value swap", "uniform routing", "previous layer's"],
-          [[l, f"{pattern_swap['cos'][l]:.3f}", f"{value_swap['cos'][l]:.3f}",
-            f"{frozen_uniform['cos'][l]:.3f}",
-            "—" if l == 0 else f"{frozen_previous['cos'][l]:.3f}"]
-           for l in range(L)]),
-    "Swapping the values changes the sentence embedding more than swapping the pattern at "
-    f"{worse_v} of {L} layers, and more than a uniform pattern at {milder} of {L} (the cosine "
-    f"between two different sentences is {pattern_swap['reference']:.3f}; {pattern_swap['n']} "
-    f"sentences in pairs of equal length, {frozen_uniform['n']} for the frozen routing).")
+say(table(*swap_table(pattern_swap, value_swap, frozen_uniform, frozen_previous)),
+    swap_sentence(worse_v, milder, L, pattern_swap, frozen_uniform))
 
 # %% [markdown]
 # ## Attention is not only a weight: [CLS], [SEP] and punctuation
@@ -284,6 +274,7 @@ say(table(["layer", "pattern swap", "value swap", "uniform routing", "previous l
 # %%
 from vrs_edu.chapters.ch07_real_model.figures import plot_weight_and_norm
 from vrs_edu.chapters.ch07_real_model.norms import sentence_maps
+from vrs_edu.chapters.ch07_real_model.prose import special_tokens_sentence
 
 demo_sentence = "The for statement is used to iterate over the elements of a sequence."
 demo_tokens, weight_map, norm_map = sentence_maps(real, demo_sentence, layer=2)
@@ -292,8 +283,7 @@ plt.show()
 marks = [j for j, t in enumerate(demo_tokens) if t in ("[CLS]", "[SEP]", ".")]
 weight_part = float(weight_map[:, marks].sum(1).mean())
 norm_part = float(norm_map[:, marks].sum(1).mean())
-say(f"In this sentence [CLS], the full stop and [SEP] take **{weight_part:.2f}** of each token's "
-    f"attention weight on average, but **{norm_part:.2f}** of what the layer actually moves.")
+say(special_tokens_sentence(weight_part, norm_part))
 
 # %% [markdown]
 # The stored run `vrs-edu reproduce encoder-norms` asks the same of 200 sentences, per layer, with the tests
@@ -305,17 +295,13 @@ say(f"In this sentence [CLS], the full stop and [SEP] take **{weight_part:.2f}**
 
 # %%
 from vrs_edu.chapters.ch07_real_model.norms import norms_paragraph
+from vrs_edu.chapters.ch07_real_model.prose import norms_table
 from vrs_edu.lab.analysis import layer_means
 from vrs_edu.lab.experiments import load_results
 
 norms_result = load_results("encoder-norms")
 nm = layer_means(norms_result)
-columns = {"special tokens' weight share": "weight_share", "their norm share": "norm_share",
-           "their share of the tokens": "position_share", "1 − α_ii (weights)": "weight_mixing",
-           "attention alone (norms)": "attention_mixing",
-           "mixing ratio (with residual, LN)": "mixing"}
-rows = [[l, *(f"{nm[k][l]:.2f}" for k in columns.values())] for l in range(L)]
-say(table(["layer", *columns], rows), norms_paragraph(norms_result))
+say(table(*norms_table(nm)), norms_paragraph(norms_result))
 
 # %% [markdown]
 # ## Chapter 04 on the real model: the substitution ablation
@@ -326,16 +312,12 @@ say(table(["layer", *columns], rows), norms_paragraph(norms_result))
 # check.
 
 # %%
+from vrs_edu.chapters.ch07_real_model.prose import ablation_sentence, ablation_table
+
 ablation = encoder_substitution_ablation(real, probe_sentences)
 deep = range(L - L // 3, L)
 deep_abl = {s: sum(ablation[s][l] for l in deep) / len(deep) for s in "qkv"}
-say(table(["layer", "Q := x0", "K := x0", "V := x0"],
-          [[l, *(f"{ablation[s][l]:.3f}" for s in "qkv")] for l in range(L)]),
-    f"In layers {deep.start}–{deep.stop - 1} the sentence embedding keeps a mean cosine of "
-    + ", ".join(f"{s.upper()} {deep_abl[s]:.3f}" for s in "qkv")
-    + " to the clean one: the most tolerant path there is "
-    f"{max(deep_abl, key=deep_abl.get).upper()}, the least "
-    f"{min(deep_abl, key=deep_abl.get).upper()}.")
+say(table(*ablation_table(ablation)), ablation_sentence(deep, deep_abl))
 
 # %% [markdown]
 # ### Exercise 2: build the substitution ablation
@@ -366,6 +348,7 @@ def substitution_cosine(model, ids, mask, layer, path):
     raise NotImplementedError  # replace with your code
 
 
+from vrs_edu.chapters.ch07_real_model.prose import your_cosine_line
 from vrs_edu.course.exercises.ch07 import check_substitution
 
 check_substitution(substitution_cosine)
@@ -386,7 +369,7 @@ check_substitution(substitution_cosine)
 None  # the check prints what it found; this line keeps the cell from also showing its True/False
 probe_ids, probe_mask = real.encode(probe_sentences)
 mine = substitution_cosine(real.model, probe_ids, probe_mask, L - 1, "v")
-print(f"layer {L - 1}, V := x0: your cosine {mine:.3f}, the table's {ablation['v'][L - 1]:.3f}")
+print(your_cosine_line(L - 1, mine, ablation["v"][L - 1]))
 
 # %% [markdown]
 # The two experiments read differently, and both readings are instructive. The probes say v is the most
@@ -447,6 +430,7 @@ from vrs_edu.chapters.ch07_real_model.previous_chapters import (toy_frozen_routi
                                                                 toy_swap_experiment)
 from vrs_edu.lab.data import make_token_data
 from vrs_edu.lab.char_model import load_char_model
+from vrs_edu.chapters.ch07_real_model.prose import toy_swap_sentence, toy_swap_table
 
 toy, toy_tok, toy_run = load_char_model()
 toy_data = make_token_data(tokenizer=toy_tok, block_size=toy.cfg.block_size)
@@ -457,17 +441,9 @@ with torch.no_grad():
     toy_swaps = toy_swap_experiment(toy, toy_batches)
 toy_worse_v = sum(v.mean > p.mean
                   for p, v in zip(toy_swaps["pattern swap"], toy_swaps["value swap"]))
-say(table(["layer", "real: pattern swap (cos)", "real: value swap (cos)",
-           "toy: pattern swap (Δ nats)",
-           "toy: value swap (Δ nats)"],
-          [[l, f"{pattern_swap['cos'][l]:.3f}", f"{value_swap['cos'][l]:.3f}",
-            f"{toy_swaps['pattern swap'][l].mean:+.3f}", f"{toy_swaps['value swap'][l].mean:+.3f}"]
-           for l in range(min(L, toy.cfg.n_layers))]),
-    f"The value swap changes more than the pattern swap in the real model at {worse_v} of {L} "
-    f"layers, in the toy (`{toy_run['command']}`) at {toy_worse_v} of {toy.cfg.n_layers}. The "
-    f"toy's swaps use the same {len(toy_batches)} validation batches "
-    f"({sum(xb.size(0) for xb, _ in toy_batches)} sequences) as chapter 02, so its columns match "
-    "chapter 02's table.")
+say(table(*toy_swap_table(pattern_swap, value_swap, toy_swaps, min(L, toy.cfg.n_layers))),
+    toy_swap_sentence(worse_v, L, toy_run["command"], toy_worse_v, toy.cfg.n_layers, len(toy_batches),
+                      sum(xb.size(0) for xb, _ in toy_batches)))
 
 # %% [markdown]
 # **Through which path do deep layers re-read x0?** The real model's probe and ablation against the toys' learned x0
@@ -480,19 +456,14 @@ say(table(["layer", "real: pattern swap (cos)", "real: value swap (cos)",
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results
 from vrs_edu.chapters.ch07_real_model.probes import toy_ablations, toy_x0_coefficients
+from vrs_edu.chapters.ch07_real_model.prose import deep_reading_sentence, toy_ablation_table, toy_x0_table
 
 corpus = verdict_corpus()      # the corpus of chapters 03-04's verdicts, as they read it
 results = {n: load_results(n, corpus=corpus) for n in ("value-residual", "bank-of-values")}
 results["recall"] = load_results("recall")       # synthetic: one result for every corpus
-say(f"Real model, layers {deep.start}–{deep.stop - 1}: probe R² from identity "
-    + ", ".join(f"{s} {sum(probes[s][l] for l in deep) / len(deep):.3f}" for s in "qkv")
-    + "; ablation cosine " + ", ".join(f"{s} {deep_abl[s]:.3f}" for s in "qkv") + ".",
-    table(["toy result", "variant", "seeds", "x0 share q", "x0 share k", "x0 share v"],
-          [[f"`{r['command']}`", r["variant"], r["seeds"],
-            *(f"{r['x0_share'][s]:.3f}" for s in "qkv")] for r in toy_x0_coefficients(results)]),
-    table(["toy result", "variant", "seeds", "Δ loss, Q := x0", "K := x0", "V := x0"],
-          [[f"`{r['command']}`", r["variant"], r["seeds"],
-            *(f"{r['deep'][s]:+.3f}" for s in "qkv")] for r in toy_ablations(results)]))
+say(deep_reading_sentence(deep, probes, deep_abl),
+    table(*toy_x0_table(toy_x0_coefficients(results))),
+    table(*toy_ablation_table(toy_ablations(results))))
 
 # %% [markdown]
 # **Concentration and over-smoothing along depth.** Chapter 03 measured how concentrated attention is (the entropy
@@ -507,14 +478,14 @@ say(f"Real model, layers {deep.start}–{deep.stop - 1}: probe R² from identity
 # %%
 from vrs_edu.chapters.ch07_real_model.probes import (curve_row, layer_statistics,
                                                      toy_layer_statistics)
+from vrs_edu.chapters.ch07_real_model.prose import concentration_columns, real_model_name, toy_name
 
 stats = layer_statistics(real, probe_sentences)
 shown = ("baseline", "resformer", "qkv")     # each toy's baseline and its value-reuse variant
-rows = [curve_row("real model (post-LN encoder)", stats)] + [
-    curve_row(f"toy {r['recipe']}: {r['variant']}", r)
+rows = [curve_row(real_model_name(), stats)] + [
+    curve_row(toy_name(r["recipe"], r["variant"]), r)
     for r in toy_layer_statistics(results) if r["variant"] in shown]
-say(table(["model", "entropy (nats): first → last",
-           "over-smoothing (cosine): x0 → max → last"], rows))
+say(table(concentration_columns(), rows))
 
 # %% [markdown]
 # ## Where the real model and the toys differ, and why
@@ -565,22 +536,10 @@ say(table(["model", "entropy (nats): first → last",
 # ## The answer
 
 # %%
+from vrs_edu.chapters.ch07_real_model.prose import answer
+
 margin = [probes["v"][l] - max(probes["q"][l], probes["k"][l]) for l in range(L)]
-say("Half of the course's picture holds in weights nobody here trained: V carries token identity "
-    f"(token identity explains {probes['v'][0]:.2f} of layer 0's values, "
-    f"{max(probes['q'][0], probes['k'][0]):.2f} of its queries or keys; v leads at "
-    f"{sum(m > 0 for m in margin)} of {L} layers), and swapping a layer's values changes the "
-    f"output more than swapping its pattern at {worse_v} of {L} layers. The deep-layer claim, "
-    "deep V re-reads x0 while deep Q and K do not, shows only as a tendency in the probes and "
-    "not at all in the substitution ablation (V is the *least* tolerant path in layers "
-    f"{deep.start}–{deep.stop - 1}, cosine {deep_abl['v']:.3f}). Objective, architecture and "
-    "scale say why that is no contradiction, and why a decoder is where to look for it: chapter "
-    "08 asks the same questions of a real 30-layer decoder, SmolLM2-135M. And the weights alone "
-    "mis-state what attention moves: the special tokens take "
-    f"{sum(nm['weight_share']) / L:.0%} of the weight but {sum(nm['norm_share']) / L:.0%} "
-    "of the norm, "
-    f"and a token mixes in {sum(nm['mixing']) / L:.0%} of context where the weights say "
-    f"{sum(nm['weight_mixing']) / L:.0%}.")
+say(answer(probes, worse_v, deep, deep_abl, nm))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -590,19 +549,18 @@ say("Half of the course's picture holds in weights nobody here trained: V carrie
 # depend on the CPU's instruction set):
 
 # %% tags=["nbval-ignore-output"]
-print(f"transformers {transformers.__version__}; max |MiniBert − BertModel| per depth:",
-      ", ".join(f"{d:.1e}" for d in parity))
+from vrs_edu.chapters.ch07_real_model.prose import parity_detail
+
+print(parity_detail(transformers.__version__, parity))
 
 # %% [markdown]
 # **The probes.** The split is fixed and by sentence, so no token of a test sentence was seen while fitting; the
 # ridge strength is chosen on the validation fifth only. The margins of v over the larger of q and k, per layer:
 
 # %%
-say(f"{len(sentences)} sentences, {len(acts.tokens)} tokens ([CLS] and [SEP] left out): "
-    f"{probes['n_train']} fit the probes, {probes['n_test']} test them.",
-    table(["layer", "q", "k", "v", "stream", "v − max(q, k)"],
-          [[l, *(f"{probes[s][l]:.3f}" for s in ("q", "k", "v", "resid")), f"{margin[l]:+.3f}"]
-           for l in range(L)] + [["final", "", "", "", f"{probes['resid'][L]:.3f}", ""]]))
+from vrs_edu.chapters.ch07_real_model.prose import probe_details, probe_details_table
+
+say(probe_details(len(sentences), len(acts.tokens), probes), table(*probe_details_table(probes, margin)))
 
 # %% [markdown]
 # **The norm-based view.** The tests `vrs_edu.chapters.ch07_real_model.norms` declared before the run, judged on the
@@ -611,11 +569,11 @@ say(f"{len(sentences)} sentences, {len(acts.tokens)} tokens ([CLS] and [SEP] lef
 
 # %%
 from vrs_edu.chapters.ch07_real_model.norms import verdicts as norms_verdicts
+from vrs_edu.chapters.ch07_real_model.prose import norms_run_sentence
 from vrs_edu.viz.prose import verdict_table
 
 say(table(*verdict_table(norms_verdicts(norms_result))),
-    f"{len(norms_result['sentences'])} sentences; the run took "
-    f"{norms_result['wall_time_s']:.0f} s.")
+    norms_run_sentence(len(norms_result["sentences"]), norms_result["wall_time_s"]))
 
 # %% [markdown]
 # What these numbers cannot say: they come from one model and one corpus (the Python documentation, which is not

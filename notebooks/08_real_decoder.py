@@ -55,13 +55,11 @@ setup_notebook(seed=0)
 import torch
 
 from vrs_edu.chapters.ch08_real_decoder.model import MODEL_NAME, load_decoder
+from vrs_edu.chapters.ch08_real_decoder.prose import model_line
 
 dec = load_decoder(torch.float32)   # DecoderMissing names the install command
 cfg = dec.model.cfg
-print(f"{MODEL_NAME}: {cfg.n_layers} layers, d_model {cfg.d_model}, {cfg.n_heads} query heads "
-      f"sharing {cfg.n_kv_heads} key/value heads,\n    MLP {cfg.d_mlp}, vocabulary "
-      f"{cfg.vocab_size:,}, {dec.model.num_params() / 1e6:.1f} M parameters;\n    file "
-      f"{dec.path.name} (SHA-256 checked)")
+print(model_line(MODEL_NAME, cfg, dec.model.num_params(), dec.path.name))
 
 # %% [markdown]
 # ## The article's question, asked of trained weights
@@ -92,9 +90,8 @@ plt.show()
 # is in the sentence below the figure).
 
 # %%
-import math
-
 from vrs_edu.lab.experiments import load_results
+from vrs_edu.chapters.ch08_real_decoder.prose import table_cost_sentence
 from vrs_edu.chapters.ch08_real_decoder.readout import run_line
 from vrs_edu.viz.prose import say, table
 from vrs_edu.chapters.ch08_real_decoder.figures import plot_thirds
@@ -105,14 +102,7 @@ plot_thirds(result)
 plt.show()
 pt = result["per_third"]
 cost = {p: pt[f"{p} table · late"]["mean"] for p in "QKV"}
-best = min(cost, key=cost.get)
-say(f"In the last third, V read from its table costs **{cost['V']:.2f} nats** per token, Q "
-    f"**{cost['Q']:.2f}** and K **{cost['K']:.2f}** (the clean loss: "
-    f"{result['clean']['mean']:.2f} nats). The projection that tolerates its table best there is "
-    f"**{best}**; the article's reading predicts V. (Intervals over "
-    f"{pt['V table · late']['n']} sequences "
-    f"in the last third, {pt['V table · early']['n']} in the others; the dashed line: "
-    f"{result['tolerance']} nats, a {math.exp(result['tolerance']) - 1:.0%} rise in perplexity.)")
+say(table_cost_sentence(result))
 
 # %% [markdown]
 # The rest of the chapter checks that this is the model and not our code, asks the other questions, and says how
@@ -148,6 +138,7 @@ print(dec.model.blocks[0])
 import transformers
 
 from vrs_edu.chapters.ch08_real_decoder.model import load_reference
+from vrs_edu.chapters.ch08_real_decoder.prose import parity_line, rope_sentence
 
 hf = load_reference()      # transformers.LlamaForCausalLM, from the same GGUF file
 sentence = ("Attention moves values between positions; the residual stream keeps what each "
@@ -155,14 +146,11 @@ sentence = ("Attention moves values between positions; the residual stream keeps
 ids = dec.encode(sentence)[None]
 with torch.no_grad():
     diff = (dec.model(ids).logits - hf(ids).logits).abs().max().item()
-print(f"{type(hf).__name__}, {ids.size(1)} tokens: every logit agrees within 1e-4: {diff <= 1e-4}")
+print(parity_line(type(hf).__name__, ids.size(1), diff <= 1e-4))
 
 # %% tags=["nbval-ignore-output"]
 # The exact float difference depends on the CPU's instruction set.
-say(f"transformers {transformers.__version__}: the largest difference of a logit, "
-    f"|MiniLlama − LlamaForCausalLM|, is {diff:.1e} on this machine. It is RoPE's: "
-    "transformers computes the rotation angles in float32, MiniLlama in float64; given "
-    "transformers' own angles, the two agree to float32 rounding (a test checks it).")
+say(rope_sentence(transformers.__version__, diff))
 del hf
 
 # %% [markdown]
@@ -177,6 +165,7 @@ del hf
 from vrs_edu.chapters.ch08_real_decoder.model import thirds
 from vrs_edu.chapters.ch08_real_decoder.readout import load_demo
 from vrs_edu.chapters.ch08_real_decoder.figures import substitution_figure
+from vrs_edu.chapters.ch08_real_decoder.prose import demo_sentence
 
 live = dec.model                    # float32, as the recipe
 demo, sentences = load_demo(result["demo_tables"], dec, result["demo_sentences"])
@@ -184,8 +173,7 @@ third = thirds(cfg.n_layers)
 first = result["demo_sentences"][0]
 fig, out, text = substitution_figure(live, demo, *sentences[first], third, "late", "v")
 plt.show()
-say(f"*{first}* — with the last third's V from its table, the sentence's loss goes from "
-    f"{out['clean_loss']:.2f} to {out['loss']:.2f} nats per token.")
+say(demo_sentence(first, out))
 
 # %% [markdown]
 # ## Question 1 — how much does a deep layer depend on its freshly computed QK pattern?
@@ -196,15 +184,13 @@ say(f"*{first}* — with the last third's V from its table, the sentence's loss 
 # (value swap). The donor of a swap is the neighbouring evaluation sequence.
 
 # %%
+from vrs_edu.chapters.ch08_real_decoder.prose import interventions_title, last_third_patterns_sentence
+
 Q1 = ("uniform pattern", "previous layer's pattern", "pattern swap", "value swap")
-plot_thirds(result, Q1, title="chapter 02's interventions, one third at a time")
+plot_thirds(result, Q1, title=interventions_title())
 plt.show()
 c = {n: pt[f"{n} · late"] for n in Q1}
-within = [n for n in Q1[:3] if c[n]["ci"][1] < result["tolerance"]]
-say(f"Last third: another sequence's pattern costs {c['pattern swap']['mean']:.2f} nats, the "
-    f"previous layer's {c[Q1[1]]['mean']:.2f}, uniform attention {c[Q1[0]]['mean']:.2f}; another "
-    f"sequence's values {c['value swap']['mean']:.2f}. Pattern replacements within the "
-    f"{result['tolerance']}-nat tolerance: {', '.join(within) or 'none'}.")
+say(last_third_patterns_sentence(c, Q1, result["tolerance"]))
 
 # %% [markdown]
 # One layer at a time the picture is finer. The *layer scan* repeats the pattern swap and the context-free
@@ -214,6 +200,7 @@ say(f"Last third: another sequence's pattern costs {c['pattern swap']['mean']:.2
 # %%
 from vrs_edu.chapters.ch08_real_decoder.readout import context_free_pattern_sentence
 from vrs_edu.chapters.ch08_real_decoder.figures import plot_layer_scan
+from vrs_edu.chapters.ch08_real_decoder.prose import layer_scan_sentence
 
 plot_layer_scan(result, ("pattern swap",))
 plt.show()
@@ -222,12 +209,8 @@ tol = result["tolerance"]
 n_scan = len(result["layer_scan"]["sequences"])
 cheap = [l for l in range(cfg.n_layers) if scan["pattern swap"]["ci"][l][1] < tol]
 low = [l for l in range(cfg.n_layers) if scan["pattern swap"]["mean"][l] < tol]
-which = f" (layers {', '.join(map(str, cheap))})" if cheap else ""
 v_more = c["value swap"]["mean"] > c["pattern swap"]["mean"]
-say(f"{len(cheap)} of {cfg.n_layers} layers tolerate another sequence's pattern within {tol} nats "
-    f"on their own, by the upper end of the interval over {n_scan} sequences{which}; "
-    f"{len(low)} by the mean alone. In the whole last third the value swap costs "
-    f"{'more' if v_more else 'less'} than the pattern swap.",
+say(layer_scan_sentence(cheap, cfg.n_layers, tol, n_scan, len(low), v_more),
     context_free_pattern_sentence(result))
 
 # %% [markdown]
@@ -251,6 +234,7 @@ from vrs_edu.chapters.ch08_real_decoder.figures import plot_sink_and_mixing
 from vrs_edu.chapters.ch08_real_decoder.norms import verdicts as norms_verdicts
 from vrs_edu.chapters.ch08_real_decoder.norms_prose import (mixing_numbers, mixing_sentence,
                                                             sink_numbers, sink_sentence)
+from vrs_edu.chapters.ch08_real_decoder.prose import norms_size_sentence
 
 norms_result = load_results("decoder-norms")
 norm_rows = norms_verdicts(norms_result)       # judged live with the current declarations
@@ -259,8 +243,7 @@ plot_sink_and_mixing(norms_result)
 plt.show()
 sink_nums, mix_nums = sink_numbers(norms_result, norm_rows), mixing_numbers(norms_result, norm_rows)
 say(sink_sentence(sink_nums), mixing_sentence(mix_nums),
-    f"({norms_result['n_sequences']} sequences of {norms_result['settings']['seq_len']} tokens; "
-    f"queries 1 to {norms_result['settings']['seq_len'] - 1}, since query 0 sees only itself.)")
+    norms_size_sentence(norms_result["n_sequences"], norms_result["settings"]["seq_len"]))
 
 # %% [markdown]
 # Do the layers whose weights mis-state most what they move tolerate another sequence's pattern best? The run set
@@ -295,11 +278,9 @@ say(source(contributions, start="return"),
 # all calibration positions.
 
 # %%
-sp = result["split"]
-say(f"{sp['n_eval']} evaluation sequences of {sp['seq_len']} tokens, {sp['n_calib']} calibration "
-    f"windows ({sp['calib_tokens']:,} tokens); {sp['coverage']:.1%} of the evaluation positions "
-    f"hold a token the calibration text has seen ({sp['coverage_5']:.1%} at least 5 times). "
-    "Whether a table from more text would cost less is checked in \"How sure are we?\".")
+from vrs_edu.chapters.ch08_real_decoder.prose import split_sentence
+
+say(split_sentence(result["split"]))
 
 # %% [markdown]
 # Per layer, with a fourth, calibration-free substitution: **V := W_V·norm(x0)**, each layer's values computed from
@@ -308,12 +289,11 @@ say(f"{sp['n_eval']} evaluation sequences of {sp['seq_len']} tokens, {sp['n_cali
 # logarithmic; a cost below 0.002 nats (layer 0, or a rounding-size negative) is drawn at 0.002.
 
 # %%
+from vrs_edu.chapters.ch08_real_decoder.prose import x0_value_sentence
+
 plot_layer_scan(result, ("Q table", "K table", "V table", "V := W_V·norm(x0)"), log=True)
 plt.show()
-x0v = pt["V := W_V·norm(x0) · late"]["mean"]
-say(f"V := W_V·norm(x0) in the whole last third costs {x0v:.2f} nats, the mean table "
-    f"{cost['V']:.2f}: of the two context-free values, the "
-    f"{'table' if cost['V'] < x0v else 'embedding through W_V'} is the better one here.")
+say(x0_value_sentence(pt["V := W_V·norm(x0) · late"]["mean"], cost["V"]))
 
 # %% [markdown]
 # **Three estimators.** A context-free Q, K or V can be estimated three ways, and a claim about them counts only
@@ -324,11 +304,12 @@ say(f"V := W_V·norm(x0) in the whole last third costs {x0v:.2f} nats, the mean 
 
 # %%
 from vrs_edu.chapters.ch08_real_decoder.readout import estimator_rows
+from vrs_edu.chapters.ch08_real_decoder.prose import estimator_table, estimators_title
 
-say(table(["estimator", "Q", "K", "V", "sequences"], estimator_rows(result)))
+say(table(*estimator_table(estimator_rows(result))))
 plot_layer_scan(result, ("V table", "V table (shrunk)", "Q := W_Q·norm(x0)", "K := W_K·norm(x0)",
                          "V := W_V·norm(x0)"), log=True,
-                title="one layer at a time: the other estimators")
+                title=estimators_title())
 plt.show()
 
 # %% [markdown]
@@ -338,6 +319,7 @@ plt.show()
 
 # %%
 from vrs_edu.chapters.ch08_real_decoder.figures import plot_reads
+from vrs_edu.chapters.ch08_real_decoder.prose import reads_sentence
 
 plot_reads(result)
 plt.show()
@@ -346,10 +328,7 @@ r2 = result["describe"]["table_r2"]
 mean = lambda xs: sum(xs) / len(xs)  # noqa: E731
 cos = result["describe"]["cos_v_v1"]
 late_r2 = {p: mean([r2[p][l] for l in late]) for p in "qkv"}
-say("Held-out table R² in the last third: " + ", ".join(f"{p} {late_r2[p]:.2f}" for p in "qkv")
-    + f" (layer 0: q {r2['q'][0]:.2f}, k {r2['k'][0]:.2f}, v {r2['v'][0]:.2f}). cos(V_l, V_1) "
-    f"averages {mean(cos[1:]):+.3f} over layers 1-{cfg.n_layers - 1}: each layer's W_V writes "
-    "into a space of its own, so V_1 is no stand-in for a later layer's values.")
+say(reads_sentence(late_r2, r2, cos, cfg.n_layers))
 
 # %% [markdown]
 # ### Exercise 08 — the per-token table
@@ -401,6 +380,7 @@ None  # the check prints what it found; this line keeps the cell from also showi
 # %%
 from vrs_edu.lab.data import default_corpus_text
 from vrs_edu.chapters.ch08_real_decoder.model import make_windows
+from vrs_edu.chapters.ch08_real_decoder.prose import your_table_line
 
 windows = make_windows(dec.encode(default_corpus_text())).calib[:4]
 seen = []
@@ -414,8 +394,7 @@ sub = {"blocks.29.attn.v": lambda t: table_v.to(t.dtype)}
 with torch.no_grad():
     clean = dec.model(s_ids[None, :-1], s_ids[None, 1:]).loss.item()
     yours = dec.model(s_ids[None, :-1], s_ids[None, 1:], hooks=sub).loss.item()
-print(f"layer 29's V from your table: {clean:.3f} → {yours:.3f} nats per token "
-      f"({yours - clean:+.3f})")
+print(your_table_line(29, clean, yours))
 
 # %% [markdown]
 # ## Widget — replace Q, K or V by its table
@@ -443,6 +422,7 @@ print(text)
 
 # %%
 from vrs_edu.chapters.ch08_real_decoder.figures import plot_lens
+from vrs_edu.chapters.ch08_real_decoder.prose import lens_sentence
 
 plot_lens(result)
 plt.show()
@@ -452,10 +432,7 @@ late_share = sum(dla["attn"][l] + dla["mlp"][l] for l in late) / total
 pr = result["probes"]
 x0_in = mean([pr["x0_r2"]["input"][l] for l in late])
 recent_in = mean([pr["recent_r2"][l] for l in late])
-say(f"The lens loss stays above {min(lens[1:late[0] + 1]):.1f} nats up to layer {late[0]} and "
-    f"falls to {lens[-1]:.2f} at the end; the last third writes {late_share:.0%} of the direct "
-    f"logit attribution. What the last third reads: x0-R² {x0_in:.2f}, R² from the last "
-    f"{pr['recent']} layers' writes {recent_in:.2f}.")
+say(lens_sentence(lens, late, late_share, x0_in, pr["recent"], recent_in))
 
 # %% [markdown]
 # ## Question 4 — what would V reuse buy?
@@ -467,32 +444,22 @@ say(f"The lens loss stays above {min(lens[1:late[0] + 1]):.1f} nats up to layer 
 
 # %%
 from vrs_edu.chapters.ch08_real_decoder.figures import plot_price_list
+from vrs_edu.chapters.ch08_real_decoder.prose import price_sentence
 
 plot_price_list(result)
 plt.show()
 rows = [r for r in result["price_list"] if r["layers"] != [0]]   # layer 0's tables are exact
 ok = [r for r in rows if r["within"]]
 thirds_ok = [r for r in ok if r["where"] in third]
-say(f"{len(ok)} of the {len(rows)} cache-saving substitutions stay within the tolerance (layer "
-    f"0's, whose tables are exact, left out), {len(thirds_ok)} of them for a whole third; "
-    f"each saves "
-    f"{max((r['bytes_saved'] for r in ok), default=0):,} bytes of "
-    f"{result['kv_bytes']['total']:,} per token at most. (The cache: {cfg.n_layers} layers × "
-    f"(K + V) × {cfg.n_kv_heads} heads × {cfg.head_dim} numbers × "
-    f"{result['kv_bytes']['bytes_per_number']} bytes, float16.)")
+say(price_sentence(ok, rows, thirds_ok, result["kv_bytes"], cfg))
 
 # %% [markdown]
 # A table is not free either.
 
 # %%
-kv = result["kv_bytes"]
-say(f"One layer's V table holds {cfg.vocab_size:,} rows of {cfg.n_kv_heads * cfg.head_dim} numbers "
-    f"({kv['table_per_layer'] / 2 ** 20:.1f} MiB in float16), the cache of "
-    f"{kv['table_per_layer'] // kv['v_per_layer']:,} tokens of that layer — the break-even the "
-    f"bank-of-values paper gives (Sec. 4). For one sequence of this model's "
-    f"{cfg.max_positions:,}-token context, a table costs "
-    + ("more" if kv["table_per_layer"] > cfg.max_positions * kv["v_per_layer"] else "less")
-    + " memory than the cache it saves; it pays off across a batch.")
+from vrs_edu.chapters.ch08_real_decoder.prose import table_size_sentence
+
+say(table_size_sentence(result["kv_bytes"], cfg))
 
 # %% [markdown]
 # ### The bridge: a table fitted to the loss
@@ -503,11 +470,9 @@ say(f"One layer's V table holds {cfg.vocab_size:,} rows of {cfg.n_kv_heads * cfg
 # table recover when it is fitted to the loss?
 
 # %%
-b = result["bridge"]
-say(f"Layer {b['layer']}, V: the mean table costs {b['mean_table']['mean']:.3f} nats, the "
-    f"fitted one {b['fitted_table']['mean']:.3f} after {b['steps']} steps of {b['batch']} windows "
-    f"(Adam, lr {b['lr']}): {b['recovered_share']:.0%} of the cost recovered. A pilot, not one "
-    "of the tests fixed before the run.")
+from vrs_edu.chapters.ch08_real_decoder.prose import bridge_sentence
+
+say(bridge_sentence(result["bridge"]))
 
 # %% [markdown]
 # ## Where the real decoder agrees with the toy models, and where not
@@ -519,14 +484,12 @@ say(f"Layer {b['layer']}, V: the mean table costs {b['mean_table']['mean']:.3f} 
 
 # %%
 from vrs_edu.chapters.ch08_real_decoder.readout import load_toys, toy_comparison
+from vrs_edu.chapters.ch08_real_decoder.prose import chapter02_sentence, comparison_columns
 
 comparison = toy_comparison(result, load_toys())
-say(table(["finding", "ch.", "toys (stored, verdict corpus)", "real decoder (last third)",
-           "agree?"],
+say(table(comparison_columns(),
           [[r["finding"], r["chapter"], r["toy"], r["decoder"], r["agree"]] for r in comparison]),
-    f"Chapter 02's own question, on this model: in the last third the value swap costs "
-    f"{'more' if v_more else 'less'} than the pattern swap, and {len(cheap)} of {cfg.n_layers} "
-    f"single layers do without their own pattern within the tolerance ({n_scan} sequences).")
+    chapter02_sentence(v_more, len(cheap), cfg.n_layers, n_scan))
 
 # %% [markdown]
 # The toys were small, short-trained and judged only by tests fixed before their runs; the decoder is asked post
@@ -609,17 +572,14 @@ say(*[f"**Q{i}.** {answers[f'q{i}']['sentence']}" for i in range(1, 5)],
 from vrs_edu.chapters.ch08_real_decoder.readout import (VERDICT_COLUMNS, agreed_sentence,
                                                         verdict_rows)
 from vrs_edu.chapters.ch08_real_decoder.recipe import CHECKS
+from vrs_edu.chapters.ch08_real_decoder.prose import checks_sentence, verdict_columns
 
 rows = verdicts(result)
 by = {r.test.name: r for r in rows}
 failed = [n for n in CHECKS if by[n].verdict != "reproduced"]
 out = [r.test.name for r in rows if r.verdict == "out of regime"]
-say(table(VERDICT_COLUMNS, verdict_rows(rows)),
-    f"Checks not reproduced: {', '.join(failed) or 'none'}; so {len(out)} claims are out of regime "
-    "(each printed with its would-be verdict, not counted). The stored "
-    f"run ({result['model']['dtype']}) took {result['wall_time_s'] / 60:.1f} min, "
-    f"{'within' if result['wall_time_s'] <= 1200 else 'over'} "
-    "the recipe's 20-minute budget for 2 cores.",
+say(table(verdict_columns(VERDICT_COLUMNS), verdict_rows(rows)),
+    checks_sentence(failed, len(out), result["model"]["dtype"], result["wall_time_s"]),
     agreed_sentence(readings))
 
 # %% [markdown]
@@ -641,10 +601,9 @@ say(half_calibration_sentence({n: by[n] for n in HALF_CHECKS}, HALF_MARGIN))
 # sequences (the price list of Question 4):
 
 # %%
-say(table(["substitution", "where", "bytes saved / token", "Δ loss [95% CI]"],
-          [[r["condition"], r["where"], f"{r['bytes_saved']:,}",
-            f"{r['mean']:+.3f} [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]"]
-           for r in sorted(ok, key=lambda r: r["mean"])[:6]]))
+from vrs_edu.chapters.ch08_real_decoder.prose import substitutions_table
+
+say(table(*substitutions_table(ok)))
 
 # %% [markdown]
 # **The norm-based view** (`vrs-edu reproduce decoder-norms`; its tests declared in
@@ -657,12 +616,11 @@ say(table(["substitution", "where", "bytes saved / token", "Δ loss [95% CI]"],
 # %%
 from vrs_edu.chapters.ch08_real_decoder.norms import SESOI_DEPTH, SESOI_SHARE, SINK_EPS
 from vrs_edu.chapters.ch08_real_decoder.norms_prose import NORMS_VERDICT_COLUMNS
+from vrs_edu.chapters.ch08_real_decoder.prose import norms_declarations_sentence
 
-say(table(NORMS_VERDICT_COLUMNS, verdict_rows(norm_rows)),
-    f"A sink: the first token's weight share above {SINK_EPS:g} (mean over heads, queries and "
-    f"sequences). Smallest effects of interest: {SESOI_SHARE:g} of a share, {SESOI_DEPTH:g} of the "
-    f"mixing ratio between thirds. {norms_result['n_sequences']} sequences; the stored run took "
-    f"{norms_result['wall_time_s']:.0f} s.")
+say(table(verdict_columns(NORMS_VERDICT_COLUMNS), verdict_rows(norm_rows)),
+    norms_declarations_sentence(SINK_EPS, SESOI_SHARE, SESOI_DEPTH, norms_result["n_sequences"],
+                                norms_result["wall_time_s"]))
 
 # %% [markdown]
 # How to read an *out of regime* verdict: the test was declared with checks it needs, and a check was not

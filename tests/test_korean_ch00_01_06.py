@@ -48,8 +48,8 @@ def test_ch06_cache_sentence_in_both_languages():
         "(56%, 1,792 fewer)")
     assert cache_sentence(ROWS, lang="ko") == (
         "모델이 만드는 캐시에서 측정하면, 토큰 하나에 기준선은 **4,096**바이트, SVFormer는 **2,304**바이트(56%, "
-        "1,792바이트 적음), 값 뱅크는 **3,584**바이트(88%, 512바이트 적음)가 들며 이는 모든 맥락 길이에서 "
-        "같습니다. 값 뱅크는 여기에 더해 맥락과 무관하게 1,024 KB의 표를 유지합니다.")
+        "1,792바이트 적음), 값 뱅크는 **3,584**바이트(88%, 512바이트 적음)가 들며 이는 모든 문맥 길이에서 "
+        "같습니다. 값 뱅크는 여기에 더해 문맥과 무관하게 1,024 KB의 표를 유지합니다.")
 
 
 def test_ch06_saving_sentence_follows_the_sign_in_korean():
@@ -58,15 +58,15 @@ def test_ch06_saving_sentence_follows_the_sign_in_korean():
         "절약합니다. 공식대로 T = |V|에서 부호가 바뀝니다.")
     assert saving_sentence({64: -1024, 128: -2048}, 2048, "a 6-layer character model", lang="ko") == (
         "6층 문자 모델(|V| = 2048)에서 값 뱅크는 T = 64에서 1.0 KB가 더 들고, T = 128에서 2.0 KB가 더 듭니다. "
-        "여기의 모든 맥락이 |V|보다 짧고, 부호는 공식이 주는 그대로입니다.")
+        "여기의 모든 문맥이 |V|보다 짧고, 부호는 공식이 주는 그대로입니다.")
     assert saving_sentence({64: -1024, 4096: 20480}, 2048, "the course's word model", lang="en") == (
         "On the course's word model (|V| = 2048) the bank costs 1.0 KB at T = 64, saves 20.0 KB at T = 4096: "
         "the sign changes at T = |V|, as the formula says.")
 
 
 def test_ch06_context_and_depth_attention_sentences_in_korean():
-    assert "맥락에 조금만 의존합니다" in context_sentence(0.95, 150, lang="ko")
-    assert "맥락에 강하게 의존합니다" in context_sentence(0.5, 150, lang="ko")
+    assert "문맥에 조금만 의존합니다" in context_sentence(0.95, 150, lang="ko")
+    assert "문맥에 강하게 의존합니다" in context_sentence(0.5, 150, lang="ko")
     assert depth_attention_sentence(-0.012, 5, 4096, "reproduced", lang="ko") == (
         "Depth-Attention의 최종 검증 손실은 기준선보다 **0.012** nats 낮습니다(짝지은 시드 5개의 평균). 토큰당 "
         "캐시는 4,096바이트로 같으며, 깊이 방향의 V 읽기로 같은 캐시에서 더 낮은 손실을 얻습니다.")

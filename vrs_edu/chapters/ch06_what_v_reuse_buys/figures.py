@@ -80,7 +80,7 @@ def kv_figure(n_layers: int = 12, d_model: int = 768, context: int = 2048, vocab
     ax.set_xscale("log", base=2)
     ax.set_yscale("log")
     ax.set_xlim(lo, hi)
-    ax.set_xlabel(in_language("context length T (tokens per sequence)", "맥락 길이 T (시퀀스당 토큰)", lang))
+    ax.set_xlabel(in_language("context length T (tokens per sequence)", "문맥 길이 T (시퀀스당 토큰)", lang))
     ax.set_ylabel(in_language(f"MB, batch of B = {batch}", f"MB, 배치 B = {batch}", lang))
     ax.set_title(f"L={n_layers}, d={d_model}, |V|={vocab_size}, {bytes_per_number} "
                  + in_language("bytes/number", "바이트/수", lang))
@@ -119,7 +119,7 @@ def kv_widget(n_layers: int = 12, d_model: int = 768, context: int = 2048, vocab
         n_layers=W.IntSlider(value=n_layers, min=3, max=48, step=3, description=in_language("layers L", "층 수 L"),
                              style=label_style()),
         d_model=choice(WIDTHS, d_model, in_language("width d", "폭 d")),
-        context=choice(CONTEXTS, context, in_language("context T", "맥락 T")),
+        context=choice(CONTEXTS, context, in_language("context T", "문맥 T")),
         vocab_size=choice(VOCABS, vocab_size, in_language("vocab |V|", "어휘 |V|")),
         batch=choice(BATCHES, batch, in_language("batch B", "배치 B")),
         bytes_per_number=W.Dropdown(options=[("float32", 4), ("bf16", 2)], value=bytes_per_number,
@@ -164,7 +164,7 @@ def plot_break_even(savings: dict[int, int], formula: dict[int, int], vocab_size
     ax.axvline(vocab_size, color="grey", ls="--", lw=1,
                label=in_language("break-even", "손익분기", lang) + f" T = |V| = {vocab_size}")
     ax.set_xlim(0, max(Ts) * 1.05)
-    ax.set_xlabel(in_language("context length T (tokens, one sequence)", "맥락 길이 T (토큰, 시퀀스 하나)", lang))
+    ax.set_xlabel(in_language("context length T (tokens, one sequence)", "문맥 길이 T (토큰, 시퀀스 하나)", lang))
     ax.set_ylabel(in_language("bank saving ΔKV (KB)", "값 뱅크의 절약 ΔKV (KB)", lang))
     ax.legend(loc="upper left")
     fig.tight_layout()

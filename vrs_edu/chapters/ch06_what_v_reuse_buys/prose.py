@@ -17,6 +17,7 @@ import re
 
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
+from vrs_edu.lab.results import interval
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label, verdict_parts
 
 NAMES = {"baseline": "baseline", "svformer": "SVFormer", "bank": "bank of values",
@@ -61,7 +62,7 @@ def cache_sentence(rows: list[dict], lang: str | None = None) -> str:
         parts = [f"{NAMES_KO[v]}는 **{b[v]:,.0f}**바이트"
                  f"({b[v] / base:.0%}, {_fewer(base - b[v], 'ko')})" for v in ("svformer", "bank") if v in b]
         return (f"모델이 만드는 캐시에서 측정하면, 토큰 하나에 기준선은 **{base:,.0f}**바이트, "
-                + ", ".join(parts) + f"가 들며 이는 모든 맥락 길이에서 같습니다. 값 뱅크는 여기에 더해 맥락과 "
+                + ", ".join(parts) + f"가 들며 이는 모든 문맥 길이에서 같습니다. 값 뱅크는 여기에 더해 문맥과 "
                 f"무관하게 {tables:,.0f} KB의 표를 유지합니다.")
     parts = [f"{NAMES[v]} **{b[v]:,.0f}** ({b[v] / base:.0%}, {_fewer(base - b[v])})"
              for v in ("svformer", "bank") if v in b]
@@ -127,7 +128,7 @@ def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str) -> 
         end = "공식대로 T = |V|에서 부호가 바뀝니다."
     else:
         side = "짧고" if max(savings) <= vocab_size else "길고"
-        end = f"여기의 모든 맥락이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
+        end = f"여기의 모든 문맥이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
     items = list(savings.items())
     said = ", ".join(say_one(T, s, i == len(items) - 1) for i, (T, s) in enumerate(items))
     return f"{what}(|V| = {vocab_size})에서 값 뱅크는 {said}. {end}"
@@ -255,7 +256,7 @@ def context_sentence(cosine: float, steps: int, lang: str | None = None) -> str:
     if resolve_language(lang) == "ko":
         how = "조금만" if cosine > 0.9 else "강하게"
         return (f"뱅크 바로 아래의 일반 층에서 한 토큰의 서로 다른 위치의 값들은 평균 코사인이 **{cosine:.3f}**입니다. "
-                f"{steps}단계 학습 후 그 값들은 맥락에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
+                f"{steps}단계 학습 후 그 값들은 문맥에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
                 "(코사인 1).")
     how = "only a little" if cosine > 0.9 else "strongly"
     return (f"In the ordinary layer below the bank, one token's values at different positions have a mean cosine "
@@ -298,7 +299,7 @@ def _answer_ko(base: float, sv: float, bank: float, break_even: int, exact: bool
     return (f"{memory}. $V_1$을 공유하면(SVFormer) 강좌 모델의 KV 캐시는 토큰당 **{base:,.0f}**바이트에서 "
             f"**{sv:,.0f}**바이트가 되어, 모든 길이에서 {change}. 값 "
             f"뱅크는 캐시를 {bank:,.0f}바이트로 줄이지만 표를 유지하므로, 배치가 어휘보다 많은 토큰을 담을 때에만 "
-            f"메모리를 절약합니다. 이 모델의 시퀀스 하나에 대한 손익분기 맥락은 **{break_even:,}** 토큰입니다. "
+            f"메모리를 절약합니다. 이 모델의 시퀀스 하나에 대한 손익분기 문맥 길이는 **{break_even:,}** 토큰입니다. "
             f"{reading}. 뱅크 층의 출력은 {table}(최대 차이 {error}). 그 행들은 모델을 실행하지 않고도 읽을 수 있고, "
             f"각 헤드가 어디를 볼지는 여전히 QK가 정합니다. 일반 층의 값은 여기서 {near}(코사인 {cosine:.3f}).")
 
@@ -603,3 +604,111 @@ def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
     if free:
         said.append(f"{_join(free)} would have cost this model no more than ±0.05 nats")
     return ("; ".join(said) or "Neither test is decided by these sequences") + "."
+
+
+# ------------------------------------------------------------------------------------ the notebook's other lines
+# What chapter 06's code cells print beside the sentences above: each in ``lang`` (default: the running edition).
+
+
+def bank_run_sentence(bank_layers, n_layers: int, steps: int, val_loss: float, lang: str | None = None) -> str:
+    """The trained bank model in one line: its bank layers, its steps and its final validation loss (nats)."""
+    if resolve_language(lang) == "ko":
+        return (f"{n_layers}개 층 가운데 뱅크 층 {list(bank_layers)}, {steps}단계 학습: 검증 손실 "
+                f"{val_loss:.3f} nats.")
+    return f"Bank layers {list(bank_layers)} of {n_layers}, {steps} steps: validation loss {val_loss:.3f} nats."
+
+
+def cosine_table(cosines: dict[int, float], bank_layers, lang: str | None = None) -> tuple[list[str], list[list]]:
+    """(columns, rows): each layer's kind (bank or ordinary) and its same-token value cosine."""
+    ko = resolve_language(lang) == "ko"
+    columns = (["층", "종류", "같은 토큰, 다른 위치: 값의 코사인"] if ko else
+               ["layer", "kind", "same token, different positions: value cosine"])
+    kinds = ("뱅크", "일반") if ko else ("bank", "ordinary")
+    return columns, [[l, kinds[0] if l in bank_layers else kinds[1], f"{c:.3f}"] for l, c in cosines.items()]
+
+
+def decomposition_sentence(layer: int, largest: float, lang: str | None = None) -> str:
+    """Whether the layer's attention output equals its rebuild from the OV table (``largest``: the largest absolute
+    difference at any entry; below 1e-5 counts as the same, to float precision)."""
+    formula = "$\\sum_h \\sum_j a^h_{ij}\\,\\mathrm{OV}_h[x_j]$"
+    if resolve_language(lang) == "ko":
+        if largest < 1e-5:
+            return (f"층 {layer}: {formula}와 어텐션 출력의 차이는 모든 항목에서 **1e-5** 미만입니다. float 정밀도 "
+                    "안에서 같습니다.")
+        return f"층 {layer}: {formula}와 어텐션 출력의 차이는 최대 **{largest:.1e}**입니다. 같지 **않습니다**."
+    return (f"Layer {layer}: {formula} differs from "
+            + ("the attention output by less than **1e-5** at every entry: the same, to float precision."
+               if largest < 1e-5 else f"the attention output by up to **{largest:.1e}**: **not** the same."))
+
+
+def loudest_sentence(layer: int, loud: dict, lang: str | None = None) -> str:
+    """The loudest head of the layer (:func:`loudest_rows`) against the quietest, by mean row norm."""
+    if resolve_language(lang) == "ko":
+        return (f"층 {layer}, 헤드 {loud['head']}: 행 노름의 평균은 {loud['mean_norm']:.2f}이고, 가장 조용한 헤드는 "
+                f"{loud['quietest']:.2f}입니다.")
+    return (f"Layer {layer}, head {loud['head']}: mean row norm {loud['mean_norm']:.2f}, against "
+            f"{loud['quietest']:.2f} for the quietest head.")
+
+
+def loudest_table(loud: dict, lang: str | None = None) -> tuple[list[str], list[list]]:
+    """(columns, rows) of the loudest head's loudest rows: token, row norm, the tokens it promotes."""
+    columns = (["토큰", "‖OV 행‖", "올리는 토큰"] if resolve_language(lang) == "ko" else
+               ["token", "‖OV row‖", "promotes"])
+    return columns, [[f"`{t}`", f"{n:.2f}", " ".join(f"`{p}`" for p in ps)] for t, n, ps in loud["rows"]]
+
+
+def estimate_table(rows: list[dict], estimate, lang: str | None = None) -> tuple[list[str], list[list]]:
+    """(columns, rows): the learner's ``estimate(row)`` of each measured cache beside the measured bytes."""
+    ko = resolve_language(lang) == "ko"
+    columns = (["변형", "T", "내 추정 (B)", "측정한 캐시 (B)", "같음"] if ko else
+               ["variant", "T", "your estimate (B)", "measured cache (B)", "equal"])
+    body = []
+    for r in rows:
+        equal = estimate(r) == r["cache_bytes"]
+        body.append([r["variant"], r["T"], estimate(r), r["cache_bytes"],
+                     ("예" if equal else "아니요") if ko else equal])
+    return columns, body
+
+
+def counts_sentence(course_equal: bool, char_equal: bool, formulas_equal: bool, lang: str | None = None) -> str:
+    """Whether the measured bank saving equals the paper's formula on both models, and the measured bytes per
+    token the formulas."""
+    if resolve_language(lang) == "ko":
+        def yes(x):
+            return "같음" if x else "다름"
+        return (f"측정한 뱅크 절약량과 논문의 공식: 강좌 모델 {yes(course_equal)}, 문자 모델 {yes(char_equal)}. "
+                f"측정한 토큰당 바이트와 공식: {yes(formulas_equal)}.")
+    return (f"Measured bank saving equal to the paper's formula: course model {course_equal}, character "
+            f"model {char_equal}; measured bytes per token equal to the formulas: {formulas_equal}.")
+
+
+def quality_line(chapter: str, command: str, variant: str, paired: dict, test: str, rec: dict,
+                 lang: str | None = None) -> str:
+    """One line of "How sure are we?": a variant's paired loss difference against the baseline (``paired``: mean
+    and 95 % interval, nats) and its declared test's claim (quoted as declared) and verdict."""
+    if resolve_language(lang) == "ko":
+        return (f"* {chapter}장, `{command}`: {variant} − 기준선 "
+                f"{interval(paired['mean'], paired['ci'], label='95% 신뢰구간 ')} nats; 선언된 검정 "
+                f"`{test}`, \"{rec['claim']}\": **{verdict_label(rec, lang='ko')}**")
+    return (f"* chapter {chapter}, `{command}`: {variant} − baseline "
+            f"{interval(paired['mean'], paired['ci'], label='95% CI ')} nats; declared test "
+            f"`{test}`, \"{rec['claim']}\": **{verdict_label(rec, lang='en')}**")
+
+
+def depth_attention_line(command: str, row, lang: str | None = None) -> str:
+    """One line of "How sure are we?" for a judged test of chapter 05's Depth-Attention family."""
+    if resolve_language(lang) == "ko":
+        return f"* 05장, `{command}`: `{row.test.name}` {row.interval()} nats, **{verdict_label(row, lang='ko')}**"
+    return f"* chapter 05, `{command}`: `{row.test.name}` {row.interval()} nats, **{verdict_label(row, lang='en')}**"
+
+
+def designs_list(command: str, rows, lang: str | None = None) -> str:
+    """The production designs' declared tests, one line each: claim (quoted as declared), interval, smallest
+    effect and verdict."""
+    if resolve_language(lang) == "ko":
+        return f"`{command}`:\n" + "\n".join(
+            f"* `{r.test.name}`, \"{r.test.claim}\": {r.interval(label='95% 신뢰구간 ')} nats "
+            f"(관심 최소 효과 {abs(r.test.effect_for_power):.2f}), **{verdict_label(r, lang='ko')}**" for r in rows)
+    return f"`{command}`:\n" + "\n".join(
+        f"* `{r.test.name}`, \"{r.test.claim}\": {r.interval(label='95% CI ')} nats "
+        f"(smallest effect {abs(r.test.effect_for_power):.2f}), **{verdict_label(r, lang='en')}**" for r in rows)

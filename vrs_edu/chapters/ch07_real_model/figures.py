@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from vrs_edu.chapters.ch07_real_model.probes import PATHS, identity_summary, sentence_low, token_identity_scores
+from vrs_edu.i18n.language import in_language
 from vrs_edu.viz.controls import label_style
 
 COLORS = {"q": "tab:blue", "k": "tab:orange", "v": "tab:green", "resid": "tab:gray"}
@@ -22,9 +23,10 @@ def plot_probe_table(table: dict, ax=None, title: str | None = None):
     L = len(table["q"])
     for s in PATHS:
         ax.plot(range(L), table[s], marker="o", color=COLORS[s], label=s)
-    ax.plot(range(L), table["resid"][:L], ls="--", marker=".", color=COLORS["resid"], label="stream (layer input)")
-    ax.set_xlabel("layer")
-    ax.set_ylabel("held-out R² from token identity")
+    ax.plot(range(L), table["resid"][:L], ls="--", marker=".", color=COLORS["resid"],
+            label=in_language("stream (layer input)", "스트림 (층 입력)"))
+    ax.set_xlabel(in_language("layer", "층"))
+    ax.set_ylabel(in_language("held-out R² from token identity", "토큰 정체성으로 얻은 홀드아웃 R²"))
     ax.set_xticks(range(L))
     ax.set_ylim(min(0.0, min(min(table[k]) for k in (*PATHS, "resid"))) - 0.02, 1.02)
     ax.legend(loc="lower left", ncols=2)
@@ -51,8 +53,9 @@ def plot_identity_scores(tokens: list[str], scores: dict[str, list[float]], laye
     if y_low is not None and y_low > low:
         raise ValueError(f"y_low = {y_low} would cut bars that go down to {low}")
     ax.set_ylim(min(0.0, low if y_low is None else y_low) - 0.05, 1.05)   # the whole range of the data is shown
-    ax.set_ylabel("per-token R² from identity")
-    ax.set_title(f"layer {layer}: how much of each token's q, k, v is its identity")
+    ax.set_ylabel(in_language("per-token R² from identity", "정체성으로 얻은 토큰별 R²"))
+    ax.set_title(in_language(f"layer {layer}: how much of each token's q, k, v is its identity",
+                             f"층 {layer}: 각 토큰의 q, k, v 가운데 정체성이 설명하는 몫"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))   # outside: bars reach every corner
     ax.figure.tight_layout()
     return ax.figure
@@ -83,9 +86,10 @@ def identity_widget(real, probes: dict, sentences: list[str], layer: int = 3):
         print(identity_summary(scores))
 
     options = [(s if len(s) <= 70 else s[:67] + "...", s) for s in sentences]
-    return W.interactive(show, sentence=W.Dropdown(options=options, value=sentences[0], description="sentence",
+    return W.interactive(show, sentence=W.Dropdown(options=options, value=sentences[0],
+                                                   description=in_language("sentence", "문장"),
                                                    layout=W.Layout(width="95%"), style=label_style()),
-                         layer=W.IntSlider(value=layer, min=0, max=L - 1, step=1, description="layer",
+                         layer=W.IntSlider(value=layer, min=0, max=L - 1, step=1, description=in_language("layer", "층"),
                                            style=label_style()))
 
 
@@ -100,12 +104,14 @@ def plot_weight_and_norm(tokens: list[str], weight, norm, layer: int):
     size = min(5.2, 1.6 + 0.17 * T)
     fig, axes = plt.subplots(1, 2, figsize=(2 * size + 1.0, size), sharey=True)
     top = float(max(weight.max(), norm.max()))
-    for ax, m, title in zip(axes, (weight, norm), ("weight  α (QK)", "norm  ‖α f(x)‖ (QK, V and O)")):
+    titles = (in_language("weight  α (QK)", "가중치  α (QK)"),
+              in_language("norm  ‖α f(x)‖ (QK, V and O)", "노름  ‖α f(x)‖ (QK, V, O)"))
+    for ax, m, title in zip(axes, (weight, norm), titles):
         im = ax.imshow(np.asarray(m), cmap="viridis", vmin=0.0, vmax=top)
         ax.set_xticks(range(T), tokens, rotation=90)
-        ax.set_title(f"layer {layer}: {title}")
-        ax.set_xlabel("source j")
+        ax.set_title(in_language(f"layer {layer}: {title}", f"층 {layer}: {title}"))
+        ax.set_xlabel(in_language("source j", "원천 j"))
     axes[0].set_yticks(range(T), tokens)
-    axes[0].set_ylabel("query i")
-    fig.colorbar(im, ax=axes, shrink=0.8, label="share of the query's row")
+    axes[0].set_ylabel(in_language("query i", "쿼리 i"))
+    fig.colorbar(im, ax=axes, shrink=0.8, label=in_language("share of the query's row", "쿼리 행에서의 몫"))
     return fig

@@ -34,6 +34,9 @@ from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.results import Verdict
 from vrs_edu.nn.attribution import (attention_mixing, contributions, layer_norm_map, mixing_ratio, source_share,
                                     transformed_values, weight_mixing)
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.lab.verdict_words import verdict_label
 from vrs_edu.viz.prose import percent
 
 NAME = "encoder-norms"
@@ -187,9 +190,10 @@ def sentence_maps(real: RealModel, sentence: str, layer: int) -> tuple[list[str]
 
 
 
-def norms_paragraph(result: dict) -> str:
+def norms_paragraph(result: dict, lang: str | None = None) -> str:
     """What the stored run says, in words chosen by its verdicts: the special tokens' weight and norm shares where
-    the premise holds, the α-‖f‖ correlation, and the mixing ratio against its weight-based reading."""
+    the premise holds, the α-‖f‖ correlation, and the mixing ratio against its weight-based reading. In ``lang``
+    (``None``: the running notebook's edition); the verdict words are the shared ones (``verdict_words``)."""
     rows = {v.test.name: v for v in verdicts(result)}
     m = layer_means(result)
     L = len(m["weight_share"])
@@ -200,6 +204,8 @@ def norms_paragraph(result: dict) -> str:
     rho, mix, depth = rows["alpha_norm_negative"], rows["mixing_below_weights"], rows["mixing_early_above_late"]
     r = sum(m["mixing"]) / L
     wm = sum(m["weight_mixing"]) / L
+    if resolve_language(lang) == "ko":
+        return _norms_paragraph_ko(m, L, judged, below, w, n, rho, mix, depth, r, wm)
     attention = ("" if "attention_mixing" not in m else      # absent from a result made before it was read
                  f"; attention alone, by the norms of what it moves but before the residual and the LayerNorm, "
                  f"says {percent(sum(m['attention_mixing']) / L)}")
@@ -213,6 +219,23 @@ def norms_paragraph(result: dict) -> str:
             f"({mix.verdict_words}; BERT-base: 18.8 % against 97.1 %, arXiv 2109.07152){attention}; "
             f"the first two layers mix {'more' if depth.mean > 0 else 'less'} than the last two by "
             f"{abs(depth.mean) * 100:.1f} points ({depth.verdict_words}).")
+
+
+def _norms_paragraph_ko(m, L, judged, below, w, n, rho, mix, depth, r, wm) -> str:
+    """:func:`norms_paragraph` in Korean: the same numbers and the same verdict-chosen words."""
+    attention = ("" if "attention_mixing" not in m else
+                 f"; 잔차와 LayerNorm 전에 옮기는 것의 노름으로 본 어텐션만으로는 "
+                 f"{percent(sum(m['attention_mixing']) / L)}입니다")
+    everywhere = "재현됨" if len(below) == len(judged) and judged else "모든 층은 아님"
+    return (f"[CLS], [SEP]와 구두점은 토큰의 {percent(m['position_share'][0])}입니다. 이들이 그보다 많은 가중치를 "
+            f"받는 곳({L}개 층 가운데 {len(judged)}개)에서 이들의 몫은 가중치로 **{percent(w)}**, 노름으로 "
+            f"**{percent(n)}**입니다. 노름 몫이 가중치 몫보다 낮은 층은 {len(judged)}개 "
+            f"가운데 {len(below)}개입니다({everywhere}). 한 문장의 토큰들에서, 토큰이 받는 가중치와 그 벡터의 길이는 "
+            f"{attach(f'ρ = {rho.mean:+.2f}', '으로/로')} 상관됩니다({verdict_label(rho, lang='ko')}). V, O, 잔차와 LayerNorm까지 "
+            f"세면 토큰의 새 상태 가운데 문맥에서 오는 몫은 **{percent(r)}**입니다. 가중치만으로는 "
+            f"{percent(wm)}입니다({verdict_label(mix, lang='ko')}; BERT-base: 18.8 % 대 97.1 %, arXiv 2109.07152){attention}. "
+            f"처음 두 층은 마지막 두 층보다 {abs(depth.mean) * 100:.1f} 포인트 "
+            f"{'더 많이' if depth.mean > 0 else '더 적게'} 섞습니다({verdict_label(depth, lang='ko')}).")
 
 
 def encoder_norms(quick: bool, seeds: list[int], *, corpus=None, tokenizer: str | None = None,

@@ -28,6 +28,7 @@ import torch
 from torch import Tensor
 
 from vrs_edu.chapters.ch07_real_model.model import RealModel
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.experiments import RESULTS_DIR
 from vrs_edu.lab.metrics import attention_entropy, oversmoothing
 
@@ -525,22 +526,33 @@ def sentence_low(real, probes: dict, sentence: str) -> float:
                for v in token_identity_scores(real, probes, sentence, l)[1].values())
 
 
-def identity_summary(scores: dict[str, list[float]]) -> str:
-    """One line: the mean per-token R² of q, k and v, and how many tokens have v explained better than both q and k."""
+def identity_summary(scores: dict[str, list[float]], lang: str | None = None) -> str:
+    """One line: the mean per-token R² of q, k and v, and how many tokens have v explained better than both q and k.
+    In ``lang`` (``None``: the running notebook's edition)."""
     v_best = sum(v > max(q, k) for q, k, v in zip(scores["q"], scores["k"], scores["v"]))
     means = ", ".join(f"{s} {sum(scores[s]) / len(scores[s]):.3f}" for s in PATHS)
+    if resolve_language(lang) == "ko":
+        return f"토큰별 R² 평균: {means}; v가 가장 잘 설명되는 토큰은 {len(scores['v'])}개 가운데 {v_best}개"
     return f"mean per-token R²: {means}; v best explained in {v_best} of {len(scores['v'])} tokens"
 
 
-def trend(xs) -> str:
-    """``"rises"``, ``"falls"`` or ``"flat"``: the last value of a curve against its first."""
-    return "rises" if xs[-1] > xs[0] else "falls" if xs[-1] < xs[0] else "flat"
+TREND_KO = {"rises": "상승", "falls": "하락", "flat": "평탄"}
 
 
-def curve_row(name: str, stats: dict) -> list[str]:
+def trend(xs, lang: str = "en") -> str:
+    """``"rises"``, ``"falls"`` or ``"flat"`` (Korean ``"상승"``, ``"하락"``, ``"평탄"`` for ``lang="ko"``): the last
+    value of a curve against its first."""
+    word = "rises" if xs[-1] > xs[0] else "falls" if xs[-1] < xs[0] else "flat"
+    return TREND_KO[word] if resolve_language(lang) == "ko" else word
+
+
+def curve_row(name: str, stats: dict, lang: str | None = None) -> list[str]:
     """One row of chapter 07's concentration table: a model's attention entropy (first → last layer) and
-    over-smoothing (depth 0 → its maximum, at which depth → the last), each with its direction."""
+    over-smoothing (depth 0 → its maximum, at which depth → the last), each with its direction, in ``lang``
+    (``None``: the running notebook's edition)."""
+    lang = resolve_language(lang)
     e, o = stats["entropy"], stats["oversmoothing"]
     top = max(range(len(o)), key=o.__getitem__)
-    return [name, f"{e[0]:.2f} → {e[-1]:.2f} ({trend(e)})",
-            f"{o[0]:.2f} → {o[top]:.2f} (depth {top}) → {o[-1]:.2f} ({trend(o)})"]
+    depth = "깊이" if lang == "ko" else "depth"
+    return [name, f"{e[0]:.2f} → {e[-1]:.2f} ({trend(e, lang)})",
+            f"{o[0]:.2f} → {o[top]:.2f} ({depth} {top}) → {o[-1]:.2f} ({trend(o, lang)})"]

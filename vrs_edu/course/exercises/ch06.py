@@ -139,4 +139,4 @@ def check_kv_cache_bytes(fn, *, seed: int = 0, **kw) -> bool:
     if not _returns_int(fn, cases, kw.get("raise_on_fail", False), lang):
         return False
     return check_function(in_language("KV-cache bytes", "KV 캐시 바이트", lang), fn, _ref_kv_cache_bytes, cases,
-                          kv_mistakes(lang), atol=0.5, **kw)
+                          kv_mistakes(lang), atol=0.5, lang=lang, **kw)

@@ -12,8 +12,42 @@ import torch.nn.functional as F
 
 from vrs_edu.chapters.ch07_real_model.probes import cosine, r2_score, substitution_cosine
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
-from vrs_edu.course.language import in_language
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.nn.bert import BertConfig, MiniBert, sentence_embedding
+
+
+def _in_language(mistakes: list[Mistake], hints_ko: list[str], lang: str | None) -> list[Mistake]:
+    """``mistakes`` with their hints in ``lang`` (default: the running edition): the Korean ones from ``hints_ko``,
+    in the same order."""
+    if resolve_language(lang) == "en":
+        return list(mistakes)
+    if len(hints_ko) != len(mistakes):
+        raise ValueError(f"hints_ko: expected one hint per mistake ({len(mistakes)}), got {len(hints_ko)}")
+    return [Mistake(m.fn, hint) for m, hint in zip(mistakes, hints_ko)]
+
+
+EMBEDDING_HINTS_KO = [
+    "T개 위치 전체를 평균했습니다. 패딩 토큰은 세면 안 됩니다. 마스크를 곱하고 실제 토큰의 수로 나누세요",
+    "평균은 맞지만, all-MiniLM-L6-v2는 Normalize 모듈로 끝납니다. 각 임베딩을 L2 노름으로 나누세요"
+    "(F.normalize(..., dim=-1))",
+    "마스크를 씌운 합을 (패딩을 포함한) T로 나누고 정규화하지 않았습니다. 실제 토큰의 수로 나눈 다음 L2 정규화하세요",
+    "평균하기 전에 각 토큰을 정규화했습니다. 원래 상태를 먼저 평균하고, 그 평균을 정규화하세요",
+]
+R2_HINTS_KO = [
+    "차원마다 R²를 하나씩 구해 평균했습니다. 제곱 오차를 먼저 *모든* 행과 차원에 걸쳐 더하세요(분산 가중 R²). 그러면 "
+    "더 많이 변하는 차원이 더 크게 셈에 들어갑니다",
+    "y 자신의 평균과 비교했습니다. 주어진 baseline(학습 데이터의 평균), 곧 탐침이 테스트 데이터를 보지 않고 할 수 있었던 "
+    "상수 추측을 쓰세요",
+    "그것은 설명되지 않고 남은 비율입니다. R²는 1에서 그것을 뺀 값입니다",
+    "R²는 절댓값 오차가 아니라 제곱 오차를 씁니다",
+]
+SUBSTITUTION_HINTS_KO = [
+    "층에 들어가는 스트림 전체를 바꿨습니다. x0을 읽는 것은 투영 하나의 입력뿐이고, 다른 두 투영과 잔차 연결은 계속 "
+    "스트림을 읽습니다",
+    "그것은 단어 임베딩만입니다. x0은 임베딩 층의 출력(토큰과 위치, 정규화됨), 곧 훅 지점 x0입니다",
+    "마지막 층의 토큰 상태를 하나씩 비교했습니다. 점수는 문장 임베딩(모델의 출력, 문장마다 벡터 하나), 곧 각 실행의 "
+    ".embedding을 비교합니다",
+]
 
 
 def _masks(seed: int, B: int, T: int) -> torch.Tensor:
@@ -26,7 +60,8 @@ def _masks(seed: int, B: int, T: int) -> torch.Tensor:
 
 def check_sentence_embedding(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 07a: ``fn(hidden (B, T, D), mask (B, T) bool) -> (B, D)``: the mean of each sentence's real-token
-    states (padding excluded), L2-normalised."""
+    states (padding excluded), L2-normalised. Messages in ``lang`` among ``kw`` (default: the running edition)."""
+    lang = kw.pop("lang", None)
     shapes = [(3, 6, 8), (2, 9, 16), (4, 5, 4)]
     cases = []
     for i, (B, T, D) in enumerate(shapes):
@@ -62,14 +97,17 @@ def check_sentence_embedding(fn, *, seed: int = 0, **kw) -> bool:
     kw.setdefault("stub_hint", in_language(
         "padding must count neither in the sum nor in the count of each sentence; then scale every sentence's mean "
         "to length 1",
-        "패딩은 각 문장의 합에도 개수에도 들어가면 안 됩니다. 그다음 각 문장의 평균을 길이 1로 맞추세요"))
+        "패딩은 각 문장의 합에도 개수에도 들어가면 안 됩니다. 그다음 각 문장의 평균을 길이 1로 맞추세요", lang))
     kw.setdefault("graded", False)   # chapter 07 has no assignment: no hidden checks run on this exercise
-    return check_function("sentence embedding", fn, sentence_embedding, cases, mistakes, **kw)
+    return check_function(in_language("sentence embedding", "문장 임베딩", lang), fn, sentence_embedding, cases,
+                          _in_language(mistakes, EMBEDDING_HINTS_KO, lang), lang=lang, **kw)
 
 
 def check_held_out_r2(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 07b: ``fn(y (N, D), y_hat (N, D), baseline (D,)) -> float``: variance-weighted R²,
-    ``1 − Σ‖y − ŷ‖² / Σ‖y − baseline‖²`` summed over rows and dimensions."""
+    ``1 − Σ‖y − ŷ‖² / Σ‖y − baseline‖²`` summed over rows and dimensions. Messages in ``lang`` among ``kw``
+    (default: the running edition)."""
+    lang = kw.pop("lang", None)
     cases = []
     for i, (N, D) in enumerate([(40, 6), (25, 3), (60, 10)]):
         y, noise, base = random_inputs(1000 * seed + i, (N, D), (N, D), (D,))
@@ -101,9 +139,10 @@ def check_held_out_r2(fn, *, seed: int = 0, **kw) -> bool:
         "two sums of squares over every entry: of the residuals y - y_hat and of y's distance to the baseline; R² "
         "compares them, as a Python float",
         "모든 항목에 걸친 제곱합 두 개: 잔차 y - y_hat의 제곱합과 기준선에서 y까지 거리의 제곱합. R²는 둘을 "
-        "비교하며, Python float로 반환합니다"))
+        "비교하며, Python float로 반환합니다", lang))
     kw.setdefault("graded", False)
-    return check_function("held-out R²", fn, r2_score, cases, mistakes, atol=1e-6, **kw)
+    return check_function(in_language("held-out R²", "홀드아웃 R²", lang), fn, r2_score, cases,
+                          _in_language(mistakes, R2_HINTS_KO, lang), atol=1e-6, lang=lang, **kw)
 
 
 # --- exercise 3: the substitution ablation ----------------------------------------------------------------------
@@ -155,12 +194,15 @@ SUBSTITUTION_MISTAKES = [
 
 def check_substitution(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 07c: ``fn(model (MiniBert), ids (B, T), mask (B, T), layer, path) -> float``: the mean cosine of
-    the patched to the clean sentence embedding when the ``path`` projection of ``layer`` reads x0."""
+    the patched to the clean sentence embedding when the ``path`` projection of ``layer`` reads x0. Messages in
+    ``lang`` among ``kw`` (default: the running edition)."""
+    lang = kw.pop("lang", None)
     kw.setdefault("stub_hint", in_language(
         "a traced clean run gives both x0 and the embedding to compare with; a second run patches one hook point, "
         "the input of the one projection",
         "추적한 깨끗한 실행 한 번이 x0과 비교할 임베딩을 함께 줍니다. 두 번째 실행은 훅 지점 하나, 곧 그 투영 "
-        "하나의 입력을 패치합니다"))
+        "하나의 입력을 패치합니다", lang))
     kw.setdefault("graded", False)
-    return check_function("substitution ablation", fn, substitution_cosine, _substitution_cases(seed),
-                          SUBSTITUTION_MISTAKES, **kw)
+    return check_function(in_language("substitution ablation", "대체 절제", lang), fn, substitution_cosine,
+                          _substitution_cases(seed), _in_language(SUBSTITUTION_MISTAKES, SUBSTITUTION_HINTS_KO, lang),
+                          lang=lang, **kw)

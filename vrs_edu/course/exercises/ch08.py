@@ -9,11 +9,22 @@ import torch
 
 from vrs_edu.chapters.ch08_real_decoder.interventions import per_token_means
 from vrs_edu.course.checks import Mistake, check_function, random_inputs
+from vrs_edu.i18n.language import in_language, resolve_language
+
+# The mistakes' hints in Korean, in the order check_token_table lists them.
+HINTS_KO = [
+    "평균은 맞지만, 한 번도 나오지 않는 토큰의 행이 0으로 채워졌습니다. 모든 위치에 걸친 평균을 주세요(0은 문맥 없는 "
+    "추측이 아니라 큰 변화입니다)",
+    "각 토큰의 합을 전체 위치의 수로 나눴습니다. 그 토큰이 나오는 횟수로 나누세요",
+    "각 행에 그 토큰의 등장 하나(마지막으로 쓴 것)만 담겼습니다. 모든 등장에 걸쳐 평균하세요",
+]
 
 
 def check_token_table(fn, *, seed: int = 0, **kw) -> bool:
     """Exercise 08: ``fn(values (N, D), ids (N,) long, vocab_size) -> (vocab_size, D)``: row i the mean of the values
-    at the positions holding token i; a token that never occurs gets the mean over all positions."""
+    at the positions holding token i; a token that never occurs gets the mean over all positions. Messages in
+    ``lang`` among ``kw`` (default: the running edition)."""
+    lang = kw.pop("lang", None)
     cases = []
     for i, (N, D, V) in enumerate([(30, 4, 8), (50, 6, 12), (12, 3, 20)]):
         (values,) = random_inputs(1000 * seed + i, (N, D))
@@ -43,7 +54,13 @@ def check_token_table(fn, *, seed: int = 0, **kw) -> bool:
         Mistake(last_occurrence, "each row holds one occurrence of its token (the last one written): average over "
                 "all of them"),
     ]
-    kw.setdefault("stub_hint", "sum the values per token id (index_add_), count each id (bincount), divide; rows "
-                  "with count 0 get values.mean(0)")
+    if resolve_language(lang) == "ko":
+        mistakes = [Mistake(m.fn, hint) for m, hint in zip(mistakes, HINTS_KO, strict=True)]
+    kw.setdefault("stub_hint", in_language(
+        "sum the values per token id (index_add_), count each id (bincount), divide; rows with count 0 get "
+        "values.mean(0)",
+        "토큰 id마다 값을 더하고(index_add_), id마다 개수를 세고(bincount), 나누세요. 개수가 0인 행에는 "
+        "values.mean(0)을 주세요", lang))
     kw.setdefault("graded", False)   # chapter 08 has no assignment: no hidden checks run on this exercise
-    return check_function("token table", fn, per_token_means, cases, mistakes, **kw)
+    return check_function(in_language("token table", "토큰 표", lang), fn, per_token_means, cases, mistakes,
+                          lang=lang, **kw)
