@@ -17,6 +17,7 @@ set of numbers and its words twice: the English fields, and in ``ko`` the Korean
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from vrs_edu.i18n.korean import attach
@@ -244,7 +245,7 @@ def measure_words(m: Evidence | None, lang: str | None = None) -> tuple[str, str
         if not firm(m):
             return "Not decided", f"새 패턴의 가치는 잡음과 구별되지 않습니다({w('where')})"
         reading = _reading(m)
-        cost = f"{w('point')['cost']} {amount(m.mean, m.unit, 0.0, lang='ko')}; {w('where')}"
+        cost = f"{w('point')['cost']} {amount(m.mean, m.unit, 0.0, math.inf, 'ko')}; {w('where')}"  # a noun: no 나
         return ("A lot" if reading == "needed" else "Little"), f"{w('point')[reading]}({cost})"
     if not firm(m):
         return "Not decided", f"what the fresh pattern is worth is not told apart from noise ({m.where})"
@@ -782,7 +783,7 @@ def closing(rows: list[dict], lang: str | None = None) -> str:
         if only_against:
             out.append(f"{qs(only_against)}에서는 이에 반하는 확고한 수치만 있습니다.")
         if both:
-            out.append(f"{qs(both)}에서는 양쪽 모두 확고한 수치가 있고, 각각 자기 모델과 조건에서 성립합니다. 답은 "
+            out.append(f"{qs(both)}에서는 양쪽 모두 확고한 수치가 있고, 각각 자기 모델과 영역에서 성립합니다. 답은 "
                        "어떤 모델을, 어떻게 학습시켜 묻느냐에 달려 있습니다.")
         return " ".join(out)
     if only_for:
