@@ -652,9 +652,9 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                      "claim": "SVFormer는 손실을 늘린다"}))
     for name, what, label, what_ko, label_ko in (
             ("late_v1_reuse_within_tolerance", "reading the first layer's V (V := V_1)", "V := V_1",
-             "첫 층의 V를 읽게 하면(V := V_1)", "V := V_1"),
+             "마지막 3분의 1이 첫 층의 V를 읽게 하면(V := V_1)", "V := V_1"),
             ("late_shared_v_within_tolerance", "sharing one V between two adjacent layers", "one V for two layers",
-             "이웃한 두 층이 V 하나를 공유하게 하면", "두 층에 V 하나")):
+             "마지막 3분의 1의 이웃한 두 층이 V 하나를 공유하게 하면", "두 층에 V 하나")):
         v = dec.get(name)
         if v is not None:
             c[4].append(Evidence(4, f"{dl}: {label}", f"{what} in its last third", "costs {amount}",
@@ -667,7 +667,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                  point={"for": "even imposed after training, V reuse is free",
                                         "against": "imposed after training, V reuse is far from free"},
                                  claim="the reuse costs within 0.05 nats",
-                                 ko={"label": f"{dl_ko}: {label_ko}", "subject": f"마지막 3분의 1에서 {what_ko}",
+                                 ko={"label": f"{dl_ko}: {label_ko}", "subject": what_ko,
                                      "pos": "비용이 {amount} 듭니다", "neg": "손실이 {amount} 낮아집니다",
                                      "model": d_model_ko, "corpus": d_corpus_ko, "regime": "사후적, 학습 후에 적용",
                                      "where": d_where_ko,
