@@ -120,8 +120,7 @@ plt.show()
 # %%
 def argue(n, *extra):
     """Question n's two sides, any extra sentences, then its one-line answer."""
-    row = rows[n - 1]
-    say(*G.side_sentences(row), *[x for x in extra if x], f"**Answer.** {row['answer']}")
+    say(*G.argue_paragraphs(rows[n - 1], *extra))
 
 
 argue(1, A.norm_view_sentence(ev["norms"]))
@@ -314,7 +313,7 @@ say(G.capstone_sentence(last, toy.cfg.n_layers, *costs.tolist()))
 # ## The answer
 
 # %%
-say(*[f"**Q{r['n']}.** {r['answer']}" for r in rows], G.closing(rows))
+say(*G.answer_paragraphs(rows))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?

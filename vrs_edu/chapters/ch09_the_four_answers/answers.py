@@ -21,6 +21,8 @@ from vrs_edu.chapters.ch06_what_v_reuse_buys.recipe import verdicts as design_ve
 from vrs_edu.chapters.ch07_real_model import norms as encoder_norms
 from vrs_edu.chapters.ch08_real_decoder import norms as decoder_norms
 from vrs_edu.chapters.ch08_real_decoder.recipe import verdicts as decoder_verdicts
+from vrs_edu.i18n.korean import attach
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.analysis import arm_rule, layer_means, mean
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
@@ -117,15 +119,21 @@ def norm_view_evidence(results: dict[str, dict | None]) -> dict:
 NORM_TOKENS = {"encoder": ("[CLS], [SEP] and punctuation", "take", "where they draw more weight than their share "
                            "of the positions"),
                "decoder": ("the first token", "takes", "where it is a sink")}
+# the same in Korean: the layers where the tokens count, and the tokens as the sentence's subject
+NORM_TOKENS_KO = {"encoder": ("[CLS], [SEP]와 구두점이 위치 수에 비해 더 많은 가중치를 받는", "이 토큰들은"),
+                  "decoder": ("첫 토큰이 싱크인", "첫 토큰은")}
 
 
-def norm_view_sentence(ev: dict) -> str:
+def norm_view_sentence(ev: dict, lang: str | None = None) -> str:
     """Question 1's sentence on the norm-based view, for the deepest model measured (the decoder, else the encoder):
-    what its last third's weights say against what V, O and the residual move."""
+    what its last third's weights say against what V, O and the residual move; in ``lang`` (default: the running
+    edition)."""
     key = "decoder" if "decoder" in ev else "encoder" if "encoder" in ev else None
     if key is None:
         return ""
     e = ev[key]
+    if resolve_language(lang) == "ko":
+        return _norm_view_sentence_ko(key, e)
     who, verb, where = NORM_TOKENS[key]
     name = {"decoder": "the 30-layer decoder's", "encoder": "the encoder's"}[key]
     ls = e["layers"]
@@ -139,6 +147,23 @@ def norm_view_sentence(ev: dict) -> str:
                 f"moves, at the {e['judged']} of those layers {where}")
     sink = "; the sink: Gu et al., arXiv 2410.10781" if key == "decoder" and e["judged"] else ""
     return out + f" (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152{sink})."
+
+
+def _norm_view_sentence_ko(key: str, e: dict) -> str:
+    name = {"decoder": "30층 디코더의", "encoder": "인코더의"}[key]
+    ls = e["layers"]
+    reads = [f"가중치로 읽으면 {percent(e['weights'])}"]
+    if not math.isnan(e["attention"]):
+        reads.append(f"어텐션이 옮기는 것(V와 O)의 노름으로 읽으면 {percent(e['attention'])}")
+    reads.append(f"잔차까지 세면 {percent(e['r'])}")
+    out = (f"가중치(QK)만으로 읽으면 깊은 층은 잘못 서술됩니다. {name} 마지막 3분의 1({ls[0]}–{ls[-1]}층)에서 토큰이 "
+           f"새 상태 중 문맥에서 가져오는 몫은 {', '.join(reads)}입니다")
+    if e["judged"]:
+        where, who = NORM_TOKENS_KO[key]
+        out += (f". {where} {e['judged']}개 층에서 {who} 가중치의 {attach(percent(e['weight']), '을/를')} 받지만 층이 "
+                f"옮기는 것의 {percent(e['norm'])}만 차지합니다")
+    sink = "; 싱크: Gu et al., arXiv 2410.10781" if key == "decoder" and e["judged"] else ""
+    return out + f"(노름 기반 관점: Kobayashi et al., arXiv 2004.10102와 2109.07152{sink})."
 
 
 def regime_parts(r: dict) -> dict:
@@ -190,6 +215,7 @@ def gather_evidence(out_dir: str | Path | None = None, swaps: dict | None = None
             "cache": {v: kv_bytes_per_token(*shape, v) / base for v in ("svformer", "bank", "depth_attention")},
             "char_model": (f"the {char_cfg.n_layers}-layer character-level toy" if char_cfg is not None
                            else "the character-level toy"), "char_corpus": char_corpus,
+            "char_layers": char_cfg.n_layers if char_cfg is not None else None,
             "decoder": {r.test.name: r for r in _decoder_rows(dec, decoder_verdicts)} if dec else None,
             "decoder_corpus": (dec.get("text_corpus") or {}).get("name") if dec else None,
             "norms": norm_view_evidence({"encoder": load_results_or_none("encoder-norms", out_dir=out_dir),

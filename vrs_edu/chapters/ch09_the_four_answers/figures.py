@@ -6,15 +6,36 @@ would speak for the conclusion is shaded: "for" is above 0 in question 1 and bel
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+from matplotlib import font_manager
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import offset_copy
 
-from vrs_edu.chapters.ch09_the_four_answers.argument import SHORT_QUESTIONS, Evidence, firm
+from vrs_edu.chapters.ch09_the_four_answers.argument import SHORT_QUESTIONS, SHORT_QUESTIONS_KO, Evidence, firm, words
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.viz.plots import KOREAN_FONT, korean_font_file
 
 COLOURS = {"for": "#4c72b0", "against": "#c44e52"}
 FOR_SHADE = "#dde6f3"
+# The figure's words in each edition: the column titles, the key, the axis, an empty side, the row heading's "Q".
+WORDS = {"en": {"columns": ("FOR the conclusion", "AGAINST it"), "filled": "filled: decided",
+                "hollow": "hollow: not decided (noise could explain it)",
+                "shaded": "shaded: the side that speaks for the conclusion", "axis": "loss change (nats)",
+                "nothing": "nothing measured", "q": "Q"},
+         "ko": {"columns": ("결론에 찬성", "결론에 반대"), "filled": "채운 점: 결정됨",
+                "hollow": "빈 점: 결정되지 않음 (잡음으로 설명될 수 있음)",
+                "shaded": "음영: 결론에 찬성하는 쪽", "axis": "손실 변화 (nats)",
+                "nothing": "측정된 것 없음", "q": "질문 "}}
+
+
+def _register_korean_bold() -> None:
+    """The bold face of the Korean edition's font (NanumGothicBold, shipped beside NanumGothic; its weight reads 600,
+    semibold): the Korean headings are set in it whole, Latin letters and digits too, because a bold DejaVu Sans
+    with a Hangul fallback would ask NanumGothic for weight 700, which it lacks (matplotlib says so on stderr)."""
+    path = str(korean_font_file().with_name("NanumGothicBold.ttf"))
+    if all(f.fname != path for f in font_manager.fontManager.ttflist):
+        font_manager.fontManager.addfont(path)
 
 
 def _for_region(e: Evidence, lo: float, hi: float) -> tuple[float, float]:
@@ -27,13 +48,13 @@ def _for_region(e: Evidence, lo: float, hi: float) -> tuple[float, float]:
     return lo, e.margin
 
 
-def _panel(ax, e: Evidence | None, which: str) -> None:
+def _panel(ax, e: Evidence | None, which: str, lang: str = "en") -> None:
     """One number on its own linear axis: its mark and 95 % interval (hollow when it does not decide its side), its
     value, 0 (and the tolerance for a cost read as cheap), and the side that speaks for the conclusion shaded."""
     ax.set_yticks([])
     if e is None:
         ax.set_xticks([])
-        ax.text(0.5, 0.5, "nothing measured", transform=ax.transAxes, ha="center", va="center", color="0.4")
+        ax.text(0.5, 0.5, WORDS[lang]["nothing"], transform=ax.transAxes, ha="center", va="center", color="0.4")
         return
     lines = [0.0] + ([e.margin] if e.favours == "cheap" else [])
     lo, hi = min(e.lo, *lines), max(e.hi, *lines)
@@ -50,50 +71,58 @@ def _panel(ax, e: Evidence | None, which: str) -> None:
                 textcoords="offset points", ha="center", va="bottom", color=colour)
     ax.set_xlim(lo, hi)
     ax.set_ylim(-1, 1.6)
-    ax.set_title(e.label, fontsize=12, loc="left")
+    ax.set_title(words(e, "label", lang), fontsize=12, loc="left")
     ax.xaxis.set_major_locator(MaxNLocator(nbins=5))   # few tick labels: none overlaps another
 
 
-def plot_for_against(rows: list[dict]):
+def plot_for_against(rows: list[dict], lang: str | None = None):
     """Four rows, one per question (``rows``: :func:`~vrs_edu.chapters.ch09_the_four_answers.argument
     .argument_rows`), two panels each: the side's strongest number "for" (blue) and "against" (red) with its 95 %
     interval, in nats, on its own linear axis that includes 0; a filled mark decides its side, a
     hollow one does not; the shaded stretch is where a number would speak for the conclusion; a side with no
     number says "nothing measured". A row's heading names its question and, for question 1, its measure (what
-    stand-in patterns cost). A key under the panels says what filled, hollow and shaded mean. Returns the figure.
+    stand-in patterns cost). A key under the panels says what filled, hollow and shaded mean. Words in ``lang``
+    (default: the running edition). Returns the figure.
 
     Raises:
         ValueError: ``rows`` does not hold the four questions in order.
     """
     if [r.get("n") for r in rows] != [1, 2, 3, 4]:
         raise ValueError(f"rows must be the four questions in order, got {[r.get('n') for r in rows]}")
+    lang = resolve_language(lang)
+    if lang == "ko":
+        _register_korean_bold()
+    w = WORDS[lang]
+    bold = dict(family=KOREAN_FONT, weight="semibold") if lang == "ko" else dict(weight="bold")
+    short = SHORT_QUESTIONS_KO if lang == "ko" else SHORT_QUESTIONS
     fig, axes = plt.subplots(4, 2, figsize=(12.0, 10.5))
     for r, pair in zip(rows, axes):
         for ax, which in zip(pair, ("for", "against")):
-            _panel(ax, r[which], which)
+            _panel(ax, r[which], which, lang)
     for ax in axes[-1]:
-        ax.set_xlabel("loss change (nats)")
-    fig.legend(handles=_key(), loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 0.0))
+        ax.set_xlabel(w["axis"])
+    fig.legend(handles=_key(lang), loc="lower center", ncol=3, frameon=False, bbox_to_anchor=(0.5, 0.0))
     # the bottom strip is the key's, the top one the column titles'
     fig.tight_layout(h_pad=3.6, w_pad=6.0, rect=(0, 0.06, 1, 0.94))
     # Headings are figure texts placed after the layout: a row's heading spans both columns, and as an axes text
     # it would make the layout narrow the left panel to fit it.
     for r, pair in zip(rows, axes):
         m = r.get("measure")
-        how_much = f" — {m.point['cost']} {m.mean:+.2f} nats" if m is not None else ""
+        how_much = f" — {words(m, 'point', lang)['cost']} {m.mean:+.2f} nats" if m is not None else ""
         box = pair[0].get_position()
-        fig.text(box.x0, box.y1, f"Q{r['n']} · {SHORT_QUESTIONS[r['n']]}{how_much}", fontsize=13, weight="bold",
+        fig.text(box.x0, box.y1, f"{w['q']}{r['n']} · {short[r['n']]}{how_much}", fontsize=13, **bold,
                  transform=offset_copy(fig.transFigure, fig=fig, y=30, units="points"))
-    for ax, which, words in zip(axes[0], ("for", "against"), ("FOR the conclusion", "AGAINST it")):
+    for ax, which, title in zip(axes[0], ("for", "against"), w["columns"]):
         box = ax.get_position()
-        fig.text((box.x0 + box.x1) / 2, box.y1, words, ha="center", color=COLOURS[which], weight="bold",
+        fig.text((box.x0 + box.x1) / 2, box.y1, title, ha="center", color=COLOURS[which], **bold,
                  transform=offset_copy(fig.transFigure, fig=fig, y=58, units="points"))
     return fig
 
 
-def _key() -> list:
+def _key(lang: str = "en") -> list:
     """The figure's key, so a reader needs no caption: what filled and hollow marks and the shading mean."""
     mark = dict(ls="none", ms=9, mew=2, color="0.3")
-    return [Line2D([], [], marker="o", mfc="0.3", label="filled: decided", **mark),
-            Line2D([], [], marker="o", mfc="white", label="hollow: not decided (noise could explain it)", **mark),
-            Patch(facecolor=FOR_SHADE, label="shaded: the side that speaks for the conclusion")]
+    w = WORDS[lang]
+    return [Line2D([], [], marker="o", mfc="0.3", label=w["filled"], **mark),
+            Line2D([], [], marker="o", mfc="white", label=w["hollow"], **mark),
+            Patch(facecolor=FOR_SHADE, label=w["shaded"])]

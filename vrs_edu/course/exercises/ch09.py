@@ -20,6 +20,7 @@ from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import pattern_swap, unif
 from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
 from vrs_edu.course.checks import (PASSED, PASSED_UNGRADED, CheckFailed, Mistake, check_function,
                                    strong_write_model, wrap)
+from vrs_edu.course.language import in_language
 from vrs_edu.nn.model import TinyGPT
 
 CASES = [
@@ -212,8 +213,12 @@ def check_pattern_or_values(fn, *, seed: int = 0, edges: bool = False, **kw) -> 
     models."""
     kw.setdefault("atol", 1e-4)
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", "three losses minus the clean one, each from a forward pass whose hook replaces "
-                  "one thing at layer `layer`: the pattern by a uniform causal one, the pattern by the one computed "
-                  "on x.roll(1, 0), the values (attn.v_mix) by those computed on x.roll(1, 0)")
+    kw.setdefault("stub_hint", in_language(
+        "three losses minus the clean one, each from a forward pass whose hook replaces one thing at layer `layer`: "
+        "the pattern by a uniform causal one, the pattern by the one computed on x.roll(1, 0), the values "
+        "(attn.v_mix) by those computed on x.roll(1, 0)",
+        "세 손실에서 각각 깨끗한 손실을 빼세요. 각 손실은 층 `layer`에서 훅으로 하나를 바꾼 순전파에서 얻습니다. 패턴을 "
+        "균일한 인과 패턴으로, 패턴을 x.roll(1, 0)에서 계산한 패턴으로, 값(attn.v_mix)을 x.roll(1, 0)에서 계산한 "
+        "값으로 바꿉니다"))
     return check_function("pattern or values", fn, pattern_or_values, _capstone_cases(seed, edges),
                           CAPSTONE_MISTAKES, **kw)
