@@ -6,7 +6,6 @@ would speak for the conclusion is shaded: "for" is above 0 in question 1 and bel
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
-from matplotlib import font_manager
 from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import MaxNLocator
@@ -14,7 +13,7 @@ from matplotlib.transforms import offset_copy
 
 from vrs_edu.chapters.ch09_the_four_answers.argument import SHORT_QUESTIONS, SHORT_QUESTIONS_KO, Evidence, firm, words
 from vrs_edu.i18n.language import resolve_language
-from vrs_edu.viz.plots import KOREAN_FONT, korean_font_file
+from vrs_edu.viz.plots import KOREAN_FONT, register_korean_font
 
 COLOURS = {"for": "#4c72b0", "against": "#c44e52"}
 FOR_SHADE = "#dde6f3"
@@ -27,15 +26,6 @@ WORDS = {"en": {"columns": ("FOR the conclusion", "AGAINST it"), "filled": "fill
                 "hollow": "빈 점: 결정되지 않음 (잡음으로 설명될 수 있음)",
                 "shaded": "음영: 결론에 찬성하는 쪽", "axis": "손실 변화 (nats)",
                 "nothing": "측정된 것 없음", "q": "질문 "}}
-
-
-def _register_korean_bold() -> None:
-    """The bold face of the Korean edition's font (NanumGothicBold, shipped beside NanumGothic; its weight reads 600,
-    semibold): the Korean headings are set in it whole, Latin letters and digits too, because a bold DejaVu Sans
-    with a Hangul fallback would ask NanumGothic for weight 700, which it lacks (matplotlib says so on stderr)."""
-    path = str(korean_font_file().with_name("NanumGothicBold.ttf"))
-    if all(f.fname != path for f in font_manager.fontManager.ttflist):
-        font_manager.fontManager.addfont(path)
 
 
 def _for_region(e: Evidence, lo: float, hi: float) -> tuple[float, float]:
@@ -91,9 +81,9 @@ def plot_for_against(rows: list[dict], lang: str | None = None):
         raise ValueError(f"rows must be the four questions in order, got {[r.get('n') for r in rows]}")
     lang = resolve_language(lang)
     if lang == "ko":
-        _register_korean_bold()
+        register_korean_font()   # regular and bold (the bold face registered at weight 700: vrs_edu.viz.plots)
     w = WORDS[lang]
-    bold = dict(family=KOREAN_FONT, weight="semibold") if lang == "ko" else dict(weight="bold")
+    bold = dict(family=KOREAN_FONT, weight="bold") if lang == "ko" else dict(weight="bold")
     short = SHORT_QUESTIONS_KO if lang == "ko" else SHORT_QUESTIONS
     fig, axes = plt.subplots(4, 2, figsize=(12.0, 10.5))
     for r, pair in zip(rows, axes):
