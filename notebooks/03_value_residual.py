@@ -137,8 +137,9 @@ def finals(v):
 
 
 weak = paired_difference(finals("resformer_raw"), finals("baseline_raw"))
-say(c3.stream_start_table(comparison['baseline_raw'].final_mean, comparison['resformer_raw'].final_mean,
-                          weak.mean, comparison['baseline'].final_mean, comparison['resformer'].final_mean,
+say(c3.stream_start_table(comparison['baseline_raw'].final_mean,
+                          comparison['resformer_raw'].final_mean, weak.mean,
+                          comparison['baseline'].final_mean, comparison['resformer'].final_mean,
                           r.mean),
     c3.baseline_lesson(weak.mean, r.mean, by["weak_baseline_inflates_gain"].mean,
                        by["strong_baseline_better"].mean))

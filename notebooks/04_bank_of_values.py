@@ -90,7 +90,8 @@ bov_arms = R["settings"]["rate_sweep"]                 # arm -> variant, e.g. "Ã
 sweep = ch04.rate_sweep(R["corpus"], bov_arms)
 cfg = R["corpus"]["configs"]["qkv"]
 plot_rate_sweep(sweep, title=ch04.sweep_title(R['text_corpus']['name'],
-                                               R['corpus']['coefficient_table']['layers'], len(R['seeds'])))
+                                               R['corpus']['coefficient_table']['layers'],
+                                               len(R['seeds'])))
 plt.show()
 say(ch04.share_sentence(sweep))
 
@@ -330,7 +331,8 @@ with torch.no_grad():
 
     clean, swapped = held_out_loss(False), held_out_loss(True)
 say(ch04.table_swap_sentence(ids.numel(), int(ids.unique().numel()), data.vocab_size,
-                             {l: fitted[l][1] for l in x0_layers}, clean, swapped, by['bank_loss'].mean))
+                             {l: fitted[l][1] for l in x0_layers}, clean, swapped,
+                             by['bank_loss'].mean))
 
 # %% [markdown]
 # ## Widget: which path uses its x0, and how far can it be turned?

@@ -88,7 +88,8 @@ corpus, result, vod, rows, vod_rows, loss_rows = load_depth_results(say=say)
 if result is not None and vod is not None:
     effects = vod_recipe.loss_effects(rows, list(vod_rows.values()))
     plot_loss_effects(effects, ch05.effects_title(result['corpus'], len(result['seeds']),
-                                                  result['schedule']['steps'], vod['schedule']['steps']))
+                                                  result['schedule']['steps'],
+                                                  vod['schedule']['steps']))
     plt.show()
     say(ch05.effect_sentence(effects))
 
@@ -282,7 +283,8 @@ from vrs_edu.chapters.ch05_depth_as_sequence.figures import window_figure
 
 fig, readout = window_figure(widget_layers, 2, learned)
 plt.show()
-say(ch05.window_readout_sentence(readout['n_sources'][-1], widget_layers + 1, readout['oldest_weight']))
+say(ch05.window_readout_sentence(readout['n_sources'][-1], widget_layers + 1,
+                                 readout['oldest_weight']))
 
 # %% [markdown]
 # ## Exercise — ShortSWA over depth for a whole stack
@@ -390,8 +392,8 @@ from vrs_edu.chapters.ch05_depth_as_sequence.prose import short_answer
 if result is not None and vod is not None:
     c = result["corpus"]
     text = NAMED[c][1].split(",")[0] if c in NAMED else c       # "King James Version of the Bible"
-    regime = ch05.regime_text(n_layers, len(result['seeds']), result['epochs_read'], vod['epochs_read'], c,
-                              text)
+    regime = ch05.regime_text(n_layers, len(result['seeds']), result['epochs_read'],
+                              vod['epochs_read'], c, text)
     say(short_answer(loss_rows, vod_rows["depth_attention_loss"],
                      [verdict_label(r) for r in vod_rows.values() if r.test.family == "streams"],
                      regime), ch05.next_chapters_sentence())

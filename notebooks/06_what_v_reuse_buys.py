@@ -336,8 +336,8 @@ say(table(*cosine_table(cosines, bank_layers)),
 # should give exactly the layer's attention output.
 
 # %%
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (decomposition_sentence, output_from_table,
-                                                        ov_tables)
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (decomposition_sentence,
+                                                        output_from_table, ov_tables)
 
 layer = bank_layers[-1]
 ov = ov_tables(bank_model.blocks[layer], bank_model.cfg.n_heads)     # (H, |V|, D)
@@ -355,7 +355,8 @@ say(decomposition_sentence(layer, largest))
 # %%
 import torch
 
-from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import loudest_rows, loudest_sentence, loudest_table
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (loudest_rows, loudest_sentence,
+                                                        loudest_table)
 
 freq = torch.bincount(data.train, minlength=data.vocab_size)
 loud = loudest_rows(ov, bank_model.lm_head.weight.detach(), freq, data.tokenizer.token)
@@ -510,7 +511,8 @@ lines = []
 for v, test, ch in (("svformer", "svformer_cost", "03"), ("bank", "bank_loss", "04")):
     if quality[v] is not None:
         lines.append(quality_line(ch, quality[v]["command"], v,
-                                  quality[v]["corpus"]["comparison"][v]["paired_final"], test, judged[v]))
+                                  quality[v]["corpus"]["comparison"][v]["paired_final"], test,
+                                  judged[v]))
 if vod is not None:
     lines += [depth_attention_line(vod["command"], r) for r in da.values()]
 say("\n".join(lines))

@@ -442,8 +442,8 @@ with torch.no_grad():
 toy_worse_v = sum(v.mean > p.mean
                   for p, v in zip(toy_swaps["pattern swap"], toy_swaps["value swap"]))
 say(table(*toy_swap_table(pattern_swap, value_swap, toy_swaps, min(L, toy.cfg.n_layers))),
-    toy_swap_sentence(worse_v, L, toy_run["command"], toy_worse_v, toy.cfg.n_layers, len(toy_batches),
-                      sum(xb.size(0) for xb, _ in toy_batches)))
+    toy_swap_sentence(worse_v, L, toy_run["command"], toy_worse_v, toy.cfg.n_layers,
+                      len(toy_batches), sum(xb.size(0) for xb, _ in toy_batches)))
 
 # %% [markdown]
 # **Through which path do deep layers re-read x0?** The real model's probe and ablation against the toys' learned x0
@@ -456,7 +456,8 @@ say(table(*toy_swap_table(pattern_swap, value_swap, toy_swaps, min(L, toy.cfg.n_
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results
 from vrs_edu.chapters.ch07_real_model.probes import toy_ablations, toy_x0_coefficients
-from vrs_edu.chapters.ch07_real_model.prose import deep_reading_sentence, toy_ablation_table, toy_x0_table
+from vrs_edu.chapters.ch07_real_model.prose import (deep_reading_sentence, toy_ablation_table,
+                                                 toy_x0_table)
 
 corpus = verdict_corpus()      # the corpus of chapters 03-04's verdicts, as they read it
 results = {n: load_results(n, corpus=corpus) for n in ("value-residual", "bank-of-values")}
@@ -560,7 +561,8 @@ print(parity_detail(transformers.__version__, parity))
 # %%
 from vrs_edu.chapters.ch07_real_model.prose import probe_details, probe_details_table
 
-say(probe_details(len(sentences), len(acts.tokens), probes), table(*probe_details_table(probes, margin)))
+say(probe_details(len(sentences), len(acts.tokens), probes),
+    table(*probe_details_table(probes, margin)))
 
 # %% [markdown]
 # **The norm-based view.** The tests `vrs_edu.chapters.ch07_real_model.norms` declared before the run, judged on the

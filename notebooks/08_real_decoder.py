@@ -184,7 +184,8 @@ say(demo_sentence(first, out))
 # (value swap). The donor of a swap is the neighbouring evaluation sequence.
 
 # %%
-from vrs_edu.chapters.ch08_real_decoder.prose import interventions_title, last_third_patterns_sentence
+from vrs_edu.chapters.ch08_real_decoder.prose import (interventions_title,
+                                                   last_third_patterns_sentence)
 
 Q1 = ("uniform pattern", "previous layer's pattern", "pattern swap", "value swap")
 plot_thirds(result, Q1, title=interventions_title())

@@ -10,8 +10,7 @@ The mechanism, on a tiny two-markdown-cell notebook and its catalog in a tempora
 
 The real course: every notebook that has a Korean edition (``notebooks/ko/NN_slug.ipynb``) passes those checks,
 keeps the chapter anatomy with the Korean headings (tests/test_chapter_anatomy.py's check with ``lang="ko"``), and
-its glossary, citation and notebook links resolve. The notebooks still without a Korean edition are listed by a
-non-strict xfail until every translation is merged (then it becomes strict).
+its glossary, citation and notebook links resolve, and every English notebook has its Korean edition.
 """
 from __future__ import annotations
 
@@ -208,8 +207,6 @@ def test_every_catalog_has_an_entry_for_every_english_markdown_cell():
     assert not stale, "run `make translations`; the catalogs lack " + ", ".join(stale)
 
 
-# Issue 40 in progress: the lead makes this strict (strict=True, then remove the mark) once every translation is in.
-@pytest.mark.xfail(strict=False, reason="issue 40 in progress: not every notebook has its Korean edition yet")
 def test_every_notebook_has_its_korean_edition():
     missing = [p.name for p in ENGLISH if not (NOTEBOOKS / "ko" / p.name).exists()]
     assert not missing, "no Korean edition yet (make notebook-ko NB=notebooks/NN_slug.ipynb): " + ", ".join(missing)
