@@ -9,6 +9,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch08_real_decoder.norms import SINK_EPS
+from vrs_edu.chapters.ch08_real_decoder.prose import THIRD_KO, condition_name, where_name
 from vrs_edu.chapters.ch08_real_decoder.readout import substitution_readout
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.analysis import layer_means, t_test
@@ -35,11 +36,12 @@ def plot_thirds(result: dict, names=("Q table", "K table", "V table"), ax=None, 
         cells = [result["per_third"][f"{name} · {t}"] for t in thirds]
         xs = [j + (i - (len(names) - 1) / 2) * width for j in range(len(thirds))]
         lo_hi = list(zip(*[_err(c) for c in cells]))
-        ax.bar(xs, [c["mean"] for c in cells], width, yerr=lo_hi, capsize=3, label=name,
+        ax.bar(xs, [c["mean"] for c in cells], width, yerr=lo_hi, capsize=3, label=condition_name(name),
                color=COLORS.get(name, f"C{i}"))
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
-    ax.set_xticks(range(len(thirds)), [f"{t}\n(layers {result['thirds'][t][0]}-{result['thirds'][t][-1]})"
-                                       for t in thirds])
+    ax.set_xticks(range(len(thirds)), [in_language(f"{t}\n(layers {result['thirds'][t][0]}-{result['thirds'][t][-1]})",
+                                                   f"{THIRD_KO.get(t, t)}\n(층 {result['thirds'][t][0]}-"
+                                                   f"{result['thirds'][t][-1]})") for t in thirds])
     ax.set_ylabel(in_language("Δ loss (nats / token)", "Δ 손실 (nats / 토큰)"))
     ax.set_title(title or in_language("replaced in every layer of one third", "3분의 1 구간의 모든 층에서 대체"))
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0))
@@ -59,7 +61,7 @@ def plot_layer_scan(result: dict, names=("Q table", "K table", "V table"), ax=No
     for i, name in enumerate(names):
         m = [floor(y) for y in scan[name]["mean"]]
         ls = range(len(m))
-        ax.plot(ls, m, marker="o", ms=3, label=name, color=COLORS.get(name, f"C{i}"))
+        ax.plot(ls, m, marker="o", ms=3, label=condition_name(name), color=COLORS.get(name, f"C{i}"))
         ax.fill_between(ls, [floor(c[0]) for c in scan[name]["ci"]], [floor(c[1]) for c in scan[name]["ci"]],
                         alpha=0.2, color=COLORS.get(name, f"C{i}"))
     for t, layers in result["thirds"].items():
@@ -128,7 +130,6 @@ def plot_lens(result: dict):
     return fig
 
 
-THIRD_KO = {"early": "초기", "middle": "중기", "late": "후기"}   # the thirds' names in Korean labels
 FLOOR = 2e-3   # nats: the price list's log axis draws a smaller (or negative) cost at this floor
 
 
@@ -147,7 +148,7 @@ def plot_price_list(result: dict, ax=None):
         lo, hi = max(r["ci"][0], FLOOR), max(r["ci"][1], FLOOR)
         ax.errorbar(r["bytes_saved"] / total, y, yerr=[[y - lo], [hi - y]], fmt="s" if third else "o",
                     ms=8 if third else 5, color=color, mfc=color if r["within"] else "white",
-                    alpha=0.9 if third else 0.6, label=None if cond in seen else cond)
+                    alpha=0.9 if third else 0.6, label=None if cond in seen else condition_name(cond))
         seen.add(cond)
     ax.axhline(result["tolerance"], color="0.3", ls="--", lw=1)
     ax.set_yscale("log")
@@ -216,9 +217,9 @@ def _where(choice: str, thirds: dict) -> list[int]:
 def substitution_text(out: dict, tokens: list[str], default_delta: float | None = None, shown: int = 8) -> str:
     """What the widget prints: the sentence's loss with and without the table, and the next-token predictions
     (top 1, clean → substituted) at the ``shown`` positions whose loss changed most."""
-    change = (change_from_default(out["delta"], default_delta, ".3f", " nats") if default_delta is not None
-              else f"{out['delta']:+.3f} nats")
     ko = resolve_language(None) == "ko"
+    change = (change_from_default(out["delta"], default_delta, ".3f", " nats", "ko" if ko else "en")
+              if default_delta is not None else f"{out['delta']:+.3f} nats")
     lines = [f"loss of the sentence: {out['clean_loss']:.3f} → {out['loss']:.3f} nats per token "
              f"(Δ {change})", f"next-token predictions where the loss moved most (of {len(tokens) - 1}):"]
     if ko:
@@ -269,6 +270,9 @@ def substitution_widget(model, demo: dict, sentences: dict, thirds: dict):
         fig, _, text = substitution_figure(model, demo, ids, tokens, thirds, where, projection)
         plt.show()
         print(text)
+
+    if resolve_language(None) == "ko":                  # Korean labels, the same values
+        options = [(where_name(o), o) for o in options]
 
     return W.interactive(show,
                          sentence=W.Dropdown(options=[(s[:70] + ("..." if len(s) > 70 else ""), s) for s in sentences],

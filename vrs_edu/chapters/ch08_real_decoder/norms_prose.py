@@ -13,8 +13,11 @@ from __future__ import annotations
 import math
 
 from vrs_edu.chapters.ch08_real_decoder.norms import DEPTH_TEST, SESOI_SHARE, SINK_EPS, mixing_test, sink_test
+from vrs_edu.chapters.ch08_real_decoder.prose import THIRD_KO
 from vrs_edu.chapters.ch08_real_decoder.readout import VERDICT_COLUMNS, verdict_words
+from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import verdict_word
 from vrs_edu.lab.analysis import layer_means
 from vrs_edu.lab.results import Verdict
 
@@ -36,6 +39,11 @@ def _and(items) -> str:
 def _layers(ls) -> str:
     """``layer 6`` or ``layers 6, 8 and 9``."""
     return f"layer{'s' if len(ls) > 1 else ''} {_and(ls)}"
+
+
+def _layers_ko(ls) -> str:
+    """``층 6`` or ``층 6, 8, 9``."""
+    return "층 " + ", ".join(map(str, ls))
 
 
 def by_name(rows) -> dict[str, Verdict]:
@@ -63,23 +71,57 @@ def sink_numbers(result: dict, rows) -> dict:
             "norm": _mean(means["norm_share"][l] for l in judged), "weight_share": means["weight_share"]}
 
 
-def _grouped(by_layer: dict[int, str], shares: list[float] | None = None) -> str:
+def _grouped(by_layer: dict[int, str], shares: list[float] | None = None, lang: str = "en") -> str:
     """``negligible at layers 0 and 1, reproduced at layers 6, 8 and 9``, the verdicts in order of first layer;
-    with ``shares`` (per layer), each group's range of them: ``(weight share 0.26–0.29)``."""
+    with ``shares`` (per layer), each group's range of them: ``(weight share 0.26–0.29)``. Korean (``lang="ko"``):
+    ``층 0, 1에서 무시할 만함, 층 6, 8, 9에서 재현됨`` (``(가중치 몫 0.26–0.29)``), a verdict word in its Korean
+    (``not judged``: 판정하지 않음)."""
     groups: dict[str, list[int]] = {}
     for l, word in by_layer.items():
         groups.setdefault(word, []).append(l)
+    ko = lang == "ko"
 
     def span(ls):
         lo, hi = min(shares[l] for l in ls), max(shares[l] for l in ls)
-        return f" (weight share {lo:.2f})" if f"{lo:.2f}" == f"{hi:.2f}" else f" (weight share {lo:.2f}–{hi:.2f})"
+        share, space = ("가중치 몫", "") if ko else ("weight share", " ")
+        return f"{space}({share} {lo:.2f})" if f"{lo:.2f}" == f"{hi:.2f}" else f"{space}({share} {lo:.2f}–{hi:.2f})"
+    if ko:
+        return ", ".join(f"{_layers_ko(ls)}에서 {'판정하지 않음' if word == 'not judged' else verdict_word(word, 'ko')}"
+                         f"{span(ls) if shares else ''}" for word, ls in groups.items())
     return ", ".join(f"{word} at {_layers(ls)}{span(ls) if shares else ''}" for word, ls in groups.items())
 
 
-def sink_sentence(s: dict, eps: float = SINK_EPS) -> str:
+def _sink_sentence_ko(s: dict, eps: float) -> str:
+    L, judged = s["n_layers"], s["judged"]
+    if not judged:
+        out = (f"선언된 규칙(가중치 몫 {eps:g} 초과)으로는 첫 토큰 싱크가 있는 층이 없으므로, 싱크 검정은 하나도 "
+               "판정하지 않습니다.")
+    else:
+        below = [l for l in judged if s["verdicts"][l] == "reproduced"]
+        count = f"{len(below)}개 층 모두" if len(below) == len(judged) else f"{len(below)}개 층"
+        weight, norm = f"**{s['weight']:.0%}**", f"**{s['norm']:.0%}**"
+        weight = attach(weight, "을/를")
+        norm = f"{norm}만 차지합니다" if s["norm"] < s["weight"] else f"{attach(norm, '을/를')} 차지합니다"
+        out = (f"첫 토큰은 **{L}개 층 가운데 {len(judged)}개 층**에서 싱크입니다(가중치 몫 {eps:g} 초과). 그 가운데 "
+               f"**{count}**에서 노름 몫이 가중치 몫보다 작습니다(*재현됨*). 그 {len(judged)}개 층에 걸쳐 첫 토큰은 "
+               f"가중치의 {weight} 받{'지만' if s['norm'] < s['weight'] else '고'} 층이 옮기는 것의 {norm}.")
+        others = {l: s["verdicts"][l] for l in judged if l not in below}
+        if others:
+            out += f" 판정된 나머지 층: {_grouped(others, lang='ko')}."
+    if s["out"]:
+        would = {l: wb or "not judged" for l, wb in s["out"].items()}
+        out += (f" {_layers_ko(list(s['out']))}에는 이 규칙에 따른 싱크가 없으므로 *적용 범위 밖*입니다. 그래도 "
+                f"판정한다면 {_grouped(would, s['weight_share'], 'ko')}입니다.")
+    return out
+
+
+def sink_sentence(s: dict, eps: float = SINK_EPS, lang: str | None = None) -> str:
     """The sink in words (``s``: :func:`sink_numbers`): in how many of the layers with a sink (weight share above
     ``eps``) the norm share lies below the weight share (the test *reproduced*), the mean shares over those layers,
-    the judged layers with another verdict, and the layers out of regime with their would-be verdicts."""
+    the judged layers with another verdict, and the layers out of regime with their would-be verdicts. ``lang``:
+    the sentence's language (``None``: the running edition's)."""
+    if resolve_language(lang) == "ko":
+        return _sink_sentence_ko(s, eps)
     L, judged = s["n_layers"], s["judged"]
     if not judged:
         out = (f"No layer has a first-token sink by the declared rule (its weight share above {eps:g}), so no sink "
@@ -103,28 +145,52 @@ def sink_sentence(s: dict, eps: float = SINK_EPS) -> str:
     return out + "."
 
 
-def mixing_numbers(result: dict, rows) -> dict:
+def mixing_numbers(result: dict, rows, lang: str | None = None) -> dict:
     """The context-mixing ratio by third, from a ``decoder-norms`` result and its verdicts ``rows``.
 
     Returns ``{"thirds": {third: {"r", "weights", "attention", "verdict"}}`` (the mixing ratio r, the weight-based
     reading 1 − α_ii and between them the attention sub-layer alone by norms, no residual (NaN in a result made
     before it was read), means over the third's layers of the per-layer means over the sequences; the words of the test
     *r below the weights' reading*), ``"all": {"r", "weights"}`` (means over every layer), ``"depth"``: the verdict of
-    *early above late* (a :class:`~vrs_edu.lab.results.Verdict`: mean r(early) − r(late) and its interval)}``."""
+    *early above late* (a :class:`~vrs_edu.lab.results.Verdict`: mean r(early) − r(late) and its interval)}``.
+    ``lang``: the language of the verdicts' words (``None``: the running edition's)."""
     means = layer_means(result)
     by = by_name(rows)
     attention = means.get("attention_mixing")        # absent from a result made before it was read
     thirds = {t: {"r": _mean(means["mixing"][l] for l in ls), "weights": _mean(means["weight_mixing"][l] for l in ls),
                   "attention": _mean(attention[l] for l in ls) if attention else math.nan,
-                  "verdict": verdict_words(by[mixing_test(t).name])} for t, ls in result["thirds"].items()}
+                  "verdict": verdict_words(by[mixing_test(t).name], lang)} for t, ls in result["thirds"].items()}
     return {"thirds": thirds, "all": {"r": _mean(means["mixing"]), "weights": _mean(means["weight_mixing"])},
             "depth": by[DEPTH_TEST.name]}
 
 
-def mixing_sentence(m: dict) -> str:
-    """The mixing ratio in words (``m``: :func:`mixing_numbers`): per third, r against 1 − α_ii (percentages) and
-    the verdict of *r below the weights' reading*; then whether the early third mixes more than the late, by how
-    many points of the ratio, and that test's verdict."""
+def _mixing_sentence_ko(m: dict) -> str:
+    th = m["thirds"]
+    names = list(th)
+    pct = lambda key: ", ".join(f"{th[t][key]:.0%}" for t in names)  # noqa: E731
+    verdicts = ", ".join(f"{THIRD_KO.get(t, t)} *{th[t]['verdict']}*" for t in names)
+    d = m["depth"]
+    points = abs(d.mean) * 100
+    size = f"비율로 {points:.0f}포인트" if round(points) >= 1 else "비율로 1포인트 미만만큼"
+    split = ("" if any(math.isnan(th[t]["attention"]) for t in names) else
+             f" 잔차 없이 어텐션이 옮기는 것의 노름만으로 보면 {pct('attention')}입니다. 값의 노름이 첫 단계를 "
+             "낮추고, 나머지는 잔차가 낮춥니다.")
+    early, late = THIRD_KO.get(names[0], names[0]), THIRD_KO.get(names[-1], names[-1])
+    r = attach(f"**{pct('r')}**", "을/를")
+    return (f"V, O와 잔차까지 세면 토큰은 새 상태의 {r} 문맥에서 가져옵니다"
+            f"({', '.join(THIRD_KO.get(t, t) for t in names)} 3분의 1). 가중치만으로는(1 − α_ii) "
+            f"**{pct('weights')}**입니다.{split} 검정 *혼합 비율은 가중치의 읽기보다 낮다*: {verdicts}. "
+            f"{early} 3분의 1은 {late} 3분의 1보다 문맥을 {size} 더 {'많이' if d.mean > 0 else '적게'} 섞습니다"
+            f"({d.mean:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}], *{verdict_words(d, 'ko')}*).")
+
+
+def mixing_sentence(m: dict, lang: str | None = None) -> str:
+    """The mixing ratio in words (``m``: :func:`mixing_numbers`, made in the same ``lang``): per third, r against
+    1 − α_ii (percentages) and the verdict of *r below the weights' reading*; then whether the early third mixes more
+    than the late, by how many points of the ratio, and that test's verdict. ``lang``: the sentence's language
+    (``None``: the running edition's)."""
+    if resolve_language(lang) == "ko":
+        return _mixing_sentence_ko(m)
     th = m["thirds"]
     names = list(th)
     pct = lambda key: _and(f"{th[t][key]:.0%}" for t in names)  # noqa: E731
@@ -139,7 +205,7 @@ def mixing_sentence(m: dict) -> str:
             f"(the {_and(names)} third); the weights alone (1 − α_ii) say **{pct('weights')}**{split}. The test *the "
             f"mixing ratio lies below the weights' reading*: {verdicts}. The early third mixes "
             f"{'more' if d.mean > 0 else 'less'} than the late, {size} ({d.mean:+.3f} [{d.ci[0]:+.3f}, "
-            f"{d.ci[1]:+.3f}], *{verdict_words(d)}*).")
+            f"{d.ci[1]:+.3f}], *{verdict_words(d, 'en')}*).")
 
 
 def _closer(rho_norm: float, rho_weight: float) -> str:
@@ -148,11 +214,34 @@ def _closer(rho_norm: float, rho_weight: float) -> str:
     return "the norm-based" if a > b else "the weight-based" if b > a else "neither"
 
 
-def swap_cost_sentence(swap: dict | None) -> str:
+CLOSER_KO = {"the norm-based": "노름 기반", "the weight-based": "가중치 기반", "neither": "어느 쪽도 아님"}
+
+
+def _swap_cost_sentence_ko(swap: dict | None) -> str:
+    if swap is None:
+        return ("**검정이 아니라 서술입니다.** 저장된 실행에는 패턴 교환 비용과의 비교가 없습니다. "
+                "`vrs-edu reproduce decoder-norms`가 읽을 `real-decoder` 결과를 찾지 못했습니다.")
+    rho, n, L = swap["spearman"], swap["sequences"], swap["layers"]
+    pairs = {"mixing": ("mixing", "weight_mixing"), "sink": ("norm_share", "weight_share")}
+    closer = {k: CLOSER_KO[_closer(rho[a], rho[b])] for k, (a, b) in pairs.items()}
+    which = (f"두 쌍 모두 {closer['mixing']}" if closer["mixing"] == closer["sink"] else
+             f"혼합에서는 {closer['mixing']}, 싱크에서는 {closer['sink']}")
+    return (f"**검정이 아니라 서술입니다.** {gap_answer(rho, lang='ko')}{L}개 층에 걸쳐 패턴 교환 비용(질문 1의 층 "
+            f"스캔, 시퀀스 {n}개)의 스피어만 ρ는 혼합 비율과 {rho['mixing']:+.2f}, 1 − α_ii와 "
+            f"{rho['weight_mixing']:+.2f}이고, 첫 토큰의 노름 몫과 {rho['norm_share']:+.2f}, 가중치 몫과 "
+            f"{rho['weight_share']:+.2f}입니다. 비용을 더 가깝게 따르는 읽기: {which}(더 큰 |ρ| 기준). 한 모델의 "
+            f"{L}개 층은 독립된 반복이 아니고 각 비용은 시퀀스 {n}개에 기대므로, 이것은 패턴을 서술할 뿐 아무것도 "
+            "판정하지 않습니다.")
+
+
+def swap_cost_sentence(swap: dict | None, lang: str | None = None) -> str:
     """The stored *description* (``result["swap_cost"]``, not a test) in words: Spearman's ρ across the layers of
     chapter 08's per-layer pattern-swap cost with the norm-based and the weight-based readings (the mixing ratio and
     1 − α_ii; the sink's norm and weight share), which reading follows the cost more closely (the larger |ρ|, at
-    two decimals), and why nothing is judged. None (the recipe found no layer scan): a sentence saying so."""
+    two decimals), and why nothing is judged. None (the recipe found no layer scan): a sentence saying so.
+    ``lang``: the sentence's language (``None``: the running edition's)."""
+    if resolve_language(lang) == "ko":
+        return _swap_cost_sentence_ko(swap)
     if swap is None:
         return ("**A description, not a test.** The stored run holds no comparison with the pattern-swap cost: "
                 "`vrs-edu reproduce decoder-norms` found no `real-decoder` result to read it from.")
@@ -164,25 +253,48 @@ def swap_cost_sentence(swap: dict | None) -> str:
     else:
         which = (f"{closer['mixing'].capitalize()} reading follows the cost more closely for the mixing, "
                  f"{closer['sink']} for the sink (the larger |ρ|)")
-    return (f"**A description, not a test.** {gap_answer(rho)}Across the {swap['layers']} layers, Spearman's ρ of "
-            f"the pattern-swap cost (Question 1's layer scan, {n} sequences) with the mixing ratio is "
+    return (f"**A description, not a test.** {gap_answer(rho, lang='en')}Across the {swap['layers']} layers, "
+            f"Spearman's ρ of the pattern-swap cost (Question 1's layer scan, {n} sequences) with the mixing ratio is "
             f"{rho['mixing']:+.2f}, with 1 − α_ii {rho['weight_mixing']:+.2f}; with the first token's norm share "
             f"{rho['norm_share']:+.2f}, with its weight share {rho['weight_share']:+.2f}. {which}. The "
             f"{swap['layers']} layers of one model are not independent replicates and each cost rests on {n} "
             "sequences, so this describes the pattern and judges nothing.")
 
 
-def gap_answer(rho: dict, moderate: float = 0.3) -> str:
+GAP_KO = {"the mixing's": "혼합의", "the sink's": "싱크의"}
+
+
+def _gap_words_ko(gaps: dict[str, float], strong: dict[str, float], moderate: float) -> str:
+    if len(strong) == 2 and max(gaps.values()) <= -moderate:
+        return "그렇습니다. 가중치가 더 크게 잘못 말하는 층일수록 다른 시퀀스의 패턴에 치르는 비용이 작습니다"
+    if len(strong) == 2 and min(gaps.values()) >= moderate:
+        return "반대입니다. 가중치가 더 크게 잘못 말하는 층일수록 다른 시퀀스의 패턴에 치르는 비용이 큽니다"
+    if strong:
+        words = "일부만 그렇습니다. " + "; ".join(
+            f"{GAP_KO[name]} 간극이 큰 층일수록 다른 시퀀스의 패턴에 치르는 비용이 {'작습니다' if r < 0 else '큽니다'}"
+            for name, r in strong.items())
+        weak = [name for name in gaps if name not in strong]
+        return words + (f"; {GAP_KO[weak[0]]} 간극은 관련이 없습니다" if weak else "")
+    return (f"아닙니다. 어느 간극도 |ρ| = {moderate:g}에 이르지 않으므로, 층의 가중치가 얼마나 잘못 말하는지로는 그 "
+            "층에 새 패턴이 얼마나 필요한지 알 수 없습니다")
+
+
+def gap_answer(rho: dict, moderate: float = 0.3, lang: str | None = None) -> str:
     """The question asked of the gaps themselves (``rho``: the description's Spearman ρ of the pattern-swap cost with
     ``mixing_gap`` and ``sink_gap``, how much the weights overstate the mixing and the sink): *yes* when both are
     at or below −``moderate`` (the layers the weights mis-state most pay least for another sequence's pattern), *the
     opposite* when both are at or above it, *only in part* when one gap reaches |ρ| = ``moderate`` (saying which and
     which way), *no link* when neither does. ``moderate``: 0.3, Cohen's "medium" correlation. Empty for a stored
-    description made before the gaps were read."""
+    description made before the gaps were read. ``lang``: the sentence's language (``None``: the running
+    edition's)."""
     if "mixing_gap" not in rho:
         return ""
     gaps = {"the mixing's": rho["mixing_gap"], "the sink's": rho["sink_gap"]}
     strong = {name: r for name, r in gaps.items() if abs(r) >= moderate}
+    if resolve_language(lang) == "ko":
+        return (f"간극 자체에 물으면: 패턴 교환 비용과, 가중치가 혼합을 부풀려 말하는 정도(1 − α_ii 빼기 혼합 비율)의 "
+                f"상관은 ρ = {rho['mixing_gap']:+.2f}, 싱크의 간극(가중치 몫 빼기 노름 몫)과의 상관은 ρ = "
+                f"{rho['sink_gap']:+.2f}입니다. {_gap_words_ko(gaps, strong, moderate)}. ")
     if len(strong) == 2 and max(gaps.values()) <= -moderate:
         words = "yes: the layers whose weights mis-state most pay least for another sequence's pattern"
     elif len(strong) == 2 and min(gaps.values()) >= moderate:

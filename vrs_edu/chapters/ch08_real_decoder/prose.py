@@ -9,16 +9,37 @@ from __future__ import annotations
 
 import math
 
+from vrs_edu.chapters.ch08_real_decoder.readout import ESTIMATOR_LABELS, ESTIMATOR_LABELS_KO
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
 
-# Chapter 02's interventions, as the chapter names them, in Korean.
+# Chapter 02's interventions, as the chapter names them, and chapter 08's substitutions, in Korean (a formula such
+# as ``V := W_V·norm(x0)`` is its own name in both editions).
 CONDITIONS_KO = {"uniform pattern": "균등 패턴", "previous layer's pattern": "이전 층의 패턴",
-                 "pattern swap": "패턴 교환", "value swap": "값 교환"}
+                 "pattern swap": "패턴 교환", "value swap": "값 교환",
+                 **{f"{p} table": f"{p} 표" for p in "QKV"}, **{f"{p} table (shrunk)": f"{p} 표 (수축)" for p in "QKV"},
+                 "shared V": "공유 V"}
+THIRD_KO = {"early": "초기", "middle": "중기", "late": "후기"}   # the thirds' names in Korean
 
 
 def _ko(lang: str | None) -> bool:
     return resolve_language(lang) == "ko"
+
+
+def condition_name(name: str, lang: str | None = None) -> str:
+    """A condition (an intervention or a substitution, e.g. ``"V table (shrunk)"``) as the edition names it:
+    ``"V 표 (수축)"`` in Korean; a formula (``"V := V_1"``) as it is."""
+    return CONDITIONS_KO.get(name, name) if _ko(lang) else name
+
+
+def where_name(where: str, lang: str | None = None) -> str:
+    """Where a substitution applies, a third (``"late"``) or one layer (``"layer 10"``), as the edition names it:
+    ``"후기 3분의 1"``, ``"층 10"`` in Korean."""
+    if not _ko(lang):
+        return where
+    if where in THIRD_KO:
+        return f"{THIRD_KO[where]} 3분의 1"
+    return where.replace("layer ", "층 ")
 
 
 def model_line(name: str, cfg, n_params: int, file_name: str, lang: str | None = None) -> str:
@@ -155,14 +176,12 @@ def x0_value_sentence(x0v: float, table_v: float, lang: str | None = None) -> st
             f"{'table' if table_v < x0v else 'embedding through W_V'} is the better one here.")
 
 
-ESTIMATOR_LABELS_KO = {"mean table": "평균 표", "shrunk table": "축소 표", "W·norm(x0)": "W·norm(x0)"}
-
-
 def estimator_table(rows: list[list[str]], lang: str | None = None) -> tuple[list[str], list[list[str]]]:
     """(columns, rows) of :func:`~vrs_edu.chapters.ch08_real_decoder.readout.estimator_rows`, the estimators'
     names in ``lang``."""
     if _ko(lang):
-        return ["추정량", "Q", "K", "V", "시퀀스"], [[ESTIMATOR_LABELS_KO.get(r[0], r[0]), *r[1:]] for r in rows]
+        ko = {ESTIMATOR_LABELS[e]: ESTIMATOR_LABELS_KO[e] for e in ESTIMATOR_LABELS}
+        return ["추정량", "Q", "K", "V", "시퀀스"], [[ko.get(r[0], r[0]), *r[1:]] for r in rows]
     return ["estimator", "Q", "K", "V", "sequences"], rows
 
 
@@ -293,10 +312,10 @@ def checks_sentence(failed: list[str], n_out: int, dtype: str, wall_time_s: floa
 
 
 def substitutions_table(ok: list[dict], n: int = 6, lang: str | None = None) -> tuple[list[str], list[list]]:
-    """(columns, rows) of the ``n`` cheapest substitutions within the tolerance."""
+    """(columns, rows) of the ``n`` cheapest substitutions within the tolerance, named in ``lang``."""
     columns = (["대체", "위치", "절약한 바이트 / 토큰", "Δ 손실 [95% 신뢰구간]"] if _ko(lang) else
                ["substitution", "where", "bytes saved / token", "Δ loss [95% CI]"])
-    return columns, [[r["condition"], r["where"], f"{r['bytes_saved']:,}",
+    return columns, [[condition_name(r["condition"], lang), where_name(r["where"], lang), f"{r['bytes_saved']:,}",
                       f"{r['mean']:+.3f} [{r['ci'][0]:+.3f}, {r['ci'][1]:+.3f}]"]
                      for r in sorted(ok, key=lambda r: r["mean"])[:n]]
 

@@ -31,7 +31,8 @@ from vrs_edu.chapters.ch07_real_model.probes import RidgeSolver, probe_r2, split
 from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
-from vrs_edu.i18n.verdicts import label as verdict_label, verdict_word
+from vrs_edu.i18n.verdicts import KIND_KO, reason_text, verdict_word
+from vrs_edu.i18n.verdicts import label as verdict_label
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import CHECKPOINT_DIR, load_results, provenance
 from vrs_edu.lab.metrics import attention_entropy, uniform_causal_entropy
@@ -408,7 +409,19 @@ def load_toys(corpus: str | None = None) -> dict[str, dict | None]:
     return out
 
 
-def toy_comparison(result: dict, toys: dict[str, dict | None]) -> list[dict]:
+# toy_comparison's words in Korean: its findings, its cells' templates and its answers to "agree?"
+TOY_FINDINGS_KO = {
+    "attention concentrates (entropy below uniform-causal attention's)":
+        "어텐션이 집중됨 (엔트로피가 균일 인과 어텐션의 것보다 낮음)",
+    "deep layers' inputs are mostly token identity (x0-R² > 0.5)": "깊은 층의 입력은 대부분 토큰 정체성임 (x0-R² > 0.5)",
+    "V, more than Q and K, carries the token alone in the deep layers":
+        "깊은 층에서 토큰만을 나르는 것은 Q와 K보다 V임",
+    "deep V computed from the token's embedding, W_V·x0": "깊은 층의 V를 토큰의 임베딩에서 계산함, W_V·x0",
+    "deep layers attend over the first layer's values (SVFormer)": "깊은 층이 첫 층의 값에 어텐션함 (SVFormer)"}
+AGREE_KO = {"yes": "예", "no": "아니요", "n/a": "해당 없음", "another question": "다른 질문"}
+
+
+def toy_comparison(result: dict, toys: dict[str, dict | None], lang: str | None = None) -> list[dict]:
     """Where the real decoder agrees with the toy models of chapters 03-05, and where not: one row per finding,
     ``{"finding", "chapter", "toy", "decoder", "agree"}`` (the first four strings; ``agree`` "yes", "no", or
     "another question" where the toy *trained* with a mechanism that the decoder only has imposed after training).
@@ -417,7 +430,11 @@ def toy_comparison(result: dict, toys: dict[str, dict | None]) -> list[dict]:
     rows then say which command makes it). The toys' numbers are their stored declared-test records (mean over
     seeds, verdict) and preconditions; the decoder's are the last third's, over its evaluation sequences.
     ``agree`` compares the directions of the two numbers, whatever the toy's verdict (which the row shows). Chapter 02's swaps are measured live in chapter 02, on its own model, and are not in a result file.
+    ``lang``: the language of the cells (``None``: the running edition's); in Korean the verdicts are the course's
+    Korean words and ``agree`` one of :data:`AGREE_KO`'s.
     """
+    if resolve_language(lang) == "ko":
+        return _toy_comparison_ko(result, toys)
     late = result["thirds"]["late"]
     d = result["describe"]
     rows = []
@@ -473,13 +490,78 @@ def toy_comparison(result: dict, toys: dict[str, dict | None]) -> list[dict]:
     return rows
 
 
+def _toy_comparison_ko(result: dict, toys: dict[str, dict | None]) -> list[dict]:
+    """:func:`toy_comparison` in Korean: the same rows, numbers and answers (read from the English rows), the
+    words and verdicts Korean."""
+    rows = toy_comparison(result, toys, "en")
+    late = result["thirds"]["late"]
+    d = result["describe"]
+    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
+
+    def toy_cell(recipe: str, rec: dict | None, fmt: str) -> str:
+        if toys.get(recipe) is None:
+            return f"아직 만들지 않음: `vrs-edu reproduce {recipe} --corpus kjv`"
+        if rec is None:
+            return f"저장된 {recipe} 결과에 없음"
+        return fmt.format(**{**rec, "verdict": verdict_word(rec.get("verdict"), "ko")})
+
+    conc = _record(vr, "baseline_concentrated")
+    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
+    below = sum(g < 0 for g in gap)
+    ctx = _record(bov, "deep_context", "preconditions")
+    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
+    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}
+    most = min(tab, key=tab.get)
+    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
+    toy_reads = ("; ".join(f"V − {q.upper()} x0 비중 {r['mean']:+.2f}, {verdict_word(r['verdict'], 'ko')}"
+                           for q, r in zip("qk", reads) if r) if all(reads) else None)
+    x0v = result["per_third"]["V := W_V·norm(x0) · late"]["mean"]
+    v1 = result["per_third"]["V := V_1 · late"]["mean"]
+    trained = "그렇게 학습함: 기준선 대비 {mean:+.3f} nats, {verdict}"
+    cells = [
+        (toy_cell("value-residual", conc, "기준선, 균일 대비 {mean:+.3f} nats, {verdict}"),
+         f"층 {len(gap)}개 가운데 {below}개가 균일보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
+        (toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (기준선들의 x0 층)"),
+         f"x0-R² {x0_in:.2f} (마지막 3분의 1의 입력)"),
+        (toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),
+         "표의 비용 " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV") + f" nats: 자기 표를 가장 잘 견디는 것은 {most}"),
+        (toy_cell("bank-of-values", _record(bov, "substitute_loss"), trained), f"학습 후에 부과함: {x0v:+.2f} nats"),
+        (toy_cell("value-residual", _record(vr, "svformer_cost"), trained), f"학습 후에 부과함: {v1:+.2f} nats")]
+    return [{**r, "finding": TOY_FINDINGS_KO[r["finding"]], "toy": toy, "decoder": dec, "agree": AGREE_KO[r["agree"]]}
+            for r, (toy, dec) in zip(rows, cells)]
+
+
 VERDICT_COLUMNS = ("test", "kind / family", "mean [95 % CI] (nats)", "vs", "p (Holm)", "verdict")
 
 
-def verdict_rows(rows) -> list[list[str]]:
+# the families of chapter 08's declared tests (recipe and decoder-norms), in Korean
+FAMILY_KO = {"primary": "주요", "q1": "질문 1", "q2": "질문 2", "q3": "질문 3", "q4": "질문 4", "sink": "싱크",
+             "mixing": "혼합", "depth": "깊이", "check: identity": "확인: 항등 패치",
+             "check: half V−Q": "확인: 절반 텍스트 V−Q", "check: half V−K": "확인: 절반 텍스트 V−K",
+             "check: half V": "확인: 절반 텍스트 V"}
+
+
+def _verdict_row_ko(r) -> list[str]:
+    """One row of :func:`verdict_rows` in Korean: the test by its name in code, kind and family in the course's
+    words, the threshold (``±0.05 이내``), the verdict and its reason in Korean."""
+    t = r.test
+    p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
+    word = verdict_label(r.verdict, getattr(r, "would_be", None), "ko")
+    verdict = word + (f" ({reason_text(r.reason, 'ko')})" if r.reason and r.verdict == "out of regime" else "")
+    vs = (f"±{t.margin:g} 이내" if t.threshold == 0 else f"{t.threshold:g} ± {t.margin:g} 이내"
+          ) if getattr(t, "form", "sign") == "equivalence" else \
+        f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}"
+    return [f"`{t.name}`", f"{KIND_KO.get(t.kind, t.kind)} / {FAMILY_KO.get(t.family, t.family)}",
+            f"{r.mean:+.4f} [{r.ci[0]:+.4f}, {r.ci[1]:+.4f}]", vs, p, verdict]
+
+
+def verdict_rows(rows, lang: str | None = None) -> list[list[str]]:
     """The declared tests' verdicts (:class:`~vrs_edu.lab.results.Verdict`) as the cells of a Markdown table under
     :data:`VERDICT_COLUMNS`: the interval of the per-sequence mean, the threshold it is compared with, Holm's p
-    within the family, and the verdict with its reason when it is out of regime."""
+    within the family, and the verdict with its reason when it is out of regime. ``lang``: the edition (``None``:
+    the running notebook's); in Korean a test is named by its code name."""
+    if resolve_language(lang) == "ko":
+        return [_verdict_row_ko(r) for r in rows]
     out = []
     for r in rows:
         t = r.test
@@ -545,17 +627,38 @@ def verdict_words(rec, lang: str | None = None) -> str:
 
 HALF_CHECKS = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_minus_k": "V − K",
                "half_calibration_v": "V's own cost"}
+HALF_CHECKS_KO = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_minus_k": "V − K",
+                  "half_calibration_v": "V 자체의 비용"}
 
 
-def half_calibration_sentence(checks: dict, margin: float) -> str:
+def _half_calibration_ko(checks: dict, margin: float) -> str:
+    parts, failed = [], []
+    for name, what in HALF_CHECKS_KO.items():
+        c = checks[name]
+        parts.append(f"{what} {c.interval()} ({verdict_words(c, 'ko')})")
+        if c.verdict != "reproduced":
+            failed.append(what)
+    out = ("캘리브레이션 텍스트를 절반으로 줄이면 대비가 시퀀스마다 이만큼 움직입니다(절반 텍스트 − 전체 텍스트, 마지막 "
+           "3분의 1): " + "; ".join(parts) + f" nats. 기준은 ±{margin:g} 범위입니다(동등성 검정).")
+    if not failed:
+        return out + (" 모든 확인이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 않을 "
+                      "것이므로, 대비는 추정이 아니라 투영에서 나옵니다.")
+    return out + (" 확인이 성립하지 않는 곳(" + ", ".join(failed) + ")에서는 그 대비의 일부가 여전히 추정에서 나올 수 "
+                  "있으므로, 그 확인이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 출력합니다).")
+
+
+def half_calibration_sentence(checks: dict, margin: float, lang: str | None = None) -> str:
     """What the half-text checks measured, in words: per contrast (V − Q, V − K, V alone; last third, mean tables)
     how much it moves when the tables come from half the calibration text instead of all of it (mean and 95 %
     interval over the sequences, nats), against the declared band ±``margin``, and each check's verdict with what
-    it means for the claims that need it. ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`)."""
+    it means for the claims that need it. ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`);
+    ``lang``: the sentence's language (``None``: the running edition's)."""
+    if resolve_language(lang) == "ko":
+        return _half_calibration_ko(checks, margin)
     parts, failed = [], []
     for name, what in HALF_CHECKS.items():
         c = checks[name]
-        parts.append(f"{what} {c.interval()} ({verdict_words(c)})")
+        parts.append(f"{what} {c.interval()} ({verdict_words(c, 'en')})")
         if c.verdict != "reproduced":
             failed.append(what)
     out = ("Halving the calibration text moves the contrasts, per sequence (half-text − full-text, last third): "
@@ -571,6 +674,8 @@ def half_calibration_sentence(checks: dict, margin: float) -> str:
 
 
 ESTIMATOR_LABELS = {"mean": "mean table", "shrunk": "shrunk table", "x0": "W·norm(x0)"}
+# the same three in Korean (the course's words: 평균 표, 수축 표)
+ESTIMATOR_LABELS_KO = {"mean": "평균 표", "shrunk": "수축 표", "x0": "W·norm(x0)"}
 
 
 def estimator_rows(result: dict) -> list[list[str]]:
@@ -589,10 +694,32 @@ AGREED_CLAIMS = {"late_v_beats_q": "V tolerates its context-free substitute bett
                  "late_v_within_tolerance": "V's context-free substitute costs within the tolerance"}
 
 
-def agreed_sentence(readings: dict) -> str:
+AGREED_CLAIMS_KO = {"late_v_beats_q": "V는 Q보다 문맥 없는 대체물을 잘 견딘다",
+                    "late_v_beats_k": "V는 K보다 문맥 없는 대체물을 잘 견딘다",
+                    "late_v_within_tolerance": "V의 문맥 없는 대체물의 비용은 허용 범위 안에 든다"}
+
+
+def _agreed_ko(readings: dict) -> str:
+    out = []
+    for key, claim in AGREED_CLAIMS_KO.items():
+        r = readings[key]
+        each = list(r["each"].values())
+        if len(set(each)) == 1:
+            agree = "세 추정량이 모두 일치합니다"
+        else:
+            agree = "추정량마다 다릅니다(" + ", ".join(
+                f"{ESTIMATOR_LABELS_KO[e]}: {verdict_word(w, 'ko')}" for e, w in zip(ESTIMATOR_LABELS_KO, each)) + ")"
+        out.append(f"'{claim}': **{verdict_words(r, 'ko')}** — {agree}")
+    return "세 추정량이 모두 일치할 때만 셉니다. " + "; ".join(out) + "."
+
+
+def agreed_sentence(readings: dict, lang: str | None = None) -> str:
     """The three claims judged with the three estimators, each counted only where all three agree
     (``readings``: :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`): one clause per claim with its combined verdict
-    (with the would-be verdict when out of regime) and, when the estimators differ, each one's word."""
+    (with the would-be verdict when out of regime) and, when the estimators differ, each one's word. ``lang``: the
+    sentence's language (``None``: the running edition's)."""
+    if resolve_language(lang) == "ko":
+        return _agreed_ko(readings)
     out = []
     for key, claim in AGREED_CLAIMS.items():
         r = readings[key]
@@ -600,7 +727,7 @@ def agreed_sentence(readings: dict) -> str:
         detail = "" if len(set(each)) == 1 else " (" + ", ".join(
             f"{ESTIMATOR_LABELS[e]} {w}" for e, w in zip(ESTIMATOR_LABELS, each)) + ")"
         agree = "all three estimators agree" if len(set(each)) == 1 else "the estimators differ"
-        out.append(f"'{claim}': **{verdict_words(r)}** — {agree}{detail}")
+        out.append(f"'{claim}': **{verdict_words(r, 'en')}** — {agree}{detail}")
     return "Counted only where all three estimators agree: " + "; ".join(out) + "."
 
 
@@ -683,7 +810,7 @@ def context_free_pattern_sentence(result: dict, lang: str | None = None) -> str:
     inside = [k for k, c in cells.items() if -tol < c["ci"][0] and c["ci"][1] < tol]
     costs = "; ".join(f"{p} " + " / ".join(f"{cells[(p, e)]['mean']:+.2f}" for e in ESTIMATORS) for p in "QK")
     if resolve_language(lang) == "ko":
-        labels = {"mean": "평균 표", "shrunk": "수축 표", "x0": "W·norm(x0)"}
+        labels = ESTIMATOR_LABELS_KO
         lead = ("문맥 없는 Q나 K는 질문 1에도 답합니다. 그러면 마지막 3분의 1의 패턴은 토큰 정체성과 위치만으로 "
                 f"계산됩니다. 그 비용({' / '.join(labels[e] for e in ESTIMATORS)}): {costs} nats. ")
         if not inside:
