@@ -309,6 +309,16 @@ def test_substitutions_and_estimators_named_in_korean():
     assert [r[0] for r in est] == ["평균 표", "수축 표", "W·norm(x0)"]
 
 
+def test_checks_sentence_korean_names_the_checks_as_code():
+    from vrs_edu.chapters.ch08_real_decoder.prose import checks_sentence
+
+    text = checks_sentence(["half_calibration_v_minus_k", "half_calibration_v"], 4, "float32", 1116, lang="ko")
+    assert text.startswith("재현되지 않은 확인: `half_calibration_v_minus_k`, `half_calibration_v`. 따라서 주장 "
+                           "4개가 적용 범위 밖입니다")
+    assert "18.6분이 걸려, 코어 2개에 대한 레시피의 20분 예산을 넘지 않았습니다." in text
+    assert checks_sentence(["c"], 1, "float32", 1116, lang="en").startswith("Checks not reproduced: c; so 1 claims")
+
+
 def test_change_from_default_korean():
     assert change_from_default(0.746, 0.746, ".3f", " nats", "ko") == "0.746 nats (기본값)"
     assert change_from_default(0.5, 0.75, ".2f", " nats", "ko") == "0.50 nats (기본값 0.75에서 -0.25)"
