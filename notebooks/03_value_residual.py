@@ -298,7 +298,8 @@ say(c3.entropy_sentence(gap.mean, gap))
 # %% [markdown]
 # **The learned λ.** In the `learnable` variant every layer $n \ge 2$ learns its own $\lambda_{n,1}$ (on $V_1$)
 # and $\lambda_{n,2}$, both starting at 0.5; the paper reports that deeper layers weigh $V_1$ more. Left: the final
-# values per layer, one line per seed; right: $\lambda_{n,1}$ during training (`blocks.0` computes $V_1$).
+# values per layer, one line per seed; right: $\lambda_{n,1}$ during training. The figures count blocks from 0:
+# `blocks.0` computes $V_1$, so block $k$ is layer $n = k + 1$ of the formula.
 
 # %%
 plot_lambdas(R["corpus"])

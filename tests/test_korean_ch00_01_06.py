@@ -135,7 +135,7 @@ def test_ch06_post_hoc_and_designs_sentences_in_korean():
     judged = {"mhc_loss": {"verdict": "reproduced"}, "kv_share_no_worse": {"verdict": "undecided"}}
     assert designs_sentence(result, judged, lang="ko") == (
         "설계 2개 가운데 기준선의 토큰당 4,096바이트보다 작은 캐시를 유지하는 것은 두 층이 공유하는 KV (CLA)"
-        "(2,048바이트, 50%)뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다. 120단계 학습한 "
+        "(2,048바이트, 50%)뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다. 120스텝 학습한 "
         "장난감 모델의 손실: mHC, 스트림 4개: 손실을 낮춤(재현됨); 두 층이 공유하는 KV (CLA): 미정.")
     assert designs_sentence(result, judged, lang="en").endswith("KV shared by 2 layers (CLA) undecided.")
 

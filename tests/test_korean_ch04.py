@@ -128,7 +128,7 @@ def test_the_widget_sentence_in_korean_makes_the_caveat_only_for_another_run():
                           "위의 kjv 실행과 비교할 수 없습니다.")
     same = C.widget_sentence(steps, {"q": 0.0, "k": 0.0, "v": 0.0}, _wsweep(), "kjv", 0.03125, 0.03125, "kjv",
                              lang="ko")
-    assert same.endswith("위젯의 체크포인트는 kjv에서 왔으며, β의 학습률은 위 킹 제임스 성경(kjv) 실행과 같은 "
+    assert same.endswith("위젯의 체크포인트는 kjv에서 왔으며, β의 학습률은 위 King James Bible(kjv) 실행과 같은 "
                          "0.03125였습니다.")
 
 

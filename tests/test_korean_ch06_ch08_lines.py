@@ -14,7 +14,7 @@ def test_chapter06_bank_lines():
     assert p06.bank_run_sentence((4, 5), 6, 150, 5.4321, "en") == (
         "Bank layers [4, 5] of 6, 150 steps: validation loss 5.432 nats.")
     assert p06.bank_run_sentence((4, 5), 6, 150, 5.4321, "ko") == (
-        "6개 층 가운데 뱅크 층 [4, 5], 150단계 학습: 검증 손실 5.432 nats.")
+        "6개 층 가운데 뱅크 층 [4, 5], 150스텝 학습: 검증 손실 5.432 nats.")
     assert p06.cosine_table({3: 0.61, 4: 1.0}, (4, 5), "ko") == (
         ["층", "종류", "같은 토큰, 다른 위치: 값의 코사인"], [[3, "일반", "0.610"], [4, "뱅크", "1.000"]])
     assert p06.decomposition_sentence(5, 3e-7, "ko") == (

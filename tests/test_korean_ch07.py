@@ -66,7 +66,7 @@ def test_swap_and_ablation_sentences():
     assert prose.swap_sentence(5, 6, 6, swap, {"n": 30}, "ko") == (
         "값을 교환하면 6개 층 가운데 5개 층에서 패턴을 교환할 때보다 문장 임베딩이 더 많이 바뀌고, 6개 층 가운데 6개 층에서 "
         "균등한 패턴보다 더 많이 바뀝니다(서로 다른 두 문장 사이의 코사인은 0.250입니다. 같은 길이의 쌍으로 묶은 문장 "
-        "40개, 고정된 경로에는 30개).")
+        "40개, 고정된 어텐션 경로에는 30개).")
     deep = range(4, 6)
     assert prose.ablation_sentence(deep, {"q": 0.9, "k": 0.8, "v": 0.7}, "en") == (
         "In layers 4–5 the sentence embedding keeps a mean cosine of Q 0.900, K 0.800, V 0.700 to the clean one: "

@@ -227,9 +227,9 @@ def test_toy_comparison_korean_keeps_the_numbers_and_answers():
     assert [r["agree"] for r in en] == ["yes", "no", "no", "another question", "another question"]
     assert [r["agree"] for r in ko] == ["예", "아니요", "아니요", "다른 질문", "다른 질문"]
     assert [r["chapter"] for r in ko] == [r["chapter"] for r in en]
-    assert ko[0] == {"finding": "어텐션이 집중됨 (엔트로피가 균일 인과 어텐션의 것보다 낮음)", "chapter": "03",
-                     "toy": "기준선, 균일 대비 +0.090 nats, 반박됨",
-                     "decoder": "층 2개 가운데 1개가 균일보다 낮음; 평균 -0.75 nats", "agree": "예"}
+    assert ko[0] == {"finding": "어텐션이 집중됨 (엔트로피가 균등 인과 어텐션의 것보다 낮음)", "chapter": "03",
+                     "toy": "기준선, 균등 대비 +0.090 nats, 반박됨",
+                     "decoder": "층 2개 가운데 1개가 균등보다 낮음; 평균 -0.75 nats", "agree": "예"}
     assert ko[1]["toy"] == "x0-R² 0.85 (기준선들의 x0 층)" and ko[1]["decoder"] == "x0-R² 0.30 (마지막 3분의 1의 입력)"
     assert ko[2]["toy"] == "V − Q x0 비중 +0.06, 적용 범위 밖; V − K x0 비중 +0.19, 무시할 만함"
     assert ko[2]["decoder"] == "표의 비용 Q +0.40, K +0.70, V +2.00 nats: 자기 표를 가장 잘 견디는 것은 Q"

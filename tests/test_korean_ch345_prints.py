@@ -19,18 +19,18 @@ def test_chapter_03_lines_in_korean():
     assert c3.layer_metrics_title("kjv", lang="ko") == "kjv (word-8x64), 학습 후"
     assert c3.stream_start_table(4.486, 4.479, -0.007, 4.421, 4.414, -0.007, lang="ko") == (
         "| 스트림의 시작 | 기준선 | resformer | resformer − 기준선 |\n|:---|---:|---:|---:|\n"
-        "| 원래 임베딩 (GPT-2) | 4.486 | 4.479 | -0.007 |\n| RMSNorm(embedding) (nanochat) | 4.421 | 4.414 | -0.007 |")
+        "| 정규화하지 않은 임베딩 (GPT-2) | 4.486 | 4.479 | -0.007 |\n| RMSNorm(임베딩) (nanochat) | 4.421 | 4.414 | -0.007 |")
     assert c3.pairing_sentence((-0.0066, -0.0165, 0.0034), -0.0066, (-0.0165, 0.0034), 0.0067, 0.0100,
                                lang="ko") == (
         "직접 계산한 ResFormer − 기준선: -0.0066 [-0.0165, +0.0034]; 레시피의 검정: -0.0066 [-0.0165, +0.0034]. 같은 "
         "실행을 짝짓지 않은 평균으로 비교하면 짝지은 ±0.0100 대신 ±0.0067 nats가 됩니다. 여기서는 짝짓기가 범위를 "
-        "좁히지 않습니다. 시드가 함께 주는 운이 두 모델이 같은 시작에 서로 다르게 반응하는 정도에 비해 작기 "
+        "좁히지 않습니다. 두 실행이 같은 시드로 공유하는 운이 두 모델이 같은 시작에 서로 다르게 반응하는 정도에 비해 작기 "
         "때문입니다.")
     assert c3.live_table([20, 40], [7.155, 5.939], [0.015, -0.005], lang="ko") == (
         "| 스텝 | 20 | 40 |\n|:---|---:|---:|\n| 기준선 | 7.155 | 5.939 |\n| resformer − 기준선 | +0.015 | -0.005 |")
     head, tab = c3.lambda_line_table([["0.00", "1.00", "4.942", "+0.192", "3.887"]], lang="ko")
     assert head == "λ1 + λ2 = 1을 따라, $V_1$이 없는 경우부터 $V_1$만 있는 경우까지:"
-    assert tab.startswith("| λ1 | λ2 | 손실 (nats) | 학습된 설정 대비 변화 | 평균 엔트로피, 층 1-7 |")
+    assert tab.startswith("| λ1 | λ2 | 손실 (nats) | 학습된 설정 대비 변화 | 평균 엔트로피, 블록 1-7 |")
     assert c3.preconditions_sentence(_outcomes(), -0.027, 5, 1.0, lang="ko") == (
         "실행에서 읽은 전제 조건: `sub_epoch` 0.596 (필요: < 1): 성립; `lambdas_plateaued` 0.000 (필요: > 0.5): "
         "불성립. 시드 5개로 논문의 -0.027 nats를 검출할 검정력: 100%.")
@@ -78,7 +78,7 @@ def test_chapter_04_widget_sentence_names_the_rate_as_the_reviewer_asked():
     sweep = {"factors": [0.5, 1.0, 2.0], "delta": {s: [0.001, 0.0, 0.002] for s in "qkv"}}
     s = c4.widget_sentence(steps, {"q": 0.003, "k": 0.0, "v": 0.008}, sweep, "kjv", 0.03125, 0.03125, "kjv",
                            lang="ko")
-    assert s.endswith("위젯의 체크포인트는 kjv에서 왔으며, β의 학습률은 위 킹 제임스 성경(kjv) 실행과 같은 "
+    assert s.endswith("위젯의 체크포인트는 kjv에서 왔으며, β의 학습률은 위 King James Bible(kjv) 실행과 같은 "
                       "0.03125였습니다.")
 
 
@@ -102,7 +102,7 @@ def test_chapter_05_lines_in_korean():
         "K = 2: 읽기 출력은 출처 9개 중 2개를 씁니다. 깊은 층의 읽기는 가중치의 0.580을 두 출처 가운데 더 오래된 "
         "쪽에 둡니다.")
     assert c5.regime_text(8, 5, 0.2, 0.3, "kjv", "King James Version of the Bible", lang="ko") == (
-        "8층 단어 모델, 짝지은 시드 5개, 킹 제임스 성경의 0.20–0.30 에폭")
+        "8층 단어 모델, 짝지은 시드 5개, King James Bible의 0.20–0.30 에폭")
     assert c5.regime_text(8, 5, 0.2, 0.3, "kjv", "King James Version of the Bible", lang="en") == (
         "an 8-layer word model, 5 paired seeds, 0.20–0.30 of an epoch of the King James Version of the Bible")
     assert c5.next_chapters_sentence(lang="ko") == "06장은 V 재사용의 비용과 이득을 따지고, 08장은 실제 디코더에 묻습니다."
@@ -110,7 +110,7 @@ def test_chapter_05_lines_in_korean():
 
 def test_chapter_05_embedding_read_places_v_among_q_and_k_in_korean():
     head = ("깊은 블록 6–7에서 V의 입력은 가중치의 **0.128**을 임베딩에 두고, Q의 입력은 {q}, K의 입력은 {k} "
-            "둡니다(균일: 블록 6에서 0.077). 평균적으로 ")
+            "둡니다(균등: 블록 6에서 0.077). 평균적으로 ")
     s = c5.embedding_read_sentence(6, 7, {"q": 0.149, "k": 0.093, "v": 0.128}, 0.077, lang="ko")
     assert s == head.format(q="0.149", k="0.093을") + "V는 임베딩을 K보다 많이, Q보다 적게 읽습니다."
     s = c5.embedding_read_sentence(6, 7, {"q": 0.1, "k": 0.093, "v": 0.128}, 0.077, lang="ko")
@@ -147,7 +147,7 @@ def test_checkers_of_chapters_03_to_05_speak_korean(capsys):
     ch03.check_value_residual_stack(stub, lang="ko")
     ch03.check_paired_interval(lambda a, b: ch03.paired_interval(a, b, sign=-1), lang="ko")
     out = capsys.readouterr().out
-    for name in ("x0 투영", "뱅크 표", "깊이 방향 ShortSWA, 스택 전체", "값 잔차 스택"):
+    for name in ("x0 투영", "뱅크 표", "깊이 방향 ShortSWA, 스택 전체", "value residual 스택"):
         assert f"✗ {name}:" in out
     assert "✗ 짝지은 구간:" in out and "부호가 뒤집혔습니다. 차이는 변형 − 기준선입니다(음수 = 변형의 손실이 더" in out
     ch04.check_x0_projection(stub, lang="en")
@@ -160,3 +160,16 @@ def test_every_korean_hint_list_matches_its_mistakes():
                             (ch04.MISTAKES, ch04.HINTS_KO), (ch04.BANK_MISTAKES, ch04.BANK_HINTS_KO),
                             (ch05.STACK_MISTAKES, ch05.STACK_HINTS_KO)):
         assert len(mistakes) == len(hints)
+
+
+def test_chapter03_checkers_keep_value_residual_in_english_and_name_the_sample_sd(capsys):
+    from vrs_edu.course.exercises import ch03
+
+    def stub(*args):
+        raise NotImplementedError
+
+    ch03.check_value_residual_stack(stub, lang="ko")
+    ch03.check_paired_interval(stub, lang="ko")
+    out = capsys.readouterr().out
+    assert "✗ value residual 스택:" in out and "값 잔차" not in out
+    assert "그 평균, 표본 표준편차, 그리고 장의 공식이 주는 구간을 구하세요" in out and "표본 퍼짐" not in out

@@ -102,3 +102,12 @@ def test_the_log_check_would_catch_hangul_in_mathtext_drawn_with_dejavu_sans(cap
     with caplog.at_level(logging.WARNING, logger="matplotlib"):
         fig.canvas.draw()
     assert any("does not have a glyph" in r.getMessage() for r in caplog.records)
+
+
+def test_the_value_residual_particles_follow_each_layer_number():
+    """A₂가 V₂를 (이), A₃이 V₃을 (삼), A₄가 V₄를 (사), A₅가 V₅를 (오): the particle follows the subscript as read."""
+    texts = _texts(S.value_residual(n_layers=5, lang="ko"))
+    for n, (subject, obj) in {2: ("가", "를"), 3: ("이", "을"), 4: ("가", "를"), 5: ("가", "를")}.items():
+        assert f"{n}층:  $A_{n}${subject} $V_{n}${obj} 옮김" in texts, (n, texts)
+    assert "1층이 $V_1$을 계산" in texts
+    matplotlib.pyplot.close("all")

@@ -38,6 +38,7 @@ from matplotlib.colors import to_rgba
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.text import Text
 
+from vrs_edu.i18n.korean import particle
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.viz.plots import KOREAN_FONT, KOREAN_FONT_FAMILY, register_korean_font
 
@@ -277,7 +278,9 @@ def value_residual(n_layers: int = 4, *, lang: str | None = None):
     for n in range(1, n_layers + 1):
         y = base + step * (n - 1)
         if ko:
-            label = f"{n}층:  $A_{n}$이 $V_{n}$을 옮김" if n > 1 else "1층이 $V_1$을 계산"
+            # the particles follow the subscript as read aloud: A₂가 (이), A₃이 (삼), V₂를, V₃을
+            label = (f"{n}층:  $A_{n}${particle(str(n), '이/가')} $V_{n}${particle(str(n), '을/를')} 옮김"
+                     if n > 1 else "1층이 $V_1$을 계산")
         else:
             label = f"layer {n}:  $A_{n}$ moves $V_{n}$" if n > 1 else "layer 1 computes $V_1$"
         _box(ax, 2.55, y, 2.9, 0.44, label, V if n == 1 else STREAM, filled=n == 1)

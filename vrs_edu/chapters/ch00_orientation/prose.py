@@ -70,7 +70,7 @@ def training_sentence(before: list[float], after: list[float], val_loss: float, 
     """The stream's norm at the embedding and after the last block, untrained and after 150 steps."""
     n = len(before) - 1
     if _ko(lang):
-        return (f"학습 전에는 노름이 임베딩에서 {before[0]:.2f}, 마지막 블록 뒤에서 {before[-1]:.2f}입니다. 150단계 "
+        return (f"학습 전에는 노름이 임베딩에서 {before[0]:.2f}, 마지막 블록 뒤에서 {before[-1]:.2f}입니다. 150스텝 "
                 f"학습한 뒤(검증 손실 {val_loss:.2f} nats)에는 {after[-1]:.2f}에서 끝납니다. 노름은 학습 전에는 "
                 f"블록 {n}개 중 {grows[0]}개에서, 학습 후에는 {grows[1]}개에서 커집니다.")
     return (f"Untrained, the norm rises from {before[0]:.2f} at the embedding to {before[-1]:.2f} after "
@@ -110,7 +110,7 @@ def answer(before: list[float], after: list[float], grows: int, lang: str | None
     if _ko(lang):
         final = attach(f"{after[-1]:.2f}", "으로/로")
         return ("토큰의 잔차 스트림은 누적 합입니다: 임베딩에 모든 블록이 더하는 것을 더한 것입니다. 이 6층 모델에서 "
-                f"그 노름은 임베딩에서 {after[0]:.2f}, 마지막 블록 뒤에서 {final} 커지며(150단계 학습 "
+                f"그 노름은 임베딩에서 {after[0]:.2f}, 마지막 블록 뒤에서 {final} 커지며(150스텝 학습 "
                 f"뒤; 학습 전에는 {before[-1]:.2f}), 블록 {n}개 중 {grows}개에서 커집니다. 01장은 그 합이 "
                 "*단순한* 누적인지 묻습니다.")
     return ("A token's residual stream is a running sum: the embedding plus what every block adds. In "
@@ -130,7 +130,7 @@ def seeds_table(seeds: list[int], norms: list[list[float]], grow_all: list[int],
         at = f"{grow_all[0]}" if same else f"{min(grow_all)}~{max(grow_all)}"
         return (table(["시드", "임베딩에서의 노름", "마지막 블록 뒤", f"노름이 커지는 블록 ({n_blocks}개 중)"], rows),
                 f"학습 전에는 시드 {len(seeds)}개 모두에서 스트림이 블록 {n_blocks}개 중 {at}개에서 커집니다. 학습 후 "
-                "수치는 150단계 실행 한 번에서 나온 것입니다. 여러 시드의 실행을 비교하는 방법은 03장에서 다룹니다.")
+                "수치는 150스텝 실행 한 번에서 나온 것입니다. 여러 시드의 실행을 비교하는 방법은 03장에서 다룹니다.")
     at = f"{grow_all[0]}" if same else f"{min(grow_all)} to {max(grow_all)}"
     return (table(["seed", "norm at the embedding", "after the last block", f"blocks where it grows (of {n_blocks})"],
                   rows),

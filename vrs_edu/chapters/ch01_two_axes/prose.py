@@ -21,7 +21,7 @@ def component_label(label: str, lang: str | None = None) -> str:
 def checkpoint_line(n_params: int, steps: int, val_loss: float, unigram: float, lang: str | None = None) -> str:
     """The line under the checkpoint's provenance: its size, training steps and validation loss."""
     if _ko(lang):
-        return (f"파라미터 {n_params:,}개, {steps}단계; 검증 손실 {val_loss:.3f} nats "
+        return (f"파라미터 {n_params:,}개, {steps}스텝; 검증 손실 {val_loss:.3f} nats "
                 f"(유니그램 {unigram:.3f} nats)")
     return f"{n_params:,} parameters, {steps} steps; validation loss {val_loss:.3f} nats vs unigram {unigram:.3f} nats"
 
@@ -127,11 +127,11 @@ def live_lens_table(live: list[float], checkpoint: list[float], live_val: float,
                     lang: str | None = None) -> tuple[str, str]:
     """The lens loss by depth of the live 150-step model beside the checkpoint's, and what its blocks remove."""
     ko = _ko(lang)
-    columns = (["깊이", "렌즈 손실, 150단계", "렌즈 손실, 체크포인트"] if ko
+    columns = (["깊이", "렌즈 손실, 150스텝", "렌즈 손실, 체크포인트"] if ko
                else ["depth", "lens loss, 150 steps", "lens loss, checkpoint"])
     rows = [[l, f"{live[l]:.3f}", f"{checkpoint[l]:.3f}"] for l in range(len(live))]
     if ko:
-        line = (f"150단계 뒤 실시간 모델의 검증 손실은 {live_val:.3f} nats입니다. 그 블록들은 깊이 0 이후 렌즈 손실을 "
+        line = (f"150스텝 뒤 실시간 모델의 검증 손실은 {live_val:.3f} nats입니다. 그 블록들은 깊이 0 이후 렌즈 손실을 "
                 f"{live[0] - live[-1]:.3f} nats 줄이고, 체크포인트의 블록들은 {checkpoint[0] - checkpoint[-1]:.3f} "
                 "nats 줄입니다.")
     else:

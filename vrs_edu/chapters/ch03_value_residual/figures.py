@@ -54,7 +54,7 @@ def lambda_figure(model: TinyGPT, batches, lambda_1: float = 0.0, lambda_2: floa
     ax.plot(layers, [a - b for a, b in zip(now["entropy"], trained["entropy"])], marker="o", color="C0",
             label=t(f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (loss {now['loss']:.3f})",
                     f"λ1={lambda_1:.2f}, λ2={lambda_2:.2f} (손실 {now['loss']:.3f})"))
-    ax.set_xlabel(t("layer", "층"))
+    ax.set_xlabel(t("block", "블록"))
     ax.set_ylabel(t("Δ attention entropy (nats)", "Δ 어텐션 엔트로피 (nats)"))
     # a fixed range, widened only when a change exceeds it: auto-scaling made ±0.007-nat changes fill the panel
     largest = max(abs(a - b) for a, b in zip(now["entropy"], trained["entropy"]))
@@ -217,8 +217,8 @@ def plot_paired_curves(result: dict, variants=None, parts=None):
     return fig
 
 
-METRIC_LABELS_KO = {"entropy": "어텐션 엔트로피 (nats)", "sink_mass": "위치 0에 가는 어텐션",
-                    "sink_value_norm": "‖v₀‖ / 평균 ‖v‖ (배수구 < 1)", "oversmoothing": "평균 코사인 유사도"}
+METRIC_LABELS_KO = {"entropy": "어텐션 엔트로피 (nats)", "sink_mass": "위치 0이 받는 어텐션",
+                    "sink_value_norm": "‖v₀‖ / 평균 ‖v‖ (< 1: 싱크가 내용을 거의 싣지 않음)", "oversmoothing": "평균 코사인 유사도"}
 METRIC_LABELS = {"entropy": "attention entropy (nats)", "sink_mass": "attention on position 0",
                  "sink_value_norm": "‖v₀‖ / mean ‖v‖ (drain < 1)", "oversmoothing": "mean cosine similarity"}
 
@@ -236,10 +236,11 @@ def plot_layer_metrics(part: dict, variants=("baseline", "resformer"), title: st
         for v in _variants(part, variants):
             m, s = band([r["layer_metrics"][metric] for r in part["runs"][v]])
             xs = range(len(m))
-            ax.errorbar(xs, m, yerr=s, marker="o", ms=3, capsize=2, color=COLORS.get(v), label=v)
+            ax.errorbar(xs, m, yerr=s, marker="o", ms=3, capsize=2, color=COLORS.get(v),
+                        label=t(v, "기준선") if v == "baseline" else v)
         if metric == "entropy" and entropy_reference is not None:
-            ax.axhline(entropy_reference, color="black", lw=0.8, ls="--", label=t("uniform causal", "균일 인과"))
-        ax.set_xlabel(t("layer", "층") if metric != "oversmoothing" else t("depth (0 = embedding)", "깊이 (0 = 임베딩)"))
+            ax.axhline(entropy_reference, color="black", lw=0.8, ls="--", label=t("uniform causal", "균등 인과"))
+        ax.set_xlabel(t("block", "블록") if metric != "oversmoothing" else t("depth (0 = embedding)", "깊이 (0 = 임베딩)"))
         ax.set_title(t(label, METRIC_LABELS_KO[metric]))
     handles, labels = axes[0].get_legend_handles_labels()
     # one legend under the panels: inside a panel it covered the entropy curves
@@ -266,7 +267,7 @@ def plot_lambdas(part: dict, name: str = "learnable", lang: str | None = None):
             axes[0].plot(layers, ys, marker=marker, color=color, alpha=0.6, lw=0.8,
                          label=f"{'λ1 (V_1)' if lam == 'lambda_1' else 'λ2 (V_n)'}" if i == 0 else None)
     axes[0].axhline(0.5, color="gray", lw=0.8, ls=":")
-    axes[0].set_xlabel(t("layer", "층"))
+    axes[0].set_xlabel(t("block (blocks.0 computes V_1)", "블록 (blocks.0이 V_1을 계산)"))
     axes[0].set_ylabel(t("learned value", "학습된 값"))
     axes[0].set_title(t("final λ per layer (one line per seed)", "층별 최종 λ (시드마다 선 하나)"))
     axes[0].legend()
@@ -274,7 +275,7 @@ def plot_lambdas(part: dict, name: str = "learnable", lang: str | None = None):
     cmap = plt.get_cmap("viridis")
     for j, l in enumerate(layers):
         traj = band([r["history"]["coefficients"][f"blocks.{l}.value_residual.lambda_1"] for r in runs])[0]
-        axes[1].plot(steps, traj, color=cmap(j / max(1, len(layers) - 1)), label=t(f"layer {l}", f"{l}층"))
+        axes[1].plot(steps, traj, color=cmap(j / max(1, len(layers) - 1)), label=t(f"block {l}", f"블록 {l}"))
     axes[1].set_xlabel(t("step", "스텝"))
     axes[1].set_ylabel(t("λ1 (mean across seeds)", "λ1 (시드 평균)"))
     axes[1].set_title(t("λ1 during training", "학습 중의 λ1"))
@@ -293,7 +294,7 @@ def plot_depth_sweep(part: dict, lang: str | None = None):
         return in_language(en, ko, lang)
     depths = ds.depths_in(part)
     panels = ((t("gain: learnable − baseline (nats)", "이득: learnable − 기준선 (nats)"), ds.gains(part)),
-              (t("baseline entropy − uniform (nats)", "기준선 엔트로피 − 균일 (nats)"), ds.concentration(part)),
+              (t("baseline entropy − uniform (nats)", "기준선 엔트로피 − 균등 (nats)"), ds.concentration(part)),
               (t("learned λ1: slope per layer", "학습된 λ1: 층당 기울기"), ds.lambda_slopes(part)))
     fig, axes = plt.subplots(1, 3, figsize=(10.5, 3.8))
     for ax, (label, values) in zip(axes, panels):

@@ -36,7 +36,10 @@ def _side(ci: tuple[float, float]) -> str:
 def decided_words(verdict, lang: str | None = None) -> str:
     """What a verdict means in a learner's words (the verdicts themselves: "How sure are we?"). ``verdict``: a
     judged test (:class:`~vrs_edu.lab.results.Verdict`, whose would-be verdict and declared smallest effect the
-    words then name) or a bare verdict word (:func:`vrs_edu.lab.verdict_words.plain_verdict`)."""
+    words then name) or a bare verdict word (:func:`vrs_edu.lab.verdict_words.plain_verdict`). In Korean an
+    undecided verdict is named by its word first: ``미정(이 시드들로는 가릴 수 없음)``."""
+    if resolve_language(lang) == "ko" and verdict_parts(verdict)[0] == "undecided":
+        return "미정(이 시드들로는 가릴 수 없음)"
     return plain_verdict(verdict, lang=lang)
 
 
@@ -118,13 +121,14 @@ def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: 
 
 def _baseline_lesson_ko(weak: float, strong: float, inflation: float, strong_alone: float) -> str:
     if abs(inflation) < 0.001:
-        compare = "0.001 nats까지 같습니다. 여기서는 약한 기준선이 이득을 부풀리지 않습니다"
+        compare = "차이가 0.001 nats 이내입니다. 여기서는 약한 기준선이 이득을 부풀리지 않습니다"
     else:
         compare = (f"약한 기준선에 대해 {abs(inflation):.3f} nats "
                    f"{'더 크게 보입니다' if inflation < 0 else '더 작게 보입니다'}")
-    better = "낫습니다" if strong_alone < 0 else "나쁩니다"
+    better = "낮습니다" if strong_alone < 0 else "높습니다"
     out = (f"ResFormer의 손실 변화는 약한 기준선에 대해 {weak:+.3f} nats, 강한 기준선에 대해 {strong:+.3f} nats로, "
-           f"{compare}. 강한 기준선은 그 자체만으로 약한 기준선보다 **{abs(strong_alone):.3f}** nats {better}.")
+           f"{compare}. 강한 기준선은 그 자체로 약한 기준선보다 손실이 **{abs(strong_alone):.3f}** nats "
+           f"{better}.")
     if strong_alone < 0 and abs(strong) >= SAME_NATS:
         out += f" ResFormer 변화 크기의 {abs(strong_alone) / abs(strong):.0f}배입니다."
     return out
@@ -171,8 +175,8 @@ def entropy_sentence(gap: float, verdict, lang: str | None = None) -> str:
     if verdict == "contradicted" or (gap > 0 and verdict != "reproduced"):
         where = "above"
         then = ("the attention the keys receive is spread *more evenly* than under uniform causal attention "
-                "(attention is more local), not concentrated on a few keys: there is no concentration here for "
-                "the value residual to relieve")
+                "(each query looks mostly nearby, so no key draws a crowd), not concentrated on a few keys: there is "
+                "no concentration here for the value residual to relieve")
     elif verdict == "reproduced":
         where = "below"
         then = "its attention is concentrated, as ResFormer's argument assumes"
@@ -185,7 +189,7 @@ def entropy_sentence(gap: float, verdict, lang: str | None = None) -> str:
 
 def _entropy_sentence_ko(gap: float, verdict) -> str:
     def base(low: bool) -> str:
-        return (f"기준선의 어텐션 엔트로피는 균일 인과 어텐션의 엔트로피보다 **{abs(gap):.3f}** nats "
+        return (f"기준선의 어텐션 엔트로피는 균등 인과 어텐션의 엔트로피보다 **{abs(gap):.3f}** nats "
                 f"{'낮습니다' if low else '높습니다'}")
     word = verdict_parts(verdict)[0]
     if word == "negligible":
@@ -195,8 +199,9 @@ def _entropy_sentence_ko(gap: float, verdict) -> str:
         return base(gap < 0) + f". 판정: {plain_verdict(verdict, lang='ko')}."
     if word == "contradicted" or (gap > 0 and word != "reproduced"):
         low = False
-        then = ("키들이 받는 어텐션이 균일 인과 어텐션보다 *더 고르게* 퍼져 있고(어텐션이 더 국소적), 소수의 키에 "
-                "집중되어 있지 않습니다. value residual이 덜어 줄 집중이 여기에는 없습니다")
+        then = ("키들이 받는 어텐션이 균등 인과 어텐션보다 *더 고르게* 퍼져 있고(각 쿼리가 주로 가까운 키를 "
+                "보므로, 키마다 받는 어텐션 총량은 오히려 고르게 나뉩니다), 소수의 키에 집중되어 있지 않습니다. "
+                "value residual이 덜어 줄 집중이 여기에는 없습니다")
     elif word == "reproduced":
         low = True
         then = "ResFormer의 논증이 가정하는 대로 어텐션이 집중되어 있습니다"
@@ -211,10 +216,11 @@ def lambda_sentence(slope: float, reached: int, of: int, lang: str | None = None
     moving before the learning-rate decay."""
     if resolve_language(lang) == "ko":
         trend = "커집니다" if slope > 0.001 else "작아집니다" if slope < -0.001 else "거의 일정합니다"
-        still = ("이 분포는 λ1이 자리 잡는 곳이 아니라 아직 움직이는 λ1의 스냅숏입니다" if reached * 2 <= of
-                 else "이 분포는 λ1이 자리 잡는 곳에 가깝습니다")
-        return (f"평균적으로 λ1은 층당 {slope:+.3f}씩 변해 깊이에 따라 {trend}. 그러나 λ1 궤적 {of}개 중 {reached}개만 "
-                f"학습률이 마지막 감소를 시작하기 전에 움직임을 멈췄으므로, {still}.")
+        still = ("이 층별 양상은 λ1이 수렴한 값이 아니라 아직 움직이는 중인 λ1의 스냅숏입니다" if reached * 2 <= of
+                 else "이 층별 양상은 λ1이 수렴한 값에 가깝습니다")
+        stopped = ("하나도 학습률이 마지막 감소를 시작하기 전에 움직임을 멈추지 않았으므로" if reached == 0 else
+                   f"{reached}개만 학습률이 마지막 감소를 시작하기 전에 움직임을 멈췄으므로")
+        return f"평균적으로 λ1은 층당 {slope:+.3f}씩 변해 깊이에 따라 {trend}. 그러나 λ1 궤적 {of}개 중 {stopped}, {still}."
     trend = ("grows with depth" if slope > 0.001 else "falls with depth" if slope < -0.001
              else "stays level with depth")
     still = ("so the profile is a snapshot of λ1 still moving, not where it settles" if reached * 2 <= of
@@ -261,20 +267,20 @@ def _depth_sentence_ko(depths: list[int], gains: list[float], baseline_loss: lis
            f"{' → '.join(f'{g:+.3f}' for g in gains)} nats입니다")
     rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
     if gains[-1] < gains[0] and rise_b > 0 and rise_b > abs(rise_l):
-        out += (f". 이 증가의 대부분은 더 깊은 기준선이 더 나쁘게 학습된 결과입니다(기준선의 손실 "
+        out += (f". 이득이 커진 것의 대부분은 깊은 기준선의 학습이 더 잘 안 된 탓입니다(기준선의 손실 "
                 f"{baseline_loss[0]:.3f} → {baseline_loss[-1]:.3f}, value residual의 손실 "
                 f"{learnable_loss[0]:.3f} → {learnable_loss[-1]:.3f})")
     if baseline_trend is not None and trend_limit is not None:
         holds = baseline_trend < trend_limit
-        out += (f". 조정된 기준선 자신의 손실은 깊이가 두 배가 될 때마다 {baseline_trend:+.4f} nats 변합니다(깊이에 "
-                f"따라 나빠지지 않는다는 전제는 {trend_limit:g} 미만을 허용합니다). 전제가 "
+        out += (f". 조정된 기준선 자신의 손실은 깊이가 두 배가 될 때마다 {baseline_trend:+.4f} nats 변합니다(전제 "
+                f"'깊이가 늘어도 나빠지지 않는다'의 허용 한계: {trend_limit:g} nats 미만). 전제가 "
                 f"**{'성립합니다' if holds else '성립하지 않습니다'}**"
                 + ("" if holds else ". 따라서 깊이에 따라 커지는 이득도 여기서는 재현됨으로 셀 수 없습니다"))
     if concentrated:
         out += f". 기준선의 어텐션은 {', '.join(map(str, concentrated))}층 모델에서 집중되어 있습니다."
     else:
-        out += (". 어느 깊이에서도 기준선의 어텐션은 집중되어 있지 않습니다. ResFormer 논증의 전제가 이 폭에서는 "
-                f"{depths[-1]}층까지 나타나지 않습니다.")
+        out += (". 어느 깊이에서도 기준선의 어텐션은 집중되어 있지 않습니다. 이 폭에서는 "
+                f"{depths[-1]}층까지 가도 ResFormer 논증의 전제(어텐션 집중)가 나타나지 않습니다.")
     return out
 
 
@@ -363,13 +369,14 @@ def _answer_ko(gain: float, ci: tuple[float, float], paper: float, deep_layers: 
            f"82 M 파라미터에서 논문이 얻은 {paper:+.3f} nats는 배제되지 않습니다")
     kind = "더 큰 이득" if deep_gain < gain - SAME_NATS else "거의 같은 변화"
     deep = (f"{deep_layers}층에서는 학습 가능한 λ 변형이 손실을 **{deep_gain:+.3f}** nats 바꾸어 {kind}"
-            + ("인데, 그 대부분은 더 깊은 기준선이 더 나쁘게 학습되기 때문입니다. " if deeper_baselines_worse else "입니다. "))
+            + ("인데, 그 대부분은 깊은 기준선의 학습이 더 잘 안 된 탓입니다. " if deeper_baselines_worse else "입니다. "))
     if entropy_gap > 0:
-        ent = (f"논문들이 설명하는 방식으로 작동하지는 않습니다. 우리 기준선에서 키들이 받는 어텐션은 균일 인과 "
+        ent = (f"또한 value residual은 논문들이 설명하는 방식으로 작동하지 않습니다. 우리 기준선에서 키들이 받는 "
+               f"어텐션은 균등 인과 "
                f"어텐션일 때보다 **{abs(entropy_gap):.3f}** nats 더 고르게 퍼져 있어(각 쿼리가 주로 가까운 곳을 보므로 "
                "어느 키에도 어텐션이 몰리지 않습니다), 덜어 줄 집중이 없습니다.")
     else:
-        ent = (f"우리 기준선에서 키들이 받는 어텐션은 균일 인과 어텐션일 때보다 **{abs(entropy_gap):.3f}** nats 더 "
+        ent = (f"우리 기준선에서 키들이 받는 어텐션은 균등 인과 어텐션일 때보다 **{abs(entropy_gap):.3f}** nats 더 "
                "소수의 키에 몰려 있으며, 이것이 논문들이 value residual이 덜어 준다고 말하는 집중입니다.")
     return (f"첫 층의 값을 그 뒤의 모든 층에 섞으면(ResFormer의 고정 0.5/0.5) 우리 8층 모델에서 손실이 "
             f"**{gain:+.3f}** nats 바뀝니다(음수 = 더 좋음). 판정: {decided_words(verdict, 'ko')}(짝지은 시드 {n}개가 "
@@ -419,9 +426,10 @@ def stream_start_table(baseline_raw: float, resformer_raw: float, weak: float, b
     ko = resolve_language(lang) == "ko"
     head = (["스트림의 시작", "기준선", "resformer", "resformer − 기준선"] if ko else
             ["the stream starts at", "baseline", "resformer", "resformer − baseline"])
-    raw = "원래 임베딩 (GPT-2)" if ko else "the raw embedding (GPT-2)"
+    raw = "정규화하지 않은 임베딩 (GPT-2)" if ko else "the raw embedding (GPT-2)"
+    normed = "RMSNorm(임베딩) (nanochat)" if ko else "RMSNorm(embedding) (nanochat)"
     return table(head, [[raw, f"{baseline_raw:.3f}", f"{resformer_raw:.3f}", f"{weak:+.3f}"],
-                        ["RMSNorm(embedding) (nanochat)", f"{baseline:.3f}", f"{resformer:.3f}", f"{strong:+.3f}"]])
+                        [normed, f"{baseline:.3f}", f"{resformer:.3f}", f"{strong:+.3f}"]])
 
 
 def pairing_sentence(mine: tuple[float, float, float], recipe_mean: float, recipe_ci: tuple[float, float],
@@ -433,7 +441,7 @@ def pairing_sentence(mine: tuple[float, float, float], recipe_mean: float, recip
                 f"{recipe_mean:+.4f} [{recipe_ci[0]:+.4f}, {recipe_ci[1]:+.4f}]. 같은 실행을 짝짓지 않은 평균으로 "
                 f"비교하면 짝지은 ±{paired_half:.4f} 대신 ±{unpaired_half:.4f} nats가 됩니다. "
                 + ("여기서는 짝짓기가 범위를 좁힙니다." if narrows else
-                   "여기서는 짝짓기가 범위를 좁히지 않습니다. 시드가 함께 주는 운이 두 모델이 같은 시작에 서로 다르게 "
+                   "여기서는 짝짓기가 범위를 좁히지 않습니다. 두 실행이 같은 시드로 공유하는 운이 두 모델이 같은 시작에 서로 다르게 "
                    "반응하는 정도에 비해 작기 때문입니다."))
     return (f"Your ResFormer − baseline: {mine[0]:+.4f} [{mine[1]:+.4f}, {mine[2]:+.4f}]; the recipe's "
             f"test: {recipe_mean:+.4f} [{recipe_ci[0]:+.4f}, {recipe_ci[1]:+.4f}]. Compared as unpaired means, the "
@@ -453,12 +461,12 @@ def live_table(steps: list[int], baseline: list[float], deltas: list[float], lan
 
 def lambda_line_table(rows: list[list[str]], lang: str | None = None) -> tuple[str, str]:
     """The heading and the table of the readouts along λ1 + λ2 = 1 (``rows``: λ1, λ2, loss, change from trained,
-    mean entropy of layers 1-7, already formatted)."""
+    mean entropy of blocks 1-7, already formatted)."""
     if resolve_language(lang) == "ko":
         return ("λ1 + λ2 = 1을 따라, $V_1$이 없는 경우부터 $V_1$만 있는 경우까지:",
-                table(["λ1", "λ2", "손실 (nats)", "학습된 설정 대비 변화", "평균 엔트로피, 층 1-7"], rows))
+                table(["λ1", "λ2", "손실 (nats)", "학습된 설정 대비 변화", "평균 엔트로피, 블록 1-7"], rows))
     return ("Along λ1 + λ2 = 1, from no $V_1$ to $V_1$ alone:",
-            table(["λ1", "λ2", "loss (nats)", "change from trained", "mean entropy, layers 1-7"], rows))
+            table(["λ1", "λ2", "loss (nats)", "change from trained", "mean entropy, blocks 1-7"], rows))
 
 
 def verdicts_table(rows: list, lang: str | None = None) -> str:

@@ -618,7 +618,7 @@ def verdict_cell(v, lang: str | None = None) -> str:
 
 
 # ------------------------------------------------------------------ the notebook's remaining printed lines, both editions
-CORPUS_KO = {"kjv": "킹 제임스 성경(kjv)", "python-docs": "Python 문서(python-docs)"}
+CORPUS_KO = {"kjv": "King James Bible(kjv)", "python-docs": "Python 문서(python-docs)"}
 
 
 def _was_ko(word: str) -> str:

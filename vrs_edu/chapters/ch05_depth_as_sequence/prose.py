@@ -330,7 +330,7 @@ def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uni
         k_share = f"{shares['k']:.3f}"
         return (f"깊은 블록 {first}–{last}에서 V의 입력은 가중치의 {attach(f'**{e_v:.3f}**', '을/를')} 임베딩에 두고, "
                 f"Q의 입력은 {shares['q']:.3f}, K의 입력은 {attach(k_share, '을/를')} 둡니다"
-                f"(균일: 블록 {first}에서 {uniform:.3f}). 평균적으로 {where}.")
+                f"(균등: 블록 {first}에서 {uniform:.3f}). 평균적으로 {where}.")
     where = (f"V reads the embedding more than {' and '.join(above)}" if not below else
              f"V reads the embedding less than {' and '.join(below)}" if not above else
              f"V reads the embedding more than {above[0]} but less than {below[0]}")
@@ -340,7 +340,7 @@ def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uni
 
 
 # ------------------------------------------------------------------ the notebook's remaining printed lines, both editions
-CORPUS_KO = {"kjv": "킹 제임스 성경", "python-docs": "Python 문서"}
+CORPUS_KO = {"kjv": "King James Bible", "python-docs": "Python 문서"}
 #: the three computations of ShortSWA over depth the chapter compares, in the order the notebook passes them
 EQUIVALENCE_CHECKS = {"en": ("(1) vs (2), the same function on the transposed tensor",
                              "(1) vs (3), the paper's equation looped for one token",

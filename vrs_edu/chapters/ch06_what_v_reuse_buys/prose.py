@@ -256,7 +256,7 @@ def context_sentence(cosine: float, steps: int, lang: str | None = None) -> str:
     if resolve_language(lang) == "ko":
         how = "조금만" if cosine > 0.9 else "강하게"
         return (f"뱅크 바로 아래의 일반 층에서 한 토큰의 서로 다른 위치의 값들은 평균 코사인이 **{cosine:.3f}**입니다. "
-                f"{steps}단계 학습 후 그 값들은 문맥에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
+                f"{steps}스텝 학습 후 그 값들은 문맥에 {how} 의존합니다. 뱅크 층의 값은 구조상 하나의 벡터입니다"
                 "(코사인 1).")
     how = "only a little" if cosine > 0.9 else "strongly"
     return (f"In the ordinary layer below the bank, one token's values at different positions have a mean cosine "
@@ -522,7 +522,7 @@ def _designs_sentence_ko(result: dict, judged: dict[str, dict]) -> str:
     said += [f"{', '.join(names)}: {words}" for words, names in other.items()]
     settings = result["settings"]
     steps = settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]
-    return cache + f". {steps}단계 학습한 장난감 모델의 손실: " + "; ".join(said) + "."
+    return cache + f". {steps}스텝 학습한 장난감 모델의 손실: " + "; ".join(said) + "."
 
 
 def removal_sentence(check: dict, lang: str | None = None) -> str:
@@ -613,7 +613,7 @@ def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
 def bank_run_sentence(bank_layers, n_layers: int, steps: int, val_loss: float, lang: str | None = None) -> str:
     """The trained bank model in one line: its bank layers, its steps and its final validation loss (nats)."""
     if resolve_language(lang) == "ko":
-        return (f"{n_layers}개 층 가운데 뱅크 층 {list(bank_layers)}, {steps}단계 학습: 검증 손실 "
+        return (f"{n_layers}개 층 가운데 뱅크 층 {list(bank_layers)}, {steps}스텝 학습: 검증 손실 "
                 f"{val_loss:.3f} nats.")
     return f"Bank layers {list(bank_layers)} of {n_layers}, {steps} steps: validation loss {val_loss:.3f} nats."
 

@@ -89,7 +89,7 @@ def swap_sentence(worse_v: int, milder: int, L: int, pattern_swap: dict, frozen_
         return (f"값을 교환하면 {L}개 층 가운데 {worse_v}개 층에서 패턴을 교환할 때보다 문장 임베딩이 더 많이 바뀌고, "
                 f"{L}개 층 가운데 {milder}개 층에서 균등한 패턴보다 더 많이 바뀝니다(서로 다른 두 문장 사이의 코사인은 "
                 f"{pattern_swap['reference']:.3f}입니다. 같은 길이의 쌍으로 묶은 문장 {pattern_swap['n']}개, "
-                f"고정된 경로에는 {frozen_uniform['n']}개).")
+                f"고정된 어텐션 경로에는 {frozen_uniform['n']}개).")
     return ("Swapping the values changes the sentence embedding more than swapping the pattern at "
             f"{worse_v} of {L} layers, and more than a uniform pattern at {milder} of {L} (the cosine "
             f"between two different sentences is {pattern_swap['reference']:.3f}; {pattern_swap['n']} "

@@ -270,7 +270,7 @@ def bridge_sentence(b: dict, lang: str | None = None) -> str:
     """The pilot: the mean table against a table fitted by gradient descent, and the share of the cost recovered."""
     if _ko(lang):
         return (f"층 {b['layer']}, V: 평균 표의 비용은 {b['mean_table']['mean']:.3f} nats, 윈도 {b['batch']}개로 "
-                f"{b['steps']}단계 맞춘 표(Adam, lr {b['lr']})는 {b['fitted_table']['mean']:.3f}입니다. 비용의 "
+                f"{b['steps']}스텝 맞춘 표(Adam, lr {b['lr']})는 {b['fitted_table']['mean']:.3f}입니다. 비용의 "
                 f"{b['recovered_share']:.0%}를 되찾았습니다. 실행 전에 정한 검정이 아니라 예비 실험입니다.")
     return (f"Layer {b['layer']}, V: the mean table costs {b['mean_table']['mean']:.3f} nats, the "
             f"fitted one {b['fitted_table']['mean']:.3f} after {b['steps']} steps of {b['batch']} windows "

@@ -322,7 +322,7 @@ def decoder_answers(result: dict, lang: str | None = None) -> dict[str, dict]:
                        f"uniform attention {_fmt(q1n['uniform pattern'])}; another sequence's values "
                        f"{_fmt(q1n['value swap'])}." if not ko else
                        f"실제 디코더의 마지막 3분의 1에서 다른 시퀀스의 패턴은 {_fmt(q1n['pattern swap'])} nats, "
-                       f"이전 층의 패턴은 {_fmt(q1n[PREV])} nats, 균일 어텐션은 {_fmt(q1n['uniform pattern'])} nats, "
+                       f"이전 층의 패턴은 {_fmt(q1n[PREV])} nats, 균등 어텐션은 {_fmt(q1n['uniform pattern'])} nats, "
                        f"다른 시퀀스의 값은 {_fmt(q1n['value swap'])} nats의 비용이 듭니다.")}
     r2 = result["describe"].get("table_r2", {})
     q2n = {f"{p} table": _cell(result, f"{p} table · late") for p in "QKV"}
@@ -412,7 +412,7 @@ def load_toys(corpus: str | None = None) -> dict[str, dict | None]:
 # toy_comparison's words in Korean: its findings, its cells' templates and its answers to "agree?"
 TOY_FINDINGS_KO = {
     "attention concentrates (entropy below uniform-causal attention's)":
-        "어텐션이 집중됨 (엔트로피가 균일 인과 어텐션의 것보다 낮음)",
+        "어텐션이 집중됨 (엔트로피가 균등 인과 어텐션의 것보다 낮음)",
     "deep layers' inputs are mostly token identity (x0-R² > 0.5)": "깊은 층의 입력은 대부분 토큰 정체성임 (x0-R² > 0.5)",
     "V, more than Q and K, carries the token alone in the deep layers":
         "깊은 층에서 토큰만을 나르는 것은 Q와 K보다 V임",
@@ -519,8 +519,8 @@ def _toy_comparison_ko(result: dict, toys: dict[str, dict | None]) -> list[dict]
     v1 = result["per_third"]["V := V_1 · late"]["mean"]
     trained = "그렇게 학습함: 기준선 대비 {mean:+.3f} nats, {verdict}"
     cells = [
-        (toy_cell("value-residual", conc, "기준선, 균일 대비 {mean:+.3f} nats, {verdict}"),
-         f"층 {len(gap)}개 가운데 {below}개가 균일보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
+        (toy_cell("value-residual", conc, "기준선, 균등 대비 {mean:+.3f} nats, {verdict}"),
+         f"층 {len(gap)}개 가운데 {below}개가 균등보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
         (toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (기준선들의 x0 층)"),
          f"x0-R² {x0_in:.2f} (마지막 3분의 1의 입력)"),
         (toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),

@@ -136,7 +136,8 @@ def verdict_clause(verdict: str | None, claim: str | None = None, margin: float 
                    lang: str | None = None) -> str:
     """What a verdict says, in words a learner can quote: a reproduced or contradicted test names its claim ("the
     claim "…" holds (reproduced)"), a negligible one its margin, an undecided one that noise could explain it.
-    Korean: a sentence of its own, without the final period (``주장 "…"는 잡음을 넘어 성립합니다(재현됨)``)."""
+    Korean: a sentence of its own, without the final period (``주장 "…"는 잡음으로 설명할 수 없을 만큼 분명히
+    성립합니다(재현됨)``)."""
     if _is_ko(lang):
         return _verdict_clause_ko(verdict, claim, margin)
     named = f"the claim \"{claim}\"" if claim else "its declared test's claim"
@@ -162,9 +163,9 @@ def _verdict_clause_ko(verdict: str | None, claim: str | None, margin: float | N
     if verdict is None:
         return "서술입니다. 이 수치에는 선언된 검정이 없습니다"
     if verdict == "reproduced":
-        return f"{named} 잡음을 넘어 성립합니다({word})"
+        return f"{named} 잡음으로 설명할 수 없을 만큼 분명히 성립합니다({word})"
     if verdict == "contradicted":
-        return f"{named} 잡음을 넘어 성립하지 않습니다({word})"
+        return f"{named} 잡음으로 설명할 수 없을 만큼 분명히 틀렸습니다({word})"
     if verdict == "negligible":
         inside = f"±{margin:g} nats" if margin is not None else "관심 최소 효과"
         return f"중요하지 않을 만큼 작습니다. 구간이 {inside} 안에 있습니다({word})"
@@ -231,6 +232,12 @@ MEASURE_WORDS_KO = {"A lot": ("많이 의존합니다", "많이 의존하며, �
                     "Not decided": ("결정되지 않았습니다", "결정되지 않았고, 옮기는 것이 더 중요합니다")}
 # the labels of the two sides in Korean: the paragraphs' and the answer line's
 SIDE_KO = {"for": "찬성 근거", "against": "반대 근거", "measure": "얼마나"}
+# an empty side in Korean: nothing of what was measured speaks for (against) the conclusion
+NOTHING_KO = {"for": "측정한 것 중 결론을 뒷받침하는 수치는 없습니다.",
+              "against": "측정한 것 중 결론에 반하는 수치는 없습니다."}
+# the article's conclusion in its own Korean words (chapter 00 quotes them), then what they mean
+CONCLUSION_KO = ("원문은 *\"QK는 기준이고 V는 내용이다\"*라고 결론지었습니다(QK는 어디를 볼지 정하고 V는 "
+                 "옮겨지는 내용이며, QK만 보면 절반만 본다).")
 
 
 def measure_words(m: Evidence | None, lang: str | None = None) -> tuple[str, str]:
@@ -284,7 +291,7 @@ def _answer_line_ko(n: int, pro: Evidence | None, con: Evidence | None, measure:
 
     def part(e: Evidence | None, which: str) -> str:
         if e is None:
-            return f"{SIDE_KO[which]}: 측정된 것이 없습니다."
+            return f"{SIDE_KO[which]}: {NOTHING_KO[which]}"
         if not firm(e):
             return f"{SIDE_KO[which]}: 가장 강한 수치가 잡음과 구별되지 않습니다({words(e, 'where', 'ko')})."
         return f"{SIDE_KO[which]}: {words(e, 'point', 'ko')[which]}({words(e, 'where', 'ko')})."
@@ -491,7 +498,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
     stand_in = {"spare": "A stand-in pattern would do: the deep layers hardly need their fresh QK pattern.",
                 "needed": "The fresh pattern cannot be dropped: where a deep layer looks matters, so QK is a "
                           "real half, not a spare one."}
-    stand_in_ko = {"spare": "대역 패턴으로도 충분합니다. 깊은 층에는 새로 계산한 QK 패턴이 거의 필요 없습니다.",
+    stand_in_ko = {"spare": "대체 패턴으로도 충분합니다. 깊은 층에는 새로 계산한 QK 패턴이 거의 필요 없습니다.",
                    "needed": "새 패턴은 버릴 수 없습니다. 깊은 층이 어디를 보는지가 중요하므로, QK는 여분이 아니라 "
                              "진짜 절반입니다."}
     for name, what, what_ko in (("late_pattern_swap_within_tolerance", "another text's", "다른 텍스트의"),
@@ -516,7 +523,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                      "point": {"spare": "깊은 층에는 새 패턴이 거의 필요 없습니다",
                                                "needed": "깊은 층에는 새 패턴이 필요합니다",
                                                "cost": f"마지막 3분의 1에 {what_ko} 패턴을 준 비용"},
-                                     "claim": "대역 패턴의 비용은 0.05 nats 이내다"}))
+                                     "claim": "대체 패턴의 비용은 0.05 nats 이내다"}))
     # Question 2: early information (token identity) kept through V
     for name, subject, subject_ko in (
             ("bank_loss", "looking V up by token id in a trained table (the bank of values)",
@@ -539,7 +546,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                  point={"for": "trained with a path for it, a model keeps token identity in V",
                                         "against": "token identity in V costs loss even when trained in"},
                                  claim=v.test.claim.split(" (")[0],
-                                 ko={"label": f"{tl_ko}: {'뱅크' if name == 'bank_loss' else '대체'} V, 처음부터 학습",
+                                 ko={"label": f"{tl_ko}: {'값 뱅크' if name == 'bank_loss' else '대체'} V, 처음부터 학습",
                                      "subject": subject_ko, "pos": "손실이 {amount} 높아집니다",
                                      "neg": "손실이 {amount} 낮아집니다", "model": toy_model("bank-of-values", "ko"),
                                      "corpus": kjv_ko,
@@ -571,7 +578,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                              point={"for": "a standard decoder's deep V is mostly token identity",
                                     "against": "a standard decoder's deep V carries context, not token identity"},
                              claim="V tolerates a per-token table better than Q",
-                             ko={"label": f"{dl_ko}: V 표 − Q 표", "subject": "V 자리에 토큰별 표를 넣으면",
+                             ko={"label": f"{dl_ko}: 토큰별 표: V 자리 − Q 자리", "subject": "V 자리에 토큰별 표를 넣으면",
                                  "pos": "Q 자리에 넣을 때보다 비용이 {amount} 더 듭니다",
                                  "neg": "Q 자리에 넣을 때보다 비용이 {amount} 덜 듭니다", "model": d_model_ko,
                                  "corpus": d_corpus_ko, "regime": "사후적, 마지막 3분의 1에서", "where": d_where_ko,
@@ -581,7 +588,7 @@ def build_candidates(ev: dict) -> dict[int, list[Evidence]]:
                                                         "그것을 담는다면 V 자리의 표는 비용이 적을 것입니다. 그런데 Q "
                                                         "자리보다 V 자리에서 비용이 더 크므로, 이 디코더의 깊은 V는 "
                                                         "문맥이 더한 것을 나릅니다. 여기서 V가 가장 중요하다는 사실이 "
-                                                        "바로 이 수치가 질문 2에 반하는 이유입니다. V는 초기 정보가 "
+                                                        "질문 2에서 이 수치가 결론에 반하는 이유입니다. V는 초기 정보가 "
                                                         "아니라 문맥을 나르는 것으로서 중요합니다."},
                                  "point": {"for": "표준 디코더의 깊은 V는 대부분 토큰 정체성입니다",
                                            "against": "표준 디코더의 깊은 V는 토큰 정체성이 아니라 문맥을 나릅니다"},
@@ -735,9 +742,10 @@ def capstone_sentence(layer: int, n_layers: int, uniform: float, pattern: float,
 
 
 def _capstone_sentence_ko(layer: int, n_layers: int, uniform: float, pattern: float, values: float) -> str:
-    where = f"{n_layers}층 중 마지막인 {layer}층에서" if layer == n_layers - 1 else f"{n_layers}층 중 {layer}층에서"
+    where = (f"{n_layers}개 층 중 마지막 층(0부터 세어 {layer}번 층)에서" if layer == n_layers - 1 else
+             f"{n_layers}개 층 중 {layer}번 층(0부터 셈)에서")
     needs, v_more = uniform > SMALL, values > pattern
-    out = (f"{where} 패턴을 균일한 패턴으로 바꾸면 {_cost_words(uniform, 'ko')}. 다른 텍스트의 패턴으로 바꾸면 "
+    out = (f"{where} 패턴을 균등한 패턴으로 바꾸면 {_cost_words(uniform, 'ko')}. 다른 텍스트의 패턴으로 바꾸면 "
            f"{_cost_words(pattern, 'ko')}. 값을 다른 텍스트의 값으로 바꾸면 {_cost_words(values, 'ko')}. ")
     out += ("이 층에는 자기 패턴이 필요합니다(아무 데도 특별히 보지 않으면 비용이 0.05 nats를 넘습니다). " if needs else
             "이 층에는 자기 패턴이 거의 필요 없습니다(아무 데도 특별히 보지 않아도 비용이 0.05 nats 이하입니다). ")
@@ -745,7 +753,7 @@ def _capstone_sentence_ko(layer: int, n_layers: int, uniform: float, pattern: fl
             "또한 이 층은 옮기는 것보다 보는 곳이 더 중요합니다(패턴 교환의 비용이 값 교환 이상입니다). ")
     answer = ("두 절반 모두 중요하며, QK만 보면 더 작은 쪽을 보게 됩니다" if needs and v_more else
               "여기서는 패턴이 더 많이 나릅니다. QK만으로도 절반 넘게 보입니다" if needs else
-              "중요한 것은 V가 나릅니다. 패턴은 대역으로도 충분할 수 있습니다" if v_more else
+              "중요한 것은 V가 나릅니다. 패턴은 대체 패턴으로도 충분할 수 있습니다" if v_more else
               "이 층에서는 어느 절반도 비용이 크지 않습니다")
     return out + f"이 모델과 이 층에 대한 질문 1의 답: {answer}."
 
@@ -766,7 +774,7 @@ def closing(rows: list[dict], lang: str | None = None) -> str:
         return ("question " if len(ns) == 1 else "questions ") + " and ".join(map(str, ns))
 
     if ko:
-        out = ["\"QK는 어디를 볼지 정하고, V는 옮겨지는 것이다. QK만 보면 절반만 본다\"는 결론은 성립합니까?"]
+        out = [f"{CONCLUSION_KO} 이 결론은 성립할까요?"]
     else:
         out = ["Does \"QK decides where to look, V is what is moved; QK alone sees only half\" hold?"]
     first = rows[0]
@@ -783,7 +791,7 @@ def closing(rows: list[dict], lang: str | None = None) -> str:
         if only_against:
             out.append(f"{qs(only_against)}에서는 이에 반하는 확고한 수치만 있습니다.")
         if both:
-            out.append(f"{qs(both)}에서는 양쪽 모두 확고한 수치가 있고, 각각 자기 모델과 영역에서 성립합니다. 답은 "
+            out.append(f"{qs(both)}에서는 양쪽 모두 확고한 수치가 있고, 각각 자기 모델과 학습 조건에서 성립합니다. 답은 "
                        "어떤 모델을, 어떻게 학습시켜 묻느냐에 달려 있습니다.")
         return " ".join(out)
     if only_for:

@@ -22,10 +22,10 @@ WORDS = {"en": {"columns": ("FOR the conclusion", "AGAINST it"), "filled": "fill
                 "hollow": "hollow: not decided (noise could explain it)",
                 "shaded": "shaded: the side that speaks for the conclusion", "axis": "loss change (nats)",
                 "nothing": "nothing measured", "q": "Q"},
-         "ko": {"columns": ("결론에 찬성", "결론에 반대"), "filled": "채운 점: 결정됨",
+         "ko": {"columns": ("결론에 찬성", "결론에 반대"), "filled": "속이 찬 점: 결정됨",
                 "hollow": "빈 점: 결정되지 않음 (잡음으로 설명될 수 있음)",
                 "shaded": "음영: 결론에 찬성하는 쪽", "axis": "손실 변화 (nats)",
-                "nothing": "측정된 것 없음", "q": "질문 "}}
+                "nothing": {"for": "뒷받침하는 수치 없음", "against": "반하는 수치 없음"}, "q": "질문 "}}
 
 
 def _for_region(e: Evidence, lo: float, hi: float) -> tuple[float, float]:
@@ -44,7 +44,9 @@ def _panel(ax, e: Evidence | None, which: str, lang: str = "en") -> None:
     ax.set_yticks([])
     if e is None:
         ax.set_xticks([])
-        ax.text(0.5, 0.5, WORDS[lang]["nothing"], transform=ax.transAxes, ha="center", va="center", color="0.4")
+        nothing = WORDS[lang]["nothing"]           # Korean: one per side
+        nothing = nothing[which] if isinstance(nothing, dict) else nothing
+        ax.text(0.5, 0.5, nothing, transform=ax.transAxes, ha="center", va="center", color="0.4")
         return
     lines = [0.0] + ([e.margin] if e.favours == "cheap" else [])
     lo, hi = min(e.lo, *lines), max(e.hi, *lines)

@@ -80,7 +80,7 @@ def _post_hoc(kv: dict | None, test: str | None, lang: str = "en") -> str:
         return f"; SmolLM2 사후적: {NOT_RUN_KO}" if ko else f"; SmolLM2 post hoc: {NOT_RUN}"
     rec = {v["name"]: v for v in kv["verdicts"]}[test]
     if ko:
-        return f"; SmolLM2 사후적, 마지막 3분의 1: {rec['mean']:+.2f} nats ('더 나쁘지 않다'에 대해 {verdict_label(rec, 'ko')})"
+        return f"; SmolLM2 사후적, 마지막 3분의 1: {rec['mean']:+.2f} nats ('더 나쁘지 않다'는 주장이 {verdict_label(rec, 'ko')})"
     return f"; SmolLM2 post hoc, last third: {rec['mean']:+.2f} nats ({verdict_label(rec, 'en')} for 'no worse')"
 
 

@@ -148,14 +148,14 @@ def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **
                    "(an in-place operation such as `v *= lambda_2`, `v.mul_(…)` or `v += …`); in the chapter that "
                    "would overwrite the model's own values. Build a new tensor instead (`lambda_2 * v`)."
                    if resolve_language(lang) == "en" else
-                   f"✗ 값 잔차 어텐션: 함수가 입력 {attach(', '.join(changed), '을/를')} 제자리에서 바꾸었습니다(`v *= lambda_2`, "
+                   f"✗ value residual 어텐션: 함수가 입력 {attach(', '.join(changed), '을/를')} 제자리에서 바꾸었습니다(`v *= lambda_2`, "
                    "`v.mul_(…)`, `v += …` 같은 제자리 연산). 장에서는 그러면 모델 자신의 값이 덮어써집니다. 대신 새 "
                    "텐서를 만드세요(`lambda_2 * v`).")
             if kw.get("raise_on_fail"):
                 raise CheckFailed(" ".join(msg.split()))
             print(wrap(msg))
             return False
-    return check_function(in_language("value residual attention", "값 잔차 어텐션", lang), fn,
+    return check_function(in_language("value residual attention", "value residual 어텐션", lang), fn,
                           _ref_value_residual_attention, cases, _in_language(MISTAKES, None, lang), **kw)
 
 
@@ -329,7 +329,7 @@ def check_value_residual_stack(fn, *, seed: int = 0, **kw) -> bool:
         "them with its own before its pattern averages them",
         "스트림 h를 가지고 층을 차례로 도세요. 첫 번째 층은 자기 값을 나중을 위해 보관하고, 그 뒤의 층은 모두 그 값을 "
         "자기 값과 섞은 다음 자기 패턴으로 평균합니다", lang))
-    return check_function(in_language("value residual stack", "값 잔차 스택", lang), fn, _ref_value_residual_stack,
+    return check_function(in_language("value residual stack", "value residual 스택", lang), fn, _ref_value_residual_stack,
                           _stack_cases(seed), _in_language(STACK_MISTAKES, STACK_HINTS_KO, lang), **kw)
 
 
@@ -402,6 +402,6 @@ def check_paired_interval(fn, *, seed: int = 0, **kw) -> bool:
     lang = kw.get("lang")
     kw.setdefault("stub_hint", in_language(
         "one difference per seed; then their mean, their sample spread and the interval the chapter's formula gives",
-        "시드마다 차이 하나를 구하세요. 그다음 그 평균, 표본 퍼짐, 그리고 장의 공식이 주는 구간을 구하세요", lang))
+        "시드마다 차이 하나를 구하세요. 그다음 그 평균, 표본 표준편차, 그리고 장의 공식이 주는 구간을 구하세요", lang))
     return check_function(in_language("paired interval", "짝지은 구간", lang), fn, _ref_paired_interval,
                           _paired_cases(seed), _in_language(PAIRED_MISTAKES, PAIRED_HINTS_KO, lang), **kw)

@@ -19,8 +19,7 @@ import torch
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import pattern_swap, uniform_routing, value_swap
 from vrs_edu.chapters.ch09_the_four_answers.answers import combine_arm_verdicts
 from vrs_edu.course.checks import (PASSED, PASSED_UNGRADED, CheckFailed, Mistake, check_function,
-                                   strong_write_model, wrap)
-from vrs_edu.course.language import in_language
+                                   strong_write_model, with_hints, wrap)
 from vrs_edu.nn.model import TinyGPT
 
 CASES = [
@@ -204,6 +203,23 @@ CAPSTONE_MISTAKES = [
     Mistake(lambda m, x, y, l: (lambda u, p, v: (u, v, p))(*pattern_or_values(m, x, y, l)),
             "the pattern swap and the value swap are exchanged: return (uniform, pattern, values) in that order"),
 ]
+# The Korean hints, one per mistake in CAPSTONE_MISTAKES' order.
+CAPSTONE_HINTS_KO = [
+    "균등 패턴이 뒤쪽 위치도 봅니다. 위치 i는 위치 0..i만 읽을 수 있으므로 i행은 그 위치들에 1/(i+1)씩\n"
+    "나눠 줍니다(인과 모델은 미래를 읽지 않습니다)",
+    "균등 패턴의 행의 합이 1이 아닙니다. 아래 삼각 행렬의 i행을 i + 1로 나누세요",
+    "다른 텍스트가 그 텍스트 자신이라서 두 교환 모두 비용이 없습니다.\n"
+    "층이 x.roll(1, 0)(시퀀스 하나만큼 굴린 배치)에서 계산한 패턴과 값을 가져오세요",
+    "다른 텍스트로 배치를 뒤집은 것을 썼습니다.\n"
+    "채점기는 02장처럼 x.roll(1, 0), 곧 시퀀스 하나만큼 굴린 배치를 씁니다",
+    "쿼리만 바꾸었습니다. 패턴은 q와 k가 함께 만드므로,\nblocks.{layer}.attn.pattern에서 패턴 자체를 바꾸세요",
+    "층의 출력 전체(attn.out)를 바꾸어 패턴과 값을 한꺼번에 바꾸었습니다.\n"
+    "값만 blocks.{layer}.attn.v_mix에서 바꾸고, 이 텍스트의 패턴은 그대로 두세요",
+    "부호가 뒤집혔습니다. 비용은 바꾼 뒤의 손실에서 개입 전 손실을 뺀 값입니다\n"
+    "(층이 빼앗긴 것을 필요로 했다면 양수)",
+    "세 변화가 아니라 세 손실을 반환했습니다. 각각에서 개입 전 손실 model(x, y).loss를 빼세요",
+    "패턴 교환과 값 교환이 서로 바뀌었습니다. (uniform, pattern, values) 순서로 반환하세요",
+]
 
 
 def check_pattern_or_values(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
@@ -213,12 +229,14 @@ def check_pattern_or_values(fn, *, seed: int = 0, edges: bool = False, **kw) -> 
     models."""
     kw.setdefault("atol", 1e-4)
     kw.setdefault("graded", False)   # no classroom assignment holds this exercise (yet): no hidden checks
-    kw.setdefault("stub_hint", in_language(
+    kw.setdefault("stub_hint", (      # (english, korean): the edition check_function runs in picks
         "three losses minus the clean one, each from a forward pass whose hook replaces one thing at layer `layer`: "
         "the pattern by a uniform causal one, the pattern by the one computed on x.roll(1, 0), the values "
         "(attn.v_mix) by those computed on x.roll(1, 0)",
-        "세 손실에서 각각 깨끗한 손실을 빼세요. 각 손실은 층 `layer`에서 훅으로 하나를 바꾼 순전파에서 얻습니다. 패턴을 "
-        "균일한 인과 패턴으로, 패턴을 x.roll(1, 0)에서 계산한 패턴으로, 값(attn.v_mix)을 x.roll(1, 0)에서 계산한 "
-        "값으로 바꿉니다"))
-    return check_function("pattern or values", fn, pattern_or_values, _capstone_cases(seed, edges),
-                          CAPSTONE_MISTAKES, **kw)
+        # explicit line breaks: the page wraps at 100 columns, and a Korean syllable is two columns wide
+        "세 손실에서 각각 개입 전 손실을 빼세요.\n"
+        "각 손실은 층 `layer`에서 훅으로 하나를 바꾼 순전파에서 얻습니다. 바꾸는 것은 셋입니다.\n"
+        "패턴 → 균등한 인과 패턴 / 패턴 → x.roll(1, 0)에서 계산한 패턴 /\n"
+        "값(attn.v_mix) → x.roll(1, 0)에서 계산한 값"))
+    return check_function(("pattern or values", "패턴 또는 값"), fn, pattern_or_values, _capstone_cases(seed, edges),
+                          with_hints(CAPSTONE_MISTAKES, CAPSTONE_HINTS_KO), **kw)
