@@ -124,7 +124,7 @@ KV = {"verdicts": [{"name": "late_v_from_k_free", "verdict": "contradicted", "me
 
 def test_ch06_post_hoc_and_designs_sentences_in_korean():
     text = post_hoc_sentence(KV, lang="ko")
-    assert "(층 29가 층 28을 읽을 때)" in text and "**+0.56** nats가 듭니다('±0.05 이내로 나쁘지 않다'에 대해 반박됨)" in text
+    assert "(층 29가 층 28을 읽을 때)" in text and "**+0.56** nats가 듭니다('±0.05 이내로 나쁘지 않다'는 주장이 반박됨)" in text
     assert text.endswith("K = V는 학습 후에 공짜가 아닙니다. 공유 캐시는 이 모델에 ±0.05 nats 이상의 비용을 들이지 "
                          "않았을 것입니다.")
     assert "(layer 29 reading layer 28)" in post_hoc_sentence(KV, lang="en")

@@ -565,8 +565,8 @@ def post_hoc_sentence(kv: dict, lang: str | None = None) -> str:
     if ko:
         return (f"K와 V를 따로 두고 학습한 SmolLM2에 물으면, 층의 K는 자기 V를 첫 3분의 1에서 중앙값 R² {med['early']:.2f}, "
                 f"가운데에서 {med['middle']:.2f}, 마지막에서 {med['late']:.2f}로 예측합니다. 마지막 3분의 1 전체에서 "
-                f"V를 한꺼번에 그 예측으로 바꾸면 **{late['mean']:+.2f}** nats가 듭니다('±0.05 이내로 나쁘지 않다'에 "
-                f"대해 {verdict_label(late, lang='ko')}). 이웃의 캐시를 읽으면 최소 {pair_loss[cheapest]:+.3f} nats가 "
+                f"V를 한꺼번에 그 예측으로 바꾸면 **{late['mean']:+.2f}** nats가 듭니다('±0.05 이내로 나쁘지 않다'는 "
+                f"주장이 {verdict_label(late, lang='ko')}). 이웃의 캐시를 읽으면 최소 {pair_loss[cheapest]:+.3f} nats가 "
                 f"들고(층 {attach(str(b), '이/가')} 층 {attach(str(a), '을/를')} 읽을 때), 마지막 3분의 1에 CLA의 인자 2 배치를 적용하면 "
                 f"**{share['mean']:+.2f}**입니다({verdict_label(share, lang='ko')}). {_post_hoc_moral(late, share, 'ko')}")
     return (f"Asked of SmolLM2, trained with separate K and V: a layer's K predicts its V with a median R² of "
