@@ -181,9 +181,9 @@ def checker(course):
 
 # What the honest, all-wrong answers (WRONG: the scale missing, the pattern transposed) earn by themselves, the grade
 # they must get whoever is graded before them: only the check that the pattern puts no weight on the future passes,
-# 1 point of 9. Graded alone below (test_without_namespaces_...: a grading call of its own) and first among honest
-# students in test_grading_sandbox, each run checking these rows; stated here rather than graded once more alone
-# for the comparisons (a grading call costs seconds before its first kernel).
+# 1 point of 9. Graded alone below (test_without_namespaces_...: first in its grading call) and first in
+# test_grading_sandbox's hostile class (after an honest student only), each run checking these rows; stated here
+# rather than graded once more alone for the comparisons (a grading call costs seconds before its first kernel).
 WRONG_ALONE = [("attention_pattern_public", False), ("attention_pattern_hidden", False),
                ("attention_pattern_no_future", True), ("attend_public", False), ("attend_hidden", False),
                ("attention_pattern_on_model", False), ("attend_on_model", False)]
@@ -308,12 +308,26 @@ def test_without_isolation_a_rewritten_checker_is_flagged_and_put_back(course, c
     assert not any("changed the course" in f for f in honest["flags"])
 
 
+@pytest.fixture(scope="module")
+def user_only_class(course, tmp_path_factory):
+    """Two root-only options in one grading call (each call starts a grader: seconds before its first kernel):
+    namespaces turned off (VRS_EDU_GRADE_NAMESPACES=off) and --allow-reference. The honest student first, with a cell
+    that leaves a file in /tmp (its answers reach no reference, so --allow-reference changes nothing of its grade),
+    then the student who reaches the reference through sys.modules."""
+    root = tmp_path_factory.mktemp("user-only")
+    left = f"/tmp/vrs-edu-left-{os.getpid()}"
+    cell = f"import os\nopen({left!r}, 'w').write('left behind?')\nprint('UID', os.getuid())"
+    _write(root / "collected", "b_honest", _notebook(course, *WRONG, cell=cell))
+    _write(root / "collected", "c_sysmod", _notebook(course, SYSMOD, ""))
+    printed = _grade(course, root / "grades", root / "collected", env={"VRS_EDU_GRADE_NAMESPACES": "off"},
+                     extra=["--allow-reference"])
+    return root / "grades", printed, left
+
+
 @slow
 @needs_root
-def test_allow_reference_keeps_the_points_and_the_flag(course, tmp_path):
-    path = _write(tmp_path / "collected", "c_sysmod", _notebook(course, SYSMOD, ""))
-    _grade(course, tmp_path / "grades", path, extra=["--allow-reference"])
-    r = _report(tmp_path / "grades", "c_sysmod")
+def test_allow_reference_keeps_the_points_and_the_flag(user_only_class):
+    r = _report(user_only_class[0], "c_sysmod")
     assert r["points"] == 9
     assert any("reached the course's reference implementation" in f and "--allow-reference" in f for f in r["flags"])
 
@@ -356,16 +370,13 @@ def test_names_that_differ_only_in_case_get_two_rows_a_warning_and_files_that_ca
 
 @slow
 @needs_root
-def test_without_namespaces_each_kernel_still_runs_as_a_user_of_its_own_and_leaves_nothing_in_tmp(course, tmp_path):
+def test_without_namespaces_each_kernel_still_runs_as_a_user_of_its_own_and_leaves_nothing_in_tmp(user_only_class):
     # a machine that forbids namespaces (some containers): the user and the limits still hold, and the report says so
-    left = f"/tmp/vrs-edu-left-{os.getpid()}"
-    cell = f"import os\nopen({left!r}, 'w').write('left behind?')\nprint('UID', os.getuid())"
-    path = _write(tmp_path / "collected", "b_honest", _notebook(course, *WRONG, cell=cell))
-    printed = _grade(course, tmp_path / "grades", path, env={"VRS_EDU_GRADE_NAMESPACES": "off"})
+    grades, printed, left = user_only_class
     assert printed.splitlines()[0].startswith("isolated by user only (turned off with VRS_EDU_GRADE_NAMESPACES=off)")
-    r = _report(tmp_path / "grades", "b_honest")
+    r = _report(grades, "b_honest")
     assert r["isolation"]["isolated"] is True and r["isolation"]["namespaces"] is False
-    assert int(_printed(tmp_path / "grades", "b_honest", "UID")) >= 1_900_000_000
+    assert int(_printed(grades, "b_honest", "UID")) >= 1_900_000_000
     assert not os.path.exists(left)
     assert "note: 1 file(s) the notebook left in /tmp, /var/tmp or /dev/shm were removed" in r["errors"]
     assert _checks(r) == WRONG_ALONE and r["points"] == 1   # the honest answers graded alone: what they earn
