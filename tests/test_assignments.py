@@ -1,9 +1,11 @@
 """Classroom assignments: the build (student / solution / grader copies from one source) and the grader.
 
 The kernel-based tests grade real notebooks with ``vrs-edu assignments grade`` — once per submission, as a teacher
-would — in two module-scoped runs (every assignment's solution and untouched student copy; a class of thirteen
-files covering every case a teacher meets, see ``graded_class``), then each test reads the summary or one report.
-The class run takes about 3 minutes on a busy 2-core machine (hangs are waited for), hence ``slow``.
+would — in two module-scoped runs (every assignment's solution and untouched student copy, in one call; a class of
+thirteen files covering every case a teacher meets, see ``graded_class``), then each test reads the summary or one
+report. Each call prepares a grading session (the checks' references, the sandbox and its probe kernel: seconds)
+before its first kernel, so a fixture grades as much as one call can. The class run takes about a minute on a busy
+2-core machine (hangs are waited for), hence ``slow``.
 """
 import copy
 import json
@@ -197,29 +199,29 @@ def _report(out, assignment, student):
 
 @pytest.fixture(scope="module")
 def graded_copies(tmp_path_factory):
-    """Every assignment's untouched student copy, graded as student `stub`."""
+    """Every assignment's untouched student copy and its solution copy, handed in as students `stub` and `solution`
+    and graded in one call (one grading session for both: `vrs-edu assignments validate` grades the solution copies
+    the same way, one kernel each; test_validate_grades_the_solution_and_names_a_misspelled_function and the
+    teacher's week run the command itself)."""
     root = tmp_path_factory.mktemp("copies")
     for path in build(root / "built"):
-        if path.parent.name == "student":
-            dest = root / "collected" / "stub" / path.name
+        student = {"student": "stub", "solution": "solution"}.get(path.parent.name)
+        if student:
+            dest = root / "collected" / student / path.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(path.read_bytes())
     _grade(root / "grades", root / "collected")
     return root / "grades"
 
 
-@pytest.fixture(scope="module")
-def validated():
-    """`vrs-edu assignments validate`: every solution copy graded (public and hidden checks) as a student's."""
-    from vrs_edu.course.assignments.validate import validate_solutions
-
-    return validate_solutions()
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
-def test_the_solution_passes_every_public_and_hidden_check(validated, name):
-    assert validated[name] == []   # every check passed, no error in the solution's own cells
+def test_the_solution_passes_every_public_and_hidden_check(graded_copies, name):
+    r = _report(graded_copies, name, "solution")
+    assert [c["check"] for c in r["checks"] if not c["passed"]] == [], r["checks"]
+    assert r["checks"] and {c["kind"] for c in r["checks"]} == {"public", "hidden"}
+    assert [e for e in r["errors"] if not e.startswith("note:")] == []   # no error in the solution's own cells
+    assert (r["status"], r["points"], r["flags"]) == ("graded", r["max_points"], [])
 
 
 @pytest.mark.slow
@@ -330,11 +332,11 @@ def graded_class(tmp_path_factory):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(nb) if isinstance(nb, str) else nbformat.write(nb, path)
     grades = root / "grades"
-    # A short per-cell limit for the loops and hangs (3 s, as the teacher's week and the endless-loop test use: the
+    # A short per-cell limit for the loops and hangs (2 s, as the teacher's week and the endless-loop test use: the
     # honest cells take milliseconds); the course's imports are preloaded outside it.
-    _grade(grades, root / "collected", timeout=3, total_timeout=60)
+    _grade(grades, root / "collected", timeout=2, total_timeout=60)
     first = (grades / "summary.csv").read_text()
-    _grade(grades, root / "collected" / "dave" / "notes.ipynb", assignment="00_stream_norms", timeout=3,
+    _grade(grades, root / "collected" / "dave" / "notes.ipynb", assignment="00_stream_norms", timeout=2,
            total_timeout=60)
     return grades, first
 
@@ -422,7 +424,7 @@ def test_a_hung_check_costs_only_its_own_points(graded_class, student):
     failed = {name: c["message"] for name, c in _by_check(r).items() if not c["passed"]}
     assert list(failed) == ["attention_pattern_no_future"]
     assert failed["attention_pattern_no_future"].startswith(
-        "TimeoutError: attention_pattern ran longer than the check's 3 s limit")
+        "TimeoutError: attention_pattern ran longer than the check's 2 s limit")
 
 
 def _by_check(report):
@@ -445,7 +447,7 @@ def test_loops_in_the_learners_cells_are_interrupted_or_skipped_and_the_checks_s
     assert any(e.startswith("cell 3 of the submission ('while True:'): TimeoutError") for e in ken["errors"])
     leo = _report(graded_class[0], "00_stream_norms", "leo")
     assert leo["points"] == leo["max_points"]
-    assert any("ignored the interrupt after 3 s; skipped" in e for e in leo["errors"]), leo["errors"]
+    assert any("ignored the interrupt after 2 s; skipped" in e for e in leo["errors"]), leo["errors"]
 
 
 @pytest.mark.slow
@@ -501,7 +503,8 @@ def test_an_endless_loop_costs_its_cells_and_its_checks_and_the_report_names_the
     path = tmp_path / "collected" / "ada" / "02_causal_attention.ipynb"
     path.parent.mkdir(parents=True)
     nbformat.write(nb, path)
-    _grade(tmp_path / "grades", path, timeout=3, total_timeout=8)   # kernel start included
+    # 2 s a cell or check, 7 s for the cells in all (kernel start included): the three calls (6 s) run past it
+    _grade(tmp_path / "grades", path, timeout=2, total_timeout=7)
     r = _report(tmp_path / "grades", "02_causal_attention", "ada")
     by = _by_check(r)
     assert r["status"] == "time limit"
@@ -517,7 +520,7 @@ def test_an_endless_loop_costs_its_cells_and_its_checks_and_the_report_names_the
     # the correct function keeps its points; each check of the looping one ends at its own limit
     assert by["attend_public"]["passed"] and by["attend_hidden"]["passed"], by
     pattern = [c for name, c in by.items() if name.startswith("attention_pattern")]
-    assert pattern and all("ran longer than the check's 3 s limit" in c["message"] for c in pattern), pattern
+    assert pattern and all("ran longer than the check's 2 s limit" in c["message"] for c in pattern), pattern
 
 
 def test_one_broken_source_is_named_and_the_others_still_build_list_and_grade(tmp_path, capsys):

@@ -179,11 +179,33 @@ def test_a_missing_notebook_stops_the_build_and_names_the_file(tmp_path, capfd):
     assert not (tmp_path / "_build" / "book" / "index.html").exists()
 
 
-@pytest.mark.slow
-def test_tiny_book_builds_with_chapters_in_order_goals_offline_math_and_search(tmp_path):
-    book = _tiny_book(tmp_path)
+@pytest.fixture(scope="module")
+def tiny_built(tmp_path_factory):
+    """One tiny book with everything a build that succeeds must render, built once for the tests that read it (a
+    Sphinx build is seconds): its two chapters, an appendix, a citation of the course's first claim (Zhou et al.) in
+    chapter 01, and there too links to glossary terms, a second citation, computed prose and a collapsed section.
+    Returns the build's output folder."""
+    from vrs_edu.course.apparatus import COLLAPSED
+
+    root = tmp_path_factory.mktemp("tiny")
+    book = _cite_in_chapter(root, "zhou2025valueresidual", appendix=True)
+    nb_path = root / "notebooks" / "01_next.ipynb"
+    nb = nbformat.read(nb_path, 4)
+    nb.cells[0].source += ("\n\nThe [residual stream](#glossary:residual-stream) is a sum "
+                           "([Elhage et al., 2021](#cite:elhage2021framework)).")
+    heading = V4.new_markdown_cell("## How sure are we?")
+    heading.metadata[COLLAPSED] = True
+    prose = "The [logit lens](#glossary:logit-lens) reads every layer."     # computed prose, a Markdown output
+    nb.cells += [V4.new_code_cell("say(...)", outputs=[V4.new_output("display_data", data={
+        "text/markdown": prose, "text/plain": prose})]), heading, V4.new_markdown_cell("The standard errors.")]
+    nbformat.write(nb, nb_path)
     assert build(book, draft=False) == 0
-    out = tmp_path / "_build" / "book"
+    return root / "_build" / "book"
+
+
+@pytest.mark.slow
+def test_tiny_book_builds_with_chapters_in_order_goals_offline_math_and_search(tiny_built):
+    out = tiny_built
     index = (out / "index.html").read_text()
     # the index, generated from book.toml: chapters in order, linked, with their questions and goals verbatim
     positions = [index.index(f'href="{Path(f).stem}.html"') for f, *_ in TINY_CHAPTERS]
@@ -201,9 +223,9 @@ def test_tiny_book_builds_with_chapters_in_order_goals_offline_math_and_search(t
     assert (out / "searchindex.js").exists()
 
 
-def test_an_appendix_comes_after_the_chapters_and_links_back_to_its_chapter(tmp_path):
-    assert build(_tiny_book(tmp_path, appendix=True), draft=False) == 0
-    out = tmp_path / "_build" / "book"
+@pytest.mark.slow
+def test_an_appendix_comes_after_the_chapters_and_links_back_to_its_chapter(tiny_built):
+    out = tiny_built
     index = (out / "index.html").read_text()
     assert index.index('href="01_next.html"') < index.index('href="00a_start_evidence.html"')
     assert "Appendices" in index and "Appendix 00 · The evidence" in index
@@ -234,8 +256,8 @@ def test_draft_build_leaves_out_unwritten_chapters_and_says_so(tmp_path, capfd):
 
 # --------------------------------------------------------------------------------------------- the references page
 
-def _cite_in_chapter(tmp_path: Path, key: str) -> Path:
-    book = _tiny_book(tmp_path)
+def _cite_in_chapter(tmp_path: Path, key: str, appendix: bool = False) -> Path:
+    book = _tiny_book(tmp_path, appendix=appendix)
     nb_path = tmp_path / "notebooks" / "01_next.ipynb"
     nb = nbformat.read(nb_path, 4)
     nb.cells[0].source += f"\n\nLater layers re-read V_1 {{cite:p}}`{key}`."
@@ -252,11 +274,10 @@ def test_the_index_links_the_references_page_after_the_chapters():
 
 
 @pytest.mark.slow
-def test_the_references_page_lists_every_entry_and_a_chapter_citation_links_to_it(tmp_path):
+def test_the_references_page_lists_every_entry_and_a_chapter_citation_links_to_it(tiny_built):
     from pybtex.database import parse_file
 
-    assert build(_cite_in_chapter(tmp_path, "zhou2025valueresidual"), draft=False) == 0
-    out = tmp_path / "_build" / "book"
+    out = tiny_built
     refs = (out / "references.html").read_text()
     for key, entry in parse_file(str(CONF_DIR / "references.bib")).entries.items():
         where = f"arXiv:{entry.fields['eprint']}" if "eprint" in entry.fields else entry.fields.get("url")
@@ -344,22 +365,8 @@ def test_search_texts_keep_each_pages_main_text_and_section_ids(tmp_path):
 
 
 @pytest.mark.slow
-def test_tiny_book_links_terms_and_citations_and_folds_a_collapsed_section(tmp_path):
-    from vrs_edu.course.apparatus import COLLAPSED
-
-    book = _tiny_book(tmp_path)
-    nb_path = tmp_path / "notebooks" / "01_next.ipynb"
-    nb = nbformat.read(nb_path, 4)
-    nb.cells[0].source += ("\n\nThe [residual stream](#glossary:residual-stream) is a sum "
-                           "([Elhage et al., 2021](#cite:elhage2021framework)).")
-    heading = V4.new_markdown_cell("## How sure are we?")
-    heading.metadata[COLLAPSED] = True
-    prose = "The [logit lens](#glossary:logit-lens) reads every layer."     # computed prose, a Markdown output
-    nb.cells += [V4.new_code_cell("say(...)", outputs=[V4.new_output("display_data", data={
-        "text/markdown": prose, "text/plain": prose})]), heading, V4.new_markdown_cell("The standard errors.")]
-    nbformat.write(nb, nb_path)
-    assert build(book, draft=False) == 0
-    out = tmp_path / "_build" / "book"
+def test_tiny_book_links_terms_and_citations_and_folds_a_collapsed_section(tiny_built):
+    out = tiny_built
     page = (out / "01_next.html").read_text()
     assert 'href="glossary.html#term-residual-stream"' in page
     assert 'href="glossary.html#term-logit-lens"' in page

@@ -179,13 +179,18 @@ def checker(course):
     return path, _sha(path)
 
 
-@pytest.fixture(scope="module")
-def alone(course, tmp_path_factory):
-    """The honest, all-wrong student graded by itself: the grade it must get whoever is graded before it."""
-    root = tmp_path_factory.mktemp("alone")
-    path = _write(root / "collected", "b_honest", _notebook(course, *WRONG))
-    _grade(course, root / "grades", path)
-    return _report(root / "grades", "b_honest")
+# What the honest, all-wrong answers (WRONG: the scale missing, the pattern transposed) earn by themselves, the grade
+# they must get whoever is graded before them: only the check that the pattern puts no weight on the future passes,
+# 1 point of 9. Graded alone below (test_without_namespaces_...: first in its grading call) and first in
+# test_grading_sandbox's hostile class (after an honest student only), each run checking these rows; stated here
+# rather than graded once more alone for the comparisons (a grading call costs seconds before its first kernel).
+WRONG_ALONE = [("attention_pattern_public", False), ("attention_pattern_hidden", False),
+               ("attention_pattern_no_future", True), ("attend_public", False), ("attend_hidden", False),
+               ("attention_pattern_on_model", False), ("attend_on_model", False)]
+
+
+def _checks(report) -> list[tuple[str, bool]]:
+    return [(c["check"], c["passed"]) for c in report["checks"]]
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +276,7 @@ def test_the_solution_on_disk_is_nowhere_to_be_found(isolated_class):
 
 @slow
 @needs_root
-def test_a_checker_rewritten_on_disk_changes_no_grade_and_the_file_stays(isolated_class, checker, alone):
+def test_a_checker_rewritten_on_disk_changes_no_grade_and_the_file_stays(isolated_class, checker):
     # before: 6/9 for answers that are all zeros, and 7/9 for the honest student graded after it (alone: 1/9)
     grades, _ = isolated_class
     assert _printed(grades, "a_tamper", "REFUSED") == "PermissionError"
@@ -280,12 +285,11 @@ def test_a_checker_rewritten_on_disk_changes_no_grade_and_the_file_stays(isolate
     assert any("writes " + str(checker[0]) in f for f in tamper["flags"]), tamper["flags"]
     assert _sha(checker[0]) == checker[1]
     honest = _report(grades, "b_honest")
-    assert [(c["check"], c["passed"]) for c in honest["checks"]] == [(c["check"], c["passed"]) for c in alone["checks"]]
-    assert honest["points"] == alone["points"] == 1
+    assert _checks(honest) == WRONG_ALONE and honest["points"] == 1   # its grade alone
 
 
 @slow
-def test_without_isolation_a_rewritten_checker_is_flagged_and_put_back(course, checker, alone, tmp_path):
+def test_without_isolation_a_rewritten_checker_is_flagged_and_put_back(course, checker, tmp_path):
     folder = tmp_path / "collected"
     _write(folder, "a_tamper", _notebook(course, *ZEROS, cell=TAMPER))
     _write(folder, "b_honest", _notebook(course, *WRONG))
@@ -300,15 +304,30 @@ def test_without_isolation_a_rewritten_checker_is_flagged_and_put_back(course, c
                for f in tamper["flags"]), tamper["flags"]
     assert _sha(checker[0]) == checker[1], "the checker was not put back"
     honest = _report(tmp_path / "grades", "b_honest")
-    assert honest["points"] == alone["points"] and not any("changed the course" in f for f in honest["flags"])
+    assert _checks(honest) == WRONG_ALONE and honest["points"] == 1   # its grade alone
+    assert not any("changed the course" in f for f in honest["flags"])
+
+
+@pytest.fixture(scope="module")
+def user_only_class(course, tmp_path_factory):
+    """Two root-only options in one grading call (each call starts a grader: seconds before its first kernel):
+    namespaces turned off (VRS_EDU_GRADE_NAMESPACES=off) and --allow-reference. The honest student first, with a cell
+    that leaves a file in /tmp (its answers reach no reference, so --allow-reference changes nothing of its grade),
+    then the student who reaches the reference through sys.modules."""
+    root = tmp_path_factory.mktemp("user-only")
+    left = f"/tmp/vrs-edu-left-{os.getpid()}"
+    cell = f"import os\nopen({left!r}, 'w').write('left behind?')\nprint('UID', os.getuid())"
+    _write(root / "collected", "b_honest", _notebook(course, *WRONG, cell=cell))
+    _write(root / "collected", "c_sysmod", _notebook(course, SYSMOD, ""))
+    printed = _grade(course, root / "grades", root / "collected", env={"VRS_EDU_GRADE_NAMESPACES": "off"},
+                     extra=["--allow-reference"])
+    return root / "grades", printed, left
 
 
 @slow
 @needs_root
-def test_allow_reference_keeps_the_points_and_the_flag(course, tmp_path):
-    path = _write(tmp_path / "collected", "c_sysmod", _notebook(course, SYSMOD, ""))
-    _grade(course, tmp_path / "grades", path, extra=["--allow-reference"])
-    r = _report(tmp_path / "grades", "c_sysmod")
+def test_allow_reference_keeps_the_points_and_the_flag(user_only_class):
+    r = _report(user_only_class[0], "c_sysmod")
     assert r["points"] == 9
     assert any("reached the course's reference implementation" in f and "--allow-reference" in f for f in r["flags"])
 
@@ -351,19 +370,16 @@ def test_names_that_differ_only_in_case_get_two_rows_a_warning_and_files_that_ca
 
 @slow
 @needs_root
-def test_without_namespaces_each_kernel_still_runs_as_a_user_of_its_own_and_leaves_nothing_in_tmp(course, tmp_path):
+def test_without_namespaces_each_kernel_still_runs_as_a_user_of_its_own_and_leaves_nothing_in_tmp(user_only_class):
     # a machine that forbids namespaces (some containers): the user and the limits still hold, and the report says so
-    left = f"/tmp/vrs-edu-left-{os.getpid()}"
-    cell = f"import os\nopen({left!r}, 'w').write('left behind?')\nprint('UID', os.getuid())"
-    path = _write(tmp_path / "collected", "b_honest", _notebook(course, *WRONG, cell=cell))
-    printed = _grade(course, tmp_path / "grades", path, env={"VRS_EDU_GRADE_NAMESPACES": "off"})
+    grades, printed, left = user_only_class
     assert printed.splitlines()[0].startswith("isolated by user only (turned off with VRS_EDU_GRADE_NAMESPACES=off)")
-    r = _report(tmp_path / "grades", "b_honest")
+    r = _report(grades, "b_honest")
     assert r["isolation"]["isolated"] is True and r["isolation"]["namespaces"] is False
-    assert int(_printed(tmp_path / "grades", "b_honest", "UID")) >= 1_900_000_000
+    assert int(_printed(grades, "b_honest", "UID")) >= 1_900_000_000
     assert not os.path.exists(left)
     assert "note: 1 file(s) the notebook left in /tmp, /var/tmp or /dev/shm were removed" in r["errors"]
-    assert r["points"] == 1
+    assert _checks(r) == WRONG_ALONE and r["points"] == 1   # the honest answers graded alone: what they earn
 
 
 def _right_pattern(course) -> str:

@@ -30,8 +30,8 @@ import nbformat
 import pytest
 
 from test_grading_isolation import course  # noqa: F401  (a fixture)
-from test_grading_isolation import (ROOTED, WRONG, _grade, _notebook, _printed, _report, _solution_attend, _solutions,
-                                    _write)
+from test_grading_isolation import (ROOTED, WRONG, WRONG_ALONE, _grade, _notebook, _printed, _report, _solution_attend,
+                                    _solutions, _write)
 
 slow = pytest.mark.slow
 
@@ -252,11 +252,8 @@ def test_the_report_says_each_notebook_ran_in_a_sandbox_of_its_own(hostile_class
     assert iso["isolated"] and iso["namespaces"] and iso["limits"]["disk_bytes"] == int(0.05 * (1 << 30))
 
 
-# What b_wrong's answers earn by themselves (its scale missing and its pattern transposed): only the check that the
-# pattern puts no weight on the future passes, 1 point of 9 (test_grading_isolation grades the same answers alone).
-WRONG_ALONE = [("attention_pattern_public", False), ("attention_pattern_hidden", False),
-               ("attention_pattern_no_future", True), ("attend_public", False), ("attend_hidden", False),
-               ("attention_pattern_on_model", False), ("attend_on_model", False)]
+# What b_wrong's answers earn by themselves (its scale missing and its pattern transposed): WRONG_ALONE, 1 point of 9
+# (test_grading_isolation grades the same answers alone).
 
 
 def test_the_honest_students_keep_the_grades_they_get_alone(hostile_class):

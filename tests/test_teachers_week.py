@@ -51,7 +51,7 @@ def test_a_teachers_week_from_build_to_feedback(tmp_path, capsys):
     t0 = time.monotonic()
     assert vrs_edu_main(["assignments", "grade", str(download), "--sources", str(sources), "--out",
                          str(tmp_path / "grades"), "--names", "canvas", "--roster", str(roster),
-                         "--timeout", "3", "--total-timeout", "20"]) == 0
+                         "--timeout", "2", "--total-timeout", "20"]) == 0
     took = time.monotonic() - t0
     printed = capsys.readouterr().out
     print(f"5 notebooks (one endless loop) graded in {took:.1f} s")   # for the closing note (-s shows it)
@@ -84,7 +84,7 @@ def test_a_teachers_week_from_build_to_feedback(tmp_path, capsys):
     late.mkdir()
     nbformat.write(right, late / "fay_48216_1736660_00_stream_norms.ipynb")
     assert vrs_edu_main(["assignments", "grade", str(late), "--sources", str(sources), "--out",
-                         str(tmp_path / "grades"), "--names", "canvas", "--roster", str(roster), "--timeout", "3"]) == 0
+                         str(tmp_path / "grades"), "--names", "canvas", "--roster", str(roster), "--timeout", "2"]) == 0
     again = {r["student"]: r for r in csv.DictReader((tmp_path / "grades" / "summary.csv").open())}
     assert sorted(again) == sorted(rows)   # one row each: the others' earlier reports stay as they were graded
     assert (again["fay"]["status"], float(again["fay"]["points"])) == ("graded", full)

@@ -11,6 +11,7 @@ so a change of range or step needs no change here.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import math
 import re
@@ -36,7 +37,10 @@ ROOT = Path(__file__).resolve().parents[1]
 class Call:
     kwargs: dict
     error: BaseException | None = None
-    figures: list[bytes] = field(default_factory=list)   # PNG of every figure left open by the callback
+    # every figure left open by the callback, as the SHA-256 of its pixels (Agg, RGBA): two calls drew the same when
+    # their digests are equal. The pixels, not a PNG: savefig draws the figure and then compresses it, about as long
+    # again (measured 2026-12-06: 0.6 s a call with the PNG, 0.3 s without, over ~200 calls here).
+    figures: list[bytes] = field(default_factory=list)
     drawn: bool = False                                   # some axes holds data (lines, bars, images, text)
     printed: str = ""
 
@@ -62,9 +66,8 @@ class CallbackSpy:
             call.printed = out.getvalue()
             for n in plt.get_fignums():
                 fig = plt.figure(n)
-                png = io.BytesIO()
-                fig.savefig(png, format="png")
-                call.figures.append(png.getvalue())
+                fig.canvas.draw()
+                call.figures.append(hashlib.sha256(fig.canvas.buffer_rgba()).digest())
                 call.drawn |= any(ax.has_data() or ax.texts for ax in fig.axes)
             plt.close("all")
         return result

@@ -389,12 +389,29 @@ class LimitedClient(NotebookClient):
     is dropped as it arrives (``cut``: cell index -> bytes the cell sent in all)."""
 
     output_bytes: int = 1 << 20
+    # After the interrupt at a cell's time limit, nbclient waits iopub_timeout (4 s) for the cell's last outputs: a
+    # kernel that obeys the interrupt sends them within milliseconds, one that ignores it sends none (the probe after
+    # it tells which). One second, not four, there: a stuck cell cost 3 + 4 + 5 + 4 s before its kernel was restarted
+    # (its limit, this wait, the probe's limit, this wait again), now 3 + 1 + 5 + 1 s.
+    interrupted_iopub_timeout: int = 1
 
     def __init__(self, *args, **kw):
         super().__init__(*args, **kw)
         self.sent: dict[int, int] = {}
         self.cut: dict[int, int] = {}   # cell index (-1: updates of displayed outputs) -> bytes sent in all
         self.updates = 0
+
+    async def _async_handle_timeout(self, timeout, cell=None):
+        reply = await super()._async_handle_timeout(timeout, cell)
+        self.iopub_timeout = min(self.iopub_timeout, self.interrupted_iopub_timeout)   # for this cell only
+        return reply
+
+    async def async_execute_cell(self, *args, **kw):
+        default = self.iopub_timeout
+        try:
+            return await super().async_execute_cell(*args, **kw)
+        finally:
+            self.iopub_timeout = default
 
     def _update_display_id(self, display_id, msg):
         # an update of an earlier output counts toward the limit of the cell that is running now
