@@ -128,11 +128,17 @@ def effect_sentence(effects: list[dict], lang: str | None = None) -> str:
     return out
 
 
-def premise_sentence(premise: float, threshold: float) -> str:
+def premise_sentence(premise: float, threshold: float, lang: str | None = None) -> str:
     """What the routers' x0 question needs: the baseline's deep-input x0-R² (``premise``) below ``threshold``, the
     one threshold of this premise across the chapters (chapter 04's ``deep_context`` too:
     :data:`vrs_edu.lab.premises.DEEP_X0_R2`). "holds" or "fails" follows the number."""
     holds = premise < threshold
+    if resolve_language(lang) == "ko":
+        return (f"이 질문에는 실행 전에 04장과 05장을 위해 한 번 선언한 전제가 있습니다: 기준선의 깊은 층 입력이 대부분 "
+                f"문맥, 즉 x0-R² {threshold:g} 미만이어야 합니다. 그렇지 않으면 모든 경로가 이미 입력을 통해 x0을 "
+                "읽으므로, V, Q, K 입력 사이의 어떤 차이도 어느 경로가 그것을 필요로 하는지 말할 수 없습니다. 여기서 "
+                f"입력은 토큰 정체성이 {premise:.3f}, 문맥이 {1 - premise:.1%}입니다: 전제는 "
+                f"**{'성립합니다' if holds else '성립하지 않습니다'}**.")
     return (f"The question has a premise, declared once for chapters 04 and 05 before the runs: the baseline's deep "
             f"inputs must be mostly context, an x0-R² below {threshold:g}, or every path already reads x0 through "
             f"its input and no difference between V's, Q's and K's inputs can say which path needs it. Here they "
@@ -471,3 +477,129 @@ def descriptions_sentence(descriptions: list, lang: str | None = None) -> str:
         why = LM_TOYS_SHORT_KO if why == LM_TOYS_SHORT else why
         return f"V의 임베딩 가중치에서 Q와 K의 가중치를 뺀 값은 검정이 아니라 서술입니다: {parts} ({why})."
     return f"V's embedding weight minus Q's and K's is a description, not a test: {parts} ({why})."
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Appendix 05's sentences and tables (notebooks/05a_depth_as_sequence_evidence.py), in each edition.
+
+def _ko(lang: str | None) -> bool:
+    return resolve_language(lang) == "ko"
+
+
+def runs_sentence(n_variants: int, n_seeds: int, steps: int, tokens: int, epochs: float, unigram: float,
+                  cpu_min: float, starts: list, lang: str | None = None) -> str:
+    """The depth-mixers runs' size: variants, seeds, steps, tokens, epochs read, the unigram loss and CPU time."""
+    if _ko(lang):
+        return (f"변형 {n_variants}개 × 시드 {n_seeds}개, {steps} 스텝: 실행마다 학습 토큰 {tokens:,}개, 에폭의 "
+                f"{epochs:.2f}. [유니그램 손실](#glossary:unigram-loss)(문맥 없음)은 {unigram:.3f} nats입니다. "
+                f"학습에만 CPU 시간 {cpu_min:.1f}분이 걸렸습니다. 모든 변형의 스트림 시작: {starts}.")
+    return (f"{n_variants} variants × {n_seeds} seeds, {steps} steps: "
+            f"{tokens:,} training tokens a run, {epochs:.2f} of an epoch; the "
+            f"[unigram loss](#glossary:unigram-loss) (no context) is "
+            f"{unigram:.3f} nats. Training alone took {cpu_min:.1f} CPU-minutes; "
+            f"stream start of every variant: {starts}.")
+
+
+def budget_table(tolerance: float, rows: list, lang: str | None = None) -> tuple[str, str]:
+    """The parameter budget and each variant's parameters, those it adds and its overhead."""
+    if _ko(lang):
+        return (f"예산: 파라미터는 잔차 모델보다 최대 {tolerance:.1%}까지만 더 많을 수 있습니다.",
+                table(["변형", "파라미터", "추가분", "초과 비율"], rows))
+    return (f"Budget: at most {tolerance:.1%} more parameters than the residual model.",
+            table(["variant", "parameters", "added", "overhead"], rows))
+
+
+def loss_rows_table(rows: list, lang: str | None = None) -> str:
+    """Each variant's validation loss and its difference from the residual model's (rows as the appendix builds
+    them)."""
+    if _ko(lang):
+        return table(["변형", "검증 손실 (평균 ± 표준편차)", "잔차 대비 Δ [95% 신뢰구간]", "더 나은 시드"], rows)
+    return table(["variant", "val loss (mean ± sd)", "Δ vs residual [95% CI]", "seeds better"], rows)
+
+
+def epochs_line(epochs: float, lang: str | None = None) -> str:
+    """How much of the training split one run reads."""
+    if _ko(lang):
+        return f"실행 하나가 읽는 학습 분할의 에폭: {epochs:.2f}."
+    return f"Epochs of the training split one run reads: {epochs:.2f}."
+
+
+def coefficient_group_table(coef_lr: float, lr: float, rows: list, lang: str | None = None) -> tuple[str, str]:
+    """The mixers' coefficient group: its rate against the base rate, and per mixer the parameters at each rate
+    with its loss verdict."""
+    if _ko(lang):
+        return (f"계수 그룹: lr {coef_lr}, 기본 lr {lr}의 {coef_lr / lr:.1f}×.",
+                table(["혼합기", "계수 lr로 학습하는 파라미터", "기본 lr로", "Δ 손실 판정"], rows))
+    return (f"Coefficient group: lr {coef_lr}, {coef_lr / lr:.1f}× the base lr {lr}.",
+            table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"], rows))
+
+
+def readout_sentence(n_layers: int, last: float, embedding: float, largest: int, deep_rows: list[int],
+                     swa0: float, lang: str | None = None) -> str:
+    """ELC-BERT's read-out weights and the full window's deep reads of the embedding."""
+    if _ko(lang):
+        return (f"ELC-BERT의 출력 읽기(행 {n_layers})는 마지막 블록의 출력에 {last:.3f}, 임베딩에 "
+                f"{attach(f'{embedding:.3f}', '을/를')} 두며, 가장 큰 가중치는 출력 {largest}에 둡니다. 전체 창의 깊은 읽기(행 {deep_rows[0]}–"
+                f"{deep_rows[-1]})는 보정 어텐션의 {attach(f'{swa0:.3f}', '을/를')} 임베딩에 줍니다.")
+    return (f"ELC-BERT's read-out (row {n_layers}) puts {last:.3f} on the last block's "
+            f"output and {embedding:.3f} on the embedding, its largest weight on output "
+            f"{largest}. The full window's deep reads (rows {deep_rows[0]}–"
+            f"{deep_rows[-1]}) give {swa0:.3f} of their correction's attention to the embedding.")
+
+
+def input_r2_table(n_seeds: int, routers, rows: list, lang: str | None = None) -> tuple[str, str]:
+    """x0-R² of each projection's input per layer: the residual model's, then each router's Q / K / V."""
+    if _ko(lang):
+        return (f"각 투영 입력의 x0-R², 시드 {n_seeds}개의 평균:",
+                table(["층", "residual", *(f"{n} Q / K / V" for n in routers)], rows))
+    return (f"x0-R² of each projection's input, mean of {n_seeds} seeds:",
+            table(["layer", "residual", *(f"{n} Q / K / V" for n in routers)], rows))
+
+
+def stream_profile_table(rows: list, lang: str | None = None) -> str:
+    """Per block of the per-stream model: the embedding's weight in Q, K, V, V's MLP − attention, read recency."""
+    if _ko(lang):
+        return table(["블록", "임베딩 가중치 Q / K / V", "V: MLP − 어텐션", "읽기 최근성 Q / K / V"], rows)
+    return table(["block", "embedding weight Q / K / V", "V: MLP − attention", "read recency Q / K / V"], rows)
+
+
+def sinkhorn_table(comb, lang: str | None = None) -> tuple[str, str]:
+    """A doubly stochastic comb (mHC's Sinkhorn projection): its entries, row sums and column sums."""
+    ko = _ko(lang)
+    head = (["comb"] + [attach(f"스트림 {k}", "으로/로") if ko else f"to stream {k}" for k in range(len(comb))]
+            + ["행 합" if ko else "row sum"])
+    rows = [[f"스트림 {j}에서" if ko else f"from stream {j}"] + [f"{x:.3f}" for x in row] + [f"{row.sum():.6f}"]
+            for j, row in enumerate(comb)]
+    sums = ", ".join(f"{c:.6f}" for c in comb.sum(dim=0))
+    return table(head, rows), (f"열 합: {sums}." if ko else f"Column sums: {sums}.")
+
+
+def mhc_cost_sentence(added: int, base: int, time_ratio: float, lang: str | None = None) -> str:
+    """What mHC costs: the parameters it adds and its time per training step against the baseline's."""
+    if _ko(lang):
+        return (f"mHC는 파라미터를 {added:,}개({added / base:.0%}) 더하고, 학습 스텝마다 기준선의 {time_ratio:.1f}배 "
+                "시간이 걸렸습니다.")
+    return (f"mHC adds {added:,} parameters ({added / base:.0%}) and took "
+            f"{time_ratio:.1f} times the baseline's time per training step.")
+
+
+AXES_KO = {"depth": "깊이", "sequence": "시퀀스"}
+
+
+def cost_tables(costs: list, ratio_rows: list, lang: str | None = None) -> tuple[str, str, str]:
+    """The depth and sequence windows' time and memory (``costs``: rows of :func:`vrs_edu.bench.depth.cost_table`,
+    ``ratio_rows``: of :func:`vrs_edu.bench.depth.ratios`)."""
+    ko = _ko(lang)
+    rows = [[AXES_KO.get(r["axis"], r["axis"]) if ko else r["axis"], r["L"],
+             "전체" if ko and r["K"] == "full" else r["K"], f"{r['seconds'] * 1e3:.2f}", f"{r['peak_bytes'] / 1e6:.2f}"]
+            for r in costs]
+    time_rows = [[r["L"], r["K"], f"{r['full_over_K_time']:.2f}", f"{r['model_ratio']:.2f}"] for r in ratio_rows]
+    memory_rows = [[r["L"], r["K"], f"{r['full_over_K_memory']:.2f}", f"{r['model_ratio']:.2f}",
+                    f"{r['seq_over_depth_memory']:.2f}"] for r in ratio_rows]
+    if ko:
+        return (table(["축", "L", "K", "시간 (ms)", "최대 메모리 (MB)"], rows),
+                table(["L", "K", "전체 / K 시간", "(L+1)/K"], time_rows),
+                table(["L", "K", "전체 / K 메모리", "(L+1)/K", "같은 K에서 시퀀스 / 깊이 메모리"], memory_rows))
+    return (table(["axis", "L", "K", "time (ms)", "peak memory (MB)"], rows),
+            table(["L", "K", "full / K time", "(L+1)/K"], time_rows),
+            table(["L", "K", "full / K memory", "(L+1)/K", "sequence / depth memory at the same K"], memory_rows))

@@ -1,0 +1,129 @@
+"""Appendix 05's computed sentences, tables and figure labels (vrs_edu/chapters/ch05_depth_as_sequence/prose.py, the
+appendix section, and the figures it draws) in both editions, on known inputs: the English is what the appendix's
+code cells printed before, the Korean follows the same numbers, signs and branches."""
+import logging
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import torch  # noqa: E402
+from matplotlib.text import Text  # noqa: E402
+
+import test_korean_font as font  # noqa: E402
+from vrs_edu.chapters.ch05_depth_as_sequence import figures as F, prose as P  # noqa: E402
+
+style = font.style
+
+
+def test_the_runs_and_budget_lines():
+    args = (11, 5, 160, 163840, 0.2, 5.489, 25.66, ["rmsnorm"])
+    assert P.runs_sentence(*args, lang="en") == (
+        "11 variants × 5 seeds, 160 steps: 163,840 training tokens a run, 0.20 of an epoch; the "
+        "[unigram loss](#glossary:unigram-loss) (no context) is 5.489 nats. Training alone took 25.7 CPU-minutes; "
+        "stream start of every variant: ['rmsnorm'].")
+    assert P.runs_sentence(*args, lang="ko") == (
+        "변형 11개 × 시드 5개, 160 스텝: 실행마다 학습 토큰 163,840개, 에폭의 0.20. [유니그램 손실](#glossary:unigram-loss)"
+        "(문맥 없음)은 5.489 nats입니다. 학습에만 CPU 시간 25.7분이 걸렸습니다. 모든 변형의 스트림 시작: ['rmsnorm'].")
+    rows = [["residual", "655,360", "0", "0.00%"]]
+    lead, tab = P.budget_table(0.015, rows, lang="en")
+    assert lead == "Budget: at most 1.5% more parameters than the residual model."
+    assert tab.splitlines()[0] == "| variant | parameters | added | overhead |"
+    lead, tab = P.budget_table(0.015, rows, lang="ko")
+    assert lead == "예산: 파라미터는 잔차 모델보다 최대 1.5%까지만 더 많을 수 있습니다."
+    assert tab.splitlines()[::2] == ["| 변형 | 파라미터 | 추가분 | 초과 비율 |", "| residual | 655,360 | 0 | 0.00% |"]
+    assert P.loss_rows_table([], lang="ko").splitlines()[0] == (
+        "| 변형 | 검증 손실 (평균 ± 표준편차) | 잔차 대비 Δ [95% 신뢰구간] | 더 나은 시드 |")
+    assert P.loss_rows_table([], lang="en").splitlines()[0] == (
+        "| variant | val loss (mean ± sd) | Δ vs residual [95% CI] | seeds better |")
+    assert P.epochs_line(0.298, lang="en") == "Epochs of the training split one run reads: 0.30."
+    assert P.epochs_line(0.298, lang="ko") == "실행 하나가 읽는 학습 분할의 에폭: 0.30."
+
+
+def test_the_coefficient_group_and_readout_lines():
+    lead, tab = P.coefficient_group_table(0.02, 0.003, [["dca", "7,304", "1,408", "재현됨"]], lang="ko")
+    assert lead == "계수 그룹: lr 0.02, 기본 lr 0.003의 6.7×."
+    assert tab.splitlines()[0] == "| 혼합기 | 계수 lr로 학습하는 파라미터 | 기본 lr로 | Δ 손실 판정 |"
+    lead, tab = P.coefficient_group_table(0.02, 0.003, [], lang="en")
+    assert lead == "Coefficient group: lr 0.02, 6.7× the base lr 0.003."
+    assert tab.splitlines()[0] == "| mixer | parameters at the coefficient lr | at the base lr | Δ loss verdict |"
+    assert P.readout_sentence(8, 0.089, 0.348, 0, [6, 7, 8], 0.984, lang="en") == (
+        "ELC-BERT's read-out (row 8) puts 0.089 on the last block's output and 0.348 on the embedding, its largest "
+        "weight on output 0. The full window's deep reads (rows 6–8) give 0.984 of their correction's attention to "
+        "the embedding.")
+    assert P.readout_sentence(8, 0.089, 0.348, 0, [6, 7, 8], 0.984, lang="ko") == (
+        "ELC-BERT의 출력 읽기(행 8)는 마지막 블록의 출력에 0.089, 임베딩에 0.348을 두며, 가장 큰 가중치는 출력 0에 "
+        "둡니다. 전체 창의 깊은 읽기(행 6–8)는 보정 어텐션의 0.984를 임베딩에 줍니다.")
+    # the particle follows the number read aloud: 0.342 (이) takes 를, 0.981 (일) takes 을
+    s = P.readout_sentence(8, 0.089, 0.342, 0, [6, 8], 0.981, lang="ko")
+    assert "임베딩에 0.342를 두며" in s and "보정 어텐션의 0.981을 임베딩에" in s
+
+
+def test_the_r2_profile_sinkhorn_and_cost_tables():
+    lead, tab = P.input_r2_table(5, ["dca"], [[0, "1.000", "1.000 / 1.000 / 1.000"]], lang="ko")
+    assert (lead, tab.splitlines()[0]) == ("각 투영 입력의 x0-R², 시드 5개의 평균:", "| 층 | residual | dca Q / K / V |")
+    lead, tab = P.input_r2_table(5, ["dca"], [], lang="en")
+    assert (lead, tab.splitlines()[0]) == ("x0-R² of each projection's input, mean of 5 seeds:",
+                                           "| layer | residual | dca Q / K / V |")
+    assert P.stream_profile_table([], lang="ko").splitlines()[0] == (
+        "| 블록 | 임베딩 가중치 Q / K / V | V: MLP − 어텐션 | 읽기 최근성 Q / K / V |")
+    assert P.stream_profile_table([], lang="en").splitlines()[0] == (
+        "| block | embedding weight Q / K / V | V: MLP − attention | read recency Q / K / V |")
+    comb = torch.tensor([[0.25, 0.75], [0.75, 0.25]])
+    tab, sums = P.sinkhorn_table(comb, lang="en")
+    assert tab.splitlines()[::2] == ["| comb | to stream 0 | to stream 1 | row sum |",
+                                     "| from stream 0 | 0.250 | 0.750 | 1.000000 |"]
+    assert sums == "Column sums: 1.000000, 1.000000."
+    tab, sums = P.sinkhorn_table(comb, lang="ko")
+    assert tab.splitlines()[::2] == ["| comb | 스트림 0으로 | 스트림 1로 | 행 합 |", "| 스트림 0에서 | 0.250 | 0.750 | 1.000000 |"]
+    assert sums == "열 합: 1.000000, 1.000000."
+    assert P.mhc_cost_sentence(99765, 655360, 4.12, lang="en") == (
+        "mHC adds 99,765 parameters (15%) and took 4.1 times the baseline's time per training step.")
+    assert P.mhc_cost_sentence(99765, 655360, 4.12, lang="ko") == (
+        "mHC는 파라미터를 99,765개(15%) 더하고, 학습 스텝마다 기준선의 4.1배 시간이 걸렸습니다.")
+    costs = [{"axis": "depth", "L": 8, "K": "full", "seconds": 0.00117, "peak_bytes": 1.13e6},
+             {"axis": "sequence", "L": 8, "K": 2, "seconds": 0.0015, "peak_bytes": 1.2e5}]
+    ratio = [{"L": 8, "K": 2, "full_over_K_time": 2.0, "model_ratio": 4.5, "full_over_K_memory": 2.42,
+              "seq_over_depth_memory": 0.25}]
+    t, r, m = P.cost_tables(costs, ratio, lang="ko")
+    assert t.splitlines()[::2] == ["| 축 | L | K | 시간 (ms) | 최대 메모리 (MB) |", "| 깊이 | 8 | 전체 | 1.17 | 1.13 |"]
+    assert t.splitlines()[3] == "| 시퀀스 | 8 | 2 | 1.50 | 0.12 |"
+    assert r.splitlines()[0] == "| L | K | 전체 / K 시간 | (L+1)/K |"
+    assert m.splitlines()[::2] == ["| L | K | 전체 / K 메모리 | (L+1)/K | 같은 K에서 시퀀스 / 깊이 메모리 |",
+                                   "| 8 | 2 | 2.42 | 4.50 | 0.25 |"]
+    t, r, m = P.cost_tables(costs, ratio, lang="en")
+    assert t.splitlines()[::2] == ["| axis | L | K | time (ms) | peak memory (MB) |", "| depth | 8 | full | 1.17 | 1.13 |"]
+    assert (r.splitlines()[0], m.splitlines()[0]) == (
+        "| L | K | full / K time | (L+1)/K |", "| L | K | full / K memory | (L+1)/K | sequence / depth memory at the same K |")
+
+
+def test_the_premise_sentence_follows_the_number_in_both_languages():
+    assert P.premise_sentence(0.935, 0.5, lang="en").endswith(
+        "Here they are 0.935 token identity, 6.5% context: the premise **fails**.")
+    assert P.premise_sentence(0.935, 0.5, lang="ko") == (
+        "이 질문에는 실행 전에 04장과 05장을 위해 한 번 선언한 전제가 있습니다: 기준선의 깊은 층 입력이 대부분 문맥, 즉 "
+        "x0-R² 0.5 미만이어야 합니다. 그렇지 않으면 모든 경로가 이미 입력을 통해 x0을 읽으므로, V, Q, K 입력 사이의 어떤 "
+        "차이도 어느 경로가 그것을 필요로 하는지 말할 수 없습니다. 여기서 입력은 토큰 정체성이 0.935, 문맥이 6.5%입니다: "
+        "전제는 **성립하지 않습니다**.")
+    assert P.premise_sentence(0.4, 0.5, lang="ko").endswith("문맥이 60.0%입니다: 전제는 **성립합니다**.")
+    assert P.premise_sentence(0.4, 0.5, lang="en").endswith("the premise **holds**.")
+
+
+def test_the_r2_and_router_figures_speak_korean_with_every_glyph(style, caplog):
+    style("ko")
+    r2 = {n: {s: [1.0, 0.9, 0.8] for s in "qkv"} for n in ("residual", "dca")}
+    mats = {s: torch.eye(3) for s in "qkv"}
+    with caplog.at_level(logging.WARNING, logger="matplotlib"):
+        figs = [F.plot_input_r2(r2, ceiling=0.5, lang="ko"), F.plot_router_streams({"dca": mats}, lang="ko")]
+        for fig in figs:
+            font._draw_strictly(fig)
+    assert not [r.getMessage() for r in caplog.records]
+    texts = [" | ".join(t.get_text() for t in fig.findobj(Text)) for fig in figs]
+    assert all(label in texts[0] for label in ("Q 입력", "전제의 상한 0.5", "층", "입력의 x0-R²")), texts[0]
+    assert "dca: V 입력" in texts[1]
+    assert not [w for w in ("input", "layer", "premise") if w in texts[0] + texts[1]]
+    plt.close("all")
+    style("en")
+    assert "premise ceiling 0.5" in " | ".join(t.get_text() for t in F.plot_input_r2(r2, 0.5, lang="en")
+                                                .findobj(Text))
+    plt.close("all")
