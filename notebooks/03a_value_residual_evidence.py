@@ -113,12 +113,8 @@ for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     m, t = part["configs"]["baseline"]["model"], part["configs"]["baseline"]["train"]
     seeds = sorted(x["seed"] for x in part["runs"]["baseline"])
     n = part["runs"]["baseline"][0]["n_params"]
-    print(textwrap.fill(
-        f"{p}: {m['n_layers']} layers × {m['d_model']} wide, {n:,} parameters; "
-        f"{t['steps']} steps of {t['batch_size']} sequences, evaluated every "
-        f"{t['eval_every']} steps; variants {', '.join(part['runs'])}; seeds {seeds}; "
-        f"the baseline's stream starts at: {m['stream_start']}; QK-norm: {m['qk_norm']}",
-        100, subsequent_indent="    "))
+    print(textwrap.fill(c3.setup_line(p, m, t, n, part['runs'], seeds), 100,
+                        subsequent_indent="    "))
 tv, c = train_val_gap(R["corpus"], "baseline"), R["corpus"]
 say(c3.appendix_corpus_sentence(R['text_corpus']['name'], c['unigram_val_loss'],
                                 R['epochs_read']['corpus']['baseline'], c['corpus_tokens']['train'],

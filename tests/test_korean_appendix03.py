@@ -189,3 +189,47 @@ def test_the_scale_sentences():
     assert noise == ("우리 기준선의 최종 손실의 시드 간 표준편차: 0.0036 nats. 짝지은 ResFormer 차이의 표준편차: 0.0080. "
                      "ResFormer − baseline, 최종: 우리 -0.0066 nats [95% 신뢰구간 -0.0165, +0.0034], 논문(82M) -0.027. "
                      "시드 5개로 논문의 이득을 검출할 검정력: 100%.")
+
+
+def test_the_setup_line_in_both_languages():
+    model = {"n_layers": 8, "d_model": 64, "stream_start": "rmsnorm", "qk_norm": True}
+    train = {"steps": 240, "batch_size": 32, "eval_every": 20}
+    assert C.setup_line("corpus", model, train, 655360, ["baseline", "resformer"], [0, 1], lang="en") == (
+        "corpus: 8 layers × 64 wide, 655,360 parameters; 240 steps of 32 sequences, evaluated every 20 steps; "
+        "variants baseline, resformer; seeds [0, 1]; the baseline's stream starts at: rmsnorm; QK-norm: True")
+    assert C.setup_line("recall", model, train, 655360, ["baseline"], [0], lang="ko") == (
+        "회상 과제: 8층 × 폭 64, 파라미터 655,360개; 시퀀스 32개 배치로 240 스텝, 20 스텝마다 평가; 변형 baseline; "
+        "시드 [0]; 기준선의 스트림 시작: rmsnorm; QK-norm: True")
+
+
+def test_the_appendix_curves_speak_korean_with_every_glyph(course_style, caplog):
+    import logging
+
+    import matplotlib.pyplot as plt
+    from matplotlib.text import Text
+
+    import test_korean_font as font
+    from vrs_edu.chapters.ch03_value_residual import figures as F
+    from vrs_edu.viz.plots import apply_course_style
+
+    apply_course_style("ko")
+    runs = [{"history": {"eval_steps": [10, 20], "val_loss": [5.0, 4.5]}} for _ in range(2)]
+    comp = {"resformer": {"paired_curve": {"steps": [10, 20], "mean": [0.1, -0.01], "ci_low": [0.0, -0.02],
+                                           "ci_high": [0.2, 0.0]}}}
+    result = {"corpus": {"corpus": "kjv", "runs": {"baseline": runs, "resformer": runs}, "comparison": comp},
+              "recall": {"runs": {"baseline": runs}, "no_lookup_reference": {"loss": 4.8}, "comparison": comp}}
+    with caplog.at_level(logging.WARNING, logger="matplotlib"):
+        figs = [F.plot_loss_curves(result, lang="ko"), F.plot_paired_curves(result, lang="ko")]
+        for fig in figs:
+            font._draw_strictly(fig)
+    assert not [r.getMessage() for r in caplog.records]
+    texts = " | ".join(t.get_text() for fig in figs for t in fig.findobj(Text))
+    for label in ("킹 제임스 성경, 단어 토큰", "연관 회상 (답만)", "스텝", "검증 손실 (nats)", "조회 없는 기준값",
+                  "기준선 대비 Δ 검증 손실 (nats)"):
+        assert label in texts, (label, texts)
+    assert not [w for w in ("step", "loss", "reference", "recall", "tokens") if w in texts]
+    plt.close("all")
+    apply_course_style("en")
+    texts = " | ".join(t.get_text() for t in F.plot_loss_curves(result, lang="en").findobj(Text))
+    assert "King James Bible, word tokens" in texts and "no-lookup reference" in texts
+    plt.close("all")

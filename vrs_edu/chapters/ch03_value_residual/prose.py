@@ -548,6 +548,22 @@ def appendix_corpus_sentence(corpus: str, unigram: float, epochs: float, train_t
             f"tree {'dirty' if dirty else 'clean'}.")
 
 
+def setup_line(part: str, model: dict, train: dict, n_params: int, variants, seeds: list[int],
+               lang: str | None = None) -> str:
+    """One part's set-up (``part``: ``"corpus"`` or ``"recall"``; ``model`` and ``train``: the baseline's
+    configuration): shape, parameters, steps, evaluation, variants, seeds, the stream's start and QK-norm."""
+    if _ko(lang):
+        name = {"corpus": "말뭉치", "recall": "회상 과제"}.get(part, part)
+        return (f"{name}: {model['n_layers']}층 × 폭 {model['d_model']}, 파라미터 {n_params:,}개; 시퀀스 "
+                f"{train['batch_size']}개 배치로 {train['steps']} 스텝, {train['eval_every']} 스텝마다 평가; 변형 "
+                f"{', '.join(variants)}; 시드 {seeds}; 기준선의 스트림 시작: {model['stream_start']}; "
+                f"QK-norm: {model['qk_norm']}")
+    return (f"{part}: {model['n_layers']} layers × {model['d_model']} wide, {n_params:,} parameters; "
+            f"{train['steps']} steps of {train['batch_size']} sequences, evaluated every "
+            f"{train['eval_every']} steps; variants {', '.join(variants)}; seeds {seeds}; "
+            f"the baseline's stream starts at: {model['stream_start']}; QK-norm: {model['qk_norm']}")
+
+
 def step_seconds_line(seconds: dict[str, float], lang: str | None = None) -> str:
     """Seconds per training step of each variant (timed interleaved)."""
     listed = ", ".join(f"{v} {s:.3f}" for v, s in seconds.items())
