@@ -324,9 +324,9 @@ from vrs_edu.lab.corpora import NAMED
 if result is not None and vod is not None:
     c = result["corpus"]
     text = NAMED[c][1].split(",")[0] if c in NAMED else c
-    regime = (f"an {n_layers}-layer word model of width {base_cfg['model']['d_model']}, "
-              f"{sched['steps']}–{vod['schedule']['steps']} steps ({result['epochs_read']:.2f}–"
-              f"{vod['epochs_read']:.2f} of an epoch of the {text}), {n_seeds} paired seeds")
+    regime = ch05.appendix_regime_text(n_layers, base_cfg['model']['d_model'], sched['steps'],
+                                       vod['schedule']['steps'], result['epochs_read'],
+                                       vod['epochs_read'], c, text, n_seeds)
     say(answer_paragraph(
         loss_rows, [r for r in rows if r.test.family == "ch05_controls"],
         [vod_rows["depth_attention_loss"], vod_rows["depth_attention_beats_attnres"]],

@@ -127,3 +127,63 @@ def test_the_r2_and_router_figures_speak_korean_with_every_glyph(style, caplog):
     assert "premise ceiling 0.5" in " | ".join(t.get_text() for t in F.plot_input_r2(r2, 0.5, lang="en")
                                                 .findobj(Text))
     plt.close("all")
+
+
+def _row(name, mean, verdict, ci=(-0.01, 0.01), family="ch05"):
+    from types import SimpleNamespace
+
+    from vrs_edu.lab.results import interval
+
+    r = SimpleNamespace(test=SimpleNamespace(name=name, family=family, margin=0.01), mean=mean, ci=ci,
+                        verdict=verdict, would_be=None, reason=None, arms=None, name=name)
+    r.interval = lambda digits=3, label="": interval(r.mean, r.ci, digits, label)
+    return r
+
+
+def test_the_regime_in_both_languages():
+    args = (8, 64, 160, 240, 0.2, 0.3, "kjv", "King James Version of the Bible", 5)
+    assert P.appendix_regime_text(*args, lang="en") == (
+        "an 8-layer word model of width 64, 160–240 steps (0.20–0.30 of an epoch of the King James Version of the "
+        "Bible), 5 paired seeds")
+    assert P.appendix_regime_text(*args, lang="ko") == (
+        "폭 64인 8층 단어 모델, 160–240 스텝(킹 제임스 성경의 0.20–0.30 에폭), 짝지은 시드 5개")
+
+
+def test_the_router_sentence_in_korean_follows_the_rows_and_the_premise():
+    rows = [_row("dca_v_reads_x0_more_than_q", -0.005, None, (-0.016, 0.006)),
+            _row("dca_v_reads_x0_more_than_k", 0.003, None, (-0.012, 0.015))]
+    ko = P.router_sentence(rows, 0.935, 0.5, lang="ko")
+    assert ko.startswith("V의 입력은 라우터 1개 중 0개에서 Q의 입력보다, 1개 중 1개에서 K의 입력보다 토큰 정체성을 더 많이 "
+                         "담습니다(깊은 층과 시드에 걸친 평균; x0-R² 차이: dca V − Q -0.005 [-0.016, +0.006], "
+                         "V − K +0.003 [-0.012, +0.015]).")
+    assert "성립하지 않으므로(이 모델에서는 0.935, 0.5보다 높음), V는 이미" in ko
+    assert P.router_sentence(rows, 0.935, 0.5, lang="en").startswith(
+        "V's input carries more token identity than Q's in 0 of the 1 routers and more than K's in 1 of the 1")
+    judged = [_row("dca_v_reads_x0_more_than_q", 0.02, "reproduced", (0.01, 0.03))]
+    assert P.router_sentence(judged, lang="ko").endswith(" 검정 횟수를 감안한 판정: dca V − Q 재현됨.")
+    assert P.router_sentence(judged, lang="en").endswith(" Verdicts, allowing for the number of tests: dca V − Q "
+                                                         "reproduced.")
+
+
+def test_the_answer_paragraph_in_korean_follows_the_verdicts():
+    loss = [_row("mudd_loss", -0.098, "reproduced"), _row("shortswa-k2_loss", 0.010, "undecided")]
+    controls = [_row("mudd_beats_scalar_gain", -0.073, "undecided")]
+    depth = [_row("depth_attention_loss", -0.023, "reproduced"), _row("depth_attention_beats_attnres", 0.008,
+                                                                       "undecided")]
+    check = _row("attnres_qkv_no_worse", -0.007, "undecided")
+    routers = [_row("dca_v_reads_x0_more_than_q", -0.005, None)]
+    ko = P.answer_paragraph(loss, controls, depth, check, routers, ["미정"], "레짐", lang="ko")
+    assert ko.startswith("**부분적으로**, 이 조건에서는 — 레짐. 깊이에 걸친 읽기 3가지(Depth-Attention 포함) 가운데 "
+                         "2가지가 잔차 합보다 손실을 낮추며, 검정 횟수를 감안해도 결정된 결과입니다. 가장 크게 낮춘 mudd는 "
+                         "손실을 0.098 nats 낮춥니다(재현됨). 스칼라 게인 대조군과 비교하면 -0.073 nats(미정)입니다: "
+                         "학습된 게인 하나만으로도 설명될 수 있습니다.")
+    assert " 깊이 방향 ShortSWA 자체: shortswa-k2 +0.010 nats(미정)." in ko
+    assert "Depth-Attention은 손실을 0.023 nats 낮춥니다(재현됨). Attention Residuals와 비교하면 +0.008 nats(미정)입니다." in ko
+    assert ko.endswith("그리고 라우터들의 V − Q와 V − K 차이는 판정하지 않은 서술입니다(전제가 성립하지 않음).")
+    none = [_row("mudd_loss", 0.01, "undecided")]
+    ko = P.answer_paragraph(none, [], [_row("d", 0.01, "undecided"), _row("a", 0.0, "undecided")], check,
+                            routers, ["미정"], "레짐", lang="ko")
+    assert ko.startswith("**보이지 않음**, 이 조건에서는 — 레짐. 깊이에 걸친 읽기 2가지(Depth-Attention 포함) 가운데 "
+                         "잔차 합보다 손실을 낮추는 것은 없으며")
+    en = P.answer_paragraph(loss, controls, depth, check, routers, ["undecided"], "the regime", lang="en")
+    assert en.startswith("**Partly**, in this regime — the regime. 2 of the 3 reads over depth")

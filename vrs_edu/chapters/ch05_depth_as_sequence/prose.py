@@ -57,7 +57,7 @@ def _names_ko(items) -> str:
 
 def _loss_change_ko(mean: float, verdict) -> str:
     """:func:`loss_change` in Korean, a sentence's predicate: "손실을 0.023 nats 낮춥니다(재현됨)"."""
-    word = verdict_label(verdict)
+    word = verdict_label(verdict, "ko")
     if word in ("negligible", "무시할 만함"):
         word = f"{word}: 의미를 갖기에는 너무 작음"
     if mean == 0:
@@ -154,7 +154,8 @@ def _row_name(r) -> str:
     return test.name if test is not None else r.name
 
 
-def router_sentence(rows: list, premise: float | None = None, threshold: float | None = None) -> str:
+def router_sentence(rows: list, premise: float | None = None, threshold: float | None = None,
+                    lang: str | None = None) -> str:
     """The routers' line: in how many routers V's deep input carries more token identity (x0-R²) than Q's, and
     than K's, each router's V − Q and V − K mean and interval, then either their verdicts (rows that are judged
     tests) or, for descriptions (rows without a verdict), one sentence on why they are not judged, naming the
@@ -176,9 +177,21 @@ def router_sentence(rows: list, premise: float | None = None, threshold: float |
     above = {s: sum(1 for d in by.values() if s in d and d[s].mean > 0) for s in "qk"}
     each = "; ".join(f"{router} " + ", ".join(f"V − {s.upper()} {d[s].interval()}" for s in "qk" if s in d)
                      for router, d in by.items())
+    judged = [r for r in rows if getattr(r, "verdict", None) is not None]
+    if resolve_language(lang) == "ko":
+        out = (f"V의 입력은 라우터 {n}개 중 {above['q']}개에서 Q의 입력보다, {n}개 중 {above['k']}개에서 K의 입력보다 "
+               f"토큰 정체성을 더 많이 담습니다(깊은 층과 시드에 걸친 평균; x0-R² 차이: {each}).")
+        if not judged:
+            where = (f"(이 모델에서는 {premise:.3f}, {threshold:g}보다 높음)" if premise is not None
+                     and threshold is not None else "")
+            return out + (" 이것들은 판정하지 않은 서술입니다: 그 전제, 곧 깊은 입력이 대부분 문맥이라는 것이 이 모델과 "
+                          f"모든 언어 모델 장난감에서 성립하지 않으므로{where}, V는 이미 입력을 통해 x0을 읽고 있을 수 "
+                          "있고 경로 사이의 어떤 차이도 어느 경로가 그것을 필요로 하는지 말할 수 없습니다.")
+        return out + " 검정 횟수를 감안한 판정: " + "; ".join(
+            f"{_row_name(r).split(ROUTER_X0)[0]} V − {_row_name(r)[-1].upper()} {verdict_label(r, lang)}"
+            for r in judged) + "."
     out = (f"V's input carries more token identity than Q's in {above['q']} of the {n} routers and more than K's "
            f"in {above['k']} of the {n}, on average over the deep layers and seeds (x0-R² differences: {each}).")
-    judged = [r for r in rows if getattr(r, "verdict", None) is not None]
     if not judged:
         where = (f" (here {premise:.3f}, above {threshold:g})" if premise is not None and threshold is not None
                  else "")
@@ -200,15 +213,19 @@ def answer_opening(loss_rows: list) -> str:
 
 
 def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
-                     stream_verdicts: list[str], regime: str) -> str:
+                     stream_verdicts: list[str], regime: str, lang: str | None = None) -> str:
     """Chapter 05's closing answer to "can the residual stream be a selective read over depth (ShortSWA over
     depth)?": :func:`answer_opening`, the best read and its control, ShortSWA over depth's own result,
     Depth-Attention against the baseline and Attention Residuals (``depth_attention``: those two rows), and why
     the per-stream question stays open (``stream_check``: the instrument's "no worse" check; ``routers``: the
     routers' primary rows; ``stream_verdicts``: the stream claims' verdicts). ``regime``: the words that say
-    which models, steps and corpus the verdicts hold for. Raises ValueError on empty ``loss_rows``."""
+    which models, steps and corpus the verdicts hold for. ``lang``: "en" or "ko" (None: the running notebook's
+    edition). Raises ValueError on empty ``loss_rows``."""
     if not loss_rows:
         raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
+    if resolve_language(lang) == "ko":
+        return _answer_paragraph_ko(loss_rows, controls, depth_attention, stream_check, routers, stream_verdicts,
+                                    regime)
     d_res, d_ar = depth_attention
     reads = list(loss_rows) + [d_res]       # the same set as the effect sentence: every read, Depth-Attention too
     won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
@@ -250,6 +267,42 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
 OPENING_KO = {"Yes": "예", "Partly": "부분적으로", "Not shown": "보이지 않음"}
 
 
+def _answer_paragraph_ko(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
+                         stream_verdicts: list[str], regime: str) -> str:
+    """:func:`answer_paragraph` in Korean."""
+    d_res, d_ar = depth_attention
+    reads = list(loss_rows) + [d_res]
+    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
+    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
+    out = f"**{OPENING_KO[answer_opening(loss_rows)]}**, 이 조건에서는 — {regime}. "
+    if won:
+        best = won[0]
+        name = best.test.name.removesuffix("_loss")
+        out += (f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 {len(won)}가지가 잔차 합보다 손실을 "
+                f"낮추며, {DECIDED_KO}. 가장 크게 낮춘 {attach(name, '은/는')} " + _loss_change_ko(best.mean, best) + ".")
+        ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
+        if ctrl is not None:
+            out += (f" 스칼라 게인 대조군과 비교하면 {ctrl.mean:+.3f} nats({verdict_label(ctrl, 'ko')})입니다: "
+                    + ("이 이득에는 게인만이 아니라 이전 층들에 대한 읽기가 필요합니다."
+                       if ctrl.verdict == "reproduced" else "학습된 게인 하나만으로도 설명될 수 있습니다."))
+    else:
+        out += (f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 잔차 합보다 손실을 낮추는 것은 "
+                f"없으며, {DECIDED_KO}.")
+    if swa:
+        out += (" 깊이 방향 ShortSWA 자체: " + "; ".join(
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats({verdict_label(r, 'ko')})" for r in swa) + ".")
+    out += (" 쿼리가 기준선의 KV 캐시로 깊이에 걸친 V를 읽는 Depth-Attention은 " + _loss_change_ko(d_res.mean, d_res)
+            + f". Attention Residuals와 비교하면 {d_ar.mean:+.3f} nats({verdict_label(d_ar, 'ko')})입니다.")
+    judged = [r for r in routers if getattr(r, "verdict", None) is not None]
+    router_v = (f"라우터들의 검정은 {_names_ko(sorted({verdict_label(r, 'ko') for r in judged}))}입니다" if judged else
+                "라우터들의 V − Q와 V − K 차이는 판정하지 않은 서술입니다(전제가 성립하지 않음)")
+    out += (" Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 *고르는가*에는 여기서 답하지 않습니다: 주장 자체의 도구가 "
+            f"내린 스트림 검정의 판정은 {_names_ko(sorted(set(stream_verdicts)))}입니다. 그 손실은 기준선과 "
+            f"{stream_check.mean:+.3f} nats 차이이며, \"나쁘지 않음\"(동등성 검정)으로는 "
+            f"{verdict_label(stream_check, 'ko')}입니다. 그리고 {router_v}.")
+    return out
+
+
 def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str) -> str:
     """:func:`short_answer` in Korean."""
     reads = list(loss_rows) + [depth_attention]
@@ -269,7 +322,7 @@ def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str
         among = any(r.verdict == "reproduced" for r in swa)
         out.append(f"질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 {'듭니다' if among else '들지 않습니다'}. "
                    f"윈도 {len(swa)}개가 손실을 {size}만큼 바꿉니다"
-                   f"({_names_ko(sorted({verdict_label(r) for r in swa}))}).")
+                   f"({_names_ko(sorted({verdict_label(r, 'ko') for r in swa}))}).")
     tested = _names_ko(sorted(set(stream_verdicts))) if stream_verdicts else "실행되지 않음"
     out.append("Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 서술(description)일 뿐 판정하지 않습니다. "
                "그 전제, 곧 깊은 입력이 토큰 정체성을 잃었다는 것이 이 장난감 모델들에서 성립하지 않기 때문입니다"
@@ -453,6 +506,18 @@ def regime_text(n_layers: int, n_seeds: int, epochs_lo: float, epochs_hi: float,
                 f"{epochs_lo:.2f}–{epochs_hi:.2f} 에폭")
     return (f"an {n_layers}-layer word model, {n_seeds} paired seeds, "
             f"{epochs_lo:.2f}–{epochs_hi:.2f} of an epoch of the {text}")
+
+
+def appendix_regime_text(n_layers: int, width: int, steps_lo: int, steps_hi: int, epochs_lo: float,
+                         epochs_hi: float, corpus: str, text: str, n_seeds: int, lang: str | None = None) -> str:
+    """The regime the appendix's answer holds in: ``an 8-layer word model of width 64, 160–240 steps (0.20–0.30 of
+    an epoch of the King James Version of the Bible), 5 paired seeds`` (Korean: :data:`CORPUS_KO` by ``corpus``)."""
+    if resolve_language(lang) == "ko":
+        return (f"폭 {width}인 {n_layers}층 단어 모델, {steps_lo}–{steps_hi} 스텝({CORPUS_KO.get(corpus, text)}의 "
+                f"{epochs_lo:.2f}–{epochs_hi:.2f} 에폭), 짝지은 시드 {n_seeds}개")
+    return (f"an {n_layers}-layer word model of width {width}, "
+            f"{steps_lo}–{steps_hi} steps ({epochs_lo:.2f}–"
+            f"{epochs_hi:.2f} of an epoch of the {text}), {n_seeds} paired seeds")
 
 
 def next_chapters_sentence(lang: str | None = None) -> str:
