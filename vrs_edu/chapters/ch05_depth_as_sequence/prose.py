@@ -250,7 +250,7 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
     if swa:
         out += (" ShortSWA over depth itself: " + "; ".join(
             f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r)})" for r in swa) + ".")
-    out += (f" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
+    out += (" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
             + loss_change(d_res.mean, d_res.ci, d_res)
             + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({verdict_label(d_ar)}).")
     judged = [r for r in routers if getattr(r, "verdict", None) is not None]
