@@ -187,3 +187,21 @@ def test_the_answer_paragraph_in_korean_follows_the_verdicts():
                          "잔차 합보다 손실을 낮추는 것은 없으며")
     en = P.answer_paragraph(loss, controls, depth, check, routers, ["undecided"], "the regime", lang="en")
     assert en.startswith("**Partly**, in this regime — the regime. 2 of the 3 reads over depth")
+
+
+def test_the_agreement_lines_in_both_languages():
+    from vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth import agreement_lines
+
+    rows = [_row("v_reads_embedding_more_than_q", 0.05, "reproduced", (0.01, 0.09)),
+            _row("v_reads_embedding_more_than_k", -0.02, "contradicted", (-0.03, -0.01))]
+    ko = agreement_lines(rows, None, None, lang="ko")
+    assert ko == ["이 장, v의 임베딩 가중치 − q의 것: +0.050 (0보다 위), 재현됨",
+                  "이 장, v의 임베딩 가중치 − k의 것: -0.020 (0보다 아래), 반박됨",
+                  "04장: V가 Q와 K보다 x0을 더 많이 읽는다는 저장된 검정이 없음(`vrs-edu reproduce bank-of-values`)",
+                  "08장 (SmolLM2-135M): 아직 저장된 결과가 없음. 실제 디코더의 q, k, v 입력의 층별 x0-R²를 주며, 여기서 "
+                  "마지막 3분의 1에 걸친 v − q와 v − k로 비교함",
+                  "주장을 지지하는 결정: v − q; 반대하는 결정: v − k"]
+    en = agreement_lines(rows, None, None, lang="en")
+    assert en[0] == "this chapter, v's embedding weight − q's: +0.050 (above 0), reproduced"
+    assert en[-1] == "decided for the claim: v − q; against it: v − k"
+    assert agreement_lines([], None, None, lang="ko")[-1] == "주장을 지지하는 결정: 없음; 반대하는 결정: 없음"
