@@ -103,8 +103,7 @@ from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import swap_experiment
 from vrs_edu.chapters.ch02_qk_routes_v_carries.figures import plot_layer_effects
 
 swaps = swap_experiment(model, batches)
-plot_layer_effects(swaps, ["pattern swap", "value swap"],
-                   "swap one half of one layer with another input's")
+plot_layer_effects(swaps, ["pattern swap", "value swap"], prose.swap_title())
 plt.show()
 ratio = [v.mean / p.mean for p, v in zip(swaps["pattern swap"], swaps["value swap"])]
 say(prose.swap_sentence(ratio, swaps["clean"]))
@@ -401,8 +400,7 @@ print(prose.contributions_line(nl, nh, writes, shares))
 from vrs_edu.chapters.ch02_qk_routes_v_carries.readout import frozen_routing
 
 frozen = frozen_routing(model, batches)
-plot_layer_effects(frozen, ["uniform", "previous layer", "batch mean"],
-                   "freeze one layer's routing")
+plot_layer_effects(frozen, ["uniform", "previous layer", "batch mean"], prose.frozen_title())
 plt.show()
 deep = range(L // 2, L)
 deep_share = {m: sum(frozen[m][l].mean for l in deep) / len(deep) / frozen["clean"]
@@ -645,7 +643,7 @@ h0 = int(heads["prev"][0].argmax())
 frequent = torch.bincount(data.train, minlength=V).topk(20).indices
 qk, ov = qk_circuit(model, 0, h0), ov_circuit(model, 0, h0)
 plot_circuits(qk[frequent][:, frequent].numpy(), ov[frequent][:, frequent].numpy(),
-              [tok.token(i) for i in frequent], f"layer 0, head {h0}")
+              [tok.token(i) for i in frequent], prose.head_label(0, h0))
 plt.show()
 layer0 = ", ".join(f"{s:.3f}" for s in scores[0])
 say(prose.copying_sentence(1 / V, scores.max(), divmod(int(scores.argmax()), H)[0], layer0))

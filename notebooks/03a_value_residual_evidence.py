@@ -25,7 +25,6 @@
 # `data/results`.
 
 # %%
-import math
 import textwrap
 
 import matplotlib.pyplot as plt
@@ -39,8 +38,7 @@ from vrs_edu.lab.analysis import compare_to_baseline, paired_difference
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results, load_results_or_none
 from vrs_edu.lab.metrics import uniform_causal_entropy
-from vrs_edu.lab.verdict_words import verdict_label
-from vrs_edu.viz.prose import say, table
+from vrs_edu.viz.prose import say
 
 setup_notebook(seed=0)
 R = load_results("value-residual", corpus=verdict_corpus())
@@ -115,20 +113,12 @@ for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     m, t = part["configs"]["baseline"]["model"], part["configs"]["baseline"]["train"]
     seeds = sorted(x["seed"] for x in part["runs"]["baseline"])
     n = part["runs"]["baseline"][0]["n_params"]
-    print(textwrap.fill(
-        f"{p}: {m['n_layers']} layers × {m['d_model']} wide, {n:,} parameters; "
-        f"{t['steps']} steps of {t['batch_size']} sequences, evaluated every "
-        f"{t['eval_every']} steps; variants {', '.join(part['runs'])}; seeds {seeds}; "
-        f"the baseline's stream starts at: {m['stream_start']}; QK-norm: {m['qk_norm']}",
-        100, subsequent_indent="    "))
+    print(textwrap.fill(c3.setup_line(p, m, t, n, part['runs'], seeds), 100,
+                        subsequent_indent="    "))
 tv, c = train_val_gap(R["corpus"], "baseline"), R["corpus"]
-say(f"Corpus ({R['text_corpus']['name']}): unigram (context-free) validation loss "
-    f"{c['unigram_val_loss']:.3f} nats; a run reads "
-    f"{R['epochs_read']['corpus']['baseline']:.2f} epochs of its "
-    f"{c['corpus_tokens']['train']:,} training tokens. Baseline final loss: on training "
-    f"text {tv['train']:.3f}, on the validation split {tv['val']:.3f} nats (mean of "
-    f"{tv['n']} seeds); code {R['git']['commit'][:7]}, "
-    f"tree {'dirty' if R['git']['dirty'] else 'clean'}.")
+say(c3.appendix_corpus_sentence(R['text_corpus']['name'], c['unigram_val_loss'],
+                                R['epochs_read']['corpus']['baseline'], c['corpus_tokens']['train'],
+                                tv, R['git']['commit'][:7], R['git']['dirty']))
 
 # %%
 from vrs_edu.lab.analysis import (check_preconditions, format_measured, format_verdicts,
@@ -173,26 +163,15 @@ from vrs_edu.lab.analysis import format_comparison
 from vrs_edu.chapters.ch03_value_residual.figures import plot_paired_curves
 
 print(format_comparison(comparison))
-say("Seconds per training step (interleaved timing): "
-    + ", ".join(f"{v} {s:.3f}" for v, s in R["corpus"]["step_seconds"].items()) + ".")
+say(c3.step_seconds_line(R["corpus"]["step_seconds"]))
 plot_paired_curves({"corpus": R["corpus"], "recall": RC["recall"]},
                    variants=("resformer", "learnable", "svformer", "neutreno"))
 plt.show()
 
 # %%
-lo, hi = r.ci
 show("resformer_loss", "primary: ResFormer − baseline, final validation loss")
 mid = comparison["resformer"]
-say(f"Per seed: {', '.join(f'{d:+.3f}' for d in r.values)}; sd {r.sd:.4f} nats; power "
-    f"{r.power:.0%} to detect the paper's {paper:+.3f} with {r.n} seeds. "
-    + (f"The interval's lower end {lo:+.3f} lies above the paper's {paper:+.3f}: a gain as "
-       "large as the paper's is excluded (95 %) for this model on this corpus, and the test "
-       "had the power to find one. " if r.verdict == "undecided" and lo > paper else
-       f"The interval reaches the paper's {paper:+.3f}: a gain that large is not excluded. "
-       if r.verdict == "undecided" else
-       f"Against the strong baseline the change is {c3.decided_words(r)}. ")
-    + f"Before the decay (step {mid.before_decay_step}, not a declared test) the difference was "
-    f"{mid.paired_before_decay.interval(label='95% CI ')}.")
+say(c3.per_seed_sentence(r, paper, mid.before_decay_step, mid.paired_before_decay))
 
 # %% [markdown]
 # **The baseline lesson's tests.** `strong_baseline_better` (is the normalised start better on its own?) and
@@ -203,10 +182,7 @@ say(f"Per seed: {', '.join(f'{d:+.3f}' for d in r.values)}; sd {r.sd:.4f} nats; 
 show("strong_baseline_better", "baseline − baseline_raw, final loss")
 show("weak_baseline_inflates_gain", "weak-baseline gain − strong-baseline gain")
 inflates = by["weak_baseline_inflates_gain"]
-say(f"Against the weak baseline ResFormer's change is {weak.interval()} "
-    f"({'below 0' if weak.ci[1] < 0 else 'spanning 0'}); against the strong one "
-    f"{r.interval()} ({verdict_label(r)}). The inflation test reads {inflates.mean:+.4f} nats "
-    f"({verdict_label(inflates)}, p after Holm {inflates.p_holm:.3f}).")
+say(c3.weak_baseline_sentence(weak.interval(), weak.ci, r, inflates))
 
 # %% [markdown]
 # ## SVFormer against the paper
@@ -219,25 +195,7 @@ say(f"Against the weak baseline ResFormer's change is {weak.interval()} "
 sv_r, sv = by["svformer_cost"], comparison["svformer"]
 say(c3.svformer_sentence(sv_r.mean, sv_r.ci, sv_r, sv_r.n))
 show("svformer_cost", "svformer − baseline, final validation loss")
-if sv_r.verdict == "reproduced":
-    reading = "SVFormer costs loss here, as the paper reports."
-elif sv_r.verdict == "contradicted":
-    reading = "SVFormer is better than the baseline here: the opposite of the paper."
-elif sv_r.verdict != "undecided":
-    reading = f"SVFormer's change of the loss is {c3.decided_words(sv_r)}."
-elif sv_r.ci[0] <= 0 <= sv_r.ci[1]:
-    reading = (f"No cost seen, and none shown absent: the interval includes 0; a cost above "
-               f"{sv_r.ci[1]:+.3f} nats is excluded (95 %), and so is a gain beyond "
-               f"{sv_r.ci[0]:+.3f}.")
-else:
-    side = "below" if sv_r.ci[1] < 0 else "above"
-    what = "a gain, not a cost" if side == "below" else "a cost"
-    reading = (f"The unadjusted 95 % interval lies {side} 0 ({what}), but after Holm's "
-               f"correction within its family (p {sv_r.p_holm:.3f}) the test is undecided: "
-               "the paper's cost is neither reproduced nor contradicted for this model on this "
-               "corpus.")
-say(reading, f"Before the decay (step {sv.before_decay_step}, not a declared test): "
-    f"{sv.paired_before_decay.interval(label='95% CI ')}.")
+say(c3.svformer_reading(sv_r), c3.before_decay_line(sv.before_decay_step, sv.paired_before_decay))
 
 # %% [markdown]
 # ## Per layer: attention entropy, sinks, over-smoothing and the learned λ
@@ -249,10 +207,7 @@ say(reading, f"Before the decay (step {sv.before_decay_step}, not a declared tes
 # claim's premise (the number the precondition `attention_concentrated` reads) before `entropy_higher` is read.
 
 # %%
-import math
-
 from vrs_edu.lab.analysis import band
-from vrs_edu.lab.metrics import entropy_reading
 
 
 def entropy_table(part: dict, T: int, label: str) -> None:
@@ -264,10 +219,9 @@ def entropy_table(part: dict, T: int, label: str) -> None:
     rows = [[l, f"{b:.3f}", f"{b - ref:+.3f}", f"{v:.3f}", f"{v - ref:+.3f}"]
             for l, (b, v) in enumerate(zip(ent["baseline"], ent["resformer"]))]
     below = [l for l, e in enumerate(ent["resformer"]) if e < ref]
-    say(f"**{label}** (T = {T}): uniform-causal entropy {ref:.3f}, log T = {math.log(T):.3f}.",
-        table(["layer", "baseline", "− uniform", "resformer", "− uniform"], rows),
-        "Baseline: " + entropy_reading(ent["baseline"], T).splitlines()[-1]
-        + f" ResFormer's layers below the uniform-causal entropy: {below or 'none'}.")
+    base_below = [l for l, e in enumerate(ent["baseline"]) if e < ref]
+    say(c3.entropy_lead(label, T, ref), c3.entropy_rows_table(rows),
+        c3.entropy_below_line(base_below, below))
 
 
 entropy_table(R["corpus"], T_corpus, "corpus")
@@ -287,7 +241,7 @@ for metric in ("sink_mass", "sink_value_norm", "oversmoothing"):
     for v in ("baseline", "resformer"):
         xs = band([x["layer_metrics"][metric] for x in R["corpus"]["runs"][v]])[0]
         rows.append([metric if v == "baseline" else "", v, " ".join(f"{x:.3f}" for x in xs)])
-say(table(["metric", "variant", "per layer (or depth)"], rows, align="llr"))
+say(c3.metrics_table(rows))
 
 # %% [markdown]
 # ### The learned λ
@@ -301,15 +255,9 @@ from vrs_edu.chapters.ch03_value_residual.recipe import lambda_profiles
 prof = lambda_profiles(R["corpus"]["runs"]["learnable"])
 prof2 = lambda_profiles(R["corpus"]["runs"]["learnable"], "lambda_2")
 own_off = [l + 1 for l in range(len(prof2[0])) if all(seed[l] < 0.1 for seed in prof2)]
-say(table(["", *(f"layer {l + 1}" for l in range(len(prof[0])))],
-          [["λ1 (mean of seeds)", *(f"{x:.3f}" for x in band(prof)[0])],
-           ["λ2 (mean of seeds)", *(f"{x:.3f}" for x in band(prof2)[0])]]),
-    "Layers where every seed turned λ2 (own values) below 0.1 — they read V_1 alone, like "
-    f"SVFormer: {own_off or 'none'}.")
+say(*c3.lambda_profile_table(band(prof)[0], band(prof2)[0], own_off))
 show("lambda1_grows_with_depth", "least-squares slope of λ1 per layer")
-say(f"Per-seed slopes: {', '.join(f'{d:+.4f}' for d in by['lambda1_grows_with_depth'].values)}; "
-    f"λ1 had stopped moving before the decay in {lp['reached']} of {lp['of']} (seed, layer) "
-    f"trajectories (change in the window ≤ {lp['tol']} × the whole change).")
+say(c3.slopes_sentence(by['lambda1_grows_with_depth'].values, lp['reached'], lp['of'], lp['tol']))
 
 # %% [markdown]
 # ## A task that needs early information: associative recall
@@ -361,11 +309,8 @@ for lr, tuning_runs in RT["by_lr"].items():
     at = [recall_recipe.steps_to_learn(x, RT["no_lookup_reference"]["loss"],
                                        RT["settings"]["train"]["steps"])
           for x in sorted(tuning_runs, key=lambda x: x["seed"])]
-    lines.append(f"held-out pilot, baseline at lr {lr}: steps to learn on seeds {RT['seeds']}: "
-                 + ", ".join(f"{a:.0f}" for a in at))
-say(*lines, f"The declared rule chose lr {RT['chosen_lr']:g}; the recall runs train at "
-    f"{RC['settings']['train']['lr']:g}. Task: "
-    + ", ".join(f"{k} {v}" for k, v in RC["task_settings"].items()) + ".")
+    lines.append(c3.pilot_line(lr, RT['seeds'], at))
+say(*lines, c3.tuning_sentence(RT['chosen_lr'], RC['settings']['train']['lr'], RC["task_settings"]))
 
 # %%
 rec = {**RC["recall"], "runs": {v: RC["recall"]["runs"][v] for v in ("baseline", "resformer")}}
@@ -379,9 +324,7 @@ for v, vruns in rec["runs"].items():
     rows.append([f"{v} (mean of seeds)", f"{rcomp[v].final_mean:.3f}",
                  f"{sum(rcomp[v].final_val_acc) / len(rcomp[v].final_val_acc):.3f}",
                  " ".join(f"{a:.2f}" for a in acc_q), " ".join(f"{a:.0f}" for a in at)])
-say(table(["", "loss (nats)", "accuracy", "accuracy by query", "steps to learn, per seed"], rows),
-    f"Steps to learn: until the loss first reaches {recall_recipe.LEARNED_FRACTION} × the "
-    f"reference ({recall_recipe.LEARNED_FRACTION * ref['loss']:.3f} nats; never = {steps}).")
+say(*c3.recall_table(rows, recall_recipe.LEARNED_FRACTION, ref['loss'], steps))
 from vrs_edu.lab.data import associative_recall
 
 T_recall = associative_recall(**RC["task_settings"]).block_size
@@ -396,10 +339,7 @@ entropy_table(rec, T_recall, "recall")
 RV = list(rby.values())
 print(format_verdicts([x for x in RV if x.test.family in ("recall-setup", "recall")]))
 pre = rby["recall_lookup_learned"]
-say(f"The baseline's final loss lies {pre.interval()} nats from the no-lookup reference "
-    f"({verdict_label(pre)})"
-    + (": every seed's final loss rounds to the same value, so the interval has no visible width."
-       if pre.ci[1] - pre.ci[0] < 0.0005 else "."))
+say(c3.lookup_margin_sentence(pre))
 
 # %% [markdown]
 # ## Scale
@@ -418,15 +358,7 @@ PAPER = {"params": 82e6, "tokens": 10_000 * 2 ** 21}
 t = R["corpus"]["configs"]["baseline"]["train"]
 tokens = t["steps"] * t["batch_size"] * R["corpus"]["configs"]["baseline"]["model"]["block_size"]
 n_params = R["corpus"]["runs"]["baseline"][0]["n_params"]
-say(f"Ours: {n_params:,} parameters, {tokens:,} training tokens; paper: "
-    f"{PAPER['params'] / 1e6:.0f} M parameters, {PAPER['tokens']:.1e} tokens → "
-    f"{PAPER['params'] / n_params:.0f}× the parameters, "
-    f"{PAPER['tokens'] / tokens:,.0f}× the tokens.",
-    f"Our baseline's seed-to-seed sd of the final loss: "
-    f"{comparison['baseline'].final_sd:.4f} nats; "
-    f"sd of the paired ResFormer difference: {r.sd:.4f}. ResFormer − baseline, final: ours "
-    f"{r.mean:+.4f} nats [95% CI {r.ci[0]:+.4f}, {r.ci[1]:+.4f}], paper (82M) {paper:+.3f}; power "
-    f"to detect the paper's gain with {r.n} seeds: {r.power:.0%}.")
+say(*c3.scale_sentences(n_params, tokens, PAPER, paper, comparison['baseline'].final_sd, r))
 
 # %% [markdown]
 # ## The same tests on a second corpus

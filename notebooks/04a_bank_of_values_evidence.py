@@ -77,14 +77,12 @@ print(provenance(R))
 print(provenance(RC))
 print(provenance(RR) if RR else "recall-rates: not made")
 gap = train_val_gap(R["corpus"], "baseline")
-say(f"Corpus {R['text_corpus']['name']}: x0 layers {R['corpus']['coefficient_table']['layers']}, "
-    f"{cfg['train']['steps']} steps of {cfg['train']['batch_size']} sequences, QK-norm "
-    f"{cfg['model']['qk_norm']}; a run reads {R['epochs_read']['corpus']['baseline']:.2f} epochs; "
-    f"the baseline's final loss on training text {gap['train']:.3f}, validation "
-    f"{gap['val']:.3f} nats. "
-    "Coefficient rates (AdamW lr of β and γ / of α): "
-    + "; ".join(f"{arm} {opt[v]['x0_beta_gamma']['lr']:.4g} / {opt[v]['x0_alpha']['lr']:.3g}"
-                for arm, v in bov_arms.items()) + ".")
+rates = {arm: (opt[v]['x0_beta_gamma']['lr'], opt[v]['x0_alpha']['lr'])
+         for arm, v in bov_arms.items()}
+say(ch04.appendix_corpus_sentence(
+    R['text_corpus']['name'], R['corpus']['coefficient_table']['layers'], cfg['train']['steps'],
+    cfg['train']['batch_size'], cfg['model']['qk_norm'], R['epochs_read']['corpus']['baseline'],
+    gap, rates))
 print(format_comparison(comparison))
 
 # %% [markdown]
@@ -116,15 +114,7 @@ from vrs_edu.lab.premises import DEEP_X0_R2, deep_x0_r2
 
 DM = load_results("depth-mixers", corpus=verdict_corpus())
 dm_share = deep_x0_r2(DM["runs"].get("residual", []))
-say(table(["chapter", "inputs measured", "x0-R²", "premise", "holds?", "what it stands for"],
-          [["04", "baseline, x0 layers' q/k/v inputs", f"{facts['deep_context']:.3f}",
-            f"< {bov.DEEP_CONTEXT.threshold:g}",
-            ch04.holds(facts["deep_context"], bov.DEEP_CONTEXT.threshold),
-            "mostly context: re-reading x0 could be needed"],
-           ["05", "residual baseline, last third's inputs", f"{dm_share:.3f}",
-            f"< {DEEP_X0_R2:g}",
-            ch04.holds(dm_share, DEEP_X0_R2),
-            "mostly context: re-reading x0 could be needed"]]))
+say(ch04.premises_table(facts["deep_context"], bov.DEEP_CONTEXT.threshold, dm_share, DEEP_X0_R2))
 
 # %%
 say(ch04.premises_sentence(facts["deep_context"], bov.DEEP_CONTEXT.threshold, dm_share,
@@ -151,12 +141,7 @@ plot_ablation({R["text_corpus"]["name"]: abl},
               deep_layers=R["corpus"]["coefficient_table"]["layers"])
 plt.show()
 worst = {s: max(abl[s][i][0] for i in deep_rows) for s in "qkv"}
-say("In the x0 layers the swap costs at most "
-    + ", ".join(f"{s.upper()} {worst[s]:+.3f}" for s in "qkv")
-    + f" nats, against a seed-to-seed spread of the baseline's loss of {base_sd:.3f} nats: "
-    + "these layers "
-    + ("tolerate the token identity in any path." if abl_largest < base_sd else
-       f"tolerate it least in {max(worst, key=worst.get).upper()}."))
+say(ch04.ablation_sentence(worst, base_sd, abl_largest))
 
 # %% [markdown]
 # ## The substitution ablation in numbers
@@ -165,9 +150,7 @@ say("In the x0 layers the swap costs at most "
 # against the baseline's seed-to-seed spread first.
 
 # %%
-say(table(["layer", "q input := x0", "k input := x0", "v input := x0"],
-          [[l, *(f"{abl[s][i][0]:+.3f} ± {abl[s][i][1]:.3f}" for s in "qkv")]
-           for i, l in enumerate(abl["layers"])]))
+say(ch04.ablation_rows_table(abl))
 
 # %% [markdown]
 # ## Declared tests, preconditions and verdicts
@@ -213,7 +196,7 @@ from vrs_edu.chapters.ch04_bank_of_values.figures import plot_betas
 from vrs_edu.lab.x0_need import share_margins
 
 rate_sm = {arm: share_margins(R["corpus"]["runs"][v]) for arm, v in bov_arms.items()}
-say(table(["rate", "β_v lr", "share_v", "v − q", "v − k", "|β_v| last", "qkv − base (nats)"],
+say(ch04.rates_table(
           [[arm, f"{opt[v]['x0_beta_gamma']['lr']:.4f}",
             f"{mean_sd(rate_sm[arm]['share_v'])[0]:.3f}",
             f"{mean_sd(rate_sm[arm]['margin_q'])[0]:+.3f}",
@@ -222,9 +205,10 @@ say(table(["rate", "β_v lr", "share_v", "v − q", "v − k", "|β_v| last", "q
            for arm, v in bov_arms.items()]))
 ct = R["corpus"]["coefficient_table"]
 NAMES = ("alpha_q", "beta_q", "alpha_k", "beta_k", "alpha_v", "beta_v")
-say(f"Final coefficients at ×1, mean ± sd over {len(ct['seeds'])} seeds:",
-    table(["layer", *NAMES], [[l, *(ch04.mean_sd_text([row[i] for row in ct[n]], "+.2f")
-                                     for n in NAMES)] for i, l in enumerate(ct["layers"])]))
+say(*ch04.coefficients_table(
+    len(ct['seeds']), NAMES,
+    [[l, *(ch04.mean_sd_text([row[i] for row in ct[n]], "+.2f") for n in NAMES)]
+     for i, l in enumerate(ct["layers"])]))
 plot_betas({"corpus": ct, "recall": RC["recall"]["coefficient_table"]})
 plt.show()
 
@@ -242,21 +226,13 @@ from vrs_edu.lab.x0_need import beta_plateau, beta_plateau_window
 for name, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
     runs = part["runs"]["qkv"]
     plot_beta_trajectories(runs, window=beta_plateau_window(runs[0]),
-                           title=f"{name}, ×1: β during training (shaded: plateau window)")
+                           title=ch04.trajectories_title(name))
     plt.show()
-lines = []
-for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"])):
-    pl = part["beta_v_plateau"]
-    lines.append(f"{p}: β_v plateau reached in {pl['reached']} of {pl['of']} (layer, seed) "
-                 "series; change in "
-                 "the window / total change, per seed: "
-                 + "; ".join(" ".join(f"{x:.3f}" for x in run) for run in pl["per_run"])
-                 + f" (plateau: ≤ {pl['tol']}).")
-lines.append("x0_plateaued (all three paths' β, at each rate): "
-             + ", ".join(f"{arm} "
-                         f"{beta_plateau(R['corpus']['runs'][v], paths='qkv')['fraction']:.2f}"
-                         for arm, v in bov_arms.items())
-             + " of the trajectories plateaued (needs > 0.5).")
+lines = [ch04.plateau_line(p, part["beta_v_plateau"])
+         for p, part in (("corpus", R["corpus"]), ("recall", RC["recall"]))]
+fractions = {arm: beta_plateau(R['corpus']['runs'][v], paths='qkv')['fraction']
+             for arm, v in bov_arms.items()}
+lines.append(ch04.x0_plateau_line(fractions))
 say(*lines)
 
 # %% [markdown]
@@ -271,14 +247,12 @@ deep = R["corpus"]["coefficient_table"]["layers"]
 r2 = {v: {s: mean_sd([sum(r["layer_metrics"][f"x0_r2_{s}"][l] for l in deep) / len(deep)
                       for r in R["corpus"]["runs"][v]])[0] for s in "qkv"}
       for v in ("baseline", *bov_arms.values())}
-say(table(["rate", "cost q", "cost k", "cost v"],
-          [[arm, *(f"{sum(a['cost'][s]) / len(a['cost'][s]):+.4f}" for s in "qkv")]
-           for arm, a in sweep.items()]),
-    table(["path", *(f"∂L/∂β layer {l}" for l in press[0]["layers"])],
-          [[s, *(f"{mean_sd([p[s][i] for p in press])[0]:+.2e}" for i in range(len(press[0][s])))]
-           for s in "qkv"]),
-    table(["variant", "x0-R² q input", "k input", "v input"],
-          [[v, *(f"{r2[v][s]:.3f}" for s in "qkv")] for v in r2]))
+say(*ch04.need_tables(
+    [[arm, *(f"{sum(a['cost'][s]) / len(a['cost'][s]):+.4f}" for s in "qkv")]
+     for arm, a in sweep.items()], press[0]["layers"],
+    [[s, *(f"{mean_sd([p[s][i] for p in press])[0]:+.2e}" for i in range(len(press[0][s])))]
+     for s in "qkv"],
+    [[v, *(f"{r2[v][s]:.3f}" for s in "qkv")] for v in r2]))
 say("The need and pressure numbers (descriptions): " + " ".join(
     f"**{n}**: {described[n]}." for n in ("v_needs_x0_more_than_q", "v_needs_x0_more_than_k",
                                           "v_pressure_above_q", "v_pressure_above_k")))
@@ -301,7 +275,7 @@ for variant in ("scale_v", "substitute_v", "bank"):
                                     + ch04.mean_sd_text([r["coefficients"][k] for r in runs],
                                                         "+.3f")
                                     for k in keys)])
-say(table(["variant", "γ per layer (mean ± sd)"], rows), " ".join(
+say(ch04.gamma_table(rows), " ".join(
     f"**{n}**: {by[n]}." for n in ("qkv_loss", "scale_control_costs", "qkv_beats_scale_control",
                                    "qkv_beats_random_x0", "substitute_gamma_above_2",
                                    "bank_gamma_above_2", "substitute_loss",
@@ -323,9 +297,8 @@ rby = {r.test.name: r for r in RV}
 rec, ref = RC["recall"], RC["no_lookup_reference"]
 rcomp = compare_to_baseline(rec["runs"], rec["step_seconds"])
 print(precondition_lines(check_preconditions(recall_recipe.PRECONDITIONS, recall_facts)))
-say(f"No-lookup reference: loss {ref['loss']:.3f} nats, accuracy {ref['acc']:.3f}; "
-    + "; ".join(f"{v} (×1, mean of seeds) loss {rcomp[v].final_mean:.3f}, accuracy "
-                f"{mean_sd(rcomp[v].final_val_acc)[0]:.3f}" for v in ("baseline", "qkv")) + ".",
+finals = {v: (rcomp[v].final_mean, mean_sd(rcomp[v].final_val_acc)[0]) for v in ("baseline", "qkv")}
+say(ch04.recall_reference_sentence(ref, finals),
     table(*verdict_table(RV)),
     " ".join(f"**{r.test.name}**: {r}." for r in RV if r.arms is not None))
 
@@ -341,14 +314,12 @@ at = {v: [recall_recipe.steps_to_learn(x, ref["loss"], steps)
 qkv_runs = sorted(rec["runs"]["qkv"], key=lambda x: x["seed"])
 sm_r = share_margins(qkv_runs)
 sooner = t_test([q - b for q, b in zip(at["qkv"], at["baseline"])])
-say(table(["seed", "learned lookup", "steps to learn (baseline, qkv)", "loss", "share q", "share k",
-           "share v", "v − q", "v − k"],
-          [[x["seed"], "yes" if at["qkv"][i] < steps else "no", f"{at['baseline'][i]:.0f}, "
+say(ch04.recall_seeds_table(
+          [[x["seed"], at["qkv"][i] < steps, f"{at['baseline'][i]:.0f}, "
             f"{at['qkv'][i]:.0f}", f"{x['final_val_loss']:.3f}",
             *(f"{ch04.run_shares(x)[s]:.3f}" for s in "qkv"), f"{sm_r['margin_q'][i]:+.3f}",
             f"{sm_r['margin_k'][i]:+.3f}"] for i, x in enumerate(qkv_runs)]),
-    f"qkv − baseline steps to learn, same seed: {sooner['mean']:+.0f} [{sooner['ci'][0]:+.0f}, "
-    f"{sooner['ci'][1]:+.0f}] (not declared: a lead for a new test, not a verdict).")
+    ch04.sooner_sentence(sooner['mean'], sooner['ci']))
 
 # %% [markdown]
 # ## The production designs' loss tests
@@ -359,12 +330,8 @@ say(table(["seed", "learned lookup", "steps to learn (baseline, qkv)", "loss", "
 # identity: the comparison describes this toy; it does not decide the chapter's claim.
 
 # %%
-from vrs_edu.viz.prose import declared_result
-
 designs = load_results_or_none("production-designs", corpus=verdict_corpus(), say=say)
-say(f"* **value embeddings** (into V): {declared_result(designs, 'value_embed_loss')}.\n"
-    "* **per-layer embeddings** (into the stream): "
-    f"{declared_result(designs, 'layer_embed_loss')}.")
+say(ch04.embeddings_bullets(designs))
 
 # %% [markdown]
 # ## The widget's model, and an additive step of β
@@ -390,12 +357,7 @@ wbatches = list(data.eval_batches("val", batch_size=32, max_batches=2))
 wref = beta_reference(qkv_model, wbatches)
 added = {s: beta_shift_readout(qkv_model, wbatches, reference=wref, **{f"d_beta_{s}": 0.5})
          for s in "qk"}
-say("The widget's checkpoint, learned β per x0 layer: "
-    + "; ".join(f"{s} {[round(b, 2) for b in wref['betas'][s]]}" for s in "qkv")
-    + ". Adding 0.5 to β moves the loss by "
-    + ", ".join(f"{added[s]['delta']:+.4f} ({s})" for s in "qk")
-    + " nats and " + ", ".join(f"{sum(added[s]['moved']) / len(added[s]['moved']):.1%} ({s})"
-                               for s in "qk") + " of the attention mass.")
+say(ch04.widget_model_sentence(wref['betas'], added))
 
 # %% [markdown]
 # ## Scale, and where our recipe differs from the official one
@@ -416,12 +378,8 @@ tokens = t["steps"] * t["batch_size"] * cfg["model"]["block_size"]
 n_params = R["corpus"]["runs"]["qkv"][0]["n_params"]
 ours_ratio = opt["qkv"]["x0_beta_gamma"]["lr"] / opt["qkv"]["matrices"]["lr"]
 official_ratio = (0.5 * batch_lr_scale(2 ** 19)) / (0.02 * batch_lr_scale(2 ** 19))
-say(f"Ours: {cfg['model']['n_layers']} layers, {n_params:,} parameters, {tokens:,} tokens, "
-    f"{t['steps']} steps; the paper: {PAPER['layers']} layers, "
-    f"{PAPER['params'] / n_params:.0f}× the parameters, {PAPER['tokens'] / tokens:,.0f}× the "
-    f"tokens. β's rate over the matrices' rate: ours {ours_ratio:.1f}×, the official recipe "
-    f"{official_ratio:.0f}× (0.5 / 0.02, both scaled alike). "
-    f"Our word vocabulary (for the chapter's question 2): {data.vocab_size:,} entries.")
+say(ch04.scale_sentence(cfg['model']['n_layers'], n_params, tokens, t['steps'], PAPER, ours_ratio,
+                        official_ratio, data.vocab_size))
 
 # %% [markdown]
 # ## The same tests on a second corpus
@@ -456,6 +414,6 @@ LG = ledger.load()
 for name in ("bank-of-values.corpus-kjv.json", "bank-of-values.json", "recall.json",
              "recall-rates.json"):
     runs_seen = ledger.run_lines(LG, name) + [f"changed: {x}" for x in ledger.flip_lines(LG, name)]
-    say(f"**{name}**" + ("" if runs_seen else ": not in the ledger yet"),
+    say(ch04.ledger_heading(name, bool(runs_seen)),
         *(f"- {line.strip()}" for line in runs_seen))
 

@@ -36,6 +36,7 @@ from vrs_edu.chapters.ch05_depth_as_sequence import v_over_depth as vod_recipe
 from vrs_edu.chapters.ch05_depth_as_sequence.results import load_depth_results
 from vrs_edu.lab.experiments import load_results_or_none, provenance
 from vrs_edu.lab.verdict_words import verdict_label
+from vrs_edu.chapters.ch05_depth_as_sequence import prose as ch05
 from vrs_edu.viz.prose import say, table, verdict_table
 
 corpus, result, vod, rows, vod_rows, loss_rows = load_depth_results(say=say)
@@ -53,12 +54,9 @@ if result is not None:
     tokens = sched["steps"] * sched["batch_size"] * base_cfg["model"]["block_size"]
     cpu_min = sum(r["train_cpu_s"] for runs in result["runs"].values() for r in runs) / 60
     print(provenance(result))
-    say(f"{len(result['runs'])} variants × {n_seeds} seeds, {sched['steps']} steps: "
-        f"{tokens:,} training tokens a run, {result['epochs_read']:.2f} of an epoch; the "
-        f"[unigram loss](#glossary:unigram-loss) (no context) is "
-        f"{result['unigram_val_loss']:.3f} nats. Training alone took {cpu_min:.1f} CPU-minutes; "
-        f"stream start of every variant: "
-        f"{sorted({c['model']['stream_start'] for c in result['configs'].values()})}.")
+    starts = sorted({c['model']['stream_start'] for c in result['configs'].values()})
+    say(ch05.runs_sentence(len(result['runs']), n_seeds, sched['steps'], tokens,
+                           result['epochs_read'], result['unigram_val_loss'], cpu_min, starts))
 
 # %% [markdown]
 # Runs made for the two recipes: pilots on seeds 100 and 101 (not evaluated: they set the schedules' length and
@@ -73,10 +71,9 @@ from vrs_edu.chapters.ch05_depth_as_sequence.recipe import BUDGET_TOLERANCE, par
 
 if result is not None:
     counts = parameter_counts(vocab_size=result["vocab_size"])
-    say(f"Budget: at most {BUDGET_TOLERANCE:.1%} more parameters than the residual model.",
-        table(["variant", "parameters", "added", "overhead"],
-              [[name, f"{c['n_params']:,d}", f"{c['extra']:,d}", f"{c['overhead']:.2%}"]
-               for name, c in counts.items()]))
+    say(*ch05.budget_table(
+        BUDGET_TOLERANCE, [[name, f"{c['n_params']:,d}", f"{c['extra']:,d}", f"{c['overhead']:.2%}"]
+                           for name, c in counts.items()]))
 
 # %% [markdown]
 # ## The loss of every variant
@@ -88,7 +85,7 @@ if result is not None:
 from vrs_edu.chapters.ch05_depth_as_sequence.recipe import loss_table
 
 if result is not None:
-    say(table(["variant", "val loss (mean ± sd)", "Δ vs residual [95% CI]", "seeds better"],
+    say(ch05.loss_rows_table(
               [[r["variant"], f"{r['mean']:.3f} ± {r['sd']:.3f}",
                 "–" if r["variant"] == "residual" else
                 f"{r['delta']:+.3f} [{r['delta_ci'][0]:+.3f}, {r['delta_ci'][1]:+.3f}]",
@@ -117,7 +114,7 @@ from vrs_edu.lab.results import PreconditionOutcome
 
 if vod is not None:
     print(provenance(vod))
-    say(f"Epochs of the training split one run reads: {vod['epochs_read']:.2f}.",
+    say(ch05.epochs_line(vod['epochs_read']),
         "\n".join(f"* {PreconditionOutcome.from_record(rec)}" for rec in vod["preconditions"]),
         table(*verdict_table(list(vod_rows.values()))))
 
@@ -147,9 +144,7 @@ if result is not None:
             n_all = sum(p.numel() for p in depth.parameters())
             group_rows.append([name, f"{n_coef:,d}", f"{n_all - n_coef:,d}",
                                verdict_of.get(name, "n/a")])
-    say(f"Coefficient group: lr {coef_lr}, {coef_lr / lr:.1f}× the base lr {lr}.",
-        table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"],
-              group_rows))
+    say(*ch05.coefficient_group_table(coef_lr, lr, group_rows))
 
 # %% [markdown]
 # ## What the single mixers learned to read
@@ -173,10 +168,8 @@ if result is not None:
     swa = weights["shortswa-full"]
     deep_rows = list(range(n_layers - n_layers // 3, n_layers + 1))   # the last third, read-out too
     swa0 = sum(float(swa[l, 0] / swa[l, : l + 1].abs().sum()) for l in deep_rows) / len(deep_rows)
-    say(f"ELC-BERT's read-out (row {n_layers}) puts {float(readout[-1]):.3f} on the last block's "
-        f"output and {float(readout[0]):.3f} on the embedding, its largest weight on output "
-        f"{int(readout.argmax())}. The full window's deep reads (rows {deep_rows[0]}–"
-        f"{deep_rows[-1]}) give {swa0:.3f} of their correction's attention to the embedding.")
+    say(ch05.readout_sentence(n_layers, float(readout[-1]), float(readout[0]),
+                              int(readout.argmax()), deep_rows, swa0))
 
 # %% [markdown]
 # ## The routers, per stream
@@ -211,8 +204,7 @@ if result is not None:
     r2 = {name: {s: mean_r2(name, s) for s in "qkv"} for name in ("residual", *routers)}
     plot_input_r2(r2, ceiling=dm_recipe.DEEP_X0_CEILING)
     plt.show()
-    say(f"x0-R² of each projection's input, mean of {n_seeds} seeds:",
-        table(["layer", "residual", *(f"{n} Q / K / V" for n in routers)],
+    say(*ch05.input_r2_table(n_seeds, routers,
               [[l, f"{r2['residual']['v'][l]:.3f}",
                 *(" / ".join(f"{r2[n][s][l]:.3f}" for s in "qkv") for n in routers)]
                for l in range(n_layers)]))
@@ -241,8 +233,7 @@ if vod is not None:
     emb = vod_recipe.stream_profile(vod, vod_recipe.embedding_weight)
     mlp = vod_recipe.stream_profile(vod, vod_recipe.mlp_minus_attention)
     recency = vod_recipe.stream_profile(vod, vod_recipe.read_recency)
-    say(table(["block", "embedding weight Q / K / V", "V: MLP − attention",
-               "read recency Q / K / V"],
+    say(ch05.stream_profile_table(
               [[l, " / ".join(f"{emb[s][l]:.3f}" for s in "qkv"), f"{mlp['v'][l]:+.3f}",
                 " / ".join(f"{recency[s][l]:.2f}" for s in "qkv")] for l in range(1, vod_L)]))
 
@@ -273,17 +264,13 @@ import torch
 from vrs_edu.nn.hyper_connections import sinkhorn
 
 comb = sinkhorn(torch.randn(4, 4, generator=torch.Generator().manual_seed(0)) * 3)
-say(table(["comb"] + [f"to stream {k}" for k in range(4)] + ["row sum"],
-          [[f"from stream {j}"] + [f"{x:.3f}" for x in row] + [f"{row.sum():.6f}"]
-           for j, row in enumerate(comb)]),
-    "Column sums: " + ", ".join(f"{c:.6f}" for c in comb.sum(dim=0)) + ".")
+say(*ch05.sinkhorn_table(comb))
 designs = load_results_or_none("production-designs", corpus=corpus, say=say)
 if designs is not None:
     base = designs["designs"]["baseline"]["n_params"]
     added = designs["designs"]["mhc"]["n_params"] - base
     step = designs["corpus"]["step_seconds"]   # best of 5 rounds, timed interleaved in the run
-    say(f"mHC adds {added:,} parameters ({added / base:.0%}) and took "
-        f"{step['mhc'] / step['baseline']:.1f} times the baseline's time per training step.")
+    say(ch05.mhc_cost_sentence(added, base, step['mhc'] / step['baseline']))
 
 # %% [markdown]
 # ## What a depth window costs, in full
@@ -297,17 +284,11 @@ if designs is not None:
 from vrs_edu.bench.depth import cost_table, ratios
 
 costs = cost_table(depths=(8, 16, 32), windows=(2, 4), B=2, T=32, D=32, repeats=3)
-say(table(["axis", "L", "K", "time (ms)", "peak memory (MB)"],
-          [[r["axis"], r["L"], r["K"], f"{r['seconds'] * 1e3:.2f}", f"{r['peak_bytes'] / 1e6:.2f}"]
-           for r in costs]),
-    table(["L", "K", "full / K time", "(L+1)/K"],
-          [[r["L"], r["K"], f"{r['full_over_K_time']:.2f}", f"{r['model_ratio']:.2f}"]
-           for r in ratios(costs)]))
+time_table, ratio_table, memory_table = ch05.cost_tables(costs, ratios(costs))
+say(time_table, ratio_table)
 
 # %%
-say(table(["L", "K", "full / K memory", "(L+1)/K", "sequence / depth memory at the same K"],
-          [[r["L"], r["K"], f"{r['full_over_K_memory']:.2f}", f"{r['model_ratio']:.2f}",
-            f"{r['seq_over_depth_memory']:.2f}"] for r in ratios(costs)]))
+say(memory_table)
 
 # %% [markdown]
 # The full window's memory grows like $L^2$, a fixed window's like $L$; their ratio climbs with depth but stays
@@ -343,9 +324,9 @@ from vrs_edu.lab.corpora import NAMED
 if result is not None and vod is not None:
     c = result["corpus"]
     text = NAMED[c][1].split(",")[0] if c in NAMED else c
-    regime = (f"an {n_layers}-layer word model of width {base_cfg['model']['d_model']}, "
-              f"{sched['steps']}–{vod['schedule']['steps']} steps ({result['epochs_read']:.2f}–"
-              f"{vod['epochs_read']:.2f} of an epoch of the {text}), {n_seeds} paired seeds")
+    regime = ch05.appendix_regime_text(n_layers, base_cfg['model']['d_model'], sched['steps'],
+                                       vod['schedule']['steps'], result['epochs_read'],
+                                       vod['epochs_read'], c, text, n_seeds)
     say(answer_paragraph(
         loss_rows, [r for r in rows if r.test.family == "ch05_controls"],
         [vod_rows["depth_attention_loss"], vod_rows["depth_attention_beats_attnres"]],

@@ -16,7 +16,7 @@ from matplotlib.text import Text  # noqa: E402
 from test_korean_font import _draw_strictly  # noqa: E402
 from vrs_edu.i18n.language import ENV_VAR  # noqa: E402
 from vrs_edu.viz import schematics as S  # noqa: E402
-from vrs_edu.viz.plots import overlapping_text, small_text  # noqa: E402
+from vrs_edu.viz.plots import HANGUL, MATH, overlapping_text, small_text  # noqa: E402
 
 ALL = {**S.SCHEMATICS, "weight_times_norm": S.weight_times_norm}
 
@@ -63,7 +63,7 @@ def test_the_korean_schematic_draws_its_korean_labels_with_every_glyph(name, cap
     texts = " | ".join(_texts(fig))
     missing = [label for label in LABELS_KO[name] if label not in texts]
     assert not missing, f"{name} lacks {missing}; it says: {texts}"
-    english = [word for word in ENGLISH_ONLY if word in S.MATH.sub("", texts)]
+    english = [word for word in ENGLISH_ONLY if word in MATH.sub("", texts)]
     assert not english, f"{name} still says {english} in Korean: {texts}"
     assert not [t for t in fig.findobj(Text) if t.get_text().strip() and t.get_weight() not in ("normal", 400)]
     assert fig.get_size_inches()[0] <= S.PHONE_WIDTH_IN
@@ -75,7 +75,7 @@ def test_the_korean_schematic_draws_its_korean_labels_with_every_glyph(name, cap
 def test_the_english_drawing_is_the_default_and_has_no_hangul(name, monkeypatch):
     monkeypatch.setenv(ENV_VAR, "en")
     assert _texts(ALL[name]()) == _texts(ALL[name](lang="en"))
-    assert not [t for t in _texts(ALL[name]()) if S.HANGUL.search(t)]
+    assert not [t for t in _texts(ALL[name]()) if HANGUL.search(t)]
 
 
 def test_lang_none_follows_the_running_notebooks_edition(monkeypatch):

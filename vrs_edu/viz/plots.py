@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import math
+import re
 from functools import cache
 from pathlib import Path
 
@@ -76,6 +77,22 @@ def register_korean_font() -> str:
                            for f in manager.ttflist]
         manager._findfont_cached.cache_clear()   # a lookup made before must see the bold weight
     return KOREAN_FONT
+
+
+HANGUL = re.compile("[\uac00-\ud7a3]")
+MATH = re.compile(r"(?<!\\)\$.+?(?<!\\)\$")
+
+
+def set_mixed_korean_text(fig):
+    """Set in NanumGothic each text of ``fig`` that mixes Hangul with mathtext (``"가중치 $\\alpha$"``): mathtext draws
+    the plain part of a label with one font, and DejaVu Sans, the first of the Korean figures' fonts, has no Hangul
+    (matplotlib only logs the empty boxes). NanumGothic has both the Hangul and the Latin letters. Returns ``fig``."""
+    for text in fig.findobj(Text):
+        if HANGUL.search(text.get_text()) and MATH.search(text.get_text()):
+            register_korean_font()
+            text.set_fontfamily([KOREAN_FONT])
+            text.set_linespacing(1.4)        # mathtext sets NanumGothic's lines closer than DejaVu Sans's
+    return fig
 
 
 def apply_course_style(lang: str | None = None) -> None:

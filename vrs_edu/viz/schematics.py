@@ -31,16 +31,14 @@ font weight bold").
 from __future__ import annotations
 
 import functools
-import re
 
 import matplotlib.pyplot as plt
 from matplotlib.colors import to_rgba
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
-from matplotlib.text import Text
 
 from vrs_edu.i18n.korean import particle
 from vrs_edu.i18n.language import resolve_language
-from vrs_edu.viz.plots import KOREAN_FONT, KOREAN_FONT_FAMILY, register_korean_font
+from vrs_edu.viz.plots import KOREAN_FONT_FAMILY, register_korean_font, set_mixed_korean_text
 
 PHONE_WIDTH_IN = 4.4     # inches: the widest schematic (352 px at 80 dpi) fits a 390-px phone's column
 
@@ -54,10 +52,6 @@ INK = "#222222"
 
 # ------------------------------------------------------------------------------------------------- drawing kit
 
-HANGUL = re.compile("[\uac00-\ud7a3]")
-MATH = re.compile(r"(?<!\\)\$.+?(?<!\\)\$")
-
-
 def _edition(draw):
     """Decorate a schematic: resolve its ``lang`` (None: the running notebook's edition) and pass it on; a Korean
     drawing is made with the Korean edition's fonts, and each of its texts that mixes Hangul with mathtext is set in
@@ -70,11 +64,7 @@ def _edition(draw):
         register_korean_font()
         with plt.rc_context({"font.family": KOREAN_FONT_FAMILY}):
             fig = draw(*args, lang=lang, **kwargs)
-        for text in fig.findobj(Text):
-            if HANGUL.search(text.get_text()) and MATH.search(text.get_text()):
-                text.set_fontfamily([KOREAN_FONT])
-                text.set_linespacing(1.4)        # mathtext sets NanumGothic's lines closer than DejaVu Sans's
-        return fig
+        return set_mixed_korean_text(fig)
     return schematic
 
 

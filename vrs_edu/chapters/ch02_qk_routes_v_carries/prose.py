@@ -12,6 +12,34 @@ def _ko(lang: str | None) -> bool:
     return resolve_language(lang) == "ko"
 
 
+#: The conditions of the chapter's interventions (keys of a swap or frozen-routing result), in Korean: the figures'
+#: legends and the tables' headers.
+CONDITIONS_KO = {"pattern swap": "패턴 교환", "value swap": "값 교환", "uniform": "균일", "previous layer": "이전 층",
+                 "batch mean": "배치 평균"}
+
+
+def condition_label(name: str, lang: str | None = None) -> str:
+    """An intervention's name (``"pattern swap"``, ``"uniform"``, …) as the edition writes it."""
+    return CONDITIONS_KO.get(name, name) if _ko(lang) else name
+
+
+def head_label(layer: int, head: int, lang: str | None = None) -> str:
+    """``layer 0, head 1`` (a figure's title)."""
+    return f"층 {layer}, 헤드 {head}" if _ko(lang) else f"layer {layer}, head {head}"
+
+
+def swap_title(lang: str | None = None) -> str:
+    """The swap figure's title."""
+    if _ko(lang):
+        return "한 층의 한쪽 절반을 다른 입력의 것으로 교환"
+    return "swap one half of one layer with another input's"
+
+
+def frozen_title(lang: str | None = None) -> str:
+    """The frozen-routing figure's title."""
+    return "한 층의 경로를 고정" if _ko(lang) else "freeze one layer's routing"
+
+
 def model_line(n_layers: int, n_heads: int, val_loss: float, lang: str | None = None) -> str:
     """The checkpoint's shape and validation loss."""
     if _ko(lang):
@@ -138,8 +166,9 @@ def effect_tables(swap_rows: list, frozen_rows: list, gap: list[float], clean: f
     is in standard errors (``gap`` per layer)."""
     at = gap.index(min(gap))
     if _ko(lang):
-        return (table(["층", "패턴 교환 (nats)", "값 교환 (nats)"], swap_rows),
-                table(["층", "균일 (nats)", "이전 층", "배치 평균"], frozen_rows),
+        c = CONDITIONS_KO
+        return (table(["층", f"{c['pattern swap']} (nats)", f"{c['value swap']} (nats)"], swap_rows),
+                table(["층", f"{c['uniform']} (nats)", c["previous layer"], c["batch mean"]], frozen_rows),
                 f"두 교환 사이의 차이는 적어도 표준 오차의 {min(gap):.1f}배입니다(층 {at}; 오차는 독립인 것처럼 "
                 f"합쳤습니다). 배치 4개는 평균적인 텍스트보다 어렵습니다: 그 원래 손실({clean:.3f} nats)은 분할 "
                 f"전체에서 잰 체크포인트의 검증 손실({val_loss:.3f})보다 높습니다.")

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch03_value_residual import depth_sweep as ds
 from vrs_edu.chapters.ch03_value_residual.readout import lambda_readout, trained_lambdas
-from vrs_edu.i18n.language import in_language
+from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.analysis import band, t_test
 from vrs_edu.nn.model import TinyGPT
 from vrs_edu.viz.controls import change_from_default, label_style
@@ -24,9 +24,17 @@ PART_TITLES = {"corpus": "Python docs, word tokens", "recall": "associative reca
 CORPUS_TITLES = {"pydoc_data.topics": "Python docs, word tokens", "kjv": "King James Bible, word tokens"}
 
 
-def _title(name: str, part: dict) -> str:
-    """A panel's title: the corpus the part trained on (its ``corpus`` record), else the part's name."""
+PART_TITLES_KO = {"corpus": "Python 문서, 단어 토큰", "recall": "연관 회상 (답만)"}
+CORPUS_TITLES_KO = {"pydoc_data.topics": "Python 문서, 단어 토큰", "kjv": "킹 제임스 성경, 단어 토큰"}
+
+
+def _title(name: str, part: dict, lang: str | None = None) -> str:
+    """A panel's title: the corpus the part trained on (its ``corpus`` record), else the part's name; in ``lang``
+    (None: the running edition)."""
     corpus = part.get("corpus") if isinstance(part.get("corpus"), str) else None
+    if resolve_language(lang) == "ko":
+        return (CORPUS_TITLES_KO.get(corpus, f"{corpus}, 단어 토큰") if corpus
+                else PART_TITLES_KO.get(name, name))
     return CORPUS_TITLES.get(corpus, f"{corpus}, word tokens") if corpus else PART_TITLES.get(name, name)
 
 
@@ -163,10 +171,11 @@ def plot_loss_gains(rows: list[dict], paper: float | None = None, title: str = "
     return fig
 
 
-def plot_loss_curves(result: dict, variants=None, parts=None):
+def plot_loss_curves(result: dict, variants=None, parts=None, lang: str | None = None):
     """Validation loss against step, mean ± sd across seeds (the band), one panel per data set. A part with a
     ``no_lookup_reference`` (the recall task) also shows that strategy's loss as a dashed line. ``parts``: the data
-    sets to draw (None: ``corpus`` and ``recall``, those the result has)."""
+    sets to draw (None: ``corpus`` and ``recall``, those the result has). Labels in ``lang`` (None: the running
+    edition)."""
     parts = _parts(result, parts)
     fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
     for ax, p in zip(axes[0], parts):
@@ -178,13 +187,14 @@ def plot_loss_curves(result: dict, variants=None, parts=None):
             ax.plot(steps, m, color=COLORS.get(v), label=v, lw=1.4)
             ax.fill_between(steps, [a - b for a, b in zip(m, s)], [a + b for a, b in zip(m, s)],
                             color=COLORS.get(v), alpha=0.15)
-        ax.set_title(_title(p, part))
-        ax.set_xlabel("step")
-        ax.set_ylabel("validation loss (nats)")
+        ax.set_title(_title(p, part, lang))
+        ax.set_xlabel(in_language("step", "스텝", lang))
+        ax.set_ylabel(in_language("validation loss (nats)", "검증 손실 (nats)", lang))
         lo = min(min(band([r["history"]["val_loss"] for r in part["runs"][v]])[0]) for v in _variants(part, variants))
         if "no_lookup_reference" in part:
             ref = part["no_lookup_reference"]["loss"]
-            ax.axhline(ref, color="black", lw=0.8, ls="--", label="no-lookup reference")
+            ax.axhline(ref, color="black", lw=0.8, ls="--",
+                       label=in_language("no-lookup reference", "조회 없는 기준값", lang))
             ax.legend()
             lo = min(lo, ref)
         start = [band([r["history"]["val_loss"] for r in part["runs"][v]])[0] for v in _variants(part, variants)]
@@ -197,9 +207,10 @@ def plot_loss_curves(result: dict, variants=None, parts=None):
     return fig
 
 
-def plot_paired_curves(result: dict, variants=None, parts=None):
+def plot_paired_curves(result: dict, variants=None, parts=None, lang: str | None = None):
     """Paired difference variant − baseline of the validation loss at every evaluation step: mean across seeds and
-    its 95 % confidence band. Below 0 = the variant is ahead at that step. ``parts`` as in :func:`plot_loss_curves`."""
+    its 95 % confidence band. Below 0 = the variant is ahead at that step. ``parts`` as in :func:`plot_loss_curves`.
+    Labels in ``lang`` (None: the running edition)."""
     parts = _parts(result, parts)
     fig, axes = plt.subplots(1, len(parts), figsize=(5.2 * len(parts), 3.4), squeeze=False)
     for ax, p in zip(axes[0], parts):
@@ -209,9 +220,9 @@ def plot_paired_curves(result: dict, variants=None, parts=None):
             ax.plot(c["steps"], c["mean"], color=COLORS.get(v), label=v, lw=1.4)
             ax.fill_between(c["steps"], c["ci_low"], c["ci_high"], color=COLORS.get(v), alpha=0.15)
         ax.axhline(0, color="black", lw=0.8)
-        ax.set_title(_title(p, result[p]))
-        ax.set_xlabel("step")
-        ax.set_ylabel("Δ val loss vs baseline (nats)")
+        ax.set_title(_title(p, result[p], lang))
+        ax.set_xlabel(in_language("step", "스텝", lang))
+        ax.set_ylabel(in_language("Δ val loss vs baseline (nats)", "기준선 대비 Δ 검증 손실 (nats)", lang))
     axes[0][0].legend()
     fig.tight_layout()
     return fig

@@ -134,8 +134,13 @@ def _baseline_lesson_ko(weak: float, strong: float, inflation: float, strong_alo
     return out
 
 
-def steps_sentence(mean: float, ci: tuple[float, float], verdict) -> str:
+def steps_sentence(mean: float, ci: tuple[float, float], verdict, lang: str | None = None) -> str:
     """The recall comparison in steps (ResFormer − baseline steps to learn lookup; below 0 = sooner)."""
+    if _ko(lang):
+        when = ("평균적으로 기준선과 같은 스텝에서" if abs(mean) < 0.5 else
+                f"기준선보다 평균 {abs(mean):.0f} 스텝 {'빨리' if mean < 0 else '늦게'}")
+        return (f"ResFormer는 {when} 조회를 배웁니다(차이의 구간 {_bracket(ci, 0)} 스텝은 {_side_ko(ci)}: "
+                f"{plain_verdict(verdict, '스텝', lang=lang)}).")
     if abs(mean) < 0.5:
         when = "at the same step as the baseline"
     else:
@@ -144,10 +149,17 @@ def steps_sentence(mean: float, ci: tuple[float, float], verdict) -> str:
             f"lies {_side(ci)}: {plain_verdict(verdict, 'steps')}).")
 
 
-def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: int) -> str:
+def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: int, lang: str | None = None) -> str:
     """Whether the recall models learned lookup: ``margin`` = the baseline's final loss − the no-lookup reference's
     (nats, below 0 = it beats a model that never looks a key up); ``learned``: variant -> (seeds that learned,
     seeds) within ``steps``."""
+    if _ko(lang):
+        counts = ", ".join(f"{v} {n}개 중 {k}개" for v, (k, n) in learned.items())
+        if margin < 0 and all(k == n for k, n in learned.values()):
+            return (f"모든 시드가 {steps} 스텝 안에 조회를 배웠습니다({counts}): 기준선은 조회 없는 기준값보다 "
+                    f"**{abs(margin):.3f}** nats 낮게 끝나므로, 아래 내용은 검색에 관한 것입니다.")
+        return (f"모든 시드가 {steps} 스텝 안에 조회를 배운 것은 아닙니다({counts}). 기준선은 조회 없는 기준값에서 "
+                f"{margin:+.3f} nats 떨어져 끝나므로, 아래의 해석은 조회를 배운 시드에 대해서만 검색에 관한 것입니다.")
     counts = ", ".join(f"{v} {k} of {n}" for v, (k, n) in learned.items())
     if margin < 0 and all(k == n for k, n in learned.values()):
         return (f"Every seed learned lookup within {steps} steps ({counts}): the baseline ends "
@@ -284,12 +296,14 @@ def _depth_sentence_ko(depths: list[int], gains: list[float], baseline_loss: lis
     return out
 
 
-def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int) -> str:
+def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int, lang: str | None = None) -> str:
     """SVFormer (values from the first layer only) against the paper's expected *cost*: its loss change
     (svformer − baseline, nats; below 0 = lower loss), where the range the ``n`` paired seeds allow lies, and the
     verdict of the declared one-sided test ``svformer_cost`` after the correction for the number of tests."""
     lo, hi = ci
     word = verdict_parts(verdict)[0]
+    if _ko(lang):
+        return _svformer_sentence_ko(mean, ci, verdict, n, word)
     where = (f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies below 0: a *lower* loss, the "
              "opposite of the cost the paper reports" if hi < 0 else
              f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies above 0: a higher loss, the cost "
@@ -305,6 +319,26 @@ def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int) -> 
                           "(see How sure are we?)")
     but = " — but " if (hi < 0 and word != "contradicted") or (lo > 0 and word != "reproduced") else "; "
     return f"SVFormer changes the loss by **{mean:+.3f}** nats; {where}{but}{judged}."
+
+
+def _svformer_sentence_ko(mean: float, ci: tuple[float, float], verdict, n: int, word: str) -> str:
+    """:func:`svformer_sentence` in Korean."""
+    lo, hi = ci
+    br = attach(_bracket(ci), "이/가")
+    where = (f"짝지은 시드 {n}개가 허용하는 범위 전체 {br} 0보다 아래에 있습니다: 논문이 보고한 비용과 반대로 *더 낮은* "
+             "손실입니다" if hi < 0 else
+             f"짝지은 시드 {n}개가 허용하는 범위 전체 {br} 0보다 위에 있습니다: 논문이 보고한 비용인 더 높은 손실입니다"
+             if lo > 0 else
+             f"짝지은 시드 {n}개가 허용하는 범위 {_bracket(ci)}에는 비용과 이득이 모두 들어 있습니다")
+    pv = plain_verdict(verdict, lang="ko")
+    judged = {"reproduced": "여기서 논문의 비용이 재현됩니다",
+              "contradicted": "여기서 논문의 비용이 반박됩니다",
+              "negligible": f"판정: {pv}. 따라서 논문의 비용도, 그 반대도 아닙니다",
+              "out of regime": f"비용 주장의 판정: {pv}",
+              "n/a": f"비용 주장의 판정: {pv}",
+              }.get(word, "검정의 수를 감안하면 비용 주장은 미정입니다(*얼마나 확실한가?* 참고)")
+    but = " — 하지만 " if (hi < 0 and word != "contradicted") or (lo > 0 and word != "reproduced") else ". "
+    return f"SVFormer는 손실을 **{mean:+.3f}** nats 바꿉니다. {where}{but}{judged}."
 
 
 def live_run_sentence(live: float, saved_mean: float, saved_spread: float, saved_ci: tuple[float, float],
@@ -495,3 +529,273 @@ def preconditions_sentence(outcomes: list, paper: float, n: int, power: float, l
         f"`{o.precondition.name}` {o.value:.3f} (needs {side(o)} {o.precondition.threshold:g}): "
         f"{'holds' if o.holds else 'fails'}" for o in outcomes)
         + f". Power to detect the paper's {paper:+.3f} nats with {n} seeds: {power:.0%}.")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Appendix 03's sentences and tables (notebooks/03a_value_residual_evidence.py), in each edition.
+
+def _ko(lang: str | None) -> bool:
+    return resolve_language(lang) == "ko"
+
+
+def appendix_corpus_sentence(corpus: str, unigram: float, epochs: float, train_tokens: int, gap: dict,
+                             commit: str, dirty: bool, lang: str | None = None) -> str:
+    """The corpus, the unigram loss, the epochs read, the baseline's final losses (``gap``: ``train``, ``val``,
+    ``n``) and the code's commit."""
+    if _ko(lang):
+        return (f"말뭉치({corpus}): 유니그램(문맥 없음) 검증 손실 {unigram:.3f} nats. 실행 하나는 학습 토큰 "
+                f"{train_tokens:,}개의 {epochs:.2f} 에폭을 읽습니다. 기준선의 최종 손실: 학습 텍스트에서 "
+                f"{gap['train']:.3f}, 검증 분할에서 {gap['val']:.3f} nats(시드 {gap['n']}개의 평균). 코드 "
+                f"{commit}, 작업 트리 {'변경 있음' if dirty else '깨끗함'}.")
+    return (f"Corpus ({corpus}): unigram (context-free) validation loss "
+            f"{unigram:.3f} nats; a run reads "
+            f"{epochs:.2f} epochs of its "
+            f"{train_tokens:,} training tokens. Baseline final loss: on training "
+            f"text {gap['train']:.3f}, on the validation split {gap['val']:.3f} nats (mean of "
+            f"{gap['n']} seeds); code {commit}, "
+            f"tree {'dirty' if dirty else 'clean'}.")
+
+
+def setup_line(part: str, model: dict, train: dict, n_params: int, variants, seeds: list[int],
+               lang: str | None = None) -> str:
+    """One part's set-up (``part``: ``"corpus"`` or ``"recall"``; ``model`` and ``train``: the baseline's
+    configuration): shape, parameters, steps, evaluation, variants, seeds, the stream's start and QK-norm."""
+    if _ko(lang):
+        name = {"corpus": "말뭉치", "recall": "회상 과제"}.get(part, part)
+        return (f"{name}: {model['n_layers']}층 × 폭 {model['d_model']}, 파라미터 {n_params:,}개; 시퀀스 "
+                f"{train['batch_size']}개 배치로 {train['steps']} 스텝, {train['eval_every']} 스텝마다 평가; 변형 "
+                f"{', '.join(variants)}; 시드 {seeds}; 기준선의 스트림 시작: {model['stream_start']}; "
+                f"QK-norm: {model['qk_norm']}")
+    return (f"{part}: {model['n_layers']} layers × {model['d_model']} wide, {n_params:,} parameters; "
+            f"{train['steps']} steps of {train['batch_size']} sequences, evaluated every "
+            f"{train['eval_every']} steps; variants {', '.join(variants)}; seeds {seeds}; "
+            f"the baseline's stream starts at: {model['stream_start']}; QK-norm: {model['qk_norm']}")
+
+
+def step_seconds_line(seconds: dict[str, float], lang: str | None = None) -> str:
+    """Seconds per training step of each variant (timed interleaved)."""
+    listed = ", ".join(f"{v} {s:.3f}" for v, s in seconds.items())
+    if _ko(lang):
+        return f"학습 스텝당 초(번갈아 잰 시간): {listed}."
+    return "Seconds per training step (interleaved timing): " + listed + "."
+
+
+def _ci_label(lang: str | None) -> str:
+    return "95% 신뢰구간 " if _ko(lang) else "95% CI "
+
+
+def per_seed_sentence(r, paper: float, before_step: int, before, lang: str | None = None) -> str:
+    """ResFormer's primary test seed by seed: the per-seed differences, their sd, the power to detect the paper's
+    gain; then, by verdict, whether a gain as large as the paper's is excluded (undecided, interval above it), not
+    excluded (undecided), or what the decided verdict means; then the difference before the decay (``before``:
+    a paired comparison with ``interval(label=...)``)."""
+    lo = r.ci[0]
+    values = ", ".join(f"{d:+.3f}" for d in r.values)
+    if _ko(lang):
+        if r.verdict == "undecided" and lo > paper:
+            middle = (f"구간의 아래 끝 {attach(f'{lo:+.3f}', '은/는')} 논문의 {paper:+.3f}보다 위에 있습니다: 이 말뭉치의 이 모델에서는 논문만큼 큰 "
+                      "이득이 (95 %) 배제되며, 검정에는 그런 이득을 찾을 검정력이 있었습니다. ")
+        elif r.verdict == "undecided":
+            middle = f"구간이 논문의 {paper:+.3f}까지 닿습니다: 그만큼 큰 이득이 배제되지 않습니다. "
+        else:
+            middle = f"강한 기준선에 대한 변화: {decided_words(r, lang)}. "
+        return (f"시드별: {values}; 표준편차 {r.sd:.4f} nats; 시드 {r.n}개로 논문의 "
+                f"{attach(f'{paper:+.3f}', '을/를')} 검출할 검정력 {r.power:.0%}. " + middle
+                + f"감쇠 전(스텝 {before_step}, 선언된 검정이 아님)의 차이: {before.interval(label=_ci_label(lang))}.")
+    return (f"Per seed: {values}; sd {r.sd:.4f} nats; power "
+            f"{r.power:.0%} to detect the paper's {paper:+.3f} with {r.n} seeds. "
+            + (f"The interval's lower end {lo:+.3f} lies above the paper's {paper:+.3f}: a gain as "
+               "large as the paper's is excluded (95 %) for this model on this corpus, and the test "
+               "had the power to find one. " if r.verdict == "undecided" and lo > paper else
+               f"The interval reaches the paper's {paper:+.3f}: a gain that large is not excluded. "
+               if r.verdict == "undecided" else
+               f"Against the strong baseline the change is {decided_words(r, lang)}. ")
+            + f"Before the decay (step {before_step}, not a declared test) the difference was "
+            f"{before.interval(label=_ci_label(lang))}.")
+
+
+def weak_baseline_sentence(weak_interval: str, weak_ci: tuple[float, float], strong, inflates,
+                           lang: str | None = None) -> str:
+    """ResFormer's change against the weak and the strong baseline, and the inflation test."""
+    below = weak_ci[1] < 0
+    if _ko(lang):
+        return (f"약한 기준선에 대한 ResFormer의 변화는 {weak_interval} "
+                f"({'0보다 아래' if below else '0에 걸침'}), 강한 기준선에 대해서는 {strong.interval()} "
+                f"({verdict_label(strong, lang)})입니다. 부풀림 검정은 {inflates.mean:+.4f} nats"
+                f"({verdict_label(inflates, lang)}, Holm 보정 후 p {inflates.p_holm:.3f})입니다.")
+    return (f"Against the weak baseline ResFormer's change is {weak_interval} "
+            f"({'below 0' if below else 'spanning 0'}); against the strong one "
+            f"{strong.interval()} ({verdict_label(strong, lang)}). The inflation test reads {inflates.mean:+.4f} nats "
+            f"({verdict_label(inflates, lang)}, p after Holm {inflates.p_holm:.3f}).")
+
+
+def svformer_reading(v, lang: str | None = None) -> str:
+    """What SVFormer's declared test ``svformer_cost`` says, by verdict and by where its interval lies."""
+    ko = _ko(lang)
+    lo, hi = v.ci
+    if v.verdict == "reproduced":
+        return "SVFormer는 논문이 보고한 대로 여기서 손실 비용을 치릅니다." if ko else \
+            "SVFormer costs loss here, as the paper reports."
+    if v.verdict == "contradicted":
+        return "SVFormer는 여기서 기준선보다 낫습니다: 논문과 반대입니다." if ko else \
+            "SVFormer is better than the baseline here: the opposite of the paper."
+    if v.verdict != "undecided":
+        return f"SVFormer의 손실 변화: {decided_words(v, lang)}." if ko else \
+            f"SVFormer's change of the loss is {decided_words(v, lang)}."
+    if lo <= 0 <= hi:
+        if ko:
+            return (f"비용은 보이지 않았고, 비용이 없다는 것도 보이지 않았습니다: 구간이 0을 포함합니다. {hi:+.3f} nats를 "
+                    f"넘는 비용은 (95 %) 배제되고, {attach(f'{lo:+.3f}', '을/를')} 넘는 이득도 마찬가지입니다.")
+        return (f"No cost seen, and none shown absent: the interval includes 0; a cost above "
+                f"{hi:+.3f} nats is excluded (95 %), and so is a gain beyond "
+                f"{lo:+.3f}.")
+    side = "below" if hi < 0 else "above"
+    if ko:
+        where = "0보다 아래(비용이 아니라 이득)" if side == "below" else "0보다 위(비용)"
+        return (f"보정하지 않은 95 % 구간은 {where}에 있지만, 계열 안에서 Holm 보정을 하면(p {v.p_holm:.3f}) 검정은 "
+                "미정입니다: 이 말뭉치의 이 모델에서 논문의 비용은 재현되지도 반박되지도 않습니다.")
+    what = "a gain, not a cost" if side == "below" else "a cost"
+    return (f"The unadjusted 95 % interval lies {side} 0 ({what}), but after Holm's "
+            f"correction within its family (p {v.p_holm:.3f}) the test is undecided: "
+            "the paper's cost is neither reproduced nor contradicted for this model on this "
+            "corpus.")
+
+
+def before_decay_line(step: int, paired, lang: str | None = None) -> str:
+    """A paired difference before the learning-rate decay (``paired``: with ``interval(label=...)``): a
+    description, not a declared test."""
+    interval = paired.interval(label=_ci_label(lang))
+    if _ko(lang):
+        return f"감쇠 전(스텝 {step}, 선언된 검정이 아님): {interval}."
+    return f"Before the decay (step {step}, not a declared test): {interval}."
+
+
+def entropy_lead(part: str, T: int, ref: float, lang: str | None = None) -> str:
+    """The line above a per-layer entropy table: the uniform-causal reference and log T at T."""
+    if _ko(lang):
+        name = {"corpus": "말뭉치", "recall": "회상 과제"}.get(part, part)
+        return f"**{name}** (T = {T}): 균일 인과 엔트로피 {ref:.3f}, log T = {math.log(T):.3f}."
+    return f"**{part}** (T = {T}): uniform-causal entropy {ref:.3f}, log T = {math.log(T):.3f}."
+
+
+def entropy_rows_table(rows: list, lang: str | None = None) -> str:
+    """Per layer, the baseline's and ResFormer's entropy, each beside its difference from the uniform-causal one."""
+    if _ko(lang):
+        return table(["층", "baseline", "− 균일", "resformer", "− 균일"], rows)
+    return table(["layer", "baseline", "− uniform", "resformer", "− uniform"], rows)
+
+
+def entropy_below_line(baseline_below: list[int], resformer_below: list[int], lang: str | None = None) -> str:
+    """Which layers of the baseline and of ResFormer are below the uniform-causal entropy (concentrated)."""
+    if _ko(lang):
+        base = (f"균일 인과 엔트로피보다 낮은 층: {baseline_below}" if baseline_below else
+                "균일 인과 엔트로피보다 낮은 층이 없습니다: 완화할 어텐션 집중이 없습니다")
+        return f"기준선: {base}. 균일 인과 엔트로피보다 낮은 ResFormer의 층: {resformer_below or '없음'}."
+    base = (f"layers below the uniform-causal entropy: {baseline_below}" if baseline_below else
+            "no layer is below the uniform-causal entropy: there is no attention concentration to relieve")
+    return f"Baseline: {base} ResFormer's layers below the uniform-causal entropy: {resformer_below or 'none'}."
+
+
+def metrics_table(rows: list, lang: str | None = None) -> str:
+    """The sink and oversmoothing metrics per layer of the baseline and ResFormer (rows as the appendix builds
+    them)."""
+    if _ko(lang):
+        return table(["지표", "변형", "층별 (또는 깊이별)"], rows, align="llr")
+    return table(["metric", "variant", "per layer (or depth)"], rows, align="llr")
+
+
+def lambda_profile_table(lambda_1: list[float], lambda_2: list[float], own_off: list[int],
+                         lang: str | None = None) -> tuple[str, str]:
+    """The learnable variant's λ1 and λ2 per layer (means of seeds), and the layers where every seed turned λ2
+    below 0.1."""
+    ko = _ko(lang)
+    head = ["", *((f"층 {l + 1}" if ko else f"layer {l + 1}") for l in range(len(lambda_1)))]
+    mean = "시드 평균" if ko else "mean of seeds"
+    rows = [[f"λ1 ({mean})", *(f"{x:.3f}" for x in lambda_1)], [f"λ2 ({mean})", *(f"{x:.3f}" for x in lambda_2)]]
+    if ko:
+        return table(head, rows), ("모든 시드가 λ2(자기 값)를 0.1 아래로 낮춘 층(SVFormer처럼 V_1만 읽음): "
+                                   f"{own_off or '없음'}.")
+    return table(head, rows), ("Layers where every seed turned λ2 (own values) below 0.1 — they read V_1 alone, like "
+                               f"SVFormer: {own_off or 'none'}.")
+
+
+def slopes_sentence(slopes: list[float], reached: int, of: int, tol: float, lang: str | None = None) -> str:
+    """Each seed's λ1 slope over depth, and how many (seed, layer) λ1 trajectories had plateaued."""
+    listed = ", ".join(f"{d:+.4f}" for d in slopes)
+    if _ko(lang):
+        return (f"시드별 기울기: {listed}. λ1은 (시드, 층) 궤적 {of}개 중 {reached}개에서 감쇠 전에 움직임을 멈췄습니다"
+                f"(창 안의 변화 ≤ 전체 변화의 {tol}배).")
+    return (f"Per-seed slopes: {listed}; "
+            f"λ1 had stopped moving before the decay in {reached} of {of} (seed, layer) "
+            f"trajectories (change in the window ≤ {tol} × the whole change).")
+
+
+def pilot_line(lr: float, seeds: list[int], steps: list[float], lang: str | None = None) -> str:
+    """The held-out tuning pilot at one learning rate: steps to learn lookup per seed."""
+    listed = ", ".join(f"{a:.0f}" for a in steps)
+    if _ko(lang):
+        return f"홀드아웃 예비 실행, baseline, lr {lr}: 시드 {seeds}에서 배우기까지 스텝: {listed}"
+    return f"held-out pilot, baseline at lr {lr}: steps to learn on seeds {seeds}: " + listed
+
+
+def tuning_sentence(chosen: float, used: float, task: dict, lang: str | None = None) -> str:
+    """The learning rate the declared rule chose, the recall runs' rate and the task's settings."""
+    settings = ", ".join(f"{k} {v}" for k, v in task.items())
+    if _ko(lang):
+        return (f"선언된 규칙이 고른 lr은 {chosen:g}입니다. 회상 실행은 lr {attach(f'{used:g}', '으로/로')} 학습합니다. "
+                f"과제: {settings}.")
+    return (f"The declared rule chose lr {chosen:g}; the recall runs train at "
+            f"{used:g}. Task: " + settings + ".")
+
+
+def recall_table(rows: list, fraction: float, reference: float, steps: int, lang: str | None = None
+                 ) -> tuple[str, str]:
+    """The recall task's losses and accuracies (first row: the no-lookup reference; ``rows`` as the appendix
+    builds them, the first cell of the first row replaced here) and what "steps to learn" counts."""
+    if _ko(lang):
+        rows = [["조회 없는 기준값", *rows[0][1:]], *rows[1:]]
+        rows = [[r[0].replace(" (mean of seeds)", " (시드 평균)"), *r[1:]] for r in rows]
+        return (table(["", "손실 (nats)", "정확도", "쿼리별 정확도", "배우기까지 스텝, 시드별"], rows),
+                f"배우기까지 스텝: 손실이 처음으로 기준값의 {fraction}배({fraction * reference:.3f} nats)에 이를 때까지"
+                f"(끝내 이르지 못하면 {steps}).")
+    rows = [["no-lookup reference", *rows[0][1:]], *rows[1:]]
+    return (table(["", "loss (nats)", "accuracy", "accuracy by query", "steps to learn, per seed"], rows),
+            f"Steps to learn: until the loss first reaches {fraction} × the "
+            f"reference ({fraction * reference:.3f} nats; never = {steps}).")
+
+
+def lookup_margin_sentence(v, lang: str | None = None) -> str:
+    """The baseline's final loss against the no-lookup reference (``recall_lookup_learned``), saying when every
+    seed rounds to the same value."""
+    flat = v.ci[1] - v.ci[0] < 0.0005
+    if _ko(lang):
+        return (f"기준선의 최종 손실은 조회 없는 기준값에서 {v.interval()} nats 떨어져 있습니다"
+                f"({verdict_label(v, lang)})"
+                + (": 모든 시드의 최종 손실이 같은 값으로 반올림되므로 구간에 보이는 폭이 없습니다." if flat else "."))
+    return (f"The baseline's final loss lies {v.interval()} nats from the no-lookup reference "
+            f"({verdict_label(v, lang)})"
+            + (": every seed's final loss rounds to the same value, so the interval has no visible width."
+               if flat else "."))
+
+
+def scale_sentences(n_params: int, tokens: int, paper: dict, paper_gain: float, baseline_sd: float, r,
+                    lang: str | None = None) -> tuple[str, str]:
+    """Our scale against the paper's (``paper``: ``params``, ``tokens``), and the noise against the effect: the
+    baseline's seed-to-seed sd, the paired difference's sd, ours against the paper's gain, and the power."""
+    if _ko(lang):
+        return (f"우리: 파라미터 {n_params:,}개, 학습 토큰 {tokens:,}개. 논문: 파라미터 {paper['params'] / 1e6:.0f} M, "
+                f"토큰 {paper['tokens']:.1e}개 → 파라미터 {paper['params'] / n_params:.0f}배, 토큰 "
+                f"{paper['tokens'] / tokens:,.0f}배.",
+                f"우리 기준선의 최종 손실의 시드 간 표준편차: {baseline_sd:.4f} nats. 짝지은 ResFormer 차이의 표준편차: "
+                f"{r.sd:.4f}. ResFormer − baseline, 최종: 우리 {r.mean:+.4f} nats [95% 신뢰구간 {r.ci[0]:+.4f}, "
+                f"{r.ci[1]:+.4f}], 논문(82M) {paper_gain:+.3f}. 시드 {r.n}개로 논문의 이득을 검출할 검정력: "
+                f"{r.power:.0%}.")
+    return (f"Ours: {n_params:,} parameters, {tokens:,} training tokens; paper: "
+            f"{paper['params'] / 1e6:.0f} M parameters, {paper['tokens']:.1e} tokens → "
+            f"{paper['params'] / n_params:.0f}× the parameters, "
+            f"{paper['tokens'] / tokens:,.0f}× the tokens.",
+            f"Our baseline's seed-to-seed sd of the final loss: "
+            f"{baseline_sd:.4f} nats; "
+            f"sd of the paired ResFormer difference: {r.sd:.4f}. ResFormer − baseline, final: ours "
+            f"{r.mean:+.4f} nats [95% CI {r.ci[0]:+.4f}, {r.ci[1]:+.4f}], paper (82M) {paper_gain:+.3f}; power "
+            f"to detect the paper's gain with {r.n} seeds: {r.power:.0%}.")

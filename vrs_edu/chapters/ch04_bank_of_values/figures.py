@@ -14,6 +14,7 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 import numpy as np
 
+from vrs_edu.chapters.ch04_bank_of_values.prose import part_name
 from vrs_edu.chapters.ch04_bank_of_values.readout import FACTOR_EXPONENTS, beta_readout, beta_sweep
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.analysis import band
@@ -149,9 +150,10 @@ def beta_widget(model: TinyGPT, batches, sweep: dict | None = None):
 # Plots of saved results.
 
 
-def plot_betas(tables: dict[str, dict]):
+def plot_betas(tables: dict[str, dict], lang: str | None = None):
     """Final beta_q, beta_k, beta_v (top row) and alpha (bottom row) per x0 layer, one marker per seed, for each
-    data set in ``tables`` (``{"corpus": coefficient_table, ...}``)."""
+    data set in ``tables`` (``{"corpus": coefficient_table, ...}``). Labels in ``lang`` (None: the running
+    edition)."""
     fig, axes = plt.subplots(2, len(tables), figsize=(min(10.0, 5.0 * len(tables)), 5.4), squeeze=False)
     for c, (name, t) in enumerate(tables.items()):
         for r, coef in enumerate(("beta", "alpha")):
@@ -166,18 +168,22 @@ def plot_betas(tables: dict[str, dict]):
                 ax.plot([l + (j - 1) * 0.15 for l in t["layers"]], m, color=PATH_COLORS[s], lw=1)
             ax.axhline(0 if coef == "beta" else 1, color="gray", lw=0.8, ls=":")
             ax.set_xticks(t["layers"])
-            ax.set_xlabel("layer")
-            ax.set_ylabel(f"learned {coef}")
-            ax.set_title(f"{name}: {coef} (init {0 if coef == 'beta' else 1})")
+            ax.set_xlabel(in_language("layer", "층", lang))
+            ax.set_ylabel(in_language(f"learned {coef}", f"학습된 {coef}", lang))
+            init = 0 if coef == 'beta' else 1
+            ax.set_title(in_language(f"{name}: {coef} (init {init})",
+                                     f"{part_name(name, lang)}: {coef} (초깃값 {init})", lang))
             ax.legend()
     fig.tight_layout()
     return fig
 
 
-def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[float, float] | None = None):
+def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[float, float] | None = None,
+                           lang: str | None = None):
     """beta_q, beta_k, beta_v of every x0 layer during training (mean across seeds); one panel per path.
     ``window`` (start, end steps; e.g. :func:`~vrs_edu.lab.x0_need.beta_plateau_window`) is shaded: the
-    stretch over which the plateau criterion asks whether β_v still moves."""
+    stretch over which the plateau criterion asks whether β_v still moves. Labels in ``lang`` (None: the running
+    edition)."""
     keys = sorted({k.split(".")[1] for k in runs[0]["history"]["coefficients"] if ".x0.beta_" in k}, key=int)
     steps = runs[0]["history"]["eval_steps"]
     # each path on its own scale: β_q can reach tens while β_v moves by a few units, and a shared axis flattens it
@@ -186,13 +192,14 @@ def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[floa
     for ax, s in zip(axes, "qkv"):
         for j, l in enumerate(keys):
             traj = band([r["history"]["coefficients"][f"blocks.{l}.x0.beta_{s}"] for r in runs])[0]
-            ax.plot(steps, traj, color=cmap(j / max(1, len(keys) - 1)), label=f"layer {l}")
+            ax.plot(steps, traj, color=cmap(j / max(1, len(keys) - 1)),
+                    label=in_language(f"layer {l}", f"층 {l}", lang))
         ax.axhline(0, color="gray", lw=0.8, ls=":")
         if window is not None:
-            ax.axvspan(*window, color="gray", alpha=0.15, lw=0, label="plateau window")
+            ax.axvspan(*window, color="gray", alpha=0.15, lw=0, label=in_language("plateau window", "정체 창", lang))
         ax.set_title(f"β_{s}")
-        ax.set_xlabel("step")
-    axes[0].set_ylabel("β (mean across seeds)")
+        ax.set_xlabel(in_language("step", "스텝", lang))
+    axes[0].set_ylabel(in_language("β (mean across seeds)", "β (시드 평균)", lang))
     axes[0].legend()
     if title:
         fig.suptitle(title)
@@ -201,22 +208,24 @@ def plot_beta_trajectories(runs: list[dict], title: str = "", window: tuple[floa
 
 
 
-def plot_ablation(tables: dict[str, dict], deep_layers: list[int] | None = None):
+def plot_ablation(tables: dict[str, dict], deep_layers: list[int] | None = None, lang: str | None = None):
     """Grouped bars: loss change when the input of Q, K or V is replaced by x0, per layer (mean ± sd across
-    seeds), one panel per data set. The x0 layers of the coefficient experiment are shaded."""
+    seeds), one panel per data set. The x0 layers of the coefficient experiment are shaded. Labels in ``lang``
+    (None: the running edition)."""
     fig, axes = plt.subplots(1, len(tables), figsize=(min(10.0, 5.6 * len(tables)), 3.3), squeeze=False)
     for ax, (name, t) in zip(axes[0], tables.items()):
         for j, s in enumerate("qkv"):
             xs = [l + (j - 1) * 0.27 for l in t["layers"]]
             ax.bar(xs, [m for m, _ in t[s]], width=0.27, yerr=[sd for _, sd in t[s]], capsize=2,
-                   color=PATH_COLORS[s], label=f"{s} input := x0")
+                   color=PATH_COLORS[s], label=in_language(f"{s} input := x0", f"{s} 입력 := x0", lang))
         for l in deep_layers or []:
             ax.axvspan(l - 0.5, l + 0.5, color="gray", alpha=0.1)
         ax.axhline(0, color="black", lw=0.8)
         ax.set_xticks(t["layers"])
-        ax.set_xlabel("layer")
-        ax.set_ylabel("Δ loss (nats)")
-        ax.set_title(f"{name}: substitution ablation on trained baselines")
+        ax.set_xlabel(in_language("layer", "층", lang))
+        ax.set_ylabel(in_language("Δ loss (nats)", "Δ 손실 (nats)", lang))
+        ax.set_title(in_language(f"{name}: substitution ablation on trained baselines",
+                                 f"{name}: 학습된 기준선에 대한 대체 절제", lang))
         ax.legend()
     fig.tight_layout()
     return fig

@@ -277,11 +277,11 @@ def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: l
     spread = _range(list(depth_r2.values()))
     where = f"{depths[0]}층부터 {depths[-1]}층까지 모든 깊이에서" if len(depths) > 1 else f"{depths[0]}층에서"
     if below:
-        head = (f"언어 모델 장난감들의 깊은 층에서는 깊이 스윕 전체에서 입력 분산의 {spread}가 토큰 정체성으로 "
+        head = (f"언어 모델 장난감들의 깊은 층에서는 깊이 스윕 전체에서 입력 분산의 {attach(spread, '이/가')} 토큰 정체성으로 "
                 f"설명되며(x0-R²), 전제의 경계값 {threshold:g}보다 낮은 것은 {', '.join(map(str, below))}층뿐입니다(이 장의 실행에서는 "
                 f"{here:.2f})")
     else:
-        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층에서는 {where} 입력 분산의 {spread}가 "
+        head = (f"여기의 어떤 언어 모델 장난감도 x0 주장에 답할 수 없습니다. 깊은 층에서는 {where} 입력 분산의 {attach(spread, '이/가')} "
                 f"토큰 정체성으로 설명되어(x0-R²; 깊이 스윕; 이 장의 실행에서는 {here:.2f}) 전제의 경계값 {threshold:g}보다 "
                 "높으므로, "
                 "모든 경로가 이미 입력을 통해 x0을 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
@@ -701,3 +701,221 @@ def verdicts_table(rows: Sequence, lang: str | None = None) -> str:
     head = (["선언된 검정", "평균 [95% 신뢰구간] (×1)", "판정"] if ko else
             ["declared test", "mean [95% CI] (×1)", "verdict"])
     return table(head, [[f"`{r.test.name}`", r.interval(), verdict_cell(r, lang=lang)] for r in rows])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Appendix 04's sentences, tables and titles (notebooks/04a_bank_of_values_evidence.py), in each edition.
+
+#: The parts of the recipe's results (corpus, recall task) as the Korean edition names them.
+PARTS_KO = {"corpus": "말뭉치", "recall": "회상 과제"}
+
+
+def part_name(part: str, lang: str | None = None) -> str:
+    """A part of the results (``"corpus"``, ``"recall"``) as the edition names it."""
+    return PARTS_KO.get(part, part) if resolve_language(lang) == "ko" else part
+
+
+def appendix_corpus_sentence(corpus: str, layers: Sequence[int], steps: int, batch_size: int, qk_norm,
+                             epochs: float, gap: dict, rates: dict[str, tuple[float, float]],
+                             lang: str | None = None) -> str:
+    """The runs' set-up: corpus, x0 layers, steps, the epochs read, the baseline's final losses (``gap``:
+    ``train``, ``val``) and each rate arm's coefficient rates (``rates``: arm -> (lr of β and γ, lr of α))."""
+    rate_list = "; ".join(f"{arm} {bg:.4g} / {a:.3g}" for arm, (bg, a) in rates.items())
+    if resolve_language(lang) == "ko":
+        return (f"말뭉치 {corpus}: x0 층 {layers}, 시퀀스 {batch_size}개 배치로 {steps} 스텝, QK-norm {qk_norm}. "
+                f"실행 하나는 {epochs:.2f} 에폭을 읽습니다. 기준선의 최종 손실은 학습 텍스트에서 {gap['train']:.3f}, "
+                f"검증에서 {gap['val']:.3f} nats입니다. 계수 학습률(β와 γ의 AdamW lr / α의 lr): {rate_list}.")
+    return (f"Corpus {corpus}: x0 layers {layers}, "
+            f"{steps} steps of {batch_size} sequences, QK-norm "
+            f"{qk_norm}; a run reads {epochs:.2f} epochs; "
+            f"the baseline's final loss on training text {gap['train']:.3f}, validation "
+            f"{gap['val']:.3f} nats. "
+            "Coefficient rates (AdamW lr of β and γ / of α): " + rate_list + ".")
+
+
+def premises_table(ch04_r2: float, ch04_threshold: float, ch05_r2: float, ch05_threshold: float,
+                   lang: str | None = None) -> str:
+    """The stored x0-R² of the two chapters' premises against their threshold."""
+    if resolve_language(lang) == "ko":
+        head = ["장", "잰 입력", "x0-R²", "전제", "성립?", "뜻"]
+        what = ("기준선, x0 층의 q/k/v 입력", "잔차 기준선, 마지막 3분의 1의 입력",
+                "대부분 문맥: x0을 다시 읽을 필요가 있을 수 있음")
+    else:
+        head = ["chapter", "inputs measured", "x0-R²", "premise", "holds?", "what it stands for"]
+        what = ("baseline, x0 layers' q/k/v inputs", "residual baseline, last third's inputs",
+                "mostly context: re-reading x0 could be needed")
+    return table(head, [["04", what[0], f"{ch04_r2:.3f}", f"< {ch04_threshold:g}",
+                         holds(ch04_r2, ch04_threshold, lang), what[2]],
+                        ["05", what[1], f"{ch05_r2:.3f}", f"< {ch05_threshold:g}",
+                         holds(ch05_r2, ch05_threshold, lang), what[2]]])
+
+
+def ablation_sentence(worst: dict[str, float], base_sd: float, largest: float, lang: str | None = None) -> str:
+    """The substitution ablation's largest cost per path in the x0 layers against the baseline's seed spread:
+    below it (``largest < base_sd``) every path tolerates x0, else the path with the largest cost tolerates it
+    least."""
+    costs = ", ".join(f"{s.upper()} {worst[s]:+.3f}" for s in "qkv")
+    least = max(worst, key=worst.get).upper()
+    if resolve_language(lang) == "ko":
+        return (f"x0 층에서 교환의 비용은 많아야 {costs} nats이고, 기준선 손실의 시드 간 퍼짐은 {base_sd:.3f} nats입니다. "
+                + ("이 층들은 어느 경로에서든 토큰 정체성을 견딥니다." if largest < base_sd else
+                   f"이 층들은 {least}에서 그것을 가장 덜 견딥니다."))
+    return ("In the x0 layers the swap costs at most " + costs
+            + f" nats, against a seed-to-seed spread of the baseline's loss of {base_sd:.3f} nats: "
+            + "these layers "
+            + ("tolerate the token identity in any path." if largest < base_sd else
+               f"tolerate it least in {least}."))
+
+
+def ablation_rows_table(abl: dict, lang: str | None = None) -> str:
+    """The substitution ablation per layer: each path's input replaced by x0, mean ± sd of the loss change."""
+    word = "입력" if resolve_language(lang) == "ko" else "input"
+    return table([in_language("layer", "층", lang), *(f"{s} {word} := x0" for s in "qkv")],
+                 [[l, *(f"{abl[s][i][0]:+.3f} ± {abl[s][i][1]:.3f}" for s in "qkv")]
+                  for i, l in enumerate(abl["layers"])])
+
+
+def rates_table(rows: list, lang: str | None = None) -> str:
+    """Per rate arm: β_v's rate, V's share and margins, the last layer's |β_v| and qkv's loss against the
+    baseline (``rows`` as the appendix builds them)."""
+    ko = resolve_language(lang) == "ko"
+    return table([in_language("rate", "학습률", lang), "β_v lr", "share_v", "v − q", "v − k",
+                  "마지막 층 |β_v|" if ko else "|β_v| last", "qkv − 기준선 (nats)" if ko else "qkv − base (nats)"],
+                 rows)
+
+
+def coefficients_table(n_seeds: int, names: Sequence[str], rows: list, lang: str | None = None
+                       ) -> tuple[str, str]:
+    """The final coefficients at ×1 per x0 layer (``rows``: layer, then one cell per name), with the line above."""
+    if resolve_language(lang) == "ko":
+        return f"×1에서의 최종 계수, 시드 {n_seeds}개의 평균 ± 표준편차:", table(["층", *names], rows)
+    return f"Final coefficients at ×1, mean ± sd over {n_seeds} seeds:", table(["layer", *names], rows)
+
+
+def trajectories_title(part: str, lang: str | None = None) -> str:
+    """The β-trajectory figure's title for one part (``"corpus"`` or ``"recall"``)."""
+    if resolve_language(lang) == "ko":
+        return f"{part_name(part, lang)}, ×1: 학습 중의 β (음영: 정체 창)"
+    return f"{part}, ×1: β during training (shaded: plateau window)"
+
+
+def plateau_line(part: str, plateau: dict, lang: str | None = None) -> str:
+    """Whether β_v stopped moving before the decay: ``plateau`` has ``reached``, ``of``, ``per_run`` (each run's
+    change in the window / total change, per layer) and ``tol``."""
+    per_seed = "; ".join(" ".join(f"{x:.3f}" for x in run) for run in plateau["per_run"])
+    if resolve_language(lang) == "ko":
+        return (f"{part_name(part, lang)}: (층, 시드) 계열 {plateau['of']}개 중 {plateau['reached']}개에서 β_v가 "
+                f"정체에 이르렀습니다. 창 안의 변화 / 전체 변화, 시드별: {per_seed} (정체: ≤ {plateau['tol']}).")
+    return (f"{part}: β_v plateau reached in {plateau['reached']} of {plateau['of']} (layer, seed) "
+            "series; change in "
+            "the window / total change, per seed: " + per_seed + f" (plateau: ≤ {plateau['tol']}).")
+
+
+def x0_plateau_line(fractions: dict[str, float], lang: str | None = None) -> str:
+    """The precondition ``x0_plateaued``: per rate arm, the fraction of the three paths' β trajectories that
+    plateaued."""
+    listed = ", ".join(f"{arm} {f:.2f}" for arm, f in fractions.items())
+    if resolve_language(lang) == "ko":
+        return f"x0_plateaued (세 경로 모두의 β, 학습률별): 정체한 궤적의 비율 {listed} (필요: > 0.5)."
+    return ("x0_plateaued (all three paths' β, at each rate): " + listed
+            + " of the trajectories plateaued (needs > 0.5).")
+
+
+def need_tables(costs: list, layers: Sequence[int], pressure: list, r2: list, lang: str | None = None
+                ) -> tuple[str, str, str]:
+    """The removal costs per rate, the baseline's gradient on β per x0 layer and the x0-R² of the x0 layers'
+    inputs per variant (rows as the appendix builds them), each with its header."""
+    if resolve_language(lang) == "ko":
+        return (table(["학습률", "비용 q", "비용 k", "비용 v"], costs),
+                table(["경로", *(f"∂L/∂β 층 {l}" for l in layers)], pressure),
+                table(["변형", "x0-R² q 입력", "k 입력", "v 입력"], r2))
+    return (table(["rate", "cost q", "cost k", "cost v"], costs),
+            table(["path", *(f"∂L/∂β layer {l}" for l in layers)], pressure),
+            table(["variant", "x0-R² q input", "k input", "v input"], r2))
+
+
+def gamma_table(rows: list, lang: str | None = None) -> str:
+    """γ per layer of the variants that have one (mean ± sd over seeds)."""
+    if resolve_language(lang) == "ko":
+        return table(["변형", "층별 γ (평균 ± 표준편차)"], rows)
+    return table(["variant", "γ per layer (mean ± sd)"], rows)
+
+
+def recall_reference_sentence(ref: dict, finals: dict[str, tuple[float, float]], lang: str | None = None) -> str:
+    """The no-lookup reference and each arm's final loss and accuracy (``finals``: variant -> (loss, accuracy))."""
+    if resolve_language(lang) == "ko":
+        return (f"조회 없는 기준값: 손실 {ref['loss']:.3f} nats, 정확도 {ref['acc']:.3f}; "
+                + "; ".join(f"{v} (×1, 시드 평균) 손실 {l:.3f}, 정확도 {a:.3f}" for v, (l, a) in finals.items()) + ".")
+    return (f"No-lookup reference: loss {ref['loss']:.3f} nats, accuracy {ref['acc']:.3f}; "
+            + "; ".join(f"{v} (×1, mean of seeds) loss {l:.3f}, accuracy "
+                        f"{a:.3f}" for v, (l, a) in finals.items()) + ".")
+
+
+def recall_seeds_table(rows: list, lang: str | None = None) -> str:
+    """Per seed of the recall ``qkv`` model at ×1: whether it learned the lookup (a bool in the row's second
+    cell), its steps to learn, loss, shares and margins."""
+    ko = resolve_language(lang) == "ko"
+    yes = {True: "예", False: "아니요"} if ko else {True: "yes", False: "no"}
+    rows = [[r[0], yes[bool(r[1])], *r[2:]] for r in rows]
+    if ko:
+        return table(["시드", "조회를 배움", "배우기까지 스텝 (baseline, qkv)", "손실", "비중 q", "비중 k", "비중 v",
+                      "v − q", "v − k"], rows)
+    return table(["seed", "learned lookup", "steps to learn (baseline, qkv)", "loss", "share q", "share k",
+                  "share v", "v − q", "v − k"], rows)
+
+
+def sooner_sentence(mean: float, ci: tuple[float, float], lang: str | None = None) -> str:
+    """qkv − baseline steps to learn on the same seed: a description, not a declared test."""
+    if resolve_language(lang) == "ko":
+        return (f"같은 시드에서 배우기까지 걸린 스텝의 qkv − baseline: {mean:+.0f} [{ci[0]:+.0f}, {ci[1]:+.0f}] "
+                "(선언되지 않음: 판정이 아니라 새 검정을 위한 단서입니다).")
+    return (f"qkv − baseline steps to learn, same seed: {mean:+.0f} [{ci[0]:+.0f}, "
+            f"{ci[1]:+.0f}] (not declared: a lead for a new test, not a verdict).")
+
+
+def embeddings_bullets(designs: dict | None, lang: str | None = None) -> str:
+    """The production designs' two token tables, each with its declared result against the baseline."""
+    ve, le = (declared_result(designs, n, lang=lang) for n in ("value_embed_loss", "layer_embed_loss"))
+    if resolve_language(lang) == "ko":
+        return f"* **값 임베딩** (V로): {ve}.\n* **층별 임베딩** (스트림으로): {le}."
+    return (f"* **value embeddings** (into V): {ve}.\n"
+            "* **per-layer embeddings** (into the stream): "
+            f"{le}.")
+
+
+def widget_model_sentence(betas: dict[str, list[float]], added: dict[str, dict], lang: str | None = None) -> str:
+    """The widget's checkpoint: its learned β per x0 layer, and what adding 0.5 to β of a path moves (``added``:
+    path -> ``beta_shift_readout`` result with ``delta`` and ``moved``)."""
+    learned = "; ".join(f"{s} {[round(b, 2) for b in betas[s]]}" for s in "qkv")
+    loss = ", ".join(f"{added[s]['delta']:+.4f} ({s})" for s in added)
+    moved = ", ".join(f"{sum(added[s]['moved']) / len(added[s]['moved']):.1%} ({s})" for s in added)
+    if resolve_language(lang) == "ko":
+        return (f"위젯의 체크포인트에서 x0 층별로 학습된 β: {learned}. β에 0.5를 더하면 손실은 {loss} nats "
+                f"움직이고, 어텐션 질량은 {moved}만큼 옮겨 갑니다.")
+    return ("The widget's checkpoint, learned β per x0 layer: " + learned
+            + ". Adding 0.5 to β moves the loss by " + loss + " nats and " + moved + " of the attention mass.")
+
+
+def scale_sentence(n_layers: int, n_params: int, tokens: int, steps: int, paper: dict, ours_ratio: float,
+                   official_ratio: float, vocab_size: int, lang: str | None = None) -> str:
+    """Our scale against the paper's (``paper``: ``layers``, ``params``, ``tokens``) and β's rate over the
+    matrices' rate, ours against the official recipe's."""
+    if resolve_language(lang) == "ko":
+        return (f"우리: {n_layers}층, 파라미터 {n_params:,}개, 토큰 {tokens:,}개, {steps} 스텝. 논문: "
+                f"{paper['layers']}층, 파라미터 {paper['params'] / n_params:.0f}배, 토큰 "
+                f"{paper['tokens'] / tokens:,.0f}배. 행렬의 학습률 대비 β의 학습률: 우리 {ours_ratio:.1f}×, 공식 레시피 "
+                f"{official_ratio:.0f}× (0.5 / 0.02, 둘 다 같은 비율로 조정). 우리의 단어 어휘(이 장의 질문 2를 위해): "
+                f"항목 {vocab_size:,}개.")
+    return (f"Ours: {n_layers} layers, {n_params:,} parameters, {tokens:,} tokens, "
+            f"{steps} steps; the paper: {paper['layers']} layers, "
+            f"{paper['params'] / n_params:.0f}× the parameters, {paper['tokens'] / tokens:,.0f}× the "
+            f"tokens. β's rate over the matrices' rate: ours {ours_ratio:.1f}×, the official recipe "
+            f"{official_ratio:.0f}× (0.5 / 0.02, both scaled alike). "
+            f"Our word vocabulary (for the chapter's question 2): {vocab_size:,} entries.")
+
+
+def ledger_heading(name: str, seen: bool, lang: str | None = None) -> str:
+    """A results file's heading in the run ledger, saying when the ledger has no run of it yet."""
+    if seen:
+        return f"**{name}**"
+    return f"**{name}**" + (": 아직 실행 기록에 없음" if resolve_language(lang) == "ko" else ": not in the ledger yet")

@@ -29,26 +29,27 @@ def _basis(variant: str) -> str:
 
 
 def plot_depth_weights(matrix: torch.Tensor, ax=None, title: str = "", basis: str = "sources", vmax: float | None = None,
-                       cmap: str = "viridis", colorbar: bool = True):
+                       cmap: str = "viridis", colorbar: bool = True, lang: str | None = None):
     """Heatmap of a (L+1, L+1) depth-weight matrix: row = the read for block l (last row: the final read-out),
     column = source layer j (0 = embedding). Entries above the diagonal (never readable) are blank.
-    ``colorbar=False`` for a yes/no mask (its two colours are named in the title instead)."""
+    ``colorbar=False`` for a yes/no mask (its two colours are named in the title instead). Labels in ``lang``
+    (None: the running edition)."""
     m = np.asarray(matrix, dtype=float)
     if ax is None:
         _, ax = plt.subplots(figsize=(3.6, 3.2))
     L1 = m.shape[0]
     im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=min(0.0, np.nanmin(m)), vmax=vmax)
     ax.set_xlabel(in_language(f"source j: {basis.split()[-1]} (0 = embedding)",
-                              f"출처 j: {basis.split()[-1]} (0 = 임베딩)"))
-    ax.set_ylabel(in_language("reading layer l", "읽는 층 l"))
+                              f"출처 j: {basis.split()[-1]} (0 = 임베딩)", lang))
+    ax.set_ylabel(in_language("reading layer l", "읽는 층 l", lang))
     ax.grid(False)
     ax.set_xticks(range(L1))
     ax.set_yticks(range(L1))
-    ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} ({in_language('out', '출력')})" for l in range(L1)])
+    ax.set_yticklabels([str(l) if l < L1 - 1 else f"{l} ({in_language('out', '출력', lang)})" for l in range(L1)])
     if title:
         ax.set_title(title)
     if colorbar:
-        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=in_language("weight", "가중치"))
+        ax.figure.colorbar(im, ax=ax, fraction=0.046, pad=0.04, label=in_language("weight", "가중치", lang))
     return ax.figure
 
 
@@ -64,7 +65,7 @@ def grid_shape(n: int, max_cols: int = 3) -> tuple[int, int]:
     return nrows, math.ceil(n / nrows)
 
 
-def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 3):
+def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 3, lang: str | None = None):
     """One heatmap per single-stream mixer: ``weights`` maps a variant name to its (L+1, L+1) matrix. The panels
     fill a :func:`grid_shape` grid of at most ``ncols`` columns; a slot the grid has left over (5 panels in 2 × 3)
     is removed from the figure, not left as an empty frame. Raises ValueError if ``weights`` is empty."""
@@ -74,22 +75,24 @@ def plot_mixers(weights: dict[str, torch.Tensor], ncols: int = 3):
     nrows, ncols = grid_shape(n, ncols)
     fig, axes = plt.subplots(nrows, ncols, figsize=(3.6 * ncols, 3.3 * nrows), squeeze=False)
     for ax, (name, m) in zip(axes.flat, weights.items()):
-        plot_depth_weights(m, ax=ax, title=name, basis=_basis(name))
+        plot_depth_weights(m, ax=ax, title=name, basis=_basis(name), lang=lang)
     for ax in list(axes.flat)[n:]:
         ax.remove()
     fig.tight_layout()
     return fig
 
 
-def plot_router_streams(routers: dict[str, dict[str, torch.Tensor]], streams=("q", "k", "v")):
+def plot_router_streams(routers: dict[str, dict[str, torch.Tensor]], streams=("q", "k", "v"),
+                        lang: str | None = None):
     """Rows = routers, columns = streams: where Q, K and V of each layer read from. Each row shares one colour
-    scale, so the streams of one router can be compared."""
+    scale, so the streams of one router can be compared. Titles in ``lang`` (None: the running edition)."""
     fig, axes = plt.subplots(len(routers), len(streams), figsize=(3.4 * len(streams), 3.1 * len(routers)),
                              squeeze=False)
     for row, (name, mats) in zip(axes, routers.items()):
         vmax = max(float(np.nanmax(np.abs(np.asarray(mats[s], dtype=float)))) for s in streams)
         for ax, s in zip(row, streams):
-            plot_depth_weights(mats[s], ax=ax, title=f"{name}: {s.upper()} input", basis=_basis(name), vmax=vmax)
+            title = in_language(f"{name}: {s.upper()} input", f"{name}: {s.upper()} 입력", lang)
+            plot_depth_weights(mats[s], ax=ax, title=title, basis=_basis(name), vmax=vmax, lang=lang)
     fig.tight_layout()
     return fig
 
@@ -217,11 +220,12 @@ def window_widget(n_layers: int, learned: dict[int, torch.Tensor] | None = None,
 
 
 def plot_input_r2(r2: dict[str, dict[str, list[float]]], ceiling: float | None = None,
-                  baseline: str = "residual"):
+                  baseline: str = "residual", lang: str | None = None):
     """The routers' common basis: x0-R² of each projection's input against the layer, one panel per router, the
     ``baseline``'s single stream (Q = K = V) dashed in every panel. ``r2``: variant -> stream ("q", "k", "v") ->
     one value per layer. ``ceiling``: a dotted horizontal line at the declared premise threshold, inside the axes
-    (the y-axis is widened to hold it). Raises ValueError when ``baseline`` or a router's stream is missing."""
+    (the y-axis is widened to hold it). Labels in ``lang`` (None: the running edition). Raises ValueError when
+    ``baseline`` or a router's stream is missing."""
     if baseline not in r2:
         raise ValueError(f"r2: expected the baseline {baseline!r} among {sorted(r2)}")
     routers = [n for n in r2 if n != baseline]
@@ -234,14 +238,16 @@ def plot_input_r2(r2: dict[str, dict[str, list[float]]], ceiling: float | None =
     for ax, name in zip(axes[0], routers):
         ax.plot(layers, r2[baseline]["v"], "k--", label=f"{baseline} (Q = K = V)")
         for s, colour in zip("qkv", ("tab:blue", "tab:orange", "tab:green")):
-            ax.plot(layers, r2[name][s], marker="o", color=colour, label=f"{s.upper()} input")
+            ax.plot(layers, r2[name][s], marker="o", color=colour,
+                    label=in_language(f"{s.upper()} input", f"{s.upper()} 입력", lang))
         if ceiling is not None:
-            ax.axhline(ceiling, color="tab:red", ls=":", lw=1.5, label=f"premise ceiling {ceiling:g}")
-        ax.set(title=name, xlabel="layer")
+            ax.axhline(ceiling, color="tab:red", ls=":", lw=1.5,
+                       label=in_language(f"premise ceiling {ceiling:g}", f"전제의 상한 {ceiling:g}", lang))
+        ax.set(title=name, xlabel=in_language("layer", "층", lang))
     values = [v for d in r2.values() for s in d.values() for v in s] + ([ceiling] if ceiling is not None else [])
     lo = min(values)
     axes[0][0].set_ylim(lo - 0.05 * (1.0 - lo) - 0.01, 1.02)
-    axes[0][0].set_ylabel("x0-R² of the input")
+    axes[0][0].set_ylabel(in_language("x0-R² of the input", "입력의 x0-R²", lang))
     handles, labels = axes[0][0].get_legend_handles_labels()   # below the panels: no line hides behind it
     fig.legend(handles, labels, loc="lower center", ncol=len(labels), bbox_to_anchor=(0.5, 0.0))
     fig.tight_layout(rect=(0, 0.1, 1, 1))

@@ -57,7 +57,7 @@ def _names_ko(items) -> str:
 
 def _loss_change_ko(mean: float, verdict) -> str:
     """:func:`loss_change` in Korean, a sentence's predicate: "손실을 0.023 nats 낮춥니다(재현됨)"."""
-    word = verdict_label(verdict)
+    word = verdict_label(verdict, "ko")
     if word in ("negligible", "무시할 만함"):
         word = f"{word}: 의미를 갖기에는 너무 작음"
     if mean == 0:
@@ -128,11 +128,17 @@ def effect_sentence(effects: list[dict], lang: str | None = None) -> str:
     return out
 
 
-def premise_sentence(premise: float, threshold: float) -> str:
+def premise_sentence(premise: float, threshold: float, lang: str | None = None) -> str:
     """What the routers' x0 question needs: the baseline's deep-input x0-R² (``premise``) below ``threshold``, the
     one threshold of this premise across the chapters (chapter 04's ``deep_context`` too:
     :data:`vrs_edu.lab.premises.DEEP_X0_R2`). "holds" or "fails" follows the number."""
     holds = premise < threshold
+    if resolve_language(lang) == "ko":
+        return (f"이 질문에는 실행 전에 04장과 05장을 위해 한 번 선언한 전제가 있습니다: 기준선의 깊은 층 입력이 대부분 "
+                f"문맥, 즉 x0-R² {threshold:g} 미만이어야 합니다. 그렇지 않으면 모든 경로가 이미 입력을 통해 x0을 "
+                "읽으므로, V, Q, K 입력 사이의 어떤 차이도 어느 경로가 그것을 필요로 하는지 말할 수 없습니다. 여기서 "
+                f"입력은 토큰 정체성이 {premise:.3f}, 문맥이 {1 - premise:.1%}입니다: 전제는 "
+                f"**{'성립합니다' if holds else '성립하지 않습니다'}**.")
     return (f"The question has a premise, declared once for chapters 04 and 05 before the runs: the baseline's deep "
             f"inputs must be mostly context, an x0-R² below {threshold:g}, or every path already reads x0 through "
             f"its input and no difference between V's, Q's and K's inputs can say which path needs it. Here they "
@@ -148,7 +154,8 @@ def _row_name(r) -> str:
     return test.name if test is not None else r.name
 
 
-def router_sentence(rows: list, premise: float | None = None, threshold: float | None = None) -> str:
+def router_sentence(rows: list, premise: float | None = None, threshold: float | None = None,
+                    lang: str | None = None) -> str:
     """The routers' line: in how many routers V's deep input carries more token identity (x0-R²) than Q's, and
     than K's, each router's V − Q and V − K mean and interval, then either their verdicts (rows that are judged
     tests) or, for descriptions (rows without a verdict), one sentence on why they are not judged, naming the
@@ -170,9 +177,21 @@ def router_sentence(rows: list, premise: float | None = None, threshold: float |
     above = {s: sum(1 for d in by.values() if s in d and d[s].mean > 0) for s in "qk"}
     each = "; ".join(f"{router} " + ", ".join(f"V − {s.upper()} {d[s].interval()}" for s in "qk" if s in d)
                      for router, d in by.items())
+    judged = [r for r in rows if getattr(r, "verdict", None) is not None]
+    if resolve_language(lang) == "ko":
+        out = (f"V의 입력은 라우터 {n}개 중 {above['q']}개에서 Q의 입력보다, {n}개 중 {above['k']}개에서 K의 입력보다 "
+               f"토큰 정체성을 더 많이 담습니다(깊은 층과 시드에 걸친 평균; x0-R² 차이: {each}).")
+        if not judged:
+            where = (f"(이 모델에서는 {premise:.3f}, {threshold:g}보다 높음)" if premise is not None
+                     and threshold is not None else "")
+            return out + (" 이것들은 판정하지 않은 서술입니다: 그 전제, 곧 깊은 입력이 대부분 문맥이라는 것이 이 모델과 "
+                          f"모든 언어 모델 장난감에서 성립하지 않으므로{where}, V는 이미 입력을 통해 x0을 읽고 있을 수 "
+                          "있고 경로 사이의 어떤 차이도 어느 경로가 그것을 필요로 하는지 말할 수 없습니다.")
+        return out + " 검정 횟수를 감안한 판정: " + "; ".join(
+            f"{_row_name(r).split(ROUTER_X0)[0]} V − {_row_name(r)[-1].upper()} {verdict_label(r, lang)}"
+            for r in judged) + "."
     out = (f"V's input carries more token identity than Q's in {above['q']} of the {n} routers and more than K's "
            f"in {above['k']} of the {n}, on average over the deep layers and seeds (x0-R² differences: {each}).")
-    judged = [r for r in rows if getattr(r, "verdict", None) is not None]
     if not judged:
         where = (f" (here {premise:.3f}, above {threshold:g})" if premise is not None and threshold is not None
                  else "")
@@ -194,15 +213,19 @@ def answer_opening(loss_rows: list) -> str:
 
 
 def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
-                     stream_verdicts: list[str], regime: str) -> str:
+                     stream_verdicts: list[str], regime: str, lang: str | None = None) -> str:
     """Chapter 05's closing answer to "can the residual stream be a selective read over depth (ShortSWA over
     depth)?": :func:`answer_opening`, the best read and its control, ShortSWA over depth's own result,
     Depth-Attention against the baseline and Attention Residuals (``depth_attention``: those two rows), and why
     the per-stream question stays open (``stream_check``: the instrument's "no worse" check; ``routers``: the
     routers' primary rows; ``stream_verdicts``: the stream claims' verdicts). ``regime``: the words that say
-    which models, steps and corpus the verdicts hold for. Raises ValueError on empty ``loss_rows``."""
+    which models, steps and corpus the verdicts hold for. ``lang``: "en" or "ko" (None: the running notebook's
+    edition). Raises ValueError on empty ``loss_rows``."""
     if not loss_rows:
         raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
+    if resolve_language(lang) == "ko":
+        return _answer_paragraph_ko(loss_rows, controls, depth_attention, stream_check, routers, stream_verdicts,
+                                    regime)
     d_res, d_ar = depth_attention
     reads = list(loss_rows) + [d_res]       # the same set as the effect sentence: every read, Depth-Attention too
     won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
@@ -227,7 +250,7 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
     if swa:
         out += (" ShortSWA over depth itself: " + "; ".join(
             f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r)})" for r in swa) + ".")
-    out += (f" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
+    out += (" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
             + loss_change(d_res.mean, d_res.ci, d_res)
             + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({verdict_label(d_ar)}).")
     judged = [r for r in routers if getattr(r, "verdict", None) is not None]
@@ -242,6 +265,42 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
 
 
 OPENING_KO = {"Yes": "예", "Partly": "부분적으로", "Not shown": "보이지 않음"}
+
+
+def _answer_paragraph_ko(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
+                         stream_verdicts: list[str], regime: str) -> str:
+    """:func:`answer_paragraph` in Korean."""
+    d_res, d_ar = depth_attention
+    reads = list(loss_rows) + [d_res]
+    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
+    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
+    out = f"**{OPENING_KO[answer_opening(loss_rows)]}**, 이 조건에서는 — {regime}. "
+    if won:
+        best = won[0]
+        name = best.test.name.removesuffix("_loss")
+        out += (f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 {len(won)}가지가 잔차 합보다 손실을 "
+                f"낮추며, {DECIDED_KO}. 가장 크게 낮춘 {attach(name, '은/는')} " + _loss_change_ko(best.mean, best) + ".")
+        ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
+        if ctrl is not None:
+            out += (f" 스칼라 게인 대조군과 비교하면 {ctrl.mean:+.3f} nats({verdict_label(ctrl, 'ko')})입니다: "
+                    + ("이 이득에는 게인만이 아니라 이전 층들에 대한 읽기가 필요합니다."
+                       if ctrl.verdict == "reproduced" else "학습된 게인 하나만으로도 설명될 수 있습니다."))
+    else:
+        out += (f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 잔차 합보다 손실을 낮추는 것은 "
+                f"없으며, {DECIDED_KO}.")
+    if swa:
+        out += (" 깊이 방향 ShortSWA 자체: " + "; ".join(
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats({verdict_label(r, 'ko')})" for r in swa) + ".")
+    out += (" 쿼리가 기준선의 KV 캐시로 깊이에 걸친 V를 읽는 Depth-Attention은 " + _loss_change_ko(d_res.mean, d_res)
+            + f". Attention Residuals와 비교하면 {d_ar.mean:+.3f} nats({verdict_label(d_ar, 'ko')})입니다.")
+    judged = [r for r in routers if getattr(r, "verdict", None) is not None]
+    router_v = (f"라우터들의 검정은 {_names_ko(sorted({verdict_label(r, 'ko') for r in judged}))}입니다" if judged else
+                "라우터들의 V − Q와 V − K 차이는 판정하지 않은 서술입니다(전제가 성립하지 않음)")
+    out += (" Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 *고르는가*에는 여기서 답하지 않습니다: 주장 자체의 도구가 "
+            f"내린 스트림 검정의 판정은 {_names_ko(sorted(set(stream_verdicts)))}입니다. 그 손실은 기준선과 "
+            f"{stream_check.mean:+.3f} nats 차이이며, \"나쁘지 않음\"(동등성 검정)으로는 "
+            f"{verdict_label(stream_check, 'ko')}입니다. 그리고 {router_v}.")
+    return out
 
 
 def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str) -> str:
@@ -263,7 +322,7 @@ def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str
         among = any(r.verdict == "reproduced" for r in swa)
         out.append(f"질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 {'듭니다' if among else '들지 않습니다'}. "
                    f"윈도 {len(swa)}개가 손실을 {size}만큼 바꿉니다"
-                   f"({_names_ko(sorted({verdict_label(r) for r in swa}))}).")
+                   f"({_names_ko(sorted({verdict_label(r, 'ko') for r in swa}))}).")
     tested = _names_ko(sorted(set(stream_verdicts))) if stream_verdicts else "실행되지 않음"
     out.append("Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 서술(description)일 뿐 판정하지 않습니다. "
                "그 전제, 곧 깊은 입력이 토큰 정체성을 잃었다는 것이 이 장난감 모델들에서 성립하지 않기 때문입니다"
@@ -449,6 +508,18 @@ def regime_text(n_layers: int, n_seeds: int, epochs_lo: float, epochs_hi: float,
             f"{epochs_lo:.2f}–{epochs_hi:.2f} of an epoch of the {text}")
 
 
+def appendix_regime_text(n_layers: int, width: int, steps_lo: int, steps_hi: int, epochs_lo: float,
+                         epochs_hi: float, corpus: str, text: str, n_seeds: int, lang: str | None = None) -> str:
+    """The regime the appendix's answer holds in: ``an 8-layer word model of width 64, 160–240 steps (0.20–0.30 of
+    an epoch of the King James Version of the Bible), 5 paired seeds`` (Korean: :data:`CORPUS_KO` by ``corpus``)."""
+    if resolve_language(lang) == "ko":
+        return (f"폭 {width}인 {n_layers}층 단어 모델, {steps_lo}–{steps_hi} 스텝({CORPUS_KO.get(corpus, text)}의 "
+                f"{epochs_lo:.2f}–{epochs_hi:.2f} 에폭), 짝지은 시드 {n_seeds}개")
+    return (f"an {n_layers}-layer word model of width {width}, "
+            f"{steps_lo}–{steps_hi} steps ({epochs_lo:.2f}–"
+            f"{epochs_hi:.2f} of an epoch of the {text}), {n_seeds} paired seeds")
+
+
 def next_chapters_sentence(lang: str | None = None) -> str:
     """Where the course goes after chapter 05."""
     return in_language("Chapter 06 prices V reuse; chapter 08 asks a real decoder.",
@@ -471,3 +542,129 @@ def descriptions_sentence(descriptions: list, lang: str | None = None) -> str:
         why = LM_TOYS_SHORT_KO if why == LM_TOYS_SHORT else why
         return f"V의 임베딩 가중치에서 Q와 K의 가중치를 뺀 값은 검정이 아니라 서술입니다: {parts} ({why})."
     return f"V's embedding weight minus Q's and K's is a description, not a test: {parts} ({why})."
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Appendix 05's sentences and tables (notebooks/05a_depth_as_sequence_evidence.py), in each edition.
+
+def _ko(lang: str | None) -> bool:
+    return resolve_language(lang) == "ko"
+
+
+def runs_sentence(n_variants: int, n_seeds: int, steps: int, tokens: int, epochs: float, unigram: float,
+                  cpu_min: float, starts: list, lang: str | None = None) -> str:
+    """The depth-mixers runs' size: variants, seeds, steps, tokens, epochs read, the unigram loss and CPU time."""
+    if _ko(lang):
+        return (f"변형 {n_variants}개 × 시드 {n_seeds}개, {steps} 스텝: 실행마다 학습 토큰 {tokens:,}개, 에폭의 "
+                f"{epochs:.2f}. [유니그램 손실](#glossary:unigram-loss)(문맥 없음)은 {unigram:.3f} nats입니다. "
+                f"학습에만 CPU 시간 {cpu_min:.1f}분이 걸렸습니다. 모든 변형의 스트림 시작: {starts}.")
+    return (f"{n_variants} variants × {n_seeds} seeds, {steps} steps: "
+            f"{tokens:,} training tokens a run, {epochs:.2f} of an epoch; the "
+            f"[unigram loss](#glossary:unigram-loss) (no context) is "
+            f"{unigram:.3f} nats. Training alone took {cpu_min:.1f} CPU-minutes; "
+            f"stream start of every variant: {starts}.")
+
+
+def budget_table(tolerance: float, rows: list, lang: str | None = None) -> tuple[str, str]:
+    """The parameter budget and each variant's parameters, those it adds and its overhead."""
+    if _ko(lang):
+        return (f"예산: 파라미터는 잔차 모델보다 최대 {tolerance:.1%}까지만 더 많을 수 있습니다.",
+                table(["변형", "파라미터", "추가분", "초과 비율"], rows))
+    return (f"Budget: at most {tolerance:.1%} more parameters than the residual model.",
+            table(["variant", "parameters", "added", "overhead"], rows))
+
+
+def loss_rows_table(rows: list, lang: str | None = None) -> str:
+    """Each variant's validation loss and its difference from the residual model's (rows as the appendix builds
+    them)."""
+    if _ko(lang):
+        return table(["변형", "검증 손실 (평균 ± 표준편차)", "잔차 대비 Δ [95% 신뢰구간]", "더 나은 시드"], rows)
+    return table(["variant", "val loss (mean ± sd)", "Δ vs residual [95% CI]", "seeds better"], rows)
+
+
+def epochs_line(epochs: float, lang: str | None = None) -> str:
+    """How much of the training split one run reads."""
+    if _ko(lang):
+        return f"실행 하나가 읽는 학습 분할의 에폭: {epochs:.2f}."
+    return f"Epochs of the training split one run reads: {epochs:.2f}."
+
+
+def coefficient_group_table(coef_lr: float, lr: float, rows: list, lang: str | None = None) -> tuple[str, str]:
+    """The mixers' coefficient group: its rate against the base rate, and per mixer the parameters at each rate
+    with its loss verdict."""
+    if _ko(lang):
+        return (f"계수 그룹: lr {coef_lr}, 기본 lr {lr}의 {coef_lr / lr:.1f}×.",
+                table(["혼합기", "계수 lr로 학습하는 파라미터", "기본 lr로", "Δ 손실 판정"], rows))
+    return (f"Coefficient group: lr {coef_lr}, {coef_lr / lr:.1f}× the base lr {lr}.",
+            table(["mixer", "parameters at the coefficient lr", "at the base lr", "Δ loss verdict"], rows))
+
+
+def readout_sentence(n_layers: int, last: float, embedding: float, largest: int, deep_rows: list[int],
+                     swa0: float, lang: str | None = None) -> str:
+    """ELC-BERT's read-out weights and the full window's deep reads of the embedding."""
+    if _ko(lang):
+        return (f"ELC-BERT의 출력 읽기(행 {n_layers})는 마지막 블록의 출력에 {last:.3f}, 임베딩에 "
+                f"{attach(f'{embedding:.3f}', '을/를')} 두며, 가장 큰 가중치는 출력 {largest}에 둡니다. 전체 창의 깊은 읽기(행 {deep_rows[0]}–"
+                f"{deep_rows[-1]})는 보정 어텐션의 {attach(f'{swa0:.3f}', '을/를')} 임베딩에 줍니다.")
+    return (f"ELC-BERT's read-out (row {n_layers}) puts {last:.3f} on the last block's "
+            f"output and {embedding:.3f} on the embedding, its largest weight on output "
+            f"{largest}. The full window's deep reads (rows {deep_rows[0]}–"
+            f"{deep_rows[-1]}) give {swa0:.3f} of their correction's attention to the embedding.")
+
+
+def input_r2_table(n_seeds: int, routers, rows: list, lang: str | None = None) -> tuple[str, str]:
+    """x0-R² of each projection's input per layer: the residual model's, then each router's Q / K / V."""
+    if _ko(lang):
+        return (f"각 투영 입력의 x0-R², 시드 {n_seeds}개의 평균:",
+                table(["층", "residual", *(f"{n} Q / K / V" for n in routers)], rows))
+    return (f"x0-R² of each projection's input, mean of {n_seeds} seeds:",
+            table(["layer", "residual", *(f"{n} Q / K / V" for n in routers)], rows))
+
+
+def stream_profile_table(rows: list, lang: str | None = None) -> str:
+    """Per block of the per-stream model: the embedding's weight in Q, K, V, V's MLP − attention, read recency."""
+    if _ko(lang):
+        return table(["블록", "임베딩 가중치 Q / K / V", "V: MLP − 어텐션", "읽기 최근성 Q / K / V"], rows)
+    return table(["block", "embedding weight Q / K / V", "V: MLP − attention", "read recency Q / K / V"], rows)
+
+
+def sinkhorn_table(comb, lang: str | None = None) -> tuple[str, str]:
+    """A doubly stochastic comb (mHC's Sinkhorn projection): its entries, row sums and column sums."""
+    ko = _ko(lang)
+    head = (["comb"] + [attach(f"스트림 {k}", "으로/로") if ko else f"to stream {k}" for k in range(len(comb))]
+            + ["행 합" if ko else "row sum"])
+    rows = [[f"스트림 {j}에서" if ko else f"from stream {j}"] + [f"{x:.3f}" for x in row] + [f"{row.sum():.6f}"]
+            for j, row in enumerate(comb)]
+    sums = ", ".join(f"{c:.6f}" for c in comb.sum(dim=0))
+    return table(head, rows), (f"열 합: {sums}." if ko else f"Column sums: {sums}.")
+
+
+def mhc_cost_sentence(added: int, base: int, time_ratio: float, lang: str | None = None) -> str:
+    """What mHC costs: the parameters it adds and its time per training step against the baseline's."""
+    if _ko(lang):
+        return (f"mHC는 파라미터를 {added:,}개({added / base:.0%}) 더하고, 학습 스텝마다 기준선의 {time_ratio:.1f}배 "
+                "시간이 걸렸습니다.")
+    return (f"mHC adds {added:,} parameters ({added / base:.0%}) and took "
+            f"{time_ratio:.1f} times the baseline's time per training step.")
+
+
+AXES_KO = {"depth": "깊이", "sequence": "시퀀스"}
+
+
+def cost_tables(costs: list, ratio_rows: list, lang: str | None = None) -> tuple[str, str, str]:
+    """The depth and sequence windows' time and memory (``costs``: rows of :func:`vrs_edu.bench.depth.cost_table`,
+    ``ratio_rows``: of :func:`vrs_edu.bench.depth.ratios`)."""
+    ko = _ko(lang)
+    rows = [[AXES_KO.get(r["axis"], r["axis"]) if ko else r["axis"], r["L"],
+             "전체" if ko and r["K"] == "full" else r["K"], f"{r['seconds'] * 1e3:.2f}", f"{r['peak_bytes'] / 1e6:.2f}"]
+            for r in costs]
+    time_rows = [[r["L"], r["K"], f"{r['full_over_K_time']:.2f}", f"{r['model_ratio']:.2f}"] for r in ratio_rows]
+    memory_rows = [[r["L"], r["K"], f"{r['full_over_K_memory']:.2f}", f"{r['model_ratio']:.2f}",
+                    f"{r['seq_over_depth_memory']:.2f}"] for r in ratio_rows]
+    if ko:
+        return (table(["축", "L", "K", "시간 (ms)", "최대 메모리 (MB)"], rows),
+                table(["L", "K", "전체 / K 시간", "(L+1)/K"], time_rows),
+                table(["L", "K", "전체 / K 메모리", "(L+1)/K", "같은 K에서 시퀀스 / 깊이 메모리"], memory_rows))
+    return (table(["axis", "L", "K", "time (ms)", "peak memory (MB)"], rows),
+            table(["L", "K", "full / K time", "(L+1)/K"], time_rows),
+            table(["L", "K", "full / K memory", "(L+1)/K", "sequence / depth memory at the same K"], memory_rows))

@@ -30,6 +30,8 @@ from vrs_edu.lab.experiments import Recipe
 from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.premises import (LM_TOYS_SHORT, NO_WORSE_MARGIN, NO_WORSE_SOURCE, Description, deep_x0_r2, describe,
                                   description_records)
+from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.verdicts import verdict_word
 from vrs_edu.lab.results import Verdict
 from vrs_edu.nn.depth import make_depth_mixer
 
@@ -303,13 +305,19 @@ def descriptions_of(rows) -> list[Description]:
     return [r for r in rows if isinstance(r, Description)]
 
 
-def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | None) -> list[str]:
+SIDE_KO = {"above 0": "0보다 위", "below 0": "0보다 아래", "spans 0": "0에 걸침"}
+
+
+def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | None,
+                    lang: str | None = None) -> list[str]:
     """Where the per-stream instrument agrees or disagrees with chapter 04 (learned x0 coefficients) and with the
     real decoder (chapter 08: x0-R² of its q, k, v, and its declared tests of per-token tables), compared by the
     side of 0 of each mean and by verdict, never by a vote across instruments. Agreement in direction is a lead for
     a declared test, not evidence for the claim. The table tests' claim side is below 0 (a V table costs less);
     their decided verdicts count like the others'. ``rows``: this recipe's verdicts and :func:`descriptions` (the
-    embedding-weight numbers, shown as descriptions)."""
+    embedding-weight numbers, shown as descriptions). ``lang``: "en" or "ko" (None: the running edition)."""
+    if resolve_language(lang) == "ko":
+        return _agreement_lines_ko(rows, bov_result, real_result)
     mine = {r.name if isinstance(r, Description) else r.test.name: r for r in rows}
     word = lambda r: "description" if isinstance(r, Description) else r.verdict  # noqa: E731
     out = []
@@ -343,6 +351,48 @@ def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | Non
     con = [f"v − {s}" for s, v in decided.items() if v == "contradicted"]
     con += [c["name"] for c in c04 + tables if c["verdict"] == "contradicted"]
     out.append(f"decided for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
+    return out
+
+
+def _agreement_lines_ko(rows: list, bov_result: dict | None, real_result: dict | None) -> list[str]:
+    """:func:`agreement_lines` in Korean."""
+    mine = {r.name if isinstance(r, Description) else r.test.name: r for r in rows}
+    raw = lambda r: "description" if isinstance(r, Description) else r.verdict  # noqa: E731
+
+    def word(w: str) -> str:
+        return "서술" if w == "description" else verdict_word(w, "ko")
+
+    def where(mean: float, ci) -> str:
+        return SIDE_KO[side(mean, ci)]
+    out = []
+    for s in "qk":
+        r = mine.get(f"v_reads_embedding_more_than_{s}")
+        if r is not None:
+            out.append(f"이 장, v의 임베딩 가중치 − {s}의 것: {r.mean:+.3f} ({where(r.mean, r.ci)}), {word(raw(r))}")
+    c04 = chapter_04_rows(bov_result)
+    for c in c04:
+        out.append(f"04장, {c['name']}: {c['mean']:+.3f} ({where(c['mean'], c['ci'])}), {word(c['verdict'])}")
+    if not c04:
+        out.append("04장: V가 Q와 K보다 x0을 더 많이 읽는다는 저장된 검정이 없음(`vrs-edu reproduce bank-of-values`)")
+    real = real_decoder_margins(real_result)
+    if real is None:
+        out.append("08장 (SmolLM2-135M): 아직 저장된 결과가 없음. 실제 디코더의 q, k, v 입력의 층별 x0-R²를 주며, 여기서 "
+                   "마지막 3분의 1에 걸친 v − q와 v − k로 비교함")
+    else:
+        out.append(f"08장, SmolLM2-135M 층 {real['layers'][0]}-{real['layers'][-1]}: v − q의 x0-R² "
+                   f"{real['v_minus_q']:+.3f}, v − k {real['v_minus_k']:+.3f} (투영 자체의 값: 측정했으며 선언된 검정 없음)")
+    tables = real_decoder_table_tests(real_result)
+    for t in tables:
+        costs = "더 큼" if t["mean"] > 0 else "더 작음"
+        out.append(f"08장, {t['name']}: {t['mean']:+.3f} nats ({where(t['mean'], t['ci'])}: 토큰별 V 표의 비용이 "
+                   f"{costs}), {word(t['verdict'])}")
+    decided = {s: raw(mine[f"v_reads_embedding_more_than_{s}"]) for s in "qk"
+               if f"v_reads_embedding_more_than_{s}" in mine}
+    pro = [f"v − {s}" for s, v in decided.items() if v == "reproduced"]
+    pro += [c["name"] for c in c04 + tables if c["verdict"] == "reproduced"]
+    con = [f"v − {s}" for s, v in decided.items() if v == "contradicted"]
+    con += [c["name"] for c in c04 + tables if c["verdict"] == "contradicted"]
+    out.append(f"주장을 지지하는 결정: {', '.join(pro) or '없음'}; 반대하는 결정: {', '.join(con) or '없음'}")
     return out
 
 
