@@ -84,7 +84,7 @@ def test_the_svformer_sentence_and_reading_in_korean_follow_the_interval_and_ver
     assert C.svformer_sentence(up.mean, up.ci, up, 5, lang="ko").endswith(
         "0보다 위에 있습니다: 논문이 보고한 비용인 더 높은 손실입니다. 여기서 논문의 비용이 재현됩니다.")
     assert C.svformer_reading(v, lang="ko") == (
-        "보정하지 않은 95 % 구간은 0보다 아래(비용이 아니라 이득)에 있지만, 계열 안에서 Holm 보정을 하면(p 0.129) 검정은 "
+        "보정하지 않은 95 % 구간은 0보다 아래(비용이 아니라 이득)에 있지만, 검정 묶음 안에서 Holm 보정을 하면(p 0.129) 검정은 "
         "미정입니다: 이 말뭉치의 이 모델에서 논문의 비용은 재현되지도 반박되지도 않습니다.")
     assert C.svformer_reading(v, lang="en").startswith("The unadjusted 95 % interval lies below 0 (a gain, not a cost)")
     both = _v(0.001, (-0.01, 0.012), "undecided")
@@ -102,17 +102,17 @@ def test_the_svformer_sentence_and_reading_in_korean_follow_the_interval_and_ver
 
 
 def test_the_entropy_lambda_and_slope_lines():
-    assert C.entropy_lead("recall", 24, 2.798, lang="ko") == "**회상 과제** (T = 24): 균일 인과 엔트로피 2.798, log T = 3.178."
+    assert C.entropy_lead("recall", 24, 2.798, lang="ko") == "**회상 과제** (T = 24): 균등 인과 엔트로피 2.798, log T = 3.178."
     assert C.entropy_lead("corpus", 64, 3.754, lang="en") == (
         "**corpus** (T = 64): uniform-causal entropy 3.754, log T = 4.159.")
-    assert C.entropy_rows_table([], lang="ko").splitlines()[0] == "| 층 | baseline | − 균일 | resformer | − 균일 |"
+    assert C.entropy_rows_table([], lang="ko").splitlines()[0] == "| 층 | baseline | − 균등 | resformer | − 균등 |"
     assert C.entropy_below_line([], [], lang="en") == (
         "Baseline: no layer is below the uniform-causal entropy: there is no attention concentration to relieve "
         "ResFormer's layers below the uniform-causal entropy: none.")
     assert C.entropy_below_line([0, 1], [1], lang="ko") == (
-        "기준선: 균일 인과 엔트로피보다 낮은 층: [0, 1]. 균일 인과 엔트로피보다 낮은 ResFormer의 층: [1].")
+        "기준선: 균등 인과 엔트로피보다 낮은 층: [0, 1]. 균등 인과 엔트로피보다 낮은 ResFormer의 층: [1].")
     assert C.entropy_below_line([], [], lang="ko") == (
-        "기준선: 균일 인과 엔트로피보다 낮은 층이 없습니다: 완화할 어텐션 집중이 없습니다. 균일 인과 엔트로피보다 낮은 "
+        "기준선: 균등 인과 엔트로피보다 낮은 층이 없습니다: 완화할 어텐션 집중이 없습니다. 균등 인과 엔트로피보다 낮은 "
         "ResFormer의 층: 없음.")
     assert C.metrics_table([], lang="ko").splitlines()[0] == "| 지표 | 변형 | 층별 (또는 깊이별) |"
     tab, line = C.lambda_profile_table([0.7321], [0.05], [1], lang="ko")
@@ -224,7 +224,7 @@ def test_the_appendix_curves_speak_korean_with_every_glyph(course_style, caplog)
             font._draw_strictly(fig)
     assert not [r.getMessage() for r in caplog.records]
     texts = " | ".join(t.get_text() for fig in figs for t in fig.findobj(Text))
-    for label in ("킹 제임스 성경, 단어 토큰", "연관 회상 (답만)", "스텝", "검증 손실 (nats)", "조회 없는 기준값",
+    for label in ("King James Bible, 단어 토큰", "연관 회상 (답만)", "스텝", "검증 손실 (nats)", "조회 없는 기준값",
                   "기준선 대비 Δ 검증 손실 (nats)"):
         assert label in texts, (label, texts)
     assert not [w for w in ("step", "loss", "reference", "recall", "tokens") if w in texts]

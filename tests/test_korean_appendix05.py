@@ -146,7 +146,7 @@ def test_the_regime_in_both_languages():
         "an 8-layer word model of width 64, 160–240 steps (0.20–0.30 of an epoch of the King James Version of the "
         "Bible), 5 paired seeds")
     assert P.appendix_regime_text(*args, lang="ko") == (
-        "폭 64인 8층 단어 모델, 160–240 스텝(킹 제임스 성경의 0.20–0.30 에폭), 짝지은 시드 5개")
+        "폭 64인 8층 단어 모델, 160–240 스텝(King James Bible의 0.20–0.30 에폭), 짝지은 시드 5개")
 
 
 def test_the_router_sentence_in_korean_follows_the_rows_and_the_premise():

@@ -84,7 +84,7 @@ def test_declared_result_in_korean_follows_the_sign_and_the_verdict():
     r = _result([-0.005] * 5, "undecided", form="equivalence", ci=[-0.018, 0.009])
     r["verdicts"][0].update(p_holm=0.0886, family_size=6)
     assert declared_result(r, "t", lang="ko").endswith(
-        "; 같은 계열의 검정 6개에 대한 Holm 보정 후 p = 0.089: 미정 — 이 시드들로는 결정되지 않음: "
+        "; 같은 검정 묶음의 검정 6개에 대한 Holm 보정 후 p = 0.089: 미정 — 이 시드들로는 결정되지 않음: "
         "구간이 -0.01 아래(마진보다 더 좋을 수 있음)까지 걸침")
     assert declared_result(r, "t", lang="en").endswith(
         "undecided — not decided by these seeds: its interval reaches below -0.01 (it may be better by more than "

@@ -146,7 +146,7 @@ def verdict_table(rows: list[Verdict], lang: str | None = None) -> tuple[list[st
         cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
                       p, verdict, power])
     if ko:
-        return ["검정", "계열", "평균 [95% 신뢰구간]", "p (Holm)", "판정", "검정력"], cells
+        return ["검정", "검정 묶음", "평균 [95% 신뢰구간]", "p (Holm)", "판정", "검정력"], cells
     return ["test", "family", "mean [95% CI]", "p (Holm)", "verdict", "power"], cells
 
 
@@ -214,7 +214,7 @@ def _declared_result_ko(m, lo, hi, values, test, margin, holm, family_size, word
     else:
         diff = f"{against}보다 {abs(m):.3f} nats {'낮음' if m < 0 else '높음'}"
     band = f"(±{margin:g} 안에서 더 나쁘지 않음)" if margin else ""
-    corrected = (f"; 같은 계열의 검정 {family_size}개에 대한 Holm 보정 후 p = {holm:.3f}" if holm is not None else "")
+    corrected = (f"; 같은 검정 묶음의 검정 {family_size}개에 대한 Holm 보정 후 p = {holm:.3f}" if holm is not None else "")
     why = {"below": "아래(마진보다 더 좋을 수 있음)", "above": "위(마진보다 더 손해일 수 있음)"}
     if edges:
         words += f": 구간이 {' 그리고 '.join(f'{at} {why[side]}' for at, side in edges)}까지 걸침"

@@ -14,7 +14,7 @@ def _ko(lang: str | None) -> bool:
 
 #: The conditions of the chapter's interventions (keys of a swap or frozen-routing result), in Korean: the figures'
 #: legends and the tables' headers.
-CONDITIONS_KO = {"pattern swap": "패턴 교환", "value swap": "값 교환", "uniform": "균일", "previous layer": "이전 층",
+CONDITIONS_KO = {"pattern swap": "패턴 교환", "value swap": "값 교환", "uniform": "균등", "previous layer": "이전 층",
                  "batch mean": "배치 평균"}
 
 
@@ -115,7 +115,7 @@ def frozen_sentence(uniform0: float, deep: range, deep_share: dict, costliest: i
                     lang: str | None = None) -> str:
     """What freezing one layer's routing costs: layer 0 against the deep layers, and the costliest substitute."""
     if _ko(lang):
-        return (f"균일한 경로는 층 0에 {uniform0:+.3f} nats의 비용을 치르게 하지만, 깊은 층 {deep.start}–{deep.stop - 1}"
+        return (f"균등한 어텐션 경로는 층 0에 {uniform0:+.3f} nats의 비용을 치르게 하지만, 깊은 층 {deep.start}–{deep.stop - 1}"
                 f"에는 평균적으로 원래 손실의 {100 * deep_share['uniform']:.1f} %입니다. 위치를 유지하는 배치 평균 패턴은 "
                 f"깊은 층에 {100 * deep_share['batch mean']:.1f} %의 비용을 치르게 합니다. 이전 층의 패턴은 "
                 f"{n_after_first}개 층 중 {costliest}개에서 가장 비싼 대체물입니다.")
@@ -143,7 +143,7 @@ def answer(uniform0: float, clean: float, deep_uniform: float, ratio: list[float
     """The chapter's answer: a deep layer depends on its QK pattern less than the first; values matter more."""
     more = sum(r > 1 for r in ratio)
     if _ko(lang):
-        return ("이 모델의 깊은 층은 새로 계산한 QK 패턴에 실제로 의존하지만, 첫 층보다는 덜 의존합니다: 패턴을 균일한 "
+        return ("이 모델의 깊은 층은 새로 계산한 QK 패턴에 실제로 의존하지만, 첫 층보다는 덜 의존합니다: 패턴을 균등한 "
                 f"패턴으로 바꾸면 깊은 층에서는 평균적으로 원래 손실의 {100 * deep_uniform:.1f} %의 비용이 들고, 층 "
                 f"0에서는 {uniform0:.2f} nats({100 * uniform0 / clean:.0f} %)가 듭니다. 층이 무엇을 옮기는지가 "
                 f"어디를 보는지보다 중요합니다: 값을 다른 텍스트의 값과 바꾸면 패턴을 바꿀 때의 {min(ratio):.2f}~"

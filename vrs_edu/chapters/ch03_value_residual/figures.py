@@ -25,7 +25,7 @@ CORPUS_TITLES = {"pydoc_data.topics": "Python docs, word tokens", "kjv": "King J
 
 
 PART_TITLES_KO = {"corpus": "Python 문서, 단어 토큰", "recall": "연관 회상 (답만)"}
-CORPUS_TITLES_KO = {"pydoc_data.topics": "Python 문서, 단어 토큰", "kjv": "킹 제임스 성경, 단어 토큰"}
+CORPUS_TITLES_KO = {"pydoc_data.topics": "Python 문서, 단어 토큰", "kjv": "King James Bible, 단어 토큰"}
 
 
 def _title(name: str, part: dict, lang: str | None = None) -> str:

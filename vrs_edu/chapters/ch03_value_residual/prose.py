@@ -510,7 +510,7 @@ def verdicts_table(rows: list, lang: str | None = None) -> str:
     cells = [[x.test.name, x.test.family, x.interval(),
               ("해당 없음" if ko else "n/a") if math.isnan(x.p_holm) else f"{x.p_holm:.3f}",
               verdict_label(x, lang=lang)] for x in rows]
-    head = (["검정", "계열", "평균 [95 % 신뢰구간]", "p (Holm)", "판정"] if ko else
+    head = (["검정", "검정 묶음", "평균 [95 % 신뢰구간]", "p (Holm)", "판정"] if ko else
             ["test", "family", "mean [95 % CI]", "p (Holm)", "verdict"])
     return table(head, cells, align="lllrl")
 
@@ -652,7 +652,7 @@ def svformer_reading(v, lang: str | None = None) -> str:
     side = "below" if hi < 0 else "above"
     if ko:
         where = "0보다 아래(비용이 아니라 이득)" if side == "below" else "0보다 위(비용)"
-        return (f"보정하지 않은 95 % 구간은 {where}에 있지만, 계열 안에서 Holm 보정을 하면(p {v.p_holm:.3f}) 검정은 "
+        return (f"보정하지 않은 95 % 구간은 {where}에 있지만, 검정 묶음 안에서 Holm 보정을 하면(p {v.p_holm:.3f}) 검정은 "
                 "미정입니다: 이 말뭉치의 이 모델에서 논문의 비용은 재현되지도 반박되지도 않습니다.")
     what = "a gain, not a cost" if side == "below" else "a cost"
     return (f"The unadjusted 95 % interval lies {side} 0 ({what}), but after Holm's "
@@ -674,23 +674,23 @@ def entropy_lead(part: str, T: int, ref: float, lang: str | None = None) -> str:
     """The line above a per-layer entropy table: the uniform-causal reference and log T at T."""
     if _ko(lang):
         name = {"corpus": "말뭉치", "recall": "회상 과제"}.get(part, part)
-        return f"**{name}** (T = {T}): 균일 인과 엔트로피 {ref:.3f}, log T = {math.log(T):.3f}."
+        return f"**{name}** (T = {T}): 균등 인과 엔트로피 {ref:.3f}, log T = {math.log(T):.3f}."
     return f"**{part}** (T = {T}): uniform-causal entropy {ref:.3f}, log T = {math.log(T):.3f}."
 
 
 def entropy_rows_table(rows: list, lang: str | None = None) -> str:
     """Per layer, the baseline's and ResFormer's entropy, each beside its difference from the uniform-causal one."""
     if _ko(lang):
-        return table(["층", "baseline", "− 균일", "resformer", "− 균일"], rows)
+        return table(["층", "baseline", "− 균등", "resformer", "− 균등"], rows)
     return table(["layer", "baseline", "− uniform", "resformer", "− uniform"], rows)
 
 
 def entropy_below_line(baseline_below: list[int], resformer_below: list[int], lang: str | None = None) -> str:
     """Which layers of the baseline and of ResFormer are below the uniform-causal entropy (concentrated)."""
     if _ko(lang):
-        base = (f"균일 인과 엔트로피보다 낮은 층: {baseline_below}" if baseline_below else
-                "균일 인과 엔트로피보다 낮은 층이 없습니다: 완화할 어텐션 집중이 없습니다")
-        return f"기준선: {base}. 균일 인과 엔트로피보다 낮은 ResFormer의 층: {resformer_below or '없음'}."
+        base = (f"균등 인과 엔트로피보다 낮은 층: {baseline_below}" if baseline_below else
+                "균등 인과 엔트로피보다 낮은 층이 없습니다: 완화할 어텐션 집중이 없습니다")
+        return f"기준선: {base}. 균등 인과 엔트로피보다 낮은 ResFormer의 층: {resformer_below or '없음'}."
     base = (f"layers below the uniform-causal entropy: {baseline_below}" if baseline_below else
             "no layer is below the uniform-causal entropy: there is no attention concentration to relieve")
     return f"Baseline: {base} ResFormer's layers below the uniform-causal entropy: {resformer_below or 'none'}."
