@@ -308,6 +308,19 @@ def descriptions_of(rows) -> list[Description]:
 SIDE_KO = {"above 0": "0보다 위", "below 0": "0보다 아래", "spans 0": "0에 걸침"}
 
 
+def _decided_sides(mine: dict, others: list[dict]) -> tuple[list[str], list[str]]:
+    """The decided instruments of :func:`agreement_lines`, for the claim (reproduced) and against it
+    (contradicted): this recipe's ``v − q`` / ``v − k`` (``mine``: its rows by name; a description decides nothing)
+    and the other chapters' records (``others``: dicts with ``name`` and ``verdict``), by name."""
+    decided = {s: mine[f"v_reads_embedding_more_than_{s}"] for s in "qk" if f"v_reads_embedding_more_than_{s}" in mine}
+    sides = []
+    for verdict in ("reproduced", "contradicted"):
+        names = [f"v − {s}" for s, r in decided.items()
+                 if not isinstance(r, Description) and r.verdict == verdict]
+        sides.append(names + [c["name"] for c in others if c["verdict"] == verdict])
+    return sides[0], sides[1]
+
+
 def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | None,
                     lang: str | None = None) -> list[str]:
     """Where the per-stream instrument agrees or disagrees with chapter 04 (learned x0 coefficients) and with the
@@ -344,12 +357,7 @@ def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | Non
         costs = "more" if t["mean"] > 0 else "less"
         out.append(f"chapter 08, {t['name']}: {t['mean']:+.3f} nats ({side(t['mean'], t['ci'])}: a per-token V "
                    f"table costs {costs}), {t['verdict']}")
-    decided = {s: word(mine[f"v_reads_embedding_more_than_{s}"]) for s in "qk"
-               if f"v_reads_embedding_more_than_{s}" in mine}
-    pro = [f"v − {s}" for s, v in decided.items() if v == "reproduced"]
-    pro += [c["name"] for c in c04 + tables if c["verdict"] == "reproduced"]
-    con = [f"v − {s}" for s, v in decided.items() if v == "contradicted"]
-    con += [c["name"] for c in c04 + tables if c["verdict"] == "contradicted"]
+    pro, con = _decided_sides(mine, c04 + tables)
     out.append(f"decided for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
     return out
 
@@ -386,12 +394,7 @@ def _agreement_lines_ko(rows: list, bov_result: dict | None, real_result: dict |
         costs = "더 큼" if t["mean"] > 0 else "더 작음"
         out.append(f"08장, {t['name']}: {t['mean']:+.3f} nats ({where(t['mean'], t['ci'])}: 토큰별 V 표의 비용이 "
                    f"{costs}), {word(t['verdict'])}")
-    decided = {s: raw(mine[f"v_reads_embedding_more_than_{s}"]) for s in "qk"
-               if f"v_reads_embedding_more_than_{s}" in mine}
-    pro = [f"v − {s}" for s, v in decided.items() if v == "reproduced"]
-    pro += [c["name"] for c in c04 + tables if c["verdict"] == "reproduced"]
-    con = [f"v − {s}" for s, v in decided.items() if v == "contradicted"]
-    con += [c["name"] for c in c04 + tables if c["verdict"] == "contradicted"]
+    pro, con = _decided_sides(mine, c04 + tables)
     out.append(f"주장을 지지하는 결정: {', '.join(pro) or '없음'}; 반대하는 결정: {', '.join(con) or '없음'}")
     return out
 
