@@ -268,6 +268,20 @@ def test_a_wrapped_message_joins_back_into_its_one_line():
         [" ".join(text.split()), "✓ attend: public checks passed"]
 
 
+def test_a_korean_message_is_wrapped_by_display_columns_a_hangul_syllable_taking_two():
+    from wcwidth import wcswidth
+
+    from vrs_edu.course.checks import WIDTH, messages, wrap
+
+    text = "✗ 값 잔차: 사례 0: " + "V_1을 현재 스트림에서 다시 계산했습니다, " * 6 + "(패턴 @ v)"
+    lines = wrap(text).splitlines()
+    widths = [wcswidth(line) for line in lines]
+    # each line but the last is full: the next word would pass the page's edge (counting characters, as textwrap
+    # does, puts 100 syllables, 200 columns, on a line; or breaks at half the page if the limit were halved)
+    assert max(widths) <= WIDTH and all(w > WIDTH - 20 for w in widths[:-1]), widths
+    assert len(lines) == 3 and messages(wrap(text)) == [" ".join(text.split())]
+
+
 # --- the chapters: every exercise is a stub followed by its collapsed worked solution -------------------------
 
 def _chapter_exercises():

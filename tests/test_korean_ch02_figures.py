@@ -162,7 +162,7 @@ def test_the_chapters_figure_words_in_both_languages():
     assert change_from_default(1.115, 1.106, ".3f", " nats", "ko") == "1.115 nats (기본값 1.106에서 +0.009)"
     assert change_from_default(0.5, 0.75, ".2f", lang="ko") == "0.50 (기본값 0.75에서 -0.25)"
     assert change_from_default(1.106, 1.106, lang="ko") == "1.106 (기본값)"
-    assert change_from_default(1.115, 1.106) == "1.115 (+0.009 from the default 1.106)"   # English by default
+    assert change_from_default(1.115, 1.106) == "1.115 (+0.009 from the default 1.106)"   # the running edition: en
     with pytest.raises(ValueError, match="lang"):
         P.head_label(0, 0, "fr")
 

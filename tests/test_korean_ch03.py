@@ -118,3 +118,12 @@ def test_chapter03_figures_in_korean_name_the_baseline_the_sink_and_the_blocks()
     assert [t.get_text() for t in fig.axes[1].get_legend().get_texts()] == ["블록 1", "블록 2"]
     assert fig.axes[0].get_xlabel() == "블록 (blocks.0이 V_1을 계산)"
     plt.close("all")
+
+
+def test_the_lambda_widget_readout_states_the_change_from_the_default_in_the_edition():
+    from vrs_edu.chapters.ch03_value_residual.figures import lambda_text
+
+    now = {"loss": 4.877, "entropy": [1.5, 2.25]}
+    assert lambda_text(now, 4.865, "en") == "loss 4.877 nats (+0.012 from the default 4.865); entropy per layer: 1.50 2.25"
+    assert lambda_text(now, 4.865, "ko") == "손실 4.877 nats (기본값 4.865에서 +0.012); 층별 엔트로피: 1.50 2.25"
+    assert lambda_text({**now, "loss": 4.865}, 4.865, "ko") == "손실 4.865 nats (기본값); 층별 엔트로피: 1.50 2.25"

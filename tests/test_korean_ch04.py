@@ -155,8 +155,11 @@ def test_the_rate_sweep_figure_and_the_widget_readout_speak_the_edition(monkeypa
     assert text.splitlines()[1:3] == ["학습된 패턴에서 옮겨 간 어텐션 질량: 층 6 0.0%, 층 7 1.2%",
                                       "층 6, 7의 x0 비중 |β| / (|α| + |β|):"]
     assert text.splitlines()[3].endswith("(기본값)")
+    assert text.splitlines()[0] == "손실 4.1000 nats (기본값)"     # the loss's change, too, in Korean
+    assert beta_text({**now, "loss": 4.2}).splitlines()[0] == "손실 4.2000 nats (기본값 4.1000에서 +0.1000)"
     monkeypatch.setenv("VRS_EDU_LANG", "en")
     assert beta_text(now).splitlines()[2] == "x0 share |β| / (|α| + |β|) in layers 6, 7:"
+    assert beta_text(now).splitlines()[0] == "loss 4.1000 nats (the default)"
 
 
 def test_the_appendix_sentences_in_korean_follow_the_same_numbers():

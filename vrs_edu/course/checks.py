@@ -16,18 +16,18 @@ the diagonal), the smallest widths, and float64 inputs, whose dtype the result m
 checks use them (the public checks never do).
 
 Every checker returns True/False and prints; with ``raise_on_fail=True`` (used by the grader) it raises
-``CheckFailed`` instead. A printed message is wrapped to ``WIDTH`` (100) columns at spaces, its continuation lines
+``CheckFailed`` instead. A printed message is wrapped to ``WIDTH`` (100) display columns at spaces, its continuation lines
 indented by ``INDENT``, so a hint reads on the page without a sideways scroll; :func:`messages` joins a printed
 message back into one line (the grader's report does).
 """
 from __future__ import annotations
 
 import inspect
-import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
+from wcwidth import wcswidth
 
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
@@ -65,14 +65,24 @@ MESSAGES = {
 
 
 def wrap(message: str, width: int = WIDTH) -> str:
-    """``message`` wrapped at spaces to ``width`` columns; each of its lines (a hint is one) starts a new line, and
-    every line after the first is indented by :data:`INDENT`. Words and numbers are never split (a single word
-    longer than the line stays whole)."""
+    """``message`` wrapped at spaces to ``width`` display columns; each of its lines (a hint is one) starts a new
+    line, and every line after the first is indented by :data:`INDENT`. Words and numbers are never split (a single
+    word longer than the line stays whole). Columns are counted as a terminal or the notebook's monospace output
+    shows them (``wcwidth``): a Hangul syllable takes two, so a Korean hint breaks where the page ends, not at half
+    of it or past it (``textwrap`` counts characters)."""
     lines: list[str] = []
-    for part in (" ".join(p.split()) for p in message.split("\n")):
-        if part:
-            lines += textwrap.wrap(part, width, initial_indent=INDENT if lines else "", subsequent_indent=INDENT,
-                                   break_long_words=False, break_on_hyphens=False)
+    for part in message.split("\n"):
+        line = ""
+        for word in part.split():
+            start = line or (INDENT if lines else "")
+            joined = f"{start} {word}" if line else start + word
+            if line and wcswidth(joined) > width:
+                lines.append(line)
+                line = INDENT + word
+            else:
+                line = joined
+        if line:
+            lines.append(line)
     return "\n".join(lines)
 
 

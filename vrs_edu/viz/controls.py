@@ -12,10 +12,10 @@ def label_style() -> dict:
 
 
 def change_from_default(now: float, default: float, fmt: str = ".3f", unit: str = "",
-                        lang: str | None = "en") -> str:
+                        lang: str | None = None) -> str:
     """``"1.115 nats (+0.009 from the default 1.106)"``; ``"(the default)"`` when the setting is the default.
     ``lang``: the edition (``None``: the running notebook's); Korean: ``"1.115 nats (기본값 1.106에서 +0.009)"``,
-    ``"(기본값)"``. English by default, so that a chapter's stored Korean outputs change only where it asks."""
+    ``"(기본값)"``."""
     ko = resolve_language(lang) == "ko"
     if f"{now:{fmt}}" == f"{default:{fmt}}" and now == default:
         return f"{now:{fmt}}{unit} ({'기본값' if ko else 'the default'})"

@@ -44,12 +44,8 @@ def stream_norm_text(n_layers: int = 6, init_scale: float = 1.0, lang: str | Non
     """The line the widget prints: the ratio and its change from the default, in ``lang`` (default: the running
     edition)."""
     r = stream_norm_readout(n_layers, init_scale)
-    now, default = r["ratio"], r["default_ratio"]
-    if resolve_language(lang) == "en":
-        return f"final/embedding norm ratio: {change_from_default(now, default, '.2f')}"
-    if f"{now:.2f}" == f"{default:.2f}" and now == default:
-        return f"최종/임베딩 노름 비율: {now:.2f} (기본값)"
-    return f"최종/임베딩 노름 비율: {now:.2f} (기본값 {default:.2f}에서 {now - default:+.2f})"
+    change = change_from_default(r["ratio"], r["default_ratio"], ".2f", lang=lang)
+    return in_language("final/embedding norm ratio: ", "최종/임베딩 노름 비율: ", lang) + change
 
 
 def stream_norm_widget():

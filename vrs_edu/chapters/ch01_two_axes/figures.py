@@ -134,13 +134,9 @@ def block_scale_title(scales, loss: float, default_loss: float, target: str, pro
     """The widget figure's title: the scales, the loss with its change from the default, and p(true next) with its
     change, in ``lang`` (default: the running edition)."""
     listed = ", ".join(f"{s:.2f}" for s in scales)
+    change = change_from_default(loss, default_loss, lang=lang)
     if resolve_language(lang) == "en":
-        return (f"scales {listed}\nloss {change_from_default(loss, default_loss)}; "
-                f"p(true {target!r}) = {prob:.2f} ({prob - default_prob:+.2f})")
-    if f"{loss:.3f}" == f"{default_loss:.3f}" and loss == default_loss:
-        change = f"{loss:.3f} (기본값)"
-    else:
-        change = f"{loss:.3f} (기본값 {default_loss:.3f}에서 {loss - default_loss:+.3f})"
+        return f"scales {listed}\nloss {change}; p(true {target!r}) = {prob:.2f} ({prob - default_prob:+.2f})"
     return f"배수 {listed}\n손실 {change}; p(실제 {target!r}) = {prob:.2f} ({prob - default_prob:+.2f})"
 
 

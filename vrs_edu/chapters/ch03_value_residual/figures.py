@@ -94,6 +94,15 @@ ENTROPY_SPAN = 0.1
 DEFAULT_LAMBDAS = (0.0, 1.0)
 
 
+def lambda_text(now: dict, trained_loss: float, lang: str | None = None) -> str:
+    """The λ widget's printed readout: the loss with its change from the trained model's (the sliders' default)
+    and the entropy per layer, in ``lang`` (None: the running edition). ``now``: :func:`lambda_readout`'s dict."""
+    change = change_from_default(now["loss"], trained_loss, ".3f", " nats", lang)
+    entropy = " ".join(f"{e:.2f}" for e in now["entropy"])
+    return in_language(f"loss {change}; entropy per layer: {entropy}", f"손실 {change}; 층별 엔트로피: {entropy}",
+                       lang)
+
+
 def lambda_widget(model: TinyGPT, batches, lambda_1: float = DEFAULT_LAMBDAS[0],
                   lambda_2: float = DEFAULT_LAMBDAS[1]):
     """λ1 / λ2 sliders over a trained value-residual model: loss and per-layer entropy update on every move. The
@@ -104,9 +113,7 @@ def lambda_widget(model: TinyGPT, batches, lambda_1: float = DEFAULT_LAMBDAS[0],
     def show(lambda_1=lambda_1, lambda_2=lambda_2):
         fig, now, _ = lambda_figure(model, batches, lambda_1, lambda_2, trained)
         plt.show()
-        say(in_language("loss ", "손실 ") + change_from_default(now['loss'], trained['loss'], '.3f', ' nats')
-            + in_language("; entropy per layer: ", "; 층별 엔트로피: ")
-            + " ".join(f"{e:.2f}" for e in now["entropy"]))
+        say(lambda_text(now, trained["loss"]))
         return now
 
     # Step 0.25 from the measured sensitivity of chapter 03's checkpoint (2 validation batches): one step of 0.05

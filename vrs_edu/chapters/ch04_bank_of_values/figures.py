@@ -47,7 +47,7 @@ def beta_text(now: dict, lang: str | None = None) -> str:
     change from the default. ``lang``: "en" or "ko" (None: the running notebook's edition)."""
     layers = ", ".join(map(str, now["layers"]))
     if resolve_language(lang) == "ko":
-        lines = [f"손실 {change_from_default(now['loss'], now['trained_loss'], '.4f', ' nats')}",
+        lines = [f"손실 {change_from_default(now['loss'], now['trained_loss'], '.4f', ' nats', 'ko')}",
                  "학습된 패턴에서 옮겨 간 어텐션 질량: "
                  + ", ".join(f"층 {l} {m:.1%}" for l, m in zip(now["layers"], now["moved"])),
                  f"층 {layers}의 x0 비중 |β| / (|α| + |β|):"]
@@ -59,7 +59,7 @@ def beta_text(now: dict, lang: str | None = None) -> str:
             lines.append(f"  β_{s} {factor_label(now['factors'][s]):>6s}   " + ", ".join(f"{a:.3f}" for a in sh)
                          + f"   {change}")
         return "\n".join(lines)
-    lines = [f"loss {change_from_default(now['loss'], now['trained_loss'], '.4f', ' nats')}",
+    lines = [f"loss {change_from_default(now['loss'], now['trained_loss'], '.4f', ' nats', 'en')}",
              "attention mass moved from the trained pattern: "
              + ", ".join(f"layer {l} {m:.1%}" for l, m in zip(now["layers"], now["moved"])),
              f"x0 share |β| / (|α| + |β|) in layers {layers}:"]

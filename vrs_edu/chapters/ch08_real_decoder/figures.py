@@ -218,7 +218,7 @@ def substitution_text(out: dict, tokens: list[str], default_delta: float | None 
     """What the widget prints: the sentence's loss with and without the table, and the next-token predictions
     (top 1, clean → substituted) at the ``shown`` positions whose loss changed most."""
     ko = resolve_language(None) == "ko"
-    change = (change_from_default(out["delta"], default_delta, ".3f", " nats", "ko" if ko else "en")
+    change = (change_from_default(out["delta"], default_delta, ".3f", " nats")
               if default_delta is not None else f"{out['delta']:+.3f} nats")
     lines = [f"loss of the sentence: {out['clean_loss']:.3f} → {out['loss']:.3f} nats per token "
              f"(Δ {change})", f"next-token predictions where the loss moved most (of {len(tokens) - 1}):"]
