@@ -170,6 +170,6 @@ def test_chapter03_checkers_keep_value_residual_in_english_and_name_the_sample_s
 
     ch03.check_value_residual_stack(stub, lang="ko")
     ch03.check_paired_interval(stub, lang="ko")
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())   # the wrapped message as one line
     assert "✗ value residual 스택:" in out and "값 잔차" not in out
     assert "그 평균, 표본 표준편차, 그리고 장의 공식이 주는 구간을 구하세요" in out and "표본 퍼짐" not in out
