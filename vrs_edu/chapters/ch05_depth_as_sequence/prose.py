@@ -15,6 +15,8 @@ margins are read as V − Q and V − K apart (never V − max(Q, K), whose null
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.premises import LM_TOYS_SHORT
@@ -68,64 +70,86 @@ def _loss_change_ko(mean: float, verdict) -> str:
 DECIDED_KO = "검정 횟수를 감안해도 결정된 결과입니다"
 
 
-def _effect_sentence_ko(claims: list[dict]) -> str:
-    """:func:`effect_sentence` in Korean, one sentence per finding."""
-    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
-    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
+@dataclass(frozen=True)
+class _EffectFacts:
+    """What :func:`effect_sentence` states, selected once for both languages: ``n`` claims (checks left out),
+    whether Depth-Attention is among them, ``won`` (the reproduced effects, largest win first), ``swa`` (ShortSWA
+    over depth's effects) and ``swa_won`` (the names of those reproduced), ``lost`` (the contradicted names) and
+    ``small`` (the negligible names); the effects are the dicts of
+    :func:`~vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth.loss_effects`."""
+    n: int
+    depth_attention: bool
+    won: list[dict]
+    swa: list[dict]
+    swa_won: list[str]
+    lost: list[str]
+    small: list[str]
+
+
+def _effect_facts(effects: list[dict]) -> _EffectFacts:
+    """The selections of :func:`effect_sentence` from ``effects`` (claims and checks; a check's verdict starts with
+    "check"). Raises ValueError when ``effects`` holds no claim (only checks)."""
+    claims = [e for e in effects if not e["verdict"].startswith("check")]
+    if not claims:
+        raise ValueError("effects: expected at least one claim (a verdict not starting with 'check'), got none")
     swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
-    da = " Depth-Attention을 포함해" if any(e["name"] == "depth_attention" for e in claims) else ""
-    out = [f"깊이에 걸친 읽기 {len(claims)}가지 가운데{da} {len(won)}가지가 잔차 합보다 손실을 낮추며, 이는 "
+    return _EffectFacts(n=len(claims), depth_attention=any(e["name"] == "depth_attention" for e in claims),
+                        won=sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"]),
+                        swa=swa, swa_won=[e["name"] for e in swa if e["verdict"] == "reproduced"],
+                        lost=[e["name"] for e in claims if e["verdict"] == "contradicted"],
+                        small=[e["name"] for e in claims if e["verdict"] == "negligible"])
+
+
+def _effect_sentence_ko(f: _EffectFacts) -> str:
+    """:func:`effect_sentence` in Korean, one sentence per finding."""
+    da = " Depth-Attention을 포함해" if f.depth_attention else ""
+    out = [f"깊이에 걸친 읽기 {f.n}가지 가운데{da} {len(f.won)}가지가 잔차 합보다 손실을 낮추며, 이는 "
            f"{DECIDED_KO}."]
-    if won:
-        out.append(f"가장 크게 낮춘 {attach(won[0]['name'], '은/는')} "
-                   + _loss_change_ko(won[0]["mean"], "reproduced") + ".")
-    if swa:
-        swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
-        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in swa)
-        out.append(f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 {attach(_names_ko(swa_won), '으로/로')} "
-                   f"이깁니다({changes})." if swa_won else
+    if f.won:
+        out.append(f"가장 크게 낮춘 {attach(f.won[0]['name'], '은/는')} "
+                   + _loss_change_ko(f.won[0]["mean"], "reproduced") + ".")
+    if f.swa:
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e, 'ko')}" for e in f.swa)
+        out.append(f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 {attach(_names_ko(f.swa_won), '으로/로')} "
+                   f"이깁니다({changes})." if f.swa_won else
                    f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 들지 않습니다({changes}).")
-    out.append(f"{attach(_names_ko(lost), '은/는')} 손실을 높이며, 결정된 결과입니다." if lost
+    out.append(f"{attach(_names_ko(f.lost), '은/는')} 손실을 높이며, 결정된 결과입니다." if f.lost
                else "손실을 높이는 읽기는 없으며, 결정된 결과입니다.")
-    small = [e["name"] for e in claims if e["verdict"] == "negligible"]
-    if small:
-        out.append(f"{attach(_names_ko(small), '은/는')} 부호와 상관없이 손실을 실행 전에 선언한 관심 최소 효과보다 "
+    if f.small:
+        out.append(f"{attach(_names_ko(f.small), '은/는')} 부호와 상관없이 손실을 실행 전에 선언한 관심 최소 효과보다 "
                    "작게 바꿉니다. 무시할 만함, 의미를 갖기에는 너무 작음.")
     return " ".join(out)
 
 
+def _effect_sentence_en(f: _EffectFacts) -> str:
+    """:func:`effect_sentence` in English."""
+    da = " counting Depth-Attention," if f.depth_attention else ""
+    out = (f"{len(f.won)} of the {f.n} reads over depth,{da} lower the loss below the residual sum's, "
+           f"{DECIDED}")
+    out += (f"; the most, {f.won[0]['name']}, " + loss_change(f.won[0]["mean"], f.won[0]["ci"], "reproduced")
+            if f.won else "")
+    if f.swa:
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in f.swa)
+        out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
+                f"{_names(f.swa_won)} ({changes})" if f.swa_won else
+                f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
+    out += f". {_names(f.lost)} raise{'s' if len(f.lost) == 1 else ''} the loss, decided." if f.lost \
+        else ". None raises it, decided."
+    if f.small:
+        out += (f" {_names(f.small)} change{'s' if len(f.small) == 1 else ''} it by less than the smallest effect "
+                "declared before the run, whichever the sign: negligible, too small to matter.")
+    return out
+
+
 def effect_sentence(effects: list[dict], lang: str | None = None) -> str:
     """The sentence under chapter 05's first figure: how many reads lowered the loss (decided), the largest win,
-    ShortSWA over depth's own result (the read the chapter's question names) and any decided loss.
+    ShortSWA over depth's own result (the read the chapter's question names) and any decided loss; the selections
+    are :func:`_effect_facts`'s, the same for both languages.
 
     ``lang``: "en" or "ko" (None: the running notebook's edition). Raises ValueError when ``effects`` holds no
     claim (only checks)."""
-    claims = [e for e in effects if not e["verdict"].startswith("check")]
-    if not claims:
-        raise ValueError("effects: expected at least one claim (a verdict not starting with 'check'), got none")
-    if resolve_language(lang) == "ko":
-        return _effect_sentence_ko(claims)
-    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
-    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
-    swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
-    da = " counting Depth-Attention," if any(e["name"] == "depth_attention" for e in claims) else ""
-    out = (f"{len(won)} of the {len(claims)} reads over depth,{da} lower the loss below the residual sum's, "
-           f"{DECIDED}")
-    out += (f"; the most, {won[0]['name']}, " + loss_change(won[0]["mean"], won[0]["ci"], "reproduced")
-            if won else "")
-    if swa:
-        swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
-        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in swa)
-        out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
-                f"{_names(swa_won)} ({changes})" if swa_won else
-                f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
-    out += f". {_names(lost)} raise{'s' if len(lost) == 1 else ''} the loss, decided." if lost \
-        else ". None raises it, decided."
-    small = [e["name"] for e in claims if e["verdict"] == "negligible"]
-    if small:
-        out += (f" {_names(small)} change{'s' if len(small) == 1 else ''} it by less than the smallest effect "
-                "declared before the run, whichever the sign: negligible, too small to matter.")
-    return out
+    f = _effect_facts(effects)
+    return _effect_sentence_ko(f) if resolve_language(lang) == "ko" else _effect_sentence_en(f)
 
 
 def premise_sentence(premise: float, threshold: float, lang: str | None = None) -> str:
