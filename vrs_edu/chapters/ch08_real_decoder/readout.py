@@ -409,6 +409,12 @@ def load_toys(corpus: str | None = None) -> dict[str, dict | None]:
     return out
 
 
+# toy_comparison's findings in their order, with the chapters each comes from
+TOY_FINDINGS = {"attention concentrates (entropy below uniform-causal attention's)": "03",
+                "deep layers' inputs are mostly token identity (x0-R² > 0.5)": "04, 05",
+                "V, more than Q and K, carries the token alone in the deep layers": "04",
+                "deep V computed from the token's embedding, W_V·x0": "04",
+                "deep layers attend over the first layer's values (SVFormer)": "03, 06"}
 # toy_comparison's words in Korean: its findings, its cells' templates and its answers to "agree?"
 TOY_FINDINGS_KO = {
     "attention concentrates (entropy below uniform-causal attention's)":
@@ -421,6 +427,76 @@ TOY_FINDINGS_KO = {
 AGREE_KO = {"yes": "예", "no": "아니요", "n/a": "해당 없음", "another question": "다른 질문"}
 
 
+def _toy_facts(result: dict, toys: dict[str, dict | None]) -> dict:
+    """What :func:`toy_comparison` states, read once for both languages: the toys' records (``conc``, ``ctx``,
+    ``reads`` (V − Q and V − K; None unless both are stored), ``sub``, ``sv``; None where not stored), the decoder's
+    numbers (``gap``: each layer's entropy minus uniform's, layer 0 left out; ``below``: how many lie below;
+    ``x0_in``; ``tab``: the last third's table costs by projection, ``most``: the one that costs least; ``x0v``,
+    ``v1``) and ``agree``: the five answers, "yes", "no", "n/a" (the toy's record is not stored) or "another
+    question"."""
+    late, d = result["thirds"]["late"], result["describe"]
+    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
+    conc = _record(vr, "baseline_concentrated")                   # chapter 03: the premise of the entropy claim
+    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
+    below = sum(g < 0 for g in gap)
+    ctx = _record(bov, "deep_context", "preconditions")           # chapters 04-05: how much input is the token
+    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
+    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}   # which path carries the token
+    most = min(tab, key=tab.get)
+    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
+    reads = reads if all(reads) else None
+    agree = ["n/a" if conc is None else ("yes" if (conc["mean"] < 0) == (below > len(gap) / 2) else "no"),
+             "n/a" if ctx is None else ("yes" if (ctx["value"] > 0.5) == (x0_in > 0.5) else "no"),
+             "n/a" if not reads else ("yes" if all(r["mean"] > 0 for r in reads) == (most == "V") else "no"),
+             "another question", "another question"]     # trained with the mechanism vs imposed after training
+    return {"conc": conc, "gap": gap, "below": below, "ctx": ctx, "x0_in": x0_in, "tab": tab, "most": most,
+            "reads": reads, "sub": _record(bov, "substitute_loss"), "sv": _record(vr, "svformer_cost"),
+            "x0v": result["per_third"]["V := W_V·norm(x0) · late"]["mean"],
+            "v1": result["per_third"]["V := V_1 · late"]["mean"], "agree": agree}
+
+
+def _toy_cell(toys: dict, recipe: str, rec: dict | None, fmt: str, lang: str) -> str:
+    """A toy's cell: ``fmt`` filled from its stored record (its verdict in ``lang``'s words), or why there is none."""
+    ko = lang == "ko"
+    if toys.get(recipe) is None:
+        return f"{'아직 만들지 않음' if ko else 'not made yet'}: `vrs-edu reproduce {recipe} --corpus kjv`"
+    if rec is None:
+        return f"저장된 {recipe} 결과에 없음" if ko else f"not in the stored {recipe} result"
+    return fmt.format(**{**rec, "verdict": verdict_word(rec.get("verdict"), "ko")}) if ko else fmt.format(**rec)
+
+
+def _toy_cells_en(f: dict, toys: dict) -> list[tuple[str, str]]:
+    """:func:`toy_comparison`'s (toy, decoder) cells in English, one pair per finding."""
+    gap, tab, trained = f["gap"], f["tab"], "trained so: {mean:+.3f} nats vs baseline, {verdict}"
+    reads = ("; ".join(f"V − {q.upper()} x0 share {r['mean']:+.2f}, {r['verdict']}" for q, r in zip("qk", f["reads"]))
+             if f["reads"] else _toy_cell(toys, "bank-of-values", None, "", "en"))
+    return [(_toy_cell(toys, "value-residual", f["conc"], "baseline {mean:+.3f} nats vs uniform, {verdict}", "en"),
+             f"{f['below']} of {len(gap)} layers below uniform; mean {sum(gap) / len(gap):+.2f} nats"),
+            (_toy_cell(toys, "bank-of-values", f["ctx"], "x0-R² {value:.2f} (baselines' x0 layers)", "en"),
+             f"x0-R² {f['x0_in']:.2f} (last third's inputs)"),
+            (reads, "tables cost " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV")
+             + f" nats: {f['most']} tolerates its table best"),
+            (_toy_cell(toys, "bank-of-values", f["sub"], trained, "en"),
+             f"imposed after training: {f['x0v']:+.2f} nats"),
+            (_toy_cell(toys, "value-residual", f["sv"], trained, "en"), f"imposed after training: {f['v1']:+.2f} nats")]
+
+
+def _toy_cells_ko(f: dict, toys: dict) -> list[tuple[str, str]]:
+    """:func:`toy_comparison`'s (toy, decoder) cells in Korean, one pair per finding."""
+    gap, tab, trained = f["gap"], f["tab"], "그렇게 학습함: 기준선 대비 {mean:+.3f} nats, {verdict}"
+    reads = ("; ".join(f"V − {q.upper()} x0 비중 {r['mean']:+.2f}, {verdict_word(r['verdict'], 'ko')}"
+                       for q, r in zip("qk", f["reads"])) if f["reads"] else
+             _toy_cell(toys, "bank-of-values", None, "", "ko"))
+    return [(_toy_cell(toys, "value-residual", f["conc"], "기준선, 균등 대비 {mean:+.3f} nats, {verdict}", "ko"),
+             f"층 {len(gap)}개 가운데 {f['below']}개가 균등보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
+            (_toy_cell(toys, "bank-of-values", f["ctx"], "x0-R² {value:.2f} (기준선들의 x0 층)", "ko"),
+             f"x0-R² {f['x0_in']:.2f} (마지막 3분의 1의 입력)"),
+            (reads, "표의 비용 " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV")
+             + f" nats: 자기 표를 가장 잘 견디는 것은 {f['most']}"),
+            (_toy_cell(toys, "bank-of-values", f["sub"], trained, "ko"), f"학습 후에 부과함: {f['x0v']:+.2f} nats"),
+            (_toy_cell(toys, "value-residual", f["sv"], trained, "ko"), f"학습 후에 부과함: {f['v1']:+.2f} nats")]
+
+
 def toy_comparison(result: dict, toys: dict[str, dict | None], lang: str | None = None) -> list[dict]:
     """Where the real decoder agrees with the toy models of chapters 03-05, and where not: one row per finding,
     ``{"finding", "chapter", "toy", "decoder", "agree"}`` (the first four strings; ``agree`` "yes", "no", or
@@ -429,106 +505,20 @@ def toy_comparison(result: dict, toys: dict[str, dict | None], lang: str | None 
     ``toys`` maps a recipe of :data:`TOY_RECIPES` to its stored result on the verdict corpus (None: not made; its
     rows then say which command makes it). The toys' numbers are their stored declared-test records (mean over
     seeds, verdict) and preconditions; the decoder's are the last third's, over its evaluation sequences.
-    ``agree`` compares the directions of the two numbers, whatever the toy's verdict (which the row shows). Chapter 02's swaps are measured live in chapter 02, on its own model, and are not in a result file.
+    ``agree`` compares the directions of the two numbers, whatever the toy's verdict (which the row shows). Chapter
+    02's swaps are measured live in chapter 02, on its own model, and are not in a result file. The numbers and
+    answers are :func:`_toy_facts`'s, the same for both languages.
     ``lang``: the language of the cells (``None``: the running edition's); in Korean the verdicts are the course's
     Korean words and ``agree`` one of :data:`AGREE_KO`'s.
     """
+    f = _toy_facts(result, toys)
     if resolve_language(lang) == "ko":
-        return _toy_comparison_ko(result, toys)
-    late = result["thirds"]["late"]
-    d = result["describe"]
-    rows = []
-
-    def toy_cell(recipe: str, rec: dict | None, fmt: str) -> str:
-        if toys.get(recipe) is None:
-            return f"not made yet: `vrs-edu reproduce {recipe} --corpus kjv`"
-        if rec is None:
-            return f"not in the stored {recipe} result"
-        return fmt.format(**rec)
-
-    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
-    # chapter 03: attention concentration (the premise of the entropy claim)
-    conc = _record(vr, "baseline_concentrated")
-    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
-    below = sum(g < 0 for g in gap)
-    dec_conc = below > len(gap) / 2
-    rows.append({"finding": "attention concentrates (entropy below uniform-causal attention's)", "chapter": "03",
-                 "toy": toy_cell("value-residual", conc, "baseline {mean:+.3f} nats vs uniform, {verdict}"),
-                 "decoder": f"{below} of {len(gap)} layers below uniform; mean {sum(gap) / len(gap):+.2f} nats",
-                 "agree": "n/a" if conc is None else ("yes" if (conc["mean"] < 0) == dec_conc else "no")})
-    # chapters 04-05: how much of a deep layer's input is the token itself
-    ctx = _record(bov, "deep_context", "preconditions")
-    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
-    rows.append({"finding": "deep layers' inputs are mostly token identity (x0-R² > 0.5)", "chapter": "04, 05",
-                 "toy": toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (baselines' x0 layers)"),
-                 "decoder": f"x0-R² {x0_in:.2f} (last third's inputs)",
-                 "agree": "n/a" if ctx is None else ("yes" if (ctx["value"] > 0.5) == (x0_in > 0.5) else "no")})
-    # chapter 04: which path carries token identity, by a context-free substitution
-    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}
-    most = min(tab, key=tab.get)
-    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
-    toy_reads = ("; ".join(f"V − {q.upper()} x0 share {r['mean']:+.2f}, {r['verdict']}" for q, r in zip("qk", reads)
-                           if r) if all(reads) else None)
-    rows.append({"finding": "V, more than Q and K, carries the token alone in the deep layers", "chapter": "04",
-                 "toy": toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),
-                 "decoder": "tables cost " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV") + f" nats: {most} "
-                            "tolerates its table best",
-                 "agree": "n/a" if not toy_reads else ("yes" if all(r["mean"] > 0 for r in reads) == (most == "V")
-                                                      else "no")})
-    # chapter 04 (trained) vs post hoc: V from the embedding
-    sub = _record(bov, "substitute_loss")
-    x0v = result["per_third"]["V := W_V·norm(x0) · late"]["mean"]
-    rows.append({"finding": "deep V computed from the token's embedding, W_V·x0", "chapter": "04",
-                 "toy": toy_cell("bank-of-values", sub, "trained so: {mean:+.3f} nats vs baseline, {verdict}"),
-                 "decoder": f"imposed after training: {x0v:+.2f} nats", "agree": "another question"})
-    # chapter 03 (trained) vs post hoc: attending over V_1
-    sv = _record(vr, "svformer_cost")
-    v1 = result["per_third"]["V := V_1 · late"]["mean"]
-    rows.append({"finding": "deep layers attend over the first layer's values (SVFormer)", "chapter": "03, 06",
-                 "toy": toy_cell("value-residual", sv, "trained so: {mean:+.3f} nats vs baseline, {verdict}"),
-                 "decoder": f"imposed after training: {v1:+.2f} nats", "agree": "another question"})
-    return rows
-
-
-def _toy_comparison_ko(result: dict, toys: dict[str, dict | None]) -> list[dict]:
-    """:func:`toy_comparison` in Korean: the same rows, numbers and answers (read from the English rows), the
-    words and verdicts Korean."""
-    rows = toy_comparison(result, toys, "en")
-    late = result["thirds"]["late"]
-    d = result["describe"]
-    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
-
-    def toy_cell(recipe: str, rec: dict | None, fmt: str) -> str:
-        if toys.get(recipe) is None:
-            return f"아직 만들지 않음: `vrs-edu reproduce {recipe} --corpus kjv`"
-        if rec is None:
-            return f"저장된 {recipe} 결과에 없음"
-        return fmt.format(**{**rec, "verdict": verdict_word(rec.get("verdict"), "ko")})
-
-    conc = _record(vr, "baseline_concentrated")
-    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
-    below = sum(g < 0 for g in gap)
-    ctx = _record(bov, "deep_context", "preconditions")
-    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
-    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}
-    most = min(tab, key=tab.get)
-    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
-    toy_reads = ("; ".join(f"V − {q.upper()} x0 비중 {r['mean']:+.2f}, {verdict_word(r['verdict'], 'ko')}"
-                           for q, r in zip("qk", reads) if r) if all(reads) else None)
-    x0v = result["per_third"]["V := W_V·norm(x0) · late"]["mean"]
-    v1 = result["per_third"]["V := V_1 · late"]["mean"]
-    trained = "그렇게 학습함: 기준선 대비 {mean:+.3f} nats, {verdict}"
-    cells = [
-        (toy_cell("value-residual", conc, "기준선, 균등 대비 {mean:+.3f} nats, {verdict}"),
-         f"층 {len(gap)}개 가운데 {below}개가 균등보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
-        (toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (기준선들의 x0 층)"),
-         f"x0-R² {x0_in:.2f} (마지막 3분의 1의 입력)"),
-        (toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),
-         "표의 비용 " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV") + f" nats: 자기 표를 가장 잘 견디는 것은 {most}"),
-        (toy_cell("bank-of-values", _record(bov, "substitute_loss"), trained), f"학습 후에 부과함: {x0v:+.2f} nats"),
-        (toy_cell("value-residual", _record(vr, "svformer_cost"), trained), f"학습 후에 부과함: {v1:+.2f} nats")]
-    return [{**r, "finding": TOY_FINDINGS_KO[r["finding"]], "toy": toy, "decoder": dec, "agree": AGREE_KO[r["agree"]]}
-            for r, (toy, dec) in zip(rows, cells)]
+        return [{"finding": TOY_FINDINGS_KO[finding], "chapter": chapter, "toy": toy, "decoder": dec,
+                 "agree": AGREE_KO[agree]}
+                for (finding, chapter), (toy, dec), agree in zip(TOY_FINDINGS.items(), _toy_cells_ko(f, toys),
+                                                                  f["agree"])]
+    return [{"finding": finding, "chapter": chapter, "toy": toy, "decoder": dec, "agree": agree}
+            for (finding, chapter), (toy, dec), agree in zip(TOY_FINDINGS.items(), _toy_cells_en(f, toys), f["agree"])]
 
 
 VERDICT_COLUMNS = ("test", "kind / family", "mean [95 % CI] (nats)", "vs", "p (Holm)", "verdict")
