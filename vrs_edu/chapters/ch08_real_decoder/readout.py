@@ -531,39 +531,56 @@ FAMILY_KO = {"primary": "주요", "q1": "질문 1", "q2": "질문 2", "q3": "질
              "check: half V": "확인: 절반 텍스트 V"}
 
 
+def _verdict_row_facts(r) -> dict:
+    """What a row of :func:`verdict_rows` states besides the test's names, the same for both languages: ``p``
+    (Holm's p, two digits, "–" where there is none), ``mean`` (the interval, four decimals), ``form``
+    ("band": an equivalence test against ±margin, "band around": against threshold ± margin, "sign": a side of
+    the threshold, ``side`` "<" or ">"), ``would_be`` (beside an out-of-regime verdict) and ``reason`` (printed
+    only for an out-of-regime verdict)."""
+    t = r.test
+    form = ("band" if t.threshold == 0 else "band around") if getattr(t, "form", "sign") == "equivalence" else "sign"
+    return {"p": "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}",
+            "mean": f"{r.mean:+.4f} [{r.ci[0]:+.4f}, {r.ci[1]:+.4f}]", "form": form,
+            "side": "<" if t.direction == "negative" else ">", "would_be": getattr(r, "would_be", None),
+            "reason": r.reason if r.reason and r.verdict == "out of regime" else None}
+
+
+def _vs(t, f: dict, band: str, band_around: str) -> str:
+    """The threshold cell: ``band`` or ``band_around`` (templates of ``m`` and ``t``) for an equivalence test,
+    ``< t`` or ``> t`` for a sign test."""
+    if f["form"] == "sign":
+        return f"{f['side']} {t.threshold:g}"
+    return (band if f["form"] == "band" else band_around).format(m=f"{t.margin:g}", t=f"{t.threshold:g}")
+
+
 def _verdict_row_ko(r) -> list[str]:
     """One row of :func:`verdict_rows` in Korean: the test by its name in code, kind and family in the course's
     words, the threshold (``±0.05 이내``), the verdict and its reason in Korean."""
-    t = r.test
-    p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-    word = verdict_label(r.verdict, getattr(r, "would_be", None), "ko")
-    verdict = word + (f" ({reason_text(r.reason, 'ko')})" if r.reason and r.verdict == "out of regime" else "")
-    vs = (f"±{t.margin:g} 이내" if t.threshold == 0 else f"{t.threshold:g} ± {t.margin:g} 이내"
-          ) if getattr(t, "form", "sign") == "equivalence" else \
-        f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}"
-    return [f"`{t.name}`", f"{KIND_KO.get(t.kind, t.kind)} / {FAMILY_KO.get(t.family, t.family)}",
-            f"{r.mean:+.4f} [{r.ci[0]:+.4f}, {r.ci[1]:+.4f}]", vs, p, verdict]
+    t, f = r.test, _verdict_row_facts(r)
+    word = verdict_label(r.verdict, f["would_be"], "ko")
+    verdict = word + (f" ({reason_text(f['reason'], 'ko')})" if f["reason"] else "")
+    return [f"`{t.name}`", f"{KIND_KO.get(t.kind, t.kind)} / {FAMILY_KO.get(t.family, t.family)}", f["mean"],
+            _vs(t, f, "±{m} 이내", "{t} ± {m} 이내"), f["p"], verdict]
+
+
+def _verdict_row_en(r) -> list[str]:
+    """One row of :func:`verdict_rows` in English: the test's name in words, kind and family, the threshold
+    (``within ±0.05``), the verdict with its would-be verdict and, out of regime, its reason."""
+    t, f = r.test, _verdict_row_facts(r)
+    word = r.verdict + (f" (would be: {f['would_be']})" if f["would_be"] else "")
+    verdict = word + (f" ({f['reason']})" if f["reason"] else "")
+    return [t.name.replace("_", " "), f"{t.kind} / {t.family}", f["mean"],
+            _vs(t, f, "within ±{m}", "within {t} ± {m}"), f["p"], verdict]
 
 
 def verdict_rows(rows, lang: str | None = None) -> list[list[str]]:
     """The declared tests' verdicts (:class:`~vrs_edu.lab.results.Verdict`) as the cells of a Markdown table under
     :data:`VERDICT_COLUMNS`: the interval of the per-sequence mean, the threshold it is compared with, Holm's p
-    within the family, and the verdict with its reason when it is out of regime. ``lang``: the edition (``None``:
-    the running notebook's); in Korean a test is named by its code name."""
-    if resolve_language(lang) == "ko":
-        return [_verdict_row_ko(r) for r in rows]
-    out = []
-    for r in rows:
-        t = r.test
-        p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-        word = r.verdict + (f" (would be: {r.would_be})" if getattr(r, "would_be", None) else "")
-        verdict = word + (f" ({r.reason})" if r.reason and r.verdict == "out of regime" else "")
-        vs = (f"within ±{t.margin:g}" if t.threshold == 0 else f"within {t.threshold:g} ± {t.margin:g}"
-              ) if getattr(t, "form", "sign") == "equivalence" else \
-            f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}"
-        out.append([t.name.replace("_", " "), f"{t.kind} / {t.family}", f"{r.mean:+.4f} [{r.ci[0]:+.4f}, "
-                    f"{r.ci[1]:+.4f}]", vs, p, verdict])
-    return out
+    within the family, and the verdict with its reason when it is out of regime (:func:`_verdict_row_facts`, the
+    same for both languages). ``lang``: the edition (``None``: the running notebook's); in Korean a test is named
+    by its code name."""
+    row = _verdict_row_ko if resolve_language(lang) == "ko" else _verdict_row_en
+    return [row(r) for r in rows]
 
 
 def load_demo(path, decoder, sentences: list[str]) -> tuple[dict, dict]:
@@ -621,46 +638,47 @@ HALF_CHECKS_KO = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_m
                   "half_calibration_v": "V 자체의 비용"}
 
 
-def _half_calibration_ko(checks: dict, margin: float) -> str:
-    parts, failed = [], []
-    for name, what in HALF_CHECKS_KO.items():
-        c = checks[name]
-        parts.append(f"{what} {c.interval()} ({verdict_words(c, 'ko')})")
-        if c.verdict != "reproduced":
-            failed.append(what)
+def _half_failed(checks: dict) -> list[str]:
+    """The half-text checks (names, in :data:`HALF_CHECKS`'s order) that did not hold: a verdict other than
+    *reproduced*."""
+    return [name for name in HALF_CHECKS if checks[name].verdict != "reproduced"]
+
+
+def _half_calibration_ko(checks: dict, margin: float, failed: list[str]) -> str:
+    parts = [f"{what} {checks[name].interval()} ({verdict_words(checks[name], 'ko')})"
+             for name, what in HALF_CHECKS_KO.items()]
     out = ("캘리브레이션 텍스트를 절반으로 줄이면 대비가 시퀀스마다 이만큼 움직입니다(절반 텍스트 − 전체 텍스트, 마지막 "
            "3분의 1): " + "; ".join(parts) + f" nats. 기준은 ±{margin:g} 범위입니다(동등성 검정).")
     if not failed:
         return out + (" 모든 확인이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 않을 "
                       "것이므로, 대비는 추정이 아니라 투영에서 나옵니다.")
-    return out + (" 확인이 성립하지 않는 곳(" + ", ".join(failed) + ")에서는 그 대비의 일부가 여전히 추정에서 나올 수 "
-                  "있으므로, 그 확인이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 출력합니다).")
+    return out + (" 확인이 성립하지 않는 곳(" + ", ".join(HALF_CHECKS_KO[n] for n in failed) + ")에서는 그 대비의 "
+                  "일부가 여전히 추정에서 나올 수 있으므로, 그 확인이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 "
+                  "출력합니다).")
+
+
+def _half_calibration_en(checks: dict, margin: float, failed: list[str]) -> str:
+    parts = [f"{what} {checks[name].interval()} ({verdict_words(checks[name], 'en')})"
+             for name, what in HALF_CHECKS.items()]
+    out = ("Halving the calibration text moves the contrasts, per sequence (half-text − full-text, last third): "
+           + "; ".join(parts) + f" nats, against a band of ±{margin:g} (an equivalence test).")
+    if not failed:
+        return out + (" Every check holds: a table from twice the text would not move the contrasts by more than "
+                      "the band, so they are the projections', not the estimate's.")
+    return out + (" Where a check does not hold (" + ", ".join(HALF_CHECKS[n] for n in failed) + "), the estimate "
+                  "may still be part of what that contrast is made of, and the claims that need the check are out "
+                  "of regime (their would-be verdict is printed beside them).")
 
 
 def half_calibration_sentence(checks: dict, margin: float, lang: str | None = None) -> str:
     """What the half-text checks measured, in words: per contrast (V − Q, V − K, V alone; last third, mean tables)
     how much it moves when the tables come from half the calibration text instead of all of it (mean and 95 %
     interval over the sequences, nats), against the declared band ±``margin``, and each check's verdict with what
-    it means for the claims that need it. ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`);
-    ``lang``: the sentence's language (``None``: the running edition's)."""
-    if resolve_language(lang) == "ko":
-        return _half_calibration_ko(checks, margin)
-    parts, failed = [], []
-    for name, what in HALF_CHECKS.items():
-        c = checks[name]
-        parts.append(f"{what} {c.interval()} ({verdict_words(c, 'en')})")
-        if c.verdict != "reproduced":
-            failed.append(what)
-    out = ("Halving the calibration text moves the contrasts, per sequence (half-text − full-text, last third): "
-           + "; ".join(parts) + f" nats, against a band of ±{margin:g} (an equivalence test).")
-    if not failed:
-        out += (" Every check holds: a table from twice the text would not move the contrasts by more than the "
-                "band, so they are the projections', not the estimate's.")
-    else:
-        out += (" Where a check does not hold (" + ", ".join(failed) + "), the estimate may still be part of what "
-                "that contrast is made of, and the claims that need the check are out of regime (their would-be "
-                "verdict is printed beside them).")
-    return out
+    it means for the claims that need it (the checks that did not hold: :func:`_half_failed`, the same for both
+    languages). ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`); ``lang``: the sentence's
+    language (``None``: the running edition's)."""
+    words = _half_calibration_ko if resolve_language(lang) == "ko" else _half_calibration_en
+    return words(checks, margin, _half_failed(checks))
 
 
 ESTIMATOR_LABELS = {"mean": "mean table", "shrunk": "shrunk table", "x0": "W·norm(x0)"}
@@ -689,36 +707,41 @@ AGREED_CLAIMS_KO = {"late_v_beats_q": "V는 Q보다 문맥 없는 대체물을 �
                     "late_v_within_tolerance": "V의 문맥 없는 대체물의 비용은 허용 범위 안에 든다"}
 
 
+def _agreement(readings: dict) -> dict[str, tuple[dict, list[str], bool]]:
+    """Per claim of :data:`AGREED_CLAIMS` (in its order): its reading, the three estimators' verdicts in
+    :data:`ESTIMATOR_LABELS`'s order, and whether they all agree; the same for both languages."""
+    out = {}
+    for key in AGREED_CLAIMS:
+        each = list(readings[key]["each"].values())
+        out[key] = (readings[key], each, len(set(each)) == 1)
+    return out
+
+
 def _agreed_ko(readings: dict) -> str:
     out = []
-    for key, claim in AGREED_CLAIMS_KO.items():
-        r = readings[key]
-        each = list(r["each"].values())
-        if len(set(each)) == 1:
-            agree = "세 추정량이 모두 일치합니다"
-        else:
-            agree = "추정량마다 다릅니다(" + ", ".join(
-                f"{ESTIMATOR_LABELS_KO[e]}: {verdict_word(w, 'ko')}" for e, w in zip(ESTIMATOR_LABELS_KO, each)) + ")"
-        out.append(f"'{claim}': **{verdict_words(r, 'ko')}** — {agree}")
+    for key, (r, each, same) in _agreement(readings).items():
+        agree = "세 추정량이 모두 일치합니다" if same else "추정량마다 다릅니다(" + ", ".join(
+            f"{ESTIMATOR_LABELS_KO[e]}: {verdict_word(w, 'ko')}" for e, w in zip(ESTIMATOR_LABELS_KO, each)) + ")"
+        out.append(f"'{AGREED_CLAIMS_KO[key]}': **{verdict_words(r, 'ko')}** — {agree}")
     return "세 추정량이 모두 일치할 때만 셉니다. " + "; ".join(out) + "."
+
+
+def _agreed_en(readings: dict) -> str:
+    out = []
+    for key, (r, each, same) in _agreement(readings).items():
+        agree = "all three estimators agree" if same else "the estimators differ (" + ", ".join(
+            f"{ESTIMATOR_LABELS[e]} {w}" for e, w in zip(ESTIMATOR_LABELS, each)) + ")"
+        out.append(f"'{AGREED_CLAIMS[key]}': **{verdict_words(r, 'en')}** — {agree}")
+    return "Counted only where all three estimators agree: " + "; ".join(out) + "."
 
 
 def agreed_sentence(readings: dict, lang: str | None = None) -> str:
     """The three claims judged with the three estimators, each counted only where all three agree
-    (``readings``: :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`): one clause per claim with its combined verdict
-    (with the would-be verdict when out of regime) and, when the estimators differ, each one's word. ``lang``: the
-    sentence's language (``None``: the running edition's)."""
-    if resolve_language(lang) == "ko":
-        return _agreed_ko(readings)
-    out = []
-    for key, claim in AGREED_CLAIMS.items():
-        r = readings[key]
-        each = list(r["each"].values())
-        detail = "" if len(set(each)) == 1 else " (" + ", ".join(
-            f"{ESTIMATOR_LABELS[e]} {w}" for e, w in zip(ESTIMATOR_LABELS, each)) + ")"
-        agree = "all three estimators agree" if len(set(each)) == 1 else "the estimators differ"
-        out.append(f"'{claim}': **{verdict_words(r, 'en')}** — {agree}{detail}")
-    return "Counted only where all three estimators agree: " + "; ".join(out) + "."
+    (``readings``: :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`): one clause per claim with its
+    combined verdict (with the would-be verdict when out of regime) and, when the estimators differ, each one's
+    word (:func:`_agreement`, the same for both languages). ``lang``: the sentence's language (``None``: the
+    running edition's)."""
+    return _agreed_ko(readings) if resolve_language(lang) == "ko" else _agreed_en(readings)
 
 
 def failed_checks(result: dict, tests: list[str]) -> dict[str, str]:
@@ -748,43 +771,49 @@ def _not_judged(checks: dict[str, str] | None, lang: str = "en") -> str:
     return f" (not judged: the declared check{'s' if len(each) > 1 else ''} did not hold — {joined})"
 
 
+POST_HOC_READING = {"opposite": "the opposite of the article's reading",
+                    "predicted": "as the article's reading predicts",
+                    "between": "between the two: V costs more than one of Q and K and less than the other"}
+POST_HOC_READING_KO = {"opposite": "원문의 해석과 반대입니다", "predicted": "원문의 해석이 예측하는 대로입니다",
+                       "between": "둘 사이입니다: V는 Q와 K 중 하나보다 비싸고 다른 하나보다 쌉니다"}
+
+
+def _post_hoc_facts(cost: dict[str, float], primary: list[str]) -> dict:
+    """What :func:`post_hoc_sentence` states, the same for both languages: ``dq``, ``dk`` (V's table cost minus
+    Q's and K's), ``reading`` ("opposite": V costs more than both, "predicted": less than both, "between"),
+    ``same`` (the two claims have one verdict) and ``out_of_regime`` (one of them is out of regime, in either
+    language's words)."""
+    dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
+    reading = "opposite" if dq > 0 and dk > 0 else "predicted" if dq < 0 and dk < 0 else "between"
+    return {"dq": dq, "dk": dk, "reading": reading, "same": primary[0] == primary[1],
+            "out_of_regime": any(w.startswith(("out of regime", "적용 범위 밖")) for w in primary)}
+
+
 def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None,
                       lang: str | None = None) -> str:
     """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
     last third (``cost``: nats per projection), whether that is the article's reading or its opposite (words from the
     signs), and the two claims' verdicts (``primary``: 'V beats Q', 'V beats K', each the reading of the three
-    estimators, :func:`verdict_words` of :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`). ``checks``: the declared
-    checks that did not hold (:func:`failed_checks`), named when a reading is out of regime. ``lang``: the
-    sentence's language (``None``: the running edition's)."""
-    lang = resolve_language(lang)
-    dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
-    out_of_regime = any(w.startswith(("out of regime", "적용 범위 밖")) for w in primary)
-    if lang == "ko":
-        if dq > 0 and dk > 0:
-            reading = "원문의 해석과 반대입니다"
-        elif dq < 0 and dk < 0:
-            reading = "원문의 해석이 예측하는 대로입니다"
-        else:
-            reading = "둘 사이입니다: V는 Q와 K 중 하나보다 비싸고 다른 하나보다 쌉니다"
-        verdicts = f"둘 다 *{primary[0]}*" if primary[0] == primary[1] else f"각각 *{primary[0]}*, *{primary[1]}*"
+    estimators, :func:`verdict_words` of :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`). ``checks``: the
+    declared checks that did not hold (:func:`failed_checks`), named when a reading is out of regime. The facts are
+    :func:`_post_hoc_facts`'s, the same for both languages. ``lang``: the sentence's language (``None``: the
+    running edition's)."""
+    f = _post_hoc_facts(cost, primary)
+    dq, dk = f["dq"], f["dk"]
+    if resolve_language(lang) == "ko":
+        verdicts = f"둘 다 *{primary[0]}*" if f["same"] else f"각각 *{primary[0]}*, *{primary[1]}*"
         return ("**사후적 질문**(표준 방식으로 학습된 이 디코더는 마지막 3분의 1의 V에 토큰 정체성만을 이미 담고 "
-                f"있는가?): V의 평균 표의 비용은 Q의 것 대비 {dq:+.2f} nats, K의 것 대비 {dk:+.2f} nats입니다({reading}). "
-                "세 추정량이 일치할 때만 인정되는 주장 'V가 Q보다 낫다'와 'V가 K보다 낫다'의 판정은 "
-                f"{verdicts}입니다" + (_not_judged(checks, "ko") if out_of_regime else "")
+                f"있는가?): V의 평균 표의 비용은 Q의 것 대비 {dq:+.2f} nats, K의 것 대비 {dk:+.2f} nats입니다"
+                f"({POST_HOC_READING_KO[f['reading']]}). 세 추정량이 일치할 때만 인정되는 주장 'V가 Q보다 낫다'와 "
+                f"'V가 K보다 낫다'의 판정은 {verdicts}입니다" + (_not_judged(checks, "ko") if f["out_of_regime"] else "")
                 + ". 판정이 무엇이든, 이 주장들은 표를 두고 학습한 적이 없는 모델에 관한 것입니다. 표를 그 자리에 "
                 "두고 W_V를 학습하는 모델을 다룬 값 뱅크 논문을 반박하지도 확인하지도 않습니다.")
-    if dq > 0 and dk > 0:
-        reading = "the opposite of the article's reading"
-    elif dq < 0 and dk < 0:
-        reading = "as the article's reading predicts"
-    else:
-        reading = "between the two: V costs more than one of Q and K and less than the other"
-    verdicts = f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*"
+    verdicts = f"both *{primary[0]}*" if f["same"] else f"*{primary[0]}* and *{primary[1]}*"
     return ("**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
             f"identity in its last third's V?): V's mean table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
-            f"K's ({reading}); the claims 'V beats Q' and 'V beats K', counted only where the three estimators "
-            f"agree, are {verdicts}"
-            + (_not_judged(checks) if out_of_regime else "")
+            f"K's ({POST_HOC_READING[f['reading']]}); the claims 'V beats Q' and 'V beats K', counted only where the "
+            f"three estimators agree, are {verdicts}"
+            + (_not_judged(checks) if f["out_of_regime"] else "")
             + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
             "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
 
