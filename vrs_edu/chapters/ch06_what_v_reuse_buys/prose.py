@@ -169,20 +169,23 @@ def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row, l
     of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word); in ``lang``
     (default: the running edition)."""
     verdict = verdict_parts(row)[0]
+    # what the read buys, the same for both languages: a lower loss, no counted change, or no decided change
+    kind = ("lower" if verdict == "reproduced" and mean < 0 else
+            "not counted" if verdict in ("negligible", "out of regime", "n/a") else "undecided")
     if resolve_language(lang) == "ko":
         side = "낮습니다" if mean < 0 else "높습니다"
-        if verdict == "reproduced" and mean < 0:
+        if kind == "lower":
             buys = "같은 캐시에서 더 낮은 손실을 얻습니다."
-        elif verdict in ("negligible", "out of regime", "n/a"):
+        elif kind == "not counted":
             buys = f"여기서 셈에 넣을 손실 변화를 얻지 못합니다. 손실 검정의 판정: {plain_verdict(row, lang='ko')}."
         else:
             buys = f"여기서 판가름 난 손실 변화를 얻지 못합니다(손실 검정: {verdict_label(row, lang='ko')})."
         return (f"Depth-Attention의 최종 검증 손실은 기준선보다 **{abs(mean):.3f}** nats {side}(짝지은 시드 {n}개의 "
                 f"평균). 토큰당 캐시는 {bytes_per_token:,.0f}바이트로 같으며, 깊이 방향의 V 읽기로 {buys}")
     side = "lower" if mean < 0 else "higher"
-    if verdict == "reproduced" and mean < 0:
+    if kind == "lower":
         buys = "a lower loss at the same cache."
-    elif verdict in ("negligible", "out of regime", "n/a"):
+    elif kind == "not counted":
         buys = f"no counted change in loss here: its loss test is {plain_verdict(row)}."
     else:
         buys = f"no decided change in loss here (its loss test is {verdict_label(row)})."
@@ -602,11 +605,12 @@ def post_hoc_sentence(kv: dict, lang: str | None = None) -> str:
 
 def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
     """What the two 'no worse' tests say together, from their verdicts (a contradicted one: the design costs this
-    model more than ±0.05 nats after training)."""
+    model more than ±0.05 nats after training). Which design is dear (contradicted) and which free (reproduced) is
+    read once; each language names them."""
+    names = ("K = V", "공유 캐시") if lang == "ko" else ("K = V", "a shared cache")
+    dear = [name for name, rec in zip(names, (late, share)) if rec["verdict"] == "contradicted"]
+    free = [name for name, rec in zip(names, (late, share)) if rec["verdict"] == "reproduced"]
     if lang == "ko":
-        pairs = (("K = V", late), ("공유 캐시", share))
-        dear = [name for name, rec in pairs if rec["verdict"] == "contradicted"]
-        free = [name for name, rec in pairs if rec["verdict"] == "reproduced"]
         if len(dear) == 2:
             return ("둘 다 그것 없이 학습한 모델에는 공짜가 아닙니다. 그것을 두고 학습한 모델이 치르는 값은 위의 장난감 "
                     "실행이 묻는 질문입니다.")
@@ -616,8 +620,6 @@ def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
         if free:
             said.append(f"{'와 '.join(free)}는 이 모델에 ±0.05 nats 이상의 비용을 들이지 않았을 것입니다")
         return (". ".join(said) or "이 시퀀스들로는 어느 검정도 판가름 나지 않습니다") + "."
-    dear = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "contradicted"]
-    free = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "reproduced"]
     if len(dear) == 2:
         return ("Neither comes free to a model trained without it; what a model trained with it pays is the toy "
                 "runs' question above.")
