@@ -26,6 +26,8 @@ from vrs_edu.lab.experiments import load_results  # noqa: E402
 from vrs_edu.lab.results import interval  # noqa: E402
 from vrs_edu.viz.controls import change_from_default  # noqa: E402
 
+from toy_comparison_inputs import toy_comparison_inputs  # noqa: E402
+
 # Latin words of three letters or more that may stand in a Korean cell: units and names the course keeps
 KEPT = {"nats", "norm", "Holm", "SVFormer", "float", "MiB", "W_Q", "W_K", "W_V"}
 
@@ -203,26 +205,8 @@ def test_agreed_sentence_korean_names_each_estimator_only_where_they_differ():
 
 # -- the toys -------------------------------------------------------------------------------------------------------
 
-def _toys_and_result():
-    thirds = {"early": [0], "middle": [1], "late": [2]}
-    cell = lambda m: {"mean": m, "ci": [m - 0.1, m + 0.1]}  # noqa: E731
-    result = {"thirds": thirds,
-              "describe": {"entropy": [3.0, 2.0, 4.5], "uniform_entropy": 4.0},
-              "probes": {"x0_r2": {"input": [1.0, 0.7, 0.3]}},
-              "per_third": {"Q table · late": cell(0.4), "K table · late": cell(0.7), "V table · late": cell(2.0),
-                            "V := W_V·norm(x0) · late": cell(7.0), "V := V_1 · late": cell(6.0)}}
-    rec = lambda name, m, v="reproduced": {"name": name, "mean": m, "verdict": v}  # noqa: E731
-    toys = {"value-residual": {"verdicts": [rec("baseline_concentrated", 0.09, "contradicted"),
-                                            rec("svformer_cost", -0.014, "undecided")]},
-            "bank-of-values": {"verdicts": [rec("v_reads_x0_more_than_q", 0.06, "out of regime"),
-                                            rec("v_reads_x0_more_than_k", 0.19, "negligible"),
-                                            rec("substitute_loss", -0.016)],
-                               "preconditions": [{"name": "deep_context", "value": 0.85}]}}
-    return result, toys
-
-
 def test_toy_comparison_korean_keeps_the_numbers_and_answers():
-    result, toys = _toys_and_result()
+    result, toys = toy_comparison_inputs()
     ko, en = toy_comparison(result, toys, lang="ko"), toy_comparison(result, toys, lang="en")
     assert [r["agree"] for r in en] == ["yes", "no", "no", "another question", "another question"]
     assert [r["agree"] for r in ko] == ["예", "아니요", "아니요", "다른 질문", "다른 질문"]

@@ -13,6 +13,8 @@ from vrs_edu.chapters.ch08_real_decoder import readout as R
 from vrs_edu.chapters.ch08_real_decoder import recipe
 from vrs_edu.nn.llama import LlamaConfig, MiniLlama
 
+from toy_comparison_inputs import toy_comparison_inputs
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -303,20 +305,7 @@ def test_the_price_list_keeps_what_saves_cache_and_marks_the_tolerance():
 
 def test_the_toy_comparison_reads_the_stored_records_and_compares_directions():
     """A made-up decoder result (3 layers, the last third = layer 2) against made-up toy records, by hand."""
-    thirds = {"early": [0], "middle": [1], "late": [2]}
-    cell = lambda m: {"mean": m, "ci": [m - 0.1, m + 0.1]}  # noqa: E731
-    result = {"thirds": thirds,
-              "describe": {"entropy": [3.0, 2.0, 4.5], "uniform_entropy": 4.0},     # layers 1, 2: -2.0, +0.5
-              "probes": {"x0_r2": {"input": [1.0, 0.7, 0.3]}},
-              "per_third": {"Q table · late": cell(0.4), "K table · late": cell(0.7), "V table · late": cell(2.0),
-                            "V := W_V·norm(x0) · late": cell(7.0), "V := V_1 · late": cell(6.0)}}
-    rec = lambda name, m, v="reproduced": {"name": name, "mean": m, "verdict": v}  # noqa: E731
-    toys = {"value-residual": {"verdicts": [rec("baseline_concentrated", 0.09, "contradicted"),
-                                            rec("svformer_cost", -0.014, "undecided")]},
-            "bank-of-values": {"verdicts": [rec("v_reads_x0_more_than_q", 0.06, "out of regime"),
-                                            rec("v_reads_x0_more_than_k", 0.19, "out of regime"),
-                                            rec("substitute_loss", -0.016)],
-                               "preconditions": [{"name": "deep_context", "value": 0.85}]}}
+    result, toys = toy_comparison_inputs()
     rows = {r["finding"].split()[0] + r["chapter"]: r for r in R.toy_comparison(result, toys)}
     assert [r["agree"] for r in rows.values()] == ["yes", "no", "no", "another question", "another question"]
     conc = rows["attention03"]
@@ -324,6 +313,7 @@ def test_the_toy_comparison_reads_the_stored_records_and_compares_directions():
     assert conc["toy"] == "baseline +0.090 nats vs uniform, contradicted"
     assert rows["deep04, 05"]["decoder"] == "x0-R² 0.30 (last third's inputs)"
     assert "Q tolerates its table best" in rows["V,04"]["decoder"]
+    assert rows["V,04"]["toy"] == "V − Q x0 share +0.06, out of regime; V − K x0 share +0.19, negligible"
     assert rows["deep04"]["decoder"] == "imposed after training: +7.00 nats"
     missing = R.toy_comparison(result, {})
     assert all(r["agree"] in ("n/a", "another question") for r in missing)

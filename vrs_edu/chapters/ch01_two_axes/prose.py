@@ -52,11 +52,12 @@ def two_axes_sentence(norm0: float, norm_l: float, cos0: float, cos_l: float, n_
 
 def rebuilt_line(diff: float, bound: float, largest: float, lang: str | None = None) -> str:
     """Whether the final state equals the embedding plus the block outputs to within ``bound``."""
+    below = diff < bound                                  # the same for both languages
     if _ko(lang):
-        side = "미만" if diff < bound else "초과"
+        side = "미만" if below else "초과"
         return (f"|h_L - (임베딩 + 블록 출력의 합)|의 최댓값: {bound:.0e} {side}  "
                 f"(h_L의 성분은 최대 {largest:.1f})")
-    side = "below" if diff < bound else "above"
+    side = "below" if below else "above"
     return (f"largest |h_L - (embedding + sum of block outputs)|: {side} {bound:.0e}"
             f"  (entries of h_L are up to {largest:.1f})")
 
@@ -183,9 +184,10 @@ def per_batch_table(per_batch: list[dict], ratios: list[float], counts: list[int
     """Block 0's direct and total cost on each batch, and the range of their ratio across the batches."""
     rows = [[i, f"{e['direct'][0]:+.3f}", f"{e['total'][0]:+.3f}", f"{r:.2f}", c]
             for i, (e, r, c) in enumerate(zip(per_batch, ratios, counts))]
-    at = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)} to {max(counts)}"
+    same = min(counts) == max(counts)                     # one count in every batch, the same for both languages
+    at = f"{min(counts)}" if same else f"{min(counts)} to {max(counts)}"
     if _ko(lang):
-        at_ko = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}~{max(counts)}"
+        at_ko = f"{min(counts)}" if same else f"{min(counts)}~{max(counts)}"
         return (table(["배치", "블록 0 직접 (nats)", "블록 0 총 (nats)", "총 / 직접",
                        f"총 > 직접인 블록 ({n_before_last}개 중)"], rows),
                 f"배치들에 걸쳐 블록 0의 총 비용은 직접 비용의 {min(ratios):.2f}~{max(ratios):.2f}배이며, 모든 "

@@ -28,9 +28,14 @@ def _bracket(ci: tuple[float, float], digits: int = 3) -> str:
     return interval(0.0, ci, digits).split(" ", 1)[1] if digits else f"[{lo:+.0f}, {hi:+.0f}]"
 
 
-def _side(ci: tuple[float, float]) -> str:
+def _where(ci: tuple[float, float]) -> str:
+    """Where an interval lies against 0, the same for both languages: "below", "above" or "both" (it holds 0)."""
     lo, hi = ci
-    return "below 0" if hi < 0 else "above 0" if lo > 0 else "on both sides of 0"
+    return "below" if hi < 0 else "above" if lo > 0 else "both"
+
+
+def _side(ci: tuple[float, float]) -> str:
+    return {"below": "below 0", "above": "above 0", "both": "on both sides of 0"}[_where(ci)]
 
 
 def decided_words(verdict, lang: str | None = None) -> str:
@@ -44,8 +49,15 @@ def decided_words(verdict, lang: str | None = None) -> str:
 
 
 def _side_ko(ci: tuple[float, float]) -> str:
+    return {"below": "0보다 아래에 있습니다", "above": "0보다 위에 있습니다", "both": "0의 양쪽에 걸쳐 있습니다"}[_where(ci)]
+
+
+def _against_paper(ci: tuple[float, float], paper: float) -> str:
+    """Where a published gain ``paper`` lies against an interval of the change, the same for both languages:
+    "ruled out" (below it: a gain that large is excluded), "exceeded" (the whole interval is a larger gain) or
+    "inside"."""
     lo, hi = ci
-    return "0보다 아래에 있습니다" if hi < 0 else "0보다 위에 있습니다" if lo > 0 else "0의 양쪽에 걸쳐 있습니다"
+    return "ruled out" if lo > paper else "exceeded" if hi < paper else "inside"
 
 
 def loss_change(mean: float, digits: int = 3) -> str:
@@ -65,14 +77,11 @@ def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n:
            f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, and the change is "
            f"{decided_words(verdict)}.")
     if paper is not None:
-        lo, hi = ci
-        if lo > paper:
-            out += (f" A gain as large as the paper's {paper:+.3f} nats lies below that range: "
-                    "it is ruled out for this model on this corpus.")
-        elif hi < paper:
-            out += f" The gain is larger than the paper's {paper:+.3f} nats, over the whole range."
-        else:
-            out += f" The paper's {paper:+.3f} nats lies inside that range: it is not ruled out."
+        out += {"ruled out": f" A gain as large as the paper's {paper:+.3f} nats lies below that range: "
+                             "it is ruled out for this model on this corpus.",
+                "exceeded": f" The gain is larger than the paper's {paper:+.3f} nats, over the whole range.",
+                "inside": f" The paper's {paper:+.3f} nats lies inside that range: it is not ruled out.",
+                }[_against_paper(ci, paper)]
     return out
 
 
@@ -85,14 +94,11 @@ def _effect_sentence_ko(name: str, mean: float, ci: tuple[float, float], verdict
     out = (f"강한 기준선에 비해 {name} 변형은 짝지은 시드 {n}개 평균으로 {change}. 짝지은 시드 {n}개가 허용하는 "
            f"범위 {attach(_bracket(ci), '은/는')} {_side_ko(ci)}. 판정: {decided_words(verdict, 'ko')}.")
     if paper is not None:
-        lo, hi = ci
-        if lo > paper:
-            out += (f" 논문의 {paper:+.3f} nats만큼 큰 이득은 그 범위 아래에 있으므로, 이 말뭉치의 이 모델에서는 "
-                    "배제됩니다.")
-        elif hi < paper:
-            out += f" 범위 전체에서 이득이 논문의 {paper:+.3f} nats보다 큽니다."
-        else:
-            out += f" 논문의 {paper:+.3f} nats는 그 범위 안에 있으므로 배제되지 않습니다."
+        out += {"ruled out": f" 논문의 {paper:+.3f} nats만큼 큰 이득은 그 범위 아래에 있으므로, 이 말뭉치의 이 "
+                             "모델에서는 배제됩니다.",
+                "exceeded": f" 범위 전체에서 이득이 논문의 {paper:+.3f} nats보다 큽니다.",
+                "inside": f" 논문의 {paper:+.3f} nats는 그 범위 안에 있으므로 배제되지 않습니다.",
+                }[_against_paper(ci, paper)]
     return out
 
 
@@ -102,46 +108,48 @@ def baseline_lesson(weak: float, strong: float, inflation: float, strong_alone: 
     and the strong one (``strong``: resformer − baseline), their difference ``inflation`` (weak − strong, per seed
     mean; below 0 = the weak baseline makes the gain look larger), and ``strong_alone`` = baseline − baseline_raw
     (below 0 = the strong baseline is better by itself)."""
+    # the same for both languages: how the weak baseline changes the gain, and whether to say how many times
+    inflated = "same" if abs(inflation) < 0.001 else "larger" if inflation < 0 else "smaller"
+    times = abs(strong_alone) / abs(strong) if strong_alone < 0 and abs(strong) >= SAME_NATS else None
     if resolve_language(lang) == "ko":
-        return _baseline_lesson_ko(weak, strong, inflation, strong_alone)
-    if abs(inflation) < 0.001:
-        compare = "the same to 0.001 nats: here the weak baseline does not inflate the gain"
-    elif inflation < 0:
-        compare = f"larger against the weak baseline by {abs(inflation):.3f} nats"
-    else:
-        compare = f"smaller against the weak baseline by {abs(inflation):.3f} nats"
+        return _baseline_lesson_ko(weak, strong, inflation, strong_alone, inflated, times)
+    compare = {"same": "the same to 0.001 nats: here the weak baseline does not inflate the gain",
+               "larger": f"larger against the weak baseline by {abs(inflation):.3f} nats",
+               "smaller": f"smaller against the weak baseline by {abs(inflation):.3f} nats"}[inflated]
     better = "better" if strong_alone < 0 else "worse"
     out = (f"ResFormer's change of the loss is {weak:+.3f} nats against the weak baseline and {strong:+.3f} "
            f"against the strong one, {compare}. The strong baseline alone is **{abs(strong_alone):.3f}** "
            f"nats {better} than the weak one")
-    if strong_alone < 0 and abs(strong) >= SAME_NATS:
-        out += f", {abs(strong_alone) / abs(strong):.0f} times the size of ResFormer's change"
+    if times is not None:
+        out += f", {times:.0f} times the size of ResFormer's change"
     return out + "."
 
 
-def _baseline_lesson_ko(weak: float, strong: float, inflation: float, strong_alone: float) -> str:
-    if abs(inflation) < 0.001:
+def _baseline_lesson_ko(weak: float, strong: float, inflation: float, strong_alone: float, inflated: str,
+                        times: float | None) -> str:
+    if inflated == "same":
         compare = "차이가 0.001 nats 이내입니다. 여기서는 약한 기준선이 이득을 부풀리지 않습니다"
     else:
         compare = (f"약한 기준선에 대해 {abs(inflation):.3f} nats "
-                   f"{'더 크게 보입니다' if inflation < 0 else '더 작게 보입니다'}")
+                   f"{'더 크게 보입니다' if inflated == 'larger' else '더 작게 보입니다'}")
     better = "낮습니다" if strong_alone < 0 else "높습니다"
     out = (f"ResFormer의 손실 변화는 약한 기준선에 대해 {weak:+.3f} nats, 강한 기준선에 대해 {strong:+.3f} nats로, "
            f"{compare}. 강한 기준선은 그 자체로 약한 기준선보다 손실이 **{abs(strong_alone):.3f}** nats "
            f"{better}.")
-    if strong_alone < 0 and abs(strong) >= SAME_NATS:
-        out += f" ResFormer 변화 크기의 {abs(strong_alone) / abs(strong):.0f}배입니다."
+    if times is not None:
+        out += f" ResFormer 변화 크기의 {times:.0f}배입니다."
     return out
 
 
 def steps_sentence(mean: float, ci: tuple[float, float], verdict, lang: str | None = None) -> str:
     """The recall comparison in steps (ResFormer − baseline steps to learn lookup; below 0 = sooner)."""
+    same = abs(mean) < 0.5                       # the same step, to the whole steps printed
     if _ko(lang):
-        when = ("평균적으로 기준선과 같은 스텝에서" if abs(mean) < 0.5 else
+        when = ("평균적으로 기준선과 같은 스텝에서" if same else
                 f"기준선보다 평균 {abs(mean):.0f} 스텝 {'빨리' if mean < 0 else '늦게'}")
         return (f"ResFormer는 {when} 조회를 배웁니다(차이의 구간 {_bracket(ci, 0)} 스텝은 {_side_ko(ci)}: "
                 f"{plain_verdict(verdict, '스텝', lang=lang)}).")
-    if abs(mean) < 0.5:
+    if same:
         when = "at the same step as the baseline"
     else:
         when = f"{abs(mean):.0f} steps {'sooner' if mean < 0 else 'later'} than the baseline"
@@ -153,15 +161,16 @@ def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: i
     """Whether the recall models learned lookup: ``margin`` = the baseline's final loss − the no-lookup reference's
     (nats, below 0 = it beats a model that never looks a key up); ``learned``: variant -> (seeds that learned,
     seeds) within ``steps``."""
+    every = margin < 0 and all(k == n for k, n in learned.values())     # every seed learned, below the reference
     if _ko(lang):
         counts = ", ".join(f"{v} {n}개 중 {k}개" for v, (k, n) in learned.items())
-        if margin < 0 and all(k == n for k, n in learned.values()):
+        if every:
             return (f"모든 시드가 {steps} 스텝 안에 조회를 배웠습니다({counts}): 기준선은 조회 없는 기준값보다 "
                     f"**{abs(margin):.3f}** nats 낮게 끝나므로, 아래 내용은 검색에 관한 것입니다.")
         return (f"모든 시드가 {steps} 스텝 안에 조회를 배운 것은 아닙니다({counts}). 기준선은 조회 없는 기준값에서 "
                 f"{margin:+.3f} nats 떨어져 끝나므로, 아래의 해석은 조회를 배운 시드에 대해서만 검색에 관한 것입니다.")
     counts = ", ".join(f"{v} {k} of {n}" for v, (k, n) in learned.items())
-    if margin < 0 and all(k == n for k, n in learned.values()):
+    if every:
         return (f"Every seed learned lookup within {steps} steps ({counts}): the baseline ends "
                 f"**{abs(margin):.3f}** nats below the no-lookup reference, so what follows is about retrieval.")
     return (f"Not every seed learned lookup within {steps} steps ({counts}); the baseline ends {margin:+.3f} "
@@ -169,58 +178,61 @@ def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: i
             "that learned.")
 
 
+def _entropy_reading(gap: float, verdict) -> tuple[str, bool]:
+    """What :func:`entropy_sentence` says, decided once for both languages: the reading, "negligible", "not judged"
+    (out of regime or n/a), "spread" (contradicted, or above uniform and not reproduced: the keys' attention more
+    even than uniform), "concentrated" (reproduced) or "undecided"; and whether the entropy is said to lie below
+    uniform's."""
+    word = verdict_parts(verdict)[0]
+    if word == "negligible":
+        return "negligible", gap < 0
+    if word in ("out of regime", "n/a"):
+        return "not judged", gap < 0
+    if word == "contradicted" or (gap > 0 and word != "reproduced"):
+        return "spread", False
+    if word == "reproduced":
+        return "concentrated", True
+    return "undecided", gap < 0
+
+
 def entropy_sentence(gap: float, verdict, lang: str | None = None) -> str:
     """The entropy claim's premise: the baseline's attention entropy (layers >= 1) − uniform causal attention's
     (nats; below 0 = concentrated attention, which ResFormer says it relieves). ``verdict``: the check's judged test
-    or its verdict word."""
+    or its verdict word. The reading is :func:`_entropy_reading`'s, the same for both languages."""
+    reading, low = _entropy_reading(gap, verdict)
     if resolve_language(lang) == "ko":
-        return _entropy_sentence_ko(gap, verdict)
-    word = verdict_parts(verdict)[0]
-    if word == "negligible":
-        return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {'below' if gap < 0 else 'above'} "
+        return _entropy_sentence_ko(gap, verdict, reading, low)
+    where = "below" if low else "above"
+    if reading == "negligible":
+        return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {where} "
                 f"uniform causal attention's: {plain_verdict(verdict)}, so its attention is not concentrated: there is "
                 "no concentration here for the value residual to relieve.")
-    if word in ("out of regime", "n/a"):
-        return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {'below' if gap < 0 else 'above'} "
+    if reading == "not judged":
+        return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {where} "
                 f"uniform causal attention's: {plain_verdict(verdict)}.")
-    verdict = word
-    if verdict == "contradicted" or (gap > 0 and verdict != "reproduced"):
-        where = "above"
-        then = ("the attention the keys receive is spread *more evenly* than under uniform causal attention "
-                "(each query looks mostly nearby, so no key draws a crowd), not concentrated on a few keys: there is "
-                "no concentration here for the value residual to relieve")
-    elif verdict == "reproduced":
-        where = "below"
-        then = "its attention is concentrated, as ResFormer's argument assumes"
-    else:
-        where = "below" if gap < 0 else "above"
-        then = "whether it is concentrated is not decided"
+    then = {"spread": "the attention the keys receive is spread *more evenly* than under uniform causal attention "
+                      "(each query looks mostly nearby, so no key draws a crowd), not concentrated on a few keys: "
+                      "there is no concentration here for the value residual to relieve",
+            "concentrated": "its attention is concentrated, as ResFormer's argument assumes",
+            "undecided": "whether it is concentrated is not decided"}[reading]
     return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {where} uniform causal "
             f"attention's: {then}.")
 
 
-def _entropy_sentence_ko(gap: float, verdict) -> str:
-    def base(low: bool) -> str:
-        return (f"기준선의 어텐션 엔트로피는 균등 인과 어텐션의 엔트로피보다 **{abs(gap):.3f}** nats "
-                f"{'낮습니다' if low else '높습니다'}")
-    word = verdict_parts(verdict)[0]
-    if word == "negligible":
-        return (base(gap < 0) + f". 판정: {plain_verdict(verdict, lang='ko')}. 따라서 어텐션은 집중되어 있지 않으며, "
+def _entropy_sentence_ko(gap: float, verdict, reading: str, low: bool) -> str:
+    base = (f"기준선의 어텐션 엔트로피는 균등 인과 어텐션의 엔트로피보다 **{abs(gap):.3f}** nats "
+            f"{'낮습니다' if low else '높습니다'}")
+    if reading == "negligible":
+        return (base + f". 판정: {plain_verdict(verdict, lang='ko')}. 따라서 어텐션은 집중되어 있지 않으며, "
                 "value residual이 덜어 줄 집중이 여기에는 없습니다.")
-    if word in ("out of regime", "n/a"):
-        return base(gap < 0) + f". 판정: {plain_verdict(verdict, lang='ko')}."
-    if word == "contradicted" or (gap > 0 and word != "reproduced"):
-        low = False
-        then = ("키들이 받는 어텐션이 균등 인과 어텐션보다 *더 고르게* 퍼져 있고(각 쿼리가 주로 가까운 키를 "
-                "보므로, 키마다 받는 어텐션 총량은 오히려 고르게 나뉩니다), 소수의 키에 집중되어 있지 않습니다. "
-                "value residual이 덜어 줄 집중이 여기에는 없습니다")
-    elif word == "reproduced":
-        low = True
-        then = "ResFormer의 논증이 가정하는 대로 어텐션이 집중되어 있습니다"
-    else:
-        low = gap < 0
-        then = "어텐션이 집중되어 있는지는 결정되지 않았습니다"
-    return base(low) + f". {then}."
+    if reading == "not judged":
+        return base + f". 판정: {plain_verdict(verdict, lang='ko')}."
+    then = {"spread": "키들이 받는 어텐션이 균등 인과 어텐션보다 *더 고르게* 퍼져 있고(각 쿼리가 주로 가까운 키를 "
+                      "보므로, 키마다 받는 어텐션 총량은 오히려 고르게 나뉩니다), 소수의 키에 집중되어 있지 않습니다. "
+                      "value residual이 덜어 줄 집중이 여기에는 없습니다",
+            "concentrated": "ResFormer의 논증이 가정하는 대로 어텐션이 집중되어 있습니다",
+            "undecided": "어텐션이 집중되어 있는지는 결정되지 않았습니다"}[reading]
+    return base + f". {then}."
 
 
 def lambda_sentence(slope: float, reached: int, of: int, lang: str | None = None) -> str:
@@ -248,18 +260,21 @@ def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[fl
     baselines train worse (their final loss rises more than the value residual's falls), the declared premise that
     the tuned baseline does not get worse with depth (``baseline_trend``: its slope in nats per doubling of depth;
     it holds below ``trend_limit``) and at which depths the baseline's attention is concentrated."""
+    # the same for both languages: whether the growth is mostly the deeper baselines training worse, and whether
+    # the premise holds (None: no premise given)
+    rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
+    worse = gains[-1] < gains[0] and rise_b > 0 and rise_b > abs(rise_l)
+    holds = (baseline_trend < trend_limit if baseline_trend is not None and trend_limit is not None else None)
     if resolve_language(lang) == "ko":
         return _depth_sentence_ko(depths, gains, baseline_loss, learnable_loss, concentrated, baseline_trend,
-                                  trend_limit)
+                                  trend_limit, worse, holds)
     out = (f"From {depths[0]} to {depths[-1]} layers the value residual's change of the loss goes "
            f"{' → '.join(f'{g:+.3f}' for g in gains)} nats")
-    rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
-    if gains[-1] < gains[0] and rise_b > 0 and rise_b > abs(rise_l):
+    if worse:
         out += (f": most of the growth is the deeper baselines training worse (their loss "
                 f"{baseline_loss[0]:.3f} → {baseline_loss[-1]:.3f}, the value residual's "
                 f"{learnable_loss[0]:.3f} → {learnable_loss[-1]:.3f})")
-    if baseline_trend is not None and trend_limit is not None:
-        holds = baseline_trend < trend_limit
+    if holds is not None:
         out += (f". The tuned baseline's own loss changes by {baseline_trend:+.4f} nats per doubling of depth "
                 f"(the premise that it does not get worse with depth allows less than {trend_limit:g}): the premise "
                 f"**{'holds' if holds else 'fails'}**"
@@ -274,16 +289,14 @@ def depth_sentence(depths: list[int], gains: list[float], baseline_loss: list[fl
 
 def _depth_sentence_ko(depths: list[int], gains: list[float], baseline_loss: list[float],
                        learnable_loss: list[float], concentrated: list[int], baseline_trend: float | None,
-                       trend_limit: float | None) -> str:
+                       trend_limit: float | None, worse: bool, holds: bool | None) -> str:
     out = (f"{depths[0]}층에서 {depths[-1]}층까지 value residual의 손실 변화는 "
            f"{' → '.join(f'{g:+.3f}' for g in gains)} nats입니다")
-    rise_b, rise_l = baseline_loss[-1] - baseline_loss[0], learnable_loss[-1] - learnable_loss[0]
-    if gains[-1] < gains[0] and rise_b > 0 and rise_b > abs(rise_l):
+    if worse:
         out += (f". 이득이 커진 것의 대부분은 깊은 기준선의 학습이 더 잘 안 된 탓입니다(기준선의 손실 "
                 f"{baseline_loss[0]:.3f} → {baseline_loss[-1]:.3f}, value residual의 손실 "
                 f"{learnable_loss[0]:.3f} → {learnable_loss[-1]:.3f})")
-    if baseline_trend is not None and trend_limit is not None:
-        holds = baseline_trend < trend_limit
+    if holds is not None:
         out += (f". 조정된 기준선 자신의 손실은 깊이가 두 배가 될 때마다 {baseline_trend:+.4f} nats 변합니다(전제 "
                 f"'깊이가 늘어도 나빠지지 않는다'의 허용 한계: {trend_limit:g} nats 미만). 전제가 "
                 f"**{'성립합니다' if holds else '성립하지 않습니다'}**"
@@ -300,15 +313,17 @@ def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int, lan
     """SVFormer (values from the first layer only) against the paper's expected *cost*: its loss change
     (svformer − baseline, nats; below 0 = lower loss), where the range the ``n`` paired seeds allow lies, and the
     verdict of the declared one-sided test ``svformer_cost`` after the correction for the number of tests."""
-    lo, hi = ci
     word = verdict_parts(verdict)[0]
+    side = _where(ci)
+    # "but" where the verdict does not follow the interval's side, the same for both languages
+    but = (side == "below" and word != "contradicted") or (side == "above" and word != "reproduced")
     if _ko(lang):
-        return _svformer_sentence_ko(mean, ci, verdict, n, word)
-    where = (f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies below 0: a *lower* loss, the "
-             "opposite of the cost the paper reports" if hi < 0 else
-             f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies above 0: a higher loss, the cost "
-             "the paper reports" if lo > 0 else
-             f"the range the {n} paired seeds allow, {_bracket(ci)}, holds both a cost and a gain")
+        return _svformer_sentence_ko(mean, ci, verdict, n, word, side, but)
+    where = {"below": f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies below 0: a *lower* loss, "
+                      "the opposite of the cost the paper reports",
+             "above": f"the whole range the {n} paired seeds allow, {_bracket(ci)}, lies above 0: a higher loss, "
+                      "the cost the paper reports",
+             "both": f"the range the {n} paired seeds allow, {_bracket(ci)}, holds both a cost and a gain"}[side]
     judged = {"reproduced": "the paper's cost is reproduced here",
               "contradicted": "the paper's cost is contradicted here",
               "negligible": f"the change is {plain_verdict(verdict)}, so it is neither the paper's cost nor its "
@@ -317,19 +332,18 @@ def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int, lan
               "n/a": f"the claim of a cost is {plain_verdict(verdict)}",
               }.get(word, "once we allow for the number of tests, the claim of a cost is undecided "
                           "(see How sure are we?)")
-    but = " — but " if (hi < 0 and word != "contradicted") or (lo > 0 and word != "reproduced") else "; "
-    return f"SVFormer changes the loss by **{mean:+.3f}** nats; {where}{but}{judged}."
+    return f"SVFormer changes the loss by **{mean:+.3f}** nats; {where}{' — but ' if but else '; '}{judged}."
 
 
-def _svformer_sentence_ko(mean: float, ci: tuple[float, float], verdict, n: int, word: str) -> str:
+def _svformer_sentence_ko(mean: float, ci: tuple[float, float], verdict, n: int, word: str, side: str,
+                         but: bool) -> str:
     """:func:`svformer_sentence` in Korean."""
-    lo, hi = ci
     br = attach(_bracket(ci), "이/가")
-    where = (f"짝지은 시드 {n}개가 허용하는 범위 전체 {br} 0보다 아래에 있습니다: 논문이 보고한 비용과 반대로 *더 낮은* "
-             "손실입니다" if hi < 0 else
-             f"짝지은 시드 {n}개가 허용하는 범위 전체 {br} 0보다 위에 있습니다: 논문이 보고한 비용인 더 높은 손실입니다"
-             if lo > 0 else
-             f"짝지은 시드 {n}개가 허용하는 범위 {_bracket(ci)}에는 비용과 이득이 모두 들어 있습니다")
+    where = {"below": f"짝지은 시드 {n}개가 허용하는 범위 전체 {br} 0보다 아래에 있습니다: 논문이 보고한 비용과 반대로 "
+                      "*더 낮은* 손실입니다",
+             "above": f"짝지은 시드 {n}개가 허용하는 범위 전체 {br} 0보다 위에 있습니다: 논문이 보고한 비용인 더 높은 "
+                      "손실입니다",
+             "both": f"짝지은 시드 {n}개가 허용하는 범위 {_bracket(ci)}에는 비용과 이득이 모두 들어 있습니다"}[side]
     pv = plain_verdict(verdict, lang="ko")
     judged = {"reproduced": "여기서 논문의 비용이 재현됩니다",
               "contradicted": "여기서 논문의 비용이 반박됩니다",
@@ -337,8 +351,7 @@ def _svformer_sentence_ko(mean: float, ci: tuple[float, float], verdict, n: int,
               "out of regime": f"비용 주장의 판정: {pv}",
               "n/a": f"비용 주장의 판정: {pv}",
               }.get(word, "검정의 수를 감안하면 비용 주장은 미정입니다(*얼마나 확실한가?* 참고)")
-    but = " — 하지만 " if (hi < 0 and word != "contradicted") or (lo > 0 and word != "reproduced") else ". "
-    return f"SVFormer는 손실을 **{mean:+.3f}** nats 바꿉니다. {where}{but}{judged}."
+    return f"SVFormer는 손실을 **{mean:+.3f}** nats 바꿉니다. {where}{' — 하지만 ' if but else '. '}{judged}."
 
 
 def live_run_sentence(live: float, saved_mean: float, saved_spread: float, saved_ci: tuple[float, float],
@@ -368,13 +381,14 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
     baselines' own loss rose), and the baseline's entropy − uniform causal attention's. ``smoothing``: the declared
     over-smoothing test (ResFormer's change of the mean cosine of the tokens' states, with ``mean``, ``ci`` and its
     verdict), the question's third part; None leaves it out."""
+    # the same for both languages: the paper's gain ruled out or not, a larger gain deeper or about the same
+    ruled_out, larger = ci[0] > paper, deep_gain < gain - SAME_NATS
     if resolve_language(lang) == "ko":
         return _answer_ko(gain, ci, paper, deep_layers, deep_gain, entropy_gap, deeper_baselines_worse, verdict, n,
-                          smoothing)
-    lo, hi = ci
-    at8 = (f"and the paper's **{paper:+.3f}** nats at 82 M parameters is ruled out" if lo > paper else
+                          smoothing, ruled_out, larger)
+    at8 = (f"and the paper's **{paper:+.3f}** nats at 82 M parameters is ruled out" if ruled_out else
            f"and the paper's {paper:+.3f} nats at 82 M parameters is not ruled out")
-    deep = (f"**{deep_gain:+.3f}** nats, a larger gain" if deep_gain < gain - SAME_NATS else
+    deep = (f"**{deep_gain:+.3f}** nats, a larger gain" if larger else
             f"**{deep_gain:+.3f}** nats, about the same change")
     # The entropy is of the attention each key *receives* (token importance), not of one query's row: a query's
     # row can be no more even than uniform, but the keys' shares can, when queries look nearby.
@@ -397,11 +411,11 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
 
 
 def _answer_ko(gain: float, ci: tuple[float, float], paper: float, deep_layers: int, deep_gain: float,
-               entropy_gap: float, deeper_baselines_worse: bool, verdict, n: int, smoothing=None) -> str:
-    lo, hi = ci
-    at8 = (f"82 M 파라미터에서 논문이 얻은 **{paper:+.3f}** nats는 배제됩니다" if lo > paper else
+               entropy_gap: float, deeper_baselines_worse: bool, verdict, n: int, smoothing, ruled_out: bool,
+               larger: bool) -> str:
+    at8 = (f"82 M 파라미터에서 논문이 얻은 **{paper:+.3f}** nats는 배제됩니다" if ruled_out else
            f"82 M 파라미터에서 논문이 얻은 {paper:+.3f} nats는 배제되지 않습니다")
-    kind = "더 큰 이득" if deep_gain < gain - SAME_NATS else "거의 같은 변화"
+    kind = "더 큰 이득" if larger else "거의 같은 변화"
     deep = (f"{deep_layers}층에서는 학습 가능한 λ 변형이 손실을 **{deep_gain:+.3f}** nats 바꾸어 {kind}"
             + ("인데, 그 대부분은 깊은 기준선의 학습이 더 잘 안 된 탓입니다. " if deeper_baselines_worse else "입니다. "))
     if entropy_gap > 0:

@@ -92,27 +92,26 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
     judged verdict of ``v_reads_x0_more_than_q`` (with its ``would_be`` when out of regime); None when the numbers
     are a description (the recipe declares no test on them, because their premise fails on this toy).
     ``lang``: "en" or "ko" (None: the running notebook's edition)."""
+    f = _share_facts(sweep, verdict)
     if resolve_language(lang) == "ko":
-        return _share_sentence_ko(sweep, verdict, would_be)
-    m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
-    above = [arm for arm in m if _above(m[arm])]
+        return _share_sentence_ko(sweep, verdict, would_be, f)
+    m, above, below = f["m"], f["above"], f["below"]
     listed = ", ".join(f"{_diff(m[a])} at {a}" for a in m)
     shares = ", ".join(f"{mean(a['shares']['v']):.3f} at {arm}" for arm, a in sweep.items())
-    if len(above) == len(m):
+    if f["rates"] == "all":
         head = f"V's x0 share exceeds Q's at all {len(m)} learning rates (share_v − share_q: {listed})"
         tail = "the order V over Q does not depend on the rate in this 16× span"
-    elif not above:
+    elif f["rates"] == "none":
         head = f"V's x0 share does not exceed Q's at any of the {len(m)} learning rates ({listed})"
         tail = "the published order, V over Q, does not appear here"
     else:
-        below = [a for a in m if a not in above]
         head = (f"V's x0 share exceeds Q's at {' and '.join(above)} but not at {' and '.join(below)} "
                 f"(share_v − share_q: {listed})")
         tail = "which path takes more x0 moves with the coefficients' learning rate"
-    if verdict is None:
+    if f["claim"] == "description":
         said = ("these shares are a description, not a judged test: their premise fails on this toy (below), so "
                 "they answer no claim")
-    elif verdict in ("out of regime", "n/a"):
+    elif f["claim"] == "not judged":
         said = (f"the claim is {verdict}" + (f" (judged anyway it would be {would_be})" if would_be else "")
                 + ", so the shares answer no claim")
     else:
@@ -120,27 +119,38 @@ def share_sentence(sweep: dict[str, dict], verdict: str | None = None, would_be:
     return f"{head}; V's own share is {shares}: {tail}; {said}."
 
 
-def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: str | None) -> str:
-    """:func:`share_sentence` in Korean: the same words from the same signs and verdict."""
+def _share_facts(sweep: dict[str, dict], verdict: str | None) -> dict:
+    """What :func:`share_sentence` states, decided once for both languages: ``m`` (each rate's mean share_v −
+    share_q), the rates where it is ``above`` 0 as printed and those ``below``, ``rates`` ("all", "none" or
+    "some" above) and ``claim`` ("description" without a verdict, "not judged" out of regime or n/a, else
+    "judged")."""
     m = {arm: mean(a["margin_q"]) for arm, a in sweep.items()}
     above = [arm for arm in m if _above(m[arm])]
+    return {"m": m, "above": above, "below": [a for a in m if a not in above],
+            "rates": "all" if len(above) == len(m) else "none" if not above else "some",
+            "claim": ("description" if verdict is None else
+                      "not judged" if verdict in ("out of regime", "n/a") else "judged")}
+
+
+def _share_sentence_ko(sweep: dict[str, dict], verdict: str | None, would_be: str | None, f: dict) -> str:
+    """:func:`share_sentence` in Korean: the same words from the same signs and verdict (:func:`_share_facts`)."""
+    m, above, below = f["m"], f["above"], f["below"]
     listed = ", ".join(f"{a}에서 {_diff(m[a])}" for a in m)
     shares = ", ".join(f"{arm}에서 {mean(a['shares']['v']):.3f}" for arm, a in sweep.items())
-    if len(above) == len(m):
+    if f["rates"] == "all":
         head = f"V의 x0 비중은 {len(m)}가지 학습률 모두에서 Q의 비중보다 큽니다(share_v − share_q: {listed})"
         tail = "이 16배 범위에서 V가 Q보다 크다는 순서는 학습률에 따라 달라지지 않습니다"
-    elif not above:
+    elif f["rates"] == "none":
         head = f"V의 x0 비중은 {len(m)}가지 학습률 어디에서도 Q의 비중보다 크지 않습니다({listed})"
         tail = "발표된 순서(V가 Q보다 큼)는 여기서 나타나지 않습니다"
     else:
-        below = [a for a in m if a not in above]
         head = (f"V의 x0 비중은 {_and_ko(above)}에서는 Q의 비중보다 크지만 {_and_ko(below)}에서는 그렇지 않습니다"
                 f"(share_v − share_q: {listed})")
         tail = "어느 경로가 x0을 더 많이 가져가는지는 계수의 학습률에 따라 달라집니다"
-    if verdict is None:
+    if f["claim"] == "description":
         said = ("이 비중은 판정된 검정이 아니라 서술입니다. 그 전제가 이 장난감 모델에서 성립하지 않으므로(아래) "
                 "어떤 주장에도 답하지 않습니다")
-    elif verdict in ("out of regime", "n/a"):
+    elif f["claim"] == "not judged":
         said = (f"주장의 판정은 {_verdict_ko(verdict)}"
                 + (f"(그래도 판정하면 {_verdict_ko(would_be)})" if would_be else "")
                 + "이므로, 비중은 어떤 주장에도 답하지 않습니다")
@@ -250,8 +260,11 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
         raise ValueError("lm_toys_sentence: depth_r2 is empty (no depth of the depth sweep)")
     depths = sorted(depth_r2)
     below = [L for L in depths if depth_r2[L] < threshold]
+    # where the claims are judged instead (the premise holds there), the same for both languages
+    judged = [(where, r2) for where, r2 in (("recall", recall), ("decoder", decoder))
+              if r2 is not None and r2 < threshold]
     if resolve_language(lang) == "ko":
-        return _lm_toys_sentence_ko(depth_r2, depths, below, here, recall, decoder, threshold)
+        return _lm_toys_sentence_ko(depth_r2, depths, below, here, judged, threshold)
     where = (f"at every depth from {depths[0]} to {depths[-1]} layers" if len(depths) > 1 else
              f"at {depths[0]} layers")
     if below:
@@ -263,16 +276,15 @@ def lm_toys_sentence(depth_r2: dict[int, float], here: float, recall: float | No
                 f"{_range(list(depth_r2.values()))} token identity (x0-R²) {where} (the depth sweep; {here:.2f} in "
                 f"this chapter's runs), above the premise's {threshold:g}, so every path already reads x0 through "
                 "its input and neither a share nor a removal cost can say which path needs it")
-    judged = [f"{what} ({r2:.2f})" for what, r2 in (("on the recall task", recall),
-                                                  ("in the real decoder's last third", decoder))
-              if r2 is not None and r2 < threshold]
+    places = {"recall": "on the recall task", "decoder": "in the real decoder's last third"}
+    judged = [f"{places[where]} ({r2:.2f})" for where, r2 in judged]
     tail = (f"; the x0 claims are judged where the premise holds instead: {' and '.join(judged)}." if judged
             else "; no model measured here meets the premise.")
     return head + tail
 
 
 def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: list[int], here: float,
-                         recall: float | None, decoder: float | None, threshold: float) -> str:
+                         judged: list[tuple[str, float]], threshold: float) -> str:
     """:func:`lm_toys_sentence` in Korean."""
     spread = _range(list(depth_r2.values()))
     where = f"{depths[0]}층부터 {depths[-1]}층까지 모든 깊이에서" if len(depths) > 1 else f"{depths[0]}층에서"
@@ -286,8 +298,8 @@ def _lm_toys_sentence_ko(depth_r2: dict[int, float], depths: list[int], below: l
                 "높으므로, "
                 "모든 경로가 이미 입력을 통해 x0을 읽고, 비중도 제거 비용도 어느 경로가 그것을 필요로 하는지 말할 수 "
                 "없습니다")
-    judged = [f"{what}({r2:.2f})" for what, r2 in (("회상 과제", recall), ("실제 디코더의 마지막 3분의 1", decoder))
-              if r2 is not None and r2 < threshold]
+    places = {"recall": "회상 과제", "decoder": "실제 디코더의 마지막 3분의 1"}
+    judged = [f"{places[where]}({r2:.2f})" for where, r2 in judged]
     tail = (f". x0 주장은 대신 전제가 성립하는 곳에서 판정합니다: {_and_ko(judged)}." if judged
             else ". 여기서 잰 어떤 모델도 전제를 충족하지 않습니다.")
     return head + tail
@@ -357,33 +369,47 @@ def live_sentence(live: dict[str, float], steps: int, val_loss: float, saved: Se
             "differ from the live run's for that reason, and the two cannot be read together.")
 
 
+def _change_kind(r) -> str:
+    """How a context-free design's loss change is said, the same for both languages: "negligible" (its verdict),
+    "unsettled" (its interval holds 0 or its mean prints as 0.000), "lower" or "raise"."""
+    lo, hi = r.ci
+    if getattr(r, "verdict", None) == "negligible":
+        return "negligible"
+    if lo <= 0 <= hi or round(r.mean, 3) == 0:     # the seeds do not tell its sign
+        return "unsettled"
+    return "lower" if r.mean < 0 else "raise"
+
+
+def _better(by: dict) -> list[str]:
+    """The context-free designs named as doing better (``substitute_loss``, ``bank_loss``, in that order): only
+    those whose lower loss is reproduced (a learner read "V := γ·W_V x0 … negligible" under a headline that said
+    both did better)."""
+    return [key for key in ("substitute_loss", "bank_loss")
+            if by[key].mean < 0 and getattr(by[key], "verdict", "reproduced") == "reproduced"]
+
+
 def context_free_sentence(by: dict, lang: str | None = None) -> str:
     """Values that ignore context (``substitute_loss``, ``bank_loss`` and their scale-only controls, from the
     chapter's verdicts ``by`` name): lower or raise the loss, by how much, and against the control. A *negligible*
     verdict (interval inside ± its declared smallest effect) is said as too small to matter, not as a gain, and the
-    lead clause says "do better" only when a context-free design's lower loss is reproduced. ``lang``: "en" or
-    "ko" (None: the running notebook's edition)."""
+    lead clause says "do better" only when a context-free design's lower loss is reproduced (:func:`_change_kind`,
+    :func:`_better`: the same for both languages). ``lang``: "en" or "ko" (None: the running notebook's
+    edition)."""
     if resolve_language(lang) == "ko":
         return _context_free_sentence_ko(by)
+
     def said(name: str) -> str:
         r = by[name]
-        lo, hi = r.ci
-        if getattr(r, "verdict", None) == "negligible":
-            margin = r.test.margin
-            return (f"changes the loss by {r.mean:+.3f} nats, negligible (inside ±{margin:g}, its smallest effect "
-                    "of interest: too small to matter)")
-        if lo <= 0 <= hi or round(r.mean, 3) == 0:     # the seeds do not tell its sign
+        kind = _change_kind(r)
+        if kind == "negligible":
+            return (f"changes the loss by {r.mean:+.3f} nats, negligible (inside ±{r.test.margin:g}, its smallest "
+                    "effect of interest: too small to matter)")
+        if kind == "unsettled":
             return f"leaves the loss where it was ({r.mean:+.3f} nats, its sign not settled by the seeds)"
-        return f"{'lowers' if r.mean < 0 else 'raises'} the loss by {abs(r.mean):.3f} nats"
+        return f"{'lowers' if kind == 'lower' else 'raises'} the loss by {abs(r.mean):.3f} nats"
 
-    def gains(name: str) -> bool:
-        r = by[name]
-        return r.mean < 0 and getattr(r, "verdict", "reproduced") == "reproduced"
-
-    # Name as doing better only the forms whose gain is reproduced (a learner read "V := γ·W_V x0 … negligible"
-    # under a headline that said both did better).
-    better = [n for n, key in (("V := γ·W_V x0", "substitute_loss"), ("the learned table (the bank)", "bank_loss"))
-              if gains(key)]
+    names = {"substitute_loss": "V := γ·W_V x0", "bank_loss": "the learned table (the bank)"}
+    better = [names[key] for key in _better(by)]
     head = ("Values that ignore the context altogether do better than re-reading it" if len(better) == 2 else
             f"Of the values that ignore the context, only {better[0]} does better than re-reading it"
             if better else "")
@@ -399,20 +425,16 @@ def _context_free_sentence_ko(by: dict) -> str:
     """:func:`context_free_sentence` in Korean, one sentence per design (Korean joins clauses less freely)."""
     def said(name: str) -> str:
         r = by[name]
-        lo, hi = r.ci
-        if getattr(r, "verdict", None) == "negligible":
+        kind = _change_kind(r)
+        if kind == "negligible":
             return (f"손실을 {r.mean:+.3f} nats 바꾸며, 무시할 만합니다(관심 최소 효과 ±{r.test.margin:g} 안: "
                     "의미를 갖기에는 너무 작음)")
-        if lo <= 0 <= hi or round(r.mean, 3) == 0:
+        if kind == "unsettled":
             return f"손실을 그대로 둡니다({r.mean:+.3f} nats, 시드로는 부호가 정해지지 않음)"
-        return f"손실을 {abs(r.mean):.3f} nats {'낮춥니다' if r.mean < 0 else '높입니다'}"
-
-    def gains(name: str) -> bool:
-        r = by[name]
-        return r.mean < 0 and getattr(r, "verdict", "reproduced") == "reproduced"
+        return f"손실을 {abs(r.mean):.3f} nats {'낮춥니다' if kind == 'lower' else '높입니다'}"
 
     sub, bank = "V := γ·W_V x0", "학습된 표(값 뱅크)"
-    better = [n for n, key in ((sub, "substitute_loss"), (bank, "bank_loss")) if gains(key)]
+    better = [{"substitute_loss": sub, "bank_loss": bank}[key] for key in _better(by)]
     if not better:
         return (f"문맥을 무시하는 값은 여기서 도움이 되지 않습니다. {attach(sub, '은/는')} {said('substitute_loss')}. "
                 f"값 뱅크는 {said('bank_loss')}.")
@@ -427,42 +449,47 @@ def recall_sentence(recall_sweep: dict[str, dict], plateaued: dict[str, float], 
     """The recall task's x0 shares at each rate: V over Q and over K, and which rates had settled coefficients
     (``plateaued``: arm -> fraction of plateaued β trajectories; the precondition needs > 0.5). ``lang``: "en" or
     "ko" (None: the running notebook's edition)."""
-    ko = resolve_language(lang) == "ko"
-    if ko:
-        return _recall_sentence_ko(recall_sweep, plateaued)
+    f = _recall_facts(recall_sweep, plateaued)
+    if resolve_language(lang) == "ko":
+        return _recall_sentence_ko(recall_sweep, plateaued, f)
+    settled, over_k, over_q = f["settled"], f["over_k"], f["over_q"]
     parts = []
     for arm, a in recall_sweep.items():
         parts.append(f"{arm}: v − q {mean(a['margin_q']):+.3f}, v − k {mean(a['margin_k']):+.3f}"
                      f" ({plateaued[arm]:.2f} plateaued)")
-    settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
-    over_k = all(_above(mean(a["margin_k"])) for a in recall_sweep.values())
-    over_q = all(_above(mean(a["margin_q"])) for a in recall_sweep.values())
     return ("On the recall task, where the answer is a token fetched by its key, V's x0 share "
             + ("exceeds K's at every rate" if over_k else "does not exceed K's at every rate")
             + (" and Q's too" if over_q else ", but not Q's at every rate (at a query, Q is the key token itself)")
             + "; " + "; ".join(parts) + ". "
-            + (f"Only at {' and '.join(settled)} had most coefficients stopped moving."
-               if settled and len(settled) < len(recall_sweep) else
-               "Most coefficients had stopped moving at every rate." if settled else
-               "At no rate had most coefficients stopped moving."))
+            + {"some": f"Only at {' and '.join(settled)} had most coefficients stopped moving.",
+               "all": "Most coefficients had stopped moving at every rate.",
+               "none": "At no rate had most coefficients stopped moving."}[f["rates"]])
 
 
-def _recall_sentence_ko(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> str:
-    """:func:`recall_sentence` in Korean."""
+def _recall_facts(recall_sweep: dict[str, dict], plateaued: dict[str, float]) -> dict:
+    """What :func:`recall_sentence` states, decided once for both languages: the ``settled`` rates (most β
+    trajectories plateaued, > 0.5), ``rates`` ("some", "all" or "none" settled), and whether V's x0 share exceeds
+    K's (``over_k``) and Q's (``over_q``) at every rate, as printed."""
+    settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
+    return {"settled": settled,
+            "rates": "some" if settled and len(settled) < len(recall_sweep) else "all" if settled else "none",
+            "over_k": all(_above(mean(a["margin_k"])) for a in recall_sweep.values()),
+            "over_q": all(_above(mean(a["margin_q"])) for a in recall_sweep.values())}
+
+
+def _recall_sentence_ko(recall_sweep: dict[str, dict], plateaued: dict[str, float], f: dict) -> str:
+    """:func:`recall_sentence` in Korean (:func:`_recall_facts`)."""
     parts = [f"{arm}: v − q {mean(a['margin_q']):+.3f}, v − k {mean(a['margin_k']):+.3f}"
              f"(계수의 {plateaued[arm]:.0%}가 수렴)" for arm, a in recall_sweep.items()]
-    settled = [arm for arm in recall_sweep if plateaued[arm] > 0.5]
-    over_k = all(_above(mean(a["margin_k"])) for a in recall_sweep.values())
-    over_q = all(_above(mean(a["margin_q"])) for a in recall_sweep.values())
+    settled, over_k, over_q = f["settled"], f["over_k"], f["over_q"]
     return ("답이 키로 찾아오는 토큰인 회상 과제에서 V의 x0 비중은 "
             + ("모든 학습률에서 K의 비중보다 크고" if over_k else "모든 학습률에서 K의 비중보다 크지는 않고")
             + (", Q의 비중보다도 큽니다" if over_q else
                ", Q의 비중보다 모든 학습률에서 크지는 않습니다(쿼리 위치에서 Q는 키 토큰 그 자체입니다)")
             + ". " + "; ".join(parts) + ". "
-            + (f"{_and_ko(settled)}에서만 대부분의 계수가 움직임을 멈췄습니다."
-               if settled and len(settled) < len(recall_sweep) else
-               "모든 학습률에서 대부분의 계수가 움직임을 멈췄습니다." if settled else
-               "어느 학습률에서도 대부분의 계수가 움직임을 멈추지 않았습니다."))
+            + {"some": f"{_and_ko(settled)}에서만 대부분의 계수가 움직임을 멈췄습니다.",
+               "all": "모든 학습률에서 대부분의 계수가 움직임을 멈췄습니다.",
+               "none": "어느 학습률에서도 대부분의 계수가 움직임을 멈추지 않았습니다."}[f["rates"]])
 
 
 def largest_step(sweep: dict, paths: str = PATHS) -> tuple[float, str, float, float]:

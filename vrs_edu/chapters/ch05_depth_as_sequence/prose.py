@@ -15,6 +15,9 @@ margins are read as V − Q and V − K apart (never V − max(Q, K), whose null
 """
 from __future__ import annotations
 
+import math
+from dataclasses import dataclass
+
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.lab.premises import LM_TOYS_SHORT
@@ -68,64 +71,86 @@ def _loss_change_ko(mean: float, verdict) -> str:
 DECIDED_KO = "검정 횟수를 감안해도 결정된 결과입니다"
 
 
-def _effect_sentence_ko(claims: list[dict]) -> str:
-    """:func:`effect_sentence` in Korean, one sentence per finding."""
-    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
-    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
+@dataclass(frozen=True)
+class _EffectFacts:
+    """What :func:`effect_sentence` states, selected once for both languages: ``n`` claims (checks left out),
+    whether Depth-Attention is among them, ``won`` (the reproduced effects, largest win first), ``swa`` (ShortSWA
+    over depth's effects) and ``swa_won`` (the names of those reproduced), ``lost`` (the contradicted names) and
+    ``small`` (the negligible names); the effects are the dicts of
+    :func:`~vrs_edu.chapters.ch05_depth_as_sequence.v_over_depth.loss_effects`."""
+    n: int
+    depth_attention: bool
+    won: list[dict]
+    swa: list[dict]
+    swa_won: list[str]
+    lost: list[str]
+    small: list[str]
+
+
+def _effect_facts(effects: list[dict]) -> _EffectFacts:
+    """The selections of :func:`effect_sentence` from ``effects`` (claims and checks; a check's verdict starts with
+    "check"). Raises ValueError when ``effects`` holds no claim (only checks)."""
+    claims = [e for e in effects if not e["verdict"].startswith("check")]
+    if not claims:
+        raise ValueError("effects: expected at least one claim (a verdict not starting with 'check'), got none")
     swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
-    da = " Depth-Attention을 포함해" if any(e["name"] == "depth_attention" for e in claims) else ""
-    out = [f"깊이에 걸친 읽기 {len(claims)}가지 가운데{da} {len(won)}가지가 잔차 합보다 손실을 낮추며, 이는 "
+    return _EffectFacts(n=len(claims), depth_attention=any(e["name"] == "depth_attention" for e in claims),
+                        won=sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"]),
+                        swa=swa, swa_won=[e["name"] for e in swa if e["verdict"] == "reproduced"],
+                        lost=[e["name"] for e in claims if e["verdict"] == "contradicted"],
+                        small=[e["name"] for e in claims if e["verdict"] == "negligible"])
+
+
+def _effect_sentence_ko(f: _EffectFacts) -> str:
+    """:func:`effect_sentence` in Korean, one sentence per finding."""
+    da = " Depth-Attention을 포함해" if f.depth_attention else ""
+    out = [f"깊이에 걸친 읽기 {f.n}가지 가운데{da} {len(f.won)}가지가 잔차 합보다 손실을 낮추며, 이는 "
            f"{DECIDED_KO}."]
-    if won:
-        out.append(f"가장 크게 낮춘 {attach(won[0]['name'], '은/는')} "
-                   + _loss_change_ko(won[0]["mean"], "reproduced") + ".")
-    if swa:
-        swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
-        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in swa)
-        out.append(f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 {attach(_names_ko(swa_won), '으로/로')} "
-                   f"이깁니다({changes})." if swa_won else
+    if f.won:
+        out.append(f"가장 크게 낮춘 {attach(f.won[0]['name'], '은/는')} "
+                   + _loss_change_ko(f.won[0]["mean"], "reproduced") + ".")
+    if f.swa:
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e, 'ko')}" for e in f.swa)
+        out.append(f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 {attach(_names_ko(f.swa_won), '으로/로')} "
+                   f"이깁니다({changes})." if f.swa_won else
                    f"이 장의 질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 들지 않습니다({changes}).")
-    out.append(f"{attach(_names_ko(lost), '은/는')} 손실을 높이며, 결정된 결과입니다." if lost
+    out.append(f"{attach(_names_ko(f.lost), '은/는')} 손실을 높이며, 결정된 결과입니다." if f.lost
                else "손실을 높이는 읽기는 없으며, 결정된 결과입니다.")
-    small = [e["name"] for e in claims if e["verdict"] == "negligible"]
-    if small:
-        out.append(f"{attach(_names_ko(small), '은/는')} 부호와 상관없이 손실을 실행 전에 선언한 관심 최소 효과보다 "
+    if f.small:
+        out.append(f"{attach(_names_ko(f.small), '은/는')} 부호와 상관없이 손실을 실행 전에 선언한 관심 최소 효과보다 "
                    "작게 바꿉니다. 무시할 만함, 의미를 갖기에는 너무 작음.")
     return " ".join(out)
 
 
+def _effect_sentence_en(f: _EffectFacts) -> str:
+    """:func:`effect_sentence` in English."""
+    da = " counting Depth-Attention," if f.depth_attention else ""
+    out = (f"{len(f.won)} of the {f.n} reads over depth,{da} lower the loss below the residual sum's, "
+           f"{DECIDED}")
+    out += (f"; the most, {f.won[0]['name']}, " + loss_change(f.won[0]["mean"], f.won[0]["ci"], "reproduced")
+            if f.won else "")
+    if f.swa:
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in f.swa)
+        out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
+                f"{_names(f.swa_won)} ({changes})" if f.swa_won else
+                f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
+    out += f". {_names(f.lost)} raise{'s' if len(f.lost) == 1 else ''} the loss, decided." if f.lost \
+        else ". None raises it, decided."
+    if f.small:
+        out += (f" {_names(f.small)} change{'s' if len(f.small) == 1 else ''} it by less than the smallest effect "
+                "declared before the run, whichever the sign: negligible, too small to matter.")
+    return out
+
+
 def effect_sentence(effects: list[dict], lang: str | None = None) -> str:
     """The sentence under chapter 05's first figure: how many reads lowered the loss (decided), the largest win,
-    ShortSWA over depth's own result (the read the chapter's question names) and any decided loss.
+    ShortSWA over depth's own result (the read the chapter's question names) and any decided loss; the selections
+    are :func:`_effect_facts`'s, the same for both languages.
 
     ``lang``: "en" or "ko" (None: the running notebook's edition). Raises ValueError when ``effects`` holds no
     claim (only checks)."""
-    claims = [e for e in effects if not e["verdict"].startswith("check")]
-    if not claims:
-        raise ValueError("effects: expected at least one claim (a verdict not starting with 'check'), got none")
-    if resolve_language(lang) == "ko":
-        return _effect_sentence_ko(claims)
-    won = sorted((e for e in claims if e["verdict"] == "reproduced"), key=lambda e: e["mean"])
-    lost = [e["name"] for e in claims if e["verdict"] == "contradicted"]
-    swa = [e for e in claims if e["name"].startswith(SHORTSWA)]
-    da = " counting Depth-Attention," if any(e["name"] == "depth_attention" for e in claims) else ""
-    out = (f"{len(won)} of the {len(claims)} reads over depth,{da} lower the loss below the residual sum's, "
-           f"{DECIDED}")
-    out += (f"; the most, {won[0]['name']}, " + loss_change(won[0]["mean"], won[0]["ci"], "reproduced")
-            if won else "")
-    if swa:
-        swa_won = [e["name"] for e in swa if e["verdict"] == "reproduced"]
-        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in swa)
-        out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
-                f"{_names(swa_won)} ({changes})" if swa_won else
-                f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
-    out += f". {_names(lost)} raise{'s' if len(lost) == 1 else ''} the loss, decided." if lost \
-        else ". None raises it, decided."
-    small = [e["name"] for e in claims if e["verdict"] == "negligible"]
-    if small:
-        out += (f" {_names(small)} change{'s' if len(small) == 1 else ''} it by less than the smallest effect "
-                "declared before the run, whichever the sign: negligible, too small to matter.")
-    return out
+    f = _effect_facts(effects)
+    return _effect_sentence_ko(f) if resolve_language(lang) == "ko" else _effect_sentence_en(f)
 
 
 def premise_sentence(premise: float, threshold: float, lang: str | None = None) -> str:
@@ -212,32 +237,67 @@ def answer_opening(loss_rows: list) -> str:
     return "Partly" if won else "Not shown"
 
 
-def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
-                     stream_verdicts: list[str], regime: str, lang: str | None = None) -> str:
-    """Chapter 05's closing answer to "can the residual stream be a selective read over depth (ShortSWA over
-    depth)?": :func:`answer_opening`, the best read and its control, ShortSWA over depth's own result,
-    Depth-Attention against the baseline and Attention Residuals (``depth_attention``: those two rows), and why
-    the per-stream question stays open (``stream_check``: the instrument's "no worse" check; ``routers``: the
-    routers' primary rows; ``stream_verdicts``: the stream claims' verdicts). ``regime``: the words that say
-    which models, steps and corpus the verdicts hold for. ``lang``: "en" or "ko" (None: the running notebook's
-    edition). Raises ValueError on empty ``loss_rows``."""
+OPENING_KO = {"Yes": "예", "Partly": "부분적으로", "Not shown": "보이지 않음"}
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """What chapter 05's answers (:func:`short_answer`, :func:`answer_paragraph`) state, selected once for both
+    languages. ``opening``: :func:`answer_opening`'s word (English; :data:`OPENING_KO` in Korean); ``n``: the
+    reads over depth (the mixers' loss rows and Depth-Attention); ``won``: the reproduced ones, largest win first,
+    ``best`` the first's name (None without a win); ``swa``: ShortSWA over depth's loss rows, ``swa_lo`` and
+    ``swa_hi`` their smallest and largest mean, ``swa_among`` whether one is reproduced; ``streams``: the stream
+    tests' verdict words, sorted, once each, of ``n_streams`` tests. :func:`answer_paragraph`'s alone (None or
+    empty for the short answer): ``control`` (the best read's scalar-gain control row), ``attnres`` (Depth-Attention
+    against Attention Residuals), ``stream_check`` and ``judged`` (the routers' rows that carry a verdict)."""
+    opening: str
+    regime: str
+    n: int
+    won: list
+    best: str | None
+    swa: list
+    swa_lo: float
+    swa_hi: float
+    swa_among: bool
+    depth_attention: object
+    streams: list[str]
+    n_streams: int
+    control: object | None = None
+    attnres: object | None = None
+    stream_check: object | None = None
+    judged: tuple = ()
+
+
+def _answer_facts(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str, controls=(),
+                  attnres=None, stream_check=None, routers=()) -> _Answer:
+    """The selections of chapter 05's answers (:class:`_Answer`) from the mixers' loss rows, the Depth-Attention
+    row against the baseline, the stream tests' verdict words and, for :func:`answer_paragraph`, the scalar-gain
+    controls, Depth-Attention against Attention Residuals, the stream check and the routers' rows.
+    Raises ValueError on empty ``loss_rows``."""
     if not loss_rows:
         raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
-    if resolve_language(lang) == "ko":
-        return _answer_paragraph_ko(loss_rows, controls, depth_attention, stream_check, routers, stream_verdicts,
-                                    regime)
-    d_res, d_ar = depth_attention
-    reads = list(loss_rows) + [d_res]       # the same set as the effect sentence: every read, Depth-Attention too
+    reads = list(loss_rows) + [depth_attention]     # the same set as the effect sentence: Depth-Attention too
     won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
+    best = won[0].test.name.removesuffix("_loss") if won else None
     swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
-    opening = answer_opening(loss_rows)
-    out = f"**{opening}**, in this regime — {regime}. "
-    if won:
-        best = won[0]
-        name = best.test.name.removesuffix("_loss")
-        out += (f"{len(won)} of the {len(reads)} reads over depth, counting Depth-Attention, lower the loss below "
-                f"the residual sum's, {DECIDED}; the most, {name}, " + loss_change(best.mean, best.ci, best))
-        ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
+    means = [r.mean for r in swa]
+    return _Answer(opening=answer_opening(loss_rows), regime=regime, n=len(reads), won=won, best=best, swa=swa,
+                   swa_lo=min(means, default=math.nan), swa_hi=max(means, default=math.nan),
+                   swa_among=any(r.verdict == "reproduced" for r in swa), depth_attention=depth_attention,
+                   streams=sorted(set(stream_verdicts)), n_streams=len(stream_verdicts),
+                   control={r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(best),
+                   attnres=attnres, stream_check=stream_check,
+                   judged=tuple(r for r in routers if getattr(r, "verdict", None) is not None))
+
+
+def _answer_paragraph_en(a: _Answer) -> str:
+    """:func:`answer_paragraph` in English."""
+    d_res, d_ar, ctrl = a.depth_attention, a.attnres, a.control
+    out = f"**{a.opening}**, in this regime — {a.regime}. "
+    if a.won:
+        best = a.won[0]
+        out += (f"{len(a.won)} of the {a.n} reads over depth, counting Depth-Attention, lower the loss below "
+                f"the residual sum's, {DECIDED}; the most, {a.best}, " + loss_change(best.mean, best.ci, best))
         if ctrl is not None:
             out += (f", and against the scalar-gain control {ctrl.mean:+.3f} nats ({verdict_label(ctrl)}): "
                     + ("the win needs the read over older layers, not only a gain."
@@ -245,85 +305,108 @@ def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, str
         else:
             out += "."
     else:
-        out += (f"None of the {len(reads)} reads over depth, counting Depth-Attention, lowers the loss below the "
+        out += (f"None of the {a.n} reads over depth, counting Depth-Attention, lowers the loss below the "
                 f"residual sum's, {DECIDED}.")
-    if swa:
+    if a.swa:
         out += (" ShortSWA over depth itself: " + "; ".join(
-            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r)})" for r in swa) + ".")
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r)})" for r in a.swa) + ".")
     out += (" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
             + loss_change(d_res.mean, d_res.ci, d_res)
             + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({verdict_label(d_ar)}).")
-    judged = [r for r in routers if getattr(r, "verdict", None) is not None]
-    router_v = (f"the routers' tests are {_names(sorted({verdict_label(r) for r in judged}))}" if judged else
+    router_v = (f"the routers' tests are {_names(sorted({verdict_label(r) for r in a.judged}))}" if a.judged else
                 "the routers' V − Q and V − K margins are descriptions, not judged (their premise fails)")
     out += (" Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the "
-            f"claim's own instrument puts its stream test{'s' if len(stream_verdicts) != 1 else ''} "
-            f"{_names(sorted(set(stream_verdicts)))}; its loss is "
-            f"{stream_check.mean:+.3f} nats from the baseline's, {verdict_label(stream_check)} as \"no worse\" (an "
-            f"equivalence test); and {router_v}.")
+            f"claim's own instrument puts its stream test{'s' if a.n_streams != 1 else ''} "
+            f"{_names(a.streams)}; its loss is "
+            f"{a.stream_check.mean:+.3f} nats from the baseline's, {verdict_label(a.stream_check)} as \"no worse\" "
+            f"(an equivalence test); and {router_v}.")
     return out
 
 
-OPENING_KO = {"Yes": "예", "Partly": "부분적으로", "Not shown": "보이지 않음"}
-
-
-def _answer_paragraph_ko(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
-                         stream_verdicts: list[str], regime: str) -> str:
+def _answer_paragraph_ko(a: _Answer) -> str:
     """:func:`answer_paragraph` in Korean."""
-    d_res, d_ar = depth_attention
-    reads = list(loss_rows) + [d_res]
-    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
-    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
-    out = f"**{OPENING_KO[answer_opening(loss_rows)]}**, 이 조건에서는 — {regime}. "
-    if won:
-        best = won[0]
-        name = best.test.name.removesuffix("_loss")
-        out += (f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 {len(won)}가지가 잔차 합보다 손실을 "
-                f"낮추며, {DECIDED_KO}. 가장 크게 낮춘 {attach(name, '은/는')} " + _loss_change_ko(best.mean, best) + ".")
-        ctrl = {r.test.name.removesuffix("_beats_scalar_gain"): r for r in controls}.get(name)
+    d_res, d_ar, ctrl = a.depth_attention, a.attnres, a.control
+    out = f"**{OPENING_KO[a.opening]}**, 이 조건에서는 — {a.regime}. "
+    if a.won:
+        best = a.won[0]
+        out += (f"깊이에 걸친 읽기 {a.n}가지(Depth-Attention 포함) 가운데 {len(a.won)}가지가 잔차 합보다 손실을 "
+                f"낮추며, {DECIDED_KO}. 가장 크게 낮춘 {attach(a.best, '은/는')} " + _loss_change_ko(best.mean, best)
+                + ".")
         if ctrl is not None:
             out += (f" 스칼라 게인 대조군과 비교하면 {ctrl.mean:+.3f} nats({verdict_label(ctrl, 'ko')})입니다: "
                     + ("이 이득에는 게인만이 아니라 이전 층들에 대한 읽기가 필요합니다."
                        if ctrl.verdict == "reproduced" else "학습된 게인 하나만으로도 설명될 수 있습니다."))
     else:
-        out += (f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 잔차 합보다 손실을 낮추는 것은 "
+        out += (f"깊이에 걸친 읽기 {a.n}가지(Depth-Attention 포함) 가운데 잔차 합보다 손실을 낮추는 것은 "
                 f"없으며, {DECIDED_KO}.")
-    if swa:
+    if a.swa:
         out += (" 깊이 방향 ShortSWA 자체: " + "; ".join(
-            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats({verdict_label(r, 'ko')})" for r in swa) + ".")
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats({verdict_label(r, 'ko')})" for r in a.swa) + ".")
     out += (" 쿼리가 기준선의 KV 캐시로 깊이에 걸친 V를 읽는 Depth-Attention은 " + _loss_change_ko(d_res.mean, d_res)
             + f". Attention Residuals와 비교하면 {d_ar.mean:+.3f} nats({verdict_label(d_ar, 'ko')})입니다.")
-    judged = [r for r in routers if getattr(r, "verdict", None) is not None]
-    router_v = (f"라우터들의 검정은 {_names_ko(sorted({verdict_label(r, 'ko') for r in judged}))}입니다" if judged else
-                "라우터들의 V − Q와 V − K 차이는 판정하지 않은 서술입니다(전제가 성립하지 않음)")
+    router_v = (f"라우터들의 검정은 {_names_ko(sorted({verdict_label(r, 'ko') for r in a.judged}))}입니다" if a.judged
+                else "라우터들의 V − Q와 V − K 차이는 판정하지 않은 서술입니다(전제가 성립하지 않음)")
     out += (" Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 *고르는가*에는 여기서 답하지 않습니다: 주장 자체의 도구가 "
-            f"내린 스트림 검정의 판정은 {_names_ko(sorted(set(stream_verdicts)))}입니다. 그 손실은 기준선과 "
-            f"{stream_check.mean:+.3f} nats 차이이며, \"나쁘지 않음\"(동등성 검정)으로는 "
-            f"{verdict_label(stream_check, 'ko')}입니다. 그리고 {router_v}.")
+            f"내린 스트림 검정의 판정은 {_names_ko(a.streams)}입니다. 그 손실은 기준선과 "
+            f"{a.stream_check.mean:+.3f} nats 차이이며, \"나쁘지 않음\"(동등성 검정)으로는 "
+            f"{verdict_label(a.stream_check, 'ko')}입니다. 그리고 {router_v}.")
     return out
 
 
-def _short_answer_ko(loss_rows: list, depth_attention, stream_verdicts: list[str], regime: str) -> str:
-    """:func:`short_answer` in Korean."""
-    reads = list(loss_rows) + [depth_attention]
-    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
-    out = [f"**{OPENING_KO[answer_opening(loss_rows)]}**, 이 조건에서는 — {regime}."]
-    if won:
-        out.append(f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 {len(won)}가지가 손실을 낮추며, "
-                   f"결정된 결과입니다. 가장 크게 낮춘 {attach(won[0].test.name.removesuffix('_loss'), '은/는')} "
-                   + _loss_change_ko(won[0].mean, won[0]) + ".")
+def answer_paragraph(loss_rows: list, controls: list, depth_attention: list, stream_check, routers: list,
+                     stream_verdicts: list[str], regime: str, lang: str | None = None) -> str:
+    """Chapter 05's closing answer to "can the residual stream be a selective read over depth (ShortSWA over
+    depth)?": :func:`answer_opening`, the best read and its control, ShortSWA over depth's own result,
+    Depth-Attention against the baseline and Attention Residuals (``depth_attention``: those two rows), and why
+    the per-stream question stays open (``stream_check``: the instrument's "no worse" check; ``routers``: the
+    routers' primary rows; ``stream_verdicts``: the stream claims' verdicts). ``regime``: the words that say
+    which models, steps and corpus the verdicts hold for. The selections are :func:`_answer_facts`'s, the same for
+    both languages. ``lang``: "en" or "ko" (None: the running notebook's edition). Raises ValueError on empty
+    ``loss_rows``."""
+    d_res, d_ar = depth_attention
+    a = _answer_facts(loss_rows, d_res, stream_verdicts, regime, controls, d_ar, stream_check, routers)
+    return _answer_paragraph_ko(a) if resolve_language(lang) == "ko" else _answer_paragraph_en(a)
+
+
+def _short_answer_en(a: _Answer) -> str:
+    """:func:`short_answer` in English."""
+    out = f"**{a.opening}**, in this regime — {a.regime}. "
+    if a.won:
+        out += (f"{len(a.won)} of the {a.n} reads over depth (Depth-Attention among them) lower the loss, "
+                f"decided; the most, {a.best}, " + loss_change(a.won[0].mean, a.won[0].ci, a.won[0]) + ".")
     else:
-        out.append(f"깊이에 걸친 읽기 {len(reads)}가지(Depth-Attention 포함) 가운데 손실을 낮추는 것은 없으며, "
+        out += f"None of the {a.n} reads over depth (Depth-Attention among them) lowers the loss, decided."
+    if a.swa:
+        size = f"{a.swa_lo:+.3f} nats" if len(a.swa) == 1 else f"{a.swa_lo:+.3f} to {a.swa_hi:+.3f} nats"
+        out += (f" ShortSWA over depth, the read the question names, {'is' if a.swa_among else 'is not'} among "
+                f"them: its {len(a.swa)} window{'s change' if len(a.swa) != 1 else ' changes'} the loss by {size} "
+                f"({_names(sorted({verdict_label(r) for r in a.swa}))}).")
+    # The embedding read is described, not judged (its premise fails on these toys; v_over_depth.DESCRIBED), so
+    # the sentence must not pin the streams test's verdict on it: that test asks about MLP against attention outputs.
+    tested = _names(a.streams) if a.streams else "not run"
+    out += (" Whether deep V chooses the embedding while Q and K read recent layers is described, not judged: its "
+            "premise, deep inputs that have lost the token, fails on these toys (the embedding read above shows "
+            "what V does). The per-stream claim that is tested, V preferring MLP outputs over attention outputs, "
+            f"is {tested}.")
+    return out
+
+
+def _short_answer_ko(a: _Answer) -> str:
+    """:func:`short_answer` in Korean."""
+    out = [f"**{OPENING_KO[a.opening]}**, 이 조건에서는 — {a.regime}."]
+    if a.won:
+        out.append(f"깊이에 걸친 읽기 {a.n}가지(Depth-Attention 포함) 가운데 {len(a.won)}가지가 손실을 낮추며, "
+                   f"결정된 결과입니다. 가장 크게 낮춘 {attach(a.best, '은/는')} "
+                   + _loss_change_ko(a.won[0].mean, a.won[0]) + ".")
+    else:
+        out.append(f"깊이에 걸친 읽기 {a.n}가지(Depth-Attention 포함) 가운데 손실을 낮추는 것은 없으며, "
                    "결정된 결과입니다.")
-    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
-    if swa:
-        lo, hi = min(r.mean for r in swa), max(r.mean for r in swa)
-        size = f"{lo:+.3f} nats" if len(swa) == 1 else f"{lo:+.3f}에서 {hi:+.3f} nats"
-        among = any(r.verdict == "reproduced" for r in swa)
-        out.append(f"질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 {'듭니다' if among else '들지 않습니다'}. "
-                   f"윈도 {len(swa)}개가 손실을 {size}만큼 바꿉니다"
-                   f"({_names_ko(sorted({verdict_label(r, 'ko') for r in swa}))}).")
-    tested = _names_ko(sorted(set(stream_verdicts))) if stream_verdicts else "실행되지 않음"
+    if a.swa:
+        size = f"{a.swa_lo:+.3f} nats" if len(a.swa) == 1 else f"{a.swa_lo:+.3f}에서 {a.swa_hi:+.3f} nats"
+        out.append(f"질문이 가리키는 읽기인 깊이 방향 ShortSWA는 그 안에 {'듭니다' if a.swa_among else '들지 않습니다'}. "
+                   f"윈도 {len(a.swa)}개가 손실을 {size}만큼 바꿉니다"
+                   f"({_names_ko(sorted({verdict_label(r, 'ko') for r in a.swa}))}).")
+    tested = _names_ko(a.streams) if a.streams else "실행되지 않음"
     out.append("Q와 K가 최근 층을 읽는 동안 깊은 V가 임베딩을 고르는가는 서술(description)일 뿐 판정하지 않습니다. "
                "그 전제, 곧 깊은 입력이 토큰 정체성을 잃었다는 것이 이 장난감 모델들에서 성립하지 않기 때문입니다"
                "(V가 실제로 하는 일은 위의 임베딩 읽기가 보여 줍니다). 검정하는 스트림별 주장, 곧 V가 어텐션 출력보다 "
@@ -338,37 +421,11 @@ def short_answer(loss_rows: list, depth_attention, stream_verdicts: list[str], r
     range of ShortSWA over depth's changes with their verdicts; that the embedding read is described, not judged,
     and the verdicts of the per-stream test (``stream_verdicts``: the labels of the "streams" family's tests, V
     preferring MLP outputs; empty: not run). Every interval and test is left to "How sure are we?"
-    (:func:`answer_paragraph` states them all). ``lang``: "en" or "ko" (None: the running notebook's edition).
-    Raises ValueError on empty ``loss_rows``."""
-    if not loss_rows:
-        raise ValueError("loss_rows: expected the mixers' loss verdicts (family ch05), got none")
-    if resolve_language(lang) == "ko":
-        return _short_answer_ko(loss_rows, depth_attention, stream_verdicts, regime)
-    reads = list(loss_rows) + [depth_attention]
-    won = sorted((r for r in reads if r.verdict == "reproduced"), key=lambda r: r.mean)
-    out = f"**{answer_opening(loss_rows)}**, in this regime — {regime}. "
-    if won:
-        out += (f"{len(won)} of the {len(reads)} reads over depth (Depth-Attention among them) lower the loss, "
-                f"decided; the most, {won[0].test.name.removesuffix('_loss')}, "
-                + loss_change(won[0].mean, won[0].ci, won[0]) + ".")
-    else:
-        out += f"None of the {len(reads)} reads over depth (Depth-Attention among them) lowers the loss, decided."
-    swa = [r for r in loss_rows if r.test.name.startswith(SHORTSWA)]
-    if swa:
-        lo, hi = min(r.mean for r in swa), max(r.mean for r in swa)
-        size = f"{lo:+.3f} nats" if len(swa) == 1 else f"{lo:+.3f} to {hi:+.3f} nats"
-        among = any(r.verdict == "reproduced" for r in swa)
-        out += (f" ShortSWA over depth, the read the question names, {'is' if among else 'is not'} among them: "
-                f"its {len(swa)} window{'s change' if len(swa) != 1 else ' changes'} the loss by {size} "
-                f"({_names(sorted({verdict_label(r) for r in swa}))}).")
-    # The embedding read is described, not judged (its premise fails on these toys; v_over_depth.DESCRIBED), so
-    # the sentence must not pin the streams test's verdict on it: that test asks about MLP against attention outputs.
-    tested = _names(sorted(set(stream_verdicts))) if stream_verdicts else "not run"
-    out += (" Whether deep V chooses the embedding while Q and K read recent layers is described, not judged: its "
-            "premise, deep inputs that have lost the token, fails on these toys (the embedding read above shows "
-            "what V does). The per-stream claim that is tested, V preferring MLP outputs over attention outputs, "
-            f"is {tested}.")
-    return out
+    (:func:`answer_paragraph` states them all). The selections are :func:`_answer_facts`'s, the same for both
+    languages. ``lang``: "en" or "ko" (None: the running notebook's edition). Raises ValueError on empty
+    ``loss_rows``."""
+    a = _answer_facts(loss_rows, depth_attention, stream_verdicts, regime)
+    return _short_answer_ko(a) if resolve_language(lang) == "ko" else _short_answer_en(a)
 
 
 def embedding_read_sentence(first: int, last: int, shares: dict[str, float], uniform: float,

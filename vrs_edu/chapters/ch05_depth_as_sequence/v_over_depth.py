@@ -321,6 +321,17 @@ def _decided_sides(mine: dict, others: list[dict]) -> tuple[list[str], list[str]
     return sides[0], sides[1]
 
 
+def _agreement_facts(rows: list, bov_result: dict | None, real_result: dict | None) -> dict:
+    """What :func:`agreement_lines` states, read once for both languages: ``mine`` (this recipe's rows by name),
+    ``c04`` (:func:`chapter_04_rows`), ``real`` (:func:`real_decoder_margins`, None without a result), ``tables``
+    (:func:`real_decoder_table_tests`) and the decided instruments ``pro`` and ``con`` (:func:`_decided_sides`)."""
+    mine = {r.name if isinstance(r, Description) else r.test.name: r for r in rows}
+    c04, tables = chapter_04_rows(bov_result), real_decoder_table_tests(real_result)
+    pro, con = _decided_sides(mine, c04 + tables)
+    return {"mine": mine, "c04": c04, "real": real_decoder_margins(real_result), "tables": tables, "pro": pro,
+            "con": con}
+
+
 def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | None,
                     lang: str | None = None) -> list[str]:
     """Where the per-stream instrument agrees or disagrees with chapter 04 (learned x0 coefficients) and with the
@@ -329,9 +340,10 @@ def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | Non
     a declared test, not evidence for the claim. The table tests' claim side is below 0 (a V table costs less);
     their decided verdicts count like the others'. ``rows``: this recipe's verdicts and :func:`descriptions` (the
     embedding-weight numbers, shown as descriptions). ``lang``: "en" or "ko" (None: the running edition)."""
+    f = _agreement_facts(rows, bov_result, real_result)
     if resolve_language(lang) == "ko":
-        return _agreement_lines_ko(rows, bov_result, real_result)
-    mine = {r.name if isinstance(r, Description) else r.test.name: r for r in rows}
+        return _agreement_lines_ko(f)
+    mine, c04, real, tables = f["mine"], f["c04"], f["real"], f["tables"]
     word = lambda r: "description" if isinstance(r, Description) else r.verdict  # noqa: E731
     out = []
     for s in "qk":
@@ -339,12 +351,10 @@ def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | Non
         if r is not None:
             out.append(f"this chapter, v's embedding weight − {s}'s: {r.mean:+.3f} ({side(r.mean, r.ci)}), "
                        f"{word(r)}")
-    c04 = chapter_04_rows(bov_result)
     for c in c04:
         out.append(f"chapter 04, {c['name']}: {c['mean']:+.3f} ({side(c['mean'], c['ci'])}), {c['verdict']}")
     if not c04:
         out.append("chapter 04: no stored test of V reading x0 more than Q and K (`vrs-edu reproduce bank-of-values`)")
-    real = real_decoder_margins(real_result)
     if real is None:
         out.append("chapter 08 (SmolLM2-135M): no stored result yet; it will give the x0-R² of the real decoder's "
                    "q, k and v inputs per layer, compared here as v − q and v − k over its last third")
@@ -352,19 +362,17 @@ def agreement_lines(rows: list, bov_result: dict | None, real_result: dict | Non
         out.append(f"chapter 08, SmolLM2-135M layers {real['layers'][0]}-{real['layers'][-1]}: x0-R² of v − q "
                    f"{real['v_minus_q']:+.3f}, v − k {real['v_minus_k']:+.3f} (of the projections themselves: "
                    "measured, no test declared)")
-    tables = real_decoder_table_tests(real_result)
     for t in tables:
         costs = "more" if t["mean"] > 0 else "less"
         out.append(f"chapter 08, {t['name']}: {t['mean']:+.3f} nats ({side(t['mean'], t['ci'])}: a per-token V "
                    f"table costs {costs}), {t['verdict']}")
-    pro, con = _decided_sides(mine, c04 + tables)
-    out.append(f"decided for the claim: {', '.join(pro) or 'none'}; against it: {', '.join(con) or 'none'}")
+    out.append(f"decided for the claim: {', '.join(f['pro']) or 'none'}; against it: {', '.join(f['con']) or 'none'}")
     return out
 
 
-def _agreement_lines_ko(rows: list, bov_result: dict | None, real_result: dict | None) -> list[str]:
-    """:func:`agreement_lines` in Korean."""
-    mine = {r.name if isinstance(r, Description) else r.test.name: r for r in rows}
+def _agreement_lines_ko(f: dict) -> list[str]:
+    """:func:`agreement_lines` in Korean (:func:`_agreement_facts`)."""
+    mine, c04, real, tables = f["mine"], f["c04"], f["real"], f["tables"]
     raw = lambda r: "description" if isinstance(r, Description) else r.verdict  # noqa: E731
 
     def word(w: str) -> str:
@@ -377,25 +385,21 @@ def _agreement_lines_ko(rows: list, bov_result: dict | None, real_result: dict |
         r = mine.get(f"v_reads_embedding_more_than_{s}")
         if r is not None:
             out.append(f"이 장, v의 임베딩 가중치 − {s}의 것: {r.mean:+.3f} ({where(r.mean, r.ci)}), {word(raw(r))}")
-    c04 = chapter_04_rows(bov_result)
     for c in c04:
         out.append(f"04장, {c['name']}: {c['mean']:+.3f} ({where(c['mean'], c['ci'])}), {word(c['verdict'])}")
     if not c04:
         out.append("04장: V가 Q와 K보다 x0을 더 많이 읽는다는 저장된 검정이 없음(`vrs-edu reproduce bank-of-values`)")
-    real = real_decoder_margins(real_result)
     if real is None:
         out.append("08장 (SmolLM2-135M): 아직 저장된 결과가 없음. 실제 디코더의 q, k, v 입력의 층별 x0-R²를 주며, 여기서 "
                    "마지막 3분의 1에 걸친 v − q와 v − k로 비교함")
     else:
         out.append(f"08장, SmolLM2-135M 층 {real['layers'][0]}-{real['layers'][-1]}: v − q의 x0-R² "
                    f"{real['v_minus_q']:+.3f}, v − k {real['v_minus_k']:+.3f} (투영 자체의 값: 측정했으며 선언된 검정 없음)")
-    tables = real_decoder_table_tests(real_result)
     for t in tables:
         costs = "더 큼" if t["mean"] > 0 else "더 작음"
         out.append(f"08장, {t['name']}: {t['mean']:+.3f} nats ({where(t['mean'], t['ci'])}: 토큰별 V 표의 비용이 "
                    f"{costs}), {word(t['verdict'])}")
-    pro, con = _decided_sides(mine, c04 + tables)
-    out.append(f"주장을 지지하는 결정: {', '.join(pro) or '없음'}; 반대하는 결정: {', '.join(con) or '없음'}")
+    out.append(f"주장을 지지하는 결정: {', '.join(f['pro']) or '없음'}; 반대하는 결정: {', '.join(f['con']) or '없음'}")
     return out
 
 

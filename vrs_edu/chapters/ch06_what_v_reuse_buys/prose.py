@@ -79,28 +79,42 @@ def _fewer(saved: float, lang: str = "en") -> str:
     return f"{-saved:,.0f} more" if saved < 0 else "the same"
 
 
+def _saving_end(savings: dict[int, int], vocab_size: int) -> str:
+    """How the saving's sign follows the paper's formula (save above T = |V|, cost below), the same for both
+    languages: "not as the formula" (a sign against it), "changes at |V|" (contexts on both sides of |V|),
+    "shorter" or "longer" (every context on one side, its sign the formula's)."""
+    if not all((s > 0) == (T > vocab_size) and (s < 0) == (T < vocab_size) for T, s in savings.items()):
+        return "not as the formula"
+    if min(savings) < vocab_size < max(savings):
+        return "changes at |V|"
+    return "shorter" if max(savings) <= vocab_size else "longer"
+
+
+SAVING_END = {"not as the formula": ": **not** the sign change at T = |V| the formula predicts.",
+              "changes at |V|": ": the sign changes at T = |V|, as the formula says.",
+              "shorter": ": every context here is shorter than |V|, and the sign is the one the formula gives.",
+              "longer": ": every context here is longer than |V|, and the sign is the one the formula gives."}
+SAVING_END_KO = {"not as the formula": "공식이 예측하는 T = |V|에서의 부호 변화는 **나타나지 않습니다**.",
+                 "changes at |V|": "공식대로 T = |V|에서 부호가 바뀝니다.",
+                 "shorter": "여기의 모든 문맥이 |V|보다 짧고, 부호는 공식이 주는 그대로입니다.",
+                 "longer": "여기의 모든 문맥이 |V|보다 길고, 부호는 공식이 주는 그대로입니다."}
+
+
 def saving_sentence(savings: dict[int, int], vocab_size: int, what: str, lang: str | None = None) -> str:
     """The bank's measured saving at each context T (bytes, ``{T: baseline − (bank cache + tables)}``) said in
-    words: where it costs, breaks even and saves, and whether that changes at T = |V| as the paper's formula says.
-    ``what`` names the model ("the character model"; in Korean the chapter's two English names are translated by
-    :func:`model_name_ko`). In ``lang`` (default: the running edition)."""
+    words: where it costs, breaks even and saves, and whether that changes at T = |V| as the paper's formula says
+    (:func:`_saving_end`, the same for both languages). ``what`` names the model ("the character model"; in Korean
+    the chapter's two English names are translated by :func:`model_name_ko`). In ``lang`` (default: the running
+    edition)."""
+    end = _saving_end(savings, vocab_size)
     if resolve_language(lang) == "ko":
-        return _saving_sentence_ko(savings, vocab_size, model_name_ko(what))
+        return _saving_sentence_ko(savings, vocab_size, model_name_ko(what), SAVING_END_KO[end])
     def say_one(T, s):
         kb = abs(s) / 1024
         return (f"saves {kb:,.1f} KB at T = {T}" if s > 0 else f"costs {kb:,.1f} KB at T = {T}" if s < 0
                 else f"breaks even at T = {T}")
-    as_paper = all((s > 0) == (T > vocab_size) and (s < 0) == (T < vocab_size) for T, s in savings.items())
-    both_sides = min(savings) < vocab_size < max(savings)
-    if not as_paper:
-        end = ": **not** the sign change at T = |V| the formula predicts."
-    elif both_sides:
-        end = ": the sign changes at T = |V|, as the formula says."
-    else:
-        side = "shorter" if max(savings) <= vocab_size else "longer"
-        end = f": every context here is {side} than |V|, and the sign is the one the formula gives."
     return (f"On {what} (|V| = {vocab_size}) the bank " + ", ".join(say_one(T, s) for T, s in savings.items())
-            + end)
+            + SAVING_END[end])
 
 
 def model_name_ko(what: str) -> str:
@@ -112,7 +126,7 @@ def model_name_ko(what: str) -> str:
     return f"{m.group(1)}층 문자 모델" if m else what
 
 
-def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str) -> str:
+def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str, end: str) -> str:
     def say_one(T, s, last):
         kb = abs(s) / 1024
         if s > 0:
@@ -120,15 +134,6 @@ def _saving_sentence_ko(savings: dict[int, int], vocab_size: int, what: str) -> 
         if s < 0:
             return f"T = {T}에서 {kb:,.1f} KB가 더 " + ("듭니다" if last else "들고")
         return f"T = {T}에서 손익이 " + ("같습니다" if last else "같고")
-    as_paper = all((s > 0) == (T > vocab_size) and (s < 0) == (T < vocab_size) for T, s in savings.items())
-    both_sides = min(savings) < vocab_size < max(savings)
-    if not as_paper:
-        end = "공식이 예측하는 T = |V|에서의 부호 변화는 **나타나지 않습니다**."
-    elif both_sides:
-        end = "공식대로 T = |V|에서 부호가 바뀝니다."
-    else:
-        side = "짧고" if max(savings) <= vocab_size else "길고"
-        end = f"여기의 모든 문맥이 |V|보다 {side}, 부호는 공식이 주는 그대로입니다."
     items = list(savings.items())
     said = ", ".join(say_one(T, s, i == len(items) - 1) for i, (T, s) in enumerate(items))
     return f"{what}(|V| = {vocab_size})에서 값 뱅크는 {said}. {end}"
@@ -164,20 +169,23 @@ def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row, l
     of its declared test's verdict (``row``: the judged ``depth_attention_loss``, or its verdict word); in ``lang``
     (default: the running edition)."""
     verdict = verdict_parts(row)[0]
+    # what the read buys, the same for both languages: a lower loss, no counted change, or no decided change
+    kind = ("lower" if verdict == "reproduced" and mean < 0 else
+            "not counted" if verdict in ("negligible", "out of regime", "n/a") else "undecided")
     if resolve_language(lang) == "ko":
         side = "낮습니다" if mean < 0 else "높습니다"
-        if verdict == "reproduced" and mean < 0:
+        if kind == "lower":
             buys = "같은 캐시에서 더 낮은 손실을 얻습니다."
-        elif verdict in ("negligible", "out of regime", "n/a"):
+        elif kind == "not counted":
             buys = f"여기서 셈에 넣을 손실 변화를 얻지 못합니다. 손실 검정의 판정: {plain_verdict(row, lang='ko')}."
         else:
             buys = f"여기서 판가름 난 손실 변화를 얻지 못합니다(손실 검정: {verdict_label(row, lang='ko')})."
         return (f"Depth-Attention의 최종 검증 손실은 기준선보다 **{abs(mean):.3f}** nats {side}(짝지은 시드 {n}개의 "
                 f"평균). 토큰당 캐시는 {bytes_per_token:,.0f}바이트로 같으며, 깊이 방향의 V 읽기로 {buys}")
     side = "lower" if mean < 0 else "higher"
-    if verdict == "reproduced" and mean < 0:
+    if kind == "lower":
         buys = "a lower loss at the same cache."
-    elif verdict in ("negligible", "out of regime", "n/a"):
+    elif kind == "not counted":
         buys = f"no counted change in loss here: its loss test is {plain_verdict(row)}."
     else:
         buys = f"no decided change in loss here (its loss test is {verdict_label(row)})."
@@ -305,7 +313,42 @@ def _answer_ko(base: float, sv: float, bank: float, break_even: int, exact: bool
 
 
 def _side(ci) -> str:
-    return "lies below 0" if ci[1] < 0 else "lies above 0" if ci[0] > 0 else "spans 0"
+    """Where an interval lies: "below" 0, "above" 0, or "spans" 0."""
+    return "below" if ci[1] < 0 else "above" if ci[0] > 0 else "spans"
+
+
+SIDE = {"below": "lies below 0", "above": "lies above 0", "spans": "spans 0"}
+SIDE_KO = {"below": "0보다 아래에 있습니다", "above": "0보다 위에 있습니다", "spans": "0을 포함합니다"}
+
+
+def _quality_facts(paired: dict[str, dict], tests: dict[str, dict]) -> tuple[list[dict], list[str]]:
+    """What :func:`quality_sentence` states, decided once for both languages: per variant (in ``paired``'s order)
+    ``{"v", "p", "side"`` (:func:`_side`), ``"rec"`` (its declared test, or None), ``"claims_cost"``, ``"against"``
+    ("opposite": the interval lies on the side against the test's claim, "expected": on its side, None: spans 0 or
+    no test), ``"word"`` (the verdict's kind: "negligible", "not counted" for out of regime or n/a, else
+    "decided")``}``; and the variants that cost loss (a reproduced test claiming a cost, or without a test an
+    interval above 0)."""
+    rows, costs = [], []
+    for v, p in paired.items():
+        lo, hi = p["ci"]
+        rec = tests.get(v)
+        row = {"v": v, "p": p, "side": _side(p["ci"]), "rec": rec, "claims_cost": False, "against": None,
+               "word": None}
+        if rec is None:
+            if lo > 0:
+                costs.append(v)
+        else:
+            claims_cost = rec["direction"] == "positive"
+            word = verdict_parts(rec)[0]
+            row.update(claims_cost=claims_cost,
+                       against=("opposite" if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost) else
+                                "expected" if lo > 0 or hi < 0 else None),
+                       word=("negligible" if word == "negligible" else
+                             "not counted" if word in ("out of regime", "n/a") else "decided"))
+            if claims_cost and rec["verdict"] == "reproduced":
+                costs.append(v)
+        rows.append(row)
+    return rows, costs
 
 
 def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = None, lang: str | None = None) -> str:
@@ -316,88 +359,73 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
 
     Each variant's words come from its interval (below, above or spanning 0, and whether that is the side its claim
     expects) and from its verdict; the closing clause says a reuse costs loss only where a test claiming a cost is
-    reproduced (or, with no test, where an interval lies above 0), never from an interval alone. In ``lang``
-    (default: the running edition)."""
+    reproduced (or, with no test, where an interval lies above 0), never from an interval alone. The decisions are
+    :func:`_quality_facts`'s, the same for both languages. In ``lang`` (default: the running edition)."""
+    rows, costs = _quality_facts(paired, tests or {})
     if resolve_language(lang) == "ko":
-        return _quality_sentence_ko(paired, tests or {})
+        return _quality_sentence_ko(rows, costs)
     if not paired:
         return "No quality result is made yet."
-    tests = tests or {}
     names = {"svformer": "SVFormer's", "bank": "The bank's"}
-    parts, costs = [], []
-    for v, p in paired.items():
+    parts = []
+    for f in rows:
+        v, p, rec = f["v"], f["p"], f["rec"]
         lo, hi = p["ci"]
         text = (f"{names.get(v, v)} final validation loss is {loss_phrase(p)}: its interval, "
-                f"{p['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}] nats, {_side(p['ci'])}")
-        rec = tests.get(v)
+                f"{p['mean']:+.3f} [{lo:+.3f}, {hi:+.3f}] nats, {SIDE[f['side']]}")
         if rec is None:
-            if lo > 0:
-                costs.append(v)
             parts.append(text + ".")
             continue
-        claims_cost = rec["direction"] == "positive"
-        wanted = "cost" if claims_cost else "gain"
-        if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost):
+        wanted = "cost" if f["claims_cost"] else "gain"
+        if f["against"] == "opposite":
             text += f", the opposite of the paper's expected {wanted}"
-        elif lo > 0 or hi < 0:
+        elif f["against"] == "expected":
             text += f", the paper's expected side (a {wanted})"
         head = (f"; its declared one-sided test `{rec['name']}`, which claims "
-                f"{'a cost' if claims_cost else 'a lower loss'}, is ")
-        word = verdict_parts(rec)[0]
-        if word == "negligible":
+                f"{'a cost' if f['claims_cost'] else 'a lower loss'}, is ")
+        if f["word"] == "negligible":
             text += head + f"**negligible**: {plain_verdict(rec)}."
-        elif word in ("out of regime", "n/a"):
+        elif f["word"] == "not counted":
             text += head + f"**{verdict_label(rec)}**: {plain_verdict(rec)}, and it is not counted."
         else:
-            text += head + f"**{word}** once we allow for the number of tests."
-        if claims_cost and rec["verdict"] == "reproduced":
-            costs.append(v)
+            text += head + f"**{verdict_parts(rec)[0]}** once we allow for the number of tests."
         parts.append(text)
     end = (f" So {' and '.join(NAMES[v] for v in costs)} cost{'s' if len(costs) == 1 else ''} loss here, decided."
            if costs else " So at this scale no reuse is shown to cost loss.")
     return " ".join(parts) + end
 
 
-def _side_ko(ci) -> str:
-    return "0보다 아래에 있습니다" if ci[1] < 0 else "0보다 위에 있습니다" if ci[0] > 0 else "0을 포함합니다"
-
-
-def _quality_sentence_ko(paired: dict[str, dict], tests: dict[str, dict]) -> str:
-    """:func:`quality_sentence` in Korean: the same decisions, Korean word order and verdict words."""
-    if not paired:
+def _quality_sentence_ko(rows: list[dict], costs: list[str]) -> str:
+    """:func:`quality_sentence` in Korean: the same decisions (:func:`_quality_facts`), Korean word order and
+    verdict words."""
+    if not rows:
         return "아직 만든 품질 결과가 없습니다."
-    parts, costs = [], []
-    for v, p in paired.items():
+    parts = []
+    for f in rows:
+        v, p, rec = f["v"], f["p"], f["rec"]
         lo, hi = p["ci"]
         m = p["mean"]
         side = "낮고" if m < 0 else "높고" if m > 0 else "같고"
         amount = f"{abs(m):.3f} nats " if m else ""
         text = (f"{NAMES_KO.get(v, v)}의 최종 검증 손실은 기준선보다 {amount}{side}(시드 {p['n']}개 중 "
-                f"{p['n_negative']}개에서 더 낮음), 구간 {m:+.3f} [{lo:+.3f}, {hi:+.3f}] nats는 {_side_ko(p['ci'])}")
-        rec = tests.get(v)
+                f"{p['n_negative']}개에서 더 낮음), 구간 {m:+.3f} [{lo:+.3f}, {hi:+.3f}] nats는 {SIDE_KO[f['side']]}")
         if rec is None:
-            if lo > 0:
-                costs.append(v)
             parts.append(text + ".")
             continue
-        claims_cost = rec["direction"] == "positive"
-        wanted = "비용" if claims_cost else "이득"
-        if (hi < 0 and claims_cost) or (lo > 0 and not claims_cost):
+        wanted = "비용" if f["claims_cost"] else "이득"
+        if f["against"] == "opposite":
             text += f". 이는 논문이 예상한 {wanted}과 반대쪽입니다"
-        elif lo > 0 or hi < 0:
+        elif f["against"] == "expected":
             text += f". 논문이 예상한 쪽({wanted})입니다"
-        claim = "비용을" if claims_cost else "더 낮은 손실을"
+        claim = "비용을" if f["claims_cost"] else "더 낮은 손실을"
         head = f". {claim} 주장하는 사전 선언된 단측 검정 `{rec['name']}`의 판정은 "
-        word = verdict_parts(rec)[0]
-        if word == "negligible":
+        if f["word"] == "negligible":
             text += f". {claim} 주장하는 사전 선언된 단측 검정 `{rec['name']}`의 판정: {plain_verdict(rec, lang='ko')}."
-        elif word in ("out of regime", "n/a"):
+        elif f["word"] == "not counted":
             text += (head + f"**{verdict_label(rec, lang='ko')}**이며({plain_verdict(rec, lang='ko')}), "
                      "셈에 넣지 않습니다.")
         else:
             text += head + f"검정 수를 감안한 뒤 **{verdict_label(rec, lang='ko')}**입니다."
-        if claims_cost and rec["verdict"] == "reproduced":
-            costs.append(v)
         parts.append(text)
     end = (f" 따라서 여기서 {'와 '.join(NAMES_KO[v] for v in costs)}의 손실 비용은 판가름 났습니다." if costs
            else " 따라서 이 규모에서 손실 비용이 드러난 재사용은 없습니다.")
@@ -453,76 +481,74 @@ def designs_table(result: dict, judged: dict[str, dict], lang: str | None = None
     return columns, rows
 
 
-def designs_sentence(result: dict, judged: dict[str, dict], lang: str | None = None) -> str:
-    """The price list in two sentences: which designs change the cache (by how much, from the stored bytes per
-    token) and which change the loss, each in the words of its declared test's verdict; in ``lang`` (default: the
-    running edition)."""
-    if resolve_language(lang) == "ko":
-        return _designs_sentence_ko(result, judged)
+def _designs_facts(result: dict, judged: dict[str, dict]) -> dict:
+    """What :func:`designs_sentence` states, selected once for both languages: ``base`` (the baseline's KV bytes
+    per token), ``smaller`` ([(design, bytes)] of the designs with a smaller cache), ``n_designs`` (the designs,
+    baseline and controls left out), the designs whose test is reproduced as an equivalence (``equal``: no loss
+    beyond ±0.01 nats) or as a lower loss (``gains``), ``other`` ([(a record, [designs])] grouped by verdict, in
+    order of first appearance) and ``steps`` (the run's own training length: a quick run trains quick_steps)."""
     bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
     base = bytes_["baseline"]
-    smaller = [f"{DESIGNS[n][0]} ({b:,} bytes, {b / base:.0%})" for n, b in bytes_.items()
-               if n in DESIGNS and b < base]
-    n_designs = sum(1 for n in result["designs"] if n in DESIGNS and n != "baseline" and not n.startswith("control"))
-    cache = (f"Of the {n_designs} designs only {' and '.join(smaller)} keep{'s' if len(smaller) == 1 else ''} a smaller "
-             f"cache than the baseline's {base:,} bytes per token; K = V removes $W_V$ but still caches both tensors"
-             if smaller else f"None of the designs keeps a smaller cache than the baseline's {base:,} bytes per token")
-    gains, equal, other = [], [], {}        # other: verdict words -> the designs judged so
-    for name, (label, _, test) in DESIGNS.items():
-        rec = judged.get(test) if test else None
-        if rec is None or name.startswith("control"):
-            continue
-        word = verdict_parts(rec)[0]
-        if word == "reproduced" and rec.get("form") == "equivalence":
-            equal.append(label)
-        elif word == "reproduced":
-            gains.append(label)
-        else:
-            other.setdefault(verdict_label(rec), []).append(label)
-    said = []
-    if equal:
-        said.append(f"{_join(equal)} cost{'s' if len(equal) == 1 else ''} no loss beyond ±0.01 nats")
-    if gains:
-        said.append(f"{_join(gains)} lower{'s' if len(gains) == 1 else ''} it (reproduced)")
-    said += [f"{_join(names)} {words}" for words, names in other.items()]
-    settings = result["settings"]   # the run's own length, not a literal (a quick run trains quick_steps)
-    steps = settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]
-    return cache + f". On the loss, at {steps} steps of the toy: " + "; ".join(said) + "."
-
-
-def _designs_sentence_ko(result: dict, judged: dict[str, dict]) -> str:
-    """:func:`designs_sentence` in Korean: the same groups, Korean names and verdict words."""
-    def name_ko(n: str) -> str:
-        return DESIGN_LABELS_KO.get(n, DESIGNS[n][0])
-
-    bytes_ = {n: d["kv_bytes_per_token"]["float32"] for n, d in result["designs"].items()}
-    base = bytes_["baseline"]
-    smaller = [f"{name_ko(n)}({b:,}바이트, {b / base:.0%})" for n, b in bytes_.items() if n in DESIGNS and b < base]
-    n_designs = sum(1 for n in result["designs"] if n in DESIGNS and n != "baseline" and not n.startswith("control"))
-    cache = (f"설계 {n_designs}개 가운데 기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 것은 "
-             f"{', '.join(smaller)}뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다"
-             if smaller else f"기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 설계는 없습니다")
-    gains, equal, other = [], [], {}
+    gains, equal, other = [], [], {}        # other: verdict -> (its first record, the designs judged so)
     for name, (_, _, test) in DESIGNS.items():
         rec = judged.get(test) if test else None
         if rec is None or name.startswith("control"):
             continue
         word = verdict_parts(rec)[0]
         if word == "reproduced" and rec.get("form") == "equivalence":
-            equal.append(name_ko(name))
+            equal.append(name)
         elif word == "reproduced":
-            gains.append(name_ko(name))
+            gains.append(name)
         else:
-            other.setdefault(verdict_label(rec, lang="ko"), []).append(name_ko(name))
+            other.setdefault(verdict_label(rec, lang="en"), (rec, []))[1].append(name)
+    settings = result["settings"]
+    return {"base": base, "smaller": [(n, b) for n, b in bytes_.items() if n in DESIGNS and b < base],
+            "n_designs": sum(1 for n in result["designs"]
+                             if n in DESIGNS and n != "baseline" and not n.startswith("control")),
+            "equal": equal, "gains": gains, "other": list(other.values()),
+            "steps": settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]}
+
+
+def designs_sentence(result: dict, judged: dict[str, dict], lang: str | None = None) -> str:
+    """The price list in two sentences: which designs change the cache (by how much, from the stored bytes per
+    token) and which change the loss, each in the words of its declared test's verdict (:func:`_designs_facts`,
+    the same for both languages); in ``lang`` (default: the running edition)."""
+    f = _designs_facts(result, judged)
+    if resolve_language(lang) == "ko":
+        return _designs_sentence_ko(f)
+    base, smaller = f["base"], [f"{DESIGNS[n][0]} ({b:,} bytes, {b / f['base']:.0%})" for n, b in f["smaller"]]
+    cache = (f"Of the {f['n_designs']} designs only {' and '.join(smaller)} keep{'s' if len(smaller) == 1 else ''} "
+             f"a smaller cache than the baseline's {base:,} bytes per token; K = V removes $W_V$ but still caches "
+             "both tensors" if smaller else
+             f"None of the designs keeps a smaller cache than the baseline's {base:,} bytes per token")
+    equal, gains = [DESIGNS[n][0] for n in f["equal"]], [DESIGNS[n][0] for n in f["gains"]]
     said = []
     if equal:
-        said.append(f"{', '.join(equal)}: ±0.01 nats를 넘는 손실 비용 없음")
+        said.append(f"{_join(equal)} cost{'s' if len(equal) == 1 else ''} no loss beyond ±0.01 nats")
     if gains:
-        said.append(f"{', '.join(gains)}: 손실을 낮춤(재현됨)")
-    said += [f"{', '.join(names)}: {words}" for words, names in other.items()]
-    settings = result["settings"]
-    steps = settings["quick_steps"] if result.get("quick") else settings["corpus"]["train"]["steps"]
-    return cache + f". {steps}스텝 학습한 장난감 모델의 손실: " + "; ".join(said) + "."
+        said.append(f"{_join(gains)} lower{'s' if len(gains) == 1 else ''} it (reproduced)")
+    said += [f"{_join([DESIGNS[n][0] for n in names])} {verdict_label(rec)}" for rec, names in f["other"]]
+    return cache + f". On the loss, at {f['steps']} steps of the toy: " + "; ".join(said) + "."
+
+
+def _designs_sentence_ko(f: dict) -> str:
+    """:func:`designs_sentence` in Korean: the same groups (:func:`_designs_facts`), Korean names and verdict
+    words."""
+    def name_ko(n: str) -> str:
+        return DESIGN_LABELS_KO.get(n, DESIGNS[n][0])
+
+    base = f["base"]
+    smaller = [f"{name_ko(n)}({b:,}바이트, {b / base:.0%})" for n, b in f["smaller"]]
+    cache = (f"설계 {f['n_designs']}개 가운데 기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 것은 "
+             f"{', '.join(smaller)}뿐입니다. K = V는 $W_V$를 없애지만 여전히 두 텐서를 모두 캐시합니다"
+             if smaller else f"기준선의 토큰당 {base:,}바이트보다 작은 캐시를 유지하는 설계는 없습니다")
+    said = []
+    if f["equal"]:
+        said.append(f"{', '.join(map(name_ko, f['equal']))}: ±0.01 nats를 넘는 손실 비용 없음")
+    if f["gains"]:
+        said.append(f"{', '.join(map(name_ko, f['gains']))}: 손실을 낮춤(재현됨)")
+    said += [f"{', '.join(map(name_ko, names))}: {verdict_label(rec, lang='ko')}" for rec, names in f["other"]]
+    return cache + f". {f['steps']}스텝 학습한 장난감 모델의 손실: " + "; ".join(said) + "."
 
 
 def removal_sentence(check: dict, lang: str | None = None) -> str:
@@ -579,11 +605,12 @@ def post_hoc_sentence(kv: dict, lang: str | None = None) -> str:
 
 def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
     """What the two 'no worse' tests say together, from their verdicts (a contradicted one: the design costs this
-    model more than ±0.05 nats after training)."""
+    model more than ±0.05 nats after training). Which design is dear (contradicted) and which free (reproduced) is
+    read once; each language names them."""
+    names = ("K = V", "공유 캐시") if lang == "ko" else ("K = V", "a shared cache")
+    dear = [name for name, rec in zip(names, (late, share)) if rec["verdict"] == "contradicted"]
+    free = [name for name, rec in zip(names, (late, share)) if rec["verdict"] == "reproduced"]
     if lang == "ko":
-        pairs = (("K = V", late), ("공유 캐시", share))
-        dear = [name for name, rec in pairs if rec["verdict"] == "contradicted"]
-        free = [name for name, rec in pairs if rec["verdict"] == "reproduced"]
         if len(dear) == 2:
             return ("둘 다 그것 없이 학습한 모델에는 공짜가 아닙니다. 그것을 두고 학습한 모델이 치르는 값은 위의 장난감 "
                     "실행이 묻는 질문입니다.")
@@ -593,8 +620,6 @@ def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
         if free:
             said.append(f"{'와 '.join(free)}는 이 모델에 ±0.05 nats 이상의 비용을 들이지 않았을 것입니다")
         return (". ".join(said) or "이 시퀀스들로는 어느 검정도 판가름 나지 않습니다") + "."
-    dear = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "contradicted"]
-    free = [name for name, rec in (("K = V", late), ("a shared cache", share)) if rec["verdict"] == "reproduced"]
     if len(dear) == 2:
         return ("Neither comes free to a model trained without it; what a model trained with it pays is the toy "
                 "runs' question above.")

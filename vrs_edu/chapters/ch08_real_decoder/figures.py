@@ -216,18 +216,20 @@ def _where(choice: str, thirds: dict) -> list[int]:
 
 def substitution_text(out: dict, tokens: list[str], default_delta: float | None = None, shown: int = 8) -> str:
     """What the widget prints: the sentence's loss with and without the table, and the next-token predictions
-    (top 1, clean → substituted) at the ``shown`` positions whose loss changed most."""
+    (top 1, clean → substituted) at the ``shown`` positions whose loss changed most (chosen once, for both
+    languages), in the running edition's language."""
     ko = resolve_language(None) == "ko"
     change = (change_from_default(out["delta"], default_delta, ".3f", " nats")
               if default_delta is not None else f"{out['delta']:+.3f} nats")
-    lines = [f"loss of the sentence: {out['clean_loss']:.3f} → {out['loss']:.3f} nats per token "
-             f"(Δ {change})", f"next-token predictions where the loss moved most (of {len(tokens) - 1}):"]
+    order = sorted(range(len(out["token_delta"])), key=lambda i: -abs(out["token_delta"][i]))[:shown]
     if ko:
         lines = [f"문장의 손실: 토큰당 {out['clean_loss']:.3f} → {out['loss']:.3f} nats (Δ {change})",
                  f"손실이 가장 많이 바뀐 다음 토큰 예측 ({len(tokens) - 1}개 중):"]
-    order = sorted(range(len(out["token_delta"])), key=lambda i: -abs(out["token_delta"][i]))[:shown]
+    else:
+        lines = [f"loss of the sentence: {out['clean_loss']:.3f} → {out['loss']:.3f} nats per token (Δ {change})",
+                 f"next-token predictions where the loss moved most (of {len(tokens) - 1}):"]
+    words = ("이전", "다음", "예측") if ko else ("after", "next", "predicted")
     for i in sorted(order):
-        words = ("이전", "다음", "예측") if ko else ("after", "next", "predicted")
         lines.append(f"  {words[0]} {tokens[i]!r:14s} {words[1]} {tokens[i + 1]!r:12s} {words[2]} "
                      f"{out['clean_top'][i][0]!r:12s} → {out['top'][i][0]!r:12s} Δ {out['token_delta'][i]:+.2f}")
     return "\n".join(lines)

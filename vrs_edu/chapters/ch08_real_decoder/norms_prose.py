@@ -91,58 +91,68 @@ def _grouped(by_layer: dict[int, str], shares: list[float] | None = None, lang: 
     return ", ".join(f"{word} at {_layers(ls)}{span(ls) if shares else ''}" for word, ls in groups.items())
 
 
-def _sink_sentence_ko(s: dict, eps: float) -> str:
+def _sink_facts(s: dict) -> dict:
+    """What :func:`sink_sentence` states beyond the numbers of ``s`` (:func:`sink_numbers`), selected once for both
+    languages: ``below`` (the judged layers whose norm share lies below their weight share: *reproduced*), ``all``
+    (every judged layer is one), ``others`` ({judged layer: its other verdict}), ``would`` ({layer out of regime:
+    its would-be verdict, or "not judged" without one}) and ``lower`` (the mean norm share below the mean weight
+    share)."""
+    below = [l for l in s["judged"] if s["verdicts"][l] == "reproduced"]
+    return {"below": below, "all": len(below) == len(s["judged"]),
+            "others": {l: s["verdicts"][l] for l in s["judged"] if l not in below},
+            "would": {l: wb or "not judged" for l, wb in s["out"].items()}, "lower": s["norm"] < s["weight"]}
+
+
+def _sink_sentence_ko(s: dict, f: dict, eps: float) -> str:
     L, judged = s["n_layers"], s["judged"]
     if not judged:
         out = (f"선언된 규칙(가중치 몫 {eps:g} 초과)으로는 첫 토큰 싱크가 있는 층이 없으므로, 싱크 검정은 하나도 "
                "판정하지 않습니다.")
     else:
-        below = [l for l in judged if s["verdicts"][l] == "reproduced"]
-        count = f"{len(below)}개 층 모두" if len(below) == len(judged) else f"{len(below)}개 층"
+        count = f"{len(f['below'])}개 층 모두" if f["all"] else f"{len(f['below'])}개 층"
         weight, norm = f"**{s['weight']:.0%}**", f"**{s['norm']:.0%}**"
         weight = attach(weight, "을/를")
-        norm = f"{norm}만 차지합니다" if s["norm"] < s["weight"] else f"{attach(norm, '을/를')} 차지합니다"
+        norm = f"{norm}만 차지합니다" if f["lower"] else f"{attach(norm, '을/를')} 차지합니다"
         out = (f"첫 토큰은 **{L}개 층 가운데 {len(judged)}개 층**에서 싱크입니다(가중치 몫 {eps:g} 초과). 그 가운데 "
                f"**{count}**에서 노름 몫이 가중치 몫보다 작습니다(*재현됨*). 그 {len(judged)}개 층에 걸쳐 첫 토큰은 "
-               f"가중치의 {weight} 받{'지만' if s['norm'] < s['weight'] else '고'} 층이 옮기는 것의 {norm}.")
-        others = {l: s["verdicts"][l] for l in judged if l not in below}
-        if others:
-            out += f" 판정된 나머지 층: {_grouped(others, lang='ko')}."
+               f"가중치의 {weight} 받{'지만' if f['lower'] else '고'} 층이 옮기는 것의 {norm}.")
+        if f["others"]:
+            out += f" 판정된 나머지 층: {_grouped(f['others'], lang='ko')}."
     if s["out"]:
-        would = {l: wb or "not judged" for l, wb in s["out"].items()}
         out += (f" {_layers_ko(list(s['out']))}에는 이 규칙에 따른 싱크가 없으므로 *적용 범위 밖*입니다. 그래도 "
-                f"판정한다면 {_grouped(would, s['weight_share'], 'ko')}입니다.")
+                f"판정한다면 {_grouped(f['would'], s['weight_share'], 'ko')}입니다.")
     return out
 
 
-def sink_sentence(s: dict, eps: float = SINK_EPS, lang: str | None = None) -> str:
-    """The sink in words (``s``: :func:`sink_numbers`): in how many of the layers with a sink (weight share above
-    ``eps``) the norm share lies below the weight share (the test *reproduced*), the mean shares over those layers,
-    the judged layers with another verdict, and the layers out of regime with their would-be verdicts. ``lang``:
-    the sentence's language (``None``: the running edition's)."""
-    if resolve_language(lang) == "ko":
-        return _sink_sentence_ko(s, eps)
+def _sink_sentence_en(s: dict, f: dict, eps: float) -> str:
     L, judged = s["n_layers"], s["judged"]
     if not judged:
         out = (f"No layer has a first-token sink by the declared rule (its weight share above {eps:g}), so no sink "
                "test is judged")
     else:
-        below = [l for l in judged if s["verdicts"][l] == "reproduced"]
-        link = "but only" if s["norm"] < s["weight"] else "and"
-        count = f"all {len(below)}" if len(below) == len(judged) else f"{len(below)}"
+        link = "but only" if f["lower"] else "and"
+        count = f"all {len(f['below'])}" if f["all"] else f"{len(f['below'])}"
         out = (f"The first token is a sink (weight share above {eps:g}) in **{len(judged)} of the {L} layers**; in "
                f"**{count}** of them its norm share lies below its weight share (*reproduced*). Over those "
                f"{len(judged)} layers it takes **{s['weight']:.0%}** of the weight {link} **{s['norm']:.0%}** of "
                "what the layer moves")
-        others = {l: s["verdicts"][l] for l in judged if l not in below}
-        if others:
-            out += f"; the other judged layers: {_grouped(others)}"
+        if f["others"]:
+            out += f"; the other judged layers: {_grouped(f['others'])}"
     if s["out"]:
-        would = {l: wb or "not judged" for l, wb in s["out"].items()}
         has, is_, they = ("have", "are", "they") if len(s["out"]) > 1 else ("has", "is", "it")
         out += (f". {_layers(list(s['out'])).capitalize()} {has} no sink by that rule and {is_} *out of regime*; "
-                f"judged anyway, {they} would be {_grouped(would, s['weight_share'])}")
+                f"judged anyway, {they} would be {_grouped(f['would'], s['weight_share'])}")
     return out + "."
+
+
+def sink_sentence(s: dict, eps: float = SINK_EPS, lang: str | None = None) -> str:
+    """The sink in words (``s``: :func:`sink_numbers`): in how many of the layers with a sink (weight share above
+    ``eps``) the norm share lies below the weight share (the test *reproduced*), the mean shares over those layers,
+    the judged layers with another verdict, and the layers out of regime with their would-be verdicts; the
+    selections are :func:`_sink_facts`'s, the same for both languages. ``lang``: the sentence's language
+    (``None``: the running edition's)."""
+    f = _sink_facts(s)
+    return _sink_sentence_ko(s, f, eps) if resolve_language(lang) == "ko" else _sink_sentence_en(s, f, eps)
 
 
 def mixing_numbers(result: dict, rows, lang: str | None = None) -> dict:
@@ -164,54 +174,72 @@ def mixing_numbers(result: dict, rows, lang: str | None = None) -> dict:
             "depth": by[DEPTH_TEST.name]}
 
 
-def _mixing_sentence_ko(m: dict) -> str:
-    th = m["thirds"]
-    names = list(th)
+def _mixing_facts(m: dict) -> dict:
+    """What :func:`mixing_sentence` states beyond the numbers of ``m`` (:func:`mixing_numbers`), selected once for
+    both languages: ``names`` (the thirds in order), ``points`` (|early − late| in points of the ratio), ``whole``
+    (at least one point, as printed), ``more`` (the early third mixes more than the late) and ``attention``
+    (the attention sub-layer's reading is there for every third: no NaN)."""
+    th, d = m["thirds"], m["depth"]
+    points = abs(d.mean) * 100
+    return {"names": list(th), "points": points, "whole": round(points) >= 1, "more": d.mean > 0,
+            "attention": not any(math.isnan(v["attention"]) for v in th.values())}
+
+
+def _mixing_sentence_ko(m: dict, f: dict) -> str:
+    th, names = m["thirds"], f["names"]
     pct = lambda key: ", ".join(f"{th[t][key]:.0%}" for t in names)  # noqa: E731
     verdicts = ", ".join(f"{THIRD_KO.get(t, t)} *{th[t]['verdict']}*" for t in names)
     d = m["depth"]
-    points = abs(d.mean) * 100
-    size = f"비율로 {points:.0f}포인트" if round(points) >= 1 else "비율로 1포인트 미만만큼"
-    split = ("" if any(math.isnan(th[t]["attention"]) for t in names) else
-             f" 잔차 없이 어텐션이 옮기는 것의 노름만으로 보면 {pct('attention')}입니다. 값의 노름이 첫 단계를 "
-             "낮추고, 나머지는 잔차가 낮춥니다.")
+    size = f"비율로 {f['points']:.0f}포인트" if f["whole"] else "비율로 1포인트 미만만큼"
+    split = (f" 잔차 없이 어텐션이 옮기는 것의 노름만으로 보면 {pct('attention')}입니다. 값의 노름이 첫 단계를 "
+             "낮추고, 나머지는 잔차가 낮춥니다." if f["attention"] else "")
     early, late = THIRD_KO.get(names[0], names[0]), THIRD_KO.get(names[-1], names[-1])
     r = attach(f"**{pct('r')}**", "을/를")
     return (f"V, O와 잔차까지 세면 토큰은 새 상태의 {r} 문맥에서 가져옵니다"
             f"({', '.join(THIRD_KO.get(t, t) for t in names)} 3분의 1). 가중치만으로는(1 − α_ii) "
             f"**{pct('weights')}**입니다.{split} 검정 *혼합 비율은 가중치의 읽기보다 낮다*: {verdicts}. "
-            f"{early} 3분의 1은 {late} 3분의 1보다 문맥을 {size} 더 {'많이' if d.mean > 0 else '적게'} 섞습니다"
+            f"{early} 3분의 1은 {late} 3분의 1보다 문맥을 {size} 더 {'많이' if f['more'] else '적게'} 섞습니다"
             f"({d.mean:+.3f} [{d.ci[0]:+.3f}, {d.ci[1]:+.3f}], *{verdict_words(d, 'ko')}*).")
+
+
+def _mixing_sentence_en(m: dict, f: dict) -> str:
+    th, names = m["thirds"], f["names"]
+    pct = lambda key: _and(f"{th[t][key]:.0%}" for t in names)  # noqa: E731
+    verdicts = ", ".join(f"{t} *{th[t]['verdict']}*" for t in names)
+    d = m["depth"]
+    size = (f"by {f['points']:.0f} points of the ratio" if f["whole"] else
+            "by less than one point of the ratio")
+    split = (f"; attention alone, by the norms of what it moves but without the residual, says {pct('attention')}: "
+             "the values' norms take the first step down, the residual the rest" if f["attention"] else "")
+    return (f"Counting V, O and the residual, a token takes **{pct('r')}** of its new state from its context "
+            f"(the {_and(names)} third); the weights alone (1 − α_ii) say **{pct('weights')}**{split}. The test *the "
+            f"mixing ratio lies below the weights' reading*: {verdicts}. The early third mixes "
+            f"{'more' if f['more'] else 'less'} than the late, {size} ({d.mean:+.3f} [{d.ci[0]:+.3f}, "
+            f"{d.ci[1]:+.3f}], *{verdict_words(d, 'en')}*).")
 
 
 def mixing_sentence(m: dict, lang: str | None = None) -> str:
     """The mixing ratio in words (``m``: :func:`mixing_numbers`, made in the same ``lang``): per third, r against
     1 − α_ii (percentages) and the verdict of *r below the weights' reading*; then whether the early third mixes more
-    than the late, by how many points of the ratio, and that test's verdict. ``lang``: the sentence's language
-    (``None``: the running edition's)."""
-    if resolve_language(lang) == "ko":
-        return _mixing_sentence_ko(m)
-    th = m["thirds"]
-    names = list(th)
-    pct = lambda key: _and(f"{th[t][key]:.0%}" for t in names)  # noqa: E731
-    verdicts = ", ".join(f"{t} *{th[t]['verdict']}*" for t in names)
-    d = m["depth"]
-    points = abs(d.mean) * 100
-    size = f"by {points:.0f} points of the ratio" if round(points) >= 1 else "by less than one point of the ratio"
-    split = ("" if any(math.isnan(th[t]["attention"]) for t in names) else
-             f"; attention alone, by the norms of what it moves but without the residual, says {pct('attention')}: "
-             "the values' norms take the first step down, the residual the rest")
-    return (f"Counting V, O and the residual, a token takes **{pct('r')}** of its new state from its context "
-            f"(the {_and(names)} third); the weights alone (1 − α_ii) say **{pct('weights')}**{split}. The test *the "
-            f"mixing ratio lies below the weights' reading*: {verdicts}. The early third mixes "
-            f"{'more' if d.mean > 0 else 'less'} than the late, {size} ({d.mean:+.3f} [{d.ci[0]:+.3f}, "
-            f"{d.ci[1]:+.3f}], *{verdict_words(d, 'en')}*).")
+    than the late, by how many points of the ratio, and that test's verdict; the selections are
+    :func:`_mixing_facts`'s, the same for both languages. ``lang``: the sentence's language (``None``: the running
+    edition's)."""
+    f = _mixing_facts(m)
+    return _mixing_sentence_ko(m, f) if resolve_language(lang) == "ko" else _mixing_sentence_en(m, f)
 
 
 def _closer(rho_norm: float, rho_weight: float) -> str:
     """Which reading has the larger |ρ| as the sentence prints it (two decimals), so the words match the numbers."""
     a, b = round(abs(rho_norm), 2), round(abs(rho_weight), 2)
     return "the norm-based" if a > b else "the weight-based" if b > a else "neither"
+
+
+def _closers(rho: dict) -> dict[str, str]:
+    """For each pair the description compares, ``"mixing"`` (the mixing ratio against 1 − α_ii) and ``"sink"`` (the
+    first token's norm share against its weight share), the reading that follows the cost more closely
+    (:func:`_closer`, in English; :data:`CLOSER_KO` words it in Korean). ``rho``: the description's Spearman ρ."""
+    pairs = {"mixing": ("mixing", "weight_mixing"), "sink": ("norm_share", "weight_share")}
+    return {k: _closer(rho[a], rho[b]) for k, (a, b) in pairs.items()}
 
 
 CLOSER_KO = {"the norm-based": "노름 기반", "the weight-based": "가중치 기반", "neither": "어느 쪽도 아님"}
@@ -222,8 +250,7 @@ def _swap_cost_sentence_ko(swap: dict | None) -> str:
         return ("**검정이 아니라 서술입니다.** 저장된 실행에는 패턴 교환 비용과의 비교가 없습니다. "
                 "`vrs-edu reproduce decoder-norms`가 읽을 `real-decoder` 결과를 찾지 못했습니다.")
     rho, n, L = swap["spearman"], swap["sequences"], swap["layers"]
-    pairs = {"mixing": ("mixing", "weight_mixing"), "sink": ("norm_share", "weight_share")}
-    closer = {k: CLOSER_KO[_closer(rho[a], rho[b])] for k, (a, b) in pairs.items()}
+    closer = {k: CLOSER_KO[c] for k, c in _closers(rho).items()}
     which = (f"두 쌍 모두 {closer['mixing']}" if closer["mixing"] == closer["sink"] else
              f"혼합에서는 {closer['mixing']}, 싱크에서는 {closer['sink']}")
     return (f"**검정이 아니라 서술입니다.** {gap_answer(rho, lang='ko')}{L}개 층에 걸쳐 패턴 교환 비용(질문 1의 층 "
@@ -238,16 +265,15 @@ def swap_cost_sentence(swap: dict | None, lang: str | None = None) -> str:
     """The stored *description* (``result["swap_cost"]``, not a test) in words: Spearman's ρ across the layers of
     chapter 08's per-layer pattern-swap cost with the norm-based and the weight-based readings (the mixing ratio and
     1 − α_ii; the sink's norm and weight share), which reading follows the cost more closely (the larger |ρ|, at
-    two decimals), and why nothing is judged. None (the recipe found no layer scan): a sentence saying so.
-    ``lang``: the sentence's language (``None``: the running edition's)."""
+    two decimals: :func:`_closers`, the same for both languages), and why nothing is judged. None (the recipe found
+    no layer scan): a sentence saying so. ``lang``: the sentence's language (``None``: the running edition's)."""
     if resolve_language(lang) == "ko":
         return _swap_cost_sentence_ko(swap)
     if swap is None:
         return ("**A description, not a test.** The stored run holds no comparison with the pattern-swap cost: "
                 "`vrs-edu reproduce decoder-norms` found no `real-decoder` result to read it from.")
     rho, n = swap["spearman"], swap["sequences"]
-    pairs = {"mixing": ("mixing", "weight_mixing"), "sink": ("norm_share", "weight_share")}
-    closer = {k: _closer(rho[a], rho[b]) for k, (a, b) in pairs.items()}
+    closer = _closers(rho)
     if closer["mixing"] == closer["sink"]:
         which = f"In both pairs {closer['mixing']} reading follows the cost more closely (the larger |ρ|)"
     else:
@@ -264,19 +290,47 @@ def swap_cost_sentence(swap: dict | None, lang: str | None = None) -> str:
 GAP_KO = {"the mixing's": "혼합의", "the sink's": "싱크의"}
 
 
-def _gap_words_ko(gaps: dict[str, float], strong: dict[str, float], moderate: float) -> str:
+def _gap_facts(rho: dict, moderate: float) -> dict:
+    """What :func:`gap_answer` states, selected once for both languages: ``gaps`` ({"the mixing's", "the sink's":
+    ρ}), ``strong`` (those with |ρ| ≥ ``moderate``), ``weak`` (the others' names) and ``kind``: "yes" (both at or
+    below −``moderate``), "opposite" (both at or above it), "part" (one or two strong of mixed signs) or "no"."""
+    gaps = {"the mixing's": rho["mixing_gap"], "the sink's": rho["sink_gap"]}
+    strong = {name: r for name, r in gaps.items() if abs(r) >= moderate}
     if len(strong) == 2 and max(gaps.values()) <= -moderate:
+        kind = "yes"
+    elif len(strong) == 2 and min(gaps.values()) >= moderate:
+        kind = "opposite"
+    else:
+        kind = "part" if strong else "no"
+    return {"gaps": gaps, "strong": strong, "weak": [name for name in gaps if name not in strong], "kind": kind}
+
+
+def _gap_words_ko(f: dict, moderate: float) -> str:
+    if f["kind"] == "yes":
         return "그렇습니다. 가중치가 더 크게 잘못 말하는 층일수록 다른 시퀀스의 패턴에 치르는 비용이 작습니다"
-    if len(strong) == 2 and min(gaps.values()) >= moderate:
+    if f["kind"] == "opposite":
         return "반대입니다. 가중치가 더 크게 잘못 말하는 층일수록 다른 시퀀스의 패턴에 치르는 비용이 큽니다"
-    if strong:
+    if f["kind"] == "part":
         words = "일부만 그렇습니다. " + "; ".join(
             f"{GAP_KO[name]} 간극이 큰 층일수록 다른 시퀀스의 패턴에 치르는 비용이 {'작습니다' if r < 0 else '큽니다'}"
-            for name, r in strong.items())
-        weak = [name for name in gaps if name not in strong]
-        return words + (f"; {GAP_KO[weak[0]]} 간극은 관련이 없습니다" if weak else "")
+            for name, r in f["strong"].items())
+        return words + (f"; {GAP_KO[f['weak'][0]]} 간극은 관련이 없습니다" if f["weak"] else "")
     return (f"아닙니다. 어느 간극도 |ρ| = {moderate:g}에 이르지 않으므로, 층의 가중치가 얼마나 잘못 말하는지로는 그 "
             "층에 새 패턴이 얼마나 필요한지 알 수 없습니다")
+
+
+def _gap_words_en(f: dict, moderate: float) -> str:
+    if f["kind"] == "yes":
+        return "yes: the layers whose weights mis-state most pay least for another sequence's pattern"
+    if f["kind"] == "opposite":
+        return "the opposite: the layers whose weights mis-state most pay most for another sequence's pattern"
+    if f["kind"] == "part":
+        words = "only in part: " + "; ".join(
+            f"where {name} gap is larger a layer pays {'less' if r < 0 else 'more'} for another sequence's pattern"
+            for name, r in f["strong"].items())
+        return words + (f"; {f['weak'][0]} gap shows no link" if f["weak"] else "")
+    return (f"no: neither gap reaches |ρ| = {moderate:g}, so how much a layer's weights mis-state does not tell "
+            "how much it needs its fresh pattern")
 
 
 def gap_answer(rho: dict, moderate: float = 0.3, lang: str | None = None) -> str:
@@ -284,33 +338,19 @@ def gap_answer(rho: dict, moderate: float = 0.3, lang: str | None = None) -> str
     ``mixing_gap`` and ``sink_gap``, how much the weights overstate the mixing and the sink): *yes* when both are
     at or below −``moderate`` (the layers the weights mis-state most pay least for another sequence's pattern), *the
     opposite* when both are at or above it, *only in part* when one gap reaches |ρ| = ``moderate`` (saying which and
-    which way), *no link* when neither does. ``moderate``: 0.3, Cohen's "medium" correlation. Empty for a stored
-    description made before the gaps were read. ``lang``: the sentence's language (``None``: the running
-    edition's)."""
+    which way), *no link* when neither does (:func:`_gap_facts`, the same for both languages). ``moderate``: 0.3,
+    Cohen's "medium" correlation. Empty for a stored description made before the gaps were read. ``lang``: the
+    sentence's language (``None``: the running edition's)."""
     if "mixing_gap" not in rho:
         return ""
-    gaps = {"the mixing's": rho["mixing_gap"], "the sink's": rho["sink_gap"]}
-    strong = {name: r for name, r in gaps.items() if abs(r) >= moderate}
+    f = _gap_facts(rho, moderate)
     if resolve_language(lang) == "ko":
         return (f"간극 자체에 물으면: 패턴 교환 비용과, 가중치가 혼합을 부풀려 말하는 정도(1 − α_ii 빼기 혼합 비율)의 "
                 f"상관은 ρ = {rho['mixing_gap']:+.2f}, 싱크의 간극(가중치 몫 빼기 노름 몫)과의 상관은 ρ = "
-                f"{rho['sink_gap']:+.2f}입니다. {_gap_words_ko(gaps, strong, moderate)}. ")
-    if len(strong) == 2 and max(gaps.values()) <= -moderate:
-        words = "yes: the layers whose weights mis-state most pay least for another sequence's pattern"
-    elif len(strong) == 2 and min(gaps.values()) >= moderate:
-        words = "the opposite: the layers whose weights mis-state most pay most for another sequence's pattern"
-    elif strong:
-        words = "only in part: " + "; ".join(
-            f"where {name} gap is larger a layer pays {'less' if r < 0 else 'more'} for another sequence's pattern"
-            for name, r in strong.items())
-        weak = [name for name in gaps if name not in strong]
-        words += f"; {weak[0]} gap shows no link" if weak else ""
-    else:
-        words = (f"no: neither gap reaches |ρ| = {moderate:g}, so how much a layer's weights mis-state does not tell "
-                 "how much it needs its fresh pattern")
+                f"{rho['sink_gap']:+.2f}입니다. {_gap_words_ko(f, moderate)}. ")
     return (f"Asked of the gaps themselves: the pattern-swap cost and how much the weights overstate the mixing "
             f"(1 − α_ii minus the mixing ratio) correlate at ρ = {rho['mixing_gap']:+.2f}, and the sink (weight "
-            f"share minus norm share) at ρ = {rho['sink_gap']:+.2f}: {words}. ")
+            f"share minus norm share) at ρ = {rho['sink_gap']:+.2f}: {_gap_words_en(f, moderate)}. ")
 
 
 def norms_answer(s: dict, m: dict, lang: str | None = None) -> str:
@@ -320,9 +360,10 @@ def norms_answer(s: dict, m: dict, lang: str | None = None) -> str:
     ``lang``: the sentence's language (``None``: the running edition's)."""
     a = m["all"]
     gap = abs(a["r"] - a["weights"]) >= SESOI_SHARE          # the recipe's smallest difference of interest
+    lower = s["norm"] < s["weight"]
     if resolve_language(lang) == "ko":
         if s["judged"]:
-            link, only = ("지만", "만") if s["norm"] < s["weight"] else ("고", "를")
+            link, only = ("지만", "만") if lower else ("고", "를")
             sink = (f"첫 토큰이 싱크인 곳에서 그 토큰은 가중치의 {s['weight']:.0%}를 받{link} 층이 옮기는 것의 "
                     f"{s['norm']:.0%}{only} 차지합니다. ")
         else:
@@ -332,7 +373,7 @@ def norms_answer(s: dict, m: dict, lang: str | None = None) -> str:
                 + (". 가중치(QK)만으로는 어텐션이 옮기는 것을 잘못 말합니다." if gap else
                    ". 여기서는 가중치의 읽기와 노름의 읽기가 일치합니다."))
     sink = (f"where the first token is a sink, it takes {s['weight']:.0%} of the weight "
-            f"{'but only' if s['norm'] < s['weight'] else 'and'} {s['norm']:.0%} of what the layer moves; "
+            f"{'but only' if lower else 'and'} {s['norm']:.0%} of what the layer moves; "
             if s["judged"] else "no layer has a first-token sink; ")
     return (f"**Attention is not only a weight.** In this decoder, {sink}counting V, O and the residual, a token "
             f"takes {a['r']:.0%} of its new state from its context where the weights alone say {a['weights']:.0%} "

@@ -409,6 +409,12 @@ def load_toys(corpus: str | None = None) -> dict[str, dict | None]:
     return out
 
 
+# toy_comparison's findings in their order, with the chapters each comes from
+TOY_FINDINGS = {"attention concentrates (entropy below uniform-causal attention's)": "03",
+                "deep layers' inputs are mostly token identity (x0-R² > 0.5)": "04, 05",
+                "V, more than Q and K, carries the token alone in the deep layers": "04",
+                "deep V computed from the token's embedding, W_V·x0": "04",
+                "deep layers attend over the first layer's values (SVFormer)": "03, 06"}
 # toy_comparison's words in Korean: its findings, its cells' templates and its answers to "agree?"
 TOY_FINDINGS_KO = {
     "attention concentrates (entropy below uniform-causal attention's)":
@@ -421,6 +427,76 @@ TOY_FINDINGS_KO = {
 AGREE_KO = {"yes": "예", "no": "아니요", "n/a": "해당 없음", "another question": "다른 질문"}
 
 
+def _toy_facts(result: dict, toys: dict[str, dict | None]) -> dict:
+    """What :func:`toy_comparison` states, read once for both languages: the toys' records (``conc``, ``ctx``,
+    ``reads`` (V − Q and V − K; None unless both are stored), ``sub``, ``sv``; None where not stored), the decoder's
+    numbers (``gap``: each layer's entropy minus uniform's, layer 0 left out; ``below``: how many lie below;
+    ``x0_in``; ``tab``: the last third's table costs by projection, ``most``: the one that costs least; ``x0v``,
+    ``v1``) and ``agree``: the five answers, "yes", "no", "n/a" (the toy's record is not stored) or "another
+    question"."""
+    late, d = result["thirds"]["late"], result["describe"]
+    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
+    conc = _record(vr, "baseline_concentrated")                   # chapter 03: the premise of the entropy claim
+    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
+    below = sum(g < 0 for g in gap)
+    ctx = _record(bov, "deep_context", "preconditions")           # chapters 04-05: how much input is the token
+    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
+    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}   # which path carries the token
+    most = min(tab, key=tab.get)
+    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
+    reads = reads if all(reads) else None
+    agree = ["n/a" if conc is None else ("yes" if (conc["mean"] < 0) == (below > len(gap) / 2) else "no"),
+             "n/a" if ctx is None else ("yes" if (ctx["value"] > 0.5) == (x0_in > 0.5) else "no"),
+             "n/a" if not reads else ("yes" if all(r["mean"] > 0 for r in reads) == (most == "V") else "no"),
+             "another question", "another question"]     # trained with the mechanism vs imposed after training
+    return {"conc": conc, "gap": gap, "below": below, "ctx": ctx, "x0_in": x0_in, "tab": tab, "most": most,
+            "reads": reads, "sub": _record(bov, "substitute_loss"), "sv": _record(vr, "svformer_cost"),
+            "x0v": result["per_third"]["V := W_V·norm(x0) · late"]["mean"],
+            "v1": result["per_third"]["V := V_1 · late"]["mean"], "agree": agree}
+
+
+def _toy_cell(toys: dict, recipe: str, rec: dict | None, fmt: str, lang: str) -> str:
+    """A toy's cell: ``fmt`` filled from its stored record (its verdict in ``lang``'s words), or why there is none."""
+    ko = lang == "ko"
+    if toys.get(recipe) is None:
+        return f"{'아직 만들지 않음' if ko else 'not made yet'}: `vrs-edu reproduce {recipe} --corpus kjv`"
+    if rec is None:
+        return f"저장된 {recipe} 결과에 없음" if ko else f"not in the stored {recipe} result"
+    return fmt.format(**{**rec, "verdict": verdict_word(rec.get("verdict"), "ko")}) if ko else fmt.format(**rec)
+
+
+def _toy_cells_en(f: dict, toys: dict) -> list[tuple[str, str]]:
+    """:func:`toy_comparison`'s (toy, decoder) cells in English, one pair per finding."""
+    gap, tab, trained = f["gap"], f["tab"], "trained so: {mean:+.3f} nats vs baseline, {verdict}"
+    reads = ("; ".join(f"V − {q.upper()} x0 share {r['mean']:+.2f}, {r['verdict']}" for q, r in zip("qk", f["reads"]))
+             if f["reads"] else _toy_cell(toys, "bank-of-values", None, "", "en"))
+    return [(_toy_cell(toys, "value-residual", f["conc"], "baseline {mean:+.3f} nats vs uniform, {verdict}", "en"),
+             f"{f['below']} of {len(gap)} layers below uniform; mean {sum(gap) / len(gap):+.2f} nats"),
+            (_toy_cell(toys, "bank-of-values", f["ctx"], "x0-R² {value:.2f} (baselines' x0 layers)", "en"),
+             f"x0-R² {f['x0_in']:.2f} (last third's inputs)"),
+            (reads, "tables cost " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV")
+             + f" nats: {f['most']} tolerates its table best"),
+            (_toy_cell(toys, "bank-of-values", f["sub"], trained, "en"),
+             f"imposed after training: {f['x0v']:+.2f} nats"),
+            (_toy_cell(toys, "value-residual", f["sv"], trained, "en"), f"imposed after training: {f['v1']:+.2f} nats")]
+
+
+def _toy_cells_ko(f: dict, toys: dict) -> list[tuple[str, str]]:
+    """:func:`toy_comparison`'s (toy, decoder) cells in Korean, one pair per finding."""
+    gap, tab, trained = f["gap"], f["tab"], "그렇게 학습함: 기준선 대비 {mean:+.3f} nats, {verdict}"
+    reads = ("; ".join(f"V − {q.upper()} x0 비중 {r['mean']:+.2f}, {verdict_word(r['verdict'], 'ko')}"
+                       for q, r in zip("qk", f["reads"])) if f["reads"] else
+             _toy_cell(toys, "bank-of-values", None, "", "ko"))
+    return [(_toy_cell(toys, "value-residual", f["conc"], "기준선, 균등 대비 {mean:+.3f} nats, {verdict}", "ko"),
+             f"층 {len(gap)}개 가운데 {f['below']}개가 균등보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
+            (_toy_cell(toys, "bank-of-values", f["ctx"], "x0-R² {value:.2f} (기준선들의 x0 층)", "ko"),
+             f"x0-R² {f['x0_in']:.2f} (마지막 3분의 1의 입력)"),
+            (reads, "표의 비용 " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV")
+             + f" nats: 자기 표를 가장 잘 견디는 것은 {f['most']}"),
+            (_toy_cell(toys, "bank-of-values", f["sub"], trained, "ko"), f"학습 후에 부과함: {f['x0v']:+.2f} nats"),
+            (_toy_cell(toys, "value-residual", f["sv"], trained, "ko"), f"학습 후에 부과함: {f['v1']:+.2f} nats")]
+
+
 def toy_comparison(result: dict, toys: dict[str, dict | None], lang: str | None = None) -> list[dict]:
     """Where the real decoder agrees with the toy models of chapters 03-05, and where not: one row per finding,
     ``{"finding", "chapter", "toy", "decoder", "agree"}`` (the first four strings; ``agree`` "yes", "no", or
@@ -429,106 +505,20 @@ def toy_comparison(result: dict, toys: dict[str, dict | None], lang: str | None 
     ``toys`` maps a recipe of :data:`TOY_RECIPES` to its stored result on the verdict corpus (None: not made; its
     rows then say which command makes it). The toys' numbers are their stored declared-test records (mean over
     seeds, verdict) and preconditions; the decoder's are the last third's, over its evaluation sequences.
-    ``agree`` compares the directions of the two numbers, whatever the toy's verdict (which the row shows). Chapter 02's swaps are measured live in chapter 02, on its own model, and are not in a result file.
+    ``agree`` compares the directions of the two numbers, whatever the toy's verdict (which the row shows). Chapter
+    02's swaps are measured live in chapter 02, on its own model, and are not in a result file. The numbers and
+    answers are :func:`_toy_facts`'s, the same for both languages.
     ``lang``: the language of the cells (``None``: the running edition's); in Korean the verdicts are the course's
     Korean words and ``agree`` one of :data:`AGREE_KO`'s.
     """
+    f = _toy_facts(result, toys)
     if resolve_language(lang) == "ko":
-        return _toy_comparison_ko(result, toys)
-    late = result["thirds"]["late"]
-    d = result["describe"]
-    rows = []
-
-    def toy_cell(recipe: str, rec: dict | None, fmt: str) -> str:
-        if toys.get(recipe) is None:
-            return f"not made yet: `vrs-edu reproduce {recipe} --corpus kjv`"
-        if rec is None:
-            return f"not in the stored {recipe} result"
-        return fmt.format(**rec)
-
-    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
-    # chapter 03: attention concentration (the premise of the entropy claim)
-    conc = _record(vr, "baseline_concentrated")
-    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
-    below = sum(g < 0 for g in gap)
-    dec_conc = below > len(gap) / 2
-    rows.append({"finding": "attention concentrates (entropy below uniform-causal attention's)", "chapter": "03",
-                 "toy": toy_cell("value-residual", conc, "baseline {mean:+.3f} nats vs uniform, {verdict}"),
-                 "decoder": f"{below} of {len(gap)} layers below uniform; mean {sum(gap) / len(gap):+.2f} nats",
-                 "agree": "n/a" if conc is None else ("yes" if (conc["mean"] < 0) == dec_conc else "no")})
-    # chapters 04-05: how much of a deep layer's input is the token itself
-    ctx = _record(bov, "deep_context", "preconditions")
-    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
-    rows.append({"finding": "deep layers' inputs are mostly token identity (x0-R² > 0.5)", "chapter": "04, 05",
-                 "toy": toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (baselines' x0 layers)"),
-                 "decoder": f"x0-R² {x0_in:.2f} (last third's inputs)",
-                 "agree": "n/a" if ctx is None else ("yes" if (ctx["value"] > 0.5) == (x0_in > 0.5) else "no")})
-    # chapter 04: which path carries token identity, by a context-free substitution
-    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}
-    most = min(tab, key=tab.get)
-    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
-    toy_reads = ("; ".join(f"V − {q.upper()} x0 share {r['mean']:+.2f}, {r['verdict']}" for q, r in zip("qk", reads)
-                           if r) if all(reads) else None)
-    rows.append({"finding": "V, more than Q and K, carries the token alone in the deep layers", "chapter": "04",
-                 "toy": toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),
-                 "decoder": "tables cost " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV") + f" nats: {most} "
-                            "tolerates its table best",
-                 "agree": "n/a" if not toy_reads else ("yes" if all(r["mean"] > 0 for r in reads) == (most == "V")
-                                                      else "no")})
-    # chapter 04 (trained) vs post hoc: V from the embedding
-    sub = _record(bov, "substitute_loss")
-    x0v = result["per_third"]["V := W_V·norm(x0) · late"]["mean"]
-    rows.append({"finding": "deep V computed from the token's embedding, W_V·x0", "chapter": "04",
-                 "toy": toy_cell("bank-of-values", sub, "trained so: {mean:+.3f} nats vs baseline, {verdict}"),
-                 "decoder": f"imposed after training: {x0v:+.2f} nats", "agree": "another question"})
-    # chapter 03 (trained) vs post hoc: attending over V_1
-    sv = _record(vr, "svformer_cost")
-    v1 = result["per_third"]["V := V_1 · late"]["mean"]
-    rows.append({"finding": "deep layers attend over the first layer's values (SVFormer)", "chapter": "03, 06",
-                 "toy": toy_cell("value-residual", sv, "trained so: {mean:+.3f} nats vs baseline, {verdict}"),
-                 "decoder": f"imposed after training: {v1:+.2f} nats", "agree": "another question"})
-    return rows
-
-
-def _toy_comparison_ko(result: dict, toys: dict[str, dict | None]) -> list[dict]:
-    """:func:`toy_comparison` in Korean: the same rows, numbers and answers (read from the English rows), the
-    words and verdicts Korean."""
-    rows = toy_comparison(result, toys, "en")
-    late = result["thirds"]["late"]
-    d = result["describe"]
-    vr, bov = toys.get("value-residual"), toys.get("bank-of-values")
-
-    def toy_cell(recipe: str, rec: dict | None, fmt: str) -> str:
-        if toys.get(recipe) is None:
-            return f"아직 만들지 않음: `vrs-edu reproduce {recipe} --corpus kjv`"
-        if rec is None:
-            return f"저장된 {recipe} 결과에 없음"
-        return fmt.format(**{**rec, "verdict": verdict_word(rec.get("verdict"), "ko")})
-
-    conc = _record(vr, "baseline_concentrated")
-    gap = [e - d["uniform_entropy"] for e in d["entropy"][1:]]
-    below = sum(g < 0 for g in gap)
-    ctx = _record(bov, "deep_context", "preconditions")
-    x0_in = _third_mean(result["probes"]["x0_r2"]["input"], late)
-    tab = {q: result["per_third"][f"{q} table · late"]["mean"] for q in "QKV"}
-    most = min(tab, key=tab.get)
-    reads = [_record(bov, f"v_reads_x0_more_than_{q}") for q in "qk"]
-    toy_reads = ("; ".join(f"V − {q.upper()} x0 비중 {r['mean']:+.2f}, {verdict_word(r['verdict'], 'ko')}"
-                           for q, r in zip("qk", reads) if r) if all(reads) else None)
-    x0v = result["per_third"]["V := W_V·norm(x0) · late"]["mean"]
-    v1 = result["per_third"]["V := V_1 · late"]["mean"]
-    trained = "그렇게 학습함: 기준선 대비 {mean:+.3f} nats, {verdict}"
-    cells = [
-        (toy_cell("value-residual", conc, "기준선, 균등 대비 {mean:+.3f} nats, {verdict}"),
-         f"층 {len(gap)}개 가운데 {below}개가 균등보다 낮음; 평균 {sum(gap) / len(gap):+.2f} nats"),
-        (toy_cell("bank-of-values", ctx, "x0-R² {value:.2f} (기준선들의 x0 층)"),
-         f"x0-R² {x0_in:.2f} (마지막 3분의 1의 입력)"),
-        (toy_reads if toy_reads else toy_cell("bank-of-values", None, ""),
-         "표의 비용 " + ", ".join(f"{q} {tab[q]:+.2f}" for q in "QKV") + f" nats: 자기 표를 가장 잘 견디는 것은 {most}"),
-        (toy_cell("bank-of-values", _record(bov, "substitute_loss"), trained), f"학습 후에 부과함: {x0v:+.2f} nats"),
-        (toy_cell("value-residual", _record(vr, "svformer_cost"), trained), f"학습 후에 부과함: {v1:+.2f} nats")]
-    return [{**r, "finding": TOY_FINDINGS_KO[r["finding"]], "toy": toy, "decoder": dec, "agree": AGREE_KO[r["agree"]]}
-            for r, (toy, dec) in zip(rows, cells)]
+        return [{"finding": TOY_FINDINGS_KO[finding], "chapter": chapter, "toy": toy, "decoder": dec,
+                 "agree": AGREE_KO[agree]}
+                for (finding, chapter), (toy, dec), agree in zip(TOY_FINDINGS.items(), _toy_cells_ko(f, toys),
+                                                                  f["agree"])]
+    return [{"finding": finding, "chapter": chapter, "toy": toy, "decoder": dec, "agree": agree}
+            for (finding, chapter), (toy, dec), agree in zip(TOY_FINDINGS.items(), _toy_cells_en(f, toys), f["agree"])]
 
 
 VERDICT_COLUMNS = ("test", "kind / family", "mean [95 % CI] (nats)", "vs", "p (Holm)", "verdict")
@@ -541,39 +531,56 @@ FAMILY_KO = {"primary": "주요", "q1": "질문 1", "q2": "질문 2", "q3": "질
              "check: half V": "확인: 절반 텍스트 V"}
 
 
+def _verdict_row_facts(r) -> dict:
+    """What a row of :func:`verdict_rows` states besides the test's names, the same for both languages: ``p``
+    (Holm's p, two digits, "–" where there is none), ``mean`` (the interval, four decimals), ``form``
+    ("band": an equivalence test against ±margin, "band around": against threshold ± margin, "sign": a side of
+    the threshold, ``side`` "<" or ">"), ``would_be`` (beside an out-of-regime verdict) and ``reason`` (printed
+    only for an out-of-regime verdict)."""
+    t = r.test
+    form = ("band" if t.threshold == 0 else "band around") if getattr(t, "form", "sign") == "equivalence" else "sign"
+    return {"p": "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}",
+            "mean": f"{r.mean:+.4f} [{r.ci[0]:+.4f}, {r.ci[1]:+.4f}]", "form": form,
+            "side": "<" if t.direction == "negative" else ">", "would_be": getattr(r, "would_be", None),
+            "reason": r.reason if r.reason and r.verdict == "out of regime" else None}
+
+
+def _vs(t, f: dict, band: str, band_around: str) -> str:
+    """The threshold cell: ``band`` or ``band_around`` (templates of ``m`` and ``t``) for an equivalence test,
+    ``< t`` or ``> t`` for a sign test."""
+    if f["form"] == "sign":
+        return f"{f['side']} {t.threshold:g}"
+    return (band if f["form"] == "band" else band_around).format(m=f"{t.margin:g}", t=f"{t.threshold:g}")
+
+
 def _verdict_row_ko(r) -> list[str]:
     """One row of :func:`verdict_rows` in Korean: the test by its name in code, kind and family in the course's
     words, the threshold (``±0.05 이내``), the verdict and its reason in Korean."""
-    t = r.test
-    p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-    word = verdict_label(r.verdict, getattr(r, "would_be", None), "ko")
-    verdict = word + (f" ({reason_text(r.reason, 'ko')})" if r.reason and r.verdict == "out of regime" else "")
-    vs = (f"±{t.margin:g} 이내" if t.threshold == 0 else f"{t.threshold:g} ± {t.margin:g} 이내"
-          ) if getattr(t, "form", "sign") == "equivalence" else \
-        f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}"
-    return [f"`{t.name}`", f"{KIND_KO.get(t.kind, t.kind)} / {FAMILY_KO.get(t.family, t.family)}",
-            f"{r.mean:+.4f} [{r.ci[0]:+.4f}, {r.ci[1]:+.4f}]", vs, p, verdict]
+    t, f = r.test, _verdict_row_facts(r)
+    word = verdict_label(r.verdict, f["would_be"], "ko")
+    verdict = word + (f" ({reason_text(f['reason'], 'ko')})" if f["reason"] else "")
+    return [f"`{t.name}`", f"{KIND_KO.get(t.kind, t.kind)} / {FAMILY_KO.get(t.family, t.family)}", f["mean"],
+            _vs(t, f, "±{m} 이내", "{t} ± {m} 이내"), f["p"], verdict]
+
+
+def _verdict_row_en(r) -> list[str]:
+    """One row of :func:`verdict_rows` in English: the test's name in words, kind and family, the threshold
+    (``within ±0.05``), the verdict with its would-be verdict and, out of regime, its reason."""
+    t, f = r.test, _verdict_row_facts(r)
+    word = r.verdict + (f" (would be: {f['would_be']})" if f["would_be"] else "")
+    verdict = word + (f" ({f['reason']})" if f["reason"] else "")
+    return [t.name.replace("_", " "), f"{t.kind} / {t.family}", f["mean"],
+            _vs(t, f, "within ±{m}", "within {t} ± {m}"), f["p"], verdict]
 
 
 def verdict_rows(rows, lang: str | None = None) -> list[list[str]]:
     """The declared tests' verdicts (:class:`~vrs_edu.lab.results.Verdict`) as the cells of a Markdown table under
     :data:`VERDICT_COLUMNS`: the interval of the per-sequence mean, the threshold it is compared with, Holm's p
-    within the family, and the verdict with its reason when it is out of regime. ``lang``: the edition (``None``:
-    the running notebook's); in Korean a test is named by its code name."""
-    if resolve_language(lang) == "ko":
-        return [_verdict_row_ko(r) for r in rows]
-    out = []
-    for r in rows:
-        t = r.test
-        p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.2g}"
-        word = r.verdict + (f" (would be: {r.would_be})" if getattr(r, "would_be", None) else "")
-        verdict = word + (f" ({r.reason})" if r.reason and r.verdict == "out of regime" else "")
-        vs = (f"within ±{t.margin:g}" if t.threshold == 0 else f"within {t.threshold:g} ± {t.margin:g}"
-              ) if getattr(t, "form", "sign") == "equivalence" else \
-            f"{'<' if t.direction == 'negative' else '>'} {t.threshold:g}"
-        out.append([t.name.replace("_", " "), f"{t.kind} / {t.family}", f"{r.mean:+.4f} [{r.ci[0]:+.4f}, "
-                    f"{r.ci[1]:+.4f}]", vs, p, verdict])
-    return out
+    within the family, and the verdict with its reason when it is out of regime (:func:`_verdict_row_facts`, the
+    same for both languages). ``lang``: the edition (``None``: the running notebook's); in Korean a test is named
+    by its code name."""
+    row = _verdict_row_ko if resolve_language(lang) == "ko" else _verdict_row_en
+    return [row(r) for r in rows]
 
 
 def load_demo(path, decoder, sentences: list[str]) -> tuple[dict, dict]:
@@ -631,46 +638,47 @@ HALF_CHECKS_KO = {"half_calibration_v_minus_q": "V − Q", "half_calibration_v_m
                   "half_calibration_v": "V 자체의 비용"}
 
 
-def _half_calibration_ko(checks: dict, margin: float) -> str:
-    parts, failed = [], []
-    for name, what in HALF_CHECKS_KO.items():
-        c = checks[name]
-        parts.append(f"{what} {c.interval()} ({verdict_words(c, 'ko')})")
-        if c.verdict != "reproduced":
-            failed.append(what)
+def _half_failed(checks: dict) -> list[str]:
+    """The half-text checks (names, in :data:`HALF_CHECKS`'s order) that did not hold: a verdict other than
+    *reproduced*."""
+    return [name for name in HALF_CHECKS if checks[name].verdict != "reproduced"]
+
+
+def _half_calibration_ko(checks: dict, margin: float, failed: list[str]) -> str:
+    parts = [f"{what} {checks[name].interval()} ({verdict_words(checks[name], 'ko')})"
+             for name, what in HALF_CHECKS_KO.items()]
     out = ("캘리브레이션 텍스트를 절반으로 줄이면 대비가 시퀀스마다 이만큼 움직입니다(절반 텍스트 − 전체 텍스트, 마지막 "
            "3분의 1): " + "; ".join(parts) + f" nats. 기준은 ±{margin:g} 범위입니다(동등성 검정).")
     if not failed:
         return out + (" 모든 확인이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 않을 "
                       "것이므로, 대비는 추정이 아니라 투영에서 나옵니다.")
-    return out + (" 확인이 성립하지 않는 곳(" + ", ".join(failed) + ")에서는 그 대비의 일부가 여전히 추정에서 나올 수 "
-                  "있으므로, 그 확인이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 출력합니다).")
+    return out + (" 확인이 성립하지 않는 곳(" + ", ".join(HALF_CHECKS_KO[n] for n in failed) + ")에서는 그 대비의 "
+                  "일부가 여전히 추정에서 나올 수 있으므로, 그 확인이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 "
+                  "출력합니다).")
+
+
+def _half_calibration_en(checks: dict, margin: float, failed: list[str]) -> str:
+    parts = [f"{what} {checks[name].interval()} ({verdict_words(checks[name], 'en')})"
+             for name, what in HALF_CHECKS.items()]
+    out = ("Halving the calibration text moves the contrasts, per sequence (half-text − full-text, last third): "
+           + "; ".join(parts) + f" nats, against a band of ±{margin:g} (an equivalence test).")
+    if not failed:
+        return out + (" Every check holds: a table from twice the text would not move the contrasts by more than "
+                      "the band, so they are the projections', not the estimate's.")
+    return out + (" Where a check does not hold (" + ", ".join(HALF_CHECKS[n] for n in failed) + "), the estimate "
+                  "may still be part of what that contrast is made of, and the claims that need the check are out "
+                  "of regime (their would-be verdict is printed beside them).")
 
 
 def half_calibration_sentence(checks: dict, margin: float, lang: str | None = None) -> str:
     """What the half-text checks measured, in words: per contrast (V − Q, V − K, V alone; last third, mean tables)
     how much it moves when the tables come from half the calibration text instead of all of it (mean and 95 %
     interval over the sequences, nats), against the declared band ±``margin``, and each check's verdict with what
-    it means for the claims that need it. ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`);
-    ``lang``: the sentence's language (``None``: the running edition's)."""
-    if resolve_language(lang) == "ko":
-        return _half_calibration_ko(checks, margin)
-    parts, failed = [], []
-    for name, what in HALF_CHECKS.items():
-        c = checks[name]
-        parts.append(f"{what} {c.interval()} ({verdict_words(c, 'en')})")
-        if c.verdict != "reproduced":
-            failed.append(what)
-    out = ("Halving the calibration text moves the contrasts, per sequence (half-text − full-text, last third): "
-           + "; ".join(parts) + f" nats, against a band of ±{margin:g} (an equivalence test).")
-    if not failed:
-        out += (" Every check holds: a table from twice the text would not move the contrasts by more than the "
-                "band, so they are the projections', not the estimate's.")
-    else:
-        out += (" Where a check does not hold (" + ", ".join(failed) + "), the estimate may still be part of what "
-                "that contrast is made of, and the claims that need the check are out of regime (their would-be "
-                "verdict is printed beside them).")
-    return out
+    it means for the claims that need it (the checks that did not hold: :func:`_half_failed`, the same for both
+    languages). ``checks``: the three checks' verdicts by name (:data:`HALF_CHECKS`); ``lang``: the sentence's
+    language (``None``: the running edition's)."""
+    words = _half_calibration_ko if resolve_language(lang) == "ko" else _half_calibration_en
+    return words(checks, margin, _half_failed(checks))
 
 
 ESTIMATOR_LABELS = {"mean": "mean table", "shrunk": "shrunk table", "x0": "W·norm(x0)"}
@@ -699,36 +707,41 @@ AGREED_CLAIMS_KO = {"late_v_beats_q": "V는 Q보다 문맥 없는 대체물을 �
                     "late_v_within_tolerance": "V의 문맥 없는 대체물의 비용은 허용 범위 안에 든다"}
 
 
+def _agreement(readings: dict) -> dict[str, tuple[dict, list[str], bool]]:
+    """Per claim of :data:`AGREED_CLAIMS` (in its order): its reading, the three estimators' verdicts in
+    :data:`ESTIMATOR_LABELS`'s order, and whether they all agree; the same for both languages."""
+    out = {}
+    for key in AGREED_CLAIMS:
+        each = list(readings[key]["each"].values())
+        out[key] = (readings[key], each, len(set(each)) == 1)
+    return out
+
+
 def _agreed_ko(readings: dict) -> str:
     out = []
-    for key, claim in AGREED_CLAIMS_KO.items():
-        r = readings[key]
-        each = list(r["each"].values())
-        if len(set(each)) == 1:
-            agree = "세 추정량이 모두 일치합니다"
-        else:
-            agree = "추정량마다 다릅니다(" + ", ".join(
-                f"{ESTIMATOR_LABELS_KO[e]}: {verdict_word(w, 'ko')}" for e, w in zip(ESTIMATOR_LABELS_KO, each)) + ")"
-        out.append(f"'{claim}': **{verdict_words(r, 'ko')}** — {agree}")
+    for key, (r, each, same) in _agreement(readings).items():
+        agree = "세 추정량이 모두 일치합니다" if same else "추정량마다 다릅니다(" + ", ".join(
+            f"{ESTIMATOR_LABELS_KO[e]}: {verdict_word(w, 'ko')}" for e, w in zip(ESTIMATOR_LABELS_KO, each)) + ")"
+        out.append(f"'{AGREED_CLAIMS_KO[key]}': **{verdict_words(r, 'ko')}** — {agree}")
     return "세 추정량이 모두 일치할 때만 셉니다. " + "; ".join(out) + "."
+
+
+def _agreed_en(readings: dict) -> str:
+    out = []
+    for key, (r, each, same) in _agreement(readings).items():
+        agree = "all three estimators agree" if same else "the estimators differ (" + ", ".join(
+            f"{ESTIMATOR_LABELS[e]} {w}" for e, w in zip(ESTIMATOR_LABELS, each)) + ")"
+        out.append(f"'{AGREED_CLAIMS[key]}': **{verdict_words(r, 'en')}** — {agree}")
+    return "Counted only where all three estimators agree: " + "; ".join(out) + "."
 
 
 def agreed_sentence(readings: dict, lang: str | None = None) -> str:
     """The three claims judged with the three estimators, each counted only where all three agree
-    (``readings``: :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`): one clause per claim with its combined verdict
-    (with the would-be verdict when out of regime) and, when the estimators differ, each one's word. ``lang``: the
-    sentence's language (``None``: the running edition's)."""
-    if resolve_language(lang) == "ko":
-        return _agreed_ko(readings)
-    out = []
-    for key, claim in AGREED_CLAIMS.items():
-        r = readings[key]
-        each = list(r["each"].values())
-        detail = "" if len(set(each)) == 1 else " (" + ", ".join(
-            f"{ESTIMATOR_LABELS[e]} {w}" for e, w in zip(ESTIMATOR_LABELS, each)) + ")"
-        agree = "all three estimators agree" if len(set(each)) == 1 else "the estimators differ"
-        out.append(f"'{claim}': **{verdict_words(r, 'en')}** — {agree}{detail}")
-    return "Counted only where all three estimators agree: " + "; ".join(out) + "."
+    (``readings``: :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`): one clause per claim with its
+    combined verdict (with the would-be verdict when out of regime) and, when the estimators differ, each one's
+    word (:func:`_agreement`, the same for both languages). ``lang``: the sentence's language (``None``: the
+    running edition's)."""
+    return _agreed_ko(readings) if resolve_language(lang) == "ko" else _agreed_en(readings)
 
 
 def failed_checks(result: dict, tests: list[str]) -> dict[str, str]:
@@ -758,43 +771,49 @@ def _not_judged(checks: dict[str, str] | None, lang: str = "en") -> str:
     return f" (not judged: the declared check{'s' if len(each) > 1 else ''} did not hold — {joined})"
 
 
+POST_HOC_READING = {"opposite": "the opposite of the article's reading",
+                    "predicted": "as the article's reading predicts",
+                    "between": "between the two: V costs more than one of Q and K and less than the other"}
+POST_HOC_READING_KO = {"opposite": "원문의 해석과 반대입니다", "predicted": "원문의 해석이 예측하는 대로입니다",
+                       "between": "둘 사이입니다: V는 Q와 K 중 하나보다 비싸고 다른 하나보다 쌉니다"}
+
+
+def _post_hoc_facts(cost: dict[str, float], primary: list[str]) -> dict:
+    """What :func:`post_hoc_sentence` states, the same for both languages: ``dq``, ``dk`` (V's table cost minus
+    Q's and K's), ``reading`` ("opposite": V costs more than both, "predicted": less than both, "between"),
+    ``same`` (the two claims have one verdict) and ``out_of_regime`` (one of them is out of regime, in either
+    language's words)."""
+    dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
+    reading = "opposite" if dq > 0 and dk > 0 else "predicted" if dq < 0 and dk < 0 else "between"
+    return {"dq": dq, "dk": dk, "reading": reading, "same": primary[0] == primary[1],
+            "out_of_regime": any(w.startswith(("out of regime", "적용 범위 밖")) for w in primary)}
+
+
 def post_hoc_sentence(cost: dict[str, float], primary: list[str], checks: dict[str, str] | None = None,
                       lang: str | None = None) -> str:
     """The closing paragraph's post-hoc question: how much more (or less) V's table costs than Q's and K's in the
     last third (``cost``: nats per projection), whether that is the article's reading or its opposite (words from the
     signs), and the two claims' verdicts (``primary``: 'V beats Q', 'V beats K', each the reading of the three
-    estimators, :func:`verdict_words` of :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`). ``checks``: the declared
-    checks that did not hold (:func:`failed_checks`), named when a reading is out of regime. ``lang``: the
-    sentence's language (``None``: the running edition's)."""
-    lang = resolve_language(lang)
-    dq, dk = cost["V"] - cost["Q"], cost["V"] - cost["K"]
-    out_of_regime = any(w.startswith(("out of regime", "적용 범위 밖")) for w in primary)
-    if lang == "ko":
-        if dq > 0 and dk > 0:
-            reading = "원문의 해석과 반대입니다"
-        elif dq < 0 and dk < 0:
-            reading = "원문의 해석이 예측하는 대로입니다"
-        else:
-            reading = "둘 사이입니다: V는 Q와 K 중 하나보다 비싸고 다른 하나보다 쌉니다"
-        verdicts = f"둘 다 *{primary[0]}*" if primary[0] == primary[1] else f"각각 *{primary[0]}*, *{primary[1]}*"
+    estimators, :func:`verdict_words` of :func:`~vrs_edu.chapters.ch08_real_decoder.recipe.agreed`). ``checks``: the
+    declared checks that did not hold (:func:`failed_checks`), named when a reading is out of regime. The facts are
+    :func:`_post_hoc_facts`'s, the same for both languages. ``lang``: the sentence's language (``None``: the
+    running edition's)."""
+    f = _post_hoc_facts(cost, primary)
+    dq, dk = f["dq"], f["dk"]
+    if resolve_language(lang) == "ko":
+        verdicts = f"둘 다 *{primary[0]}*" if f["same"] else f"각각 *{primary[0]}*, *{primary[1]}*"
         return ("**사후적 질문**(표준 방식으로 학습된 이 디코더는 마지막 3분의 1의 V에 토큰 정체성만을 이미 담고 "
-                f"있는가?): V의 평균 표의 비용은 Q의 것 대비 {dq:+.2f} nats, K의 것 대비 {dk:+.2f} nats입니다({reading}). "
-                "세 추정량이 일치할 때만 인정되는 주장 'V가 Q보다 낫다'와 'V가 K보다 낫다'의 판정은 "
-                f"{verdicts}입니다" + (_not_judged(checks, "ko") if out_of_regime else "")
+                f"있는가?): V의 평균 표의 비용은 Q의 것 대비 {dq:+.2f} nats, K의 것 대비 {dk:+.2f} nats입니다"
+                f"({POST_HOC_READING_KO[f['reading']]}). 세 추정량이 일치할 때만 인정되는 주장 'V가 Q보다 낫다'와 "
+                f"'V가 K보다 낫다'의 판정은 {verdicts}입니다" + (_not_judged(checks, "ko") if f["out_of_regime"] else "")
                 + ". 판정이 무엇이든, 이 주장들은 표를 두고 학습한 적이 없는 모델에 관한 것입니다. 표를 그 자리에 "
                 "두고 W_V를 학습하는 모델을 다룬 값 뱅크 논문을 반박하지도 확인하지도 않습니다.")
-    if dq > 0 and dk > 0:
-        reading = "the opposite of the article's reading"
-    elif dq < 0 and dk < 0:
-        reading = "as the article's reading predicts"
-    else:
-        reading = "between the two: V costs more than one of Q and K and less than the other"
-    verdicts = f"both *{primary[0]}*" if primary[0] == primary[1] else f"*{primary[0]}* and *{primary[1]}*"
+    verdicts = f"both *{primary[0]}*" if f["same"] else f"*{primary[0]}* and *{primary[1]}*"
     return ("**The post-hoc question** (does this decoder, trained the standard way, already carry only token "
             f"identity in its last third's V?): V's mean table costs {dq:+.2f} nats against Q's and {dk:+.2f} against "
-            f"K's ({reading}); the claims 'V beats Q' and 'V beats K', counted only where the three estimators "
-            f"agree, are {verdicts}"
-            + (_not_judged(checks) if out_of_regime else "")
+            f"K's ({POST_HOC_READING[f['reading']]}); the claims 'V beats Q' and 'V beats K', counted only where the "
+            f"three estimators agree, are {verdicts}"
+            + (_not_judged(checks) if f["out_of_regime"] else "")
             + ". Whatever their verdict, they are about a model that never trained with a table: they neither "
             "refute nor confirm the bank-of-values paper, whose models learn W_V with the table in place.")
 

@@ -132,28 +132,30 @@ def norm_view_sentence(ev: dict, lang: str | None = None) -> str:
     if key is None:
         return ""
     e = ev[key]
+    # the same for both languages: the attention-only reading is there (not NaN), and the sink is cited
+    attention, sink = not math.isnan(e["attention"]), key == "decoder" and bool(e["judged"])
     if resolve_language(lang) == "ko":
-        return _norm_view_sentence_ko(key, e)
+        return _norm_view_sentence_ko(key, e, attention, sink)
     who, verb, where = NORM_TOKENS[key]
     name = {"decoder": "the 30-layer decoder's", "encoder": "the encoder's"}[key]
     ls = e["layers"]
     out = (f"Read by their weights alone (QK), deep layers are mis-stated: in {name} last third (layers "
            f"{ls[0]}–{ls[-1]}) the weights say a token takes {percent(e['weights'])} of its new state from its context")
-    if not math.isnan(e["attention"]):
+    if attention:
         out += f"; the norms of what attention moves (V and O), {percent(e['attention'])}"
     out += f"; counting the residual too, {percent(e['r'])}"
     if e["judged"]:
         out += (f". There {who} {verb} {percent(e['weight'])} of the weight but {percent(e['norm'])} of what the layer "
                 f"moves, at the {e['judged']} of those layers {where}")
-    sink = "; the sink: Gu et al., arXiv 2410.10781" if key == "decoder" and e["judged"] else ""
+    sink = "; the sink: Gu et al., arXiv 2410.10781" if sink else ""
     return out + f" (the norm-based view: Kobayashi et al., arXiv 2004.10102 and 2109.07152{sink})."
 
 
-def _norm_view_sentence_ko(key: str, e: dict) -> str:
+def _norm_view_sentence_ko(key: str, e: dict, attention: bool, sink: bool) -> str:
     name = {"decoder": "30층 디코더의", "encoder": "인코더의"}[key]
     ls = e["layers"]
     reads = [f"가중치로 읽으면 {percent(e['weights'])}"]
-    if not math.isnan(e["attention"]):
+    if attention:
         reads.append(f"어텐션이 옮기는 것(V와 O)의 노름으로 읽으면 {percent(e['attention'])}")
     reads.append(f"잔차까지 세면 {percent(e['r'])}")
     out = (f"가중치(QK)만으로 읽으면 깊은 층은 잘못 서술됩니다. {name} 마지막 3분의 1({ls[0]}–{ls[-1]}층)에서 토큰이 "
@@ -162,7 +164,7 @@ def _norm_view_sentence_ko(key: str, e: dict) -> str:
         where, who = NORM_TOKENS_KO[key]
         out += (f". {where} {e['judged']}개 층에서 {who} 가중치의 {attach(percent(e['weight']), '을/를')} 받지만 층이 "
                 f"옮기는 것의 {percent(e['norm'])}만 차지합니다")
-    sink = "; 싱크: Gu et al., arXiv 2410.10781" if key == "decoder" and e["judged"] else ""
+    sink = "; 싱크: Gu et al., arXiv 2410.10781" if sink else ""
     return out + f"(노름 기반 관점: Kobayashi et al., arXiv 2004.10102와 2109.07152{sink})."
 
 

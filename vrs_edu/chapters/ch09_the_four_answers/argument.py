@@ -247,18 +247,19 @@ def measure_words(m: Evidence | None, lang: str | None = None) -> tuple[str, str
     :data:`MEASURE_WORDS_KO`), and the gist in Korean (``깊은 층에는 새 패턴이 필요합니다(… 1.24 nats; …)``)."""
     if m is None:
         return "", ""
+    # the word, the same for both languages: not decided unless firm, then from the cost against the margin
+    reading = _reading(m) if firm(m) else None
+    key = "Not decided" if reading is None else "A lot" if reading == "needed" else "Little"
     if _is_ko(lang):
         w = lambda name: words(m, name, "ko")  # noqa: E731
-        if not firm(m):
-            return "Not decided", f"새 패턴의 가치는 잡음과 구별되지 않습니다({w('where')})"
-        reading = _reading(m)
+        if reading is None:
+            return key, f"새 패턴의 가치는 잡음과 구별되지 않습니다({w('where')})"
         cost = f"{w('point')['cost']} {amount(m.mean, m.unit, 0.0, math.inf, 'ko')}; {w('where')}"  # a noun: no 나
-        return ("A lot" if reading == "needed" else "Little"), f"{w('point')[reading]}({cost})"
-    if not firm(m):
-        return "Not decided", f"what the fresh pattern is worth is not told apart from noise ({m.where})"
-    reading = _reading(m)
+        return key, f"{w('point')[reading]}({cost})"
+    if reading is None:
+        return key, f"what the fresh pattern is worth is not told apart from noise ({m.where})"
     cost = f"{m.point['cost']} {amount(m.mean, m.unit, 0.0, lang='en')}; {m.where}"
-    return ("A lot" if reading == "needed" else "Little"), f"{m.point[reading]} ({cost})"
+    return key, f"{m.point[reading]} ({cost})"
 
 
 def answer_line(n: int, pro: Evidence | None, con: Evidence | None, measure: Evidence | None = None,
@@ -267,10 +268,11 @@ def answer_line(n: int, pro: Evidence | None, con: Evidence | None, measure: Evi
     each side's gist with where it holds, or that the side's strongest number is not told apart from noise.
     With a ``measure`` (question 1 asks *how much*), its size comes first ("A lot: …") and the sides follow.
     Korean: short sentences, the sides labelled 찬성 근거 and 반대 근거."""
+    firm_sides = (pro is not None and firm(pro), con is not None and firm(con))   # the same for both languages
+    v_too = firm_sides[0] and side(pro) == "for"        # with a measure: "and what they move counts more"
     if _is_ko(lang):
-        return _answer_line_ko(n, pro, con, measure)
-    words = {1: ANSWER_WORDS_Q1, 3: ANSWER_WORDS_Q3}.get(n, ANSWER_WORDS)[(pro is not None and firm(pro),
-                                                            con is not None and firm(con))]
+        return _answer_line_ko(n, pro, con, measure, firm_sides, v_too)
+    words = {1: ANSWER_WORDS_Q1, 3: ANSWER_WORDS_Q3}.get(n, ANSWER_WORDS)[firm_sides]
 
     def part(e: Evidence | None, which: str) -> str:
         if e is None:
@@ -281,13 +283,13 @@ def answer_line(n: int, pro: Evidence | None, con: Evidence | None, measure: Evi
 
     how_much, measured = measure_words(measure, "en")
     if how_much:
-        v_too = ", and what they move counts more" if pro is not None and firm(pro) and side(pro) == "for" else ""
-        return f"{how_much}{v_too}: {measured}; {part(pro, 'for')}; {part(con, 'against')}."
+        more = ", and what they move counts more" if v_too else ""
+        return f"{how_much}{more}: {measured}; {part(pro, 'for')}; {part(con, 'against')}."
     return f"{words}: {part(pro, 'for')}; {part(con, 'against')}."
 
 
-def _answer_line_ko(n: int, pro: Evidence | None, con: Evidence | None, measure: Evidence | None) -> str:
-    firm_pro, firm_con = pro is not None and firm(pro), con is not None and firm(con)
+def _answer_line_ko(n: int, pro: Evidence | None, con: Evidence | None, measure: Evidence | None,
+                    firm_sides: tuple[bool, bool], v_too: bool) -> str:
 
     def part(e: Evidence | None, which: str) -> str:
         if e is None:
@@ -298,10 +300,10 @@ def _answer_line_ko(n: int, pro: Evidence | None, con: Evidence | None, measure:
 
     how_much, measured = measure_words(measure, "ko")
     if how_much:
-        alone, v_too = MEASURE_WORDS_KO[how_much]
-        head = f"{v_too if firm_pro and side(pro) == 'for' else alone}. {measured}."
+        alone, more = MEASURE_WORDS_KO[how_much]
+        head = f"{more if v_too else alone}. {measured}."
     else:
-        head = {1: ANSWER_WORDS_Q1_KO, 3: ANSWER_WORDS_Q3_KO}.get(n, ANSWER_WORDS_KO)[(firm_pro, firm_con)] + "."
+        head = {1: ANSWER_WORDS_Q1_KO, 3: ANSWER_WORDS_Q3_KO}.get(n, ANSWER_WORDS_KO)[firm_sides] + "."
     return f"{head} {part(pro, 'for')} {part(con, 'against')}"
 
 
@@ -721,11 +723,12 @@ def capstone_sentence(layer: int, n_layers: int, uniform: float, pattern: float,
     """The exercise's answer for one layer of a trained model, from its three loss changes (nats): whether the
     layer needs its own pattern (a uniform one costs more than the course's 0.05-nat tolerance), whether its values
     matter more than its pattern (the value swap costs more than the pattern swap), and what that answers."""
+    # the same for both languages: the layer needs its own pattern, its values matter more, and what that answers
+    needs, v_more = uniform > SMALL, values > pattern
+    answer = "both" if needs and v_more else "pattern" if needs else "values" if v_more else "neither"
     if _is_ko(lang):
-        return _capstone_sentence_ko(layer, n_layers, uniform, pattern, values)
+        return _capstone_sentence_ko(layer, n_layers, uniform, pattern, values, needs, v_more, answer)
     where = f"layer {layer}, the last of {n_layers}" if layer == n_layers - 1 else f"layer {layer} of {n_layers}"
-    needs = uniform > SMALL
-    v_more = values > pattern
     out = (f"At {where}, replacing the pattern by a uniform one {_cost_words(uniform)}, by another text's "
            f"{_cost_words(pattern)}, and replacing the values by another text's {_cost_words(values)}. ")
     out += ("The layer needs its own pattern (looking nowhere in particular costs more than 0.05 nats)"
@@ -734,27 +737,27 @@ def capstone_sentence(layer: int, n_layers: int, uniform: float, pattern: float,
     out += (", and what it moves matters more than where it looks (the value swap costs more than the pattern "
             "swap). " if v_more else ", and where it looks matters more than what it moves (the pattern swap "
             "costs at least as much as the value swap). ")
-    answer = ("both halves count, and QK alone would see the smaller one" if needs and v_more else
-              "the pattern carries more here: QK alone sees more than half" if needs else
-              "V carries what matters; the pattern could be a stand-in" if v_more else
-              "neither half costs much at this layer")
+    answer = {"both": "both halves count, and QK alone would see the smaller one",
+              "pattern": "the pattern carries more here: QK alone sees more than half",
+              "values": "V carries what matters; the pattern could be a stand-in",
+              "neither": "neither half costs much at this layer"}[answer]
     return out + f"For this model and layer, question 1's answer: {answer}."
 
 
-def _capstone_sentence_ko(layer: int, n_layers: int, uniform: float, pattern: float, values: float) -> str:
+def _capstone_sentence_ko(layer: int, n_layers: int, uniform: float, pattern: float, values: float, needs: bool,
+                          v_more: bool, answer: str) -> str:
     where = (f"{n_layers}개 층 중 마지막 층(0부터 세어 {layer}번 층)에서" if layer == n_layers - 1 else
              f"{n_layers}개 층 중 {layer}번 층(0부터 셈)에서")
-    needs, v_more = uniform > SMALL, values > pattern
     out = (f"{where} 패턴을 균등한 패턴으로 바꾸면 {_cost_words(uniform, 'ko')}. 다른 텍스트의 패턴으로 바꾸면 "
            f"{_cost_words(pattern, 'ko')}. 값을 다른 텍스트의 값으로 바꾸면 {_cost_words(values, 'ko')}. ")
     out += ("이 층에는 자기 패턴이 필요합니다(아무 데도 특별히 보지 않으면 비용이 0.05 nats를 넘습니다). " if needs else
             "이 층에는 자기 패턴이 거의 필요 없습니다(아무 데도 특별히 보지 않아도 비용이 0.05 nats 이하입니다). ")
     out += ("또한 이 층은 보는 곳보다 옮기는 것이 더 중요합니다(값 교환의 비용이 패턴 교환보다 큽니다). " if v_more else
             "또한 이 층은 옮기는 것보다 보는 곳이 더 중요합니다(패턴 교환의 비용이 값 교환 이상입니다). ")
-    answer = ("두 절반 모두 중요하며, QK만 보면 더 작은 쪽을 보게 됩니다" if needs and v_more else
-              "여기서는 패턴이 더 많이 나릅니다. QK만으로도 절반 넘게 보입니다" if needs else
-              "중요한 것은 V가 나릅니다. 패턴은 대체 패턴으로도 충분할 수 있습니다" if v_more else
-              "이 층에서는 어느 절반도 비용이 크지 않습니다")
+    answer = {"both": "두 절반 모두 중요하며, QK만 보면 더 작은 쪽을 보게 됩니다",
+              "pattern": "여기서는 패턴이 더 많이 나릅니다. QK만으로도 절반 넘게 보입니다",
+              "values": "중요한 것은 V가 나릅니다. 패턴은 대체 패턴으로도 충분할 수 있습니다",
+              "neither": "이 층에서는 어느 절반도 비용이 크지 않습니다"}[answer]
     return out + f"이 모델과 이 층에 대한 질문 1의 답: {answer}."
 
 
