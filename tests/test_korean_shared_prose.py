@@ -116,3 +116,15 @@ def test_the_checker_s_own_messages_in_both_editions(capsys):
     assert not check_function("double", lambda x: None, reference, cases, stub_hint="x * 2", lang="ko")
     assert " ".join(capsys.readouterr().out.split()) == (
         "✗ double: 아직 구현하지 않았습니다 — 스텁의 본문 자리에 코드를 작성하세요. 힌트: x * 2")
+
+
+def test_an_english_sentence_keeps_english_verdict_words_when_the_edition_is_korean(monkeypatch):
+    # English templates name their language: in the Korean edition a sentence asked for in English (lang="en") must
+    # not carry 미정 or 적용 범위 밖 (they once took the running edition's words).
+    from vrs_edu.chapters.ch05_depth_as_sequence.prose import loss_change
+    from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import removal_sentence
+
+    monkeypatch.setenv("VRS_EDU_LANG", "ko")
+    assert loss_change(-0.023, (-0.03, -0.01), "undecided") == "lowers the loss by 0.023 nats (undecided)"
+    assert removal_sentence({"verdict": "out of regime", "would_be": "contradicted"}, lang="en").startswith(
+        "The set-up check is out of regime (would be: contradicted): this toy")

@@ -154,7 +154,7 @@ def steps_sentence(mean: float, ci: tuple[float, float], verdict, lang: str | No
     else:
         when = f"{abs(mean):.0f} steps {'sooner' if mean < 0 else 'later'} than the baseline"
     return (f"ResFormer learns lookup {when} on average (the difference's interval {_bracket(ci, 0)} steps "
-            f"lies {_side(ci)}: {plain_verdict(verdict, 'steps')}).")
+            f"lies {_side(ci)}: {plain_verdict(verdict, 'steps', lang='en')}).")
 
 
 def recall_sentence(margin: float, learned: dict[str, tuple[int, int]], steps: int, lang: str | None = None) -> str:
@@ -205,11 +205,11 @@ def entropy_sentence(gap: float, verdict, lang: str | None = None) -> str:
     where = "below" if low else "above"
     if reading == "negligible":
         return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {where} "
-                f"uniform causal attention's: {plain_verdict(verdict)}, so its attention is not concentrated: there is "
-                "no concentration here for the value residual to relieve.")
+                f"uniform causal attention's: {plain_verdict(verdict, lang='en')}, so its attention is not "
+                "concentrated: there is no concentration here for the value residual to relieve.")
     if reading == "not judged":
         return (f"The baseline's attention entropy lies **{abs(gap):.3f}** nats {where} "
-                f"uniform causal attention's: {plain_verdict(verdict)}.")
+                f"uniform causal attention's: {plain_verdict(verdict, lang='en')}.")
     then = {"spread": "the attention the keys receive is spread *more evenly* than under uniform causal attention "
                       "(each query looks mostly nearby, so no key draws a crowd), not concentrated on a few keys: "
                       "there is no concentration here for the value residual to relieve",
@@ -326,10 +326,10 @@ def svformer_sentence(mean: float, ci: tuple[float, float], verdict, n: int, lan
              "both": f"the range the {n} paired seeds allow, {_bracket(ci)}, holds both a cost and a gain"}[side]
     judged = {"reproduced": "the paper's cost is reproduced here",
               "contradicted": "the paper's cost is contradicted here",
-              "negligible": f"the change is {plain_verdict(verdict)}, so it is neither the paper's cost nor its "
-                            "opposite",
-              "out of regime": f"the claim of a cost is {plain_verdict(verdict)}",
-              "n/a": f"the claim of a cost is {plain_verdict(verdict)}",
+              "negligible": f"the change is {plain_verdict(verdict, lang='en')}, so it is neither the paper's cost "
+                            "nor its opposite",
+              "out of regime": f"the claim of a cost is {plain_verdict(verdict, lang='en')}",
+              "n/a": f"the claim of a cost is {plain_verdict(verdict, lang='en')}",
               }.get(word, "once we allow for the number of tests, the claim of a cost is undecided "
                           "(see How sure are we?)")
     return f"SVFormer changes the loss by **{mean:+.3f}** nats; {where}{' — but ' if but else '; '}{judged}."

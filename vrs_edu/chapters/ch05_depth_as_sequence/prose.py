@@ -36,7 +36,7 @@ def loss_change(mean: float, ci, verdict) -> str:
     verb = ("lowers the loss by" if mean < 0 else "raises the loss by" if mean > 0
             else "leaves the loss unchanged,")
     size = f" {abs(mean):.3f} nats" if mean != 0 else ""
-    word = verdict_label(verdict)
+    word = verdict_label(verdict, 'en')
     if word == "negligible":
         word = "negligible: too small to matter"
     return f"{verb}{size} ({word})"
@@ -130,7 +130,7 @@ def _effect_sentence_en(f: _EffectFacts) -> str:
     out += (f"; the most, {f.won[0]['name']}, " + loss_change(f.won[0]["mean"], f.won[0]["ci"], "reproduced")
             if f.won else "")
     if f.swa:
-        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e)}" for e in f.swa)
+        changes = "; ".join(f"{e['name']} {e['mean']:+.3f} nats, {verdict_label(e, 'en')}" for e in f.swa)
         out += (f". ShortSWA over depth, the read this chapter's question names, wins with "
                 f"{_names(f.swa_won)} ({changes})" if f.swa_won else
                 f". ShortSWA over depth, the read this chapter's question names, is not among them ({changes})")
@@ -224,7 +224,8 @@ def router_sentence(rows: list, premise: float | None = None, threshold: float |
                       f"this model{where} and on every language-model toy, so V may read x0 through its input "
                       "already and no difference between the paths can say which one needs it.")
     return out + " Verdicts, allowing for the number of tests: " + "; ".join(
-        f"{_row_name(r).split(ROUTER_X0)[0]} V − {_row_name(r)[-1].upper()} {verdict_label(r)}" for r in judged) + "."
+        f"{_row_name(r).split(ROUTER_X0)[0]} V − {_row_name(r)[-1].upper()} {verdict_label(r, 'en')}"
+        for r in judged) + "."
 
 
 def answer_opening(loss_rows: list) -> str:
@@ -299,7 +300,7 @@ def _answer_paragraph_en(a: _Answer) -> str:
         out += (f"{len(a.won)} of the {a.n} reads over depth, counting Depth-Attention, lower the loss below "
                 f"the residual sum's, {DECIDED}; the most, {a.best}, " + loss_change(best.mean, best.ci, best))
         if ctrl is not None:
-            out += (f", and against the scalar-gain control {ctrl.mean:+.3f} nats ({verdict_label(ctrl)}): "
+            out += (f", and against the scalar-gain control {ctrl.mean:+.3f} nats ({verdict_label(ctrl, 'en')}): "
                     + ("the win needs the read over older layers, not only a gain."
                        if ctrl.verdict == "reproduced" else "a learned gain alone may explain it."))
         else:
@@ -309,17 +310,17 @@ def _answer_paragraph_en(a: _Answer) -> str:
                 f"residual sum's, {DECIDED}.")
     if a.swa:
         out += (" ShortSWA over depth itself: " + "; ".join(
-            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r)})" for r in a.swa) + ".")
+            f"{r.test.name.removesuffix('_loss')} {r.mean:+.3f} nats ({verdict_label(r, 'en')})" for r in a.swa) + ".")
     out += (" Depth-Attention, whose query reads V over depth at the baseline's KV cache, "
             + loss_change(d_res.mean, d_res.ci, d_res)
-            + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({verdict_label(d_ar)}).")
-    router_v = (f"the routers' tests are {_names(sorted({verdict_label(r) for r in a.judged}))}" if a.judged else
+            + f"; against Attention Residuals {d_ar.mean:+.3f} nats ({verdict_label(d_ar, 'en')}).")
+    router_v = (f"the routers' tests are {_names(sorted({verdict_label(r, 'en') for r in a.judged}))}" if a.judged else
                 "the routers' V − Q and V − K margins are descriptions, not judged (their premise fails)")
     out += (" Whether deep V *chooses* the embedding while Q and K read recent layers is not answered here: the "
             f"claim's own instrument puts its stream test{'s' if a.n_streams != 1 else ''} "
             f"{_names(a.streams)}; its loss is "
-            f"{a.stream_check.mean:+.3f} nats from the baseline's, {verdict_label(a.stream_check)} as \"no worse\" "
-            f"(an equivalence test); and {router_v}.")
+            f"{a.stream_check.mean:+.3f} nats from the baseline's, {verdict_label(a.stream_check, 'en')} as "
+            f"\"no worse\" (an equivalence test); and {router_v}.")
     return out
 
 
@@ -380,7 +381,7 @@ def _short_answer_en(a: _Answer) -> str:
         size = f"{a.swa_lo:+.3f} nats" if len(a.swa) == 1 else f"{a.swa_lo:+.3f} to {a.swa_hi:+.3f} nats"
         out += (f" ShortSWA over depth, the read the question names, {'is' if a.swa_among else 'is not'} among "
                 f"them: its {len(a.swa)} window{'s change' if len(a.swa) != 1 else ' changes'} the loss by {size} "
-                f"({_names(sorted({verdict_label(r) for r in a.swa}))}).")
+                f"({_names(sorted({verdict_label(r, 'en') for r in a.swa}))}).")
     # The embedding read is described, not judged (its premise fails on these toys; v_over_depth.DESCRIBED), so
     # the sentence must not pin the streams test's verdict on it: that test asks about MLP against attention outputs.
     tested = _names(a.streams) if a.streams else "not run"

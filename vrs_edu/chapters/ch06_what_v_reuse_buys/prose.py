@@ -186,9 +186,9 @@ def depth_attention_sentence(mean: float, n: int, bytes_per_token: float, row, l
     if kind == "lower":
         buys = "a lower loss at the same cache."
     elif kind == "not counted":
-        buys = f"no counted change in loss here: its loss test is {plain_verdict(row)}."
+        buys = f"no counted change in loss here: its loss test is {plain_verdict(row, lang='en')}."
     else:
-        buys = f"no decided change in loss here (its loss test is {verdict_label(row)})."
+        buys = f"no decided change in loss here (its loss test is {verdict_label(row, 'en')})."
     return (f"Depth-Attention's final validation loss is **{abs(mean):.3f}** nats {side} than the baseline's "
             f"(mean of {n} paired seeds), with the same {bytes_per_token:,.0f} cache bytes per token: its read of V "
             f"buys {buys}")
@@ -384,9 +384,9 @@ def quality_sentence(paired: dict[str, dict], tests: dict[str, dict] | None = No
         head = (f"; its declared one-sided test `{rec['name']}`, which claims "
                 f"{'a cost' if f['claims_cost'] else 'a lower loss'}, is ")
         if f["word"] == "negligible":
-            text += head + f"**negligible**: {plain_verdict(rec)}."
+            text += head + f"**negligible**: {plain_verdict(rec, lang='en')}."
         elif f["word"] == "not counted":
-            text += head + f"**{verdict_label(rec)}**: {plain_verdict(rec)}, and it is not counted."
+            text += head + f"**{verdict_label(rec, 'en')}**: {plain_verdict(rec, lang='en')}, and it is not counted."
         else:
             text += head + f"**{verdict_parts(rec)[0]}** once we allow for the number of tests."
         parts.append(text)
@@ -500,7 +500,7 @@ def _designs_facts(result: dict, judged: dict[str, dict]) -> dict:
         elif word == "reproduced":
             gains.append(name)
         else:
-            other.setdefault(verdict_label(rec, lang="en"), (rec, []))[1].append(name)
+            other.setdefault(verdict_label(rec, lang='en'), (rec, []))[1].append(name)
     settings = result["settings"]
     return {"base": base, "smaller": [(n, b) for n, b in bytes_.items() if n in DESIGNS and b < base],
             "n_designs": sum(1 for n in result["designs"]
@@ -527,7 +527,7 @@ def designs_sentence(result: dict, judged: dict[str, dict], lang: str | None = N
         said.append(f"{_join(equal)} cost{'s' if len(equal) == 1 else ''} no loss beyond ±0.01 nats")
     if gains:
         said.append(f"{_join(gains)} lower{'s' if len(gains) == 1 else ''} it (reproduced)")
-    said += [f"{_join([DESIGNS[n][0] for n in names])} {verdict_label(rec)}" for rec, names in f["other"]]
+    said += [f"{_join([DESIGNS[n][0] for n in names])} {verdict_label(rec, 'en')}" for rec, names in f["other"]]
     return cache + f". On the loss, at {f['steps']} steps of the toy: " + "; ".join(said) + "."
 
 
@@ -566,7 +566,7 @@ def removal_sentence(check: dict, lang: str | None = None) -> str:
     if check["verdict"] == "reproduced":
         return ("The set-up check is reproduced: this toy does see the loss of 5 % of its parameters, so a 'no "
                 "worse' for K = V or CLA says more than that it cannot see their removal.")
-    return (f"The set-up check is {verdict_label(check)}: this toy does not reliably see the loss of 5 % of its "
+    return (f"The set-up check is {verdict_label(check, 'en')}: this toy does not reliably see the loss of 5 % of its "
             f"parameters, so even a decided 'no worse' for K = V or CLA would say little here.")
 
 
@@ -598,9 +598,10 @@ def post_hoc_sentence(kv: dict, lang: str | None = None) -> str:
     return (f"Asked of SmolLM2, trained with separate K and V: a layer's K predicts its V with a median R² of "
             f"{med['early']:.2f} in the first third, {med['middle']:.2f} in the middle and {med['late']:.2f} in the "
             f"last; V replaced by that prediction in all of the last third at once costs **{late['mean']:+.2f}** "
-            f"nats ({verdict_label(late)} for 'no worse within ±0.05'). Reading the neighbour's cache costs at "
+            f"nats ({verdict_label(late, 'en')} for 'no worse within ±0.05'). Reading the neighbour's cache costs at "
             f"least {pair_loss[cheapest]:+.3f} nats (layer {b} reading layer {a}), and CLA's factor-2 "
-            f"layout over the last third **{share['mean']:+.2f}** ({verdict_label(share)}). {_post_hoc_moral(late, share)}")
+            f"layout over the last third **{share['mean']:+.2f}** ({verdict_label(share, 'en')}). "
+            f"{_post_hoc_moral(late, share)}")
 
 
 def _post_hoc_moral(late: dict, share: dict, lang: str = "en") -> str:
