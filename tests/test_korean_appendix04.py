@@ -224,8 +224,8 @@ def test_the_described_numbers_say_why_they_are_not_judged_in_both_editions():
     assert C.described_clauses([swept, one], lang="ko") == (
         "필요와 압력 수치(판정하지 않는 서술): **v_needs_x0_more_than_q**: 조건별 서술 (×1 +0.003 [-0.002, +0.008]; "
         "×4 +0.000 [-0.001, +0.002]): 판정하지 않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < 0.5)가 모든 장난감 언어 "
-        "모델에서 깨짐; 회상 과제가 판정함. **v_pressure_above_q**: +1.000 [95% 신뢰구간 +0.503, +1.497]: 서술 (판정하지 "
-        "않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < 0.5)가 모든 장난감 언어 모델에서 깨짐).")
+        "모델에서 성립하지 않음; 회상 과제가 판정함. **v_pressure_above_q**: +1.000 [95% 신뢰구간 +0.503, +1.497]: 서술 (판정하지 "
+        "않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < 0.5)가 모든 장난감 언어 모델에서 성립하지 않음).")
     odd = describe("x", "q", [1.0, 2.0, 3.0], "some new reason")
     with pytest.raises(KeyError, match="some new reason"):
         C.described_clauses([odd], lang="ko")

@@ -56,7 +56,7 @@ def test_the_verdict_table_in_both_editions(rows):
         "검정 묶음 ch03 (주장): 검정 3개, 2개 판정, 함께 Holm 보정",
         "  검정   평균 [95% 신뢰구간]       기준 Holm p 판정                            검정력",
         "  grows  +0.012 [-0.006, +0.030]  +0.00    n/a 적용 범위 밖 (판정한다면: 미정)",
-        "      전제 조건 깨짐: plateaued 0.000 (필요: > 0.5): 깨짐",
+        "      전제 조건 불성립: plateaued 0.000 (필요: > 0.5): 불성립",
         "  lower  -0.049 [-0.058, -0.040]  +0.00  0.000 재현됨",
         "  cost   -0.001 [-0.019, +0.017]  +0.00  0.883 미정                            +0.010에서 13%"]
     assert ko[9].startswith("검정력(미정인 검정): 참 효과가 선언한 크기")
@@ -82,7 +82,7 @@ def test_preconditions_that_hold_and_fail_in_both_editions():
         "plateaued 0.000 (needs > 0.5): fails (it stands for: the coefficients had stopped moving)"]
     assert precondition_lines(outcomes, lang="ko").splitlines() == [
         "sub_epoch 0.596 (필요: < 1): 성립 (나타내는 전제: the runs cannot memorise their training text)",
-        "plateaued 0.000 (필요: > 0.5): 깨짐 (나타내는 전제: the coefficients had stopped moving)"]
+        "plateaued 0.000 (필요: > 0.5): 불성립 (나타내는 전제: the coefficients had stopped moving)"]
     # a verdict's stored reason is English whatever the edition (judge words it with lang="en")
     assert outcomes["plateaued"].because(lang="en") == "plateaued 0.000 (needs > 0.5): fails"
 
@@ -96,7 +96,7 @@ def test_the_one_line_results_follow_the_verdict(rows):
     assert grows.sentence(lang="en") == ("+0.012 [95% CI -0.006, +0.030]: out of regime (would be: undecided) "
                                          "(precondition not met: plateaued 0.000 (needs > 0.5): fails)")
     assert grows.sentence(lang="ko") == ("+0.012 [95% 신뢰구간 -0.006, +0.030]: 적용 범위 밖 (판정한다면: 미정) "
-                                         "(전제 조건 깨짐: plateaued 0.000 (필요: > 0.5): 깨짐)")
+                                         "(전제 조건 불성립: plateaued 0.000 (필요: > 0.5): 불성립)")
     assert lower.sentence(lang="ko") == "-0.049 [95% 신뢰구간 -0.058, -0.040], Holm 보정 후 p 0.000: 재현됨"
     assert cost.sentence(lang="en") == "-0.001 [95% CI -0.019, +0.017], p (Holm) 0.883: undecided (power 13% at +0.010)"
     assert cost.sentence(lang="ko") == "-0.001 [95% 신뢰구간 -0.019, +0.017], Holm 보정 후 p 0.883: 미정 (+0.010에서 검정력 13%)"
@@ -104,15 +104,15 @@ def test_the_one_line_results_follow_the_verdict(rows):
 
 def test_reasons_of_every_form_in_korean():
     assert E.reason("precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading)", "ko") == \
-        "전제 조건 깨짐: x 0.1 (필요: > 0.5): 깨짐 (재현됨 판정을 막는 조건)"
+        "전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정을 막는 조건)"
     assert E.reason("precondition not met: check c is contradicted; y 2.000 (needs < 1): fails", "ko") == \
-        "전제 조건 깨짐: 확인 c: 반박됨; y 2.000 (필요: < 1): 깨짐"
+        "전제 조건 불성립: 확인 c: 반박됨; y 2.000 (필요: < 1): 불성립"
     assert E.reason("gain is undecided: no gain for the control to explain", "ko") == \
         "gain: 미정, 대조군이 설명할 이득이 없음"
     assert E.reason("zero variance: every seed gave +0.000; 1 distinct seed, fewer than 3 (seeds [0, 0])", "ko") == \
         "분산 0: 모든 시드가 +0.000; 서로 다른 시드 1개, 3개 미만 (시드 [0, 0])"
     assert E.reason("at every arm: precondition not met: z 0.0 (needs > 0.5): fails", "ko") == \
-        "모든 조건에서: 전제 조건 깨짐: z 0.0 (필요: > 0.5): 깨짐"
+        "모든 조건에서: 전제 조건 불성립: z 0.0 (필요: > 0.5): 불성립"
     assert E.reason("reproduced at ×1; undecided at ×0.25, ×4 (at ×4: 2 distinct seeds, fewer than 3)", "ko") == \
         "×1에서 재현됨; ×0.25, ×4에서 미정 (×4에서: 서로 다른 시드 2개, 3개 미만)"
     assert E.reason("reproduced at ×1, but the sweep has 1 arm, fewer than 3", "ko") == \

@@ -932,10 +932,10 @@ def swept_clauses(rows, lang: str | None = None) -> str:
 
 # Why a description is not judged, in Korean, keyed by the English the recipe records (premises.LM_TOYS_SHORT).
 WHY_KO = {LM_TOYS_SHORT: f"판정하지 않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < {DEEP_X0_R2:g})가 모든 장난감 "
-                         "언어 모델에서 깨짐",
+                         "언어 모델에서 성립하지 않음",
           LM_TOYS_SHORT + "; the recall task judges it":
               f"판정하지 않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < {DEEP_X0_R2:g})가 모든 장난감 언어 모델에서 "
-              "깨짐; 회상 과제가 판정함"}
+              "성립하지 않음; 회상 과제가 판정함"}
 
 
 def described_clauses(descriptions, lang: str | None = None) -> str:
