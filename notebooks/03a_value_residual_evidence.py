@@ -133,7 +133,7 @@ print(format_verdicts(V))
 def show(name: str, what: str, results: dict = by) -> None:
     """Print a declared test's name and quantity, then its sentence (mean [95 % CI], p after
     Holm, verdict, and power when undecided) on an indented line."""
-    print(f"{name} ({what}):\n    {results[name]}")
+    print(f"{name} ({c3.quantity_label(what)}):\n    {results[name]}")
 
 # %% [markdown]
 # ## The loss during training
@@ -414,7 +414,7 @@ LG = ledger.load()
 for fname in ("value-residual.corpus-kjv.json", "value-residual.json", "recall.json",
               "recall-rates.json", "recall-tuning.json", "depth-sweep.corpus-kjv.json"):
     print(fname if ledger.run_lines(LG, fname) else f"{fname}: not in the ledger yet")
-    changed = [f"  changed: {x}" for x in ledger.flip_lines(LG, fname)]
+    changed = ["  " + x for x in ledger.flip_lines(LG, fname, labelled=True)]
     for line in ledger.run_lines(LG, fname) + changed:
         print(textwrap.fill(line, 100, initial_indent="  ", subsequent_indent="      "))
 

@@ -184,8 +184,7 @@ from vrs_edu.viz.prose import verdict_table
 V = bov.verdicts(R)
 print(precondition_lines(check_preconditions(bov.PRECONDITIONS, facts)))
 say(table(*verdict_table(V)))
-say("The swept tests, clause by clause: "
-    + " ".join(f"**{r.test.name}**: {r}." for r in V if r.arms is not None))
+say(ch04.swept_clauses(V))
 
 # %% [markdown]
 # ## The rate sweep in numbers, and the coefficients
@@ -253,9 +252,8 @@ say(*ch04.need_tables(
     [[s, *(f"{mean_sd([p[s][i] for p in press])[0]:+.2e}" for i in range(len(press[0][s])))]
      for s in "qkv"],
     [[v, *(f"{r2[v][s]:.3f}" for s in "qkv")] for v in r2]))
-say("The need and pressure numbers (descriptions): " + " ".join(
-    f"**{n}**: {described[n]}." for n in ("v_needs_x0_more_than_q", "v_needs_x0_more_than_k",
-                                          "v_pressure_above_q", "v_pressure_above_k")))
+say(ch04.described_clauses([described[n] for n in (
+    "v_needs_x0_more_than_q", "v_needs_x0_more_than_k", "v_pressure_above_q", "v_pressure_above_k")]))
 
 # %% [markdown]
 # ## The losses, the controls and γ
@@ -413,7 +411,7 @@ print(format_measured(V + RV, claims_title="published claims and controls"))
 LG = ledger.load()
 for name in ("bank-of-values.corpus-kjv.json", "bank-of-values.json", "recall.json",
              "recall-rates.json"):
-    runs_seen = ledger.run_lines(LG, name) + [f"changed: {x}" for x in ledger.flip_lines(LG, name)]
+    runs_seen = ledger.run_lines(LG, name) + ledger.flip_lines(LG, name, labelled=True)
     say(ch04.ledger_heading(name, bool(runs_seen)),
         *(f"- {line.strip()}" for line in runs_seen))
 

@@ -233,3 +233,20 @@ def test_the_appendix_curves_speak_korean_with_every_glyph(course_style, caplog)
     texts = " | ".join(t.get_text() for t in F.plot_loss_curves(result, lang="en").findobj(Text))
     assert "King James Bible, word tokens" in texts and "no-lookup reference" in texts
     plt.close("all")
+
+
+def test_every_quantity_label_the_appendix_shows_has_korean():
+    """The labels the notebook's code passes to show() (the same code in both editions) are translated; an unknown
+    one raises in Korean instead of printing English."""
+    import re
+    from pathlib import Path
+    source = (Path(__file__).resolve().parents[1] / "notebooks" / "03a_value_residual_evidence.py").read_text()
+    labels = re.findall(r'^show\("\w+", "([^"]+)"\)', source, re.M)
+    assert len(labels) == 8
+    assert [C.quantity_label(x, lang="en") for x in labels] == labels
+    assert C.quantity_label("primary: ResFormer − baseline, final validation loss", lang="ko") == \
+        "primary: ResFormer − baseline, 최종 검증 손실"
+    assert all(C.quantity_label(x, lang="ko") != x for x in labels)
+    import pytest
+    with pytest.raises(KeyError, match="has no Korean"):
+        C.quantity_label("a new label", lang="ko")

@@ -190,3 +190,42 @@ def test_the_appendix_figures_speak_korean_with_every_glyph(name, style, caplog)
     texts = " | ".join(t.get_text() for t in draw("en").findobj(Text))
     assert "layer" in texts and "층" not in texts
     plt.close("all")
+
+
+def _sweep_row():
+    from vrs_edu.lab.analysis import DeclaredTest, judge
+    t = DeclaredTest("qkv_no_worse", "no worse", "Δ loss", "same seed", "negative", 0.0, "setup", -0.01,
+                     "declared: 0.01", kind="check", sweep="coef_lr", form="equivalence")
+    vals = {"×1": [-0.002, -0.001, -0.003, -0.002, -0.001], "×4": [0.03, 0.02, 0.04, 0.05, 0.01]}
+    return judge([t], {t.name: vals}, seeds=[0, 1, 2, 3, 4])
+
+
+def test_the_swept_clauses_follow_the_verdicts_in_both_editions():
+    rows = _sweep_row()
+    en = C.swept_clauses(rows, lang="en")
+    assert en == f"The swept tests, clause by clause: **qkv_no_worse**: {rows[0].sentence(lang='en')}."
+    assert en == ("The swept tests, clause by clause: **qkv_no_worse**: rate-dependent across coef_lr (×1 -0.002 "
+                  "[-0.003, -0.001] reproduced; ×4 +0.030 [+0.010, +0.050] contradicted).")
+    ko = C.swept_clauses(rows, lang="ko")
+    assert ko == ("스윕한 검정, 조건별로: **qkv_no_worse**: coef_lr의 조건 전체에서 학습률에 따라 다름 (×1 -0.002 "
+                  "[-0.003, -0.001] 재현됨; ×4 +0.030 [+0.010, +0.050] 반박됨).")
+    assert C.swept_clauses([], lang="ko") == "스윕한 검정, 조건별로: "
+
+
+def test_the_described_numbers_say_why_they_are_not_judged_in_both_editions():
+    from vrs_edu.lab.premises import LM_TOYS_SHORT, describe
+    why = LM_TOYS_SHORT + "; the recall task judges it"
+    swept = describe("v_needs_x0_more_than_q", "cost v − q", {"×1": [0.001, 0.003, 0.005], "×4": [0.0, 0.001, 0.0]},
+                     why)
+    one = describe("v_pressure_above_q", "ln ratio", [1.0, 1.2, 0.8], LM_TOYS_SHORT)
+    assert C.described_clauses([swept, one], lang="en") == (
+        f"The need and pressure numbers (descriptions): **v_needs_x0_more_than_q**: {swept}. "
+        f"**v_pressure_above_q**: {one}.")
+    assert C.described_clauses([swept, one], lang="ko") == (
+        "필요와 압력 수치(판정하지 않는 서술): **v_needs_x0_more_than_q**: 조건별 서술 (×1 +0.003 [-0.002, +0.008]; "
+        "×4 +0.000 [-0.001, +0.002]): 판정하지 않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < 0.5)가 모든 장난감 언어 "
+        "모델에서 성립하지 않음; 회상 과제가 판정함. **v_pressure_above_q**: +1.000 [95% 신뢰구간 +0.503, +1.497]: 서술 (판정하지 "
+        "않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < 0.5)가 모든 장난감 언어 모델에서 성립하지 않음).")
+    odd = describe("x", "q", [1.0, 2.0, 3.0], "some new reason")
+    with pytest.raises(KeyError, match="some new reason"):
+        C.described_clauses([odd], lang="ko")

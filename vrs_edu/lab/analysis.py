@@ -59,12 +59,14 @@ Declared tests and their verdicts (for a recipe's ``TESTS``; the types live in :
 from __future__ import annotations
 
 import math
-import textwrap
 from collections.abc import Sequence
 from dataclasses import replace
 
 from scipy import stats
 
+from vrs_edu.i18n import declared
+from vrs_edu.i18n import evidence as E
+from vrs_edu.i18n.language import resolve_language
 # The typed results, importable from here too (one import for a chapter or a recipe).
 from vrs_edu.lab.results import (DECIDED, FORMS, GATES, KINDS, VERDICTS, Comparison, DeclaredTest,  # noqa: F401
                                  PairedDiff, Precondition, PreconditionOutcome, Verdict, interval, signed, t_statistic)
@@ -325,13 +327,16 @@ def _paired_with_baseline(rs: list[dict], bs: list[dict], name: str, baseline: s
     return entry
 
 
-def format_comparison(comparison: dict[str, Comparison], digits: int = 3, accuracy: bool = False) -> str:
+def format_comparison(comparison: dict[str, Comparison], digits: int = 3, accuracy: bool = False,
+                      lang: str | None = None) -> str:
     """Two text tables of a :func:`compare_to_baseline` result: final loss per variant (mean ± sd across seeds; with
     ``accuracy``, also the final answer accuracy, mean ± sd) with the paired difference to the baseline and its
     95 % CI; then the difference before the LR decay, at equal wall
-    time, and the sample-efficiency ratio (mean ± sd over the seeds that reached the baseline's final loss)."""
-    lines = [f"{'variant':13s}{'final val loss':>17s}" + (f"{'accuracy':>18s}" if accuracy else "")
-             + f"{'Δ vs baseline [95% CI]':>30s}{'seeds below 0':>15s}"]
+    time, and the sample-efficiency ratio (mean ± sd over the seeds that reached the baseline's final loss).
+    ``lang``: the edition of the column heads (None: the running notebook's)."""
+    w = E.COMPARISON[resolve_language(lang)]
+    lines = [E.pad(w["variant"], 13) + E.pad(w["final"], 17, ">") + (E.pad(w["accuracy"], 18, ">") if accuracy else "")
+             + E.pad(w["delta"], 30, ">") + E.pad(w["below"], 15, ">")]
     for name, c in comparison.items():
         acc = ""
         if accuracy:
@@ -344,16 +349,17 @@ def format_comparison(comparison: dict[str, Comparison], digits: int = 3, accura
                     f"{d.n_negative:>8d} / {d.n}")
         lines.append(row)
     lines.append("")
-    lines.append(f"{'variant':13s}{'Δ before decay [95% CI]':>34s}{'Δ at equal time':>17s}{'sample efficiency':>20s}")
+    lines.append(E.pad(w["variant"], 13) + E.pad(w["before"], 34, ">") + E.pad(w["equal_time"], 17, ">")
+                 + E.pad(w["efficiency"], 20, ">"))
     for name, c in comparison.items():
         if c.is_baseline:
             continue
-        mid = f"step {c.before_decay_step}: {c.paired_before_decay.interval(digits)}"
+        mid = f"{w['step']} {c.before_decay_step}: {c.paired_before_decay.interval(digits)}"
         et = signed(c.equal_time["paired"].mean, digits) if c.equal_time is not None else "n/a"
         se = c.sample_efficiency
         eff = (f"{se['mean']:.2f} ± {0.0 if math.isnan(se['sd']) else se['sd']:.2f} ({se['n_reached']}/"
-               f"{len(se['per_seed'])})" if se["n_reached"] else f"not reached (0/{len(se['per_seed'])})")
-        lines.append(f"{name:13s}{mid:>34s}{et:>17s}{eff:>20s}")
+               f"{len(se['per_seed'])})" if se["n_reached"] else f"{w['not_reached']} (0/{len(se['per_seed'])})")
+        lines.append(f"{name:13s}{E.pad(mid, 34, '>')}{et:>17s}{E.pad(eff, 20, '>')}")
     return "\n".join(lines)
 
 
@@ -635,10 +641,10 @@ def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
             elif not outcomes[r].holds_at(arm):
                 p = outcomes[r].precondition
                 if p.blocks == GATES["both"]:
-                    fails.append(outcomes[r].because(arm))
+                    fails.append(outcomes[r].because(arm, "en"))
                 else:
                     for w in p.blocks:
-                        blocked[w] = "; ".join(filter(None, (blocked.get(w), outcomes[r].because(arm))))
+                        blocked[w] = "; ".join(filter(None, (blocked.get(w), outcomes[r].because(arm, "en"))))
         return "; ".join(fails) or None, blocked
 
     nan = float("nan")
@@ -704,48 +710,49 @@ def judge(tests: Sequence[DeclaredTest], values: dict, alpha: float = 0.05, *,
     return [final[t.name] for t in tests]
 
 
-def _power_cell(r: Verdict, digits: int) -> str:
+def _power_cell(r: Verdict, digits: int, lang: str) -> str:
     if r.verdict != "undecided" or r.reason:
         return ""
     if r.power_basis == "none":
-        return "no effect declared"
+        return E.NO_EFFECT[lang]
     at = "d = 1" if r.power_basis == "d = 1" else signed(r.power_effect, 0 if abs(r.power_effect) >= 10 else digits)
-    return f"{'n/a' if math.isnan(r.power) else f'{r.power:.0%}'} at {at}"
+    return E.power_at('n/a' if math.isnan(r.power) else f'{r.power:.0%}', at, lang)
 
 
-def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) -> str:
+def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100, lang: str | None = None) -> str:
     """A text table of :func:`judge` rows, at most ``width`` characters wide for test names up to 30 characters: one
     block per family (its kind, how many tests its Holm correction counted), then per test its mean [95 % CI], the
     threshold it is tested against, the p-value after Holm, the verdict and, for an undecided test, its power at the
     declared effect ("35% at -0.027"); a test over a sweep gets one line per arm under its combined verdict; the
-    reason of an out-of-regime, n/a or undecidable test follows on an indented line. A legend ends the table."""
+    reason of an out-of-regime, n/a or undecidable test follows on an indented line. A legend ends the table.
+    ``lang``: the edition (None: the running notebook's); columns are aligned by display width (Hangul: 2)."""
+    lang = resolve_language(lang)
+
+    def words(v: Verdict) -> str:
+        return E.verdict_words(v.verdict, v.would_be, lang)
+
     def line(label: str, r: Verdict, w_name: int, w_ci: int) -> str:
         ph = "n/a" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
-        return (f"  {label:{w_name}s}{r.interval(digits):{w_ci}s}{signed(r.test.threshold, 2):>6s}{ph:>7s} "
-                f"{r.verdict_words:{w_v}s}{_power_cell(r, digits)}").rstrip()
+        return (f"  {E.pad(label, w_name)}{r.interval(digits):{w_ci}s}{signed(r.test.threshold, 2):>6s}{ph:>7s} "
+                f"{E.pad(words(r), w_v)}{_power_cell(r, digits, lang)}").rstrip()
 
     flat = [v for r in rows for v in ([r] + [a for _, a in (r.arms or ())])]
-    w_v = max(len("contradicted"), *(len(v.verdict_words) for v in flat)) + 1
-    w_name = max([len("test")] + [len(r.test.name) for r in rows]
-                 + [4 + len(str(a)) for r in rows for a, _ in (r.arms or ())]) + 2
-    w_ci = max([len("mean [95% CI]")] + [len(v.interval(digits)) for v in flat]) + 1
-    head = f"  {'test':{w_name}s}{'mean [95% CI]':{w_ci}s}{'vs':>6s}{'p Holm':>7s} {'verdict':{w_v}s}power"
+    head = E.HEAD[lang]
+    w_v = max(len("contradicted"), *(E.width(words(v)) for v in flat)) + 1
+    w_name = max([E.width(head[0])] + [len(r.test.name) for r in rows]
+                 + [E.width(E.arm_label(str(a), lang)) - 1 for r in rows for a, _ in (r.arms or ())]) + 2
+    w_ci = max([E.width(head[1])] + [len(v.interval(digits)) for v in flat]) + 1
+    head = (f"  {E.pad(head[0], w_name)}{E.pad(head[1], w_ci)}{E.pad(head[2], 6, '>')}{E.pad(head[3], 7, '>')} "
+            f"{E.pad(head[4], w_v)}{head[5]}")
     lines = []
     for fam in dict.fromkeys(r.test.family for r in rows):
         members = [r for r in rows if r.test.family == fam]
-        kind = members[0].test.kind
-        what = {"claim": "claims", "control": "controls, gated on their claim",
-                "check": "checks of the set-up"}[kind]
         m = max(v.family_size for r in members for v in ([r] + [a for _, a in (r.arms or ())]))
-        n = len(members)
-        judged = f"{m} judged, " if m != n else ""
-        lines.append(f"{fam} ({what}): {n} test{'s' if n > 1 else ''}, {judged}"
-                     + ("Holm-corrected together" if m > 1 else "no correction needed")
-                     + (f", at each arm of {members[0].test.sweep}" if members[0].test.sweep else ""))
-        lines.append(head)
+        lines += [E.family_line(fam, members[0].test.kind, len(members), m, members[0].test.sweep, lang), head]
+
         def why(reason: str) -> str:
-            return textwrap.fill(reason, width, initial_indent=" " * 6, subsequent_indent=" " * 6,
-                                 break_on_hyphens=False)
+            return E.fill(E.reason(reason, lang), width, initial_indent=" " * 6, subsequent_indent=" " * 6,
+                          break_on_hyphens=False)
 
         for r in members:
             if r.arms is None:
@@ -753,22 +760,17 @@ def format_verdicts(rows: Sequence[Verdict], digits: int = 3, width: int = 100) 
                 if r.reason:
                     lines.append(why(r.reason))
                 continue
-            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':7s} {r.verdict_words}")
+            lines.append(f"  {r.test.name:{w_name}s}{'':{w_ci}s}{'':6s}{'':7s} {words(r)}")
             reasons = {v.reason for _, v in r.arms}
             for a, v in r.arms:
-                lines.append(line(f"  at {a}", v, w_name, w_ci))
+                lines.append(line(E.arm_label(str(a), lang), v, w_name, w_ci))
                 if v.reason and len(reasons) > 1:      # each arm its own reason, or one line for them all
                     lines.append(why(v.reason))
             if len(reasons) == 1 and r.arms[0][1].reason:
                 lines.append(why(f"at every arm: {r.arms[0][1].reason}"))
             elif r.reason and not any(v.reason for _, v in r.arms):
                 lines.append(why(r.reason))
-    lines.append(textwrap.fill(
-        "power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm level, if "
-        "the true effect were the declared one ('at' a number, in the quantity's units). Out of regime: a declared "
-        "precondition failed; n/a: the control's claim was not reproduced; neither is counted, and '(would be: …)' "
-        "says what the data give if judged anyway. Negligible: the interval lies inside ± the declared smallest "
-        "effect.", width))
+    lines.append(E.fill(E.FOOTNOTE[lang], width))
     return "\n".join(lines)
 
 
@@ -781,36 +783,41 @@ def verdict_sentence(row: Verdict | dict, digits: int = 3) -> str:
 
 
 def format_measured(rows: Sequence[Verdict], setup_checks: Sequence[str] = (),
-                    claims_title: str = "published claims", width: int = 100) -> str:
+                    claims_title: str = "published claims", width: int = 100, lang: str | None = None) -> str:
     """A chapter's "What we measured": every :func:`judge` row (verdict, name, claim with its source), then the test
     names by verdict, the published claims and controls apart from the checks on the set-up (``kind="check"``, and
-    any names in ``setup_checks``: for records declared before kinds existed). Lines at most ``width`` wide."""
-    w = max([len("contradicted")] + [len(r.verdict) for r in rows])
-    lines = [textwrap.fill(f"{r.verdict.upper():{w}s} {r.test.name} — {r.test.claim}"
-                           + (f" (would be: {r.would_be})" if r.would_be else ""), width,
-                           subsequent_indent=" " * (w + 1), break_on_hyphens=False) for r in rows]
+    any names in ``setup_checks``: for records declared before kinds existed). Lines at most ``width`` wide.
+    ``lang``: the edition (None: the running notebook's); Korean claims from :mod:`vrs_edu.i18n.declared`."""
+    lang = resolve_language(lang)
+    said = declared.translations(lang)
+    w = max([len("contradicted")] + [E.width(E.measured_verdict(r.verdict, lang)) for r in rows])
+    lines = [E.fill(f"{E.pad(E.measured_verdict(r.verdict, lang), w)} {r.test.name} — "
+                    f"{said.get(r.test.claim, r.test.claim)}{E.would_be(r.would_be, lang)}", width,
+                    subsequent_indent=" " * (w + 1), break_on_hyphens=False) for r in rows]
 
     def is_check(r: Verdict) -> bool:
         return r.test.kind == "check" or r.test.name in setup_checks
 
     for title, check in ((claims_title, False), ("checks on the set-up", True)):
-        lines.append(f"\n{title}, in this regime:")
+        lines.append("\n" + E.measured_title(title, lang))
         for v in VERDICTS:
             names = [r.test.name for r in rows if r.verdict == v and is_check(r) == check]
             if names or v in ("reproduced", "contradicted", "undecided", "negligible"):
-                lines.append(textwrap.fill(f"{v} ({len(names)}): {', '.join(names) or 'none'}", width,
-                                           initial_indent="  ", subsequent_indent="    "))
+                lines.append(E.fill(E.measured_count(v, names, lang), width, initial_indent="  ",
+                                    subsequent_indent="    "))
     return "\n".join(lines)
 
 
 def precondition_lines(outcomes: dict[str, PreconditionOutcome] | Sequence[PreconditionOutcome],
-                       width: int = 100) -> str:
+                       width: int = 100, lang: str | None = None) -> str:
     """One line per precondition outcome: name, value, the side it needs, holds/fails, and the premise it stands
-    for (in brackets, so that a failed one does not read as if its premise were a fact)."""
+    for (in brackets, so that a failed one does not read as if its premise were a fact). ``lang``: the edition
+    (None: the running notebook's); Korean premises from :mod:`vrs_edu.i18n.declared`."""
+    lang = resolve_language(lang)
+    said = declared.translations(lang)
     items = outcomes.values() if isinstance(outcomes, dict) else outcomes
-    return "\n".join(textwrap.fill(f"{o.because()} (it stands for: {o.precondition.premise})", width,
-                                    subsequent_indent="    ",
-                                    break_on_hyphens=False) for o in items)
+    return "\n".join(E.fill(E.stands_for(o.because(lang=lang), said.get(o.precondition.premise, o.precondition.premise),
+                                         lang), width, subsequent_indent="    ", break_on_hyphens=False) for o in items)
 
 
 def plateau(steps: Sequence[float], values: Sequence[float], window: tuple[float, float],

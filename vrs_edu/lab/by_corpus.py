@@ -8,10 +8,11 @@ the chapter's verdicts can never disagree.
 from __future__ import annotations
 
 import json
-import textwrap
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from vrs_edu.i18n import evidence as E
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.corpora import DEFAULT_NAME, NAMED, corpus_facts, describe
 from vrs_edu.lab.experiments import chosen_corpus, provenance, results_path
 from vrs_edu.lab.results import Verdict
@@ -79,21 +80,23 @@ def claims_by_corpus(results: dict[str, dict], verdicts: Callable[[dict], list[V
     return out
 
 
-def _cell(row: Verdict | None, digits: int) -> str:
+def _cell(row: Verdict | None, digits: int, lang: str) -> str:
     if row is None:
-        return "not run"
+        return E.NOT_RUN[lang]
     lo, hi = row.ci
-    return f"{row.mean:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {verdict_label(row)}"
+    return f"{row.mean:+.{digits}f} [{lo:+.{digits}f},{hi:+.{digits}f}] {verdict_label(row, lang)}"
 
 
-def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) -> str:
+def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100, lang: str | None = None) -> str:
     """The claim × corpus table as text, at most ``page`` characters wide: per test, the mean of the per-seed values
     [95 % CI] and the verdict (Holm-corrected within each corpus' family; an out-of-regime or n/a one with its
     would-be verdict, :func:`vrs_edu.lab.verdict_words.verdict_label`) on each corpus; a ``*`` marks a
     test whose verdict differs between corpora. Names that leave no room for the cells go on a line of their own;
-    when even the cells do not fit side by side (three corpora), each corpus gets a line under the test's name."""
+    when even the cells do not fit side by side (three corpora), each corpus gets a line under the test's name.
+    ``lang``: the edition (None: the running notebook's); cells are aligned by display width (Hangul: 2)."""
+    lang = resolve_language(lang)
     corpora = list(rows[0]["cells"]) if rows else []
-    longest = max([len("contradicted")] + [len(verdict_label(c)) for r in rows for c in r["cells"].values()
+    longest = max([len("contradicted")] + [E.width(verdict_label(c, lang)) for r in rows for c in r["cells"].values()
                                            if c is not None])
     width = 1 + 3 * (digits + 3) + 5 + longest   # " +m [+lo,+hi] verdict"
     if width * len(corpora) + 12 > page:
@@ -101,15 +104,15 @@ def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) 
         lines = []
         for r in rows:
             lines.append(r["name"] + (" *" if r["depends"] else ""))
-            lines += [f"    {c:{label}s}{_cell(r['cells'][c], digits)}" for c in corpora]
+            lines += [f"    {c:{label}s}{_cell(r['cells'][c], digits, lang)}" for c in corpora]
         return "\n".join(lines)
-    name_width = max([len("declared test")] + [len(r["name"]) + 2 for r in rows]) + 1
+    name_width = max([E.width(E.DECLARED_TEST[lang])] + [len(r["name"]) + 2 for r in rows]) + 1
     if name_width + width * len(corpora) > page:
         name_width = page - width * len(corpora)
-    lines = [f"{'declared test':{name_width}s}" + "".join(f" {c:{width - 1}s}" for c in corpora).rstrip()]
+    lines = [E.pad(E.DECLARED_TEST[lang], name_width) + "".join(f" {c:{width - 1}s}" for c in corpora).rstrip()]
     for r in rows:
         name = r["name"] + (" *" if r["depends"] else "")
-        cells = "".join(f" {_cell(r['cells'][c], digits):{width - 1}s}" for c in corpora).rstrip()
+        cells = "".join(" " + E.pad(_cell(r['cells'][c], digits, lang), width - 1) for c in corpora).rstrip()
         if len(name) < name_width:
             lines.append(f"{name:{name_width}s}{cells}")
         else:
@@ -117,9 +120,10 @@ def format_claims_by_corpus(rows: list[dict], digits: int = 3, page: int = 100) 
     return "\n".join(lines)
 
 
-def corpus_dependent(rows: list[dict]) -> list[str]:
-    """The tests whose verdicts differ between corpora, each as ``name (corpus verdict, corpus verdict)``."""
-    return [f"{r['name']} (" + ", ".join(f"{c} {verdict_label(cell)}" for c, cell in r["cells"].items()
+def corpus_dependent(rows: list[dict], lang: str | None = None) -> list[str]:
+    """The tests whose verdicts differ between corpora, each as ``name (corpus verdict, corpus verdict)``; ``lang``:
+    the edition of the verdict words (None: the running notebook's)."""
+    return [f"{r['name']} (" + ", ".join(f"{c} {verdict_label(cell, lang)}" for c, cell in r["cells"].items()
                                         if cell is not None) + ")" for r in rows if r["depends"]]
 
 
@@ -134,20 +138,15 @@ def epochs_per_run(part: dict, baseline: str) -> dict:
     return {"train_tokens": train, "tokens_read": read, "epochs": read / train}
 
 
-def format_epochs(parts: dict[str, dict], baseline: str) -> str:
+def format_epochs(parts: dict[str, dict], baseline: str, lang: str | None = None) -> str:
     """One line per corpus: its training tokens, the tokens one run reads, and the ratio in epochs; then, where the
-    runs recorded it, the baseline's final loss on training text beside its validation loss (:func:`train_val_gap`)."""
-    lines = []
-    for c, part in parts.items():
-        e = epochs_per_run(part, baseline)
-        lines.append(f"{c:12s} {e['train_tokens']:>9,d} training tokens; a run reads {e['tokens_read']:,d} = "
-                     f"{e['epochs']:.2f} epochs")
-    for c, part in parts.items():
-        g = train_val_gap(part, baseline)
-        if g is not None:
-            lines.append(f"{c:12s} {baseline} final loss: train {g['train']:.3f}, validation {g['val']:.3f} nats "
-                         f"(gap {g['gap']:+.3f}, mean of {g['n']} seeds)")
-    return "\n".join(lines)
+    runs recorded it, the baseline's final loss on training text beside its validation loss (:func:`train_val_gap`).
+    ``lang``: the edition (None: the running notebook's)."""
+    lang = resolve_language(lang)
+    lines = [E.epochs_line(c, e["train_tokens"], e["tokens_read"], e["epochs"], lang)
+             for c, e in ((c, epochs_per_run(part, baseline)) for c, part in parts.items())]
+    gaps = ((c, train_val_gap(part, baseline)) for c, part in parts.items())
+    return "\n".join(lines + [E.gap_line(c, baseline, g, lang) for c, g in gaps if g is not None])
 
 
 def train_val_gap(part: dict, baseline: str) -> dict | None:
@@ -162,27 +161,13 @@ def train_val_gap(part: dict, baseline: str) -> dict | None:
     return {"train": tr, "val": va, "gap": va - tr, "n": len(runs)}
 
 
-def what_differs(facts: list[dict], epochs: dict[str, float], unk_close: float = 0.02) -> str:
+def what_differs(facts: list[dict], epochs: dict[str, float], unk_close: float = 0.02, lang: str | None = None) -> str:
     """Two sentences computed from the numbers: how many times one run reads each corpus (``epochs``: corpus →
     epochs per run; several epochs = the models can memorise the training text, below one = every batch is new), and
     whether the ``[UNK]`` shares (``facts`` from :func:`~vrs_edu.lab.corpora.corpus_facts`) are within
-    ``unk_close`` of each other (then vocabulary coverage does not separate the corpora)."""
-    reads = ", ".join(f"{c} {e:.2f}" for c, e in epochs.items())
-    most, least = max(epochs, key=epochs.get), min(epochs, key=epochs.get)
-    if epochs[most] > 1 >= epochs[least]:
-        regime = (f"a run reads {most} more than once (the models can memorise its training text) and {least} "
-                  "less than once (every batch is new)")
-    elif epochs[most] > 2 * epochs[least]:
-        regime = f"a run reads {most} {epochs[most] / epochs[least]:.1f}× as often as {least}"
-    else:
-        regime = "the runs read every corpus about equally often"
-    shares = {f["name"]: f["unk_share"] for f in facts}
-    spread = max(shares.values()) - min(shares.values()) if shares else 0.0
-    unk = ", ".join(f"{c} {v:.1%}" for c, v in shares.items())
-    coverage = (f"within {spread * 100:.1f} points of each other: vocabulary coverage does not separate them"
-                if spread <= unk_close else f"{spread * 100:.1f} points apart: the vocabulary names one text less "
-                "well than the other")
-    return (f"Epochs per run: {reads} — {regime}. [UNK] shares: {unk}, {coverage}.")
+    ``unk_close`` of each other (then vocabulary coverage does not separate the corpora); in ``lang`` (None: the
+    running notebook's edition; :func:`vrs_edu.i18n.evidence.what_differs`)."""
+    return E.what_differs(epochs, {f["name"]: f["unk_share"] for f in facts}, unk_close, resolve_language(lang))
 
 
 def opposite_signs(rows: list[dict]) -> list[str]:
@@ -198,21 +183,21 @@ def opposite_signs(rows: list[dict]) -> list[str]:
 
 
 def corpus_report(results: dict[str, dict], verdicts: Callable[[dict], list[dict]], baseline: str,
-                  part: str | None = "corpus") -> tuple[str, str]:
+                  part: str | None = "corpus", lang: str | None = None) -> tuple[str, str]:
     """What chapters 03–05 show under "The same tests on a second corpus", as ``(markdown, text)``: the named
     corpora's facts (:func:`~vrs_edu.lab.corpora.describe`) and, at most 100 columns wide, the epochs per run, each
     result's provenance, the claim × corpus table, the tests whose verdicts differ, those whose means have opposite
     signs, and :func:`what_differs`. ``part``: the key of the text runs in a result (None: the result itself);
-    ``baseline``: the variant whose schedule counts the epochs."""
+    ``baseline``: the variant whose schedule counts the epochs; ``lang``: the edition (None: the running notebook's)."""
+    lang = resolve_language(lang)
     facts = corpus_facts([c for c in results if c in NAMED])
     parts = {c: res if part is None else res[part] for c, res in results.items()}
     rows = claims_by_corpus(results, verdicts)
-    dep = corpus_dependent(rows)
+    dep = corpus_dependent(rows, lang)
     epochs = {c: epochs_per_run(p, baseline)["epochs"] for c, p in parts.items()}
-    lines = [format_epochs(parts, baseline), *(f"{c}: {provenance(res)}" for c, res in results.items()), "",
-             format_claims_by_corpus(rows), "", f"verdicts that depend on the corpus: {len(dep)} of {len(rows)} tests",
+    lines = [format_epochs(parts, baseline, lang), *(f"{c}: {provenance(res)}" for c, res in results.items()), "",
+             format_claims_by_corpus(rows, lang=lang), "", E.depends_line(len(dep), len(rows), lang),
              *(f"  {line}" for line in dep),
-             textwrap.fill(f"means of opposite sign on the two corpora: {', '.join(opposite_signs(rows)) or 'none'}",
-                           100, subsequent_indent="  ", break_on_hyphens=False),
-             textwrap.fill(what_differs(facts, epochs), 100, break_on_hyphens=False)]
-    return describe(facts=facts), "\n".join(lines)
+             E.fill(E.opposite_line(opposite_signs(rows), lang), 100, subsequent_indent="  ", break_on_hyphens=False),
+             E.fill(what_differs(facts, epochs, lang=lang), 100, break_on_hyphens=False)]
+    return describe(facts=facts, lang=lang), "\n".join(lines)

@@ -23,6 +23,8 @@ from dataclasses import dataclass
 from importlib.resources import files
 from pathlib import Path
 
+from vrs_edu.i18n import evidence as E
+from vrs_edu.i18n.language import resolve_language
 from vrs_edu.lab.data import TokenData, default_corpus_text, make_token_data, train_tokenizer
 
 DEFAULT_NAME = "python-docs"
@@ -185,12 +187,14 @@ def corpus_facts(names: list[str] | None = None, vocab_size: int = 2048) -> list
     return out
 
 
-def describe(names: list[str] | None = None, vocab_size: int = 2048, facts: list[dict] | None = None) -> str:
+def describe(names: list[str] | None = None, vocab_size: int = 2048, facts: list[dict] | None = None,
+             lang: str | None = None) -> str:
     """A Markdown table of the named corpora: size, licence, word tokens and the ``[UNK]`` share under the
-    ``vocab_size``-word tokenizer (from ``facts`` when given, else :func:`corpus_facts` of ``names``)."""
-    rows = [f"| corpus | source | licence | MB | word tokens | [UNK] share ({vocab_size:,}-word vocab) |",
-            "| --- | --- | --- | ---: | ---: | ---: |"]
+    ``vocab_size``-word tokenizer (from ``facts`` when given, else :func:`corpus_facts` of ``names``), in ``lang``
+    (None: the running notebook's edition; a source and licence in Korean: :data:`vrs_edu.i18n.evidence.CORPUS_KO`)."""
+    lang = resolve_language(lang)
+    rows = [E.CORPUS_HEAD[lang].format(vocab=vocab_size), "| --- | --- | --- | ---: | ---: | ---: |"]
     for f in facts if facts is not None else corpus_facts(names, vocab_size):
-        rows.append(f"| `{f['name']}` | {f['source']} | {f['licence']} | {f['mb']:.2f} | {f['word_tokens']:,} | "
-                    f"{f['unk_share']:.1%} |")
+        rows.append(f"| `{f['name']}` | {E.corpus_text(f['source'], lang)} | {E.corpus_text(f['licence'], lang)} | "
+                    f"{f['mb']:.2f} | {f['word_tokens']:,} | {f['unk_share']:.1%} |")
     return "\n".join(rows)

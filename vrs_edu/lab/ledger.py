@@ -16,6 +16,9 @@ import json
 import subprocess
 from pathlib import Path
 
+from vrs_edu.i18n import evidence as E
+from vrs_edu.i18n.language import resolve_language
+
 ROOT = Path(__file__).resolve().parents[2]
 # Every recipe's result files (the verdict corpus' files first): chapters 03-08 list their runs.
 FILES = ("value-residual.corpus-kjv.json", "value-residual.json", "bank-of-values.corpus-kjv.json",
@@ -141,39 +144,36 @@ def load(path: Path = LEDGER) -> dict:
     return json.loads(Path(path).read_text())
 
 
-def run_lines(ledger: dict, name: str) -> list[str]:
+def run_lines(ledger: dict, name: str, lang: str | None = None) -> list[str]:
     """Two lines per stored run of ``name`` (oldest first): date, commit, wall and CPU time, cores and load, design;
-    then how many of its stored verdicts were of each kind. ``[]`` when the ledger has no such file."""
-    lines = []
+    then how many of its stored verdicts were of each kind. ``[]`` when the ledger has no such file. ``lang``: the
+    edition (None: the running notebook's; :func:`vrs_edu.i18n.evidence.run_line`)."""
+    lang, lines = resolve_language(lang), []
     for e in ledger.get(name, {}).get("runs", []):
         d = e["design"]
         counts: dict[str, int] = {}
         for v in e["verdicts"].values():
             counts[v["verdict"]] = counts.get(v["verdict"], 0) + 1
-        wall = f"{e['wall_time_s'] / 60:.1f} min" if e.get("wall_time_s") else "?"
-        cpu = f", {e['cpu_time_s'] / 60:.1f} CPU-min" if e.get("cpu_time_s") else ""
-        load = e.get("load_average_1m")
-        load = f", load {load[0]}-{load[1]}" if load else ""
-        lines.append(f"{(e['date'] or '?')[:10]} {e['commit'][:7]}: {wall}{cpu} on {e.get('cpu_count')} cores{load}; "
-                     f"{d.get('steps')} steps, lr {d.get('lr')}")
-        lines.append("    " + (", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no declared tests"))
+        lines.append(E.run_line((e["date"] or "?")[:10], e["commit"][:7], e.get("wall_time_s"), e.get("cpu_time_s"),
+                                e.get("cpu_count"), e.get("load_average_1m"), d.get("steps"), d.get("lr"), lang))
+        lines.append("    " + E.verdict_counts(counts, lang))
     return lines
 
 
-def flip_lines(ledger: dict, name: str) -> list[str]:
-    """The verdict changes between consecutive runs of ``name``, one line each, naming a change of machine."""
-    lines = []
+def flip_lines(ledger: dict, name: str, lang: str | None = None, labelled: bool = False) -> list[str]:
+    """The verdict changes between consecutive runs of ``name``, one line each, naming a change of machine, then the
+    recorded reason (English data, marked as such in Korean). ``labelled``: each line starts with ``changed: ``
+    (``변경: ``). ``lang``: the edition (None: the running notebook's)."""
+    lang, lines = resolve_language(lang), []
     runs = {e["commit"]: e for e in ledger.get(name, {}).get("runs", [])}
     for f in ledger.get(name, {}).get("flips", []):
-        a, b = f["machine"]
-        why = f"machine {a} → {b} cores" if a != b else "same machine"
+        dates = f"{runs[f['from']]['date'][:10]} → {runs[f['to']]['date'][:10]}"
         for c in f["changed"]:
             means = " → ".join("—" if m is None else f"{m:+.3f}" for m in (c["mean_before"], c["mean_after"]))
-            lines.append(f"{runs[f['from']]['date'][:10]} → {runs[f['to']]['date'][:10]} ({why}): {c['name']} "
-                         f"{c['before']} → {c['after']} ({means})")
+            lines.append(E.flip_line(dates, f["machine"], c["name"], c["before"], c["after"], means, lang))
         if f.get("reason"):
-            lines.append(f"    why: {f['reason']}")
-    return lines
+            lines.append(E.why_line(f["reason"], lang))
+    return [E.CHANGED[lang] + x for x in lines] if labelled else lines
 
 
 if __name__ == "__main__":

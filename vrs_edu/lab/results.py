@@ -33,6 +33,9 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
+from vrs_edu.i18n import evidence as E
+from vrs_edu.i18n.language import resolve_language
+
 NAN = float("nan")
 
 VERDICTS = ("reproduced", "contradicted", "undecided", "negligible", "out of regime", "n/a", "rate-dependent")
@@ -301,13 +304,13 @@ class PreconditionOutcome(_ReadsAsDict):
     def value_at(self, arm: str | None) -> float:
         return self.value[arm] if isinstance(self.value, dict) and arm is not None else self.value
 
-    def because(self, arm: str | None = None) -> str:
-        """``epochs_read 6.120 (needs < 1): fails`` — the outcome in words (at ``arm`` when given)."""
-        p = self.precondition
-        v = self.value_at(arm)
+    def because(self, arm: str | None = None, lang: str | None = None) -> str:
+        """``epochs_read 6.120 (needs < 1): fails`` — the outcome in words (at ``arm`` when given), in ``lang``
+        (None: the running notebook's edition; a verdict's stored reason is written with ``"en"``)."""
+        p, v = self.precondition, self.value_at(arm)
         shown = (", ".join(f"{a} {x:.3f}" for a, x in v.items()) if isinstance(v, dict) else f"{v:.3f}")
-        side = "<" if p.direction == "negative" else ">"
-        return f"{p.name} {shown} (needs {side} {p.threshold:g}): {'holds' if self.holds_at(arm) else 'fails'}"
+        return E.because(p.name, shown, "<" if p.direction == "negative" else ">", p.threshold, self.holds_at(arm),
+                         resolve_language(lang))
 
     def __str__(self) -> str:
         return self.because()
@@ -392,31 +395,32 @@ class Verdict(_ReadsAsDict):
         """The verdict with its would-be verdict where it has one: ``out of regime (would be: contradicted)``."""
         return self.verdict + (f" (would be: {self.would_be})" if self.would_be else "")
 
-    def _power_text(self) -> str:
+    def _power_text(self, lang: str) -> str:
         if self.power_basis == "none":
-            return "no effect declared"
+            return E.NO_EFFECT[lang]
         e = self.power_effect   # a count (steps) prints whole, like its interval; "d = 1": an old record
         at = "d = 1" if self.power_basis == "d = 1" else signed(e, 0 if e is not None and abs(e) >= 10 else 3)
-        return f"power {'n/a' if math.isnan(self.power) else f'{self.power:.0%}'} at {at}"
+        return E.power_at('n/a' if math.isnan(self.power) else f'{self.power:.0%}', at, lang, word=True)
 
-    def sentence(self, digits: int = 3) -> str:
+    def sentence(self, digits: int = 3, lang: str | None = None) -> str:
         """``mean [95% CI lo, hi], p (Holm) p: verdict``, and for an undecided test its power at the declared effect
         (always at 3 decimals) or the reason it could not be decided; an out-of-regime or n/a test gives its reason;
-        a swept test one clause per arm. As the chapters print it."""
+        a swept test one clause per arm. As the chapters print it, in ``lang`` (None: the running notebook's
+        edition; Korean: ``… [95% 신뢰구간 …], Holm 보정 후 p …: 미정 (…에서 검정력 93%)``)."""
+        lang = resolve_language(lang)
+        words = E.verdict_words(self.verdict, self.would_be, lang)
         if self.arms is not None:
-            parts = [f"{arm} {v.interval(digits)} {v.verdict_words}" for arm, v in self.arms]
-            return f"{self.verdict_words} across {self.test.sweep} ({'; '.join(parts)})" + (
-                f": {self.reason}" if self.reason and self.verdict in ("out of regime", "undecided") else "")
-        head = self.interval(digits, "95% CI ")
+            parts = "; ".join(f"{a} {v.interval(digits)} {E.verdict_words(v.verdict, v.would_be, lang)}"
+                              for a, v in self.arms)
+            said = self.reason and self.verdict in ("out of regime", "undecided")
+            return E.across(words, self.test.sweep, parts, lang) + (f": {E.reason(self.reason, lang)}" if said else "")
+        head = self.interval(digits, E.CI_LABEL[lang])
         if self.verdict in ("out of regime", "n/a") or (self.verdict == "undecided" and self.reason):
-            return f"{head}: {self.verdict_words} ({self.reason})"
+            return f"{head}: {words} ({E.reason(self.reason, lang)})"
+        out = f"{head}, {E.p_holm(self.p_holm, lang)}: "
         if self.verdict == "negligible":
-            return (f"{head}, p (Holm) {self.p_holm:.3f}: negligible (inside ±{self.test.margin:g}, the declared "
-                    "smallest effect)")
-        out = f"{head}, p (Holm) {self.p_holm:.3f}: {self.verdict}"
-        if self.verdict == "undecided":
-            out += f" ({self._power_text()})"
-        return out
+            return out + E.negligible(self.test.margin, lang)
+        return out + words + (f" ({self._power_text(lang)})" if self.verdict == "undecided" else "")
 
     def __str__(self) -> str:
         return self.sentence()

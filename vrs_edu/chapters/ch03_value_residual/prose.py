@@ -813,3 +813,32 @@ def scale_sentences(n_params: int, tokens: int, paper: dict, paper_gain: float, 
             f"sd of the paired ResFormer difference: {r.sd:.4f}. ResFormer − baseline, final: ours "
             f"{r.mean:+.4f} nats [95% CI {r.ci[0]:+.4f}, {r.ci[1]:+.4f}], paper (82M) {paper_gain:+.3f}; power "
             f"to detect the paper's gain with {r.n} seeds: {r.power:.0%}.")
+
+
+# The quantities the appendix's show() names beside a declared test, in Korean, keyed by the English label the
+# notebook's code passes (the code cells are the same in both editions).
+QUANTITY_KO = {
+    "primary: ResFormer − baseline, final validation loss": "primary: ResFormer − baseline, 최종 검증 손실",
+    "baseline − baseline_raw, final loss": "baseline − baseline_raw, 최종 손실",
+    "weak-baseline gain − strong-baseline gain": "약한 기준선에 대한 이득 − 강한 기준선에 대한 이득",
+    "svformer − baseline, final validation loss": "svformer − baseline, 최종 검증 손실",
+    "baseline's mean entropy over layers ≥ 1 − uniform causal": "층 ≥ 1에 걸친 기준선의 평균 엔트로피 − 균등 인과 엔트로피",
+    "resformer − baseline, mean entropy over layers ≥ 1": "resformer − baseline, 층 ≥ 1에 걸친 평균 엔트로피",
+    "resformer − baseline, mean cosine over layers ≥ 1": "resformer − baseline, 층 ≥ 1에 걸친 평균 코사인",
+    "least-squares slope of λ1 per layer": "층 번호에 대한 λ1의 최소제곱 기울기",
+}
+
+
+def quantity_label(english: str, lang: str | None = None) -> str:
+    """The label of a declared test's quantity as appendix 03 prints it beside the test's name, in ``lang`` (None:
+    the running notebook's edition): the English as it is, or its Korean (:data:`QUANTITY_KO`).
+
+    Raises:
+        KeyError: a label with no Korean, in the Korean edition (a new or changed English label must be translated,
+            not printed in English in the Korean notebook).
+    """
+    if resolve_language(lang) != "ko":
+        return english
+    if english not in QUANTITY_KO:
+        raise KeyError(f"quantity label {english!r} has no Korean: add it to QUANTITY_KO")
+    return QUANTITY_KO[english]

@@ -21,7 +21,7 @@ from vrs_edu.i18n.verdicts import label, verdict_word
 from vrs_edu.lab.analysis import mean, mean_sd
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import load_results_or_none
-from vrs_edu.lab.premises import DEEP_X0_R2
+from vrs_edu.lab.premises import DEEP_X0_R2, LM_TOYS_SHORT
 from vrs_edu.lab.train import OFFICIAL_X0_GROUPS, official_x0_groups
 from vrs_edu.viz.prose import declared_result, table
 
@@ -946,3 +946,42 @@ def ledger_heading(name: str, seen: bool, lang: str | None = None) -> str:
     if seen:
         return f"**{name}**"
     return f"**{name}**" + (": 아직 실행 기록에 없음" if resolve_language(lang) == "ko" else ": not in the ledger yet")
+
+
+def swept_clauses(rows, lang: str | None = None) -> str:
+    """The appendix's line on the swept tests: every judged row with arms (a test declared over the rate sweep),
+    clause by clause, its verdict across the arms (:meth:`~vrs_edu.lab.results.Verdict.sentence`), in ``lang``
+    (None: the running notebook's edition)."""
+    lang = resolve_language(lang)
+    head = "스윕한 검정, 조건별로: " if lang == "ko" else "The swept tests, clause by clause: "
+    return head + " ".join(f"**{r.test.name}**: {r.sentence(lang=lang)}." for r in rows if r.arms is not None)
+
+
+# Why a description is not judged, in Korean, keyed by the English the recipe records (premises.LM_TOYS_SHORT).
+WHY_KO = {LM_TOYS_SHORT: f"판정하지 않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < {DEEP_X0_R2:g})가 모든 장난감 "
+                         "언어 모델에서 성립하지 않음",
+          LM_TOYS_SHORT + "; the recall task judges it":
+              f"판정하지 않음: 그 전제(깊은 입력이 대부분 문맥, x0-R² < {DEEP_X0_R2:g})가 모든 장난감 언어 모델에서 "
+              "성립하지 않음; 회상 과제가 판정함"}
+
+
+def described_clauses(descriptions, lang: str | None = None) -> str:
+    """The appendix's line on the need and pressure numbers, which are described, not judged (their premise fails
+    on the language-model toys): each :class:`~vrs_edu.lab.premises.Description` by name, its interval per arm and
+    why it is not judged, in ``lang`` (None: the running notebook's edition).
+
+    Raises:
+        KeyError: in Korean, a reason with no Korean in :data:`WHY_KO` (it must be translated, not shown in English).
+    """
+    if resolve_language(lang) != "ko":
+        return "The need and pressure numbers (descriptions): " + " ".join(f"**{d.name}**: {d}." for d in descriptions)
+    parts = []
+    for d in descriptions:
+        if d.why not in WHY_KO:
+            raise KeyError(f"description reason {d.why!r} has no Korean: add it to WHY_KO")
+        if d.arms:
+            numbers = "; ".join(f"{a} {x.interval()}" for a, x in d.arms)
+            parts.append(f"**{d.name}**: 조건별 서술 ({numbers}): {WHY_KO[d.why]}.")
+        else:
+            parts.append(f"**{d.name}**: {d.interval(3, '95% 신뢰구간 ')}: 서술 ({WHY_KO[d.why]}).")
+    return "필요와 압력 수치(판정하지 않는 서술): " + " ".join(parts)
