@@ -139,6 +139,16 @@ def test_the_korean_copies_translate_markdown_and_hints_and_keep_everything_else
     assert english["student"].cells[1].source.endswith('"twice the input; "\n        "one product")')
 
 
+def test_a_region_without_a_hint_gets_the_korean_default_and_no_entry(tmp_path):
+    assignment = _tiny(tmp_path, TINY.replace("    ### HINT: twice the input;\n    ### HINT: one product\n", ""))
+    update_catalog(assignment)
+    assert [t.cell_id for t in source_texts(assignment)] == ["cell-00"]
+    _translate(assignment, KO)
+    stub = korean_copies(assignment)["student"].cells[1].source
+    assert stub == 'def double(x):\n    raise NotImplementedError("여기에 코드를 작성하세요")'
+    assert make_copies(assignment)["student"].cells[1].source.endswith('NotImplementedError("write your solution here")')
+
+
 def test_a_stub_takes_one_translated_hint_per_region():
     two = "### BEGIN SOLUTION\n### HINT: a\nx = 1\n### END SOLUTION\n### BEGIN SOLUTION\ny = 2\n### END SOLUTION"
     assert strip_solutions(two, stub=True, hints=[["가"], ["나"]]) == \
