@@ -146,7 +146,8 @@ def test_a_region_without_a_hint_gets_the_korean_default_and_no_entry(tmp_path):
     _translate(assignment, KO)
     stub = korean_copies(assignment)["student"].cells[1].source
     assert stub == 'def double(x):\n    raise NotImplementedError("여기에 코드를 작성하세요")'
-    assert make_copies(assignment)["student"].cells[1].source.endswith('NotImplementedError("write your solution here")')
+    english = make_copies(assignment)["student"].cells[1].source
+    assert english.endswith('NotImplementedError("write your solution here")')
 
 
 def test_a_stub_takes_one_translated_hint_per_region():
