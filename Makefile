@@ -3,7 +3,8 @@
 #   make test   set up (once) and run every test: the book, then unit tests, notebook sync, nbval on every chapter
 #               and the browser tests in one pytest session
 #   Korean edition (한국어판, notebooks/ko/; `make lab` prints the URL of both editions):
-#   make translations                               add new English cells to the catalogs (notebooks/ko/catalog)
+#   make translations                               add new English cells to the catalogs (notebooks/ko/catalog,
+#                                                   and the assignments' data/assignments/sources/ko)
 #   make notebook-ko NB=notebooks/01_two_axes.ipynb  build and execute one Korean notebook (PARTIAL=1: keep the
 #                                                   untranslated cells in English, for a translator's draft)
 #   make notebooks-ko                               build and execute every Korean notebook (fails, naming the cells,
@@ -122,6 +123,7 @@ notebook: setup
 # English ones, executed in notebooks/ko/ (its marker file makes the code speak Korean) with the same NB_ENV.
 translations: setup
 	$(BIN)/python -m vrs_edu.course.translation update
+	$(BIN)/python -m vrs_edu.course.assignments.korean update
 
 # One Korean notebook: make notebook-ko NB=notebooks/01_two_axes.ipynb (PARTIAL=1: untranslated cells stay English)
 notebook-ko: setup

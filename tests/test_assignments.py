@@ -15,7 +15,8 @@ import nbformat
 import pytest
 
 from vrs_edu.cli import main as vrs_edu_main
-from vrs_edu.course.assignments.build import COPIES, DEFAULT_OUT, build, make_copies, strip_solutions
+from vrs_edu.course.assignments.build import COPIES, DEFAULT_OUT, build, make_copies, notebook_bytes, strip_solutions
+from vrs_edu.course.assignments.korean import korean_copies
 from vrs_edu.course.assignments.grade import grading_notebook, student_name
 from vrs_edu.course.assignments.source import HIDDEN, HINT, PUBLIC, SOLUTION, discover, tags, validate
 
@@ -197,12 +198,18 @@ def _report(out, assignment, student):
     return json.loads((out / assignment / f"{student}.json").read_text())
 
 
+# The assignment whose Korean solution copy is graded beside the English one (one kernel: a few seconds; the six
+# Korean copies' code and cell ids are the English ones, tests/test_assignments_korean.py).
+KOREAN_GRADED = "04_x0_injection"
+
+
 @pytest.fixture(scope="module")
 def graded_copies(tmp_path_factory):
-    """Every assignment's untouched student copy and its solution copy, handed in as students `stub` and `solution`
-    and graded in one call (one grading session for both: `vrs-edu assignments validate` grades the solution copies
-    the same way, one kernel each; test_validate_grades_the_solution_and_names_a_misspelled_function and the
-    teacher's week run the command itself)."""
+    """Every assignment's untouched student copy and its solution copy, handed in as students `stub` and `solution`,
+    and one Korean solution copy as student `solution_ko`, graded in one call (one grading session for all:
+    `vrs-edu assignments validate` grades the solution copies the same way, one kernel each;
+    test_validate_grades_the_solution_and_names_a_misspelled_function and the teacher's week run the command
+    itself)."""
     root = tmp_path_factory.mktemp("copies")
     for path in build(root / "built"):
         student = {"student": "stub", "solution": "solution"}.get(path.parent.name)
@@ -210,6 +217,9 @@ def graded_copies(tmp_path_factory):
             dest = root / "collected" / student / path.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(path.read_bytes())
+    korean = korean_copies(next(a for a in ASSIGNMENTS if a.name == KOREAN_GRADED))["solution"]
+    (root / "collected" / "solution_ko").mkdir()
+    (root / "collected" / "solution_ko" / f"{KOREAN_GRADED}.ipynb").write_bytes(notebook_bytes(korean))
     _grade(root / "grades", root / "collected")
     return root / "grades"
 
@@ -222,6 +232,15 @@ def test_the_solution_passes_every_public_and_hidden_check(graded_copies, name):
     assert r["checks"] and {c["kind"] for c in r["checks"]} == {"public", "hidden"}
     assert [e for e in r["errors"] if not e.startswith("note:")] == []   # no error in the solution's own cells
     assert (r["status"], r["points"], r["flags"]) == ("graded", r["max_points"], [])
+
+
+@pytest.mark.slow
+def test_a_korean_solution_copy_earns_what_the_english_one_does(graded_copies):
+    ko, en = (_report(graded_copies, KOREAN_GRADED, s) for s in ("solution_ko", "solution"))
+    assert (ko["status"], ko["points"], ko["flags"]) == ("graded", ko["max_points"], [])
+    assert [(c["check"], c["kind"], c["passed"], c["points"]) for c in ko["checks"]] == \
+        [(c["check"], c["kind"], c["passed"], c["points"]) for c in en["checks"]]
+    assert ko["errors"] == en["errors"]   # the note that a solution copy was handed in, nothing else
 
 
 @pytest.mark.slow

@@ -72,11 +72,15 @@ def update_catalog(ipynb: Path, po_path: Path | None = None) -> polib.POFile:
     obsolete. Returns the saved catalog.
     """
     ipynb = Path(ipynb)
-    po_path = Path(po_path or catalog_path(ipynb))
+    return update_entries(Path(po_path or catalog_path(ipynb)), source_cells(ipynb))
+
+
+def update_entries(po_path: Path, cells: list[SourceCell]) -> polib.POFile:
+    """:func:`update_catalog` for any list of English texts ``cells`` (in their document's order), keyed as a
+    notebook's markdown cells are: the catalog at ``po_path`` (created if missing), saved and returned."""
     po = polib.pofile(str(po_path), wrapwidth=0) if po_path.exists() else polib.POFile(wrapwidth=0)
     po.metadata = {"Project-Id-Version": "vrs_edu", "Language": LANGUAGE,
                    "Content-Type": "text/plain; charset=utf-8", "Content-Transfer-Encoding": "8bit"}
-    cells = source_cells(ipynb)
     current_keys = {c.key for c in cells}
     current_ids = {c.cell_id for c in cells}
     existing = {e.msgctxt: e for e in po if not e.obsolete}
@@ -123,6 +127,8 @@ class CatalogStatus:
     catalog: str
     missing: tuple[SourceCell, ...]
     stale: tuple[tuple[SourceCell, polib.POEntry], ...]
+    update: str = "`make translations`"   # the command that adds new English texts to the catalog
+    noun: str = "markdown cell(s)"        # what one entry translates
 
     @property
     def ok(self) -> bool:
@@ -133,13 +139,13 @@ class CatalogStatus:
         diff (the text the translation was made from against the English today). Empty when all is current."""
         lines = []
         if self.missing:
-            lines.append(f"{self.notebook}: {len(self.missing)} markdown cell(s) have no Korean translation in "
-                         f"{self.catalog} (run `make translations`, then fill their msgstr):")
+            lines.append(f"{self.notebook}: {len(self.missing)} {self.noun} have no Korean translation in "
+                         f"{self.catalog} (run {self.update}, then fill their msgstr):")
             lines += [f"  cell {c.cell_id}: {_first_line(c.text)}" for c in self.missing]
         if self.stale:
-            lines.append(f"{self.notebook}: {len(self.stale)} markdown cell(s) changed in English after their "
+            lines.append(f"{self.notebook}: {len(self.stale)} {self.noun} changed in English after their "
                          f"translation in {self.catalog} (update the msgstr to the new English, then clear the "
-                         f"fuzzy flag and the old entry, or run `make translations` first):")
+                         f"fuzzy flag and the old entry, or run {self.update} first):")
             for cell, entry in self.stale:
                 lines.append(f"  cell {cell.cell_id}: {_first_line(cell.text)}")
                 diff = difflib.unified_diff(entry.msgid.splitlines(), cell.text.splitlines(),
@@ -151,11 +157,17 @@ class CatalogStatus:
 def catalog_status(ipynb: Path, po_path: Path | None = None) -> CatalogStatus:
     """Which markdown cells of the English notebook ``ipynb`` lack a current translation in its catalog."""
     ipynb = Path(ipynb)
-    po_path = Path(po_path or catalog_path(ipynb))
+    return entries_status(ipynb.name, Path(po_path or catalog_path(ipynb)), source_cells(ipynb))
+
+
+def entries_status(name: str, po_path: Path, cells: list[SourceCell], update: str = "`make translations`",
+                   noun: str = "markdown cell(s)") -> CatalogStatus:
+    """:func:`catalog_status` for any list of English texts ``cells`` of the document called ``name``; ``update``
+    (the command that refreshes the catalog) and ``noun`` (what an entry translates) go into the report."""
     entries = [e for e in polib.pofile(str(po_path), wrapwidth=0) if not e.obsolete] if po_path.exists() else []
     by_key = {e.msgctxt: e for e in entries}
     missing, stale = [], []
-    for cell in source_cells(ipynb):
+    for cell in cells:
         entry = by_key.get(cell.key)
         if entry is not None and entry.msgstr and "fuzzy" not in entry.flags:
             continue
@@ -165,7 +177,7 @@ def catalog_status(ipynb: Path, po_path: Path | None = None) -> CatalogStatus:
             stale.append((cell, older[0]))
         else:
             missing.append(cell)
-    return CatalogStatus(ipynb.name, str(po_path), tuple(missing), tuple(stale))
+    return CatalogStatus(name, str(po_path), tuple(missing), tuple(stale), update, noun)
 
 
 def korean_notebook(ipynb: Path, po_path: Path | None = None, allow_missing: bool = False) -> nbformat.NotebookNode:

@@ -3,16 +3,24 @@
 The Korean notebooks are generated from the English sources and share their code cells character for character,
 so a code cell cannot name its language. It is read from the environment instead: ``VRS_EDU_LANG`` when set (the
 tests and ``make`` set it), otherwise a marker file in the folder the kernel runs in. Jupyter, nbval and nbclient
-start a notebook's kernel in the notebook's own folder, and ``notebooks/ko/`` holds the marker.
+start a notebook's kernel in the notebook's own folder, and ``notebooks/ko/`` holds the marker (so do the Korean
+assignment copies' folders, ``data/assignments/ko/{student,solution}/``). Last, a notebook handed out alone (a
+Korean assignment copy downloaded without its folder) names its edition in its metadata, ``vrs_edu.language``:
+JupyterLab (Jupyter Server 2) tells the kernel which notebook started it in ``JPY_SESSION_NAME``.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
 LANGUAGES = ("en", "ko")
 ENV_VAR = "VRS_EDU_LANG"
 MARKER = ".vrs-edu-language"
+SESSION_VAR = "JPY_SESSION_NAME"   # set by Jupyter Server in a kernel's environment: the notebook's path
+# A larger notebook is not read for its metadata (every label asks for the edition: parsing megabytes of outputs each
+# time would slow a chapter down); the assignment copies that need it are tens of kilobytes.
+MAX_NOTEBOOK_BYTES = 2_000_000
 
 
 def check_language(lang: str) -> str:
@@ -24,14 +32,37 @@ def check_language(lang: str) -> str:
 
 def current_language(cwd: Path | None = None) -> str:
     """The edition of the running notebook: ``$VRS_EDU_LANG``, else the marker in ``cwd`` (default: the working
-    directory), else ``"en"``. Raises ValueError for a value that is not a language of the course."""
+    directory), else the ``vrs_edu.language`` metadata of the notebook ``$JPY_SESSION_NAME`` names (see
+    :func:`notebook_language`), else ``"en"``. Raises ValueError for a value that is not a language of the course."""
     value = os.environ.get(ENV_VAR)
     if value:
         return check_language(value.strip())
-    marker = Path(cwd or Path.cwd()) / MARKER
+    cwd = Path(cwd or Path.cwd())
+    marker = cwd / MARKER
     if marker.is_file():
         return check_language(marker.read_text(encoding="utf-8").strip())
-    return "en"
+    session = os.environ.get(SESSION_VAR)
+    found = notebook_language(session, cwd) if session else None
+    return check_language(found) if found else "en"
+
+
+def notebook_language(path: str | Path, cwd: Path | None = None) -> str | None:
+    """The ``vrs_edu.language`` metadata of the notebook at ``path`` (a relative path, as some Jupyter Servers give
+    it relative to their root, is looked for by its file name in ``cwd``, the kernel's folder, which is the
+    notebook's). None when the file is missing or unreadable, larger than :data:`MAX_NOTEBOOK_BYTES`, not a
+    notebook, or says nothing."""
+    path = Path(path)
+    if not path.is_absolute():
+        path = Path(cwd or Path.cwd()) / path.name
+    try:
+        if path.stat().st_size > MAX_NOTEBOOK_BYTES:
+            return None
+        meta = json.loads(path.read_text(encoding="utf-8")).get("metadata", {})
+    except (OSError, ValueError, AttributeError):   # not there, not JSON, not a notebook: the edition is not known
+        return None
+    found = meta.get("vrs_edu", {}).get("language") if isinstance(meta, dict) and isinstance(
+        meta.get("vrs_edu"), dict) else None
+    return found if isinstance(found, str) else None
 
 
 def resolve_language(lang: str | None) -> str:

@@ -35,24 +35,28 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 DEFAULT_HINT = "write your solution here"
 
 
-def strip_solutions(source: str, stub: bool) -> str:
+def strip_solutions(source: str, stub: bool, hints: list[list[str]] | None = None) -> str:
     """Remove the solution markers of one cell. ``stub=True`` replaces each region by a ``raise
-    NotImplementedError(hint)`` line at the region's indentation (hint = its ``### HINT:`` lines); ``stub=False``
-    keeps the region's code and drops only the marker and hint lines."""
+    NotImplementedError(hint)`` line at the region's indentation (hint = its ``### HINT:`` lines, or the lines of
+    ``hints``, one list per region in order: a translation's); ``stub=False`` keeps the region's code and drops only
+    the marker and hint lines. Raises ValueError when ``hints`` does not hold one list per region."""
     out: list[str] = []
     region: list[str] | None = None
     hint: list[str] = []
     indent = ""
+    regions = 0
     for line in source.splitlines():
         s = line.strip()
         if s.startswith(BEGIN):
             region, hint, indent = [], [], line[: len(line) - len(line.lstrip())]
         elif s.startswith(END):
             if stub:
-                out += _stub(indent, hint or [DEFAULT_HINT])
+                given = hints[regions] if hints is not None and regions < len(hints) else None
+                out += _stub(indent, given or hint or [DEFAULT_HINT])
             else:
                 out.extend(region or [])
             region = None
+            regions += 1
         elif region is not None:
             if s.startswith(HINT):
                 hint.append(s[len(HINT):].strip())
@@ -60,7 +64,25 @@ def strip_solutions(source: str, stub: bool) -> str:
                 region.append(line)
         else:
             out.append(line)
+    if hints is not None and len(hints) != regions:
+        raise ValueError(f"hints: expected one per solution region ({regions}), got {len(hints)}")
     return "\n".join(out)
+
+
+def solution_hints(source: str) -> list[list[str]]:
+    """The ``### HINT:`` lines of each solution region of one cell, in order (an empty list: a region without)."""
+    out: list[list[str]] = []
+    hint: list[str] | None = None
+    for line in source.splitlines():
+        s = line.strip()
+        if s.startswith(BEGIN):
+            hint = []
+        elif s.startswith(END) and hint is not None:
+            out.append(hint)
+            hint = None
+        elif hint is not None and s.startswith(HINT):
+            hint.append(s[len(HINT):].strip())
+    return out
 
 
 def _stub(indent: str, hint: list[str]) -> list[str]:
@@ -119,6 +141,19 @@ def notebook_bytes(nb: NotebookNode) -> bytes:
     return (text if text.endswith("\n") else text + "\n").encode()
 
 
+def write_if_changed(path: Path, fresh: bytes, check: bool) -> str:
+    """Write ``fresh`` to ``path`` unless it holds it already; with ``check``, write nothing. Returns the status:
+    ``unchanged``, ``written``, or (``check``) ``missing`` / ``stale``."""
+    old = path.read_bytes() if path.exists() else None
+    if old == fresh:
+        return "unchanged"
+    if check:
+        return "missing" if old is None else "stale"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(fresh)
+    return "written"
+
+
 def output_path(out_dir: Path, kind: str, name: str) -> Path:
     return Path(out_dir) / kind / f"{name}.ipynb"
 
@@ -144,16 +179,7 @@ def build(out_dir: str | Path = DEFAULT_OUT, sources: str | Path | None = SOURCE
             continue
         for kind, nb in copies.items():
             path = output_path(out_dir, kind, assignment.name)
-            fresh = notebook_bytes(nb)
-            old = path.read_bytes() if path.exists() else None
-            if old == fresh:
-                status[path] = "unchanged"
-            elif check:
-                status[path] = "missing" if old is None else "stale"
-            else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_bytes(fresh)
-                status[path] = "written"
+            status[path] = write_if_changed(path, notebook_bytes(nb), check)
     for kind in COPIES:
         for path in sorted((out_dir / kind).glob("*.ipynb")):
             if path not in status:

@@ -31,19 +31,29 @@ def cmd_list(args) -> int:
 
 def cmd_build(args) -> int:
     from vrs_edu.course.assignments.build import DEFAULT_OUT, build
+    from vrs_edu.course.assignments.korean import build_korean
     from vrs_edu.course.assignments.source import SOURCES
 
     args.out = args.out or DEFAULT_OUT
     status = build(args.out, args.sources or SOURCES, check=args.check)
+    korean = build_korean(args.out, args.sources or SOURCES, check=args.check)
+    untranslated = {p: s for p, s in korean.items() if s.startswith("untranslated")}
+    status.update({p: "untranslated" if p in untranslated else s for p, s in korean.items()})
     bad = {p: s for p, s in status.items() if s in ("stale", "missing", "orphan")}
     broken = {p: s for p, s in status.items() if s.startswith("broken")}
     for path, s in status.items():
         if s not in ("unchanged", "kept") or args.verbose:
             print(f"{s:9s} {path}")
-    n = len({p.stem for p in status}) - len(broken)
+    n = len({p.stem for p in status if p.suffix in (".py", ".ipynb")}) - len(broken)
     if broken:
         print(f"{len(broken)} source(s) broken, not built (their generated notebooks kept as they were); the other "
               f"{n} built", file=sys.stderr)
+        return 1
+    if untranslated:   # the English copies are built; the Korean ones would fall behind them: say which texts
+        for report in dict.fromkeys(s.split(": ", 1)[1] for s in untranslated.values()):
+            print(report, file=sys.stderr)
+        print(f"{len(untranslated)} Korean copy(ies) not built: their catalogs (sources/ko/*.po) lack a current "
+              "translation", file=sys.stderr)
         return 1
     if not args.check and not args.no_validate:
         print(f"{n} assignments built into {args.out}; grading each solution copy (--no-validate skips it)")
@@ -54,7 +64,7 @@ def cmd_build(args) -> int:
             return 1
         print(f"{n} assignments: every generated notebook matches its source")
     else:
-        print(f"{n} assignments built into {args.out} (student/, solution/, grader/)")
+        print(f"{n} assignments built into {args.out} (student/, solution/, grader/; ko/student/, ko/solution/)")
     return 0
 
 

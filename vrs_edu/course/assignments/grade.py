@@ -389,12 +389,13 @@ def course_roots(sources: str | Path | None = SOURCES) -> list[Path]:
 
 
 def teacher_folders(sources: str | Path | None, out_dir: str | Path | None) -> list[Path]:
-    """The folders a student's kernel must not read: the sources, the generated solution and grader copies, the
-    checkout's ``.git`` (its history holds every earlier source) and the report folder."""
+    """The folders a student's kernel must not read: the sources, the generated solution and grader copies (the
+    Korean solution copies too), the checkout's ``.git`` (its history holds every earlier source) and the report
+    folder."""
     import vrs_edu
 
     folders = [Path(sources)] if sources is not None else []
-    folders += [Path(DEFAULT_OUT) / "solution", Path(DEFAULT_OUT) / "grader",
+    folders += [Path(DEFAULT_OUT) / "solution", Path(DEFAULT_OUT) / "grader", Path(DEFAULT_OUT) / "ko" / "solution",
                 Path(vrs_edu.__file__).resolve().parents[1] / ".git"]
     folders += [Path(out_dir)] if out_dir is not None else []
     return [f.resolve() for f in folders if f.exists()]

@@ -88,6 +88,33 @@ def mutated_inputs(fn, case: tuple) -> list[str]:
     return [n for n, a, b in zip(_TENSOR_ARGS, args, case)
             if isinstance(a, torch.Tensor) and not torch.equal(a, b)]
 
+# The Korean hints of the assignment's two lists (MISTAKES, SHARE_MISTAKES), in the lists' order.
+HINTS_KO = [
+    "λ1과 λ2가 바뀌었습니다. λ1은 V_1(첫 층의 값)에, λ2는 이 층 자신의 V_n에 곱합니다",
+    "V_1을 가중합 뒤에 더했습니다. 먼저 값을 섞고(V_n' = λ1·V_1 + λ2·V_n), 그다음 패턴으로 V_n'을 평균하세요. "
+    "그래야 V_1이 이 층이 어텐션하는 위치에서 읽힙니다",
+    "그것은 ResFormer가 아니라 NeuTRENO입니다(U = A·V_n + λ(V_1 − V_n), 어텐션 뒤에 더하는 보정)",
+    "λ2가 빠졌습니다. 이 층의 값 V_n에도 λ2를 곱하세요",
+    "패턴이 전치되었습니다. A의 i행은 쿼리 i가 키들에 주는 가중치이므로 U = A @ V'입니다",
+    "공식 코드의 고정값 0.5/0.5를 썼습니다. 주어진 lambda_1과 lambda_2를 쓰세요",
+    "어텐션 없이 섞은 값 V_n'을 반환했습니다. 패턴으로 평균하세요: U = A @ V_n'",
+    "이 층 자신의 값이 빠졌습니다. V_n' = λ1·V_1 + λ2·V_n에는 λ2를 곱한 V_n이 들어 있습니다",
+]
+SHARE_HINTS_KO = [
+    "노름을 쿼리 축을 따라 구했습니다. 각 부분의 길이는 특성 축 Dh(마지막 축)를 따라 구하세요. 쿼리마다 비중 "
+    "하나, 모양 (B, H, T)입니다",
+    "어텐션 전의 값을 쟀습니다. 쿼리는 V_1을 자기 패턴을 거쳐서만 읽으므로, 패턴이 각각을 평균한 뒤의 출력의 두 "
+    "부분을 비교하세요",
+    "람다가 빠졌습니다. 출력의 두 부분은 A·(λ1·V_1)과 A·(λ2·V_n)입니다",
+    "출력 전체의 길이로 나누었습니다. 두 부분은 서로 일부 상쇄될 수 있으므로, 노름 기반 비중은 두 부분의 길이의 "
+    "합으로 나눕니다",
+    "비중을 평균해 수 하나로 만들었습니다. 쿼리마다 비중 하나를 반환하세요. 모양은 (B, H, T)입니다",
+    "그것은 이 층 자신의 값 V_n의 비중입니다. 물음은 V_1에서 얼마나 오는가입니다",
+    "길이의 제곱을 비교했습니다. 노름 기반 비중은 길이 자체를 비교합니다",
+    "람다를 절댓값 없이 노름 밖으로 꺼냈습니다. ‖λ·x‖ = |λ|·‖x‖이며, 학습된 λ는 음수일 수 있습니다(그러면 "
+    "비중이 0..1을 벗어납니다)",
+    "그것은 계수만의 비중 λ1 / (λ1 + λ2)입니다. 출력의 두 부분을 재세요. 그 길이는 값과 패턴에도 달려 있습니다",
+]
 # The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
 STACK_HINTS_KO = [
     "V_1을 현재 층에서 가져왔습니다(그러면 V_n'은 (λ1 + λ2)·V_n일 뿐입니다). 반복문의 첫 번째 층이 계산한 값을 "
@@ -156,7 +183,7 @@ def check_value_residual_attention(fn, *, seed: int = 0, edges: bool = False, **
             print(wrap(msg))
             return False
     return check_function(in_language("value residual attention", "value residual 어텐션", lang), fn,
-                          _ref_value_residual_attention, cases, _in_language(MISTAKES, None, lang), **kw)
+                          _ref_value_residual_attention, cases, _in_language(MISTAKES, HINTS_KO, lang), **kw)
 
 
 # --- the measurement: how much of layer n's output comes from V_1 (the assignment's second task) ------------------
@@ -228,7 +255,7 @@ def check_v1_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool:
         "출력은 두 부분으로 되어 있습니다. 하나는 V_1로, 하나는 이 층 자신의 값으로 만들어지며 각각 자기 가중치를 "
         "가집니다. 첫 과제의 함수는 둘 중 하나만 만들 수 있습니다. 쿼리마다 각 부분의 길이를 재어 비교하세요", lang))
     return check_function(in_language("V_1 share", "V_1 비중", lang), fn, _ref_v1_share, cases,
-                          _in_language(SHARE_MISTAKES, None, lang), **kw)
+                          _in_language(SHARE_MISTAKES, SHARE_HINTS_KO, lang), **kw)
 
 
 # --- Exercise 3.1: the value residual wired into a stack of attention layers ---------------------------------------

@@ -69,6 +69,22 @@ HINTS_KO = [
     "그것은 L2 정규화(길이 1)입니다. RMSNorm은 제곱평균제곱근을 1로, 곧 길이를 √D로 만듭니다"
     "(vrs_edu.nn.layers.rms_norm)",
 ]
+SHARE_HINTS_KO = [
+    "그것은 용어집의 계수 비중 |β| / (|α| + |β|)입니다. 투영의 두 항을 재세요. 그 길이는 x, x0, W에도 달려 "
+    "있습니다",
+    "투영 전의 입력을 쟀습니다. W는 x0과 x를 서로 다르게 늘일 수 있으므로, W를 거친 뒤의 두 항을 재세요",
+    "x0 항에는 원래 임베딩이 아니라, 여러분의 x0_projection에서처럼 x0 = RMSNorm(embedding)을 써야 합니다",
+    "투영 전체의 길이로 나누었습니다. 두 항은 서로 일부 상쇄될 수 있으므로, 노름 기반 비중은 두 항의 길이의 "
+    "합으로 나눕니다",
+    "alpha와 beta가 빠졌습니다. 두 항은 alpha · W(x)와 beta · W(x0)입니다",
+    "그것은 잔차 스트림의 비중입니다. 물음은 투영의 얼마만큼이 x0에서 오는가입니다",
+    "비중을 평균해 수 하나로 만들었습니다. 토큰마다 비중 하나를 반환하세요. 모양은 (B, T)입니다",
+    "노름을 토큰 축을 따라 구했습니다. 각 항의 길이는 특성 축(마지막 축)을 따라 구하세요. 토큰마다 비중 하나, "
+    "모양 (B, T)입니다",
+    "길이의 제곱을 비교했습니다. 노름 기반 비중은 길이 자체를 비교합니다",
+    "계수를 절댓값 없이 노름 밖으로 꺼냈습니다. ‖β·y‖ = |β|·‖y‖이며, 학습된 β는 음수일 수 있습니다(04장의 Q는 "
+    "β ≈ −12를 학습합니다. 그러면 비중이 0..1을 벗어납니다)",
+]
 BANK_HINTS_KO = [
     "표의 모든 행이 모든 위치에 대한 같은 평균입니다. 토큰 id마다, 그 토큰이 나오는 위치들에 대해 평균하세요"
     "(id별 index_add_, 그다음 id마다 개수로 나누기)",
@@ -195,7 +211,7 @@ def check_x0_norm_share(fn, *, seed: int = 0, edges: bool = False, **kw) -> bool
         "투영은 두 항의 합입니다. 하나는 스트림 x에서, 하나는 x0에서 오며 각각 자기 계수를 가집니다. 여러분의 "
         "x0_projection은 둘 중 하나만 만들 수 있습니다. 토큰마다 각 항의 길이를 재어 비교하세요", lang))
     return check_function(in_language("x0 norm share", "x0 노름 비중", lang), fn, _ref_x0_norm_share, cases,
-                          _in_language(SHARE_MISTAKES, None, lang), **kw)
+                          _in_language(SHARE_MISTAKES, SHARE_HINTS_KO, lang), **kw)
 
 
 # --- the bank's per-token value table, and how much of V it explains (exercise 4.2) ---------------------------------

@@ -92,6 +92,34 @@ STACK_HINTS_KO = [
 ]
 
 
+# The hints the three lists share, in Korean (NO_SCALE, INPUT_WIDTH_SCALE's first form, KV_SWAPPED).
+NO_SCALE_KO = "점수를 1 / sqrt(d_k)로 스케일하세요. d_k = E(투영된 폭)입니다"
+INPUT_WIDTH_SCALE_KO = "sqrt(D), 곧 h의 폭으로 스케일했습니다. d_k는 투영된 키의 폭 E = w_k.size(0)입니다"
+KV_SWAPPED_KO = "키와 값이 바뀌었습니다. 점수는 W_K에서, 섞는 벡터는 W_V에서 나옵니다"
+K_PLUS_ONE_KO = "윈도가 K + 1개 층을 담습니다. K개(층 l 자신과 그 아래 K − 1개)를 담아야 합니다"
+SWA_HINTS_KO = [
+    "윈도가 l보다 위의 층을 봅니다. 깊이에 대한 인과적 읽기는 h^(max(0, l-K+1)), ..., h^(l)을 씁니다",
+    "윈도에는 층 l 자신이 들어가야 합니다: W_l = [h^(max(0, l-K+1)); ...; h^(l)]",
+    K_PLUS_ONE_KO,
+    "앞의 모든 층을 읽었습니다(전체 윈도). 마지막 K개 층만 남기세요",
+    NO_SCALE_KO,
+    INPUT_WIDTH_SCALE_KO,
+    KV_SWAPPED_KO,
+]
+WEIGHT_HINTS_KO = [
+    "윈도가 l보다 위의 층을 봅니다. 깊이에 대한 인과적 읽기는 층 max(0, l-K+1), ..., l에만 가중치를 줍니다",
+    "윈도에는 층 l 자신이 들어가야 합니다. 읽는 층은 max(0, l-K+1), ..., l입니다",
+    K_PLUS_ONE_KO,
+    "앞의 모든 층에 가중치를 주었습니다(전체 윈도). 마지막 K개 층만 남기세요",
+    NO_SCALE_KO,
+    INPUT_WIDTH_SCALE_KO,
+    "패턴이 전치되었습니다. l행은 층 l의 읽기(쿼리)의 가중치이고, j열은 그 읽기가 읽는 층입니다",
+    "쿼리와 키가 바뀌었습니다. 층 l의 쿼리는 w_q에서, 그 층이 읽는 층들의 키는 w_k에서 나옵니다",
+    "윈도 밖의 층이 여전히 가중치를 받습니다. softmax를 거치면 점수 0은 '가중치 없음'이 아닙니다. 그 층들을 "
+    "softmax에서 빼세요(또는 점수를 -inf로 주세요)",
+]
+
+
 def _in_language(mistakes: list[Mistake], hints_ko: list[str] | None, lang: str | None) -> list[Mistake]:
     """``mistakes`` with their hints in ``lang`` (default: the running edition): the Korean ones from ``hints_ko``
     (None: the English hints stay)."""
@@ -122,7 +150,7 @@ def check_depth_swa_one_token(fn, *, seed: int = 0, edges: bool = False, **kw) -
         "한 번에 층 하나씩: 층 l은 h의 어느 행을 읽을 수 있을까요(자기 자신과 그 아래 몇 개)? 쿼리는 행 l에서만 "
         "옵니다. 점수를 어떻게 스케일하는지는 장의 식이 말해 줍니다", lang))
     return check_function(in_language("ShortSWA over depth, one token", "깊이 방향 ShortSWA, 토큰 하나", lang), fn,
-                          _ref_depth_swa_one_token, cases, _in_language(SWA_MISTAKES, None, lang), **kw)
+                          _ref_depth_swa_one_token, cases, _in_language(SWA_MISTAKES, SWA_HINTS_KO, lang), **kw)
 
 
 # --- the measurement: which layers each layer reads (the assignment's second task) ------------------------------
@@ -206,7 +234,7 @@ def check_depth_read_weights(fn, *, seed: int = 0, edges: bool = False, **kw) ->
         "층마다 행 하나: 층 l은 어느 층을 읽을 수 있고, 그 점수는 어떻게 스케일되어 가중치가 될까요? 읽을 수 없는 "
         "층의 가중치는 0으로 남습니다", lang))
     return check_function(in_language("depth read weights", "깊이 읽기 가중치", lang), fn, _ref_depth_read_weights,
-                          cases, _in_language(WEIGHT_MISTAKES, None, lang), **kw)
+                          cases, _in_language(WEIGHT_MISTAKES, WEIGHT_HINTS_KO, lang), **kw)
 
 
 # --- the chapter's exercise: the read for a whole depth stack, every token at once --------------------------------
