@@ -253,7 +253,8 @@ say(*ch04.need_tables(
      for s in "qkv"],
     [[v, *(f"{r2[v][s]:.3f}" for s in "qkv")] for v in r2]))
 say(ch04.described_clauses([described[n] for n in (
-    "v_needs_x0_more_than_q", "v_needs_x0_more_than_k", "v_pressure_above_q", "v_pressure_above_k")]))
+    "v_needs_x0_more_than_q", "v_needs_x0_more_than_k",
+    "v_pressure_above_q", "v_pressure_above_k")]))
 
 # %% [markdown]
 # ## The losses, the controls and γ
