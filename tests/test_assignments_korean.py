@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 from pathlib import Path
 
 import nbformat
@@ -262,3 +263,20 @@ def test_a_copy_handed_out_alone_runs_in_its_metadatas_language(tmp_path, monkey
     monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "odd.ipynb"))
     with pytest.raises(ValueError, match="lang: expected one of en, ko, got 'fr'"):
         current_language(tmp_path)
+
+
+def test_the_metadata_is_read_once_per_saved_version_of_the_notebook(tmp_path, monkeypatch):
+    """Every label asks for the edition: the notebook is parsed again only when it was saved since (a figure with
+    dozens of labels must not parse a chapter dozens of times)."""
+    monkeypatch.delenv("VRS_EDU_LANG", raising=False)
+    nb = tmp_path / "copy.ipynb"
+    nb.write_text(json.dumps({"metadata": {"vrs_edu": {"language": "ko"}}}))
+    monkeypatch.setenv("JPY_SESSION_NAME", str(nb))
+    reads = []
+    real_read = Path.read_text
+    monkeypatch.setattr(Path, "read_text", lambda self, *a, **k: reads.append(self) or real_read(self, *a, **k))
+    assert [current_language(tmp_path) for _ in range(5)] == ["ko"] * 5 and reads == [nb]
+    nb.write_text(json.dumps({"metadata": {"vrs_edu": {"language": "en"}}}))   # saved again: read again
+    os.utime(nb, ns=(nb.stat().st_atime_ns, nb.stat().st_mtime_ns + 1_000_000))
+    assert current_language(tmp_path) == "en" and reads == [nb, nb]
+
