@@ -267,11 +267,11 @@ def test_verdict_rows_korean_of_the_stored_results_hold_no_english_word():
      "전제 조건 불성립: 확인 `half_calibration_v_minus_k`는 반박됨"),
     ("precondition not met: check probe_l is undecided", "전제 조건 불성립: 확인 `probe_l`은 미정"),
     ("precondition not met: sink_at_0 0.026 (needs > 0.3): fails",
-     "전제 조건 불성립: `sink_at_0` 0.026 (0.3 초과여야 함): 불성립"),
+     "전제 조건 불성립: `sink_at_0` 0.026 (필요: > 0.3): 불성립"),
     ("precondition not met: epochs_read 6.120 (needs < 1): fails; check c_0 is negligible",
-     "전제 조건 불성립: `epochs_read` 6.120 (1 미만이어야 함): 불성립; 확인 `c_0`은 무시할 만함"),
+     "전제 조건 불성립: `epochs_read` 6.120 (필요: < 1): 불성립; 확인 `c_0`은 무시할 만함"),
     ("precondition not met: coverage 0.900 (needs > 0.95): fails (it guards a reproduced reading)",
-     "전제 조건 불성립: `coverage` 0.900 (0.95 초과여야 함): 불성립 (재현됨 판정에 필요한 조건)")])
+     "전제 조건 불성립: `coverage` 0.900 (필요: > 0.95): 불성립 (재현됨 판정에 필요한 조건)")])
 def test_reason_text_korean(reason, said):
     assert reason_text(reason, "ko") == said
     assert reason_text(reason, "en") == reason

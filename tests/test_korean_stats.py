@@ -104,7 +104,7 @@ def test_the_one_line_results_follow_the_verdict(rows):
 
 def test_reasons_of_every_form_in_korean():
     assert E.reason("precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading)", "ko") == \
-        "전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정을 막는 조건)"
+        "전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건)"
     assert E.reason("precondition not met: check c is contradicted; y 2.000 (needs < 1): fails", "ko") == \
         "전제 조건 불성립: 확인 c: 반박됨; y 2.000 (필요: < 1): 불성립"
     assert E.reason("gain is undecided: no gain for the control to explain", "ko") == \

@@ -156,7 +156,7 @@ _OUTCOME = re.compile(r"(\S+) (.+?) \(needs ([<>]) (\S+)\): (holds|fails)")
 _KO_REASONS = (   # (English pattern, Korean): the reasons analysis.judge and analysis.t_test write
     (re.compile(r"check (\S+) is ([a-z/ -]+?)(?=;|$)"), lambda m: f"확인 {m[1]}: {verdict_word(m[2], 'ko')}"),
     (_OUTCOME, lambda m: f"{m[1]} {m[2]} (필요: {m[3]} {m[4]}): {'성립' if m[5] == 'holds' else '불성립'}"),
-    (re.compile(r"\(it guards an? ([a-z/ -]+) reading\)"), lambda m: f"({verdict_word(m[1], 'ko')} 판정을 막는 조건)"),
+    (re.compile(r"\(it guards an? ([a-z/ -]+) reading\)"), lambda m: f"({verdict_word(m[1], 'ko')} 판정에 필요한 조건)"),
     (re.compile(r"(^|: |; |\()precondition not met: "), lambda m: f"{m[1]}전제 조건 불성립: "),
     (re.compile(r"(\S+) is ([a-z/ -]+): no gain for the control to explain"),
      lambda m: f"{m[1]}: {verdict_word(m[2], 'ko')}, 대조군이 설명할 이득이 없음"),
@@ -175,7 +175,7 @@ _KO_REASONS = (   # (English pattern, Korean): the reasons analysis.judge and an
 def reason(text: str | None, lang: str) -> str | None:
     """Why a test was not judged (``Verdict.reason``, as :func:`vrs_edu.lab.analysis.judge` words it) in ``lang``:
     ``precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading)`` / ``전제 조건 불성립: x 0.1
-    (필요: > 0.5): 불성립 (재현됨 판정을 막는 조건)``. A part of another form is kept as it is; None stays None."""
+    (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건)``. A part of another form is kept as it is; None stays None."""
     if lang != "ko" or text is None:
         return text
     for pattern, korean in _KO_REASONS:

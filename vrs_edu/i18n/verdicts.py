@@ -68,18 +68,18 @@ def plain(verdict: str, would: str | None, margin: float | None, unit: str, reas
 
 # A declared test's kind in Korean (the English word is the kind's own name).
 KIND_KO = {"claim": "주장", "check": "확인", "control": "대조군"}
-_SIDE_KO = {"<": "미만이어야", ">": "초과여야"}
 
 
 def _because_ko(part: str) -> str:
     """One reason a test is out of regime, in Korean: ``check c is contradicted`` -> ``확인 `c`는 반박됨``;
-    ``sink_at_0 0.026 (needs > 0.3): fails`` -> ```sink_at_0` 0.026 (0.3 초과여야 함): 불성립``; anything else as it is."""
+    ``sink_at_0 0.026 (needs > 0.3): fails`` -> ```sink_at_0` 0.026 (필요: > 0.3): 불성립`` (the form of
+    :func:`vrs_edu.i18n.evidence.because`); anything else as it is."""
     m = re.fullmatch(r"check (\S+) is (.+)", part)
     if m:
         return f"확인 {attach(f'`{m[1]}`', '은/는')} {verdict_word(m[2], 'ko')}"
     m = re.fullmatch(r"(\S+) (.+) \(needs ([<>]) (\S+)\): (holds|fails)", part)
     if m:
-        return f"`{m[1]}` {m[2]} ({m[4]} {_SIDE_KO[m[3]]} 함): {'성립' if m[5] == 'holds' else '불성립'}"
+        return f"`{m[1]}` {m[2]} (필요: {m[3]} {m[4]}): {'성립' if m[5] == 'holds' else '불성립'}"
     return part
 
 
