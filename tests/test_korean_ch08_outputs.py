@@ -21,7 +21,7 @@ from vrs_edu.chapters.ch08_real_decoder.prose import (condition_name, estimator_
                                                       substitutions_table, where_name)
 from vrs_edu.chapters.ch08_real_decoder.readout import (agreed_sentence, half_calibration_sentence,  # noqa: E402
                                                         toy_comparison, verdict_rows)
-from vrs_edu.i18n.verdicts import reason_text  # noqa: E402
+from vrs_edu.i18n.evidence import reason  # noqa: E402
 from vrs_edu.lab.experiments import load_results  # noqa: E402
 from vrs_edu.lab.results import interval  # noqa: E402
 from vrs_edu.viz.controls import change_from_default  # noqa: E402
@@ -262,7 +262,7 @@ def test_verdict_rows_korean_of_the_stored_results_hold_no_english_word():
             assert _english_words(" ".join(cells)) == [], cells
 
 
-@pytest.mark.parametrize("reason, said", [
+@pytest.mark.parametrize("text, said", [
     ("precondition not met: check half_calibration_v_minus_k is contradicted",
      "전제 조건 불성립: 확인 `half_calibration_v_minus_k`는 반박됨"),
     ("precondition not met: check probe_l is undecided", "전제 조건 불성립: 확인 `probe_l`은 미정"),
@@ -272,9 +272,10 @@ def test_verdict_rows_korean_of_the_stored_results_hold_no_english_word():
      "전제 조건 불성립: `epochs_read` 6.120 (필요: < 1): 불성립; 확인 `c_0`은 무시할 만함"),
     ("precondition not met: coverage 0.900 (needs > 0.95): fails (it guards a reproduced reading)",
      "전제 조건 불성립: `coverage` 0.900 (필요: > 0.95): 불성립 (재현됨 판정에 필요한 조건)")])
-def test_reason_text_korean(reason, said):
-    assert reason_text(reason, "ko") == said
-    assert reason_text(reason, "en") == reason
+def test_a_reason_in_korean_names_its_tests_as_code(text, said):
+    # the appendices' translator, with the names as code for chapter 08's Markdown table
+    assert reason(text, "ko", code=True) == said
+    assert reason(text, "en", code=True) == text
 
 
 # -- names, the widget's change and the figures ---------------------------------------------------------------------

@@ -106,7 +106,10 @@ def test_reasons_of_every_form_in_korean():
     assert E.reason("precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading)", "ko") == \
         "전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건)"
     assert E.reason("precondition not met: check c is contradicted; y 2.000 (needs < 1): fails", "ko") == \
-        "전제 조건 불성립: 확인 c: 반박됨; y 2.000 (필요: < 1): 불성립"
+        "전제 조건 불성립: 확인 c는 반박됨; y 2.000 (필요: < 1): 불성립"
+    # the name after 확인 takes its particle by its reading; names as code for a Markdown table
+    assert E.reason("precondition not met: check probe_l is undecided; y 2.000 (needs < 1): fails", "ko", code=True) \
+        == "전제 조건 불성립: 확인 `probe_l`은 미정; `y` 2.000 (필요: < 1): 불성립"
     assert E.reason("gain is undecided: no gain for the control to explain", "ko") == \
         "gain: 미정, 대조군이 설명할 이득이 없음"
     assert E.reason("zero variance: every seed gave +0.000; 1 distinct seed, fewer than 3 (seeds [0, 0])", "ko") == \

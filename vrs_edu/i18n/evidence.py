@@ -152,34 +152,45 @@ def stands_for(outcome: str, premise: str, lang: str) -> str:
     return f"{outcome} (나타내는 전제: {premise})" if lang == "ko" else f"{outcome} (it stands for: {premise})"
 
 
-_OUTCOME = re.compile(r"(\S+) (.+?) \(needs ([<>]) (\S+)\): (holds|fails)")
-_KO_REASONS = (   # (English pattern, Korean): the reasons analysis.judge and analysis.t_test write
-    (re.compile(r"check (\S+) is ([a-z/ -]+?)(?=;|$)"), lambda m: f"확인 {m[1]}: {verdict_word(m[2], 'ko')}"),
-    (_OUTCOME, lambda m: f"{m[1]} {m[2]} (필요: {m[3]} {m[4]}): {'성립' if m[5] == 'holds' else '불성립'}"),
-    (re.compile(r"\(it guards an? ([a-z/ -]+) reading\)"), lambda m: f"({verdict_word(m[1], 'ko')} 판정에 필요한 조건)"),
-    (re.compile(r"(^|: |; |\()precondition not met: "), lambda m: f"{m[1]}전제 조건 불성립: "),
+# A precondition's outcome inside a reason: its name (ASCII, at the start or after ": " or "; "), its value (no
+# ": " or "; " in it: those end another part of the reason), its side and threshold.
+_OUTCOME = re.compile(r"(?:^|(?<=: )|(?<=; ))([A-Za-z0-9_.-]+) ((?:(?!: |; ).)+?) \(needs ([<>]) (\S+)\): "
+                      r"(holds|fails)")
+# (English pattern, Korean) of the reasons analysis.judge and analysis.t_test write; each Korean form takes the match
+# and ``q``, which shows a test's or a precondition's name (as it is, or as code in a Markdown table).
+_KO_REASONS = (
+    # the prefixes first, so that a name is found after them
+    (re.compile(r"(^|: |; |\()precondition not met: "), lambda m, q: f"{m[1]}전제 조건 불성립: "),
+    (re.compile(r"^at every arm: "), lambda m, q: "모든 조건에서: "),
+    (re.compile(r"(^|; |\()at ([^:;]+): "), lambda m, q: f"{m[1]}{m[2]}에서: "),
+    (re.compile(r"check (\S+) is ([a-z/ -]+?)(?=;|$|\))"),
+     lambda m, q: f"확인 {attach(q(m[1]), '은/는')} {verdict_word(m[2], 'ko')}"),
+    (_OUTCOME, lambda m, q: f"{q(m[1])} {m[2]} (필요: {m[3]} {m[4]}): {'성립' if m[5] == 'holds' else '불성립'}"),
+    (re.compile(r"\(it guards an? ([a-z/ -]+) reading\)"),
+     lambda m, q: f"({verdict_word(m[1], 'ko')} 판정에 필요한 조건)"),
     (re.compile(r"(\S+) is ([a-z/ -]+): no gain for the control to explain"),
-     lambda m: f"{m[1]}: {verdict_word(m[2], 'ko')}, 대조군이 설명할 이득이 없음"),
-    (re.compile(r"zero variance: every seed gave (\S+)"), lambda m: f"분산 0: 모든 시드가 {m[1]}"),
+     lambda m, q: f"{q(m[1])}: {verdict_word(m[2], 'ko')}, 대조군이 설명할 이득이 없음"),
+    (re.compile(r"zero variance: every seed gave (\S+)"), lambda m, q: f"분산 0: 모든 시드가 {m[1]}"),
     (re.compile(r"(\d+) distinct seeds?, fewer than (\d+)(?: \(seeds (\[[^]]*\])\))?"),
-     lambda m: f"서로 다른 시드 {m[1]}개, {m[2]}개 미만" + (f" (시드 {m[3]})" if m[3] else "")),
-    (re.compile(r"^at every arm: "), lambda m: "모든 조건에서: "),
-    (re.compile(r"(^|; |\()at ([^:;]+): "), lambda m: f"{m[1]}{m[2]}에서: "),
+     lambda m, q: f"서로 다른 시드 {m[1]}개, {m[2]}개 미만" + (f" (시드 {m[3]})" if m[3] else "")),
     (re.compile(r"([a-z/ -]+) at (.+), but the sweep has (\d+) arms?, fewer than (\d+)"),
-     lambda m: f"{m[2]}에서 {verdict_word(m[1], 'ko')}, 하지만 스윕의 조건이 {m[3]}개로 {m[4]}개 미만"),
+     lambda m, q: f"{m[2]}에서 {verdict_word(m[1], 'ko')}, 하지만 스윕의 조건이 {m[3]}개로 {m[4]}개 미만"),
     (re.compile(r"(reproduced|contradicted|undecided|negligible|out of regime|n/a) at ([^;()]+?)(?=;|$| \()"),
-     lambda m: f"{m[2]}에서 {verdict_word(m[1], 'ko')}"),
+     lambda m, q: f"{m[2]}에서 {verdict_word(m[1], 'ko')}"),
 )
 
 
-def reason(text: str | None, lang: str) -> str | None:
+def reason(text: str | None, lang: str, code: bool = False) -> str | None:
     """Why a test was not judged (``Verdict.reason``, as :func:`vrs_edu.lab.analysis.judge` words it) in ``lang``:
-    ``precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading)`` / ``전제 조건 불성립: x 0.1
-    (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건)``. A part of another form is kept as it is; None stays None."""
+    ``precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading); check c is undecided`` /
+    ``전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건); 확인 c는 미정``. ``code=True``: the
+    names as code, for a Markdown table (```x```). The one translator of these reasons (chapter 08's verdict table,
+    the appendices' tables and lines). A part of another form is kept as it is; None stays None."""
     if lang != "ko" or text is None:
         return text
+    q = (lambda name: f"`{name}`") if code else (lambda name: name)
     for pattern, korean in _KO_REASONS:
-        text = pattern.sub(korean, text)
+        text = pattern.sub(lambda m: korean(m, q), text)
     return text
 
 

@@ -8,10 +8,6 @@ worded as reproduced or contradicted, and an out-of-regime or n/a verdict always
 """
 from __future__ import annotations
 
-import re
-
-from vrs_edu.i18n.korean import attach
-
 # What a decided (or undecided) verdict means, in plain words.
 PLAIN = {"en": {"reproduced": "decided, in the published direction",
                 "contradicted": "decided, against the published direction",
@@ -68,31 +64,3 @@ def plain(verdict: str, would: str | None, margin: float | None, unit: str, reas
 
 # A declared test's kind in Korean (the English word is the kind's own name).
 KIND_KO = {"claim": "주장", "check": "확인", "control": "대조군"}
-
-
-def _because_ko(part: str) -> str:
-    """One reason a test is out of regime, in Korean: ``check c is contradicted`` -> ``확인 `c`는 반박됨``;
-    ``sink_at_0 0.026 (needs > 0.3): fails`` -> ```sink_at_0` 0.026 (필요: > 0.3): 불성립`` (the form of
-    :func:`vrs_edu.i18n.evidence.because`); anything else as it is."""
-    m = re.fullmatch(r"check (\S+) is (.+)", part)
-    if m:
-        return f"확인 {attach(f'`{m[1]}`', '은/는')} {verdict_word(m[2], 'ko')}"
-    m = re.fullmatch(r"(\S+) (.+) \(needs ([<>]) (\S+)\): (holds|fails)", part)
-    if m:
-        return f"`{m[1]}` {m[2]} (필요: {m[3]} {m[4]}): {'성립' if m[5] == 'holds' else '불성립'}"
-    return part
-
-
-def reason_text(reason: str, lang: str = "en") -> str:
-    """Why a test was not judged (:attr:`vrs_edu.lab.results.Verdict.reason`, as :func:`vrs_edu.lab.analysis.judge`
-    words it) in ``lang``: ``precondition not met: check c is contradicted`` / ``전제 조건 불성립: 확인 c는 반박됨``,
-    a guarded reading ``(it guards a reproduced reading)`` / ``(재현됨 판정에 필요한 조건)``. A reason of another form
-    is shown as it is."""
-    if lang != "ko" or not reason.startswith("precondition not met: "):
-        return reason
-    why = reason[len("precondition not met: "):]
-    guard = ""
-    if why.endswith(" reading)") and " (it guards a " in why:
-        why, _, would = why[:-len(" reading)")].rpartition(" (it guards a ")
-        guard = f" ({verdict_word(would, 'ko')} 판정에 필요한 조건)"
-    return "전제 조건 불성립: " + "; ".join(_because_ko(p) for p in why.split("; ")) + guard

@@ -31,7 +31,8 @@ from vrs_edu.chapters.ch07_real_model.probes import RidgeSolver, probe_r2, split
 from vrs_edu.chapters.ch08_real_decoder.interventions import ESTIMATORS, estimator
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
-from vrs_edu.i18n.verdicts import KIND_KO, reason_text, verdict_word
+from vrs_edu.i18n.evidence import reason as reason_in
+from vrs_edu.i18n.verdicts import KIND_KO, verdict_word
 from vrs_edu.i18n.verdicts import label as verdict_label
 from vrs_edu.lab.by_corpus import verdict_corpus
 from vrs_edu.lab.experiments import CHECKPOINT_DIR, load_results, provenance
@@ -558,7 +559,7 @@ def _verdict_row_ko(r) -> list[str]:
     words, the threshold (``±0.05 이내``), the verdict and its reason in Korean."""
     t, f = r.test, _verdict_row_facts(r)
     word = verdict_label(r.verdict, f["would_be"], "ko")
-    verdict = word + (f" ({reason_text(f['reason'], 'ko')})" if f["reason"] else "")
+    verdict = word + (f" ({reason_in(f['reason'], 'ko', code=True)})" if f["reason"] else "")
     return [f"`{t.name}`", f"{KIND_KO.get(t.kind, t.kind)} / {FAMILY_KO.get(t.family, t.family)}", f["mean"],
             _vs(t, f, "±{m} 이내", "{t} ± {m} 이내"), f["p"], verdict]
 
