@@ -47,7 +47,7 @@ def test_the_ablation_sentence_follows_the_spread():
         "the baseline's loss of 0.005 nats: these layers tolerate it least in V.")
     assert C.ablation_sentence(worst, 0.005, 0.006, lang="ko") == (
         "x0 층에서 교환의 비용은 많아야 Q +0.003, K +0.004, V +0.006 nats이고, 기준선 손실의 시드 간 퍼짐은 0.005 "
-        "nats입니다. 이 층들은 V에서 그것을 가장 덜 견딥니다.")
+        "nats입니다. 이 층들에서는 V 경로가 교환을 가장 못 견딥니다.")
     assert C.ablation_sentence(worst, 0.01, 0.006, lang="en").endswith("tolerate the token identity in any path.")
     assert C.ablation_sentence(worst, 0.01, 0.006, lang="ko").endswith("이 층들은 어느 경로에서든 토큰 정체성을 견딥니다.")
 

@@ -173,14 +173,14 @@ def test_half_calibration_sentence_korean():
     assert half_calibration_sentence(checks, 0.025, lang="ko") == (
         "캘리브레이션 텍스트를 절반으로 줄이면 대비가 시퀀스마다 이만큼 움직입니다(절반 텍스트 − 전체 텍스트, 마지막 "
         "3분의 1): V − Q -0.000 [-0.027, +0.026] (재현됨); V − K -0.069 [-0.110, -0.028] (반박됨); V 자체의 비용 "
-        "+0.015 [-0.012, +0.042] (미정) nats. 기준은 ±0.025 범위입니다(동등성 검정). 확인이 성립하지 않는 곳(V − K, "
-        "V 자체의 비용)에서는 그 대비의 일부가 여전히 추정에서 나올 수 있으므로, 그 확인이 필요한 주장은 적용 범위 "
+        "+0.015 [-0.012, +0.042] (미정) nats. 기준은 ±0.025 범위입니다(동등성 검정). 점검이 성립하지 않는 곳(V − K, "
+        "V 자체의 비용)에서는 그 대비의 일부가 여전히 추정에서 나올 수 있으므로, 그 점검이 필요한 주장은 적용 범위 "
         "밖입니다(가상 판정을 옆에 출력합니다).")
     english = half_calibration_sentence(checks, 0.025, lang="en")
     assert "V − Q -0.000 [-0.027, +0.026] (reproduced); V − K -0.069 [-0.110, -0.028] (contradicted)" in english
     ok = {n: _chk(0.001, (-0.01, 0.012), "reproduced") for n in checks}
     held = half_calibration_sentence(ok, 0.025, lang="ko")
-    assert held.endswith(" 모든 확인이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 "
+    assert held.endswith(" 모든 점검이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 "
                          "않을 것이므로, 대비는 추정이 아니라 투영에서 나옵니다.")
     assert "적용 범위 밖" not in held
 
@@ -245,9 +245,9 @@ def test_verdict_rows_korean():
                  "contradicted", p=0.037)
     assert verdict_rows([out, judged, check], lang="ko") == [
         ["`late_v_table_within_tolerance`", "주장 / 질문 2", "+1.9815 [+1.8730, +2.0901]", "±0.05 이내", "–",
-         "적용 범위 밖 (판정한다면: 반박됨) (전제 조건 불성립: 확인 `half_calibration_v`는 미정)"],
+         "적용 범위 밖 (판정한다면: 반박됨) (전제 조건 불성립: 점검 `half_calibration_v`는 미정)"],
         ["`mixing_early_above_late`", "주장 / 깊이", "+1.9815 [+1.8730, +2.0901]", "> 0", "6.6e-87", "재현됨"],
-        ["`half_calibration_v_minus_k`", "확인 / 확인: 절반 텍스트 V−K", "+1.9815 [+1.8730, +2.0901]",
+        ["`half_calibration_v_minus_k`", "점검 / 점검: 절반 텍스트 V−K", "+1.9815 [+1.8730, +2.0901]",
          "±0.05 이내", "0.037", "반박됨"]]
     assert verdict_rows([out], lang="en") == [
         ["late v table within tolerance", "claim / q2", "+1.9815 [+1.8730, +2.0901]", "within ±0.05", "–",
@@ -264,12 +264,12 @@ def test_verdict_rows_korean_of_the_stored_results_hold_no_english_word():
 
 @pytest.mark.parametrize("text, said", [
     ("precondition not met: check half_calibration_v_minus_k is contradicted",
-     "전제 조건 불성립: 확인 `half_calibration_v_minus_k`는 반박됨"),
-    ("precondition not met: check probe_l is undecided", "전제 조건 불성립: 확인 `probe_l`은 미정"),
+     "전제 조건 불성립: 점검 `half_calibration_v_minus_k`는 반박됨"),
+    ("precondition not met: check probe_l is undecided", "전제 조건 불성립: 점검 `probe_l`은 미정"),
     ("precondition not met: sink_at_0 0.026 (needs > 0.3): fails",
      "전제 조건 불성립: `sink_at_0` 0.026 (필요: > 0.3): 불성립"),
     ("precondition not met: epochs_read 6.120 (needs < 1): fails; check c_0 is negligible",
-     "전제 조건 불성립: `epochs_read` 6.120 (필요: < 1): 불성립; 확인 `c_0`은 무시할 만함"),
+     "전제 조건 불성립: `epochs_read` 6.120 (필요: < 1): 불성립; 점검 `c_0`은 무시할 만함"),
     ("precondition not met: coverage 0.900 (needs > 0.95): fails (it guards a reproduced reading)",
      "전제 조건 불성립: `coverage` 0.900 (필요: > 0.95): 불성립 (재현됨 판정에 필요한 조건)")])
 def test_a_reason_in_korean_names_its_tests_as_code(text, said):
@@ -298,7 +298,7 @@ def test_checks_sentence_korean_names_the_checks_as_code():
     from vrs_edu.chapters.ch08_real_decoder.prose import checks_sentence
 
     text = checks_sentence(["half_calibration_v_minus_k", "half_calibration_v"], 4, "float32", 1116, lang="ko")
-    assert text.startswith("재현되지 않은 확인: `half_calibration_v_minus_k`, `half_calibration_v`. 따라서 주장 "
+    assert text.startswith("재현되지 않은 점검: `half_calibration_v_minus_k`, `half_calibration_v`. 따라서 주장 "
                            "4개가 적용 범위 밖입니다")
     assert "18.6분이 걸려, 코어 2개에 대한 레시피의 20분 예산을 넘지 않았습니다." in text
     assert checks_sentence(["c"], 1, "float32", 1116, lang="en").startswith("Checks not reproduced: c; so 1 claims")

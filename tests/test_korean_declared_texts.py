@@ -118,4 +118,4 @@ def test_the_korean_lists_print_the_catalogs_korean():
         "NEGLIGIBLE   resformer_loss — ResFormer (V_n' = 0.5·V_1 + 0.5·V_n) lowers the validation loss")
     sub = check_preconditions([recipe.SUB_EPOCH], {"sub_epoch": 0.596})
     assert " ".join(precondition_lines(sub, lang="ko").split()).startswith(
-        "sub_epoch 0.596 (필요: < 1): 성립 (나타내는 전제: 손실 판정은 학습 텍스트를 외울 수 없는 실행에서 나옵니다")
+        "sub_epoch 0.596 (필요: < 1): 성립 (뜻: 손실 판정은 학습 텍스트를 외울 수 없는 실행에서 나옵니다")

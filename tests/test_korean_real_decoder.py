@@ -24,7 +24,7 @@ def test_post_hoc_sentence_korean_out_of_regime_names_the_check_with_its_particl
     text = post_hoc_sentence(cost, ["out of regime (would be: reproduced)", "contradicted"], {name: "contradicted"},
                              lang="ko")
     assert "V의 평균 표의 비용은 Q의 것 대비 -0.10 nats, K의 것 대비 +0.10 nats입니다(둘 사이입니다: " in text
-    assert "각각 *out of regime (would be: reproduced)*, *contradicted*입니다 (판정하지 않음: 선언된 확인이 " \
+    assert "각각 *out of regime (would be: reproduced)*, *contradicted*입니다 (판정하지 않음: 선언된 점검이 " \
            f"성립하지 않았습니다 — {said} 반박됨). 판정이 무엇이든" in text
 
 
@@ -112,4 +112,4 @@ def test_verdict_words_both_editions():
     assert verdict_words(rec, lang="ko") == "적용 범위 밖 (판정한다면: 반박됨)"
     assert verdict_words({"verdict": "reproduced"}, lang="ko") == "재현됨"
     ko = post_hoc_sentence(COST, [verdict_words(rec, "ko"), "반박됨"], {"check_l": "반박됨"}, lang="ko")
-    assert "(판정하지 않음: 선언된 확인이 성립하지 않았습니다 — `check_l`은 반박됨)" in ko
+    assert "(판정하지 않음: 선언된 점검이 성립하지 않았습니다 — `check_l`은 반박됨)" in ko

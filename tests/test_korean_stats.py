@@ -51,10 +51,10 @@ def test_the_verdict_table_in_both_editions(rows):
     ko = format_verdicts(rows, lang="ko").splitlines()
     assert ko[:9] == [
         "검정 묶음 primary (주장): 검정 1개, 보정 필요 없음",
-        "  검정   평균 [95% 신뢰구간]       기준 Holm p 판정                            검정력",
+        "  검정   평균 [95% 신뢰구간]     비교값 Holm p 판정                            검정력",
         "  gain   -0.007 [-0.013, -0.001]  +0.00  0.037 무시할 만함",
-        "검정 묶음 ch03 (주장): 검정 3개, 2개 판정, 함께 Holm 보정",
-        "  검정   평균 [95% 신뢰구간]       기준 Holm p 판정                            검정력",
+        "검정 묶음 ch03 (주장): 검정 3개 중 2개 판정, 함께 Holm 보정",
+        "  검정   평균 [95% 신뢰구간]     비교값 Holm p 판정                            검정력",
         "  grows  +0.012 [-0.006, +0.030]  +0.00    n/a 적용 범위 밖 (판정한다면: 미정)",
         "      전제 조건 불성립: plateaued 0.000 (필요: > 0.5): 불성립",
         "  lower  -0.049 [-0.058, -0.040]  +0.00  0.000 재현됨",
@@ -81,8 +81,8 @@ def test_preconditions_that_hold_and_fail_in_both_editions():
         "sub_epoch 0.596 (needs < 1): holds (it stands for: the runs cannot memorise their training text)",
         "plateaued 0.000 (needs > 0.5): fails (it stands for: the coefficients had stopped moving)"]
     assert precondition_lines(outcomes, lang="ko").splitlines() == [
-        "sub_epoch 0.596 (필요: < 1): 성립 (나타내는 전제: the runs cannot memorise their training text)",
-        "plateaued 0.000 (필요: > 0.5): 불성립 (나타내는 전제: the coefficients had stopped moving)"]
+        "sub_epoch 0.596 (필요: < 1): 성립 (뜻: the runs cannot memorise their training text)",
+        "plateaued 0.000 (필요: > 0.5): 불성립 (뜻: the coefficients had stopped moving)"]
     # a verdict's stored reason is English whatever the edition (judge words it with lang="en")
     assert outcomes["plateaued"].because(lang="en") == "plateaued 0.000 (needs > 0.5): fails"
 
@@ -106,10 +106,10 @@ def test_reasons_of_every_form_in_korean():
     assert E.reason("precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading)", "ko") == \
         "전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건)"
     assert E.reason("precondition not met: check c is contradicted; y 2.000 (needs < 1): fails", "ko") == \
-        "전제 조건 불성립: 확인 c는 반박됨; y 2.000 (필요: < 1): 불성립"
-    # the name after 확인 takes its particle by its reading; names as code for a Markdown table
+        "전제 조건 불성립: 점검 c는 반박됨; y 2.000 (필요: < 1): 불성립"
+    # the name after 점검 takes its particle by its reading; names as code for a Markdown table
     assert E.reason("precondition not met: check probe_l is undecided; y 2.000 (needs < 1): fails", "ko", code=True) \
-        == "전제 조건 불성립: 확인 `probe_l`은 미정; `y` 2.000 (필요: < 1): 불성립"
+        == "전제 조건 불성립: 점검 `probe_l`은 미정; `y` 2.000 (필요: < 1): 불성립"
     assert E.reason("gain is undecided: no gain for the control to explain", "ko") == \
         "gain: 미정, 대조군이 설명할 이득이 없음"
     assert E.reason("zero variance: every seed gave +0.000; 1 distinct seed, fewer than 3 (seeds [0, 0])", "ko") == \
@@ -136,7 +136,7 @@ def test_what_we_measured_in_both_editions(rows):
                       "재현됨       lower — the method lowers over-smoothing",
                       "미정         cost — the method costs loss"]
     assert ko[5:8] == ["발표된 주장, 이 조건에서:", "  재현됨 (1): lower", "  반박됨 (0): 없음"]
-    assert "설정 확인, 이 조건에서:" in ko
+    assert "설정 점검, 이 조건에서:" in ko
     assert [E.width(line[:line.index(name)]) for line, name in zip(ko, ("gain", "grows", "lower", "cost"))] == \
         [13] * 4   # the names start at one display column
 

@@ -62,11 +62,11 @@ def fill(text: str, cols: int, initial_indent: str = "", subsequent_indent: str 
 
 # The verdict table's column heads: test, mean [95% CI], threshold, p after Holm, verdict, power.
 HEAD = {"en": ("test", "mean [95% CI]", "vs", "p Holm", "verdict", "power"),
-        "ko": ("검정", "평균 [95% 신뢰구간]", "기준", "Holm p", "판정", "검정력")}
+        "ko": ("검정", "평균 [95% 신뢰구간]", "비교값", "Holm p", "판정", "검정력")}
 CI_LABEL = {"en": "95% CI ", "ko": "95% 신뢰구간 "}
 NO_EFFECT = {"en": "no effect declared", "ko": "선언된 효과 없음"}
 KIND_WHAT = {"en": {"claim": "claims", "control": "controls, gated on their claim", "check": "checks of the set-up"},
-             "ko": {"claim": "주장", "control": "대조군, 그 주장이 재현될 때만 판정", "check": "설정 확인"}}
+             "ko": {"claim": "주장", "control": "대조군, 그 주장이 재현될 때만 판정", "check": "설정 점검"}}
 FOOTNOTE = {
     "en": "power (undecided tests): the chance to decide, with these seeds at the family's strictest Holm level, if "
           "the true effect were the declared one ('at' a number, in the quantity's units). Out of regime: a declared "
@@ -89,12 +89,12 @@ def verdict_words(verdict: str, would: str | None, lang: str) -> str:
 
 def family_line(family: str, kind: str, n: int, judged: int, sweep: str | None, lang: str) -> str:
     """The line that opens a family's block: ``ch03 (claims): 6 tests, 5 judged, Holm-corrected together`` /
-    ``검정 묶음 ch03 (주장): 검정 6개, 5개 판정, 함께 Holm 보정``. ``judged``: how many its Holm correction counted
+    ``검정 묶음 ch03 (주장): 검정 6개 중 5개 판정, 함께 Holm 보정``. ``judged``: how many its Holm correction counted
     (said only when fewer than ``n``); ``sweep``: the sweep it is judged at each arm of, or None."""
     what = KIND_WHAT[lang][kind]
     if lang == "ko":
-        counted = f"{judged}개 판정, " if judged != n else ""
-        return (f"검정 묶음 {family} ({what}): 검정 {n}개, {counted}"
+        counted = (f" 중 {judged}개 판정" if judged else " 중 판정된 것 없음") if judged != n else ""
+        return (f"검정 묶음 {family} ({what}): 검정 {n}개{counted}, "
                 + ("함께 Holm 보정" if judged > 1 else "보정 필요 없음") + (f", {sweep}의 조건마다" if sweep else ""))
     counted = f"{judged} judged, " if judged != n else ""
     return (f"{family} ({what}): {n} test{'s' if n > 1 else ''}, {counted}"
@@ -148,8 +148,8 @@ def because(name: str, shown: str, side: str, threshold: float, holds: bool, lan
 
 def stands_for(outcome: str, premise: str, lang: str) -> str:
     """A precondition's outcome with the premise it stands for, in brackets (so that a failed one does not read as a
-    fact): ``… (it stands for: …)`` / ``… (나타내는 전제: …)``."""
-    return f"{outcome} (나타내는 전제: {premise})" if lang == "ko" else f"{outcome} (it stands for: {premise})"
+    fact): ``… (it stands for: …)`` / ``… (뜻: …)``."""
+    return f"{outcome} (뜻: {premise})" if lang == "ko" else f"{outcome} (it stands for: {premise})"
 
 
 # A precondition's outcome inside a reason: its name (ASCII, at the start or after ": " or "; "), its value (no
@@ -164,7 +164,7 @@ _KO_REASONS = (
     (re.compile(r"^at every arm: "), lambda m, q: "모든 조건에서: "),
     (re.compile(r"(^|; |\()at ([^:;]+): "), lambda m, q: f"{m[1]}{m[2]}에서: "),
     (re.compile(r"check (\S+) is ([a-z/ -]+?)(?=;|$|\))"),
-     lambda m, q: f"확인 {attach(q(m[1]), '은/는')} {verdict_word(m[2], 'ko')}"),
+     lambda m, q: f"점검 {attach(q(m[1]), '은/는')} {verdict_word(m[2], 'ko')}"),
     (_OUTCOME, lambda m, q: f"{q(m[1])} {m[2]} (필요: {m[3]} {m[4]}): {'성립' if m[5] == 'holds' else '불성립'}"),
     (re.compile(r"\(it guards an? ([a-z/ -]+) reading\)"),
      lambda m, q: f"({verdict_word(m[1], 'ko')} 판정에 필요한 조건)"),
@@ -183,7 +183,7 @@ _KO_REASONS = (
 def reason(text: str | None, lang: str, code: bool = False) -> str | None:
     """Why a test was not judged (``Verdict.reason``, as :func:`vrs_edu.lab.analysis.judge` words it) in ``lang``:
     ``precondition not met: x 0.1 (needs > 0.5): fails (it guards a reproduced reading); check c is undecided`` /
-    ``전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건); 확인 c는 미정``. ``code=True``: the
+    ``전제 조건 불성립: x 0.1 (필요: > 0.5): 불성립 (재현됨 판정에 필요한 조건); 점검 c는 미정``. ``code=True``: the
     names as code, for a Markdown table (```x```). The one translator of these reasons (chapter 08's verdict table,
     the appendices' tables and lines). A part of another form is kept as it is; None stays None."""
     if lang != "ko" or text is None:
@@ -197,7 +197,7 @@ def reason(text: str | None, lang: str, code: bool = False) -> str | None:
 # --- "what we measured" (vrs_edu.lab.analysis.format_measured) ------------------------------------------------
 
 TITLE_KO = {"published claims": "발표된 주장", "published claims and controls": "발표된 주장과 대조군",
-            "checks on the set-up": "설정 확인"}
+            "checks on the set-up": "설정 점검"}
 
 
 def measured_title(title: str, lang: str) -> str:

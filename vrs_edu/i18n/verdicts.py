@@ -63,4 +63,4 @@ def plain(verdict: str, would: str | None, margin: float | None, unit: str, reas
 
 
 # A declared test's kind in Korean (the English word is the kind's own name).
-KIND_KO = {"claim": "주장", "check": "확인", "control": "대조군"}
+KIND_KO = {"claim": "주장", "check": "점검", "control": "대조군"}

@@ -786,7 +786,7 @@ def ablation_sentence(worst: dict[str, float], base_sd: float, largest: float, l
     if resolve_language(lang) == "ko":
         return (f"x0 층에서 교환의 비용은 많아야 {costs} nats이고, 기준선 손실의 시드 간 퍼짐은 {base_sd:.3f} nats입니다. "
                 + ("이 층들은 어느 경로에서든 토큰 정체성을 견딥니다." if largest < base_sd else
-                   f"이 층들은 {least}에서 그것을 가장 덜 견딥니다."))
+                   f"이 층들에서는 {least} 경로가 교환을 가장 못 견딥니다."))
     return ("In the x0 layers the swap costs at most " + costs
             + f" nats, against a seed-to-seed spread of the baseline's loss of {base_sd:.3f} nats: "
             + "these layers "

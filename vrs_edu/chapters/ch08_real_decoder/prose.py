@@ -302,7 +302,7 @@ def checks_sentence(failed: list[str], n_out: int, dtype: str, wall_time_s: floa
     within = wall_time_s <= 1200
     if _ko(lang):
         names = ", ".join(f"`{n}`" for n in failed)          # code names, as in the Korean verdict table
-        return (f"재현되지 않은 확인: {names or '없음'}. 따라서 주장 {n_out}개가 적용 범위 밖입니다(각각 "
+        return (f"재현되지 않은 점검: {names or '없음'}. 따라서 주장 {n_out}개가 적용 범위 밖입니다(각각 "
                 f"가상 판정과 함께 출력하며, 셈에 넣지 않습니다). 저장된 실행({dtype})은 {wall_time_s / 60:.1f}분이 "
                 f"걸려, 코어 2개에 대한 레시피의 20분 예산을 {'넘지 않았습니다' if within else '넘었습니다'}.")
     return (f"Checks not reproduced: {', '.join(failed) or 'none'}; so {n_out} claims are out of regime "

@@ -527,9 +527,9 @@ VERDICT_COLUMNS = ("test", "kind / family", "mean [95 % CI] (nats)", "vs", "p (H
 
 # the families of chapter 08's declared tests (recipe and decoder-norms), in Korean
 FAMILY_KO = {"primary": "주요", "q1": "질문 1", "q2": "질문 2", "q3": "질문 3", "q4": "질문 4", "sink": "싱크",
-             "mixing": "혼합", "depth": "깊이", "check: identity": "확인: 항등 패치",
-             "check: half V−Q": "확인: 절반 텍스트 V−Q", "check: half V−K": "확인: 절반 텍스트 V−K",
-             "check: half V": "확인: 절반 텍스트 V"}
+             "mixing": "혼합", "depth": "깊이", "check: identity": "점검: 항등 패치",
+             "check: half V−Q": "점검: 절반 텍스트 V−Q", "check: half V−K": "점검: 절반 텍스트 V−K",
+             "check: half V": "점검: 절반 텍스트 V"}
 
 
 def _verdict_row_facts(r) -> dict:
@@ -651,10 +651,10 @@ def _half_calibration_ko(checks: dict, margin: float, failed: list[str]) -> str:
     out = ("캘리브레이션 텍스트를 절반으로 줄이면 대비가 시퀀스마다 이만큼 움직입니다(절반 텍스트 − 전체 텍스트, 마지막 "
            "3분의 1): " + "; ".join(parts) + f" nats. 기준은 ±{margin:g} 범위입니다(동등성 검정).")
     if not failed:
-        return out + (" 모든 확인이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 않을 "
+        return out + (" 모든 점검이 성립합니다. 텍스트를 두 배로 늘려 만든 표도 대비를 그 범위보다 더 움직이지 않을 "
                       "것이므로, 대비는 추정이 아니라 투영에서 나옵니다.")
-    return out + (" 확인이 성립하지 않는 곳(" + ", ".join(HALF_CHECKS_KO[n] for n in failed) + ")에서는 그 대비의 "
-                  "일부가 여전히 추정에서 나올 수 있으므로, 그 확인이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 "
+    return out + (" 점검이 성립하지 않는 곳(" + ", ".join(HALF_CHECKS_KO[n] for n in failed) + ")에서는 그 대비의 "
+                  "일부가 여전히 추정에서 나올 수 있으므로, 그 점검이 필요한 주장은 적용 범위 밖입니다(가상 판정을 옆에 "
                   "출력합니다).")
 
 
@@ -764,7 +764,7 @@ def _not_judged(checks: dict[str, str] | None, lang: str = "en") -> str:
         if not checks:
             return " (판정하지 않음: 선언된 전제 조건이 성립하지 않았습니다)"
         each = [f"{attach(f'`{name}`', '은/는')} {verdict_word(verdict, 'ko')}" for name, verdict in checks.items()]
-        return " (판정하지 않음: 선언된 확인이 성립하지 않았습니다 — " + ", ".join(each) + ")"
+        return " (판정하지 않음: 선언된 점검이 성립하지 않았습니다 — " + ", ".join(each) + ")"
     if not checks:
         return " (not judged: a declared precondition did not hold)"
     each = [f"`{name}` is {verdict}" for name, verdict in checks.items()]

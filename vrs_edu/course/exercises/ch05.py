@@ -75,7 +75,7 @@ SWA_MISTAKES = [
 
 # The Korean hints of each list of mistakes, in the list's order (the Korean edition's checker names the same ones).
 STACK_HINTS_KO = [
-    "윈도가 l보다 위의 층을 읽습니다. 읽기는 깊이에 대해 인과적이어서, 층 l은 X[max(0, l-K+1)], ..., X[l]만 읽습니다",
+    "윈도가 l보다 위의 층을 읽습니다. 읽기는 깊이에 대해 인과 방향이어서, 층 l은 X[max(0, l-K+1)], ..., X[l]만 읽습니다",
     "아래쪽에서 윈도가 K칸을 가지며, 0 상태로 채운 칸이 여전히 softmax 가중치를 받습니다. 층 l은 K_l = min(K, l+1)개 "
     "층을 읽으므로, 층 0은 자기 자신만 읽습니다",
     "윈도가 K + 1개 층을 담습니다. K개(층 l 자신과 그 아래 K − 1개)를 담아야 합니다",
@@ -98,7 +98,7 @@ INPUT_WIDTH_SCALE_KO = "sqrt(D), 곧 h의 폭으로 스케일했습니다. d_k�
 KV_SWAPPED_KO = "키와 값이 바뀌었습니다. 점수는 W_K에서, 섞는 벡터는 W_V에서 나옵니다"
 K_PLUS_ONE_KO = "윈도가 K + 1개 층을 담습니다. K개(층 l 자신과 그 아래 K − 1개)를 담아야 합니다"
 SWA_HINTS_KO = [
-    "윈도가 l보다 위의 층을 봅니다. 깊이에 대한 인과적 읽기는 h^(max(0, l-K+1)), ..., h^(l)을 씁니다",
+    "윈도가 l보다 위의 층을 봅니다. 깊이에 대한 인과 읽기는 h^(max(0, l-K+1)), ..., h^(l)을 씁니다",
     "윈도에는 층 l 자신이 들어가야 합니다: W_l = [h^(max(0, l-K+1)); ...; h^(l)]",
     K_PLUS_ONE_KO,
     "앞의 모든 층을 읽었습니다(전체 윈도). 마지막 K개 층만 남기세요",
@@ -107,7 +107,7 @@ SWA_HINTS_KO = [
     KV_SWAPPED_KO,
 ]
 WEIGHT_HINTS_KO = [
-    "윈도가 l보다 위의 층을 봅니다. 깊이에 대한 인과적 읽기는 층 max(0, l-K+1), ..., l에만 가중치를 줍니다",
+    "윈도가 l보다 위의 층을 봅니다. 깊이에 대한 인과 읽기는 층 max(0, l-K+1), ..., l에만 가중치를 줍니다",
     "윈도에는 층 l 자신이 들어가야 합니다. 읽는 층은 max(0, l-K+1), ..., l입니다",
     K_PLUS_ONE_KO,
     "앞의 모든 층에 가중치를 주었습니다(전체 윈도). 마지막 K개 층만 남기세요",
