@@ -140,12 +140,14 @@ def verdict_table(rows: list[Verdict], lang: str | None = None) -> tuple[list[st
         p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
         words = (verdict_word(r.verdict, "ko") + (f" (판정한다면: {verdict_word(r.would_be, 'ko')})" if r.would_be
                                                    else "")) if ko else r.verdict_words
-        verdict = words + (f" ({reason_in(r.reason, 'ko' if ko else 'en')})" if r.reason and r.verdict != "undecided"
-                           else "")
+        verdict = words + (f" ({reason_in(r.reason, 'ko' if ko else 'en', code=ko)})"
+                           if r.reason and r.verdict != "undecided" else "")
         undecided = r.verdict == "undecided" and r.power_effect is not None and not math.isnan(r.power)
         power = ((f"{r.power_effect:+g}에서 {r.power:.0%}" if ko else f"{r.power:.0%} at {r.power_effect:+g}")
                  if undecided else "")
-        cells.append([r.test.name.replace("_", " "), r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
+        # the Korean table names a test by its identifier (English words in a Korean table read as prose)
+        name = f"`{r.test.name}`" if ko else r.test.name.replace("_", " ")
+        cells.append([name, r.test.family, f"{r.mean:+.3f} [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
                       p, verdict, power])
     if ko:
         return ["검정", "검정 묶음", "평균 [95% 신뢰구간]", "p (Holm)", "판정", "검정력"], cells

@@ -764,7 +764,7 @@ def premises_table(ch04_r2: float, ch04_threshold: float, ch05_r2: float, ch05_t
                    lang: str | None = None) -> str:
     """The stored x0-R² of the two chapters' premises against their threshold."""
     if resolve_language(lang) == "ko":
-        head = ["장", "잰 입력", "x0-R²", "전제", "성립?", "뜻"]
+        head = ["장", "잰 입력", "x0-R²", "전제", "성립?", "전제가 뜻하는 것"]
         what = ("기준선, x0 층의 q/k/v 입력", "잔차 기준선, 마지막 3분의 1의 입력",
                 "대부분 문맥: x0을 다시 읽을 필요가 있을 수 있음")
     else:
