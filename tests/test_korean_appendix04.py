@@ -35,7 +35,7 @@ def test_the_premises_table_says_whether_each_premise_holds():
     assert en.splitlines()[2] == ("| 04 | baseline, x0 layers' q/k/v inputs | 0.851 | < 0.5 | no | mostly context: "
                                   "re-reading x0 could be needed |")
     ko = C.premises_table(0.851, 0.5, 0.3, 0.5, lang="ko")
-    assert ko.splitlines()[0] == "| 장 | 잰 입력 | x0-R² | 전제 | 성립? | 뜻 |"
+    assert ko.splitlines()[0] == "| 장 | 잰 입력 | x0-R² | 전제 | 성립? | 전제가 뜻하는 것 |"
     assert ko.splitlines()[2] == "| 04 | 기준선, x0 층의 q/k/v 입력 | 0.851 | < 0.5 | 아니요 | 대부분 문맥: x0을 다시 읽을 필요가 있을 수 있음 |"
     assert ko.splitlines()[3] == "| 05 | 잔차 기준선, 마지막 3분의 1의 입력 | 0.300 | < 0.5 | 예 | 대부분 문맥: x0을 다시 읽을 필요가 있을 수 있음 |"
 
