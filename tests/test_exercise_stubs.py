@@ -280,6 +280,11 @@ def test_a_korean_message_is_wrapped_by_display_columns_a_hangul_syllable_taking
     # does, puts 100 syllables, 200 columns, on a line; or breaks at half the page if the limit were halved)
     assert max(widths) <= WIDTH and all(w > WIDTH - 20 for w in widths[:-1]), widths
     assert len(lines) == 3 and messages(wrap(text)) == [" ".join(text.split())]
+    # a control character (a learner's exception text with a terminal colour code) takes no column: the message is
+    # still wrapped (wcwidth alone gives -1 for the whole line, which never passes the page's edge)
+    coloured = "✗ attend: raised \x1b[31mValueError\x1b[0m: " + "a long explanation of what went wrong, " * 8
+    assert max(wcswidth(line.replace("\x1b[31m", "").replace("\x1b[0m", "")) for line in wrap(coloured).splitlines()) \
+        <= WIDTH
 
 
 # --- the chapters: every exercise is a stub followed by its collapsed worked solution -------------------------

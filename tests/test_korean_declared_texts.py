@@ -104,6 +104,16 @@ def test_a_shown_text_without_korean_is_reported(tmp_path):
         declared.key("gain", "quantity", "x")
 
 
+def test_a_fuzzy_translation_counts_as_missing_since_it_is_not_printed(tmp_path):
+    _catalog(tmp_path, "the method lowers the loss", "이 방법은 손실을 낮춥니다")
+    po = polib.pofile(str(tmp_path / "m.po"), wrapwidth=0)
+    po[0].flags.append("fuzzy")
+    po.save(str(tmp_path / "m.po"))
+    texts = {("gain", "claim"): "the method lowers the loss"}
+    assert declared.translations("ko", tmp_path) == {}
+    assert declared.missing("m", texts, tmp_path) == ["m: gain claim has no Korean: the method lowers the loss"]
+
+
 def test_the_korean_lists_print_the_catalogs_korean():
     from vrs_edu.chapters.ch03_value_residual import recipe
     gain = next(t for t in recipe.TESTS if t.name == "resformer_loss")

@@ -3,6 +3,9 @@ exact English is unchanged, the Korean follows the verdict word for word (neglig
 out-of-regime verdict always comes with its would-be verdict), and lang=None is the running notebook's edition."""
 import pytest
 
+from vrs_edu.chapters.ch03_value_residual.prose import effect_sentence
+from vrs_edu.chapters.ch05_depth_as_sequence.prose import loss_change
+from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import removal_sentence
 from vrs_edu.lab.verdict_words import plain_verdict, verdict_label
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import ENV_VAR
@@ -121,10 +124,9 @@ def test_the_checker_s_own_messages_in_both_editions(capsys):
 def test_an_english_sentence_keeps_english_verdict_words_when_the_edition_is_korean(monkeypatch):
     # English templates name their language: in the Korean edition a sentence asked for in English (lang="en") must
     # not carry 미정 or 적용 범위 밖 (they once took the running edition's words).
-    from vrs_edu.chapters.ch05_depth_as_sequence.prose import loss_change
-    from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import removal_sentence
-
     monkeypatch.setenv("VRS_EDU_LANG", "ko")
+    assert effect_sentence("ResFormer", -0.007, (-0.017, 0.003), "undecided", 5, lang="en").endswith(
+        "and the change is not decided by these seeds.")
     assert loss_change(-0.023, (-0.03, -0.01), "undecided") == "lowers the loss by 0.023 nats (undecided)"
     assert removal_sentence({"verdict": "out of regime", "would_be": "contradicted"}, lang="en").startswith(
         "The set-up check is out of regime (would be: contradicted): this toy")

@@ -16,9 +16,9 @@ the diagonal), the smallest widths, and float64 inputs, whose dtype the result m
 checks use them (the public checks never do).
 
 Every checker returns True/False and prints; with ``raise_on_fail=True`` (used by the grader) it raises
-``CheckFailed`` instead. A printed message is wrapped to ``WIDTH`` (100) display columns at spaces, its continuation lines
-indented by ``INDENT``, so a hint reads on the page without a sideways scroll; :func:`messages` joins a printed
-message back into one line (the grader's report does).
+``CheckFailed`` instead. A printed message is wrapped to ``WIDTH`` (100) display columns at spaces, its continuation
+lines indented by ``INDENT``, so a hint reads on the page without a sideways scroll; :func:`messages` joins a
+printed message back into one line (the grader's report does).
 """
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import torch
-from wcwidth import wcswidth
 
+from vrs_edu.i18n.evidence import width
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.nn.model import TinyGPT, TinyGPTConfig
 
@@ -64,19 +64,19 @@ MESSAGES = {
 }
 
 
-def wrap(message: str, width: int = WIDTH) -> str:
-    """``message`` wrapped at spaces to ``width`` display columns; each of its lines (a hint is one) starts a new
+def wrap(message: str, columns: int = WIDTH) -> str:
+    """``message`` wrapped at spaces to ``columns`` display columns; each of its lines (a hint is one) starts a new
     line, and every line after the first is indented by :data:`INDENT`. Words and numbers are never split (a single
     word longer than the line stays whole). Columns are counted as a terminal or the notebook's monospace output
-    shows them (``wcwidth``): a Hangul syllable takes two, so a Korean hint breaks where the page ends, not at half
-    of it or past it (``textwrap`` counts characters)."""
+    shows them (:func:`vrs_edu.i18n.evidence.width`): a Hangul syllable takes two, a control character none, so a
+    Korean hint breaks where the page ends, not past it (``textwrap`` counts characters)."""
     lines: list[str] = []
     for part in message.split("\n"):
         line = ""
         for word in part.split():
             start = line or (INDENT if lines else "")
             joined = f"{start} {word}" if line else start + word
-            if line and wcswidth(joined) > width:
+            if line and width(joined) > columns:
                 lines.append(line)
                 line = INDENT + word
             else:

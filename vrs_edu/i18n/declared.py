@@ -83,7 +83,9 @@ def stale(module: str, texts: dict[tuple[str, str], str], folder: Path = CATALOG
 
 def missing(module: str, texts: dict[tuple[str, str], str], folder: Path = CATALOGS) -> list[str]:
     """The shown declared texts of ``module`` (``(name, field) -> English``) with no Korean in its catalog (no
-    entry, or an empty msgstr), one message each, naming the test and its English."""
+    entry, an empty msgstr, or a fuzzy one, which :func:`translations` does not print), one message each, naming the
+    test and its English."""
     entries = _entries(module, folder)
     return [f"{module}: {name} {field} has no Korean: {english}" for (name, field), english in texts.items()
-            if (name, field) not in entries or not entries[(name, field)].msgstr]
+            if (name, field) not in entries or not entries[(name, field)].msgstr
+            or "fuzzy" in entries[(name, field)].flags]

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 import textwrap
 
-from wcwidth import wcswidth
+from wcwidth import wcwidth
 
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.verdicts import verdict_word
@@ -25,9 +25,9 @@ from vrs_edu.i18n.verdicts import verdict_word
 
 def width(text: str) -> int:
     """Display columns of ``text`` in a monospace output: 2 per Hangul syllable (or other wide character), 1 per
-    other printable character; ``len(text)`` when ``text`` holds a character wcwidth cannot measure (a newline)."""
-    cols = wcswidth(text)
-    return len(text) if cols < 0 else cols
+    other printable character, 0 for a character that takes no column (a control character such as a newline or a
+    terminal's colour code: wcwidth gives it -1), so that one of them does not make Hangul count one column."""
+    return sum(max(wcwidth(c), 0) for c in text)
 
 
 def pad(text: str, cols: int, align: str = "<") -> str:
@@ -45,7 +45,7 @@ def fill(text: str, cols: int, initial_indent: str = "", subsequent_indent: str 
     (with ``kw``); text with wide characters (Hangul) is wrapped greedily at spaces so that no line is wider than
     ``cols`` columns (a single word wider than that keeps a line of its own); spaces inside a line are kept (a
     padded column stays aligned), those at a break are dropped."""
-    if width(text) == len(text):
+    if all(wcwidth(c) == 1 for c in text):
         return textwrap.fill(text, cols, initial_indent=initial_indent, subsequent_indent=subsequent_indent, **kw)
     lines: list[str] = []
     line, indent = initial_indent, initial_indent

@@ -167,8 +167,8 @@ def flip_lines(ledger: dict, name: str, lang: str | None = None, labelled: bool 
     lang, lines = resolve_language(lang), []
     runs = {e["commit"]: e for e in ledger.get(name, {}).get("runs", [])}
     for f in ledger.get(name, {}).get("flips", []):
-        dates = f"{runs[f['from']]['date'][:10]} → {runs[f['to']]['date'][:10]}"
-        for c in f["changed"]:
+        for c in f["changed"]:   # the dates only where a verdict changed (a flip may name a run no longer kept)
+            dates = f"{runs[f['from']]['date'][:10]} → {runs[f['to']]['date'][:10]}"
             means = " → ".join("—" if m is None else f"{m:+.3f}" for m in (c["mean_before"], c["mean_after"]))
             lines.append(E.flip_line(dates, f["machine"], c["name"], c["before"], c["after"], means, lang))
         if f.get("reason"):

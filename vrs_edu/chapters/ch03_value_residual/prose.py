@@ -75,7 +75,7 @@ def effect_sentence(name: str, mean: float, ci: tuple[float, float], verdict, n:
         return _effect_sentence_ko(name, mean, ci, verdict, n, paper)
     out = (f"Against the strong baseline, {name} {loss_change(mean)} on average over {n} paired seeds; "
            f"the range the {n} paired seeds allow, {_bracket(ci)}, lies {_side(ci)}, and the change is "
-           f"{decided_words(verdict)}.")
+           f"{decided_words(verdict, 'en')}.")
     if paper is not None:
         out += {"ruled out": f" A gain as large as the paper's {paper:+.3f} nats lies below that range: "
                              "it is ruled out for this model on this corpus.",
@@ -396,7 +396,7 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
            "key draws a crowd)" if entropy_gap > 0 else
            "more on a few keys than under uniform causal attention")
     return (f"Mixing the first layer's values into every later layer (ResFormer's fixed 0.5/0.5) changes the "
-            f"loss by **{gain:+.3f}** nats in our 8-layer model (negative = better), {decided_words(verdict)} "
+            f"loss by **{gain:+.3f}** nats in our 8-layer model (negative = better), {decided_words(verdict, 'en')} "
             f"(the range the {n} paired seeds allow: {_bracket(ci)}) — {at8}. At {deep_layers} layers the "
             f"learnable-λ variant changes it by {deep}"
             + (", most of it because the deeper baselines train worse. " if deeper_baselines_worse else ". ")
@@ -406,7 +406,7 @@ def answer(gain: float, ci: tuple[float, float], paper: float, deep_layers: int,
                f"The attention our baseline's keys receive is piled **{abs(entropy_gap):.3f}** nats {ent}, the "
                "concentration the papers say the value residual relieves.")
             + (f" Over-smoothing, how alike the tokens' states are (mean cosine over the layers), changes by "
-               f"{smoothing.mean:+.3f} with it {_bracket(smoothing.ci)}: {decided_words(smoothing)}."
+               f"{smoothing.mean:+.3f} with it {_bracket(smoothing.ci)}: {decided_words(smoothing, 'en')}."
                if smoothing is not None else ""))
 
 

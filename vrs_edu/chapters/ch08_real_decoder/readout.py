@@ -568,7 +568,7 @@ def _verdict_row_en(r) -> list[str]:
     """One row of :func:`verdict_rows` in English: the test's name in words, kind and family, the threshold
     (``within ±0.05``), the verdict with its would-be verdict and, out of regime, its reason."""
     t, f = r.test, _verdict_row_facts(r)
-    word = r.verdict + (f" (would be: {f['would_be']})" if f["would_be"] else "")
+    word = verdict_label(r.verdict, f["would_be"], "en")   # as the Korean row: would-be beside out of regime, n/a
     verdict = word + (f" ({f['reason']})" if f["reason"] else "")
     return [t.name.replace("_", " "), f"{t.kind} / {t.family}", f["mean"],
             _vs(t, f, "within ±{m}", "within {t} ± {m}"), f["p"], verdict]

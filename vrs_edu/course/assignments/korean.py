@@ -138,9 +138,16 @@ def build_korean(out_dir: str | Path = DEFAULT_OUT, sources: str | Path | None =
             for kind in KOREAN_COPIES:
                 status[output_path(out_dir, kind, assignment.name)] = f"untranslated: {e}"
             continue
-        except ValueError:    # a broken source: build() names it; its Korean copies are kept as they are
+        except ValueError as e:
+            # a broken source: build() names it, and its Korean copies are kept as they are; a source whose English
+            # copies build but whose Korean ones do not must not leave them silently stale
+            try:
+                make_copies(assignment)
+                why = f"broken: {e}"
+            except ValueError:
+                why = "kept"
             for kind in KOREAN_COPIES:
-                status[output_path(out_dir, kind, assignment.name)] = "kept"
+                status[output_path(out_dir, kind, assignment.name)] = why
             continue
         for kind, nb in copies.items():
             path = output_path(out_dir, kind, assignment.name)
