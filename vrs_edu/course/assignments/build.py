@@ -24,7 +24,7 @@ from nbformat import NotebookNode
 from traitlets import Bool
 
 from vrs_edu.course.assignments.source import (BEGIN, END, HIDDEN, HINT, SOLUTION, SOURCES, Assignment, discover,
-                                               is_test, tags)
+                                               is_test, solution_regions, tags)
 
 COPIES = ("student", "solution", "grader")
 _CHECKOUT = Path(__file__).resolve().parents[3]
@@ -70,19 +70,11 @@ def strip_solutions(source: str, stub: bool, hints: list[list[str]] | None = Non
 
 
 def solution_hints(source: str) -> list[list[str]]:
-    """The ``### HINT:`` lines of each solution region of one cell, in order (an empty list: a region without)."""
-    out: list[list[str]] = []
-    hint: list[str] | None = None
-    for line in source.splitlines():
-        s = line.strip()
-        if s.startswith(BEGIN):
-            hint = []
-        elif s.startswith(END) and hint is not None:
-            out.append(hint)
-            hint = None
-        elif hint is not None and s.startswith(HINT):
-            hint.append(s[len(HINT):].strip())
-    return out
+    """The ``### HINT:`` lines of each solution region of one cell, in order (an empty list: a region without). The
+    regions are the ones :func:`.source.solution_regions` finds (which raises ValueError on unbalanced markers)."""
+    lines = [line.strip() for line in source.splitlines()]
+    return [[s[len(HINT):].strip() for s in lines[begin + 1:end] if s.startswith(HINT)]
+            for begin, end in solution_regions(source)]
 
 
 def _stub(indent: str, hint: list[str]) -> list[str]:
