@@ -82,9 +82,7 @@ FOOTNOTE = {
 def verdict_words(verdict: str, would: str | None, lang: str) -> str:
     """The verdict with its would-be verdict where it has one: ``out of regime (would be: contradicted)`` /
     ``적용 범위 밖 (판정한다면: 반박됨)``."""
-    if lang == "ko":
-        return verdict_word(verdict, "ko") + (f" (판정한다면: {verdict_word(would, 'ko')})" if would else "")
-    return verdict + (f" (would be: {would})" if would else "")
+    return verdict_word(verdict, lang) + would_be(would, lang)
 
 
 def family_line(family: str, kind: str, n: int, judged: int, sweep: str | None, lang: str) -> str:

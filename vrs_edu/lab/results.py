@@ -393,7 +393,7 @@ class Verdict(_ReadsAsDict):
     @property
     def verdict_words(self) -> str:
         """The verdict with its would-be verdict where it has one: ``out of regime (would be: contradicted)``."""
-        return self.verdict + (f" (would be: {self.would_be})" if self.would_be else "")
+        return E.verdict_words(self.verdict, self.would_be, "en")
 
     def _power_text(self, lang: str) -> str:
         if self.power_basis == "none":

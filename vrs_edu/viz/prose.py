@@ -22,7 +22,7 @@ import math
 import textwrap
 from collections.abc import Sequence
 
-from vrs_edu.i18n.evidence import reason as reason_in
+from vrs_edu.i18n.evidence import reason as reason_in, verdict_words
 from vrs_edu.i18n.korean import attach
 from vrs_edu.i18n.language import resolve_language
 from vrs_edu.i18n.verdicts import verdict_word
@@ -138,8 +138,7 @@ def verdict_table(rows: list[Verdict], lang: str | None = None) -> tuple[list[st
     cells = []
     for r in rows:
         p = "–" if math.isnan(r.p_holm) else f"{r.p_holm:.3f}"
-        words = (verdict_word(r.verdict, "ko") + (f" (판정한다면: {verdict_word(r.would_be, 'ko')})" if r.would_be
-                                                   else "")) if ko else r.verdict_words
+        words = verdict_words(r.verdict, r.would_be, "ko" if ko else "en")
         verdict = words + (f" ({reason_in(r.reason, 'ko' if ko else 'en', code=ko)})"
                            if r.reason and r.verdict != "undecided" else "")
         undecided = r.verdict == "undecided" and r.power_effect is not None and not math.isnan(r.power)
