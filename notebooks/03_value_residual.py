@@ -351,7 +351,7 @@ from vrs_edu.lab.presets import make_run
 from vrs_edu.lab.train import load_checkpoint, train
 from vrs_edu.nn import TinyGPT
 
-LIVE_STEPS = 100   # the live run's length: change it and rerun
+LIVE_STEPS = 60   # the live run's length: change it and rerun
 vr_model, tok, meta = load_checkpoint(CHECKPOINT_DIR / "value-residual" / "resformer")
 data = make_token_data(tokenizer=tok, block_size=vr_model.cfg.block_size)
 live = {}
