@@ -122,14 +122,12 @@ def _batches(batches: Iterable) -> list[tuple[Tensor, Tensor, Tensor | None]]:
 
 
 @torch.no_grad()
-def mean_loss(model: TinyGPT, batches, hooks_for=None) -> float:
-    """Mean cross-entropy (nats) over (x, y[, mask]) batches; ``hooks_for(x, trace)`` may build patches per batch."""
-    total, count = 0.0, 0
-    for x, y, mask in _batches(batches):
-        hooks = None
-        if hooks_for is not None:
-            hooks = hooks_for(x, model(x, trace=True).trace)
-        logits = model(x, hooks=hooks).logits
+def mean_loss(model: TinyGPT, batches, hooks: list[dict] | None = None) -> float:
+    """Mean cross-entropy (nats) over (x, y[, mask]) batches, each patched by its own dict of ``hooks`` if given (one
+    per batch, else ValueError)."""
+    bl, total, count = _batches(batches), 0.0, 0
+    for (x, y, mask), patch in zip(bl, [None] * len(bl) if hooks is None else hooks, strict=True):
+        logits = model(x, hooks=patch).logits
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
         if mask is not None:
             loss = loss[mask.flatten()]
@@ -193,6 +191,8 @@ def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None 
     bl = _batches(batches)
     layers = list(range(model.cfg.n_layers)) if layers is None else list(layers)
     clean = mean_loss(model, bl)
+    # one trace per batch: no patch changes x0 (each patched input lies downstream), so the 3·L passes share it
+    x0s = [model(x, trace=True).trace["x0"] for x, _, _ in bl]
     out: dict[str, list[float]] = {"clean": [clean], "layers": layers, "q": [], "k": [], "v": []}
     for l in layers:
         for s in ("q", "k", "v"):
@@ -200,7 +200,7 @@ def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None 
                 out[s].append(float("nan"))
                 continue
             name = f"blocks.{l}.attn.{s}_in"
-            loss = mean_loss(model, bl, hooks_for=lambda x, tr, name=name: {name: lambda t, x0=tr["x0"]: x0})
+            loss = mean_loss(model, bl, hooks=[{name: lambda t, x0=x0: x0} for x0 in x0s])
             out[s].append(loss - clean)
     return out
 
