@@ -144,9 +144,11 @@ def test_the_held_out_rate_rule_counts_learned_seeds_then_steps_then_prefers_the
 
 # The depth sweep's whole design (tuning per depth on held-out seeds, both variants at the chosen rate, the
 # preconditions and verdicts of the depths run) on its smallest setting: 3 and 4 layers instead of 4, 8 and 16 (3 is
-# the fewest with a λ1 slope: two layers after the first), a quarter of the width and batch, the default corpus.
+# the fewest with a λ1 slope: two layers after the first), a quarter of the width and batch, the default corpus, on
+# 32-token windows (SHORT: the plumbing is the same at any window; the recall task fixes its own length).
 SMALL_DEPTHS = (4, 3)
 SMALL = RunOptions(progress=False, settings={"d_model": 32, "batch_size": 8})
+SHORT = RunOptions(progress=False, settings={"d_model": 32, "batch_size": 8, "block_size": 32})
 
 
 @pytest.fixture(scope="module")
@@ -157,7 +159,7 @@ def quick_results(tmp_path_factory):
     paths = {name: run_recipe(RECIPES[name], quick=True, seeds=[0, 1, 2] if name != "recall-tuning" else [100, 101, 102],
                               out_dir=out, options=SMALL) for name in ("recall", "recall-rates", "recall-tuning")}
     small = replace(RECIPES["depth-sweep"], fn=partial(ds.depth_sweep, depths=SMALL_DEPTHS))
-    paths["depth-sweep"] = run_recipe(small, quick=True, seeds=[0, 1, 2], out_dir=out, options=SMALL)
+    paths["depth-sweep"] = run_recipe(small, quick=True, seeds=[0, 1, 2], out_dir=out, options=SHORT)
     return {name: json.loads(p.read_text()) for name, p in paths.items()}
 
 
