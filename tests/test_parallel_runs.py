@@ -1,11 +1,11 @@
 """A recipe's runs (variants × seeds) in worker processes give exactly the numbers of a one-thread run in this process.
 
-Known input: two variants × two seeds of the char-6x64 preset, 4 steps each. Expected: identical result dicts
-(losses, coefficients, per-layer metrics, parameter counts) apart from the measured wall time, and the first seed's
-checkpoint written by a worker loads back to the same model. One exception, measured: the x0-R² read-outs come from a
-float64 least-squares solve (LAPACK) whose last bit can depend on where the arrays sit in memory, so two processes
-agreed to 1 part in 1e16 but not always bit for bit (0.9362013474623672 vs ...673 in one CI run); they are compared
-to 1e-12 instead. Everything trained in float32 stays bit-identical.
+Known input: two variants × two seeds of the char-6x64 preset at a quarter of its width and batch (QUARTER), 4 steps
+each. Expected: identical result dicts (losses, coefficients, per-layer metrics, parameter counts) apart from the
+measured wall time, and the first seed's checkpoint written by a worker loads back to the same model. One exception,
+measured: the x0-R² read-outs come from a float64 least-squares solve (LAPACK) whose last bit can depend on where
+the arrays sit in memory, so two processes agreed to 1 part in 1e16 but not always bit for bit (0.9362013474623672
+vs ...673 in one CI run); they are compared to 1e-12 instead. Everything trained in float32 stays bit-identical.
 """
 import pytest
 import torch
@@ -17,6 +17,10 @@ from vrs_edu.lab.options import RunOptions
 from vrs_edu.lab.train import load_checkpoint
 
 VARIANTS = {"baseline": {}, "learnable": {"value_residual": "learnable"}}
+# Parallel runs must equal serial ones at any size: a quarter of the preset's width and batch keeps the processes and
+# the comparison, at a fraction of the arithmetic.
+SMALL = {"d_model": 16, "batch_size": 8}
+QUARTER = RunOptions(settings=SMALL)
 
 
 def without_wall_time(result):
@@ -48,7 +52,7 @@ def one_thread():
 @pytest.mark.slow
 def test_parallel_runs_equal_sequential_runs(one_thread, tmp_path, monkeypatch):
     monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
-    kw = dict(quick=True, quick_steps=4, metric_batches=1, checkpoint_as="ck")
+    kw = dict(quick=True, quick_steps=4, metric_batches=1, checkpoint_as="ck", options=QUARTER)
     seq = without_wall_time(compare_variants("char-6x64", VARIANTS, [0, 1], jobs=1, **kw))
     par = without_wall_time(compare_variants("char-6x64", VARIANTS, [0, 1], jobs=2, **kw))
     assert list(par["runs"]) == list(VARIANTS) and [r["seed"] for r in par["runs"]["learnable"]] == [0, 1]
@@ -65,7 +69,7 @@ def test_three_runs_on_two_cores_take_three_workers_and_give_the_same_numbers(on
     still one thread per run, so still the numbers of the runs one after another."""
     monkeypatch.setattr(experiments, "CHECKPOINT_DIR", tmp_path)
     assert worker_count(3, 2) == 3
-    kw = dict(quick=True, quick_steps=3, metric_batches=1)
+    kw = dict(quick=True, quick_steps=3, metric_batches=1, options=QUARTER)
     seq = without_wall_time(compare_variants("char-6x64", {"baseline": {}}, [0, 1, 2], jobs=1, **kw))
     par = without_wall_time(compare_variants("char-6x64", {"baseline": {}}, [0, 1, 2], jobs=2, **kw))
     r2_par, r2_seq = pop_x0_r2(par), pop_x0_r2(seq)
@@ -102,7 +106,7 @@ def test_a_worker_writes_the_first_seeds_checkpoint(tmp_path, monkeypatch):
     from vrs_edu.lab.experiments import train_and_measure
     from vrs_edu.lab.presets import make_run
 
-    preset, mcfg, tcfg = make_run("char-6x64", steps=3, eval_every=3, eval_batches=1)
+    preset, mcfg, tcfg = make_run("char-6x64", steps=3, eval_every=3, eval_batches=1, **SMALL)
     data = make_token_data(tokenizer=preset.tokenizer, block_size=mcfg.block_size)
     from dataclasses import replace
     mcfg = replace(mcfg, vocab_size=data.vocab_size)
