@@ -1,12 +1,11 @@
 """Specifications of vrs_edu.lab: data, training, checkpoints, metrics and the command line."""
 import json
 import math
-import subprocess
-import sys
 
 import pytest
 import torch
 
+from vrs_edu import cli
 from vrs_edu.lab import metrics
 from vrs_edu.lab.data import (associative_recall, induction_copy, load_corpus, make_token_data, train_tokenizer,
                               unigram_loss)
@@ -206,20 +205,20 @@ def test_layer_metrics_have_one_value_per_layer():
 
 
 # --- command line ----------------------------------------------------------------------------------------------
+# In this process, through cli.main(argv): these tests read exit codes, output and files, not how a new interpreter
+# starts (test_cli_validation runs `python -m vrs_edu.cli` as a subprocess), so each saves an interpreter and torch.
 
-def test_cli_train_writes_a_loadable_checkpoint(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "train", "--preset", "tiny", "--steps", "5",
-                        "--out", str(tmp_path / "ck")], capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
-    assert "validation loss" in r.stdout
+def test_cli_train_writes_a_loadable_checkpoint(tmp_path, capsys):
+    assert cli.main(["train", "--preset", "tiny", "--steps", "5", "--out", str(tmp_path / "ck")]) == 0
+    assert "validation loss" in capsys.readouterr().out
     model, tok, meta = load_checkpoint(tmp_path / "ck")
     assert meta["train"]["steps"] == 5 and tok is not None
 
 
-def test_cli_unknown_preset_is_a_clear_error():
-    r = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "train", "--preset", "huge"],
-                       capture_output=True, text=True)
-    assert r.returncode == 2 and "unknown preset 'huge'" in r.stderr
+def test_cli_unknown_preset_is_a_clear_error(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["train", "--preset", "huge"])
+    assert exit_.value.code == 2 and "unknown preset 'huge'" in capsys.readouterr().err
 
 
 # --- exercise checkers -----------------------------------------------------------------------------------------
@@ -253,10 +252,8 @@ def test_scaled_run_replaces_a_recipes_preset_and_applies_settings_last():
 
 @pytest.mark.slow
 def test_cli_reproduce_at_another_scale_records_it(tmp_path):
-    r = subprocess.run([sys.executable, "-m", "vrs_edu.cli", "reproduce", "char-6x64", "--quick", "--preset", "tiny",
-                        "--set", "steps=4", "--set", "eval_every=2", "--out", str(tmp_path), "--device", "cpu"],
-                       capture_output=True, text=True)
-    assert r.returncode == 0, r.stderr
+    assert cli.main(["reproduce", "char-6x64", "--quick", "--preset", "tiny", "--set", "steps=4", "--set",
+                     "eval_every=2", "--out", str(tmp_path), "--device", "cpu"]) == 0
     result = json.loads((tmp_path / "char-6x64.quick.json").read_text())
     assert result["scale"]["preset"] == "tiny" and result["scale"]["settings"] == {"steps": 4, "eval_every": 2}
     # the recorded command remakes these numbers: the flags that change them are in it, where files went is not
