@@ -273,7 +273,9 @@ def test_the_controls_match_the_parameter_counts_of_the_designs():
 
 @pytest.mark.slow
 def test_quick_mode_stores_every_declared_verdict_and_the_designs_table(tmp_path):
-    options = RunOptions(settings={"d_model": 32, "batch_size": 8}, progress=False)
+    # a quarter of the width and batch, 32-token windows: the file's shape and the designs' table (KV bytes per token,
+    # parameter counts) do not depend on the window's length
+    options = RunOptions(settings={"d_model": 32, "batch_size": 8, "block_size": 32}, progress=False)
     path = run_recipe(pd.RECIPE, quick=True, seeds=[0], out_dir=tmp_path, options=options)
     r = load_results(pd.NAME, quick=True, out_dir=tmp_path)
     assert path.name == "production-designs.quick.json"
