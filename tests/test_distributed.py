@@ -17,15 +17,15 @@ import torch
 
 from vrs_edu import cli
 from vrs_edu.lab import distributed
-from vrs_edu.lab.data import associative_recall, make_token_data
 from vrs_edu.lab.distributed import World
-from vrs_edu.lab.train import TrainConfig, masked_loss, save_checkpoint, train
+from vrs_edu.lab.train import masked_loss, save_checkpoint
 from vrs_edu.nn import TinyGPT, TinyGPTConfig
+
+from ddp_cases import CASES, run_case   # the runs compared; each torchrun rank imports that module alone
 
 ROOT = Path(__file__).resolve().parents[1]
 TORCHRUN = Path(sys.executable).with_name("torchrun")   # .venv/bin/torchrun; else the same launcher as a module
 LAUNCHER = [str(TORCHRUN)] if TORCHRUN.exists() else [sys.executable, "-m", "torch.distributed.run"]
-TEXT = "the cat sat on the mat. the dog sat on the log. " * 40
 TOL = 1e-4   # nats; observed differences are ~1e-6 (float32 sums in another order)
 
 
@@ -80,29 +80,11 @@ def test_a_single_process_is_rank_0_of_1_and_needs_no_process_group(monkeypatch)
 
 # --- the same runs, one process and two ----------------------------------------------------------------------------
 
-def run_case(name: str):
-    """The runs compared: a corpus, and a masked synthetic task with a variant whose layers share one V (SVFormer)."""
-    if name == "corpus":
-        data = make_token_data(TEXT, "char", block_size=16)
-        model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, d_model=32, n_layers=2, n_heads=2, block_size=16))
-        cfg = TrainConfig(steps=6, batch_size=8, eval_every=3, eval_batches=3, warmup=2)
-    else:  # SVFormer: every layer attends over V_1, whose gradient gathers from all layers; x0 enters layer 0's V_1
-        # (x0 on a later SVFormer layer would build parameters nothing reads: the config refuses it)
-        data = associative_recall(n_pairs=4, n_queries=2)
-        model = TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, d_model=32, n_layers=3, n_heads=2,
-                                      block_size=data.block_size, value_residual="svformer", x0_mode="qkv",
-                                      x0_layers=(0,)))
-        cfg = TrainConfig(steps=6, batch_size=8, eval_every=3, eval_batches=3, warmup=2)
-    return train(model, data, cfg, progress=False).to_dict()
-
-
-CASES = ("corpus", "recall_svformer_x0")
-
 SCRIPT = """
 import json, sys
 import torch
 sys.path.insert(0, {tests!r})
-from test_distributed import CASES, run_case
+from ddp_cases import CASES, run_case
 from vrs_edu.lab import distributed
 w = distributed.init_from_env(torch.device("cpu"))
 out = {{name: run_case(name) for name in CASES}}
