@@ -193,7 +193,7 @@ def test_substitution_ablation_equals_the_hand_patched_loss():
     assert res["clean"][0] == pytest.approx(clean, abs=1e-5)
     assert res["k"][1] == pytest.approx(patched - clean, abs=1e-5)
     assert len(res["q"]) == len(res["v"]) == 2
-    with pytest.raises(ValueError, match="argument 2 is longer"):   # one patch per batch: 2 for 1 batch is an error
+    with pytest.raises(ValueError, match=r"hooks must hold one dict per batch \(1\), got 2"):
         metrics.mean_loss(m, batches, hooks=[{}, {}])
 
 

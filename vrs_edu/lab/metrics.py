@@ -126,7 +126,9 @@ def mean_loss(model: TinyGPT, batches, hooks: list[dict] | None = None) -> float
     """Mean cross-entropy (nats) over (x, y[, mask]) batches, each patched by its own dict of ``hooks`` if given (one
     per batch, else ValueError)."""
     bl, total, count = _batches(batches), 0.0, 0
-    for (x, y, mask), patch in zip(bl, [None] * len(bl) if hooks is None else hooks, strict=True):
+    if hooks is not None and len(hooks) != len(bl):
+        raise ValueError(f"mean_loss: hooks must hold one dict per batch ({len(bl)}), got {len(hooks)}")
+    for (x, y, mask), patch in zip(bl, [None] * len(bl) if hooks is None else hooks):
         logits = model(x, hooks=patch).logits
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
         if mask is not None:
