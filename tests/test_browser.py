@@ -2,12 +2,12 @@
 
     make browser        # = pytest -q -p no:xdist -m browser tests   (make test installs chromium first)
 
-Book: serve the built book (`make book`; built here if missing or older than its inputs) on a free loopback port,
-follow the sidebar navigation from the index to every chapter of book.toml, and check each page: its title, that
-every image loaded, that math was typeset, that no output is a traceback and no admonition an error, that every
-request was answered (no 404) by the book itself (it must work offline), and that previous/next follow book.toml's
-order. A screenshot of each page goes to _build/screenshots/ (what the window shows; the whole page with
-VRS_EDU_SCREENSHOTS=full).
+Book: serve the built book (`make book`; built here if missing or older than its inputs) on a free loopback port
+and check its index (every chapter of book.toml in the sidebar, in order), its references page, a Korean page and its
+language switch, and its search. Each chapter's page is checked in tests/test_browser_layout.py, on one page load
+that its navigation checks (reached through the sidebar: title, images, math, no traceback or error, no 404, nothing
+asked of the network, previous/next in book.toml's order) and its layout checks share. A screenshot of each page
+goes to _build/screenshots/ (what the window shows; the whole page with VRS_EDU_SCREENSHOTS=full).
 
 JupyterLab: start `jupyter lab` (tokenless, loopback only, a test server) on a copy of the notebooks, open chapter
 00, run all cells, move the widget's "init scale" slider with the keyboard and check that the widget's printed
@@ -18,10 +18,10 @@ when either is missing.
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import os
-import re
 import shutil
 import signal
 import socket
@@ -32,11 +32,10 @@ import time
 import urllib.request
 from pathlib import Path
 
-import nbformat
 import pytest
 
 from vrs_edu.course.book import BOOK_TOML, appendices, book_meta, chapters, load_book
-from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, GUIDES, WIDGET_MIME, BookPaths, build
+from vrs_edu.course.book_build import BACK_MATTER, CONF_DIR, GUIDES, BookPaths, build
 
 ROOT = Path(__file__).resolve().parents[1]
 CHROMIUM = Path("/usr/bin/chromium")
@@ -113,13 +112,17 @@ class PageLog:
         self.bad_responses, self.outside, self.errors = [], [], []
 
 
-@pytest.fixture
-def page(browser, book_url):
+@contextlib.contextmanager
+def book_page(browser, book_url: str):
+    """A page for the built book in a context of its own, 1280 px wide. The book must be self-contained: a request
+    for anything else is refused and recorded in ``page.log``, with failed responses and script errors. A context
+    manager, not only the fixture below, so that tests/test_browser_layout.py can keep a chapter's page for several
+    tests (module scope)."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     pg = context.new_page()
     log = PageLog()
 
-    def only_the_book(route):  # the book must be self-contained: anything from elsewhere is refused and recorded
+    def only_the_book(route):
         if route.request.url.startswith(book_url + "/"):
             route.continue_()
         else:
@@ -131,13 +134,21 @@ def page(browser, book_url):
     pg.on("pageerror", lambda e: log.errors.append(f"script error: {e}"))
     pg.on("console", lambda m: m.type == "error" and log.errors.append(f"console error: {m.text}"))
     pg.log = log
-    yield pg
-    context.close()
+    try:
+        yield pg
+    finally:
+        context.close()
+
+
+@pytest.fixture
+def page(browser, book_url):
+    with book_page(browser, book_url) as pg:
+        yield pg
 
 
 # A screenshot is for a person to look at, never a check. Of the window by default (0.1 s): Chromium takes 1-2 s
 # to draw a whole chapter page (measured 2026-12-06: 2.1 s at 1280 px, 0.9 s at 390 px), some 30 s of each
-# `make test` for the chapters' two page loads. VRS_EDU_SCREENSHOTS=full: the whole page, as before.
+# `make test` for the chapters' page loads. VRS_EDU_SCREENSHOTS=full: the whole page, as before.
 FULL_PAGE_SCREENSHOTS = os.environ.get("VRS_EDU_SCREENSHOTS", "").lower() == "full"
 
 
@@ -187,92 +198,6 @@ def test_references_page_through_the_navigation(page, book_url):
     assert "Value residual learning" in text and "arXiv:2410.17897" in text  # ResFormer, the course's first claim
     assert page.evaluate("() => document.documentElement.scrollWidth <= window.innerWidth"), "sideways scrolling"
     assert not page.log.bad_responses and not page.log.outside and not page.log.errors, vars(page.log)
-
-
-def _expected_counts(nb_path: Path) -> dict[str, int]:
-    """From the committed notebook: how many figures and widgets the page must show, how many tracebacks it may."""
-    nb = nbformat.read(nb_path, 4)
-    outputs = [(c, o) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
-    deliberate = sum(1 for c, o in outputs if o.output_type == "error" and (
-        "NBVAL_RAISES_EXCEPTION" in c.source or "raises-exception" in c.metadata.get("tags", [])))
-    return {"images": sum(1 for _, o in outputs if {"image/png", "image/jpeg", "image/svg+xml"} & set(o.get("data", {}))),
-            "widgets": sum(1 for _, o in outputs if WIDGET_MIME in o.get("data", {})),
-            "deliberate_tracebacks": deliberate}
-
-
-def _neighbours(i: int) -> tuple[str, str | None]:
-    """The pages previous/next must point at: the nearest chapters in book.toml's order that the book contains
-    (all of them, once every chapter is written), the index before the first; after the last, the first appendix
-    (or the glossary when there is none)."""
-    built = [j for j, c in enumerate(CHAPTERS) if (PATHS.out / f"{c.stem}.html").exists()]
-    before = [j for j in built if j < i]
-    after = [j for j in built if j > i]
-    pages_after = [a.stem for a in APPENDICES if (PATHS.out / f"{a.stem}.html").exists()] + [BACK_MATTER[0].stem]
-    return (f"{CHAPTERS[before[-1]].stem}.html" if before else "index.html",
-            f"{CHAPTERS[after[0]].stem}.html" if after else f"{pages_after[0]}.html")
-
-
-@pytest.mark.parametrize("i", range(len(CHAPTERS)), ids=[c.stem for c in CHAPTERS])
-def test_chapter_page_through_the_navigation(page, book_url, i):
-    chapter = CHAPTERS[i]
-    nb_path = PATHS.notebooks / chapter.file
-    assert nb_path.exists(), f"{nb_path.relative_to(ROOT)} does not exist, so the book cannot show {chapter.title!r}"
-    assert (PATHS.out / f"{chapter.stem}.html").exists(), \
-        f"the built book has no page for {chapter.file}: rebuild it with `make book`"
-
-    page.goto(f"{book_url}/index.html")
-    with page.expect_navigation():
-        page.locator(SIDEBAR_LINKS).get_by_text(chapter.title, exact=True).click()
-    page.wait_for_load_state("networkidle")
-    assert page.url == f"{book_url}/{chapter.stem}.html"
-
-    # title: the browser tab and the page's heading (without its "#" anchor)
-    assert page.title() == f"{chapter.title} — {BOOK_TITLE}"
-    h1 = page.locator(f"{ARTICLE} h1").first.evaluate(
-        "h => [...h.childNodes].filter(n => !(n.classList && n.classList.contains('headerlink')))"
-        ".map(n => n.textContent).join('').trim()")
-    assert h1 == chapter.title
-
-    expected = _expected_counts(nb_path)
-    # figures: every image on the page decoded, and at least one per figure the notebook holds
-    page.wait_for_function("() => [...document.images].every(img => img.complete)", timeout=30_000)
-    images = page.evaluate("() => [...document.querySelectorAll('article img')]"
-                           ".map(img => ({src: img.getAttribute('src'), w: img.naturalWidth}))")
-    broken = [im["src"] for im in images if im["w"] == 0]
-    assert not broken, f"images that did not load: {broken}"
-    assert len(images) >= expected["images"], f"{len(images)} images shown, the notebook has {expected['images']}"
-
-    # math: MathJax (served from the book) typeset every formula
-    page.wait_for_function("() => [...document.querySelectorAll('.math')].every(m => m.querySelector('mjx-container'))",
-                           timeout=30_000)
-
-    # widgets: each shows the note, and the next cell its static figure
-    widget_cells = page.evaluate("""() => [...document.querySelectorAll('div.cell')]
-        .filter(c => c.innerText.includes('Interactive widget: it runs in JupyterLab'))
-        .map(c => { let n = c.nextElementSibling;
-                    while (n && !(n.matches && n.matches('div.cell'))) n = n.nextElementSibling;
-                    return !!(n && n.querySelector('img')); })""")
-    assert len(widget_cells) == expected["widgets"] and all(widget_cells), \
-        f"widgets: {widget_cells} (True = followed by a static figure), notebook has {expected['widgets']}"
-
-    # nothing on the page is an error message
-    text = page.locator(ARTICLE).inner_text()
-    tracebacks = page.locator(f"{ARTICLE} .output.traceback").count()
-    assert tracebacks <= expected["deliberate_tracebacks"], f"{tracebacks} traceback output(s) on the page"
-    assert text.count("Traceback (most recent call last)") <= expected["deliberate_tracebacks"]
-    assert page.locator(f"{ARTICLE} .admonition.error, {ARTICLE} .system-message").count() == 0
-    assert not re.search(r"\b404\b.*not found", text, re.I)
-    assert not page.log.bad_responses, f"requests that failed: {page.log.bad_responses}"
-    assert not page.log.outside, f"the page asked for something outside the book: {page.log.outside}"
-    assert not page.log.errors, page.log.errors
-
-    # previous / next follow book.toml's order
-    prev_href, next_href = _neighbours(i)
-    assert page.locator(".prev-next-area a.left-prev").get_attribute("href") == prev_href
-    nxt = page.locator(".prev-next-area a.right-next")
-    assert (nxt.get_attribute("href") if nxt.count() else None) == next_href
-
-    _screenshot(page, f"book_{chapter.stem}")
 
 
 def test_a_korean_page_is_in_korean_and_its_switch_leads_to_the_english_page_and_back(page, book_url):
