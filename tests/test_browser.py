@@ -9,9 +9,9 @@ that its navigation checks (reached through the sidebar: title, images, math, no
 asked of the network, previous/next in book.toml's order) and its layout checks share. A screenshot of each page
 goes to _build/screenshots/ (what the window shows; the whole page with VRS_EDU_SCREENSHOTS=full).
 
-JupyterLab: start `jupyter lab` (tokenless, loopback only, a test server) on a copy of the notebooks, open chapter
-00, run all cells, move the widget's "init scale" slider with the keyboard and check that the widget's printed
-output changes to the value the package computes for the new setting.
+JupyterLab: the `lab_url` fixture starts `jupyter lab` (tokenless, loopback only, a test server) on a copy of the
+notebooks, for tests/test_browser_unexecuted.py: it opens every chapter as stored, then runs chapter 00 and moves its
+widget with the keyboard (one server and one JupyterLab page for all of it: each start is seconds of CPU).
 
 Driven with the Python playwright package and /usr/bin/chromium (never `playwright install`); skipped, saying why,
 when either is missing.
@@ -283,67 +283,3 @@ def lab_url(tmp_path_factory):
             os.killpg(server.pid, signal.SIGKILL)  # its own session: the server and the kernels it started
             server.wait(10)
         log.close()
-
-
-def _ratio_for(init_scale: float) -> str:
-    """What the widget prints for a setting, computed here by the package function behind it."""
-    from vrs_edu.chapters.ch00_orientation.readout import untrained_stream_norms
-
-    norms = untrained_stream_norms(n_layers=6, init_scale=init_scale)
-    return f"final/embedding norm ratio: {norms[-1] / norms[0]:.2f}"
-
-
-def test_jupyterlab_runs_chapter_00_and_its_widget_follows_the_keyboard(browser, lab_url):
-    from playwright.sync_api import expect
-
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    errors = []
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(f"{lab_url}/lab/tree/00_orientation.ipynb?reset")
-        page.wait_for_selector(".jp-NotebookPanel .jp-Notebook", timeout=120_000)
-        kernel_idle = ("() => window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel?.status"
-                       " === 'idle'")
-        page.wait_for_function(kernel_idle, timeout=120_000)
-        # clear the committed outputs and execution counts, so that what follows can only come from this kernel;
-        # then run all cells (not awaited here: the wait below has the timeout)
-        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
-        assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets"
-                             ".every(c => c.model.type !== 'code' || c.model.executionCount === null)")
-        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-        # done when every code cell has an execution count and the kernel is idle again
-        page.wait_for_function(
-            "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
-            " return nb.widgets.filter(c => c.model.type === 'code').every(c => c.model.executionCount !== null)"
-            " && nb.widgets.some(c => c.model.type === 'code')"
-            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'; }",
-            timeout=600_000, polling=1000)
-        failed = page.evaluate(
-            "() => window.jupyterapp.shell.currentWidget.content.widgets"
-            ".map((c, i) => [i, c.model.type === 'code' ? c.model.outputs.toJSON() : []])"
-            ".filter(([i, outs]) => outs.some(o => o.output_type === 'error'))"
-            ".map(([i, outs]) => [i, outs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)])")
-        assert not failed, f"cells that raised: {failed}"
-
-        widget = page.locator(".widget-interact").first
-        slider = widget.locator(".widget-slider").filter(has_text="init scale")
-        readout = slider.locator(".widget-readout")
-        output = widget.locator(".widget-output")
-        expect(readout).to_have_text("1.00", timeout=60_000)
-        expect(output).to_contain_text(_ratio_for(1.0), timeout=60_000)
-        image_before = output.locator("img").first.get_attribute("src")
-        widget.scroll_into_view_if_needed()
-        _screenshot(page, "lab_00_before")
-
-        handle = slider.locator(".noUi-handle")
-        handle.focus()
-        handle.press("ArrowRight")  # one step of 0.25
-        expect(readout).to_have_text("1.25", timeout=30_000)
-        expect(output).to_contain_text(_ratio_for(1.25), timeout=60_000)
-        assert _ratio_for(1.25) != _ratio_for(1.0), "the test needs two settings that print differently"
-        expect(output.locator("img").first).not_to_have_attribute("src", image_before, timeout=30_000)
-        _screenshot(page, "lab_00_after")
-        assert not errors, errors
-    finally:
-        context.close()

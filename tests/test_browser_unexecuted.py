@@ -11,6 +11,10 @@ widgets, not their repr, each with a note that it responds once the chapter has 
 "disconnected" icon), figures at 90 % of their own size or more (their text stays at 12 px or more), and printed
 outputs that wrap at a space rather than inside a word (the course's custom.css, which `make lab` loads).
 
+Last, on the same server and page: chapter 00 run in JupyterLab (all cells, none raising), its widget's "init scale"
+slider moved with the keyboard, and the widget's printed output checked to change to the value the package computes
+for the new setting.
+
 Uses tests/test_browser.py's fixtures (Chromium, a JupyterLab server on a copy of the notebooks); skipped, saying why,
 when Chromium or playwright is missing.
 """
@@ -22,7 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from test_browser import CHAPTERS, FIGURES_PENDING, ROOT, SCREENSHOTS, _why_skip, lab_url  # noqa: F401  (fixtures)
+from test_browser import CHAPTERS, FIGURES_PENDING, ROOT, SCREENSHOTS, _screenshot, _why_skip
+from test_browser import lab_url  # noqa: F401  (a fixture, used by name)
 
 pytestmark = [pytest.mark.browser, pytest.mark.skipif(_why_skip() is not None, reason=_why_skip() or "")]
 
@@ -116,4 +121,75 @@ def test_unexecuted_chapter_shows_its_widget_and_figure_not_a_repr(lab_page, cha
                                ".map(p => getComputedStyle(p).wordBreak)")
         assert breaks and set(breaks) == {"normal"}, f"printed outputs' word-break in {chapter.file}: {set(breaks)}"
     finally:   # its kernel is not needed by the next chapter (nothing is asked: no dialog to answer)
+        page.evaluate("async () => { await window.jupyterapp.serviceManager.sessions.shutdownAll(); }")
+
+
+# ------------------------------------------------------------------------------- chapter 00 run, last of this file
+
+def _ratio_for(init_scale: float) -> str:
+    """What the widget prints for a setting, computed here by the package function behind it."""
+    from vrs_edu.chapters.ch00_orientation.readout import untrained_stream_norms
+
+    norms = untrained_stream_norms(n_layers=6, init_scale=init_scale)
+    return f"final/embedding norm ratio: {norms[-1] / norms[0]:.2f}"
+
+
+# Last in this file, on its JupyterLab server and page (starting a server and loading the app again is seconds of
+# CPU): running the chapter changes the notebook, and JupyterLab autosaves it to the server's copy of the notebooks
+# (the lab_url fixture's, in a temporary folder: notebooks/ is never written), which the tests above must see as
+# stored. pytest keeps a file's order (tests/conftest.py sorts files, not the tests in them).
+def test_jupyterlab_runs_chapter_00_and_its_widget_follows_the_keyboard(lab_page):
+    from playwright.sync_api import expect
+
+    page = lab_page
+    errors = []
+
+    def record(e):
+        errors.append(str(e))
+
+    page.on("pageerror", record)   # this test's script errors only (removed at its end)
+    try:
+        # opened alone, as the tests above open a chapter: its stored widget is drawn before the outputs are cleared
+        _open_as_stored(page, "00_orientation.ipynb")
+        # clear the committed outputs and execution counts, so that what follows can only come from this kernel;
+        # then run all cells (not awaited here: the wait below has the timeout)
+        page.evaluate("() => window.jupyterapp.commands.execute('notebook:clear-all-cell-outputs')")
+        assert page.evaluate("() => window.jupyterapp.shell.currentWidget.content.widgets"
+                             ".every(c => c.model.type !== 'code' || c.model.executionCount === null)")
+        page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        # done when every code cell has an execution count and the kernel is idle again
+        page.wait_for_function(
+            "() => { const nb = window.jupyterapp.shell.currentWidget.content;"
+            " return nb.widgets.filter(c => c.model.type === 'code').every(c => c.model.executionCount !== null)"
+            " && nb.widgets.some(c => c.model.type === 'code')"
+            " && window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'; }",
+            timeout=600_000, polling=1000)
+        failed = page.evaluate(
+            "() => window.jupyterapp.shell.currentWidget.content.widgets"
+            ".map((c, i) => [i, c.model.type === 'code' ? c.model.outputs.toJSON() : []])"
+            ".filter(([i, outs]) => outs.some(o => o.output_type === 'error'))"
+            ".map(([i, outs]) => [i, outs.filter(o => o.output_type === 'error').map(o => o.ename + ': ' + o.evalue)])")
+        assert not failed, f"cells that raised: {failed}"
+
+        widget = page.locator(".widget-interact").first
+        slider = widget.locator(".widget-slider").filter(has_text="init scale")
+        readout = slider.locator(".widget-readout")
+        output = widget.locator(".widget-output")
+        expect(readout).to_have_text("1.00", timeout=60_000)
+        expect(output).to_contain_text(_ratio_for(1.0), timeout=60_000)
+        image_before = output.locator("img").first.get_attribute("src")
+        widget.scroll_into_view_if_needed()
+        _screenshot(page, "lab_00_before")
+
+        handle = slider.locator(".noUi-handle")
+        handle.focus()
+        handle.press("ArrowRight")  # one step of 0.25
+        expect(readout).to_have_text("1.25", timeout=30_000)
+        expect(output).to_contain_text(_ratio_for(1.25), timeout=60_000)
+        assert _ratio_for(1.25) != _ratio_for(1.0), "the test needs two settings that print differently"
+        expect(output.locator("img").first).not_to_have_attribute("src", image_before, timeout=30_000)
+        _screenshot(page, "lab_00_after")
+        assert not errors, errors
+    finally:
+        page.remove_listener("pageerror", record)
         page.evaluate("async () => { await window.jupyterapp.serviceManager.sessions.shutdownAll(); }")
