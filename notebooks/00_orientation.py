@@ -155,20 +155,20 @@ print(prose.stack_lines(tuple(stack.shape), data.tokenizer.decode(x[0])[:60]))
 # chapter's run time; the loss is in [nats](#glossary:nats)).
 
 # %%
+from vrs_edu.chapters.ch00_orientation.figures import training_norms_figure
 from vrs_edu.lab.metrics import stream_norms
 from vrs_edu.lab.train import TrainConfig, train
-from vrs_edu.viz.plots import plot_stream_norms
 
 before = stream_norms(model, x)
+steps = 150
 history = train(model, data,
-                TrainConfig(steps=150, batch_size=32, warmup=20, eval_every=150, seed=0),
+                TrainConfig(steps=steps, batch_size=32, warmup=20, eval_every=steps, seed=0),
                 progress=False)
 after = stream_norms(model, x)
-plot_stream_norms({"untrained": before, "after 150 steps": after},
-                  title="residual stream norm along depth", log=True)
+training_norms_figure(before, after, steps)
 plt.show()
 grows = [sum(b > a for a, b in zip(n, n[1:])) for n in (before, after)]
-say(prose.training_sentence(before, after, history.val_loss[-1], grows))
+say(prose.training_sentence(before, after, history.val_loss[-1], grows, steps))
 
 # %% [markdown]
 # Each block *adds* a vector to the state. A block could write against the stream and shrink it, but nothing ever
@@ -269,7 +269,7 @@ say(prose.ratio_sentence(d_layers, d_step))
 # What a residual stream looks like, in this chapter's numbers:
 
 # %%
-say(prose.answer(before, after, grows[1]))
+say(prose.answer(before, after, grows[1], steps))
 
 # %% [markdown] jp-MarkdownHeadingCollapsed=true
 # ## How sure are we?
@@ -286,4 +286,4 @@ others = [stream_norms(TinyGPT(TinyGPTConfig(vocab_size=data.vocab_size, n_layer
           for s in seeds]
 norms = [before] + others                              # seed 0 is the model above, before training
 grow_all = [sum(b > a for a, b in zip(n, n[1:])) for n in norms]
-say(*prose.seeds_table([0] + seeds, norms, grow_all))
+say(*prose.seeds_table([0] + seeds, norms, grow_all, steps))

@@ -387,11 +387,12 @@ from vrs_edu.lab.presets import make_run
 from vrs_edu.lab.train import train
 from vrs_edu.nn import TinyGPT
 
-_, mcfg, tcfg = make_run("char-6x64", steps=150, eval_every=150, eval_batches=4)
+live_steps = 150
+_, mcfg, tcfg = make_run("char-6x64", steps=live_steps, eval_every=live_steps, eval_batches=4)
 live = TinyGPT(replace(mcfg, vocab_size=data.vocab_size))
 hist = train(live, data, tcfg, progress=False)
 live_lens = logit_lens(live, batches)
-say(*prose.live_lens_table(live_lens["loss"], lens["loss"], hist.val_loss[-1]))
+say(*prose.live_lens_table(live_lens["loss"], lens["loss"], hist.val_loss[-1], live_steps))
 
 # %% [markdown]
 # The long-trained model's early depths read *worse* through the unembedding than the 150-step model's, while its

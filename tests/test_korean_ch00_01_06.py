@@ -1,7 +1,7 @@
 """The Korean edition of chapters 00, 01 and 06: computed prose and labels in both languages, on known inputs."""
 import matplotlib.pyplot as plt
 
-from vrs_edu.chapters.ch00_orientation.figures import stream_norm_text
+from vrs_edu.chapters.ch00_orientation.figures import stream_norm_text, training_norms_figure
 from vrs_edu.chapters.ch01_two_axes.figures import block_scale_title, plot_effects
 from vrs_edu.chapters.ch06_what_v_reuse_buys.figures import kv_text
 from vrs_edu.chapters.ch06_what_v_reuse_buys.prose import (answer, cache_sentence, context_sentence, designs_table,
@@ -26,6 +26,19 @@ def test_ch01_block_scale_title_in_both_languages():
         "scales 0.00\nloss 1.500 (+0.250 from the default 1.250); p(true '␣') = 0.25 (-0.25)"
     assert block_scale_title([0.0], 1.5, 1.25, "␣", 0.25, 0.5, lang="ko") == \
         "배수 0.00\n손실 1.500 (기본값 1.250에서 +0.250); p(실제 '␣') = 0.25 (-0.25)"
+
+
+def test_ch00_training_figure_says_everything_in_the_editions_language():
+    texts = {}
+    for lang in ("en", "ko"):
+        ax = training_norms_figure([0.16, 0.2, 0.24], [0.32, 4.0, 8.38], 60, lang=lang).axes[0]
+        texts[lang] = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel(),
+                       *(t.get_text() for t in ax.get_legend().get_texts())]
+    plt.close("all")
+    assert texts["en"] == ["residual stream norm along depth", "depth l (0 = embedding)",
+                           "mean ‖residual stream‖ (log)", "untrained", "after 60 steps"]
+    assert texts["ko"] == ["깊이에 따른 잔차 스트림 노름", "깊이 l (0 = 임베딩)", "평균 ‖잔차 스트림‖ (로그 축)",
+                           "학습 전", "60스텝 학습 후"]
 
 
 def test_ch01_figure_labels_follow_the_language():

@@ -29,7 +29,7 @@ from matplotlib.text import Text
 from matplotlib import font_manager
 from matplotlib.ticker import FixedLocator, NullLocator, StrMethodFormatter
 
-from vrs_edu.i18n.language import resolve_language
+from vrs_edu.i18n.language import in_language, resolve_language
 
 MIN_FONT_PT = 12.0       # the smallest text a course figure may carry, in points
 FIGURE_DPI = 80          # dots per inch of the figures the notebooks store (a 12-inch figure: 960 px)
@@ -142,17 +142,19 @@ def overlapping_text(fig, tolerance_px: float = 1.0) -> list[str]:
 
 
 def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, title: str | None = None,
-                      log: bool = False):
+                      log: bool = False, lang: str | None = None):
     """Norm of the residual stream against depth l = 0..L; ``norms`` may map a label to one curve each. ``log``: a
     logarithmic y-axis, so that curves of very different size both show how they grow (chapter 00's untrained
-    stream grows by half while the trained one grows 25-fold)."""
+    stream grows by half while the trained one grows 25-fold). Axis labels in ``lang`` (default: the running
+    edition); the curves' labels and the title are the caller's."""
     curves = norms if isinstance(norms, dict) else {"": norms}
     if ax is None:
         fig, ax = plt.subplots()
     for label, ys in curves.items():
         ax.plot(range(len(ys)), ys, marker="o", label=label or None)
-    ax.set_xlabel("depth l (0 = embedding)")
-    ax.set_ylabel("mean ‖residual stream‖" + (" (log)" if log else ""))
+    ax.set_xlabel(in_language("depth l (0 = embedding)", "깊이 l (0 = 임베딩)", lang))
+    ax.set_ylabel(in_language("mean ‖residual stream‖", "평균 ‖잔차 스트림‖", lang)
+                  + (in_language(" (log)", " (로그 축)", lang) if log else ""))
     if log:   # labelled 1-2-5 ticks: a log axis with only its powers of ten labelled cannot be read off
         ax.set_yscale("log")
         values = [v for ys in curves.values() for v in ys if v > 0]

@@ -12,8 +12,9 @@ import ipywidgets as W
 import matplotlib.pyplot as plt
 
 from vrs_edu.chapters.ch00_orientation.readout import DEFAULT, stream_norm_readout
-from vrs_edu.i18n.language import in_language, resolve_language
+from vrs_edu.i18n.language import in_language
 from vrs_edu.viz.controls import change_from_default, label_style
+from vrs_edu.viz.plots import plot_stream_norms
 
 
 def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0, lang: str | None = None):
@@ -38,6 +39,15 @@ def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0, lang: str | N
     ax.legend()
     fig.tight_layout()
     return fig, r["norms"]
+
+
+def training_norms_figure(before: list[float], after: list[float], steps: int, lang: str | None = None):
+    """The chapter's effect: the stream's mean norm at every depth l = 0..L, untrained (``before``) and after
+    ``steps`` of training (``after``), on a log axis; labels in ``lang`` (default: the running edition)."""
+    return plot_stream_norms({in_language("untrained", "학습 전", lang): before,
+                              in_language(f"after {steps} steps", f"{steps}스텝 학습 후", lang): after},
+                             title=in_language("residual stream norm along depth", "깊이에 따른 잔차 스트림 노름", lang),
+                             log=True, lang=lang)
 
 
 def stream_norm_text(n_layers: int = 6, init_scale: float = 1.0, lang: str | None = None) -> str:

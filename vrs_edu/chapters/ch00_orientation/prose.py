@@ -65,16 +65,16 @@ def stack_lines(shape: tuple, text: str, lang: str | None = None) -> str:
     return f"depth stack shape (L+1, B, T, D): {shape}\ntext of the first sequence: {text!r}"
 
 
-def training_sentence(before: list[float], after: list[float], val_loss: float, grows: list[int],
+def training_sentence(before: list[float], after: list[float], val_loss: float, grows: list[int], steps: int,
                       lang: str | None = None) -> str:
-    """The stream's norm at the embedding and after the last block, untrained and after 150 steps."""
+    """The stream's norm at the embedding and after the last block, untrained and after ``steps`` of training."""
     n = len(before) - 1
     if _ko(lang):
-        return (f"학습 전에는 노름이 임베딩에서 {before[0]:.2f}, 마지막 블록 뒤에서 {before[-1]:.2f}입니다. 150스텝 "
+        return (f"학습 전에는 노름이 임베딩에서 {before[0]:.2f}, 마지막 블록 뒤에서 {before[-1]:.2f}입니다. {steps}스텝 "
                 f"학습한 뒤(검증 손실 {val_loss:.2f} nats)에는 {after[-1]:.2f}에서 끝납니다. 노름은 학습 전에는 "
                 f"블록 {n}개 중 {grows[0]}개에서, 학습 후에는 {grows[1]}개에서 커집니다.")
     return (f"Untrained, the norm rises from {before[0]:.2f} at the embedding to {before[-1]:.2f} after "
-            f"the last block; after 150 steps (validation loss {val_loss:.2f} nats) it ends "
+            f"the last block; after {steps} steps (validation loss {val_loss:.2f} nats) it ends "
             f"at {after[-1]:.2f}. It grows at {grows[0]} of {n} blocks before training and "
             f"at {grows[1]} after.")
 
@@ -104,25 +104,26 @@ def ratio_sentence(d_layers: float, d_step: float, lang: str | None = None) -> s
             + f"; one step of init scale (1.00 → 1.25, 6 layers) changes it by {d_step:+.2f}.")
 
 
-def answer(before: list[float], after: list[float], grows: int, lang: str | None = None) -> str:
+def answer(before: list[float], after: list[float], grows: int, steps: int, lang: str | None = None) -> str:
     """The chapter's answer: the stream is a running sum whose norm grows along depth."""
     n = len(after) - 1
     if _ko(lang):
         final = attach(f"{after[-1]:.2f}", "으로/로")
         return ("토큰의 잔차 스트림은 누적 합입니다: 임베딩에 모든 블록이 더하는 것을 더한 것입니다. 이 6층 모델에서 "
-                f"그 노름은 임베딩에서 {after[0]:.2f}, 마지막 블록 뒤에서 {final} 커지며(150스텝 학습 "
+                f"그 노름은 임베딩에서 {after[0]:.2f}, 마지막 블록 뒤에서 {final} 커지며({steps}스텝 학습 "
                 f"뒤; 학습 전에는 {before[-1]:.2f}), 블록 {n}개 중 {grows}개에서 커집니다. 01장은 그 합이 "
                 "*단순한* 누적인지 묻습니다.")
     return ("A token's residual stream is a running sum: the embedding plus what every block adds. In "
             f"this 6-layer model its norm grows from {after[0]:.2f} at the embedding to {after[-1]:.2f} "
-            f"after the last block (after 150 steps of training; {before[-1]:.2f} untrained), growing at "
+            f"after the last block (after {steps} steps of training; {before[-1]:.2f} untrained), growing at "
             f"{grows} of {n} blocks. Chapter 01 asks whether that sum is *mere* "
             "accumulation.")
 
 
-def seeds_table(seeds: list[int], norms: list[list[float]], grow_all: list[int],
+def seeds_table(seeds: list[int], norms: list[list[float]], grow_all: list[int], steps: int,
                 lang: str | None = None) -> tuple[str, str]:
-    """The untrained stream's norms for each seed, and at how many blocks it grows in every seed."""
+    """The untrained stream's norms for each seed, at how many blocks it grows in every seed, and that the trained
+    numbers come from one run of ``steps``."""
     rows = [[s, f"{n[0]:.2f}", f"{n[-1]:.2f}", g] for s, n, g in zip(seeds, norms, grow_all)]
     n_blocks = len(norms[0]) - 1
     same = min(grow_all) == max(grow_all)
@@ -130,10 +131,10 @@ def seeds_table(seeds: list[int], norms: list[list[float]], grow_all: list[int],
         at = f"{grow_all[0]}" if same else f"{min(grow_all)}~{max(grow_all)}"
         return (table(["시드", "임베딩에서의 노름", "마지막 블록 뒤", f"노름이 커지는 블록 ({n_blocks}개 중)"], rows),
                 f"학습 전에는 시드 {len(seeds)}개 모두에서 스트림이 블록 {n_blocks}개 중 {at}개에서 커집니다. 학습 후 "
-                "수치는 150스텝 실행 한 번에서 나온 것입니다. 여러 시드의 실행을 비교하는 방법은 03장에서 다룹니다.")
+                f"수치는 {steps}스텝 실행 한 번에서 나온 것입니다. 여러 시드의 실행을 비교하는 방법은 03장에서 다룹니다.")
     at = f"{grow_all[0]}" if same else f"{min(grow_all)} to {max(grow_all)}"
     return (table(["seed", "norm at the embedding", "after the last block", f"blocks where it grows (of {n_blocks})"],
                   rows),
-            f"Untrained, the stream grows at {at} of {n_blocks} blocks in each of the four seeds. The trained "
-            "numbers come from one run of 150 steps: chapter 03 shows how runs of several seeds are "
+            f"Untrained, the stream grows at {at} of {n_blocks} blocks in each of the {len(seeds)} seeds. The trained "
+            f"numbers come from one run of {steps} steps: chapter 03 shows how runs of several seeds are "
             "compared.")

@@ -124,19 +124,20 @@ def last_depth_sentence(lens_loss: float, n_batches: int, n_seq: int, val_loss: 
             "than the split as a whole).")
 
 
-def live_lens_table(live: list[float], checkpoint: list[float], live_val: float,
+def live_lens_table(live: list[float], checkpoint: list[float], live_val: float, steps: int,
                     lang: str | None = None) -> tuple[str, str]:
-    """The lens loss by depth of the live 150-step model beside the checkpoint's, and what its blocks remove."""
+    """The lens loss by depth of the model trained live for ``steps`` beside the checkpoint's, and what its blocks
+    remove."""
     ko = _ko(lang)
-    columns = (["깊이", "렌즈 손실, 150스텝", "렌즈 손실, 체크포인트"] if ko
-               else ["depth", "lens loss, 150 steps", "lens loss, checkpoint"])
+    columns = (["깊이", f"렌즈 손실, {steps}스텝", "렌즈 손실, 체크포인트"] if ko
+               else ["depth", f"lens loss, {steps} steps", "lens loss, checkpoint"])
     rows = [[l, f"{live[l]:.3f}", f"{checkpoint[l]:.3f}"] for l in range(len(live))]
     if ko:
-        line = (f"150스텝 뒤 실시간 모델의 검증 손실은 {live_val:.3f} nats입니다. 그 블록들은 깊이 0 이후 렌즈 손실을 "
+        line = (f"{steps}스텝 뒤 실시간 모델의 검증 손실은 {live_val:.3f} nats입니다. 그 블록들은 깊이 0 이후 렌즈 손실을 "
                 f"{live[0] - live[-1]:.3f} nats 줄이고, 체크포인트의 블록들은 {checkpoint[0] - checkpoint[-1]:.3f} "
                 "nats 줄입니다.")
     else:
-        line = (f"After 150 steps the live model's validation loss is {live_val:.3f} nats; its blocks "
+        line = (f"After {steps} steps the live model's validation loss is {live_val:.3f} nats; its blocks "
                 f"remove {live[0] - live[-1]:.3f} nats of lens loss after depth 0, "
                 f"the checkpoint's {checkpoint[0] - checkpoint[-1]:.3f}.")
     return table(columns, rows), line
