@@ -74,8 +74,8 @@ def test_the_chapters_computed_sentences_in_korean():
     assert p0.norms_line(0.0, lang='ko') == '여러분의 노름과 패키지의 노름(학습된 모델)의 최대 차이: 0.0e+00'
     assert p0.ratio_sentence(0, 0.2, lang='ko') == '층을 6개에서 24개로 늘려도(초기 스케일 1.00) 비율은 소수 둘째 자리까지 변하지 않습니다. 초기 스케일을 한 단계 올리면(1.00 → 1.25, 6층) 비율은 +0.20만큼 변합니다.'
     assert p0.ratio_sentence(0.01, 0.2, lang='ko') == '층을 6개에서 24개로 늘려도(초기 스케일 1.00) 비율은 +0.01만큼 변합니다. 초기 스케일을 한 단계 올리면(1.00 → 1.25, 6층) 비율은 +0.20만큼 변합니다.'
-    assert p0.answer([0.16, 0.24], [0.32, 8.38], 1, 150, lang='ko') == '토큰의 잔차 스트림은 누적 합입니다: 임베딩에 모든 블록이 더하는 것을 더한 것입니다. 이 6층 모델에서 그 노름은 임베딩에서 0.32, 마지막 블록 뒤에서 8.38로 커지며(150스텝 학습 뒤; 학습 전에는 0.24), 블록 1개 중 1개에서 커집니다. 01장은 그 합이 *단순한* 누적인지 묻습니다.'
-    assert p0.seeds_table([0, 1], [[0.16, 0.24], [0.15, 0.22]], [1, 1], 150, lang='ko') == ('| 시드 | 임베딩에서의 노름 | 마지막 블록 뒤 | 노름이 커지는 블록 (1개 중) |\n|:---|---:|---:|---:|\n| 0 | 0.16 | 0.24 | 1 |\n| 1 | 0.15 | 0.22 | 1 |', '학습 전에는 시드 2개 모두에서 스트림이 블록 1개 중 1개에서 커집니다. 학습 후 수치는 150스텝 실행 한 번에서 나온 것입니다. 여러 시드의 실행을 비교하는 방법은 03장에서 다룹니다.')
+    assert p0.answer([0.16, 0.24], [0.32, 8.38], 1, 60, lang='ko') == '토큰의 잔차 스트림은 누적 합입니다: 임베딩에 모든 블록이 더하는 것을 더한 것입니다. 이 1층 모델에서 그 노름은 임베딩에서 0.32, 마지막 블록 뒤에서 8.38로 커지며(60스텝 학습 뒤; 학습 전에는 0.24), 블록 1개 중 1개에서 커집니다. 01장은 그 합이 *단순한* 누적인지 묻습니다.'
+    assert p0.seeds_table([0, 1], [[0.16, 0.24], [0.15, 0.22]], [1, 1], 60, lang='ko') == ('| 시드 | 임베딩에서의 노름 | 마지막 블록 뒤 | 노름이 커지는 블록 (1개 중) |\n|:---|---:|---:|---:|\n| 0 | 0.16 | 0.24 | 1 |\n| 1 | 0.15 | 0.22 | 1 |', '학습 전에는 시드 2개 모두에서 스트림이 블록 1개 중 1개에서 커집니다. 학습 후 수치는 60스텝 실행 한 번에서 나온 것입니다. 여러 시드의 실행을 비교하는 방법은 03장에서 다룹니다.')
     assert p0.ratio_table({(6, 1.0): 1.45}, lang='ko') == '| 층 수 | 초기 스케일 | 최종 / 임베딩 |\n|:---|---:|---:|\n| 6 | 1.00 | 1.45 |'
     assert p1.checkpoint_line(308096, 2000, 1.221, 3.238, lang='ko') == '파라미터 308,096개, 2000스텝; 검증 손실 1.221 nats (유니그램 3.238 nats)'
     assert p1.effects_sentence(1.406, 3.734, 5, 5, lang='ko') == '블록 0을 없애면 총 +3.734 nats가 들지만 직접 비용은 +1.406뿐입니다(2.66×). 뒤쪽 블록들이 블록 0이 쓴 것을 읽기 때문입니다. 마지막 블록 앞의 블록 5개 중 5개에서 총 비용이 직접 비용보다 큽니다.'
@@ -125,6 +125,10 @@ def test_the_english_of_chapters_00_to_02_is_the_chapters_own():
     assert p0.seeds_table([0, 1], [[0.16, 0.24], [0.15, 0.22]], [1, 1], 60, lang="en")[1] == (
         "Untrained, the stream grows at 1 of 1 blocks in each of the 2 seeds. The trained numbers come from one run "
         "of 60 steps: chapter 03 shows how runs of several seeds are compared.")
+    assert p0.answer([0.16, 0.2, 0.24], [0.32, 4.0, 8.38], 2, 60, lang="en") == (
+        "A token's residual stream is a running sum: the embedding plus what every block adds. In this 2-layer model "
+        "its norm grows from 0.32 at the embedding to 8.38 after the last block (after 60 steps of training; 0.24 "
+        "untrained), growing at 2 of 2 blocks. Chapter 01 asks whether that sum is *mere* accumulation.")
     assert p1.live_lens_table([3.78, 2.357], [4.58, 1.464], 2.357, 40, lang="en")[0].splitlines()[0] == (
         "| depth | lens loss, 40 steps | lens loss, checkpoint |")
 

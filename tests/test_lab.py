@@ -184,17 +184,20 @@ def test_oversmoothing_identical_and_orthogonal():
 def test_substitution_ablation_equals_the_hand_patched_loss():
     data = make_token_data(TEXT, "char", block_size=16)
     m = tiny_model(data.vocab_size)
-    batches = list(data.eval_batches("val", 4, 1))
+    batches = list(data.eval_batches("val", 4, 2))
+    assert len(batches) == 2   # two batches of equal size: each must be patched with its own x0
     res = metrics.substitution_ablation(m, batches)
-    x, y = batches[0]
-    clean = m(x, y).loss.item()
-    x0 = m(x, trace=True).trace["x0"]
-    patched = m(x, y, hooks={"blocks.1.attn.k_in": lambda t: x0}).loss.item()
-    assert res["clean"][0] == pytest.approx(clean, abs=1e-5)
-    assert res["k"][1] == pytest.approx(patched - clean, abs=1e-5)
+    clean, patched = [], []
+    for x, y in batches:
+        x0 = m(x, trace=True).trace["x0"]
+        clean.append(m(x, y).loss.item())
+        patched.append(m(x, y, hooks={"blocks.1.attn.k_in": lambda t, x0=x0: x0}).loss.item())
+    assert res["clean"][0] == pytest.approx(sum(clean) / 2, abs=1e-5)
+    assert res["k"][1] == pytest.approx((sum(patched) - sum(clean)) / 2, abs=1e-5)
     assert len(res["q"]) == len(res["v"]) == 2
-    with pytest.raises(ValueError, match=r"hooks must hold one dict per batch \(1\), got 2"):
-        metrics.mean_loss(m, batches, hooks=[{}, {}])
+    for wrong in ([{}], {"blocks.1.attn.k_in": None, "blocks.0.attn.k_in": None}):   # 1 for 2 batches; a dict
+        with pytest.raises(ValueError, match=r"hooks_per_batch must be a list of one hooks dict per batch \(2\)"):
+            metrics.mean_loss(m, batches, hooks_per_batch=wrong)
 
 
 def test_layer_metrics_have_one_value_per_layer():

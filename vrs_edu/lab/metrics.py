@@ -122,13 +122,13 @@ def _batches(batches: Iterable) -> list[tuple[Tensor, Tensor, Tensor | None]]:
 
 
 @torch.no_grad()
-def mean_loss(model: TinyGPT, batches, hooks: list[dict] | None = None) -> float:
-    """Mean cross-entropy (nats) over (x, y[, mask]) batches, each patched by its own dict of ``hooks`` if given (one
-    per batch, else ValueError)."""
-    bl, total, count = _batches(batches), 0.0, 0
-    if hooks is not None and len(hooks) != len(bl):
-        raise ValueError(f"mean_loss: hooks must hold one dict per batch ({len(bl)}), got {len(hooks)}")
-    for (x, y, mask), patch in zip(bl, [None] * len(bl) if hooks is None else hooks):
+def mean_loss(model: TinyGPT, batches, hooks_per_batch: list[dict] | None = None) -> float:
+    """Mean cross-entropy (nats) over (x, y[, mask]) batches, batch i patched by ``hooks_per_batch[i]`` if given."""
+    bl, total, count, per = _batches(batches), 0.0, 0, hooks_per_batch
+    if per is not None and (not isinstance(per, (list, tuple)) or len(per) != len(bl)):
+        raise ValueError(f"mean_loss: hooks_per_batch must be a list of one hooks dict per batch ({len(bl)}), got "
+                         f"{type(per).__name__} of length {len(per)}")
+    for (x, y, mask), patch in zip(bl, [None] * len(bl) if per is None else per):
         logits = model(x, hooks=patch).logits
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
         if mask is not None:
@@ -202,7 +202,7 @@ def substitution_ablation(model: TinyGPT, batches, layers: Iterable[int] | None 
                 out[s].append(float("nan"))
                 continue
             name = f"blocks.{l}.attn.{s}_in"
-            loss = mean_loss(model, bl, hooks=[{name: lambda t, x0=x0: x0} for x0 in x0s])
+            loss = mean_loss(model, bl, hooks_per_batch=[{name: lambda t, x0=x0: x0} for x0 in x0s])
             out[s].append(loss - clean)
     return out
 

@@ -141,6 +141,17 @@ def overlapping_text(fig, tolerance_px: float = 1.0) -> list[str]:
     return found
 
 
+def depth_axis_label(lang: str | None = None) -> str:
+    """The depth axis of the course's plots along depth (l = 0 is the embedding), in ``lang`` (None: the running
+    edition)."""
+    return in_language("depth l (0 = embedding)", "깊이 l (0 = 임베딩)", lang)
+
+
+def stream_norm_axis_label(lang: str | None = None) -> str:
+    """The axis of the residual stream's mean norm, in ``lang`` (None: the running edition)."""
+    return in_language("mean ‖residual stream‖", "평균 ‖잔차 스트림‖", lang)
+
+
 def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, title: str | None = None,
                       log: bool = False, lang: str | None = None):
     """Norm of the residual stream against depth l = 0..L; ``norms`` may map a label to one curve each. ``log``: a
@@ -152,9 +163,8 @@ def plot_stream_norms(norms: dict[str, list[float]] | list[float], ax=None, titl
         fig, ax = plt.subplots()
     for label, ys in curves.items():
         ax.plot(range(len(ys)), ys, marker="o", label=label or None)
-    ax.set_xlabel(in_language("depth l (0 = embedding)", "깊이 l (0 = 임베딩)", lang))
-    ax.set_ylabel(in_language("mean ‖residual stream‖", "평균 ‖잔차 스트림‖", lang)
-                  + (in_language(" (log)", " (로그 축)", lang) if log else ""))
+    ax.set_xlabel(depth_axis_label(lang))
+    ax.set_ylabel(stream_norm_axis_label(lang) + (in_language(" (log)", " (로그 축)", lang) if log else ""))
     if log:   # labelled 1-2-5 ticks: a log axis with only its powers of ten labelled cannot be read off
         ax.set_yscale("log")
         values = [v for ys in curves.values() for v in ys if v > 0]

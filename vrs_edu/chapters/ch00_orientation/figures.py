@@ -1,4 +1,5 @@
-"""Chapter 00's widget: a thin ipywidgets layer over plain functions (the functions are tested without a browser).
+"""Chapter 00's figures: the effect (:func:`training_norms_figure`, the stream's norm before and after training) and
+the widget, a thin ipywidgets layer over plain functions (the functions are tested without a browser).
 
 :func:`stream_norm_widget` returns an ``ipywidgets.interactive``; the chapter shows the default setting's figure
 (:func:`stream_norm_figure`) beside it for the static book. Steps were chosen from the measured sensitivity: one
@@ -14,7 +15,7 @@ import matplotlib.pyplot as plt
 from vrs_edu.chapters.ch00_orientation.readout import DEFAULT, stream_norm_readout
 from vrs_edu.i18n.language import in_language
 from vrs_edu.viz.controls import change_from_default, label_style
-from vrs_edu.viz.plots import plot_stream_norms
+from vrs_edu.viz.plots import depth_axis_label, plot_stream_norms, stream_norm_axis_label
 
 
 def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0, lang: str | None = None):
@@ -32,8 +33,8 @@ def stream_norm_figure(n_layers: int = 6, init_scale: float = 1.0, lang: str | N
                   f"× {DEFAULT['init_scale']:.2f}")
     ax.plot(range(len(r["norms"])), r["norms"], marker="o", markersize=5, color="C0", lw=1.5, zorder=2,
             label=f"{in_language('this setting', '현재 설정', lang)}: {n_layers} {layers}, × {init_scale:.2f}")
-    ax.set_xlabel(in_language("depth l (0 = embedding)", "깊이 l (0 = 임베딩)", lang))
-    ax.set_ylabel(in_language("mean ‖residual stream‖", "평균 ‖잔차 스트림‖", lang))
+    ax.set_xlabel(depth_axis_label(lang))
+    ax.set_ylabel(stream_norm_axis_label(lang))
     ax.set_title(in_language("untrained model: final / embedding", "학습 전 모델: 최종 / 임베딩", lang)
                  + f" = {r['ratio']:.2f}")
     ax.legend()

@@ -109,12 +109,12 @@ def answer(before: list[float], after: list[float], grows: int, steps: int, lang
     n = len(after) - 1
     if _ko(lang):
         final = attach(f"{after[-1]:.2f}", "으로/로")
-        return ("토큰의 잔차 스트림은 누적 합입니다: 임베딩에 모든 블록이 더하는 것을 더한 것입니다. 이 6층 모델에서 "
+        return (f"토큰의 잔차 스트림은 누적 합입니다: 임베딩에 모든 블록이 더하는 것을 더한 것입니다. 이 {n}층 모델에서 "
                 f"그 노름은 임베딩에서 {after[0]:.2f}, 마지막 블록 뒤에서 {final} 커지며({steps}스텝 학습 "
                 f"뒤; 학습 전에는 {before[-1]:.2f}), 블록 {n}개 중 {grows}개에서 커집니다. 01장은 그 합이 "
                 "*단순한* 누적인지 묻습니다.")
     return ("A token's residual stream is a running sum: the embedding plus what every block adds. In "
-            f"this 6-layer model its norm grows from {after[0]:.2f} at the embedding to {after[-1]:.2f} "
+            f"this {n}-layer model its norm grows from {after[0]:.2f} at the embedding to {after[-1]:.2f} "
             f"after the last block (after {steps} steps of training; {before[-1]:.2f} untrained), growing at "
             f"{grows} of {n} blocks. Chapter 01 asks whether that sum is *mere* "
             "accumulation.")

@@ -10,6 +10,7 @@ from vrs_edu.chapters.ch01_two_axes.readout import Attribution, scaled_blocks_pr
 from vrs_edu.chapters.ch01_two_axes.prose import component_label
 from vrs_edu.i18n.language import in_language, resolve_language
 from vrs_edu.viz.controls import change_from_default, label_style
+from vrs_edu.viz.plots import depth_axis_label
 
 
 def _show_token(s: str) -> str:
@@ -51,7 +52,7 @@ def plot_depth_profile(norms: list[float], cosines: list[float], lens_loss: list
         series.append((lens_loss, in_language("logit-lens loss (nats)", "로짓 렌즈 손실 (nats)", lang)))
     for ax, (ys, label) in zip(axes, series):
         ax.plot(depth, ys, marker="o")
-        ax.set_xlabel(in_language("depth l (0 = embedding)", "깊이 l (0 = 임베딩)", lang))
+        ax.set_xlabel(depth_axis_label(lang))
         ax.set_ylabel(label)
     fig.tight_layout()
     return fig
