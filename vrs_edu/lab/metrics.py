@@ -127,7 +127,7 @@ def mean_loss(model: TinyGPT, batches, hooks_per_batch: list[dict] | None = None
     bl, total, count, per = _batches(batches), 0.0, 0, hooks_per_batch
     if per is not None and (not isinstance(per, (list, tuple)) or len(per) != len(bl)):
         raise ValueError(f"mean_loss: hooks_per_batch must be a list of one hooks dict per batch ({len(bl)}), got "
-                         f"{type(per).__name__} of length {len(per)}")
+                         f"{type(per).__name__}" + (f" of length {len(per)}" if hasattr(per, "__len__") else ""))
     for (x, y, mask), patch in zip(bl, [None] * len(bl) if per is None else per):
         logits = model(x, hooks=patch).logits
         loss = F.cross_entropy(logits.flatten(0, 1), y.flatten(), reduction="none")
