@@ -147,8 +147,9 @@ def test_the_held_out_rate_rule_counts_learned_seeds_then_steps_then_prefers_the
 # the fewest with a λ1 slope: two layers after the first), a quarter of the width and batch, the default corpus, on
 # 32-token windows (SHORT: the plumbing is the same at any window; the recall task fixes its own length).
 SMALL_DEPTHS = (4, 3)
-SMALL = RunOptions(progress=False, settings={"d_model": 32, "batch_size": 8})
-SHORT = RunOptions(progress=False, settings={"d_model": 32, "batch_size": 8, "block_size": 32})
+SMALL_SETTINGS = {"d_model": 32, "batch_size": 8}
+SMALL = RunOptions(progress=False, settings=SMALL_SETTINGS)
+SHORT = RunOptions(progress=False, settings={**SMALL_SETTINGS, "block_size": 32})
 
 
 @pytest.fixture(scope="module")
