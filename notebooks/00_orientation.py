@@ -220,7 +220,8 @@ print(prose.norms_line(max(abs(a - b) for a, b in zip(mine.tolist(), after))))
 # Two sliders: the number of layers, and a multiplier on what every block writes at initialisation (its output
 # projections), in steps of 1 and 0.25. The coloured curve is your setting, the grey one the default; the printed
 # line gives how far the stream ends above the embedding (final / embedding norm) and its change from the default.
-# The static figure below the widget is the default setting, with the ratios one step away from it.
+# The static figure below the widget is the default setting; the table under it gives the ratio at 6 and 24 layers,
+# init scale 1.00 and 1.25.
 
 # %% tags=["nbval-ignore-output"]
 from vrs_edu.chapters.ch00_orientation.figures import stream_norm_widget

@@ -1,6 +1,10 @@
 """Chapters 00-02 in Korean: the exercise checkers' frame, names and hints, and the chapters' computed sentences
 (vrs_edu/chapters/ch0[0-2]_*/prose.py) with known inputs; the English stays as before."""
-from vrs_edu.course.checks import Mistake, check_function, localized, with_hints
+from pathlib import Path
+
+import nbformat
+
+from vrs_edu.course.checks import MESSAGES, Mistake, check_function, localized, with_hints
 from vrs_edu.course.exercises import ch01, ch02
 
 
@@ -138,3 +142,16 @@ def test_every_chapter_has_a_korean_title_and_question():
     from vrs_edu.course.book import chapters
 
     assert sorted(CHAPTERS_KO) == sorted(c.number for c in chapters())
+
+
+def test_chapter_00_quotes_the_endings_its_editions_checker_prints():
+    """The orientation tells a learner how a checker's line ends: each edition quotes its own checker's words (the
+    Korean one quoted the English endings, which a Korean learner never sees)."""
+    root = Path(__file__).resolve().parents[1]
+    for path, lang in ((root / "notebooks" / "00_orientation.ipynb", "en"),
+                       (root / "notebooks" / "ko" / "00_orientation.ipynb", "ko")):
+        markdown = " ".join(" ".join(c.source.split()) for c in nbformat.read(path, 4).cells
+                            if c.cell_type == "markdown")
+        for key in ("passed", "passed_ungraded"):
+            ending = MESSAGES[lang][key].split(" — ")[-1]   # "hidden checks run when graded"; "public checks passed"
+            assert f'"{ending}"' in markdown, (path.name, ending)
